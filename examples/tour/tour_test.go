@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/testenv"
+)
+
+func TestTourInMemory(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, ""); err != nil {
+		t.Fatalf("tour failed: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"000123_2012", "tour complete", "Logins20261121"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("tour output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestTourAgainstAzurite(t *testing.T) {
+	conn := testenv.ConnectionString(t)
+	var out bytes.Buffer
+	if err := run(t.Context(), &out, conn); err != nil {
+		t.Fatalf("tour failed: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "tour complete") {
+		t.Fatalf("tour did not complete:\n%s", out.String())
+	}
+}

@@ -1,0 +1,78 @@
+// Package testenv gives integration tests the storage account to run against.
+//
+// Integration tests read a connection string from TABLEKIT_CONNECTION_STRING
+// (scripts/azurite sets it to a fresh Azurite; a real account works too).
+// When it is unset they skip, saying how to run them, unless
+// TABLEKIT_REQUIRE_AZURITE is set (scripts/test sets it), in which case
+// they fail, so CI can never pass by skipping them.
+package testenv
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+)
+
+const (
+	// ConnectionStringEnv names the variable that holds the connection string.
+	ConnectionStringEnv = "TABLEKIT_CONNECTION_STRING"
+	// RequireEnv, when set to anything but "" or "0", turns skips into failures.
+	RequireEnv = "TABLEKIT_REQUIRE_AZURITE"
+)
+
+// Required reports whether integration tests must run.
+func Required() bool {
+	v := os.Getenv(RequireEnv)
+	return v != "" && v != "0"
+}
+
+// ConnectionString returns the account to test against, or skips (fails,
+// when Required) the test.
+func ConnectionString(tb testing.TB) string {
+	tb.Helper()
+	cs := os.Getenv(ConnectionStringEnv)
+	if cs != "" {
+		return cs
+	}
+	const how = "run it with scripts/test, or: scripts/azurite run -- go test ./..."
+	if Required() {
+		tb.Fatalf("%s is not set but %s is: integration tests must run (%s)", ConnectionStringEnv, RequireEnv, how)
+	}
+	tb.Skipf("integration test: %s is not set; %s", ConnectionStringEnv, how)
+	return ""
+}
+
+// TableService returns a service client for the test account.
+func TableService(tb testing.TB) *aztables.ServiceClient {
+	tb.Helper()
+	cs := ConnectionString(tb)
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	if err != nil {
+		tb.Fatalf("table service client: %v", err)
+	}
+	return svc
+}
+
+// UniqueName is prefix followed by 12 random hex characters: a valid table
+// name (for an alphanumeric prefix) that no other run uses.
+func UniqueName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// NewTable creates a uniquely named table, deleted when the test ends.
+func NewTable(tb testing.TB, prefix string) *aztables.Client {
+	tb.Helper()
+	svc := TableService(tb)
+	name := UniqueName(strings.ToLower(prefix))
+	if _, err := svc.CreateTable(tb.Context(), name, nil); err != nil {
+		tb.Fatalf("create table %s: %v", name, err)
+	}
+	tb.Cleanup(func() { _, _ = svc.DeleteTable(context0(), name, nil) })
+	return svc.NewClient(name)
+}
