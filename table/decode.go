@@ -1,0 +1,332 @@
+package table
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+)
+
+// Unmarshal decodes an entity as the service returns it into v, a pointer to
+// a struct that embeds Meta. v is zeroed first, so a property the entity
+// lacks leaves its field at the zero value.
+func (c *Codec) Unmarshal(data []byte, v any) error {
+	rv, err := structValue("decode", v)
+	if err != nil {
+		return err
+	}
+	p, err := c.planFor(rv.Type())
+	if err != nil {
+		return err
+	}
+	return p.decode(data, rv)
+}
+
+// jsonValue is one value of a flat JSON object.
+type jsonValue struct {
+	raw []byte // as it appears, quotes included
+	str bool   // a string: text holds its contents, unescaped
+}
+
+// scanObject calls fn for every member of a flat JSON object. Nested objects
+// and arrays are refused: the service never sends them in an entity.
+func scanObject(data []byte, fn func(key string, v jsonValue) error) error {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return inputErr("decode", "", "", ErrInvalidValue, "entity is not a JSON object")
+	}
+	i = skipWS(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return badJSON(i)
+		}
+		end, ok := stringEnd(data, i)
+		if !ok {
+			return badJSON(i)
+		}
+		key := unquote(data[i:end])
+		i = skipWS(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return badJSON(i)
+		}
+		i = skipWS(data, i+1)
+		if i >= len(data) {
+			return badJSON(i)
+		}
+		var v jsonValue
+		switch c := data[i]; {
+		case c == '"':
+			end, ok = stringEnd(data, i)
+			if !ok {
+				return badJSON(i)
+			}
+			v = jsonValue{raw: data[i:end], str: true}
+		case c == '{' || c == '[':
+			return inputErr("decode", "", key, ErrInvalidValue, "nested JSON values are not entity properties")
+		default:
+			end = i
+			for end < len(data) && data[end] != ',' && data[end] != '}' && data[end] != ' ' && data[end] != '\n' && data[end] != '\r' && data[end] != '\t' {
+				end++
+			}
+			v = jsonValue{raw: data[i:end]}
+		}
+		if err := fn(key, v); err != nil {
+			return err
+		}
+		i = skipWS(data, end)
+		if i >= len(data) {
+			return badJSON(i)
+		}
+		if data[i] == '}' {
+			return nil
+		}
+		if data[i] != ',' {
+			return badJSON(i)
+		}
+		i = skipWS(data, i+1)
+	}
+}
+
+func badJSON(at int) error {
+	return inputErr("decode", "", "", ErrInvalidValue, "malformed JSON entity at byte %d", at)
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the closing quote of the string at i.
+func stringEnd(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// unquote returns the contents of a JSON string literal.
+func unquote(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return string(inner)
+	}
+	return s
+}
+
+func (p *plan) decode(data []byte, rv reflect.Value) error {
+	rv.SetZero()
+	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
+	var extra Extra
+	var types map[string]string
+	typ := p.typ.String()
+	err := scanObject(data, func(key string, v jsonValue) error {
+		switch key {
+		case "PartitionKey":
+			meta.PartitionKey = unquote(v.raw)
+			return nil
+		case "RowKey":
+			meta.RowKey = unquote(v.raw)
+			return nil
+		case "Timestamp":
+			t, err := time.Parse(time.RFC3339Nano, unquote(v.raw))
+			if err == nil {
+				meta.Timestamp = t.UTC()
+			}
+			return nil
+		case "odata.etag":
+			meta.ETag = azcore.ETag(unquote(v.raw))
+			return nil
+		}
+		if name, ok := strings.CutSuffix(key, "@odata.type"); ok {
+			if p.extra != nil {
+				if types == nil {
+					types = map[string]string{}
+				}
+				types[name] = unquote(v.raw)
+			}
+			return nil
+		}
+		if strings.HasPrefix(key, "odata.") {
+			return nil
+		}
+		idx, ok := p.byName[key]
+		if !ok {
+			if p.extra != nil {
+				if extra == nil {
+					extra = Extra{}
+				}
+				extra[key] = Property{Value: bytes.Clone(v.raw)}
+			}
+			return nil
+		}
+		f := &p.fields[idx]
+		if err := decodeField(f, fieldByIndex(rv, f.index), v); err != nil {
+			return &InputError{Op: "decode", Type: typ, Field: f.name, Rule: ErrInvalidValue, Detail: err.Error()}
+		}
+		return nil
+	})
+	if err != nil {
+		if ie, ok := err.(*InputError); ok && ie.Type == "" {
+			ie.Type = typ
+		}
+		return err
+	}
+	if extra != nil {
+		for name, prop := range extra {
+			prop.Type = types[name]
+			extra[name] = prop
+		}
+		rv.FieldByIndex(p.extra).Set(reflect.ValueOf(extra))
+	}
+	return nil
+}
+
+func decodeField(f *field, fv reflect.Value, v jsonValue) error {
+	if string(v.raw) == "null" {
+		return nil
+	}
+	if f.ptr {
+		n := reflect.New(fv.Type().Elem())
+		fv.Set(n)
+		fv = n.Elem()
+	}
+	text := func() string {
+		if v.str {
+			return unquote(v.raw)
+		}
+		return string(v.raw)
+	}
+	switch f.kind {
+	case kString:
+		if !v.str {
+			return errWant("a string", v)
+		}
+		fv.SetString(unquote(v.raw))
+	case kBool:
+		b, err := strconv.ParseBool(string(v.raw))
+		if err != nil {
+			return errWant("a boolean", v)
+		}
+		fv.SetBool(b)
+	case kInt32, kInt64:
+		s := text()
+		if fv.CanInt() {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				// Numbers that passed through float64 may carry ".0" or an exponent.
+				x, ferr := strconv.ParseFloat(s, 64)
+				if ferr != nil || x != math.Trunc(x) || x < math.MinInt64 || x >= math.MaxInt64 {
+					return errWant("an integer", v)
+				}
+				n = int64(x)
+			}
+			if fv.OverflowInt(n) {
+				return errWant("an integer that fits "+fv.Type().String(), v)
+			}
+			fv.SetInt(n)
+		} else {
+			n, err := strconv.ParseUint(s, 10, 64)
+			if err != nil || fv.OverflowUint(n) {
+				return errWant("an integer that fits "+fv.Type().String(), v)
+			}
+			fv.SetUint(n)
+		}
+	case kDouble:
+		s := text()
+		var x float64
+		switch s {
+		case "NaN":
+			x = math.NaN()
+		case "Infinity", "INF":
+			x = math.Inf(1)
+		case "-Infinity", "-INF":
+			x = math.Inf(-1)
+		default:
+			var err error
+			if x, err = strconv.ParseFloat(s, 64); err != nil {
+				return errWant("a number", v)
+			}
+		}
+		fv.SetFloat(x)
+	case kTime:
+		t, err := time.Parse(time.RFC3339Nano, text())
+		if err != nil {
+			return errWant("an Edm.DateTime", v)
+		}
+		fv.Set(reflect.ValueOf(t.UTC()))
+	case kBinary:
+		raw, err := base64.StdEncoding.DecodeString(text())
+		if err != nil {
+			return errWant("base64", v)
+		}
+		fv.SetBytes(raw)
+	case kGUID:
+		g, err := ParseGUID(text())
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(g))
+	case kText:
+		return fv.Addr().Interface().(interface{ UnmarshalText([]byte) error }).UnmarshalText([]byte(text()))
+	case kJSON:
+		return json.Unmarshal([]byte(text()), fv.Addr().Interface())
+	}
+	return nil
+}
+
+func errWant(want string, v jsonValue) error {
+	s := string(v.raw)
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return &decodeErr{want: want, got: s}
+}
+
+type decodeErr struct{ want, got string }
+
+func (e *decodeErr) Error() string { return "want " + e.want + ", got " + e.got }
+
+// timestampFromETag recovers the write time the service encodes in an ETag
+// (W/"datetime'2026-11-21T21%3A15%3A46.9047177Z'").
+func timestampFromETag(etag azcore.ETag) (time.Time, bool) {
+	s := string(etag)
+	i := strings.Index(s, "datetime'")
+	if i < 0 {
+		return time.Time{}, false
+	}
+	s = s[i+len("datetime'"):]
+	j := strings.IndexByte(s, '\'')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	u, err := url.PathUnescape(s[:j])
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, u)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}

@@ -1,0 +1,342 @@
+package table
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Codec converts Go structs to and from the service's JSON entities. Field
+// plans are built once per type and cached in the Codec; the zero value is
+// ready to use and safe for concurrent use.
+//
+// Field types and the EDM types they are stored as:
+//
+//	string, encoding.TextMarshaler      Edm.String
+//	bool                                Edm.Boolean
+//	int8, int16, int32, uint8, uint16   Edm.Int32
+//	int, int64, uint32                  Edm.Int64 (annotated; the value is a string)
+//	float32, float64                    Edm.Double (annotated, so 2.0 stays a Double)
+//	time.Time                           Edm.DateTime (UTC, 100 ns; 1601 to 9999)
+//	[]byte                              Edm.Binary
+//	table.GUID                          Edm.Guid
+//	*T of any of these                  nullable: nil is not stored
+//	anything with `table:",json"`       Edm.String holding its JSON
+//
+// Tags: `table:"Name"` renames, `table:",omitempty"` skips zero values,
+// `table:"-"` skips the field. Embed Meta for the keys, ETag and Timestamp;
+// add a field of type Extra to keep properties the struct does not name.
+type Codec struct {
+	plans sync.Map // reflect.Type -> *plan
+}
+
+func (c *Codec) planFor(t reflect.Type) (*plan, error) {
+	if p, ok := c.plans.Load(t); ok {
+		return p.(*plan), nil
+	}
+	p, err := newPlan(t)
+	if err != nil {
+		return nil, err
+	}
+	if p.meta == nil {
+		return nil, inputErr("plan", t.String(), "", ErrNoMeta, "embed table.Meta to carry PartitionKey and RowKey")
+	}
+	actual, _ := c.plans.LoadOrStore(t, p)
+	return actual.(*plan), nil
+}
+
+// structValue checks that v is a non-nil pointer to a struct.
+func structValue(op string, v any) (reflect.Value, error) {
+	if v == nil {
+		return reflect.Value{}, inputErr(op, "", "", ErrNilValue, "")
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, inputErr(op, rv.Type().String(), "", ErrNotStructPointer, "pass a pointer to your struct")
+	}
+	if rv.IsNil() {
+		return reflect.Value{}, inputErr(op, rv.Type().String(), "", ErrNilValue, "")
+	}
+	return rv.Elem(), nil
+}
+
+// Marshal encodes v, a pointer to a struct that embeds Meta, as the JSON
+// entity the service expects, after checking every limit of the service.
+func (c *Codec) Marshal(v any) ([]byte, error) {
+	rv, err := structValue("encode", v)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.planFor(rv.Type())
+	if err != nil {
+		return nil, err
+	}
+	return p.encode(nil, rv, nil)
+}
+
+// Size is the entity's size as the service counts it:
+// 4 + 2·len(PartitionKey) + 2·len(RowKey) + Σ over properties of
+// (8 + 2·len(name) + value size), lengths in UTF-16 code units.
+type sizer struct{ n int }
+
+func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(name) + valueBytes }
+
+// encode appends the JSON of rv to b. only, when non-nil, restricts the
+// properties written to those named (for index projections).
+func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte, error) {
+	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
+	typ := p.typ.String()
+	if err := keys.ValidatePartitionKey(meta.PartitionKey); err != nil {
+		return nil, &InputError{Op: "encode", Type: typ, Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(meta.RowKey); err != nil {
+		return nil, &InputError{Op: "encode", Type: typ, Field: "RowKey", Rule: err}
+	}
+	if b == nil {
+		b = make([]byte, 0, 64+len(p.fields)*32)
+	}
+	sz := sizer{n: 4 + 2*keys.UTF16Len(meta.PartitionKey) + 2*keys.UTF16Len(meta.RowKey)}
+	sz.prop("Timestamp", 8)
+	b = append(b, `{"PartitionKey":`...)
+	b, _ = appendJSONString(b, meta.PartitionKey)
+	b = append(b, `,"RowKey":`...)
+	b, _ = appendJSONString(b, meta.RowKey)
+	count := 0
+	for i := range p.fields {
+		f := &p.fields[i]
+		if only != nil && !only[f.name] {
+			continue
+		}
+		fv := fieldByIndex(rv, f.index)
+		if f.ptr {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		} else if f.omitEmpty && fv.IsZero() {
+			continue
+		}
+		count++
+		var err error
+		if b, err = p.appendField(b, f, fv, &sz); err != nil {
+			return nil, err
+		}
+	}
+	if p.extra != nil && only == nil {
+		extra := rv.FieldByIndex(p.extra).Interface().(Extra)
+		for name, prop := range extra {
+			if _, named := p.byName[name]; named {
+				continue // the struct's field wins
+			}
+			if err := keys.ValidatePropertyName(name); err != nil {
+				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: err}
+			}
+			if !json.Valid(prop.Value) {
+				return nil, inputErr("encode", typ, name, ErrInvalidValue, "Extra value is not JSON")
+			}
+			count++
+			b = append(b, ',')
+			if prop.Type != "" {
+				b, _ = appendJSONString(b, name+"@odata.type")
+				b = append(b, ':')
+				b, _ = appendJSONString(b, prop.Type)
+				b = append(b, ',')
+			}
+			b, _ = appendJSONString(b, name)
+			b = append(b, ':')
+			b = append(b, prop.Value...)
+			sz.prop(name, extraSize(prop))
+		}
+	}
+	if count > MaxUserProperties {
+		return nil, inputErr("encode", typ, "", ErrTooManyProperties, "%d properties, at most %d besides PartitionKey, RowKey and Timestamp", count, MaxUserProperties)
+	}
+	if sz.n > MaxEntityBytes {
+		return nil, inputErr("encode", typ, "", ErrEntityTooLarge, "%d bytes as the service counts them, at most %d", sz.n, MaxEntityBytes)
+	}
+	return append(b, '}'), nil
+}
+
+// extraSize estimates a kept property's size by its type.
+func extraSize(p Property) int {
+	switch p.Type {
+	case EdmInt64, EdmDouble, EdmDateTime:
+		return 8
+	case EdmGUID:
+		return 16
+	case EdmBinary:
+		return base64.StdEncoding.DecodedLen(len(p.Value)) + 4
+	}
+	if len(p.Value) > 0 && p.Value[0] == '"' {
+		return 4 + 2*len(p.Value)
+	}
+	return 8
+}
+
+func fieldByIndex(v reflect.Value, index []int) reflect.Value {
+	if len(index) == 1 {
+		return v.Field(index[0])
+	}
+	return v.FieldByIndex(index)
+}
+
+func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]byte, error) {
+	typ := p.typ.String()
+	b = append(b, ',')
+	if f.annotated != nil {
+		b = append(b, f.annotated...)
+	}
+	b = append(b, f.quoted...)
+	switch f.kind {
+	case kString:
+		s := fv.String()
+		n := keys.UTF16Len(s)
+		if n > MaxStringUTF16 {
+			return nil, inputErr("encode", typ, f.name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
+		}
+		var ok bool
+		if b, ok = appendJSONString(b, s); !ok {
+			return nil, inputErr("encode", typ, f.name, ErrInvalidValue, "string is not valid UTF-8")
+		}
+		sz.prop(f.name, 4+2*n)
+	case kBool:
+		b = strconv.AppendBool(b, fv.Bool())
+		sz.prop(f.name, 1)
+	case kInt32:
+		if fv.CanInt() {
+			b = strconv.AppendInt(b, fv.Int(), 10)
+		} else {
+			b = strconv.AppendUint(b, fv.Uint(), 10)
+		}
+		sz.prop(f.name, 4)
+	case kInt64:
+		b = append(b, '"')
+		if fv.CanInt() {
+			b = strconv.AppendInt(b, fv.Int(), 10)
+		} else {
+			b = strconv.AppendUint(b, fv.Uint(), 10)
+		}
+		b = append(b, '"')
+		sz.prop(f.name, 8)
+	case kDouble:
+		x := fv.Float()
+		switch {
+		case math.IsNaN(x):
+			b = append(b, `"NaN"`...)
+		case math.IsInf(x, 1):
+			b = append(b, `"Infinity"`...)
+		case math.IsInf(x, -1):
+			b = append(b, `"-Infinity"`...)
+		default:
+			bits := 64
+			if fv.Kind() == reflect.Float32 {
+				bits = 32
+			}
+			b = strconv.AppendFloat(b, x, 'g', -1, bits)
+		}
+		sz.prop(f.name, 8)
+	case kTime:
+		t := fv.Interface().(time.Time)
+		if t.Unix() < minDateTimeUnix || t.After(keys.MaxTime) {
+			return nil, inputErr("encode", typ, f.name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s; use omitempty or a *time.Time for unset times", t.UTC().Format(time.RFC3339))
+		}
+		b = append(b, '"')
+		b = t.UTC().AppendFormat(b, dateTimeLayout)
+		b = append(b, '"')
+		sz.prop(f.name, 8)
+	case kBinary:
+		raw := fv.Bytes()
+		if len(raw) > MaxBinaryBytes {
+			return nil, inputErr("encode", typ, f.name, ErrBinaryTooLong, "%d bytes, at most %d", len(raw), MaxBinaryBytes)
+		}
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, raw)
+		b = append(b, '"')
+		sz.prop(f.name, len(raw)+4)
+	case kGUID:
+		g := fv.Interface().(GUID)
+		b = append(b, '"')
+		b = append(b, g.String()...)
+		b = append(b, '"')
+		sz.prop(f.name, 16)
+	case kText, kJSON:
+		var raw []byte
+		var err error
+		if f.kind == kText {
+			raw, err = fv.Interface().(interface{ MarshalText() ([]byte, error) }).MarshalText()
+		} else {
+			raw, err = json.Marshal(fv.Interface())
+		}
+		if err != nil {
+			return nil, &InputError{Op: "encode", Type: typ, Field: f.name, Rule: ErrInvalidValue, Detail: err.Error()}
+		}
+		s := string(raw)
+		n := keys.UTF16Len(s)
+		if n > MaxStringUTF16 {
+			return nil, inputErr("encode", typ, f.name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
+		}
+		var ok bool
+		if b, ok = appendJSONString(b, s); !ok {
+			return nil, inputErr("encode", typ, f.name, ErrInvalidValue, "text is not valid UTF-8")
+		}
+		sz.prop(f.name, 4+2*n)
+	}
+	return b, nil
+}
+
+// dateTimeLayout is the service's Edm.DateTime form: UTC, 7 fractional digits.
+const dateTimeLayout = "2006-01-02T15:04:05.0000000Z"
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string; ok is false for invalid UTF-8.
+func appendJSONString(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return b, false
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
+}

@@ -1,0 +1,187 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+)
+
+// Errors of bad input, raised before any request is sent. Each is matched by
+// errors.Is on the *InputError that carries it.
+var (
+	ErrNilValue          = errors.New("nil value")
+	ErrNotStructPointer  = errors.New("not a pointer to a struct")
+	ErrUnsupportedType   = errors.New("unsupported field type")
+	ErrNoMeta            = errors.New("struct does not embed table.Meta")
+	ErrTooManyProperties = errors.New("too many properties")
+	ErrEntityTooLarge    = errors.New("entity too large")
+	ErrStringTooLong     = errors.New("string too long")
+	ErrBinaryTooLong     = errors.New("binary too long")
+	ErrValueOutOfRange   = errors.New("value out of range")
+	ErrInvalidValue      = errors.New("invalid value")
+	ErrNoETag            = errors.New("no ETag")
+	ErrBadOption         = errors.New("bad option")
+	ErrBadFilter         = errors.New("bad filter")
+	ErrBadToken          = errors.New("bad continuation token")
+)
+
+// InputError is a bad input refused before any request: which type and
+// field broke which rule. It also wraps a *keys.ValidationError for bad keys
+// and names, so errors.Is(err, keys.ErrInvalidKey) works.
+type InputError struct {
+	Op     string // "encode", "decode", "Add", "Query", ...
+	Type   string // the Go type, when there is one
+	Field  string // the field or property, when there is one
+	Rule   error  // one of the Err* sentinels above, or a *keys.ValidationError
+	Detail string
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.WriteString("table: ")
+	b.WriteString(e.Op)
+	if e.Type != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Type)
+	}
+	if e.Field != "" {
+		b.WriteString(".")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Rule.Error())
+	if e.Detail != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Detail)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *InputError) Unwrap() error { return e.Rule }
+
+func inputErr(op, typ, field string, rule error, format string, args ...any) *InputError {
+	d := format
+	if len(args) > 0 {
+		d = fmt.Sprintf(format, args...)
+	}
+	return &InputError{Op: op, Type: typ, Field: field, Rule: rule, Detail: d}
+}
+
+// Classes of service error. errors.Is(err, table.ErrNotFound) holds for an
+// error returned by this package (and by package batch) when the service
+// answered with that class; errors.As still finds the *azcore.ResponseError.
+var (
+	ErrNotFound           = errors.New("not found")
+	ErrAlreadyExists      = errors.New("already exists")
+	ErrPreconditionFailed = errors.New("precondition failed")
+	ErrThrottled          = errors.New("throttled")
+	ErrBadRequest         = errors.New("bad request")
+	ErrTableBeingDeleted  = errors.New("table being deleted")
+)
+
+// ServiceError is an error the service returned for an operation. It keeps
+// the *azcore.ResponseError in the chain.
+type ServiceError struct {
+	Op           string // "Get", "Add", ...
+	Table        string
+	PartitionKey string
+	RowKey       string
+	Err          error
+}
+
+func (e *ServiceError) Error() string {
+	where := e.Table
+	if e.PartitionKey != "" || e.RowKey != "" {
+		where += fmt.Sprintf("(%q, %q)", e.PartitionKey, e.RowKey)
+	}
+	return "table: " + e.Op + " " + where + ": " + e.Err.Error()
+}
+
+func (e *ServiceError) Unwrap() error { return e.Err }
+
+// Is classifies the service's answer; see the ErrNotFound group.
+func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
+
+func classIs(err, target error) bool {
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch target {
+	case ErrNotFound:
+		return re.StatusCode == http.StatusNotFound
+	case ErrAlreadyExists:
+		return re.StatusCode == http.StatusConflict && (re.ErrorCode == "EntityAlreadyExists" || re.ErrorCode == "TableAlreadyExists")
+	case ErrTableBeingDeleted:
+		return re.StatusCode == http.StatusConflict && re.ErrorCode == "TableBeingDeleted"
+	case ErrPreconditionFailed:
+		return re.StatusCode == http.StatusPreconditionFailed
+	case ErrThrottled:
+		return re.StatusCode == http.StatusServiceUnavailable || re.StatusCode == http.StatusTooManyRequests ||
+			re.ErrorCode == "ServerBusy" || re.ErrorCode == "OperationTimedOut"
+	case ErrBadRequest:
+		return re.StatusCode == http.StatusBadRequest
+	}
+	return false
+}
+
+// StatusCode is the HTTP status of the service's answer in err's chain, or 0.
+func StatusCode(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	return 0
+}
+
+// ErrorCode is the service's error code in err's chain, or "".
+func ErrorCode(err error) string {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.ErrorCode
+	}
+	return ""
+}
+
+// IsNotFound reports a 404 from the service.
+func IsNotFound(err error) bool { return classIs(err, ErrNotFound) }
+
+// IsAlreadyExists reports a 409 EntityAlreadyExists or TableAlreadyExists.
+func IsAlreadyExists(err error) bool { return classIs(err, ErrAlreadyExists) }
+
+// IsPreconditionFailed reports a 412: the ETag did not match.
+func IsPreconditionFailed(err error) bool { return classIs(err, ErrPreconditionFailed) }
+
+// IsThrottled reports 503 Server Busy, 429, or an operation timeout.
+func IsThrottled(err error) bool { return classIs(err, ErrThrottled) }
+
+// IsRetryable reports an error worth retrying with back-off: throttling,
+// 500, 502, 504, 408, or a transport failure (no response at all). 400-class
+// answers other than 408 and 429 are never retryable: the same request
+// would fail the same way.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return false
+	}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		// No answer from the service: connection refused, reset, timeout;
+		// but not the caller giving up.
+		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	}
+	switch re.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}

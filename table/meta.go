@@ -1,0 +1,79 @@
+package table
+
+import (
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+)
+
+// Meta holds the system properties of an entity. Embed it in your struct:
+// tablekit fills it on every read and writes ETag and Timestamp back after
+// every write.
+type Meta struct {
+	PartitionKey string
+	RowKey       string
+	// ETag is the entity's version; Update and Delete send it as If-Match.
+	ETag azcore.ETag
+	// Timestamp is set by the service on every write. It is read-only.
+	Timestamp time.Time
+}
+
+// GUID is an Edm.Guid value.
+type GUID [16]byte
+
+// String formats g as 8-4-4-4-12 lowercase hex digits.
+func (g GUID) String() string {
+	var b [36]byte
+	hex.Encode(b[0:8], g[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], g[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], g[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], g[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], g[10:])
+	return string(b[:])
+}
+
+// ParseGUID parses the 8-4-4-4-12 form.
+func ParseGUID(s string) (GUID, error) {
+	var g GUID
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return g, errors.New("table: GUID must be 8-4-4-4-12 hex digits: " + s)
+	}
+	src := []byte(s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:])
+	if _, err := hex.Decode(g[:], src); err != nil {
+		return g, errors.New("table: GUID must be 8-4-4-4-12 hex digits: " + s)
+	}
+	return g, nil
+}
+
+// EDM type names of the service.
+const (
+	EdmString   = "Edm.String"
+	EdmBoolean  = "Edm.Boolean"
+	EdmInt32    = "Edm.Int32"
+	EdmInt64    = "Edm.Int64"
+	EdmDouble   = "Edm.Double"
+	EdmDateTime = "Edm.DateTime"
+	EdmGUID     = "Edm.Guid"
+	EdmBinary   = "Edm.Binary"
+)
+
+// Property is a property that the struct does not name, kept as the service
+// sent it so that it survives a read-modify-write unchanged.
+type Property struct {
+	// Type is the EDM type annotation, or "" when the service sent none
+	// (strings, booleans, Int32 and some doubles).
+	Type string
+	// Value is the JSON value as received.
+	Value []byte
+}
+
+// Extra catches every property that the struct does not name. Give a struct
+// a field of this type (any name, no tag needed) and properties written by
+// other code or newer versions survive Get followed by Update.
+type Extra map[string]Property

@@ -1,0 +1,277 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Table reads and writes entities of type T, a struct that embeds Meta, in
+// one table. It is safe for concurrent use.
+type Table[T any] struct {
+	client Client
+	plan   *plan
+	name   string
+	log    *slog.Logger
+}
+
+// Options configure a Table. nil means the defaults.
+type Options struct {
+	// Name is the table's name, used only in errors and logs. Default: "".
+	Name string
+	// Logger receives a debug record per retry. Default: no logging.
+	Logger *slog.Logger
+}
+
+// New checks T's fields once and returns a Table over client. It sends no
+// request; an unsupported field type is reported here.
+func New[T any](client Client, opts *Options) (*Table[T], error) {
+	if client == nil || (reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil()) {
+		return nil, inputErr("New", reflect.TypeFor[T]().String(), "", ErrNilValue, "client is nil")
+	}
+	p, err := newPlan(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	if p.meta == nil {
+		return nil, inputErr("New", p.typ.String(), "", ErrNoMeta, "embed table.Meta to carry PartitionKey and RowKey")
+	}
+	t := &Table[T]{client: client, plan: p}
+	if opts != nil {
+		t.name, t.log = opts.Name, opts.Logger
+	}
+	return t, nil
+}
+
+// Client is the client the table sends its requests through.
+func (t *Table[T]) Client() Client { return t.client }
+
+// Encode returns v as the JSON entity the service expects, after checking
+// every limit.
+func (t *Table[T]) Encode(v *T) ([]byte, error) {
+	if v == nil {
+		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+}
+
+// EncodeOnly is Encode restricted to the named properties: the projection
+// that an index copy stores.
+func (t *Table[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
+	if v == nil {
+		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), props)
+}
+
+// Decode fills v from an entity as the service returns it.
+func (t *Table[T]) Decode(data []byte, v *T) error {
+	if v == nil {
+		return inputErr("decode", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	return t.plan.decode(data, reflect.ValueOf(v).Elem())
+}
+
+// Meta returns the Meta embedded in v.
+func (t *Table[T]) Meta(v *T) *Meta {
+	return reflect.ValueOf(v).Elem().FieldByIndex(t.plan.meta).Addr().Interface().(*Meta)
+}
+
+func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
+	return &ServiceError{Op: op, Table: t.name, PartitionKey: pk, RowKey: rk, Err: err}
+}
+
+func checkKeys(op, typ, pk, rk string) error {
+	if err := keys.ValidatePartitionKey(pk); err != nil {
+		return &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(rk); err != nil {
+		return &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
+	}
+	return nil
+}
+
+// Get reads one entity: one request.
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
+	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
+		return nil, err
+	}
+	resp, err := t.client.GetEntity(ctx, partitionKey, rowKey, nil)
+	if err != nil {
+		return nil, t.svcErr("Get", partitionKey, rowKey, err)
+	}
+	v := new(T)
+	if err := t.Decode(resp.Value, v); err != nil {
+		return nil, err
+	}
+	if resp.ETag != "" {
+		t.Meta(v).ETag = resp.ETag
+	}
+	return v, nil
+}
+
+// GetOptions configure Get. There are none yet; pass nil.
+type GetOptions struct{}
+
+// written records a write's new ETag, and the Timestamp it encodes, in v.
+func (t *Table[T]) written(v *T, etag azcore.ETag) {
+	m := t.Meta(v)
+	m.ETag = etag
+	if ts, ok := timestampFromETag(etag); ok {
+		m.Timestamp = ts
+	}
+}
+
+// AddOptions configure Add. There are none yet; pass nil.
+type AddOptions struct{}
+
+// Add inserts v; it fails with ErrAlreadyExists if the entity exists. v's
+// ETag and Timestamp are updated. One request.
+func (t *Table[T]) Add(ctx context.Context, v *T, _ *AddOptions) error {
+	body, err := t.Encode(v)
+	if err != nil {
+		return err
+	}
+	m := t.Meta(v)
+	resp, err := t.client.AddEntity(ctx, body, nil)
+	if err != nil {
+		return t.svcErr("Add", m.PartitionKey, m.RowKey, err)
+	}
+	t.written(v, resp.ETag)
+	return nil
+}
+
+// UpdateMode says how a write combines with the stored entity.
+type UpdateMode int
+
+const (
+	// Merge changes the properties sent and keeps the others (the SDK's default).
+	Merge UpdateMode = iota
+	// Replace makes the stored entity exactly the one sent.
+	Replace
+)
+
+func (m UpdateMode) sdk() aztables.UpdateMode {
+	if m == Replace {
+		return aztables.UpdateModeReplace
+	}
+	return aztables.UpdateModeMerge
+}
+
+// UpsertOptions configure Upsert.
+type UpsertOptions struct {
+	// Mode: Merge (default, as in the SDK) or Replace.
+	Mode UpdateMode
+}
+
+// Upsert inserts v or, if it exists, merges or replaces it, whatever its
+// ETag. v's ETag and Timestamp are updated. One request.
+func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
+	body, err := t.Encode(v)
+	if err != nil {
+		return err
+	}
+	var mode UpdateMode
+	if opts != nil {
+		mode = opts.Mode
+	}
+	m := t.Meta(v)
+	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode.sdk()})
+	if err != nil {
+		return t.svcErr("Upsert", m.PartitionKey, m.RowKey, err)
+	}
+	t.written(v, resp.ETag)
+	return nil
+}
+
+// UpdateOptions configure Update.
+type UpdateOptions struct {
+	// Mode: Merge (default, as in the SDK) or Replace.
+	Mode UpdateMode
+	// AnyETag updates the entity whatever its version (If-Match: *). It
+	// still fails with ErrNotFound when the entity does not exist. Default:
+	// false, and v's ETag is required.
+	AnyETag bool
+}
+
+// Update changes an existing entity, guarded by v's ETag: ErrPreconditionFailed
+// if another writer changed it since it was read, ErrNotFound if it is gone.
+// With neither an ETag in v nor AnyETag, it fails with ErrNoETag before any
+// request: it never turns into an upsert. One request.
+func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error {
+	if opts == nil {
+		opts = &UpdateOptions{}
+	}
+	body, err := t.Encode(v)
+	if err != nil {
+		return err
+	}
+	m := t.Meta(v)
+	etag := m.ETag
+	if opts.AnyETag {
+		etag = azcore.ETagAny
+	} else if etag == "" {
+		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.AnyETag")
+	}
+	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: opts.Mode.sdk()})
+	if err != nil {
+		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
+	}
+	t.written(v, resp.ETag)
+	return nil
+}
+
+// DeleteOptions configure Delete.
+type DeleteOptions struct {
+	// IfMatch deletes only that version of the entity (ErrPreconditionFailed
+	// otherwise). Default: nil, any version.
+	IfMatch *azcore.ETag
+	// IfExists makes a missing entity a success. Default: false, and a
+	// missing entity is ErrNotFound.
+	IfExists bool
+}
+
+// Delete removes one entity. One request.
+func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions) error {
+	if err := checkKeys("Delete", t.plan.typ.String(), partitionKey, rowKey); err != nil {
+		return err
+	}
+	if opts == nil {
+		opts = &DeleteOptions{}
+	}
+	etag := azcore.ETagAny
+	if opts.IfMatch != nil {
+		if *opts.IfMatch == "" {
+			return inputErr("Delete", t.plan.typ.String(), "IfMatch", ErrNoETag, "IfMatch points at an empty ETag")
+		}
+		etag = *opts.IfMatch
+	}
+	_, err := t.client.DeleteEntity(ctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &etag})
+	if err != nil {
+		if opts.IfExists && IsNotFound(err) {
+			return nil
+		}
+		return t.svcErr("Delete", partitionKey, rowKey, err)
+	}
+	return nil
+}
+
+// DeleteValue removes v's entity if it is still the version v was read at.
+func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
+	if v == nil {
+		return inputErr("Delete", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	m := t.Meta(v)
+	if m.ETag == "" {
+		return inputErr("Delete", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or use Delete")
+	}
+	etag := m.ETag
+	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
+}
+
+var _ = errors.New
