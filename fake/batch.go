@@ -1,0 +1,158 @@
+package fake
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+type batchOp struct {
+	op     Operation
+	tg     target
+	header http.Header
+	body   []byte
+	pk, rk string
+}
+
+const (
+	batchBoundary     = "batchresponse_00000000-0000-0000-0000-000000000000"
+	changesetBoundary = "changesetresponse_00000000-0000-0000-0000-000000000000"
+)
+
+// batch runs an entity group transaction under s.mu: every operation or none.
+func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
+	if len(body) > maxBatchBytes {
+		return errorResponse(req, errf(http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", "The request body is %d bytes; a batch may be at most %d.", len(body), maxBatchBytes))
+	}
+	ops, perr := parseBatch(req.Header.Get("Content-Type"), body)
+	if perr != nil {
+		return errorResponse(req, perr)
+	}
+	fail := func(index int, e *svcError) *http.Response {
+		return batchResponse(req, nil, index, e)
+	}
+	if len(ops) == 0 {
+		return errorResponse(req, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains no operations."))
+	}
+	if len(ops) > maxBatchOps {
+		return fail(maxBatchOps, errf(http.StatusBadRequest, "InvalidInput", "The batch request operation exceeds the maximum 100 changes per change set."))
+	}
+	seen := map[string]bool{}
+	for i, o := range ops {
+		if o.op == "" {
+			return fail(i, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains an unsupported operation."))
+		}
+		if !strings.EqualFold(o.tg.table, ops[0].tg.table) {
+			return fail(i, errf(http.StatusBadRequest, "InvalidInput", "All commands in a batch must operate on the same table."))
+		}
+		if o.pk != ops[0].pk {
+			return fail(i, errf(http.StatusBadRequest, "CommandsInBatchActOnDifferentPartitions", "All commands in a batch must operate on same entity group."))
+		}
+		if seen[o.rk] {
+			return fail(i, errf(http.StatusBadRequest, "InvalidDuplicateRow", "A command with RowKey '%s' is already present in the batch. An entity can appear only once in a batch.", o.rk))
+		}
+		seen[o.rk] = true
+	}
+	t, terr := s.table(ops[0].tg.table)
+	if terr != nil {
+		return fail(0, terr)
+	}
+	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
+	etags := make([]string, len(ops))
+	for i, o := range ops {
+		_, etag, _, err := s.write(scratch, o.op, o.tg, o.header, o.body)
+		if err != nil {
+			return fail(i, err)
+		}
+		etags[i] = etag
+	}
+	t.rows = scratch.rows
+	return batchResponse(req, etags, -1, nil)
+}
+
+// parseBatch reads the SDK's multipart/mixed batch: one changeset of
+// application/http requests.
+func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
+	bad := func(why string) *svcError {
+		return errf(http.StatusBadRequest, "InvalidInput", "Malformed batch request: %s.", why)
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil || params["boundary"] == "" {
+		return nil, bad("no multipart boundary")
+	}
+	outer := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	part, err := outer.NextPart()
+	if err != nil {
+		return nil, bad("no changeset")
+	}
+	_, cparams, err := mime.ParseMediaType(part.Header.Get("Content-Type"))
+	if err != nil || cparams["boundary"] == "" {
+		return nil, bad("no changeset boundary")
+	}
+	inner := multipart.NewReader(part, cparams["boundary"])
+	var ops []batchOp
+	for {
+		p, err := inner.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		raw, err := io.ReadAll(p)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		b, _ := io.ReadAll(r.Body)
+		op, tg, rerr := route(r)
+		o := batchOp{tg: tg, header: r.Header, body: b}
+		if rerr == nil && op != OpBatch && op != OpGetEntity && op != OpQueryEntities && op != OpCreateTable && op != OpDeleteTable && op != OpQueryTables {
+			o.op = op
+		}
+		o.pk, o.rk = tg.pk, tg.rk
+		if op == OpInsertEntity {
+			if e, perr := parseEntity(b); perr == nil {
+				o.pk, o.rk = e.pk, e.rk
+			}
+		}
+		ops = append(ops, o)
+	}
+	return ops, nil
+}
+
+// batchResponse writes the service's 202 multipart answer: a 204 per
+// operation with its ETag, or one error response that names the failed
+// operation as "index:" at the start of its message.
+func batchResponse(req *http.Request, etags []string, index int, e *svcError) *http.Response {
+	var b bytes.Buffer
+	b.WriteString("--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + changesetBoundary + "\r\n\r\n")
+	if e != nil {
+		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("HTTP/1.1 " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + "\r\n")
+		b.WriteString("Content-ID: " + strconv.Itoa(index+1) + "\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;charset=utf-8\r\n\r\n")
+		b.Write(e.body(index))
+		b.WriteString("\r\n")
+	}
+	for _, etag := range etags {
+		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
+		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n")
+		if etag != "" {
+			b.WriteString("ETag: " + etag + "\r\n")
+		}
+		b.WriteString("\r\n\r\n")
+	}
+	b.WriteString("--" + changesetBoundary + "--\r\n--" + batchBoundary + "--\r\n")
+	h := http.Header{}
+	h.Set("Content-Type", "multipart/mixed; boundary="+batchBoundary)
+	return response(req, http.StatusAccepted, h, b.Bytes())
+}

@@ -1,0 +1,293 @@
+package fake
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// The OData $filter subset the Table service supports: comparisons (eq ne
+// gt ge lt le) of a property with a literal, joined by and, or, not and
+// parentheses. Literals: 'string' ('' escapes a quote), 123 (Int32), 123L
+// (Int64), 1.5 (Double), true/false, datetime'…', guid'…', X'…' / binary'…'.
+
+type expr interface {
+	eval(get func(string) (value, bool)) bool
+}
+
+type cmpExpr struct {
+	prop string
+	op   string
+	lit  value
+}
+
+type boolExpr struct {
+	op   string // and, or
+	l, r expr
+}
+
+type notExpr struct{ e expr }
+
+func (c cmpExpr) eval(get func(string) (value, bool)) bool {
+	v, ok := get(c.prop)
+	if !ok {
+		return false
+	}
+	n, ok := compare(v, c.lit)
+	if !ok {
+		return false
+	}
+	switch c.op {
+	case "eq":
+		return n == 0
+	case "ne":
+		return n != 0
+	case "gt":
+		return n > 0
+	case "ge":
+		return n >= 0
+	case "lt":
+		return n < 0
+	case "le":
+		return n <= 0
+	}
+	return false
+}
+
+func (b boolExpr) eval(get func(string) (value, bool)) bool {
+	if b.op == "and" {
+		return b.l.eval(get) && b.r.eval(get)
+	}
+	return b.l.eval(get) || b.r.eval(get)
+}
+
+func (n notExpr) eval(get func(string) (value, bool)) bool { return !n.e.eval(get) }
+
+type filterParser struct {
+	s    string
+	pos  int
+	cmps int
+}
+
+// maxComparisons is the service's limit on comparisons in one filter.
+const maxComparisons = 15
+
+func parseFilter(s string) (expr, error) {
+	p := &filterParser{s: s}
+	e, err := p.or()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.pos != len(p.s) {
+		return nil, p.errf("unexpected %q", p.s[p.pos:])
+	}
+	if p.cmps > maxComparisons {
+		return nil, fmt.Errorf("the filter has %d comparisons; at most %d are allowed", p.cmps, maxComparisons)
+	}
+	return e, nil
+}
+
+func (p *filterParser) errf(format string, args ...any) error {
+	return fmt.Errorf("filter syntax error at %d: %s", p.pos, fmt.Sprintf(format, args...))
+}
+
+func (p *filterParser) ws() {
+	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+// word reads the next identifier-like token without consuming it.
+func (p *filterParser) word() string {
+	p.ws()
+	i := p.pos
+	for i < len(p.s) {
+		r := rune(p.s[i])
+		if r == '_' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) || r >= 0x80 {
+			i++
+			continue
+		}
+		break
+	}
+	return p.s[p.pos:i]
+}
+
+func (p *filterParser) or() (expr, error) {
+	l, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	for strings.EqualFold(p.word(), "or") {
+		p.pos += 2
+		r, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		l = boolExpr{"or", l, r}
+	}
+	return l, nil
+}
+
+func (p *filterParser) and() (expr, error) {
+	l, err := p.not()
+	if err != nil {
+		return nil, err
+	}
+	for strings.EqualFold(p.word(), "and") {
+		p.pos += 3
+		r, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		l = boolExpr{"and", l, r}
+	}
+	return l, nil
+}
+
+func (p *filterParser) not() (expr, error) {
+	if strings.EqualFold(p.word(), "not") {
+		p.pos += 3
+		e, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		return notExpr{e}, nil
+	}
+	return p.primary()
+}
+
+func (p *filterParser) primary() (expr, error) {
+	p.ws()
+	if p.pos < len(p.s) && p.s[p.pos] == '(' {
+		p.pos++
+		e, err := p.or()
+		if err != nil {
+			return nil, err
+		}
+		p.ws()
+		if p.pos >= len(p.s) || p.s[p.pos] != ')' {
+			return nil, p.errf("missing )")
+		}
+		p.pos++
+		return e, nil
+	}
+	prop := p.word()
+	if prop == "" {
+		return nil, p.errf("expected a property name")
+	}
+	p.pos += len(prop)
+	op := strings.ToLower(p.word())
+	switch op {
+	case "eq", "ne", "gt", "ge", "lt", "le":
+	default:
+		return nil, p.errf("expected a comparison operator, got %q", op)
+	}
+	p.pos += 2
+	lit, err := p.literal()
+	if err != nil {
+		return nil, err
+	}
+	p.cmps++
+	return cmpExpr{prop: prop, op: op, lit: lit}, nil
+}
+
+// quoted reads '…' with '' as an escaped quote.
+func (p *filterParser) quoted() (string, error) {
+	if p.pos >= len(p.s) || p.s[p.pos] != '\'' {
+		return "", p.errf("expected '")
+	}
+	var b strings.Builder
+	for i := p.pos + 1; i < len(p.s); i++ {
+		if p.s[i] == '\'' {
+			if i+1 < len(p.s) && p.s[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			p.pos = i + 1
+			return b.String(), nil
+		}
+		b.WriteByte(p.s[i])
+	}
+	return "", p.errf("unterminated string")
+}
+
+func (p *filterParser) literal() (value, error) {
+	p.ws()
+	if p.pos >= len(p.s) {
+		return value{}, p.errf("expected a literal")
+	}
+	if p.s[p.pos] == '\'' {
+		s, err := p.quoted()
+		return value{typ: edmString, s: s}, err
+	}
+	w := p.word()
+	lw := strings.ToLower(w)
+	switch {
+	case lw == "true" || lw == "false":
+		p.pos += len(w)
+		return value{typ: edmBoolean, b: lw == "true"}, nil
+	case lw == "datetime" || lw == "guid" || lw == "x" || lw == "binary":
+		p.pos += len(w)
+		s, err := p.quoted()
+		if err != nil {
+			return value{}, err
+		}
+		switch lw {
+		case "datetime":
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return value{}, p.errf("bad datetime %q", s)
+			}
+			return value{typ: edmDateTime, t: t.UTC()}, nil
+		case "guid":
+			if !validGUID(s) {
+				return value{}, p.errf("bad guid %q", s)
+			}
+			return value{typ: edmGUID, s: strings.ToLower(s)}, nil
+		}
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return value{}, p.errf("bad binary %q", s)
+		}
+		return value{typ: edmBinary, bin: b}, nil
+	}
+	// A number: digits, sign, dot, exponent, then an optional type suffix.
+	i := p.pos
+	for i < len(p.s) && strings.IndexByte("+-0123456789.eE", p.s[i]) >= 0 {
+		i++
+	}
+	num := p.s[p.pos:i]
+	suffix := byte(0)
+	if i < len(p.s) && strings.IndexByte("LlDdMmFf", p.s[i]) >= 0 {
+		suffix = p.s[i] | 0x20
+		i++
+	}
+	if num == "" {
+		return value{}, p.errf("expected a literal, got %q", w)
+	}
+	p.pos = i
+	switch {
+	case suffix == 'l':
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return value{}, p.errf("bad Int64 %q", num)
+		}
+		return value{typ: edmInt64, i: n}, nil
+	case suffix != 0 || strings.ContainsAny(num, ".eE"):
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return value{}, p.errf("bad Double %q", num)
+		}
+		return value{typ: edmDouble, f: f}, nil
+	}
+	n, err := strconv.ParseInt(num, 10, 32)
+	if err != nil {
+		return value{}, p.errf("bad Int32 %q", num)
+	}
+	return value{typ: edmInt32, i: n}, nil
+}

@@ -1,0 +1,913 @@
+package fake
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Operation names a kind of request, for counters and fault injection.
+type Operation string
+
+const (
+	OpCreateTable   Operation = "CreateTable"
+	OpDeleteTable   Operation = "DeleteTable"
+	OpQueryTables   Operation = "QueryTables"
+	OpInsertEntity  Operation = "InsertEntity"
+	OpUpdateEntity  Operation = "UpdateEntity" // PUT: replace, or insert-or-replace without If-Match
+	OpMergeEntity   Operation = "MergeEntity"  // PATCH: merge, or insert-or-merge without If-Match
+	OpDeleteEntity  Operation = "DeleteEntity"
+	OpGetEntity     Operation = "GetEntity"
+	OpQueryEntities Operation = "QueryEntities"
+	OpBatch         Operation = "Batch"
+)
+
+// TableServiceOptions configure a TableService. nil means the defaults.
+type TableServiceOptions struct {
+	// Now is the clock for Timestamps, ETags and the TableBeingDeleted
+	// window. Default: time.Now.
+	Now func() time.Time
+	// PageSize caps the entities of one query response, to exercise
+	// continuation tokens with few entities. Default: 1000, the service's.
+	PageSize int
+	// EmptyPageEvery makes every n-th query response that has more to come
+	// an empty page that still carries a continuation token, as the service
+	// may send. Default: 0, never.
+	EmptyPageEvery int
+	// SplitPagesAtPartitions ends a query page at every partition boundary,
+	// as the service may. Default: false.
+	SplitPagesAtPartitions bool
+	// DeletedTableWindow is how long a deleted table's name answers 409
+	// TableBeingDeleted. Default: 40 s; negative: no window.
+	DeletedTableWindow time.Duration
+}
+
+// TableService is an in-memory Azure Table service. It is an HTTP transport
+// (policy.Transporter) that serves the Table REST API, so the clients it
+// hands out are the official *aztables.Client and *aztables.ServiceClient:
+// every method set, response type, error type and the SDK's own batch
+// handling are exactly the real ones. It enforces the documented limits of
+// the service where Azurite does not (entity size, property count and names,
+// EDM values, EGT partition, size and count rules, 15 comparisons per
+// filter). Safe for concurrent use.
+type TableService struct {
+	mu       sync.Mutex
+	opts     TableServiceOptions
+	tables   map[string]*tableData // by lower-case name: names are case-insensitive
+	deleted  map[string]time.Time  // lower-case name -> when it was deleted
+	lastTick time.Time
+	pages    int
+	counts   map[Operation]int
+	faults   []*fault
+}
+
+type tableData struct {
+	name string
+	rows []*entity // sorted by PartitionKey, RowKey in the service's order
+}
+
+type entity struct {
+	pk, rk string
+	ts     time.Time
+	etag   string
+	props  map[string]value
+}
+
+type fault struct {
+	op     Operation
+	n      int
+	status int
+	code   string
+}
+
+// NewTableService returns an empty service.
+func NewTableService(opts *TableServiceOptions) *TableService {
+	s := &TableService{tables: map[string]*tableData{}, deleted: map[string]time.Time{}, counts: map[Operation]int{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	if s.opts.PageSize <= 0 || s.opts.PageSize > 1000 {
+		s.opts.PageSize = 1000
+	}
+	if s.opts.DeletedTableWindow == 0 {
+		s.opts.DeletedTableWindow = 40 * time.Second
+	}
+	return s
+}
+
+// URL is the service endpoint that the fake's clients use.
+const URL = "https://fake.table.core.windows.net/"
+
+// NewServiceClient returns an official service client whose requests this
+// fake serves. opts may add policies (a request ledger, say) or retry
+// settings; its Transport is replaced. Retries keep the SDK's policy with
+// millisecond delays unless opts sets them.
+func (s *TableService) NewServiceClient(opts *aztables.ClientOptions) *aztables.ServiceClient {
+	var o aztables.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Transport = s
+	if o.Retry.RetryDelay == 0 {
+		o.Retry.RetryDelay = time.Millisecond
+	}
+	if o.Retry.MaxRetryDelay == 0 {
+		o.Retry.MaxRetryDelay = 4 * time.Millisecond
+	}
+	c, err := aztables.NewServiceClientWithNoCredential(URL, &o)
+	if err != nil {
+		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
+	}
+	return c
+}
+
+// NewClient returns an official client for one table (which need not exist yet).
+func (s *TableService) NewClient(table string, opts *aztables.ClientOptions) *aztables.Client {
+	return s.NewServiceClient(opts).NewClient(table)
+}
+
+var _ policy.Transporter = (*TableService)(nil)
+
+// FailNext makes the next n requests of op fail with status and code before
+// they touch any data.
+func (s *TableService) FailNext(op Operation, n, status int, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &fault{op: op, n: n, status: status, code: code})
+}
+
+// Count is how many requests of op the service has received.
+func (s *TableService) Count(op Operation) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[op]
+}
+
+// Total is how many requests the service has received.
+func (s *TableService) Total() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.counts {
+		n += c
+	}
+	return n
+}
+
+// Counts is a copy of the per-operation counters.
+func (s *TableService) Counts() map[Operation]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[Operation]int, len(s.counts))
+	for k, v := range s.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCounts sets every counter to zero.
+func (s *TableService) ResetCounts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.counts)
+}
+
+// Len is the number of entities in a table (0 if it does not exist).
+func (s *TableService) Len(table string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tables[strings.ToLower(table)]; t != nil {
+		return len(t.rows)
+	}
+	return 0
+}
+
+// svcError is an error answer of the service.
+type svcError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func errf(status int, code, format string, args ...any) *svcError {
+	return &svcError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *svcError) body(index int) []byte {
+	msg := e.msg
+	if index >= 0 {
+		msg = strconv.Itoa(index) + ":" + msg
+	}
+	var b []byte
+	b = append(b, `{"odata.error":{"code":`...)
+	b = appendString(b, e.code)
+	b = append(b, `,"message":{"lang":"en-US","value":`...)
+	b = appendString(b, msg+"\nRequestId:00000000-0000-0000-0000-000000000000\nTime:"+time.Now().UTC().Format(time.RFC3339Nano))
+	return append(b, `}}}`...)
+}
+
+func response(req *http.Request, status int, header http.Header, body []byte) *http.Response {
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("X-Ms-Version", "2019-02-02")
+	header.Set("X-Ms-Request-Id", "00000000-0000-0000-0000-000000000000")
+	return &http.Response{
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        header,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+func errorResponse(req *http.Request, e *svcError) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	h.Set("X-Ms-Error-Code", e.code)
+	return response(req, e.status, h, e.body(-1))
+}
+
+// Do serves one HTTP request of the Table REST API.
+func (s *TableService) Do(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body.Close()
+	}
+	op, target, err := route(req)
+	if err != nil {
+		return errorResponse(req, err), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[op]++
+	if f := s.takeFault(op); f != nil {
+		return errorResponse(req, errf(f.status, f.code, "injected fault")), nil
+	}
+	if op == OpBatch {
+		return s.batch(req, body), nil
+	}
+	status, header, out, serr := s.serve(op, target, req.Method, req.Header, req.URL.Query(), body)
+	if serr != nil {
+		return errorResponse(req, serr), nil
+	}
+	return response(req, status, header, out), nil
+}
+
+func (s *TableService) takeFault(op Operation) *fault {
+	for i, f := range s.faults {
+		if f.op == op && f.n > 0 {
+			f.n--
+			if f.n == 0 {
+				s.faults = slices.Delete(s.faults, i, i+1)
+			}
+			return f
+		}
+	}
+	return nil
+}
+
+// target is what a request's path names.
+type target struct {
+	table  string
+	pk, rk string
+	keyed  bool // the path names an entity
+}
+
+// route parses the path: /Tables, /Tables('t'), /t, /t(), /t(PartitionKey='p',RowKey='r'), /$batch.
+func route(req *http.Request) (Operation, target, *svcError) {
+	p := strings.TrimPrefix(req.URL.Path, "/")
+	bad := errf(http.StatusBadRequest, "InvalidUri", "The requested URI does not represent any resource on the server.")
+	switch {
+	case p == "$batch" && req.Method == http.MethodPost:
+		return OpBatch, target{}, nil
+	case p == "Tables":
+		switch req.Method {
+		case http.MethodPost:
+			return OpCreateTable, target{}, nil
+		case http.MethodGet:
+			return OpQueryTables, target{}, nil
+		}
+	case strings.HasPrefix(p, "Tables('") && strings.HasSuffix(p, "')") && req.Method == http.MethodDelete:
+		return OpDeleteTable, target{table: p[len("Tables('") : len(p)-2]}, nil
+	}
+	name, rest, _ := strings.Cut(p, "(")
+	t := target{table: name}
+	if rest == "" {
+		if req.Method == http.MethodPost && !strings.Contains(p, "(") {
+			return OpInsertEntity, t, nil
+		}
+		return "", t, bad
+	}
+	if rest == ")" {
+		if req.Method == http.MethodGet {
+			return OpQueryEntities, t, nil
+		}
+		return "", t, bad
+	}
+	pk, rk, ok := parseKeys("(" + rest)
+	if !ok {
+		return "", t, bad
+	}
+	t.pk, t.rk, t.keyed = pk, rk, true
+	switch req.Method {
+	case http.MethodGet:
+		return OpGetEntity, t, nil
+	case http.MethodPut:
+		return OpUpdateEntity, t, nil
+	case http.MethodPatch, "MERGE":
+		return OpMergeEntity, t, nil
+	case http.MethodDelete:
+		return OpDeleteEntity, t, nil
+	}
+	return "", t, bad
+}
+
+// parseKeys reads (PartitionKey='p',RowKey='r') with '' as an escaped quote.
+func parseKeys(s string) (pk, rk string, ok bool) {
+	read := func(prefix string) (string, bool) {
+		if !strings.HasPrefix(s, prefix) {
+			return "", false
+		}
+		s = s[len(prefix):]
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b.WriteByte('\'')
+					i++
+					continue
+				}
+				s = s[i+1:]
+				return b.String(), true
+			}
+			b.WriteByte(s[i])
+		}
+		return "", false
+	}
+	if pk, ok = read("(PartitionKey='"); !ok {
+		return
+	}
+	if rk, ok = read(",RowKey='"); !ok {
+		return
+	}
+	return pk, rk, s == ")"
+}
+
+func (s *TableService) table(name string) (*tableData, *svcError) {
+	t := s.tables[strings.ToLower(name)]
+	if t == nil {
+		return nil, errf(http.StatusNotFound, "TableNotFound", "The table specified does not exist.")
+	}
+	return t, nil
+}
+
+// tick is a fresh write time: strictly after every earlier one, so ETags
+// are unique and increase.
+func (s *TableService) tick() time.Time {
+	now := s.opts.Now().UTC().Truncate(100)
+	if !now.After(s.lastTick) {
+		now = s.lastTick.Add(100)
+	}
+	s.lastTick = now
+	return now
+}
+
+func etagOf(ts time.Time) string {
+	return `W/"datetime'` + strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000Z"), ":", "%3A") + `'"`
+}
+
+func (t *tableData) find(pk, rk string) (int, bool) {
+	return sort.Find(len(t.rows), func(i int) int {
+		if c := keys.Compare(pk, t.rows[i].pk); c != 0 {
+			return c
+		}
+		return keys.Compare(rk, t.rows[i].rk)
+	})
+}
+
+func (t *tableData) put(e *entity) {
+	i, found := t.find(e.pk, e.rk)
+	if found {
+		t.rows[i] = e
+		return
+	}
+	t.rows = slices.Insert(t.rows, i, e)
+}
+
+func (t *tableData) remove(pk, rk string) {
+	if i, found := t.find(pk, rk); found {
+		t.rows = slices.Delete(t.rows, i, i+1)
+	}
+}
+
+// serve runs one non-batch request under s.mu.
+func (s *TableService) serve(op Operation, tg target, method string, h http.Header, q url.Values, body []byte) (int, http.Header, []byte, *svcError) {
+	switch op {
+	case OpCreateTable:
+		return s.createTable(h, body)
+	case OpDeleteTable:
+		return s.deleteTable(tg.table)
+	case OpQueryTables:
+		return s.queryTables(q)
+	case OpQueryEntities:
+		return s.queryEntities(tg.table, q)
+	case OpGetEntity:
+		t, err := s.table(tg.table)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		i, found := t.find(tg.pk, tg.rk)
+		if !found {
+			return 0, nil, nil, errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+		}
+		sel, serr := parseSelect(q.Get("$select"))
+		if serr != nil {
+			return 0, nil, nil, serr
+		}
+		e := t.rows[i]
+		hdr := http.Header{}
+		hdr.Set("ETag", e.etag)
+		hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+		out := append([]byte(`{"odata.metadata":"`+URL+`$metadata#`+t.name+`/@Element",`), e.json(sel)[1:]...)
+		return http.StatusOK, hdr, out, nil
+	}
+	// Writes: one entity.
+	t, err := s.table(tg.table)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	st, etag, e, serr := s.write(t, op, tg, h, body)
+	if serr != nil {
+		return 0, nil, nil, serr
+	}
+	hdr := http.Header{}
+	if etag != "" {
+		hdr.Set("ETag", etag)
+	}
+	if op == OpInsertEntity && st == http.StatusCreated {
+		hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+		out := append([]byte(`{"odata.metadata":"`+URL+`$metadata#`+t.name+`/@Element",`), e.json(nil)[1:]...)
+		return st, hdr, out, nil
+	}
+	return st, hdr, nil, nil
+}
+
+// write applies one entity write to t and returns the status and new ETag.
+func (s *TableService) write(t *tableData, op Operation, tg target, h http.Header, body []byte) (int, string, *entity, *svcError) {
+	var in *entity
+	if op != OpDeleteEntity {
+		var err *svcError
+		if in, err = parseEntity(body); err != nil {
+			return 0, "", nil, err
+		}
+		if tg.keyed && (in.pk != tg.pk || in.rk != tg.rk) {
+			if in.pk == "" && in.rk == "" {
+				in.pk, in.rk = tg.pk, tg.rk
+			} else if in.pk != tg.pk || in.rk != tg.rk {
+				return 0, "", nil, errf(http.StatusBadRequest, "InvalidInput", "The keys in the body do not match the keys in the URI.")
+			}
+		}
+		if err := in.validate(); err != nil {
+			return 0, "", nil, err
+		}
+	}
+	pk, rk := tg.pk, tg.rk
+	if in != nil {
+		pk, rk = in.pk, in.rk
+	}
+	i, found := t.find(pk, rk)
+	var cur *entity
+	if found {
+		cur = t.rows[i]
+	}
+	ifMatch := h.Get("If-Match")
+	notFound := errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+	mismatch := errf(http.StatusPreconditionFailed, "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied.")
+	switch op {
+	case OpInsertEntity:
+		if cur != nil {
+			return 0, "", nil, errf(http.StatusConflict, "EntityAlreadyExists", "The specified entity already exists.")
+		}
+	case OpDeleteEntity:
+		if ifMatch == "" {
+			return 0, "", nil, errf(http.StatusBadRequest, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified.")
+		}
+		if cur == nil {
+			return 0, "", nil, notFound
+		}
+		if ifMatch != "*" && ifMatch != cur.etag {
+			return 0, "", nil, mismatch
+		}
+		t.remove(pk, rk)
+		return http.StatusNoContent, "", nil, nil
+	case OpUpdateEntity, OpMergeEntity:
+		if ifMatch != "" {
+			if cur == nil {
+				return 0, "", nil, notFound
+			}
+			if ifMatch != "*" && ifMatch != cur.etag {
+				return 0, "", nil, mismatch
+			}
+		}
+		if op == OpMergeEntity && cur != nil {
+			merged := make(map[string]value, len(cur.props)+len(in.props))
+			for k, v := range cur.props {
+				merged[k] = v
+			}
+			for k, v := range in.props {
+				merged[k] = v
+			}
+			in.props = merged
+			if err := in.validate(); err != nil {
+				return 0, "", nil, err
+			}
+		}
+	}
+	in.ts = s.tick()
+	in.etag = etagOf(in.ts)
+	t.put(in)
+	if op == OpInsertEntity && !strings.Contains(h.Get("Prefer"), "return-no-content") {
+		return http.StatusCreated, in.etag, in, nil
+	}
+	return http.StatusNoContent, in.etag, in, nil
+}
+
+// json renders the entity with minimal metadata; sel, when non-nil, lists
+// the properties to include (missing ones come back as null).
+func (e *entity) json(sel []string) []byte {
+	b := []byte(`{"odata.etag":`)
+	b = appendString(b, e.etag)
+	want := func(n string) bool { return sel == nil || slices.Contains(sel, n) }
+	if want("PartitionKey") {
+		b = append(b, `,"PartitionKey":`...)
+		b = appendString(b, e.pk)
+	}
+	if want("RowKey") {
+		b = append(b, `,"RowKey":`...)
+		b = appendString(b, e.rk)
+	}
+	if want("Timestamp") {
+		b = append(b, ',')
+		b = value{typ: edmDateTime, t: e.ts}.appendJSON(b, "Timestamp")
+	}
+	names := make([]string, 0, len(e.props))
+	if sel == nil {
+		for n := range e.props {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	} else {
+		for _, n := range sel {
+			if n != "PartitionKey" && n != "RowKey" && n != "Timestamp" {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, n := range names {
+		b = append(b, ',')
+		v, ok := e.props[n]
+		if !ok {
+			b = appendString(b, n)
+			b = append(b, ":null"...)
+			continue
+		}
+		b = v.appendJSON(b, n)
+	}
+	return append(b, '}')
+}
+
+func parseSelect(s string) ([]string, *svcError) {
+	if s == "" || s == "*" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, errf(http.StatusBadRequest, "InvalidInput", "Empty name in $select.")
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseEntity reads a request body into an entity, typing every property.
+func parseEntity(body []byte) (*entity, *svcError) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, errf(http.StatusBadRequest, "InvalidInput", "The request body is not a JSON object: %v", err)
+	}
+	e := &entity{props: map[string]value{}}
+	for name, r := range raw {
+		if strings.HasSuffix(name, "@odata.type") || strings.HasPrefix(name, "odata.") {
+			continue
+		}
+		var ann string
+		if a, ok := raw[name+"@odata.type"]; ok {
+			if json.Unmarshal(a, &ann) != nil {
+				return nil, errf(http.StatusBadRequest, "InvalidInput", "Bad type annotation for %q.", name)
+			}
+		}
+		switch name {
+		case "PartitionKey", "RowKey":
+			var s string
+			if json.Unmarshal(r, &s) != nil {
+				return nil, errf(http.StatusBadRequest, "PrimaryKeyPropertyIsInvalidType", "The type of %s is invalid.", name)
+			}
+			if name == "PartitionKey" {
+				e.pk = s
+			} else {
+				e.rk = s
+			}
+			continue
+		case "Timestamp":
+			continue // set by the service
+		}
+		if string(bytes.TrimSpace(r)) == "null" {
+			continue // the service stores no nulls
+		}
+		v, ok := parseValue(r, ann)
+		if !ok {
+			return nil, errf(http.StatusBadRequest, "InvalidInput", "The value of property %q is not a valid %s.", name, orString(ann))
+		}
+		e.props[name] = v
+	}
+	if _, ok := raw["PartitionKey"]; !ok {
+		return nil, errf(http.StatusBadRequest, "PropertiesNeedValue", "PartitionKey is missing.")
+	}
+	if _, ok := raw["RowKey"]; !ok {
+		return nil, errf(http.StatusBadRequest, "PropertiesNeedValue", "RowKey is missing.")
+	}
+	return e, nil
+}
+
+func orString(ann string) string {
+	if ann == "" {
+		return "value"
+	}
+	return ann
+}
+
+// Limits of the service that the fake enforces.
+const (
+	maxUserProperties = 252
+	maxEntityBytes    = 1 << 20
+	maxStringUTF16    = 32 * 1024
+	maxBinaryBytes    = 64 * 1024
+	maxBatchOps       = 100
+	maxBatchBytes     = 4 << 20
+)
+
+func (e *entity) validate() *svcError {
+	for _, k := range []string{e.pk, e.rk} {
+		if err := keys.ValidateRowKey(k); err != nil {
+			if strings.Contains(err.Error(), "too long") {
+				return errf(http.StatusBadRequest, "KeyValueTooLarge", "The key is larger than 1 KiB.")
+			}
+			return errf(http.StatusBadRequest, "OutOfRangeInput", "One of the request inputs is out of range: %v", err)
+		}
+	}
+	if len(e.props) > maxUserProperties {
+		return errf(http.StatusBadRequest, "TooManyProperties", "The entity has %d properties; at most %d are allowed.", len(e.props), maxUserProperties)
+	}
+	size := 4 + 2*keys.UTF16Len(e.pk) + 2*keys.UTF16Len(e.rk) + 8 + 2*len("Timestamp") + 8
+	for name, v := range e.props {
+		if err := keys.ValidatePropertyName(name); err != nil {
+			if keys.UTF16Len(name) > 255 {
+				return errf(http.StatusBadRequest, "PropertyNameTooLong", "The property name %q is too long.", name)
+			}
+			return errf(http.StatusBadRequest, "PropertyNameInvalid", "The property name %q is invalid.", name)
+		}
+		if (v.typ == edmString && keys.UTF16Len(v.s) > maxStringUTF16) || (v.typ == edmBinary && len(v.bin) > maxBinaryBytes) {
+			return errf(http.StatusBadRequest, "PropertyValueTooLarge", "The value of property %q is larger than 64 KiB.", name)
+		}
+		size += 8 + 2*keys.UTF16Len(name) + v.size()
+	}
+	if size > maxEntityBytes {
+		return errf(http.StatusBadRequest, "EntityTooLarge", "The entity is %d bytes; at most %d are allowed.", size, maxEntityBytes)
+	}
+	return nil
+}
+
+func (e *entity) get(name string) (value, bool) {
+	switch name {
+	case "PartitionKey":
+		return value{typ: edmString, s: e.pk}, true
+	case "RowKey":
+		return value{typ: edmString, s: e.rk}, true
+	case "Timestamp":
+		return value{typ: edmDateTime, t: e.ts}, true
+	}
+	v, ok := e.props[name]
+	return v, ok
+}
+
+// Continuation tokens are opaque to clients; these are base64 of the key.
+func encodeCont(s string) string { return "1!" + base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func decodeCont(s string) (string, bool) {
+	raw, ok := strings.CutPrefix(s, "1!")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	return string(b), err == nil
+}
+
+func (s *TableService) queryEntities(name string, q url.Values) (int, http.Header, []byte, *svcError) {
+	t, err := s.table(name)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	var filter expr
+	if f := q.Get("$filter"); f != "" {
+		var perr error
+		if filter, perr = parseFilter(f); perr != nil {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "%v", perr)
+		}
+	}
+	sel, serr := parseSelect(q.Get("$select"))
+	if serr != nil {
+		return 0, nil, nil, serr
+	}
+	limit := s.opts.PageSize
+	if top := q.Get("$top"); top != "" {
+		n, err := strconv.Atoi(top)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "$top must be 1 to 1000, got %q.", top)
+		}
+		limit = min(limit, n)
+	}
+	start := 0
+	if npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey"); npk != "" || nrk != "" {
+		pk, ok1 := decodeCont(npk)
+		rk, ok2 := decodeCont(nrk)
+		if !ok1 || !ok2 {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad continuation token.")
+		}
+		start, _ = t.find(pk, rk)
+	}
+	s.pages++
+	hdr := http.Header{}
+	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	b := []byte(`{"odata.metadata":"` + URL + `$metadata#` + t.name + `","value":[`)
+	n := 0
+	i := start
+	empty := s.opts.EmptyPageEvery > 0 && s.pages%s.opts.EmptyPageEvery == 0
+	var lastPK string
+	for ; i < len(t.rows) && !empty; i++ {
+		e := t.rows[i]
+		if s.opts.SplitPagesAtPartitions && n > 0 && e.pk != lastPK {
+			break
+		}
+		if filter != nil && !filter.eval(e.get) {
+			continue
+		}
+		if n == limit {
+			break
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e.json(sel)...)
+		n++
+		lastPK = e.pk
+	}
+	b = append(b, "]}"...)
+	// More to come only if some later entity could match.
+	for ; i < len(t.rows); i++ {
+		if filter == nil || filter.eval(t.rows[i].get) {
+			hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(t.rows[i].pk))
+			hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(t.rows[i].rk))
+			break
+		}
+	}
+	return http.StatusOK, hdr, b, nil
+}
+
+func (s *TableService) createTable(h http.Header, body []byte) (int, http.Header, []byte, *svcError) {
+	var in struct{ TableName string }
+	if err := json.Unmarshal(body, &in); err != nil {
+		return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad table creation body.")
+	}
+	if err := keys.ValidateTableName(in.TableName); err != nil {
+		return 0, nil, nil, errf(http.StatusBadRequest, "InvalidResourceName", "The specifed resource name contains invalid characters: %v", err)
+	}
+	lower := strings.ToLower(in.TableName)
+	if _, ok := s.tables[lower]; ok {
+		return 0, nil, nil, errf(http.StatusConflict, "TableAlreadyExists", "The table specified already exists.")
+	}
+	if at, ok := s.deleted[lower]; ok {
+		if s.opts.DeletedTableWindow > 0 && s.opts.Now().Before(at.Add(s.opts.DeletedTableWindow)) {
+			return 0, nil, nil, errf(http.StatusConflict, "TableBeingDeleted", "The specified table is being deleted. Try operation later.")
+		}
+		delete(s.deleted, lower)
+	}
+	s.tables[lower] = &tableData{name: in.TableName}
+	hdr := http.Header{}
+	if strings.Contains(h.Get("Prefer"), "return-no-content") {
+		return http.StatusNoContent, hdr, nil, nil
+	}
+	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	out, _ := json.Marshal(map[string]string{"odata.metadata": URL + "$metadata#Tables/@Element", "TableName": in.TableName})
+	return http.StatusCreated, hdr, out, nil
+}
+
+func (s *TableService) deleteTable(name string) (int, http.Header, []byte, *svcError) {
+	lower := strings.ToLower(name)
+	if _, ok := s.tables[lower]; !ok {
+		return 0, nil, nil, errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+	}
+	delete(s.tables, lower)
+	s.deleted[lower] = s.opts.Now()
+	return http.StatusNoContent, nil, nil, nil
+}
+
+func (s *TableService) queryTables(q url.Values) (int, http.Header, []byte, *svcError) {
+	var filter expr
+	if f := q.Get("$filter"); f != "" {
+		var perr error
+		if filter, perr = parseFilter(f); perr != nil {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "%v", perr)
+		}
+	}
+	names := make([]string, 0, len(s.tables))
+	for _, t := range s.tables {
+		names = append(names, t.name)
+	}
+	sort.Slice(names, func(i, j int) bool { return strings.ToLower(names[i]) < strings.ToLower(names[j]) })
+	limit := 1000
+	if top := q.Get("$top"); top != "" {
+		n, err := strconv.Atoi(top)
+		if err != nil || n < 1 || n > 1000 {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "$top must be 1 to 1000.")
+		}
+		limit = n
+	}
+	start := 0
+	if next := q.Get("NextTableName"); next != "" {
+		name, ok := decodeCont(next)
+		if !ok {
+			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad continuation token.")
+		}
+		start = sort.Search(len(names), func(i int) bool { return strings.ToLower(names[i]) >= strings.ToLower(name) })
+	}
+	var out []map[string]string
+	hdr := http.Header{}
+	for i := start; i < len(names); i++ {
+		get := func(p string) (value, bool) {
+			if p == "TableName" {
+				return value{typ: edmString, s: names[i]}, true
+			}
+			return value{}, false
+		}
+		if filter != nil && !filter.eval(get) {
+			continue
+		}
+		if len(out) == limit {
+			hdr.Set("X-Ms-Continuation-Nexttablename", encodeCont(names[i]))
+			break
+		}
+		out = append(out, map[string]string{"TableName": names[i]})
+	}
+	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
+	b, _ := json.Marshal(map[string]any{"odata.metadata": URL + "$metadata#Tables", "value": out})
+	return http.StatusOK, hdr, b, nil
+}
+
+// ResponseError builds the error the SDK returns for a service answer, for
+// tests of error handling that need one without a request.
+func ResponseError(status int, code string) error {
+	req, _ := http.NewRequest(http.MethodGet, URL, nil)
+	return &azcore.ResponseError{ErrorCode: code, StatusCode: status, RawResponse: errorResponse(req, errf(status, code, "synthetic"))}
+}

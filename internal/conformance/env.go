@@ -1,0 +1,26 @@
+// Package conformance is the contract between tablekit and the services it
+// runs on: one list of behaviours, each run against the in-memory fake and
+// against Azurite (or a real account). A case that passes on one backend and
+// fails on the other is a bug in the fake. Where Azurite is laxer than the
+// documented service, a case checks that tablekit refuses the input before
+// sending anything, which holds on every backend.
+package conformance
+
+import (
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/reqcount"
+)
+
+// Env is one backend.
+type Env struct {
+	Name string
+	// NewTable creates a fresh, uniquely named table (dropped at the end of
+	// the test) and returns a client whose every request c counts.
+	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
+	// Fake is the in-memory service when the backend is the fake, for
+	// cases that need its knobs (short pages); nil otherwise.
+	Fake *fake.TableService
+}
