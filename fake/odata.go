@@ -195,7 +195,7 @@ func (p *filterParser) primary() (expr, error) {
 	return cmpExpr{prop: prop, op: op, lit: lit}, nil
 }
 
-// quoted reads '…' with ” as an escaped quote.
+// quoted reads a quoted literal, in which a doubled quote stands for one.
 func (p *filterParser) quoted() (string, error) {
 	if p.pos >= len(p.s) || p.s[p.pos] != '\'' {
 		return "", p.errf("expected '")

@@ -352,7 +352,7 @@ func route(req *http.Request) (Operation, target, *svcError) {
 	return "", t, bad
 }
 
-// parseKeys reads (PartitionKey='p',RowKey='r') with ” as an escaped quote.
+// parseKeys reads (PartitionKey='p',RowKey='r'), in which a doubled quote stands for one.
 func parseKeys(s string) (pk, rk string, ok bool) {
 	read := func(prefix string) (string, bool) {
 		if !strings.HasPrefix(s, prefix) {

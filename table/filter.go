@@ -13,7 +13,7 @@ import (
 )
 
 // Filter is an OData $filter expression. Every literal in it is typed and
-// quoted by construction (strings with ” doubling, 123L, datetime'…',
+// quoted by construction (strings with quotes doubled, 123L, datetime'…',
 // guid'…', X'…'), so no value can change the expression's shape. The zero
 // Filter matches everything. Build it with Prop, PK, RK, And, Or, Not and the
 // helpers Point, Partition, RowRange, RowBetween and RowPrefix.
