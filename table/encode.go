@@ -58,11 +58,11 @@ func structValue(op string, v any) (reflect.Value, error) {
 		return reflect.Value{}, inputErr(op, "", "", ErrNilValue, "")
 	}
 	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return reflect.Value{}, inputErr(op, rv.Type().String(), "", ErrNilValue, "")
+	}
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return reflect.Value{}, inputErr(op, rv.Type().String(), "", ErrNotStructPointer, "pass a pointer to your struct")
-	}
-	if rv.IsNil() {
-		return reflect.Value{}, inputErr(op, rv.Type().String(), "", ErrNilValue, "")
 	}
 	return rv.Elem(), nil
 }

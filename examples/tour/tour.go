@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
 )
 
 // section is one stop of the tour.
@@ -16,19 +17,19 @@ type section struct {
 	run   func(ctx context.Context, w io.Writer, env *env) error
 }
 
-// env is what the sections share: where they run.
-type env struct {
-	conn string // "" means the in-memory fakes
-}
-
 func sections() []section {
 	return []section{
 		{"Keys", "Every efficient query is a point or a range over PartitionKey, RowKey order, so keys must sort the way the data should.", tourKeys},
+		{"Typed entities", "Store entities as Go structs; use the entity's ETag for optimistic concurrency and the cheapest query that answers the question.", tourTable},
 	}
 }
 
 func run(ctx context.Context, w io.Writer, conn string) error {
-	e := &env{conn: conn}
+	e, err := newEnv(conn)
+	if err != nil {
+		return err
+	}
+	defer e.cleanup()
 	where := "in memory (fakes)"
 	if conn != "" {
 		where = "against the storage account in the connection string"
@@ -78,5 +79,64 @@ func tourKeys(_ context.Context, w io.Writer, _ *env) error {
 	}
 	fmt.Fprintf(w, "   table per period  keys.PeriodTable(\"Logins\", Daily, ...) = %s\n", tbl)
 	fmt.Fprintln(w, "   requests: 0 (keys does no I/O)")
+	return nil
+}
+
+// Employee is the guide's employee entity.
+type Employee struct {
+	table.Meta
+	FirstName string
+	LastName  string
+	Age       int
+	Email     string
+}
+
+func tourTable(ctx context.Context, w io.Writer, e *env) error {
+	client, err := e.newTable(ctx, "Employees")
+	if err != nil {
+		return err
+	}
+	employees, err := table.New[Employee](client, nil)
+	if err != nil {
+		return err
+	}
+	step := e.step(w)
+	for _, emp := range []*Employee{
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", LastName: "Hall", Age: 34, Email: "donh@contoso.com"},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000152"}, FirstName: "Jun", LastName: "Cao", Age: 47, Email: "junc@contoso.com"},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, FirstName: "Ben", LastName: "Jones", Age: 65, Email: "jonesj@contoso.com"},
+	} {
+		if err := employees.Add(ctx, emp, nil); err != nil {
+			return err
+		}
+	}
+	step("Add 3 employees (Sales / empid_000123, 000152, 000223)")
+	got, err := employees.Get(ctx, "Sales", "empid_000123", nil)
+	if err != nil {
+		return err
+	}
+	step(fmt.Sprintf("Get Sales/empid_000123: %s %s, ETag %s", got.FirstName, got.LastName, got.ETag))
+	if _, err := employees.Modify(ctx, "Sales", "empid_000123", func(v *Employee) error { v.Age++; return nil }, nil); err != nil {
+		return err
+	}
+	step("Modify (read, change, write with the ETag): age +1")
+	stale := *got
+	stale.Age = 0
+	err = employees.Update(ctx, &stale, nil)
+	step(fmt.Sprintf("Update with the stale ETag: precondition failed = %v", table.IsPreconditionFailed(err)))
+	f := table.RowBetween("Sales", "empid_000100", "empid_000199")
+	n := 0
+	for _, err := range employees.Query(ctx, &table.QueryOptions{Filter: f}) {
+		if err != nil {
+			return err
+		}
+		n++
+	}
+	step(fmt.Sprintf("%v %s: %d employees", table.Classify(f), f, n))
+	scan := table.Prop("LastName").Eq("Jones")
+	step(fmt.Sprintf("would be a %v: %s (index it instead; see the index patterns)", table.Classify(scan), scan))
+	bad := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "a/b"}}
+	err = employees.Add(ctx, bad, nil)
+	step(fmt.Sprintf("refused before sending: %v", err))
 	return nil
 }

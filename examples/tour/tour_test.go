@@ -26,7 +26,9 @@ func TestTourAgainstAzurite(t *testing.T) {
 	if err := run(t.Context(), &out, conn); err != nil {
 		t.Fatalf("tour failed: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "tour complete") {
-		t.Fatalf("tour did not complete:\n%s", out.String())
+	for _, want := range []string{"2 employees [1 requests]", "precondition failed = true", "tour complete"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("tour output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/reqcount"
+)
+
+// env is where the tour runs: the in-memory fake, or the account of a
+// connection string. Every request goes through one counter, so each step
+// can say what it cost.
+type env struct {
+	remote  bool
+	svc     *aztables.ServiceClient
+	counter *reqcount.Counter
+	created []string
+	suffix  string
+}
+
+func newEnv(conn string) (*env, error) {
+	e := &env{counter: &reqcount.Counter{}}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	e.suffix = hex.EncodeToString(b[:])
+	if conn == "" {
+		e.svc = fake.NewTableService(nil).NewServiceClient(e.counter.TableOptions())
+		return e, nil
+	}
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, e.counter.TableOptions())
+	if err != nil {
+		return nil, err
+	}
+	e.svc, e.remote = svc, true
+	return e, nil
+}
+
+// newTable creates a table unique to this run (deleted by cleanup).
+func (e *env) newTable(ctx context.Context, base string) (*aztables.Client, error) {
+	name := "tour" + base + e.suffix
+	if _, err := e.svc.CreateTable(ctx, name, nil); err != nil {
+		return nil, fmt.Errorf("create table %s: %w", name, err)
+	}
+	e.created = append(e.created, name)
+	e.counter.Reset()
+	return e.svc.NewClient(name), nil
+}
+
+// step returns a printer of one line per step with the requests it cost.
+func (e *env) step(w io.Writer) func(string) {
+	e.counter.Reset()
+	return func(what string) {
+		fmt.Fprintf(w, "   %-90s [%d requests]\n", what, e.counter.N())
+		e.counter.Reset()
+	}
+}
+
+func (e *env) cleanup() {
+	for _, name := range e.created {
+		_, _ = e.svc.DeleteTable(context.Background(), name, nil)
+	}
+}

@@ -1,0 +1,288 @@
+package fake_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+)
+
+func newTable(t *testing.T, opts *fake.TableServiceOptions) (*fake.TableService, *aztables.Client) {
+	t.Helper()
+	svc := fake.NewTableService(opts)
+	c := svc.NewClient("tbl", nil)
+	if _, err := c.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return svc, c
+}
+
+func code(t *testing.T, err error) (int, string) {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		t.Fatalf("not a ResponseError: %v", err)
+	}
+	return re.StatusCode, re.ErrorCode
+}
+
+func entity(pk, rk string, extra string) []byte {
+	b := fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q`, pk, rk)
+	if extra != "" {
+		b += "," + extra
+	}
+	return []byte(b + "}")
+}
+
+func TestServiceLimitsAzuriteDoesNotEnforce(t *testing.T) {
+	_, c := newTable(t, nil)
+	ctx := t.Context()
+	var props []string
+	for i := 0; i < 253; i++ {
+		props = append(props, fmt.Sprintf(`"P%d":1`, i))
+	}
+	big := `"S0":"` + strings.Repeat("x", 32*1024) + `"`
+	for i := 1; i < 17; i++ {
+		big += fmt.Sprintf(`,"S%d":"%s"`, i, strings.Repeat("x", 32*1024))
+	}
+	cases := []struct {
+		name   string
+		body   []byte
+		status int
+		code   string
+	}{
+		{"253 properties", entity("p", "1", strings.Join(props, ",")), 400, "TooManyProperties"},
+		{"entity over 1 MiB", entity("p", "2", big), 400, "EntityTooLarge"},
+		{"bad property name", entity("p", "3", `"bad name":1`), 400, "PropertyNameInvalid"},
+		{"long property name", entity("p", "4", `"`+strings.Repeat("n", 256)+`":1`), 400, "PropertyNameTooLong"},
+		{"string over 32K", entity("p", "5", `"S":"`+strings.Repeat("x", 32*1024+1)+`"`), 400, "PropertyValueTooLarge"},
+		{"bad Int64", entity("p", "6", `"N@odata.type":"Edm.Int64","N":"x"`), 400, "InvalidInput"},
+		{"DateTime before 1601", entity("p", "7", `"T@odata.type":"Edm.DateTime","T":"1600-01-01T00:00:00Z"`), 400, "InvalidInput"},
+		{"bad key character", entity("p/q", "8", ""), 400, "OutOfRangeInput"},
+		{"key over 1 KiB", entity("p", strings.Repeat("k", 513), ""), 400, "KeyValueTooLarge"},
+	}
+	for _, tc := range cases {
+		_, err := c.AddEntity(ctx, tc.body, nil)
+		if st, cd := code(t, err); st != tc.status || cd != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, st, cd, tc.status, tc.code)
+		}
+	}
+	var cmps []string
+	for i := 0; i < 16; i++ {
+		cmps = append(cmps, fmt.Sprintf("(N ne %d)", i))
+	}
+	f := strings.Join(cmps, " and ")
+	_, err := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f}).NextPage(ctx)
+	if st, cd := code(t, err); st != 400 || cd != "InvalidInput" {
+		t.Errorf("16 comparisons: %d %s", st, cd)
+	}
+	_, err = c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Top: to.Ptr(int32(0))}).NextPage(ctx)
+	if st, _ := code(t, err); st != 400 {
+		t.Errorf("$top=0: %d", st)
+	}
+}
+
+// batchError parses what the SDK returns for a failed transaction.
+func batchError(t *testing.T, err error) (index int, status int, errCode string) {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusAccepted || re.ErrorCode != "" {
+		t.Fatalf("want the SDK's 202 ResponseError with no code, got %v", err)
+	}
+	body, _ := runtime.Payload(re.RawResponse)
+	s := string(body)
+	i := strings.Index(s, "HTTP/1.1 ")
+	fmt.Sscanf(s[i+len("HTTP/1.1 "):], "%d", &status)
+	j := strings.Index(s, "{")
+	var e struct {
+		Err struct {
+			Code    string `json:"code"`
+			Message struct {
+				Value string `json:"value"`
+			} `json:"message"`
+		} `json:"odata.error"`
+	}
+	if err := json.Unmarshal([]byte(s[j:strings.LastIndex(s, "}")+1]), &e); err != nil {
+		t.Fatalf("inner body: %v\n%s", err, s)
+	}
+	fmt.Sscanf(e.Err.Message.Value, "%d:", &index)
+	return index, status, e.Err.Code
+}
+
+func adds(pk string, n int) []aztables.TransactionAction {
+	var a []aztables.TransactionAction
+	for i := 0; i < n; i++ {
+		a = append(a, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: entity(pk, fmt.Sprint(i), "")})
+	}
+	return a
+}
+
+func TestTransactions(t *testing.T) {
+	svc, c := newTable(t, nil)
+	ctx := t.Context()
+
+	mixed := append(adds("a", 3), aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: entity("b", "x", "")})
+	_, err := c.SubmitTransaction(ctx, mixed, nil)
+	if i, st, cd := batchError(t, err); i != 3 || st != 400 || cd != "CommandsInBatchActOnDifferentPartitions" {
+		t.Errorf("mixed partitions: %d %d %s", i, st, cd)
+	}
+	_, err = c.SubmitTransaction(ctx, adds("a", 101), nil)
+	if _, st, cd := batchError(t, err); st != 400 || cd != "InvalidInput" {
+		t.Errorf("101 operations: %d %s", st, cd)
+	}
+	dup := append(adds("a", 2), aztables.TransactionAction{ActionType: aztables.TransactionTypeInsertMerge, Entity: entity("a", "1", "")})
+	_, err = c.SubmitTransaction(ctx, dup, nil)
+	if i, st, cd := batchError(t, err); i != 2 || st != 400 || cd != "InvalidDuplicateRow" {
+		t.Errorf("duplicate RowKey: %d %d %s", i, st, cd)
+	}
+	if svc.Len("tbl") != 0 {
+		t.Fatal("a refused transaction wrote something")
+	}
+
+	// Atomic: the 100th operation fails, nothing of the other 99 persists.
+	if _, err := c.AddEntity(ctx, entity("a", "99", ""), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.SubmitTransaction(ctx, adds("a", 100), nil)
+	if i, st, cd := batchError(t, err); i != 99 || st != 409 || cd != "EntityAlreadyExists" {
+		t.Errorf("conflict at 99: %d %d %s", i, st, cd)
+	}
+	if svc.Len("tbl") != 1 {
+		t.Fatalf("failed transaction left %d entities", svc.Len("tbl"))
+	}
+
+	// Success: every operation's ETag is in the captured multipart body.
+	var raw *http.Response
+	ok := adds("z", 3)
+	if _, err := c.SubmitTransaction(runtime.WithCaptureResponse(ctx, &raw), ok, nil); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := runtime.Payload(raw)
+	if n := strings.Count(string(body), "ETag: W/"); n != 3 {
+		t.Fatalf("%d ETags in the batch response:\n%s", n, body)
+	}
+	// Update without If-Match is an upsert in a batch (the SDK's behaviour).
+	up := []aztables.TransactionAction{{ActionType: aztables.TransactionTypeUpdateReplace, Entity: entity("z", "new", "")}}
+	if _, err := c.SubmitTransaction(ctx, up, nil); err != nil {
+		t.Fatal(err)
+	}
+	star := azcore.ETagAny
+	up = []aztables.TransactionAction{{ActionType: aztables.TransactionTypeUpdateReplace, Entity: entity("z", "newer", ""), IfMatch: &star}}
+	_, err = c.SubmitTransaction(ctx, up, nil)
+	if i, st, _ := batchError(t, err); i != 0 || st != 404 {
+		t.Errorf("update-only with *: %d %d", i, st)
+	}
+}
+
+func TestETagsIncreaseWithAFrozenClock(t *testing.T) {
+	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	_, c := newTable(t, &fake.TableServiceOptions{Now: func() time.Time { return at }})
+	var last string
+	for i := 0; i < 5; i++ {
+		resp, err := c.UpsertEntity(t.Context(), entity("p", "r", ""), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(resp.ETag) <= last {
+			t.Fatalf("ETag %s not after %s", resp.ETag, last)
+		}
+		last = string(resp.ETag)
+	}
+	if last != `W/"datetime'2026-11-21T10%3A00%3A00.0000004Z'"` {
+		t.Fatalf("ETag = %s", last)
+	}
+}
+
+func TestDeletedTableWindowAndNames(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc := fake.NewTableService(&fake.TableServiceOptions{Now: clock, DeletedTableWindow: time.Minute})
+	sc := svc.NewServiceClient(nil)
+	ctx := t.Context()
+	if _, err := sc.CreateTable(ctx, "Logins20261121", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.CreateTable(ctx, "logins20261121", nil); err == nil {
+		t.Fatal("table names are case-insensitive")
+	}
+	if _, err := sc.DeleteTable(ctx, "Logins20261121", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sc.CreateTable(ctx, "Logins20261121", nil)
+	if st, cd := code(t, err); st != 409 || cd != "TableBeingDeleted" {
+		t.Fatalf("recreate at once: %d %s", st, cd)
+	}
+	mu.Lock()
+	now = now.Add(time.Minute)
+	mu.Unlock()
+	if _, err := sc.CreateTable(ctx, "Logins20261121", nil); err != nil {
+		t.Fatalf("recreate after the window: %v", err)
+	}
+	if _, err := sc.CreateTable(ctx, "bad-name", nil); err == nil {
+		t.Fatal("bad table name accepted")
+	}
+	if _, err := sc.DeleteTable(ctx, "Missing", nil); err == nil {
+		t.Fatal("deleting a missing table succeeded")
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := sc.CreateTable(ctx, fmt.Sprintf("Extra%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	pager := sc.NewListTablesPager(&aztables.ListTablesOptions{Top: to.Ptr(int32(2))})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range page.Tables {
+			names = append(names, *tp.Name)
+		}
+	}
+	if strings.Join(names, ",") != "Extra0,Extra1,Extra2,Logins20261121" {
+		t.Fatalf("tables = %q", names)
+	}
+	f := "TableName ge 'Extra1' and TableName lt 'Extra9'"
+	page, err := sc.NewListTablesPager(&aztables.ListTablesOptions{Filter: &f}).NextPage(ctx)
+	if err != nil || len(page.Tables) != 2 {
+		t.Fatalf("filtered tables: %v %v", page.Tables, err)
+	}
+}
+
+func TestFaultsAndCounters(t *testing.T) {
+	svc, c := newTable(t, nil)
+	ctx := t.Context()
+	svc.ResetCounts()
+	svc.FailNext(fake.OpInsertEntity, 2, http.StatusConflict, "EntityAlreadyExists")
+	for i := 0; i < 2; i++ {
+		if _, err := c.AddEntity(ctx, entity("p", "r", ""), nil); err == nil {
+			t.Fatal("fault not injected")
+		}
+	}
+	if _, err := c.AddEntity(ctx, entity("p", "r", ""), nil); err != nil {
+		t.Fatalf("third add: %v", err)
+	}
+	// 503 is retried by the SDK's policy: the fake sees every try.
+	svc.FailNext(fake.OpGetEntity, 2, http.StatusServiceUnavailable, "ServerBusy")
+	if _, err := c.GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("get after two 503s: %v", err)
+	}
+	if svc.Count(fake.OpInsertEntity) != 3 || svc.Count(fake.OpGetEntity) != 3 || svc.Total() != 6 {
+		t.Fatalf("counts = %v", svc.Counts())
+	}
+	if svc.Len("tbl") != 1 || svc.Len("missing") != 0 {
+		t.Fatal("Len")
+	}
+}

@@ -1,0 +1,29 @@
+// Package table reads and writes Go structs as Azure Table Storage entities
+// over the official *aztables.Client. A struct embeds Meta (PartitionKey,
+// RowKey, ETag, Timestamp) and its exported fields become typed properties
+// (see Codec). Table[T] offers Azure's verbs with Azure's meaning: Get, Add
+// (fails if present), Upsert (either way, merge or replace), Update (needs
+// the entity's ETag, or an explicit AnyETag: it never becomes an upsert) and
+// Delete (with an ETag or unconditional, optionally if-exists); Modify is
+// the optimistic-concurrency loop (read, change, write with the ETag, retry
+// on 412 with jittered back-off). Queries are iter.Seq2 iterators that follow
+// continuation tokens through short and empty pages, or one page at a time
+// with an opaque token to resume after a restart; Filter builds $filter
+// text in which every literal is typed and quoted by construction, and
+// Classify tells a point query from a table scan. Registry decodes tables
+// that hold several entity types.
+//
+// Every limit of the service is checked before a request is sent: keys and
+// property names (package keys), 252 properties, 32 K UTF-16 units per
+// string, 64 KiB per binary value, 1 MiB per entity as the service counts
+// it, DateTime from 1601, 15 comparisons per filter, $top up to 1,000. Bad
+// input is an *InputError that names the type, field and rule, and nothing
+// is sent. Errors from the service keep the *azcore.ResponseError in the
+// chain and classify with errors.Is (ErrNotFound, ErrAlreadyExists,
+// ErrPreconditionFailed, ErrThrottled) or IsRetryable; tablekit never
+// retries a 400-class answer. Each operation here is a single request, except
+// Modify (a read and a write, more only under contention) and Query (one per
+// page), so a crash between steps leaves either the old or the new entity,
+// never half of one. See "Design for querying" and "Table design patterns":
+// https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-query
+package table
