@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -339,4 +340,26 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
+}
+
+// MetaOf returns the Meta embedded in v, a pointer to a struct.
+func (c *Codec) MetaOf(v any) (*Meta, error) {
+	rv, err := structValue("MetaOf", v)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.planFor(rv.Type())
+	if err != nil {
+		return nil, err
+	}
+	return rv.FieldByIndex(p.meta).Addr().Interface().(*Meta), nil
+}
+
+// WrittenETag records a write's new ETag in m, and the Timestamp the
+// service encodes in it.
+func (m *Meta) WrittenETag(etag azcore.ETag) {
+	m.ETag = etag
+	if ts, ok := timestampFromETag(etag); ok {
+		m.Timestamp = ts
+	}
 }

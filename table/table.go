@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"reflect"
 
@@ -119,13 +118,7 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 type GetOptions struct{}
 
 // written records a write's new ETag, and the Timestamp it encodes, in v.
-func (t *Table[T]) written(v *T, etag azcore.ETag) {
-	m := t.Meta(v)
-	m.ETag = etag
-	if ts, ok := timestampFromETag(etag); ok {
-		m.Timestamp = ts
-	}
-}
+func (t *Table[T]) written(v *T, etag azcore.ETag) { t.Meta(v).WrittenETag(etag) }
 
 // AddOptions configure Add. There are none yet; pass nil.
 type AddOptions struct{}
@@ -274,4 +267,3 @@ func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
 
-var _ = errors.New

@@ -50,3 +50,5 @@ func azuriteEnv(t *testing.T) Env {
 
 func TestTableOnFake(t *testing.T)    { RunTable(t, fakeEnv()) }
 func TestTableOnAzurite(t *testing.T) { RunTable(t, azuriteEnv(t)) }
+func TestBatchOnFake(t *testing.T)    { RunBatch(t, fakeEnv()) }
+func TestBatchOnAzurite(t *testing.T) { RunBatch(t, azuriteEnv(t)) }

@@ -1,0 +1,340 @@
+package batch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+type Event struct {
+	table.Meta
+	Payload string
+	N       int
+}
+
+func ev(pk string, i int) *Event {
+	return &Event{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, Payload: "x", N: i}
+}
+
+func newFake(t testing.TB, opts *aztables.ClientOptions) (*fake.TableService, *aztables.Client) {
+	svc := fake.NewTableService(nil)
+	c := svc.NewClient("events", opts)
+	if _, err := c.CreateTable(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	svc.ResetCounts()
+	return svc, c
+}
+
+// bodySizes records the size of every transaction request body sent.
+type bodySizes struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (b *bodySizes) Do(req *policy.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.Raw().URL.Path, "$batch") && req.Body() != nil {
+		n, _ := io.Copy(io.Discard, req.Body())
+		_ = req.RewindBody()
+		b.mu.Lock()
+		b.sizes = append(b.sizes, int(n))
+		b.mu.Unlock()
+	}
+	return req.Next()
+}
+
+// TestSizeBoundsWhatIsSent checks the 4 MiB bound against the bytes the SDK
+// actually sends: the estimate is never below them, and not far above.
+func TestSizeBoundsWhatIsSent(t *testing.T) {
+	rec := &bodySizes{}
+	_, c := newFake(t, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{rec}}})
+	cases := map[string][]batch.Op{}
+	var small, escaped, quoted, deletes []batch.Op
+	for i := 0; i < 100; i++ {
+		small = append(small, batch.Add(ev("p", i)))
+		e := ev("q", i)
+		e.Payload = strings.Repeat("<&>", 300) + "é😀"
+		escaped = append(escaped, batch.Upsert(e, table.Replace))
+		k := &Event{Meta: table.Meta{PartitionKey: "ü p%", RowKey: fmt.Sprintf("ключ %d", i)}}
+		quoted = append(quoted, batch.UpdateAny(k, table.Merge))
+		deletes = append(deletes, batch.Delete("d", keys.Uint64(uint64(i))))
+	}
+	cases["100 small adds"], cases["HTML-escaped payloads"], cases["escaped keys"], cases["deletes"] = small, escaped, quoted, deletes
+	for name, ops := range cases {
+		tx := batch.NewTransaction(nil)
+		for _, op := range ops {
+			if err := tx.Append(op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec.sizes = nil
+		_, _ = tx.Submit(t.Context(), c) // the updates of missing entities fail; the size is what counts
+		if len(rec.sizes) != 1 {
+			t.Fatalf("%s: %d requests", name, len(rec.sizes))
+		}
+		sent := rec.sizes[0]
+		if tx.Size() < sent || tx.Size() > sent+100*1024 {
+			t.Errorf("%s: estimate %d for %d bytes sent", name, tx.Size(), sent)
+		}
+	}
+}
+
+func TestTransactionBuilder(t *testing.T) {
+	tx := batch.NewTransaction(nil)
+	if tx.PartitionKey() != "" || tx.Len() != 0 {
+		t.Fatal("empty")
+	}
+	if err := tx.Append(batch.Add(ev("p", 1))); err != nil {
+		t.Fatal(err)
+	}
+	err := tx.Append(batch.Add(ev("q", 2)))
+	var oe *batch.OpError
+	if !errors.As(err, &oe) || oe.Index != 1 || oe.PartitionKey != "q" || !errors.Is(err, batch.ErrMixedPartitions) {
+		t.Fatalf("mixed: %v", err)
+	}
+	if tx.Len() != 1 {
+		t.Fatal("a refused operation was kept")
+	}
+	for _, bad := range []batch.Op{{}, batch.Raw(batch.KindAdd, []byte(`{"RowKey":"x"}`), nil), batch.Raw(batch.KindAdd, []byte(`nope`), nil), batch.DeleteIf("p", "r", "")} {
+		if err := tx.Append(bad); err == nil {
+			t.Errorf("accepted %+v", bad)
+		}
+	}
+	etag := azcore.ETag(`W/"x"`)
+	if err := tx.Append(batch.Raw(batch.KindUpdateMerge, []byte(`{"PartitionKey":"p","RowKey":"raw","A":1}`), &etag)); err != nil {
+		t.Fatal(err)
+	}
+	acts := tx.Actions()
+	if acts[1].ActionType != aztables.TransactionTypeUpdateMerge || *acts[1].IfMatch != etag {
+		t.Fatalf("raw action = %+v", acts[1])
+	}
+	if err := tx.Append(batch.UpdateAny(ev("p", 9), table.Replace)); err != nil {
+		t.Fatal(err)
+	}
+	if acts := tx.Actions(); *acts[2].IfMatch != azcore.ETagAny {
+		t.Fatal("update-only must send If-Match: *")
+	}
+	if err := tx.Append(batch.Delete("p", "O'Brien")); !errors.Is(err, batch.ErrQuoteInKey) {
+		t.Fatalf("quote in a delete's key: %v", err)
+	}
+	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}})); err != nil {
+		t.Fatalf("an Add puts its keys in the body only, so quotes are fine: %v", err)
+	}
+	if batch.KindDelete.String() != "Delete" || batch.Kind(0).String() != "Kind(0)" {
+		t.Fatal("Kind.String")
+	}
+}
+
+func TestRequestCounts(t *testing.T) {
+	for _, n := range []int{1, 99, 100, 101, 250, 1000} {
+		svc, c := newFake(t, nil)
+		var ops []batch.Op
+		for i := 0; i < n; i++ {
+			ops = append(ops, batch.Add(ev("p", i)))
+		}
+		if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := svc.Count(fake.OpBatch), (n+99)/100; got != want || svc.Total() != want {
+			t.Errorf("%d entities in one partition: %d requests, want %d", n, got, want)
+		}
+		if svc.Len("events") != n {
+			t.Errorf("%d entities written, want %d", svc.Len("events"), n)
+		}
+	}
+	// Over P partitions: the sum over partitions.
+	svc, c := newFake(t, nil)
+	var ops []batch.Op
+	sizes := []int{150, 1, 100, 37}
+	for p, n := range sizes {
+		for i := 0; i < n; i++ {
+			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
+		}
+	}
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.Count(fake.OpBatch); got != 2+1+1+1 {
+		t.Errorf("4 partitions: %d requests, want 5", got)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	var ops []batch.Op
+	for i := 0; i < 230; i++ {
+		pk := []string{"a", "b", "c"}[i%3]
+		ops = append(ops, batch.Upsert(ev(pk, i/3), table.Merge))
+	}
+	ops = append(ops, batch.Delete("a", keys.Uint64(0)), batch.Delete("z", "1"), batch.Delete("a", keys.Uint64(1)))
+	plan, err := batch.Plan(ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape []string
+	total := 0
+	for _, tx := range plan {
+		shape = append(shape, fmt.Sprintf("%s:%d", tx.PartitionKey(), tx.Len()))
+		total += tx.Len()
+	}
+	// a has 77 upserts then deletes of RowKeys 0 and 1, already in its open
+	// transaction: both go to a second one, in order. b 77, c 76, z 1.
+	if got := strings.Join(shape, " "); got != "a:77 a:2 b:77 c:76 z:1" || total != len(ops) {
+		t.Fatalf("plan = %s (%d ops)", got, total)
+	}
+	again, _ := batch.Plan(ops, nil)
+	for i := range plan {
+		if plan[i].PartitionKey() != again[i].PartitionKey() || plan[i].Len() != again[i].Len() {
+			t.Fatal("plans differ for the same input")
+		}
+	}
+	small, _ := batch.Plan(ops[:30], &batch.PlanOptions{MaxOperations: 4})
+	if len(small) != 9 { // 10 ops per partition in 4+4+2
+		t.Fatalf("MaxOperations 4: %d transactions", len(small))
+	}
+	_, err = batch.Plan([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("a/b", 2))}, nil)
+	var oe *batch.OpError
+	if !errors.As(err, &oe) || oe.Index != 1 || !errors.Is(err, keys.ErrForbiddenChar) {
+		t.Fatalf("bad op in plan: %v", err)
+	}
+}
+
+func TestWriterRetriesThrottlingOnly(t *testing.T) {
+	svc, c := newFake(t, nil)
+	// Five 503s outlast the SDK's own three retries, so the writer retries.
+	svc.FailNext(fake.OpBatch, 5, http.StatusServiceUnavailable, "ServerBusy")
+	w := batch.NewWriter(c, &batch.WriterOptions{BaseDelay: 1, MaxDelay: 1})
+	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}))
+	if err != nil || sum.Retries != 1 || sum.Requests != 2 || sum.Transactions != 1 {
+		t.Fatalf("after 503s: %+v %v", sum, err)
+	}
+	if svc.Count(fake.OpBatch) != 6 {
+		t.Fatalf("%d batch requests reached the service, want 6 (4 + 2)", svc.Count(fake.OpBatch))
+	}
+
+	// A 409 is never retried; the failed partition stops, the others go on.
+	svc.ResetCounts()
+	var ops []batch.Op
+	ops = append(ops, batch.Add(ev("p", 1))) // exists: fails
+	for i := 0; i < 150; i++ {
+		ops = append(ops, batch.Add(ev("p", 100+i)))
+	}
+	for i := 0; i < 150; i++ {
+		ops = append(ops, batch.Add(ev("other", i)))
+	}
+	var progress atomic.Int32
+	w = batch.NewWriter(c, &batch.WriterOptions{Parallelism: 2, Progress: func(batch.Summary) { progress.Add(1) }})
+	sum, err = w.Write(t.Context(), batch.Slice(ops))
+	var we *batch.WriteError
+	if !errors.As(err, &we) || len(we.Failures) != 1 || !errors.Is(err, table.ErrAlreadyExists) {
+		t.Fatalf("want one failed transaction, got %v", err)
+	}
+	f := we.Failures[0]
+	if f.Err.Index != 0 || len(f.Ops) != 100 || f.Ops[0].RowKey() != keys.Uint64(1) {
+		t.Fatalf("failure = index %d, %d ops", f.Err.Index, len(f.Ops))
+	}
+	if sum.Failed != 1 || sum.Skipped != 51 || sum.Transactions != 2 || sum.Operations != 150 || sum.Retries != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if svc.Count(fake.OpBatch) != 3 || progress.Load() != 3 {
+		t.Fatalf("%d requests, %d progress calls", svc.Count(fake.OpBatch), progress.Load())
+	}
+}
+
+func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
+	svc, c := newFake(t, nil)
+	ops := []batch.Op{batch.Add(ev("p", 1)), batch.Add(nil)}
+	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops))
+	var oe *batch.OpError
+	if !errors.As(err, &oe) || oe.Index != 1 || !errors.Is(err, table.ErrNilValue) {
+		t.Fatalf("bad op: %v", err)
+	}
+	if svc.Total() != 0 {
+		t.Fatalf("%d requests after a bad op in the first transaction", svc.Total())
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := batch.NewWriter(c, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(ev("p", 1))})); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+func TestWriterParallelismIsBoundedAndPerPartitionSerial(t *testing.T) {
+	gate := &concurrency{}
+	svc, c := newFake(t, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{gate}}})
+	var ops []batch.Op
+	for p := 0; p < 12; p++ {
+		for i := 0; i < 300; i++ {
+			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
+		}
+	}
+	sum, err := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 3}).Write(t.Context(), batch.Slice(ops))
+	if err != nil || sum.Transactions != 36 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if gate.max.Load() > 3 || gate.max.Load() < 2 {
+		t.Fatalf("max in flight %d, want 2..3", gate.max.Load())
+	}
+	if gate.samePartition.Load() {
+		t.Fatal("two transactions of one partition were in flight at once")
+	}
+	if svc.Len("events") != 3600 {
+		t.Fatal("entities missing")
+	}
+}
+
+// concurrency measures requests in flight, overall and per partition.
+type concurrency struct {
+	now, max      atomic.Int32
+	mu            sync.Mutex
+	busy          map[string]bool
+	samePartition atomic.Bool
+}
+
+func (c *concurrency) Do(req *policy.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.Raw().URL.Path, "$batch") {
+		return req.Next()
+	}
+	body, _ := io.ReadAll(req.Body())
+	_ = req.RewindBody()
+	pk := ""
+	if i := strings.Index(string(body), `"PartitionKey":"`); i >= 0 {
+		rest := string(body[i+16:])
+		pk = rest[:strings.IndexByte(rest, '"')]
+	}
+	c.mu.Lock()
+	if c.busy == nil {
+		c.busy = map[string]bool{}
+	}
+	if c.busy[pk] {
+		c.samePartition.Store(true)
+	}
+	c.busy[pk] = true
+	c.mu.Unlock()
+	n := c.now.Add(1)
+	for {
+		m := c.max.Load()
+		if n <= m || c.max.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	resp, err := req.Next()
+	c.now.Add(-1)
+	c.mu.Lock()
+	c.busy[pk] = false
+	c.mu.Unlock()
+	return resp, err
+}

@@ -1,0 +1,101 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Limits of an entity group transaction ("Performing entity group
+// transactions"), checked before anything is sent.
+const (
+	// MaxOperations is the most operations one transaction may hold.
+	MaxOperations = 100
+	// MaxRequestBytes is the largest request body of a transaction.
+	MaxRequestBytes = 4 << 20
+)
+
+// Errors of a transaction refused before sending. An *OpError carries one
+// and names the operation.
+var (
+	ErrEmpty             = errors.New("empty transaction")
+	ErrTooManyOperations = errors.New("more than 100 operations")
+	ErrTooLarge          = errors.New("request over 4 MiB")
+	ErrMixedPartitions   = errors.New("operations on more than one PartitionKey")
+	ErrDuplicateRowKey   = errors.New("RowKey appears twice")
+	ErrQuoteInKey        = errors.New("single quote in a key of a batch update or delete")
+	ErrBadOperation      = errors.New("bad operation")
+)
+
+// OpError is an operation refused before sending: which one, and why.
+type OpError struct {
+	Index        int // the operation's position in the transaction or list
+	Kind         Kind
+	PartitionKey string
+	RowKey       string
+	Err          error // a rule above, or a *table.InputError from encoding
+}
+
+func (e *OpError) Error() string {
+	return fmt.Sprintf("batch: operation %d (%s %q/%q): %v", e.Index, e.Kind, e.PartitionKey, e.RowKey, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// TransactionError is a transaction the service refused. Nothing of it was
+// written: the service applies all of a transaction or none of it.
+type TransactionError struct {
+	// Index is the failed operation's position, parsed from the service's
+	// answer ("k:" at the start of its message); -1 when the service did
+	// not say (the whole request was refused, or it never arrived).
+	Index int
+	// Op is the failed operation, when Index >= 0.
+	Op Op
+	// StatusCode and ErrorCode are the failed operation's own status and
+	// code, not the 202 of the envelope.
+	StatusCode int
+	ErrorCode  string
+	Message    string
+	// Err is what the SDK returned: an *azcore.ResponseError (202 with the
+	// multipart body for a failed operation) or a transport error.
+	Err error
+}
+
+func (e *TransactionError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("batch: transaction failed: %v", e.Err)
+	}
+	return fmt.Sprintf("batch: transaction failed at operation %d (%s %q/%q): %d %s: %s",
+		e.Index, e.Op.Kind, e.Op.PartitionKey(), e.Op.RowKey(), e.StatusCode, e.ErrorCode, e.Message)
+}
+
+func (e *TransactionError) Unwrap() error { return e.Err }
+
+// Is classifies the failed operation's answer like table's errors:
+// errors.Is(err, table.ErrAlreadyExists) and the others hold by the inner
+// status and code.
+func (e *TransactionError) Is(target error) bool {
+	if e.Index < 0 {
+		return false // the envelope's own error is found through Unwrap
+	}
+	inner := &azcore.ResponseError{StatusCode: e.StatusCode, ErrorCode: e.ErrorCode}
+	return errors.Is(&table.ServiceError{Err: inner}, target)
+}
+
+// retryable reports a transaction worth sending again: the failed
+// operation's own status is 408, 429, 500, 502, 503 or 504, or the request
+// got no answer. 400-class answers are never retried.
+func (e *TransactionError) retryable() bool {
+	if e.Index < 0 {
+		return table.IsRetryable(e.Err)
+	}
+	switch e.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,307 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Transaction is an entity group transaction under construction: at most
+// 100 operations on one PartitionKey of one table, each RowKey once, at
+// most 4 MiB of request. Every rule is checked as operations are appended,
+// so a Transaction that holds an operation can always be sent. The service
+// applies all of it or none of it.
+type Transaction struct {
+	codec *table.Codec
+	ops   []*encoded
+	rows  map[string]int
+	size  int
+}
+
+// TransactionOptions configure a Transaction. nil means the defaults.
+type TransactionOptions struct {
+	// Codec encodes typed values; share one to reuse its field plans.
+	// Default: a new Codec.
+	Codec *table.Codec
+}
+
+// NewTransaction returns an empty transaction.
+func NewTransaction(opts *TransactionOptions) *Transaction {
+	tx := &Transaction{rows: map[string]int{}, size: envelope}
+	if opts != nil && opts.Codec != nil {
+		tx.codec = opts.Codec
+	} else {
+		tx.codec = &table.Codec{}
+	}
+	return tx
+}
+
+// Append encodes op and adds it, or returns an *OpError naming the rule it
+// breaks and leaves the transaction unchanged.
+func (tx *Transaction) Append(op Op) error {
+	e, err := op.encode(tx.codec)
+	if err != nil {
+		return tx.opErr(op, err)
+	}
+	return tx.append(e)
+}
+
+func (tx *Transaction) opErr(op Op, err error) *OpError {
+	return &OpError{Index: len(tx.ops), Kind: op.Kind, PartitionKey: op.PartitionKey(), RowKey: op.RowKey(), Err: err}
+}
+
+// fits reports why e cannot join, or nil.
+func (tx *Transaction) fits(e *encoded) error {
+	switch {
+	case len(tx.ops) >= MaxOperations:
+		return ErrTooManyOperations
+	case len(tx.ops) > 0 && e.pk != tx.ops[0].pk:
+		return ErrMixedPartitions
+	}
+	if _, dup := tx.rows[e.rk]; dup {
+		return ErrDuplicateRowKey
+	}
+	if tx.size+e.size > MaxRequestBytes {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+func (tx *Transaction) append(e *encoded) error {
+	if err := tx.fits(e); err != nil {
+		return &OpError{Index: len(tx.ops), Kind: e.op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: err}
+	}
+	tx.rows[e.rk] = len(tx.ops)
+	tx.ops = append(tx.ops, e)
+	tx.size += e.size
+	return nil
+}
+
+// Len is the number of operations.
+func (tx *Transaction) Len() int { return len(tx.ops) }
+
+// PartitionKey is the partition every operation acts on ("" when empty).
+func (tx *Transaction) PartitionKey() string {
+	if len(tx.ops) == 0 {
+		return ""
+	}
+	return tx.ops[0].pk
+}
+
+// Size bounds the request's size in bytes from above.
+func (tx *Transaction) Size() int { return tx.size }
+
+// Ops returns the operations in order.
+func (tx *Transaction) Ops() []Op {
+	out := make([]Op, len(tx.ops))
+	for i, e := range tx.ops {
+		out[i] = e.op
+		out[i].pk, out[i].rk = e.pk, e.rk
+	}
+	return out
+}
+
+// Result is what a committed transaction wrote.
+type Result struct {
+	// ETags holds each operation's new ETag, in order ("" for deletes).
+	ETags []azcore.ETag
+}
+
+// Actions are the SDK's transaction actions for tx, If-Match included.
+func (tx *Transaction) Actions() []aztables.TransactionAction {
+	actions := make([]aztables.TransactionAction, len(tx.ops))
+	for i, e := range tx.ops {
+		actions[i] = aztables.TransactionAction{ActionType: e.op.Kind.action(), Entity: e.body}
+		if e.ifMatch != "" {
+			tag := e.ifMatch
+			actions[i].IfMatch = &tag
+		}
+	}
+	return actions
+}
+
+// Submit sends the transaction: one request. On success every typed value's
+// Meta gets its new ETag and Timestamp, recovered from the service's
+// multipart answer (the SDK discards them). On failure the error is a
+// *TransactionError that names the failed operation, its status and code;
+// nothing of the transaction was written.
+func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result, error) {
+	if len(tx.ops) == 0 {
+		return nil, &OpError{Index: 0, Err: ErrEmpty}
+	}
+	var raw *http.Response
+	_, err := client.SubmitTransaction(runtime.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
+	if err != nil {
+		return nil, tx.failure(err)
+	}
+	res := &Result{ETags: make([]azcore.ETag, len(tx.ops))}
+	if raw != nil {
+		body, perr := runtime.Payload(raw)
+		if perr == nil {
+			parts, perr := parseMultipart(body)
+			if perr == nil && len(parts) == len(tx.ops) {
+				for i, p := range parts {
+					res.ETags[i] = azcore.ETag(p.header.Get("ETag"))
+				}
+			}
+		}
+	}
+	for i, e := range tx.ops {
+		if e.meta == nil {
+			continue
+		}
+		if e.op.Kind == KindDelete {
+			e.meta.ETag = ""
+		} else if res.ETags[i] != "" {
+			e.meta.WrittenETag(res.ETags[i])
+		}
+	}
+	return res, nil
+}
+
+// failure turns the SDK's error into a *TransactionError, reading the
+// failed operation from the multipart body of a 202.
+func (tx *Transaction) failure(err error) *TransactionError {
+	te := &TransactionError{Index: -1, Err: err}
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.RawResponse == nil {
+		return te
+	}
+	te.StatusCode, te.ErrorCode = re.StatusCode, re.ErrorCode
+	if re.StatusCode != http.StatusAccepted {
+		return te
+	}
+	body, perr := runtime.Payload(re.RawResponse)
+	if perr != nil {
+		return te
+	}
+	parts, perr := parseMultipart(body)
+	if perr != nil {
+		return te
+	}
+	for _, p := range parts {
+		if p.status < 400 {
+			continue
+		}
+		te.StatusCode = p.status
+		var e struct {
+			Err struct {
+				Code    string `json:"code"`
+				Message struct {
+					Value string `json:"value"`
+				} `json:"message"`
+			} `json:"odata.error"`
+		}
+		_ = json.Unmarshal(p.body, &e)
+		te.ErrorCode, te.Message = e.Err.Code, e.Err.Message.Value
+		if c := p.header.Get("X-Ms-Error-Code"); te.ErrorCode == "" {
+			te.ErrorCode = c
+		}
+		te.Index = -1
+		if k, rest, ok := strings.Cut(te.Message, ":"); ok {
+			if n, err := strconv.Atoi(k); err == nil {
+				te.Index, te.Message = n, rest
+			}
+		}
+		if te.Index < 0 {
+			if n, err := strconv.Atoi(p.header.Get("Content-ID")); err == nil {
+				te.Index = n - 1
+			} else if len(tx.ops) == 1 {
+				te.Index = 0
+			}
+		}
+		if i := strings.Index(te.Message, "\nRequestId:"); i >= 0 {
+			te.Message = te.Message[:i]
+		}
+		if te.Index >= 0 && te.Index < len(tx.ops) {
+			te.Op = tx.Ops()[te.Index]
+		} else {
+			te.Index = -1
+		}
+		return te
+	}
+	return te
+}
+
+type part struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// parseMultipart reads the service's batch answer: a changeset of HTTP
+// responses inside a batch part.
+func parseMultipart(body []byte) ([]part, error) {
+	outer := multipart.NewReader(bytes.NewReader(body), boundaryOf(body))
+	first, err := outer.NextPart()
+	if err != nil {
+		return nil, err
+	}
+	inner, err := io.ReadAll(first)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(inner), []byte("--")) {
+		// Some services answer a whole-batch error without a changeset.
+		return readResponses([][]byte{inner})
+	}
+	mr := multipart.NewReader(bytes.NewReader(inner), boundaryOf(bytes.TrimLeft(inner, "\r\n")))
+	var raws [][]byte
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return nil, err
+		}
+		raws = append(raws, b)
+	}
+	return readResponses(raws)
+}
+
+func readResponses(raws [][]byte) ([]part, error) {
+	var out []part
+	for _, b := range raws {
+		r, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+		if err != nil {
+			return nil, err
+		}
+		rb, _ := io.ReadAll(r.Body)
+		out = append(out, part{status: r.StatusCode, header: r.Header, body: rb})
+	}
+	return out, nil
+}
+
+// boundaryOf reads the boundary from a body's first line ("--boundary").
+func boundaryOf(b []byte) string {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	return strings.TrimSpace(strings.TrimPrefix(string(line), "--"))
+}
+
+// Submit builds one transaction from ops and sends it.
+func Submit(ctx context.Context, client table.Client, ops ...Op) (*Result, error) {
+	tx := NewTransaction(nil)
+	for _, op := range ops {
+		if err := tx.Append(op); err != nil {
+			return nil, err
+		}
+	}
+	return tx.Submit(ctx, client)
+}

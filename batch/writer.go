@@ -1,0 +1,318 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tablekit/tablekit/table"
+)
+
+// Defaults and bounds of the Writer. Parallelism 8 keeps both cores busy
+// encoding while requests wait on the network; see BENCHMARKS.md for the
+// measurement. Past 32 the client's connection pool and the service's
+// per-partition targets, not tablekit, limit throughput.
+const (
+	DefaultParallelism = 8
+	MaxParallelism     = 32
+)
+
+// WriterOptions configure a Writer. nil means the defaults.
+type WriterOptions struct {
+	// Parallelism is how many transactions are in flight at once, each on
+	// a different partition. 1 to MaxParallelism. Default: DefaultParallelism.
+	Parallelism int
+	// MaxAttempts bounds the sends of one transaction that keeps failing
+	// with a retryable answer (500, 503, timeouts). Default: 5.
+	MaxAttempts int
+	// BaseDelay and MaxDelay shape the exponential back-off with jitter
+	// between attempts. Defaults: 100 ms and 5 s.
+	BaseDelay, MaxDelay time.Duration
+	// Progress, when set, is called after each transaction, from the
+	// writer's goroutines (one call at a time).
+	Progress func(Summary)
+	// Codec encodes typed values. Default: a new Codec.
+	Codec *table.Codec
+	// Logger receives a debug record per retry and a warning per failure.
+	// Default: no logging.
+	Logger *slog.Logger
+}
+
+// Summary counts what a Write did.
+type Summary struct {
+	Operations   int // operations committed
+	Transactions int // transactions committed
+	Requests     int // transaction requests sent, retries included
+	Retries      int
+	Failed       int // transactions that failed for good
+	Skipped      int // operations not sent because an earlier transaction of their partition failed
+}
+
+// Failure is a transaction that failed for good.
+type Failure struct {
+	Ops []Op
+	Err *TransactionError
+}
+
+// WriteError reports the transactions that failed; the others committed.
+type WriteError struct {
+	Failures []Failure
+}
+
+func (e *WriteError) Error() string {
+	msg := e.Failures[0].Err.Error()
+	if n := len(e.Failures) - 1; n > 0 {
+		msg += " (and " + strconv.Itoa(n) + " more failed transactions)"
+	}
+	return msg
+}
+
+// Unwrap exposes every failed transaction's error to errors.Is and As.
+func (e *WriteError) Unwrap() []error {
+	out := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		out[i] = f.Err
+	}
+	return out
+}
+
+// Writer bulk-writes operations as entity group transactions.
+type Writer struct {
+	client table.Client
+	opts   WriterOptions
+}
+
+// NewWriter returns a Writer over client.
+func NewWriter(client table.Client, opts *WriterOptions) *Writer {
+	w := &Writer{client: client}
+	if opts != nil {
+		w.opts = *opts
+	}
+	if w.opts.Parallelism <= 0 {
+		w.opts.Parallelism = DefaultParallelism
+	}
+	w.opts.Parallelism = min(w.opts.Parallelism, MaxParallelism)
+	if w.opts.MaxAttempts <= 0 {
+		w.opts.MaxAttempts = 5
+	}
+	if w.opts.BaseDelay <= 0 {
+		w.opts.BaseDelay = 100 * time.Millisecond
+	}
+	if w.opts.MaxDelay <= 0 {
+		w.opts.MaxDelay = 5 * time.Second
+	}
+	if w.opts.Codec == nil {
+		w.opts.Codec = &table.Codec{}
+	}
+	return w
+}
+
+// partitionQueue holds a partition's transactions, sent one at a time.
+type partitionQueue struct {
+	pk      string
+	pending []*Transaction
+	busy    bool
+	failed  bool
+}
+
+// Write plans ops into transactions and sends them: up to Parallelism at
+// once across partitions, in order within a partition, so each entity's
+// operations apply in the order given. A transaction is retried with
+// exponential back-off and jitter when the service answers 500, 503 or a
+// timeout, never on a 400-class answer. When a transaction fails for good,
+// its partition's later transactions are skipped (they may depend on it)
+// and the other partitions go on; the error is a *WriteError listing every
+// failed transaction. ops is read as it is written: operations are sent as
+// soon as their transaction is full or ops ends. An operation that can never
+// be sent stops the write before anything more is sent, with an *OpError.
+//
+// The write as a whole is not atomic: each transaction is. A transaction
+// whose answer was lost may have committed; retrying it then fails (an Add
+// gets 409), and the failure says so.
+func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		queues   = map[string]*partitionQueue{}
+		ready    []*partitionQueue // partitions with work and nothing in flight
+		inflight int
+		closed   bool
+		sum      Summary
+		failures []Failure
+	)
+	enqueue := func(tx *Transaction) {
+		q := queues[tx.PartitionKey()]
+		if q == nil {
+			q = &partitionQueue{pk: tx.PartitionKey()}
+			queues[q.pk] = q
+		}
+		if q.failed {
+			sum.Skipped += tx.Len()
+			return
+		}
+		q.pending = append(q.pending, tx)
+		if !q.busy && len(q.pending) == 1 {
+			ready = append(ready, q)
+			cond.Signal()
+		}
+	}
+	var wg sync.WaitGroup
+	for range w.opts.Parallelism {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			for {
+				for len(ready) == 0 && !(closed && inflight == 0) {
+					cond.Wait()
+				}
+				if len(ready) == 0 {
+					cond.Broadcast()
+					return
+				}
+				q := ready[0]
+				ready = ready[1:]
+				tx := q.pending[0]
+				q.pending = q.pending[1:]
+				q.busy = true
+				inflight++
+				mu.Unlock()
+				requests, err := w.send(ctx, tx)
+				mu.Lock()
+				inflight--
+				q.busy = false
+				sum.Requests += requests
+				sum.Retries += requests - 1
+				if err != nil {
+					sum.Failed++
+					q.failed = true
+					for _, rest := range q.pending {
+						sum.Skipped += rest.Len()
+					}
+					q.pending = nil
+					failures = append(failures, Failure{Ops: tx.Ops(), Err: err})
+					if w.opts.Logger != nil {
+						w.opts.Logger.WarnContext(ctx, "tablekit: transaction failed", "pk", tx.PartitionKey(), "ops", tx.Len(), "err", err)
+					}
+				} else {
+					sum.Transactions++
+					sum.Operations += tx.Len()
+				}
+				if len(q.pending) > 0 {
+					ready = append(ready, q)
+				}
+				if w.opts.Progress != nil {
+					w.opts.Progress(sum)
+				}
+				cond.Broadcast()
+			}
+		}()
+	}
+
+	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
+	var planErr *OpError
+	i := 0
+	for op := range ops {
+		if ctx.Err() != nil {
+			break
+		}
+		closedTx, err := p.add(op)
+		if err != nil {
+			err.Index = i
+			planErr = err
+			break
+		}
+		if closedTx != nil {
+			mu.Lock()
+			enqueue(closedTx)
+			// Bound memory: wait while many full transactions are queued.
+			for countPending(queues) > 4*w.opts.Parallelism && ctx.Err() == nil {
+				cond.Wait()
+			}
+			mu.Unlock()
+		}
+		i++
+	}
+	mu.Lock()
+	if planErr == nil && ctx.Err() == nil {
+		for _, tx := range p.flushOpen() {
+			enqueue(tx)
+		}
+	}
+	if planErr != nil || ctx.Err() != nil {
+		for _, q := range queues {
+			for _, rest := range q.pending {
+				sum.Skipped += rest.Len()
+			}
+			q.pending = nil
+		}
+		ready = nil
+	}
+	closed = true
+	cond.Broadcast()
+	mu.Unlock()
+	wg.Wait()
+
+	switch {
+	case planErr != nil:
+		return sum, planErr
+	case ctx.Err() != nil:
+		return sum, ctx.Err()
+	case len(failures) > 0:
+		return sum, &WriteError{Failures: failures}
+	}
+	return sum, nil
+}
+
+func countPending(queues map[string]*partitionQueue) int {
+	n := 0
+	for _, q := range queues {
+		n += len(q.pending)
+	}
+	return n
+}
+
+// send submits tx, retrying retryable failures; it returns the requests sent.
+func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionError) {
+	delay := w.opts.BaseDelay
+	for attempt := 1; ; attempt++ {
+		_, err := tx.Submit(ctx, w.client)
+		if err == nil {
+			return attempt, nil
+		}
+		var te *TransactionError
+		if !errors.As(err, &te) {
+			te = &TransactionError{Index: -1, Err: err}
+		}
+		if attempt >= w.opts.MaxAttempts || !te.retryable() || ctx.Err() != nil {
+			return attempt, te
+		}
+		wait := delay/2 + rand.N(delay/2+1)
+		if w.opts.Logger != nil {
+			w.opts.Logger.DebugContext(ctx, "tablekit: retrying transaction", "pk", tx.PartitionKey(), "attempt", attempt, "wait", wait, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return attempt, te
+		case <-time.After(wait):
+		}
+		delay = min(2*delay, w.opts.MaxDelay)
+	}
+}
+
+// Slice adapts a slice to the iterator Write takes.
+func Slice(ops []Op) iter.Seq[Op] {
+	return func(yield func(Op) bool) {
+		for _, op := range ops {
+			if !yield(op) {
+				return
+			}
+		}
+	}
+}
