@@ -266,4 +266,3 @@ func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
 	etag := m.ETag
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
-
