@@ -338,3 +338,27 @@ func (c *concurrency) Do(req *policy.Request) (*http.Response, error) {
 	c.mu.Unlock()
 	return resp, err
 }
+
+func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
+	_, c := newFake(t, nil)
+	e := ev("p", 1)
+	if _, err := batch.Submit(t.Context(), c, batch.Add(e)); err != nil {
+		t.Fatal(err)
+	}
+	stale := *e
+	if _, err := batch.Submit(t.Context(), c, batch.Update(e, table.Merge)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := batch.Submit(t.Context(), c, batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge))
+	if !table.IsPreconditionFailed(err) || !table.IsConflict(err) || table.IsNotFound(err) || table.IsRetryable(err) {
+		t.Fatalf("classification of a 412 inside a transaction: %v", err)
+	}
+	attempts, err := table.RetryOnConflict(t.Context(), &table.RetryOptions{MaxAttempts: 3, BaseDelay: 1}, func(int) error {
+		_, err := batch.Submit(t.Context(), c, batch.Update(&stale, table.Merge))
+		return err
+	})
+	var ce *table.ConflictError
+	if attempts != 3 || !errors.As(err, &ce) {
+		t.Fatalf("RetryOnConflict over transactions: %d, %v", attempts, err)
+	}
+}

@@ -148,17 +148,22 @@ func ErrorCode(err error) string {
 	return ""
 }
 
+// is classifies err: by errors.Is, which tablekit's own error types answer
+// from the status of the operation that failed (inside a transaction too),
+// or by the first *azcore.ResponseError in the chain.
+func is(err, class error) bool { return errors.Is(err, class) || classIs(err, class) }
+
 // IsNotFound reports a 404 from the service.
-func IsNotFound(err error) bool { return classIs(err, ErrNotFound) }
+func IsNotFound(err error) bool { return is(err, ErrNotFound) }
 
 // IsAlreadyExists reports a 409 EntityAlreadyExists or TableAlreadyExists.
-func IsAlreadyExists(err error) bool { return classIs(err, ErrAlreadyExists) }
+func IsAlreadyExists(err error) bool { return is(err, ErrAlreadyExists) }
 
 // IsPreconditionFailed reports a 412: the ETag did not match.
-func IsPreconditionFailed(err error) bool { return classIs(err, ErrPreconditionFailed) }
+func IsPreconditionFailed(err error) bool { return is(err, ErrPreconditionFailed) }
 
 // IsThrottled reports 503 Server Busy, 429, or an operation timeout.
-func IsThrottled(err error) bool { return classIs(err, ErrThrottled) }
+func IsThrottled(err error) bool { return is(err, ErrThrottled) }
 
 // IsRetryable reports an error worth retrying with back-off: throttling,
 // 500, 502, 504, 408, or a transport failure (no response at all). 400-class

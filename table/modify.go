@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 )
 
 // ErrNoChange, returned by a Modify function, ends Modify without writing.
@@ -13,11 +16,8 @@ var ErrNoChange = errors.New("table: no change")
 
 // ModifyOptions configure Modify.
 type ModifyOptions struct {
-	// MaxAttempts bounds the read-change-write rounds. Default: 8.
-	MaxAttempts int
-	// BaseDelay is the first back-off after a lost race; it doubles each
-	// round up to MaxDelay, and each wait is jittered to between half and
-	// all of it. Defaults: 10 ms and 1 s.
+	// MaxAttempts, BaseDelay and MaxDelay are as in RetryOptions.
+	MaxAttempts         int
 	BaseDelay, MaxDelay time.Duration
 	// Mode of the write: Replace (default), so the stored entity is exactly
 	// the changed value, or Merge.
@@ -41,6 +41,60 @@ func (e *ConflictError) Error() string {
 
 func (e *ConflictError) Unwrap() error { return e.Err }
 
+// RetryOptions bound an optimistic-concurrency retry loop.
+type RetryOptions struct {
+	// MaxAttempts bounds the rounds. Default: 8.
+	MaxAttempts int
+	// BaseDelay is the first back-off after a lost race; it doubles each
+	// round up to MaxDelay, and each wait is jittered to between half and
+	// all of it. Defaults: 10 ms and 1 s.
+	BaseDelay, MaxDelay time.Duration
+}
+
+// IsConflict reports a lost optimistic-concurrency race: 412 (the ETag moved
+// on) or 409 EntityAlreadyExists (someone created it first).
+func IsConflict(err error) bool { return IsPreconditionFailed(err) || IsAlreadyExists(err) }
+
+// RetryOnConflict runs round until it returns an error that is not a lost
+// race (IsConflict), waiting a jittered, growing back-off between rounds.
+// round must read what it needs afresh each time. It returns how many
+// rounds ran; after MaxAttempts lost races the error is a *ConflictError.
+// This is the loop behind Modify, exported for patterns whose write is a
+// transaction rather than a single update.
+func RetryOnConflict(ctx context.Context, opts *RetryOptions, round func(attempt int) error) (int, error) {
+	o := RetryOptions{MaxAttempts: 8, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second}
+	if opts != nil {
+		if opts.MaxAttempts > 0 {
+			o.MaxAttempts = opts.MaxAttempts
+		}
+		if opts.BaseDelay > 0 {
+			o.BaseDelay = opts.BaseDelay
+		}
+		if opts.MaxDelay > 0 {
+			o.MaxDelay = opts.MaxDelay
+		}
+	}
+	delay := o.BaseDelay
+	var last error
+	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
+		if attempt > 1 {
+			wait := delay/2 + rand.N(delay/2+1)
+			select {
+			case <-ctx.Done():
+				return attempt - 1, ctx.Err()
+			case <-time.After(wait):
+			}
+			delay = min(delay*2, o.MaxDelay)
+		}
+		err := round(attempt)
+		if err == nil || !IsConflict(err) {
+			return attempt, err
+		}
+		last = err
+	}
+	return o.MaxAttempts, &ConflictError{Attempts: o.MaxAttempts, Err: last}
+}
+
 // Modify applies change to the current value of an entity with optimistic
 // concurrency: it reads the entity, calls change, and writes the result
 // guarded by the ETag it read. If another writer got there first (412, or
@@ -55,79 +109,64 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	if err := checkKeys("Modify", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
-	o := ModifyOptions{MaxAttempts: 8, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second}
-	mode := Replace
+	var ro RetryOptions
+	mode, create := Replace, false
 	if opts != nil {
-		if opts.MaxAttempts > 0 {
-			o.MaxAttempts = opts.MaxAttempts
-		}
-		if opts.BaseDelay > 0 {
-			o.BaseDelay = opts.BaseDelay
-		}
-		if opts.MaxDelay > 0 {
-			o.MaxDelay = opts.MaxDelay
-		}
+		ro = RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 		if opts.Mode != nil {
 			mode = *opts.Mode
 		}
-		o.Create = opts.Create
+		create = opts.Create
 	}
-	delay := o.BaseDelay
-	var last error
-	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
-		if attempt > 1 {
-			wait := delay/2 + rand.N(delay/2+1)
-			if t.log != nil {
-				t.log.DebugContext(ctx, "tablekit: Modify lost a race; retrying", "table", t.name,
-					"pk", partitionKey, "rk", rowKey, "attempt", attempt, "wait", wait, "err", last)
-			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(wait):
-			}
-			delay = min(delay*2, o.MaxDelay)
+	var result *T
+	_, err := RetryOnConflict(ctx, &ro, func(attempt int) error {
+		if attempt > 1 && t.log != nil {
+			t.log.DebugContext(ctx, "tablekit: Modify lost a race; retrying", "table", t.name, "pk", partitionKey, "rk", rowKey, "attempt", attempt)
 		}
 		v, err := t.Get(ctx, partitionKey, rowKey, nil)
-		create := false
+		isNew := false
 		if err != nil {
-			if !o.Create || !IsNotFound(err) {
-				return nil, err
+			if !create || !IsNotFound(err) {
+				return err
 			}
-			v, create = new(T), true
+			v, isNew = new(T), true
 			m := t.Meta(v)
 			m.PartitionKey, m.RowKey = partitionKey, rowKey
 		}
 		if err := change(v); err != nil {
 			if errors.Is(err, ErrNoChange) {
-				if create {
-					return nil, nil
+				if !isNew {
+					result = v
 				}
-				return v, nil
+				return nil
 			}
-			return nil, err
+			return err
 		}
 		m := t.Meta(v)
 		if m.PartitionKey != partitionKey || m.RowKey != rowKey {
-			return nil, inputErr("Modify", t.plan.typ.String(), "Meta", ErrInvalidValue, "change must not alter the keys")
+			return inputErr("Modify", t.plan.typ.String(), "Meta", ErrInvalidValue, "change must not alter the keys")
 		}
-		if create {
+		if isNew {
 			err = t.Add(ctx, v, nil)
-			if IsAlreadyExists(err) {
-				last = err
-				continue
-			}
 		} else {
 			err = t.Update(ctx, v, &UpdateOptions{Mode: mode})
-			if IsPreconditionFailed(err) || IsNotFound(err) && o.Create {
-				last = err
-				continue
+			if create && IsNotFound(err) {
+				// Deleted between our read and write: go round and create it.
+				err = &ServiceError{Op: "Modify", Err: preconditionFailed}
 			}
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return v, nil
+		result = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, &ConflictError{Attempts: o.MaxAttempts, Err: last}
+	return result, nil
 }
+
+// preconditionFailed stands for a lost race that the service reported in
+// another way, so that RetryOnConflict goes round again.
+var preconditionFailed = &azcore.ResponseError{StatusCode: http.StatusPreconditionFailed, ErrorCode: "UpdateConditionNotSatisfied"}
