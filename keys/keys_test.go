@@ -170,19 +170,19 @@ func TestTuple(t *testing.T) {
 	if err != nil || k != "Sales!000123!" {
 		t.Fatalf("EncodeTuple = %q, %v", k, err)
 	}
-	odd := []string{"", "a/b\\c#d?e", "\x00\x01!\"#$", "~\x7f\xff", "año 😀", ".>[", "x"}
+	odd := []string{"", "a/b\\c#d?e", "\x00\x01!\"#$", "~\x7f\xff", "año 😀", ".>[", "O'Brien & co", "x"}
 	k, err = EncodeTuple(odd...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ValidateRowKey(k); err != nil {
-		t.Fatalf("encoding %q is not a valid key: %v", k, err)
+	if err := ValidateRowKey(k); err != nil || strings.ContainsRune(k, '\'') {
+		t.Fatalf("encoding %q is not a valid, quote-free key: %v", k, err)
 	}
 	back, err := DecodeTuple(k)
 	if err != nil || !slices.Equal(back, odd) {
 		t.Fatalf("round trip: %q, %v", back, err)
 	}
-	ordered := [][]string{{}, {""}, {"", ""}, {"", "a"}, {"\x00"}, {" "}, {"!"}, {"#"}, {"#", "z"}, {"$"}, {"."}, {"/"}, {"0"}, {">"}, {"?"}, {"A"}, {"["}, {"\\"}, {"]"}, {"a"}, {"a", ""}, {"a", "b"}, {"a\x00"}, {"ab"}, {"}"}, {"~"}, {"\x7f"}, {"é"}, {"😀"}}
+	ordered := [][]string{{}, {""}, {"", ""}, {"", "a"}, {"\x00"}, {" "}, {"!"}, {"#"}, {"#", "z"}, {"$"}, {"%"}, {"&"}, {"'"}, {"("}, {"."}, {"/"}, {"0"}, {">"}, {"?"}, {"A"}, {"["}, {"\\"}, {"]"}, {"a"}, {"a", ""}, {"a", "b"}, {"a\x00"}, {"ab"}, {"}"}, {"~"}, {"\x7f"}, {"é"}, {"😀"}}
 	var prev string
 	for i, tup := range ordered {
 		k, err := EncodeTuple(tup...)
@@ -496,5 +496,21 @@ func TestPeriodTables(t *testing.T) {
 	}
 	if Hourly.String() != "hourly" || Period(0).String() != "Period(0)" {
 		t.Fatal("String")
+	}
+}
+
+func TestTupleComponentPrefix(t *testing.T) {
+	p := TupleComponentPrefix("Jo/")
+	for _, tup := range [][]string{{"Jo/"}, {"Jo/nes", "000123"}, {"Jo/", "x"}} {
+		k, _ := EncodeTuple(tup...)
+		if !strings.HasPrefix(k, p) {
+			t.Errorf("%q does not start with %q", k, p)
+		}
+	}
+	for _, tup := range [][]string{{"Jo"}, {"Jones"}, {"J"}} {
+		k, _ := EncodeTuple(tup...)
+		if strings.HasPrefix(k, p) {
+			t.Errorf("%q starts with %q", k, p)
+		}
 	}
 }

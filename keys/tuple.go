@@ -12,6 +12,7 @@ import "strings"
 // the service accepts it, and UTF-8 byte order and UTF-16 order agree on it:
 //
 //	0x00-0x23        '"' + two hex digits   (controls, space, ! " #)
+//	'&' and '\''     "&0" and "&1"
 //	'.' and '/'      ".0" and ".1"
 //	'>' and '?'      ">0" and ">1"
 //	'[' and '\'      "[0" and "[1"
@@ -19,7 +20,8 @@ import "strings"
 //	anything else    itself
 //
 // Letters, digits and most punctuation stay readable: ("Sales", "000123")
-// encodes as "Sales!000123!".
+// encodes as "Sales!000123!". The output never holds a single quote, which
+// OData key syntax and the SDK's batch requests handle badly.
 
 const tupleEnd = '!'
 
@@ -29,7 +31,7 @@ func tupleTokenLen(c byte) int {
 	switch {
 	case c <= 0x23 || c >= 0x7E:
 		return 3
-	case c == '.' || c == '/' || c == '>' || c == '?' || c == '[' || c == '\\':
+	case c == '&' || c == '\'' || c == '.' || c == '/' || c == '>' || c == '?' || c == '[' || c == '\\':
 		return 2
 	}
 	return 1
@@ -41,8 +43,10 @@ func appendTupleToken(b []byte, c byte) []byte {
 		return append(b, '"', hexDigits[c>>4], hexDigits[c&15])
 	case c >= 0x7E:
 		return append(b, '~', hexDigits[c>>4], hexDigits[c&15])
-	case c == '.', c == '>', c == '[':
+	case c == '&', c == '.', c == '>', c == '[':
 		return append(b, c, '0')
+	case c == '\'':
+		return append(b, '&', '1')
 	case c == '/':
 		return append(b, '.', '1')
 	case c == '?':
@@ -117,7 +121,7 @@ func DecodeTuple(key string) ([]string, error) {
 			}
 			cur = append(cur, v)
 			i += 3
-		case '.', '>', '[':
+		case '&', '.', '>', '[':
 			if i+1 >= len(key) || (key[i+1] != '0' && key[i+1] != '1') {
 				return nil, bad(i)
 			}
@@ -135,4 +139,16 @@ func DecodeTuple(key string) ([]string, error) {
 		return nil, invalid("key", key, ErrBadSyntax, "a tuple encoding ends with '!'")
 	}
 	return out, nil
+}
+
+// TupleComponentPrefix encodes s as the start of a tuple's first component:
+// every tuple whose first component starts with s encodes to a key that
+// starts with the result. Use it with PrefixRange for "values starting
+// with" over tuple-encoded keys.
+func TupleComponentPrefix(s string) string {
+	b := make([]byte, 0, len(s)+len(s)/4)
+	for i := 0; i < len(s); i++ {
+		b = appendTupleToken(b, s[i])
+	}
+	return unsafeString(b)
 }

@@ -266,3 +266,12 @@ func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
 	etag := m.ETag
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
+
+// Properties lists the property names T's fields are stored under.
+func (t *Table[T]) Properties() []string {
+	out := make([]string, len(t.plan.fields))
+	for i, f := range t.plan.fields {
+		out[i] = f.name
+	}
+	return out
+}

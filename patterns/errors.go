@@ -1,0 +1,36 @@
+package patterns
+
+import (
+	"errors"
+)
+
+// Errors of the patterns, matched with errors.Is.
+var (
+	// ErrBadDefinition: an index or pattern was defined in a way that could
+	// not work (reported when it is defined, before any request).
+	ErrBadDefinition = errors.New("patterns: bad definition")
+	// ErrUnknownIndex: a lookup named an index that was not defined.
+	ErrUnknownIndex = errors.New("patterns: unknown index")
+	// ErrNotUnique: a point lookup was asked of a non-unique index.
+	ErrNotUnique = errors.New("patterns: index is not unique")
+	// ErrNotPrimary: the entity's RowKey does not start with the primary prefix.
+	ErrNotPrimary = errors.New("patterns: not a primary RowKey")
+)
+
+// ValueTakenError: a unique index already holds the value for another
+// entity. The write was refused whole. It is not a lost race, so retry
+// loops stop on it; the SDK's *azcore.ResponseError stays in the chain.
+type ValueTakenError struct {
+	Index        string
+	Value        string
+	PartitionKey string
+	Err          error
+}
+
+func (e *ValueTakenError) Error() string {
+	return "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
+}
+
+func (e *ValueTakenError) Unwrap() error { return e.Err }
+
+func quote(s string) string { return `"` + s + `"` }

@@ -1,0 +1,789 @@
+package patterns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// IndexOfProperty is the property every index copy carries: the RowKey of
+// the primary entity it copies, so copies can be verified and repaired.
+const IndexOfProperty = "TkIndexOf"
+
+// IndexDef defines one secondary index of an IntraPartitionIndex.
+type IndexDef[T any] struct {
+	// Name identifies the index in lookups and reports.
+	Name string
+	// Prefix starts the RowKey of every copy of this index, as the guide's
+	// "email_". No prefix may start another.
+	Prefix string
+	// Value is the indexed value of v; "" means v has no entry in this index.
+	Value func(v *T) string
+	// Unique allows one entity per value. A copy's RowKey is then Prefix and
+	// the value (the guide's "email_jonesj@contoso.com"), so the value must
+	// be valid in a key, and writing a value another entity holds fails
+	// with *ValueTakenError. A non-unique copy's RowKey is Prefix and the
+	// tuple encoding of (value, primary id), so equal values stay distinct
+	// and any string can be indexed.
+	Unique bool
+	// Project lists the properties a copy stores; nil stores them all.
+	Project []string
+}
+
+// IntraPartitionIndex keeps copies of each entity under other RowKeys of the
+// same partition, one per index, and writes an entity and all its copies in
+// one entity group transaction, so they never disagree ("Intra-partition
+// secondary index pattern"). The primary entity's RowKey is the primary
+// prefix and its id (the guide's "empid_000123").
+type IntraPartitionIndex[T any] struct {
+	tbl     *table.Table[T]
+	client  table.Client
+	primary string
+	defs    []IndexDef[T]
+	project []map[string]bool
+	byName  map[string]int
+}
+
+// NewIntraPartitionIndex defines the indexes of T over client. Every rule is
+// checked here, before any request: prefixes non-empty and none the start
+// of another, names unique, projections naming T's properties, and the
+// largest transaction a change can need (the entity, plus a delete and a
+// write per index) within the service's 100 operations.
+func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, defs []IndexDef[T]) (*IntraPartitionIndex[T], error) {
+	tbl, err := table.New[T](client, nil)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadDefinition, fmt.Sprintf(format, args...))
+	}
+	if 1+2*len(defs) > batch.MaxOperations {
+		return nil, bad("%d indexes need transactions of %d operations; at most %d indexes fit the service's %d", len(defs), 1+2*len(defs), (batch.MaxOperations-1)/2, batch.MaxOperations)
+	}
+	props := tbl.Properties()
+	if slices.Contains(props, IndexOfProperty) {
+		return nil, bad("%s is a field of the type; it is reserved for index copies", IndexOfProperty)
+	}
+	prefixes := []string{primaryPrefix}
+	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, primary: primaryPrefix, defs: defs, byName: map[string]int{}}
+	for i, d := range defs {
+		switch {
+		case d.Name == "":
+			return nil, bad("index %d has no name", i)
+		case d.Value == nil:
+			return nil, bad("index %s has no Value func", d.Name)
+		}
+		if _, dup := x.byName[d.Name]; dup {
+			return nil, bad("two indexes named %s", d.Name)
+		}
+		x.byName[d.Name] = i
+		prefixes = append(prefixes, d.Prefix)
+		var proj map[string]bool
+		if d.Project != nil {
+			proj = map[string]bool{}
+			for _, p := range d.Project {
+				if !slices.Contains(props, p) {
+					return nil, bad("index %s projects %q, which is not a property of the type", d.Name, p)
+				}
+				proj[p] = true
+			}
+		}
+		x.project = append(x.project, proj)
+	}
+	for i, p := range prefixes {
+		if p == "" {
+			return nil, bad("empty RowKey prefix")
+		}
+		if err := keys.ValidateRowKey(p); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+		}
+		for j, q := range prefixes {
+			if i != j && strings.HasPrefix(q, p) {
+				return nil, bad("prefix %q starts prefix %q: their ranges would overlap", p, q)
+			}
+		}
+	}
+	return x, nil
+}
+
+// Table is the typed table of the primary entities.
+func (x *IntraPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
+
+func (x *IntraPartitionIndex[T]) primaryID(m *table.Meta) (string, error) {
+	id, ok := strings.CutPrefix(m.RowKey, x.primary)
+	if !ok {
+		return "", fmt.Errorf("%w: RowKey %q lacks the prefix %q", ErrNotPrimary, m.RowKey, x.primary)
+	}
+	return id, nil
+}
+
+// copyKey is the RowKey of v's copy in index i, or "" when v has none.
+func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
+	d := x.defs[i]
+	val := d.Value(v)
+	if val == "" {
+		return "", nil
+	}
+	if d.Unique {
+		k := d.Prefix + val
+		if err := keys.ValidateRowKey(k); err != nil {
+			return "", fmt.Errorf("patterns: index %s: value %q cannot be a unique key: %w", d.Name, val, err)
+		}
+		return k, nil
+	}
+	id, err := x.primaryID(x.tbl.Meta(v))
+	if err != nil {
+		return "", err
+	}
+	enc, err := keys.EncodeTuple(val, id)
+	if err != nil {
+		return "", fmt.Errorf("patterns: index %s: %w", d.Name, err)
+	}
+	return d.Prefix + enc, nil
+}
+
+// copyBody encodes v's copy for index i under RowKey rk.
+func (x *IntraPartitionIndex[T]) copyBody(i int, v *T, rk string) ([]byte, error) {
+	c := *v
+	m := x.tbl.Meta(&c)
+	primary := m.RowKey
+	m.RowKey, m.ETag = rk, ""
+	var body []byte
+	var err error
+	if x.project[i] != nil {
+		body, err = x.tbl.EncodeOnly(&c, x.project[i])
+	} else {
+		body, err = x.tbl.Encode(&c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ref, _ := json.Marshal(primary)
+	out := make([]byte, 0, len(body)+len(IndexOfProperty)+len(ref)+4)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"`+IndexOfProperty+`":`...)
+	out = append(out, ref...)
+	return append(out, '}'), nil
+}
+
+// plan is the copies a value needs: RowKey per index ("" for none).
+func (x *IntraPartitionIndex[T]) plan(v *T) ([]string, error) {
+	if v == nil {
+		return nil, &table.InputError{Op: "index", Rule: table.ErrNilValue}
+	}
+	if _, err := x.primaryID(x.tbl.Meta(v)); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(x.defs))
+	for i := range x.defs {
+		k, err := x.copyKey(i, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = k
+	}
+	return out, nil
+}
+
+// submit sends tx and turns a unique copy's conflict into *ValueTakenError.
+func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transaction, uniqueAt map[int]int, v *T) error {
+	_, err := tx.Submit(ctx, x.client)
+	var te *batch.TransactionError
+	if errors.As(err, &te) && te.StatusCode == http.StatusConflict {
+		if i, ok := uniqueAt[te.Index]; ok {
+			return &ValueTakenError{Index: x.defs[i].Name, Value: x.defs[i].Value(v), PartitionKey: x.tbl.Meta(v).PartitionKey, Err: te.Err}
+		}
+	}
+	return err
+}
+
+// Add inserts a new entity and its copies in one transaction: one request.
+// It fails with table.ErrAlreadyExists if the entity exists, and with
+// *ValueTakenError if a unique value is taken.
+func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T) error {
+	copies, err := x.plan(v)
+	if err != nil {
+		return err
+	}
+	tx := batch.NewTransaction(nil)
+	if err := tx.Append(batch.Add(v)); err != nil {
+		return err
+	}
+	uniqueAt := map[int]int{}
+	for i, rk := range copies {
+		if rk == "" {
+			continue
+		}
+		body, err := x.copyBody(i, v, rk)
+		if err != nil {
+			return err
+		}
+		kind := batch.KindUpsertReplace
+		if x.defs[i].Unique {
+			kind = batch.KindAdd
+			uniqueAt[tx.Len()] = i
+		}
+		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+			return err
+		}
+	}
+	return x.submit(ctx, tx, uniqueAt, v)
+}
+
+// PutOptions configure Put.
+type PutOptions[T any] struct {
+	// Current is the entity as stored (from Get, Add or a previous Put), with
+	// its ETag. With it Put is one request; without it Put reads it first.
+	// Default: nil.
+	Current *T
+}
+
+// Put writes v over the stored entity and brings every copy along in one
+// transaction guarded by the stored entity's ETag: copies whose value
+// changed are deleted and rewritten, the others rewritten in place. With
+// opts.Current it costs one request; otherwise a read and the transaction,
+// two. If the entity does not exist it is added. If another writer changed
+// the entity since Current was read, Put fails with table.ErrPreconditionFailed
+// and writes nothing; Modify retries that for you.
+func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) error {
+	next, err := x.plan(v)
+	if err != nil {
+		return err
+	}
+	m := x.tbl.Meta(v)
+	var cur *T
+	if opts != nil {
+		cur = opts.Current
+	}
+	if cur == nil {
+		cur, err = x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil)
+		if table.IsNotFound(err) {
+			return x.Add(ctx, v)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	cm := x.tbl.Meta(cur)
+	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
+		return &table.InputError{Op: "Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
+	}
+	if cm.ETag == "" {
+		return &table.InputError{Op: "Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+	}
+	prev, err := x.plan(cur)
+	if err != nil {
+		return err
+	}
+	m.ETag = cm.ETag // the guard: the version the change was made from
+	tx := batch.NewTransaction(nil)
+	if err := tx.Append(batch.Update(v, table.Replace)); err != nil {
+		return err
+	}
+	uniqueAt := map[int]int{}
+	for i := range x.defs {
+		if prev[i] != "" && prev[i] != next[i] {
+			if err := tx.Append(batch.Delete(m.PartitionKey, prev[i])); err != nil {
+				return err
+			}
+		}
+		if next[i] == "" {
+			continue
+		}
+		body, err := x.copyBody(i, v, next[i])
+		if err != nil {
+			return err
+		}
+		kind := batch.KindUpsertReplace
+		if x.defs[i].Unique && next[i] != prev[i] {
+			kind = batch.KindAdd // a value new to this entity must be free
+			uniqueAt[tx.Len()] = i
+		}
+		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+			return err
+		}
+	}
+	return x.submit(ctx, tx, uniqueAt, v)
+}
+
+// Modify reads the entity, applies change and Puts the result with the
+// ETag it read, retrying lost races with jittered back-off: two requests
+// without contention. It returns the stored value.
+func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (*T, error) {
+	if change == nil {
+		return nil, &table.InputError{Op: "Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+	}
+	var out *T
+	_, err := table.RetryOnConflict(ctx, opts, func(int) error {
+		cur, err := x.tbl.Get(ctx, partitionKey, rowKey, nil)
+		if err != nil {
+			return err
+		}
+		next := *cur
+		if err := change(&next); err != nil {
+			return err
+		}
+		if err := x.Put(ctx, &next, &PutOptions[T]{Current: cur}); err != nil {
+			return err
+		}
+		out = &next
+		return nil
+	})
+	return out, err
+}
+
+// DeleteOptions configure Delete.
+type DeleteOptions[T any] struct {
+	// Current is the entity as stored, with its ETag: with it Delete is one
+	// request, guarded by that ETag. Default: nil, and Delete reads it first.
+	Current *T
+	// IfExists makes a missing entity a success. Default: false.
+	IfExists bool
+}
+
+// Delete removes the entity and every copy in one transaction.
+func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) error {
+	var cur *T
+	if opts != nil {
+		cur = opts.Current
+	}
+	if cur == nil {
+		var err error
+		cur, err = x.tbl.Get(ctx, partitionKey, rowKey, nil)
+		if err != nil {
+			if opts != nil && opts.IfExists && table.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+	}
+	prev, err := x.plan(cur)
+	if err != nil {
+		return err
+	}
+	tx := batch.NewTransaction(nil)
+	if err := tx.Append(batch.DeleteValue(cur)); err != nil {
+		return err
+	}
+	for _, rk := range prev {
+		if rk != "" {
+			if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = tx.Submit(ctx, x.client)
+	if err != nil && opts != nil && opts.IfExists && table.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// Get reads the primary entity: one request.
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
+	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
+}
+
+func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
+	i, ok := x.byName[name]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownIndex, name)
+	}
+	return i, nil
+}
+
+// decodeCopy decodes an index copy into T with the primary's keys; its
+// ETag is left empty, since the copy's version is not the primary's.
+func (x *IntraPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
+	v := new(T)
+	if err := x.tbl.Decode(raw, v); err != nil {
+		return nil, err
+	}
+	var ref struct {
+		Of string `json:"TkIndexOf"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil || ref.Of == "" {
+		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", x.tbl.Meta(v).RowKey, IndexOfProperty)
+	}
+	m := x.tbl.Meta(v)
+	m.RowKey, m.ETag = ref.Of, ""
+	return v, nil
+}
+
+// Lookup finds the entity whose value in a unique index is value: one point
+// query. The result holds what the copy stores (all properties, or the
+// projection) under the primary's keys, with no ETag: Get the primary
+// before a guarded write.
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+	i, err := x.def(index)
+	if err != nil {
+		return nil, err
+	}
+	if !x.defs[i].Unique {
+		return nil, fmt.Errorf("%w: %s; use Find", ErrNotUnique, index)
+	}
+	rk := x.defs[i].Prefix + value
+	if err := keys.ValidateRowKey(rk); err != nil {
+		return nil, &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+	}
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+	}
+	resp, err := x.client.GetEntity(ctx, partitionKey, rk, nil)
+	if err != nil {
+		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: rk, Err: err}
+	}
+	return x.decodeCopy(resp.Value)
+}
+
+// Find returns the entities whose value in an index equals value, in the
+// index's order: one range query per page.
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string) iter.Seq2[*T, error] {
+	i, err := x.def(index)
+	if err != nil {
+		return errSeq[T](err)
+	}
+	d := x.defs[i]
+	if d.Unique {
+		return func(yield func(*T, error) bool) {
+			v, err := x.Lookup(ctx, index, partitionKey, value)
+			if table.IsNotFound(err) {
+				return
+			}
+			yield(v, err)
+		}
+	}
+	enc, err := keys.EncodeTuple(value)
+	if err != nil {
+		return errSeq[T](err)
+	}
+	return x.scan(ctx, table.RowPrefix(partitionKey, d.Prefix+enc))
+}
+
+// Range returns the entities whose value in an index lies in [lo, hi), in
+// the index's order (hi "" means no upper bound): one range query per page.
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+	i, err := x.def(index)
+	if err != nil {
+		return errSeq[T](err)
+	}
+	d := x.defs[i]
+	enc := func(s string) string { return d.Prefix + s }
+	if !d.Unique {
+		enc = func(s string) string { return d.Prefix + keys.TupleComponentPrefix(s) + "!" }
+	}
+	_, end := keys.PrefixRange(d.Prefix)
+	upper := end
+	if hi != "" {
+		upper = enc(hi)
+	}
+	return x.scan(ctx, table.RowRange(partitionKey, enc(lo), upper))
+}
+
+// Prefix returns the entities whose value in an index starts with prefix,
+// in the index's order: one range query per page.
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string) iter.Seq2[*T, error] {
+	i, err := x.def(index)
+	if err != nil {
+		return errSeq[T](err)
+	}
+	d := x.defs[i]
+	p := d.Prefix + prefix
+	if !d.Unique {
+		p = d.Prefix + keys.TupleComponentPrefix(prefix)
+	}
+	return x.scan(ctx, table.RowPrefix(partitionKey, p))
+}
+
+func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		for raw, err := range rawQuery(ctx, x.client, f) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			v, err := x.decodeCopy(raw)
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func errSeq[T any](err error) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) { yield(nil, err) }
+}
+
+// rawQuery yields the raw entities of a query, following continuation tokens.
+func rawQuery(ctx context.Context, client table.Client, f table.Filter) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		lo := &aztables.ListEntitiesOptions{}
+		if !f.IsZero() {
+			s, err := f.Build()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			lo.Filter = &s
+		}
+		pager := client.NewListEntitiesPager(lo)
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				yield(nil, &table.ServiceError{Op: "Query", Err: err})
+				return
+			}
+			for _, raw := range page.Entities {
+				if !yield(raw, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// IndexIssue is one disagreement between a primary entity and its copies.
+type IndexIssue struct {
+	Index        string
+	PartitionKey string
+	Primary      string      // the primary's RowKey ("" if it is missing)
+	Copy         string      // the copy's RowKey
+	CopyETag     azcore.ETag // the copy's version, when the copy exists
+}
+
+// IndexReport is what Verify found in a partition.
+type IndexReport struct {
+	Primaries, Copies int
+	// Missing: a primary lacks the copy its value calls for (also every
+	// entity of an index added to an existing partition).
+	Missing []IndexIssue
+	// Orphans: a copy whose primary does not exist or no longer calls for it.
+	Orphans []IndexIssue
+	// Stale: a copy in its place whose values differ from its primary's.
+	Stale []IndexIssue
+
+	primaries map[string]*seenPrimary
+}
+
+// seenPrimary is a primary as Verify read it, kept for Repair.
+type seenPrimary struct {
+	raw  []byte
+	etag azcore.ETag
+}
+
+// OK reports a partition whose copies all agree with their primaries.
+func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
+
+// Verify reads one partition (one request per page) and reports every copy
+// that is missing, orphaned or stale.
+func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+	r := &IndexReport{primaries: map[string]*seenPrimary{}}
+	type copyRow struct {
+		index int
+		raw   []byte
+		of    string
+		etag  azcore.ETag
+	}
+	copies := map[string]copyRow{} // by RowKey
+	var order []string
+	var prim []*T
+	for raw, err := range rawQuery(ctx, x.client, table.Partition(partitionKey)) {
+		if err != nil {
+			return nil, err
+		}
+		var head struct {
+			RowKey string
+			ETag   azcore.ETag `json:"odata.etag"`
+			Of     string      `json:"TkIndexOf"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(head.RowKey, x.primary) {
+			v := new(T)
+			if err := x.tbl.Decode(raw, v); err != nil {
+				return nil, err
+			}
+			x.tbl.Meta(v).ETag = head.ETag
+			prim = append(prim, v)
+			r.primaries[head.RowKey] = &seenPrimary{raw: raw, etag: head.ETag}
+			continue
+		}
+		for i, d := range x.defs {
+			if strings.HasPrefix(head.RowKey, d.Prefix) {
+				copies[head.RowKey] = copyRow{index: i, raw: raw, of: head.Of, etag: head.ETag}
+				order = append(order, head.RowKey)
+				break
+			}
+		}
+	}
+	r.Primaries, r.Copies = len(prim), len(copies)
+	expected := map[string]bool{}
+	for _, v := range prim {
+		m := x.tbl.Meta(v)
+		want, err := x.plan(v)
+		if err != nil {
+			return nil, err
+		}
+		for i, rk := range want {
+			if rk == "" {
+				continue
+			}
+			expected[rk] = true
+			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
+			c, ok := copies[rk]
+			if !ok {
+				r.Missing = append(r.Missing, issue)
+				continue
+			}
+			if c.of != m.RowKey {
+				// Another entity's copy holds this entity's unique value.
+				issue.CopyETag = c.etag
+				r.Stale = append(r.Stale, issue)
+				continue
+			}
+			wantBody, err := x.copyBody(i, v, rk)
+			if err != nil {
+				return nil, err
+			}
+			if !x.sameCopy(i, c.raw, wantBody) {
+				issue.CopyETag = c.etag
+				r.Stale = append(r.Stale, issue)
+			}
+		}
+	}
+	for _, rk := range order {
+		if expected[rk] {
+			continue
+		}
+		c := copies[rk]
+		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.etag})
+	}
+	return r, nil
+}
+
+// sameCopy compares a stored copy with the one its primary calls for, both
+// passed through the same projection of T.
+func (x *IntraPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
+	a, b := new(T), new(T)
+	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
+		return false
+	}
+	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
+	var ea, eb []byte
+	if x.project[i] != nil {
+		ea, _ = x.tbl.EncodeOnly(a, x.project[i])
+		eb, _ = x.tbl.EncodeOnly(b, x.project[i])
+	} else {
+		ea, _ = x.tbl.Encode(a)
+		eb, _ = x.tbl.Encode(b)
+	}
+	return bytes.Equal(ea, eb)
+}
+
+// RepairSummary counts what Repair did.
+type RepairSummary struct {
+	Transactions int
+	Written      int // copies written (missing or stale)
+	Deleted      int // orphan copies deleted
+}
+
+// Repair fixes what Verify reported. Each primary's missing and stale copies
+// are rewritten, and the copies it no longer calls for deleted, in one
+// transaction guarded by the primary's ETag as Verify read it (a merge that
+// changes nothing but the ETag), so a concurrent change of the entity makes
+// that transaction fail instead of writing stale copies: run Verify again.
+// Orphans of missing primaries are deleted guarded by their own ETags, up
+// to 100 per transaction. Backfilling a new index is Verify then Repair.
+func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport) (RepairSummary, error) {
+	var sum RepairSummary
+	byPrimary := map[string][]IndexIssue{}
+	var order []string
+	add := func(is IndexIssue) {
+		if _, ok := byPrimary[is.Primary]; !ok {
+			order = append(order, is.Primary)
+		}
+		byPrimary[is.Primary] = append(byPrimary[is.Primary], is)
+	}
+	var lone []IndexIssue
+	for _, is := range slices.Concat(r.Missing, r.Stale) {
+		add(is)
+	}
+	for _, is := range r.Orphans {
+		if r.primaries[is.Primary] != nil {
+			add(is)
+		} else {
+			lone = append(lone, is)
+		}
+	}
+	var errs []error
+	for _, rk := range order {
+		p := r.primaries[rk]
+		v := new(T)
+		if err := x.tbl.Decode(p.raw, v); err != nil {
+			return sum, err
+		}
+		m := x.tbl.Meta(v)
+		guard := p.etag
+		tx := batch.NewTransaction(nil)
+		keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
+		if err := tx.Append(batch.Raw(batch.KindUpdateMerge, keysOnly, &guard)); err != nil {
+			return sum, err
+		}
+		written, deleted := 0, 0
+		want, err := x.plan(v)
+		if err != nil {
+			return sum, err
+		}
+		for _, is := range byPrimary[rk] {
+			i := x.byName[is.Index]
+			if want[i] == is.Copy {
+				body, err := x.copyBody(i, v, is.Copy)
+				if err != nil {
+					return sum, err
+				}
+				if err := tx.Append(batch.Raw(batch.KindUpsertReplace, body, nil)); err != nil {
+					return sum, err
+				}
+				written++
+			} else {
+				if err := tx.Append(batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag)); err != nil {
+					return sum, err
+				}
+				deleted++
+			}
+		}
+		if _, err := tx.Submit(ctx, x.client); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sum.Transactions++
+		sum.Written += written
+		sum.Deleted += deleted
+	}
+	var ops []batch.Op
+	for _, is := range lone {
+		ops = append(ops, batch.DeleteIf(is.PartitionKey, is.Copy, is.CopyETag))
+	}
+	if len(ops) > 0 {
+		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops))
+		sum.Transactions += s.Transactions
+		sum.Deleted += s.Operations
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return sum, errors.Join(errs...)
+}
