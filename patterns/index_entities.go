@@ -376,9 +376,10 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 	if pm.ETag == "" {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
 	}
-	nm.ETag = pm.ETag
+	callerETag := nm.ETag
+	nm.ETag = pm.ETag // the guard: the version the change was made from
 	oldV, newV := x.value(prev), x.value(next)
-	return x.transact(ctx, func() (*batch.Transaction, error) {
+	st, err := x.transact(ctx, func() (*batch.Transaction, error) {
 		tx := batch.NewTransaction(nil)
 		if err := tx.Append(batch.Update(next, table.Replace)); err != nil {
 			return nil, err
@@ -410,6 +411,10 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 		}
 		return tx, nil
 	})
+	if err != nil {
+		nm.ETag = callerETag
+	}
+	return st, err
 }
 
 // Lookup returns the RowKeys of the entities with value in a partition:

@@ -287,16 +287,46 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	if err != nil {
 		return err
 	}
+	callerETag := m.ETag
 	m.ETag = cm.ETag // the guard: the version the change was made from
-	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.Update(v, table.Replace)); err != nil {
+	gone := map[string]bool{}
+	for {
+		tx, uniqueAt, deleteAt, err := x.changeTx(v, prev, next, gone)
+		if err != nil {
+			m.ETag = callerETag
+			return err
+		}
+		err = x.submit(ctx, tx, uniqueAt, v)
+		var te *batch.TransactionError
+		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+			if rk, ok := deleteAt[te.Index]; ok {
+				// The old copy is already missing (written around tablekit):
+				// nothing to delete, so send the rest again.
+				gone[rk] = true
+				continue
+			}
+		}
+		if err != nil {
+			m.ETag = callerETag
+		}
 		return err
 	}
-	uniqueAt := map[int]int{}
+}
+
+// changeTx is the transaction that moves the stored entity (copies at prev)
+// to v (copies at next); gone lists old copies known to be missing.
+func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[string]bool) (*batch.Transaction, map[int]int, map[int]string, error) {
+	m := x.tbl.Meta(v)
+	tx := batch.NewTransaction(nil)
+	if err := tx.Append(batch.Update(v, table.Replace)); err != nil {
+		return nil, nil, nil, err
+	}
+	uniqueAt, deleteAt := map[int]int{}, map[int]string{}
 	for i := range x.defs {
-		if prev[i] != "" && prev[i] != next[i] {
+		if prev[i] != "" && prev[i] != next[i] && !gone[prev[i]] {
+			deleteAt[tx.Len()] = prev[i]
 			if err := tx.Append(batch.Delete(m.PartitionKey, prev[i])); err != nil {
-				return err
+				return nil, nil, nil, err
 			}
 		}
 		if next[i] == "" {
@@ -304,7 +334,7 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 		}
 		body, err := x.copyBody(i, v, next[i])
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		kind := batch.KindUpsertReplace
 		if x.defs[i].Unique && next[i] != prev[i] {
@@ -312,10 +342,10 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 			uniqueAt[tx.Len()] = i
 		}
 		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 	}
-	return x.submit(ctx, tx, uniqueAt, v)
+	return tx, uniqueAt, deleteAt, nil
 }
 
 // Modify reads the entity, applies change and Puts the result with the

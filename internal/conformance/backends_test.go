@@ -48,7 +48,9 @@ func azuriteEnv(t *testing.T) Env {
 	}
 }
 
-func TestTableOnFake(t *testing.T)    { RunTable(t, fakeEnv()) }
-func TestTableOnAzurite(t *testing.T) { RunTable(t, azuriteEnv(t)) }
-func TestBatchOnFake(t *testing.T)    { RunBatch(t, fakeEnv()) }
-func TestBatchOnAzurite(t *testing.T) { RunBatch(t, azuriteEnv(t)) }
+func TestTableOnFake(t *testing.T)       { RunTable(t, fakeEnv()) }
+func TestTableOnAzurite(t *testing.T)    { RunTable(t, azuriteEnv(t)) }
+func TestBatchOnFake(t *testing.T)       { RunBatch(t, fakeEnv()) }
+func TestBatchOnAzurite(t *testing.T)    { RunBatch(t, azuriteEnv(t)) }
+func TestPatternsOnFake(t *testing.T)    { RunPatterns(t, fakeEnv()) }
+func TestPatternsOnAzurite(t *testing.T) { RunPatterns(t, azuriteEnv(t)) }

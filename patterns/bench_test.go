@@ -1,0 +1,74 @@
+package patterns_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type emp struct {
+	table.Meta
+	LastName string
+}
+
+// BenchmarkIndexEntityAdds adds entities that share one last name, so every
+// writer races for the same index entity, with 1, 8 and 32 writers against
+// Azurite. Run with -benchtime 1x (see BENCHMARKS.md).
+func BenchmarkIndexEntityAdds(b *testing.B) {
+	svc := testenv.TableService(b)
+	const adds = 256
+	for _, writers := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			var attempts atomic.Int64
+			var elapsed time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				name := testenv.UniqueName("benchidx")
+				if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
+					b.Fatal(err)
+				}
+				ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, nil)
+				b.StartTimer()
+				start := time.Now()
+				var wg sync.WaitGroup
+				var next atomic.Int64
+				for w := 0; w < writers; w++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= adds {
+								return
+							}
+							st, err := ix.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							attempts.Add(int64(st.Attempts))
+						}
+					}()
+				}
+				wg.Wait()
+				elapsed += time.Since(start)
+				b.StopTimer()
+				ids, err := ix.Lookup(context.Background(), "Sales", "Jones")
+				if err != nil || len(ids) != adds {
+					b.Fatalf("%d IDs in the index, want %d (%v)", len(ids), adds, err)
+				}
+				_, _ = svc.DeleteTable(context.Background(), name, nil)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(adds*b.N)/elapsed.Seconds(), "adds/s")
+			b.ReportMetric(float64(attempts.Load()-int64(adds*b.N))/float64(adds*b.N), "retries/add")
+		})
+	}
+}

@@ -1,0 +1,23 @@
+// Package patterns implements the Table design guide's patterns as typed
+// building blocks, one file per pattern. The ones here keep related
+// entities of one partition consistent with entity group transactions:
+// IntraPartitionIndex (copies of an entity under other RowKeys, the guide's
+// "empid_" and "email_" rows), IndexEntities (value → list of IDs, the
+// guide's EmployeeIDs per last name, option 2), Denormalized (a source's
+// properties copied into other entities), RelatedRows (compound RowKeys
+// read with one range query) and ReferenceCache (the guide's "join in the
+// client"). See "Table design patterns":
+// https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns
+//
+// Use them when the entities that must agree share a PartitionKey and the
+// partition's write rate stays within the service's 2,000 entities per
+// second: every write is one transaction, so a crash or a failed request
+// leaves the old state or the new one, never a mix, and there is nothing to
+// repair after a crash. What can go stale is what was written around
+// tablekit (by hand, by an older version): IntraPartitionIndex.Verify finds
+// it and Repair fixes it, which is also how a new index is backfilled.
+// Writers that race are serialised by ETags: the loser's transaction fails
+// whole with 412 and is retried with jittered back-off (table.RetryOnConflict),
+// so nothing is lost. When the indexed entities span partitions, or a
+// partition is hot, use the eventually consistent patterns instead.
+package patterns
