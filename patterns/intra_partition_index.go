@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -556,32 +555,9 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
 
-// rawQuery yields the raw entities of a query, following continuation tokens.
+// rawQuery yields the raw entities of a filtered query.
 func rawQuery(ctx context.Context, client table.Client, f table.Filter) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		lo := &aztables.ListEntitiesOptions{}
-		if !f.IsZero() {
-			s, err := f.Build()
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			lo.Filter = &s
-		}
-		pager := client.NewListEntitiesPager(lo)
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				yield(nil, &table.ServiceError{Op: "Query", Err: err})
-				return
-			}
-			for _, raw := range page.Entities {
-				if !yield(raw, nil) {
-					return
-				}
-			}
-		}
-	}
+	return table.QueryRaw(ctx, client, &table.QueryOptions{Filter: f})
 }
 
 // IndexIssue is one disagreement between a primary entity and its copies.

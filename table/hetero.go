@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
 // Registry decodes a table that holds entities of several types (the
@@ -151,29 +149,14 @@ func (r *Registry) Decode(data []byte) (any, error) {
 // registry, following continuation tokens. Each page is one request.
 func (r *Registry) Query(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
-		lo := &aztables.ListEntitiesOptions{}
-		if opts != nil {
-			if !opts.Filter.IsZero() {
-				f, err := opts.Filter.Build()
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				lo.Filter = &f
-			}
-		}
-		pager := client.NewListEntitiesPager(lo)
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
+		for raw, err := range QueryRaw(ctx, client, opts) {
 			if err != nil {
-				yield(nil, &ServiceError{Op: "Query", Err: err})
+				yield(nil, err)
 				return
 			}
-			for _, raw := range page.Entities {
-				v, err := r.Decode(raw)
-				if !yield(v, err) || err != nil {
-					return
-				}
+			v, err := r.Decode(raw)
+			if !yield(v, err) || err != nil {
+				return
 			}
 		}
 	}

@@ -88,7 +88,7 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 			case "Timestamp":
 			default:
 				if err := keys.ValidatePropertyName(s); err != nil {
-					return nil, &InputError{Op: "Query", Type: t.plan.typ.String(), Field: s, Rule: err}
+					return nil, &InputError{Op: "Query", Type: t.typeName(), Field: s, Rule: err}
 				}
 			}
 			sel = append(sel, s)
@@ -199,4 +199,53 @@ func Collect[T any](seq iter.Seq2[*T, error]) ([]*T, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// QueryRaw yields the entities of a query as the service's JSON, following
+// continuation tokens (one request per page), for code that decodes them
+// itself (Registry, index copies). Top and Select apply as in Query.
+func QueryRaw(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		var t Table[Meta] // only its listOptions are needed: no struct plan
+		lo, err := t.listOptions(opts, 0)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		limit := 0
+		if opts != nil {
+			if opts.Top < 0 {
+				yield(nil, inputErr("Query", "", "Top", ErrBadOption, "Top is >= 0, got %d", opts.Top))
+				return
+			}
+			limit = opts.Top
+			if limit > 0 {
+				lo.Top = to.Ptr(int32(min(limit, MaxPageSize)))
+			}
+		}
+		n := 0
+		pager := client.NewListEntitiesPager(lo)
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				yield(nil, &ServiceError{Op: "Query", Err: err})
+				return
+			}
+			for _, raw := range page.Entities {
+				if !yield(raw, nil) {
+					return
+				}
+				if n++; limit > 0 && n >= limit {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (t *Table[T]) typeName() string {
+	if t.plan == nil {
+		return ""
+	}
+	return t.plan.typ.String()
 }
