@@ -362,3 +362,37 @@ func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 		t.Fatalf("RetryOnConflict over transactions: %d, %v", attempts, err)
 	}
 }
+
+// TestWriterCrashMidwayThenRerunConverges stops a write after two of its
+// transactions (as a process dying would) and shows the state it leaves:
+// whole transactions only, never part of one; rerunning the same upserts
+// then reaches the same state as an uninterrupted run.
+func TestWriterCrashMidwayThenRerunConverges(t *testing.T) {
+	svc, c := newFake(t, nil)
+	var ops []batch.Op
+	for p := 0; p < 4; p++ {
+		for i := 0; i < 250; i++ {
+			ops = append(ops, batch.Upsert(ev(fmt.Sprint("p", p), i), table.Replace))
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	var done atomic.Int32
+	w := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 1, Progress: func(s batch.Summary) {
+		if done.Add(1) == 2 {
+			cancel() // the process dies here
+		}
+	}})
+	sum, err := w.Write(ctx, batch.Slice(ops))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted write: %+v %v", sum, err)
+	}
+	if n := svc.Len("events"); n%100 != 0 || n == 0 || n >= len(ops) {
+		t.Fatalf("after the crash %d entities: not whole transactions", n)
+	}
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+		t.Fatal(err)
+	}
+	if n := svc.Len("events"); n != len(ops) {
+		t.Fatalf("after the rerun %d entities, want %d", n, len(ops))
+	}
+}

@@ -90,6 +90,7 @@ type entity struct {
 
 type fault struct {
 	op     Operation
+	skip   int // requests of op to let through first
 	n      int
 	status int
 	code   string
@@ -149,9 +150,18 @@ var _ policy.Transporter = (*TableService)(nil)
 // FailNext makes the next n requests of op fail with status and code before
 // they touch any data.
 func (s *TableService) FailNext(op Operation, n, status int, code string) {
+	s.FailNextAfter(op, 0, n, status, code)
+}
+
+// FailNextAfter lets skip requests of op through, then fails the n after
+// them with status and code, before they touch any data.
+func (s *TableService) FailNextAfter(op Operation, skip, n, status int, code string) {
+	if n <= 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, &fault{op: op, n: n, status: status, code: code})
+	s.faults = append(s.faults, &fault{op: op, skip: skip, n: n, status: status, code: code})
 }
 
 // Count is how many requests of op the service has received.
@@ -285,6 +295,10 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 
 func (s *TableService) takeFault(op Operation) *fault {
 	for i, f := range s.faults {
+		if f.op == op && f.skip > 0 {
+			f.skip--
+			return nil
+		}
 		if f.op == op && f.n > 0 {
 			f.n--
 			if f.n == 0 {

@@ -286,3 +286,16 @@ func TestFaultsAndCounters(t *testing.T) {
 		t.Fatal("Len")
 	}
 }
+
+func TestFailNextAfter(t *testing.T) {
+	svc, c := newTable(t, nil)
+	svc.FailNextAfter(fake.OpInsertEntity, 2, 1, http.StatusConflict, "EntityAlreadyExists")
+	var errs []bool
+	for i := 0; i < 4; i++ {
+		_, err := c.AddEntity(t.Context(), entity("p", fmt.Sprint(i), ""), nil)
+		errs = append(errs, err != nil)
+	}
+	if fmt.Sprint(errs) != "[false false true false]" {
+		t.Fatalf("failures = %v", errs)
+	}
+}

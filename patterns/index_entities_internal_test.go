@@ -51,3 +51,53 @@ func TestFullIndexEntityFitsTheService(t *testing.T) {
 	}
 	t.Logf("one index entity holds %d IDs of 12 characters (%d bytes of JSON)", len(ids), len(body))
 }
+
+type staffer struct {
+	table.Meta
+	Email string
+}
+
+// TestRepairInterruptedThenRerun shows what a Repair cut short leaves (the
+// primaries it reached are whole, the rest untouched) and that Verify and
+// Repair run again finish the job.
+func TestRepairInterruptedThenRerun(t *testing.T) {
+	ctx := t.Context()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("idx", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := table.New[staffer](client, nil)
+	for i := 0; i < 5; i++ {
+		v := &staffer{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", i)}, Email: fmt.Sprintf("e%d@x.com", i)}
+		if err := plain.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A new index over existing entities: five primaries to backfill.
+	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := idx.Verify(ctx, "Sales")
+	if len(rep.Missing) != 5 {
+		t.Fatalf("report: %+v", rep)
+	}
+	// The third transaction fails for good (the SDK's three retries of a 500
+	// included), as if the process died there: the others commit whole.
+	svc.FailNextAfter(fake.OpBatch, 2, 4, 500, "InternalError")
+	sum, err := idx.Repair(ctx, rep)
+	if err == nil || sum.Transactions != 4 {
+		t.Fatalf("interrupted Repair: %+v %v", sum, err)
+	}
+	rep, _ = idx.Verify(ctx, "Sales")
+	if len(rep.Missing) != 1 || len(rep.Stale)+len(rep.Orphans) != 0 {
+		t.Fatalf("after the interruption: %+v", rep)
+	}
+	if _, err := idx.Repair(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep, _ := idx.Verify(ctx, "Sales"); !rep.OK() {
+		t.Fatalf("after the rerun: %+v", rep)
+	}
+}

@@ -21,6 +21,10 @@ func sections() []section {
 	return []section{
 		{"Keys", "Every efficient query is a point or a range over PartitionKey, RowKey order, so keys must sort the way the data should.", tourKeys},
 		{"Typed entities", "Store entities as Go structs; use the entity's ETag for optimistic concurrency and the cheapest query that answers the question.", tourTable},
+		{"Entity group transactions", "Up to 100 operations on one partition commit together or not at all; batching also cuts the requests a bulk load costs.", tourBatch},
+		{"Intra-partition secondary index", "Store copies under other RowKeys of the same partition and keep them consistent with EGTs, for point lookups by another property.", tourIntraPartitionIndex},
+		{"Index entities", "Keep lists of IDs per value (EmployeeIDs per last name) to find all entities that share a non-unique value.", tourIndexEntities},
+		{"Denormalization, compound keys, join in the client", "Combine related data so one query returns it; keep related rows next to their parent; cache small reference tables.", tourDenormalizedAndRelated},
 	}
 }
 
