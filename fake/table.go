@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -20,9 +19,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
 )
-
-// Operation names a kind of request, for counters and fault injection.
-type Operation string
 
 const (
 	OpCreateTable   Operation = "CreateTable"
@@ -66,14 +62,12 @@ type TableServiceOptions struct {
 // EDM values, EGT partition, size and count rules, 15 comparisons per
 // filter). Safe for concurrent use.
 type TableService struct {
-	mu       sync.Mutex
+	faults   // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
 	opts     TableServiceOptions
 	tables   map[string]*tableData // by lower-case name: names are case-insensitive
 	deleted  map[string]time.Time  // lower-case name -> when it was deleted
 	lastTick time.Time
 	pages    int
-	counts   map[Operation]int
-	faults   []*fault
 }
 
 type tableData struct {
@@ -88,17 +82,9 @@ type entity struct {
 	props  map[string]value
 }
 
-type fault struct {
-	op     Operation
-	skip   int // requests of op to let through first
-	n      int
-	status int
-	code   string
-}
-
 // NewTableService returns an empty service.
 func NewTableService(opts *TableServiceOptions) *TableService {
-	s := &TableService{tables: map[string]*tableData{}, deleted: map[string]time.Time{}, counts: map[Operation]int{}}
+	s := &TableService{tables: map[string]*tableData{}, deleted: map[string]time.Time{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -146,59 +132,6 @@ func (s *TableService) NewClient(table string, opts *aztables.ClientOptions) *az
 }
 
 var _ policy.Transporter = (*TableService)(nil)
-
-// FailNext makes the next n requests of op fail with status and code before
-// they touch any data.
-func (s *TableService) FailNext(op Operation, n, status int, code string) {
-	s.FailNextAfter(op, 0, n, status, code)
-}
-
-// FailNextAfter lets skip requests of op through, then fails the n after
-// them with status and code, before they touch any data.
-func (s *TableService) FailNextAfter(op Operation, skip, n, status int, code string) {
-	if n <= 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = append(s.faults, &fault{op: op, skip: skip, n: n, status: status, code: code})
-}
-
-// Count is how many requests of op the service has received.
-func (s *TableService) Count(op Operation) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counts[op]
-}
-
-// Total is how many requests the service has received.
-func (s *TableService) Total() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.counts {
-		n += c
-	}
-	return n
-}
-
-// Counts is a copy of the per-operation counters.
-func (s *TableService) Counts() map[Operation]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[Operation]int, len(s.counts))
-	for k, v := range s.counts {
-		out[k] = v
-	}
-	return out
-}
-
-// ResetCounts sets every counter to zero.
-func (s *TableService) ResetCounts() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.counts)
-}
 
 // Len is the number of entities in a table (0 if it does not exist).
 func (s *TableService) Len(table string) int {
@@ -265,6 +198,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	if err := req.Context().Err(); err != nil {
 		return nil, err
 	}
+	canonicalHeaders(req)
 	var body []byte
 	if req.Body != nil {
 		var err error
@@ -279,8 +213,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.counts[op]++
-	if f := s.takeFault(op); f != nil {
+	if f := s.arrive(op); f != nil {
 		return errorResponse(req, errf(f.status, f.code, "injected fault")), nil
 	}
 	if op == OpBatch {
@@ -291,23 +224,6 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 		return errorResponse(req, serr), nil
 	}
 	return response(req, status, header, out), nil
-}
-
-func (s *TableService) takeFault(op Operation) *fault {
-	for i, f := range s.faults {
-		if f.op == op && f.skip > 0 {
-			f.skip--
-			return nil
-		}
-		if f.op == op && f.n > 0 {
-			f.n--
-			if f.n == 0 {
-				s.faults = slices.Delete(s.faults, i, i+1)
-			}
-			return f
-		}
-	}
-	return nil
 }
 
 // target is what a request's path names.

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 )
@@ -20,6 +22,11 @@ type Env struct {
 	// NewTable creates a fresh, uniquely named table (dropped at the end of
 	// the test) and returns a client whose every request c counts.
 	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
+	// NewQueue creates a fresh, uniquely named queue (deleted at the end).
+	NewQueue func(t *testing.T) *azqueue.QueueClient
+	// NewContainer creates a fresh, uniquely named container and returns a
+	// client for the account and the container's name.
+	NewContainer func(t *testing.T) (*azblob.Client, string)
 	// Fake is the in-memory service when the backend is the fake, for
 	// cases that need its knobs (short pages); nil otherwise.
 	Fake *fake.TableService

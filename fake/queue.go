@@ -1,0 +1,380 @@
+package fake
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Queue operations, for counters and fault injection.
+const (
+	OpCreateQueue     Operation = "CreateQueue"
+	OpDeleteQueue     Operation = "DeleteQueue"
+	OpQueueProperties Operation = "GetQueueProperties"
+	OpEnqueue         Operation = "EnqueueMessage"
+	OpDequeue         Operation = "DequeueMessages"
+	OpPeek            Operation = "PeekMessages"
+	OpUpdateMessage   Operation = "UpdateMessage"
+	OpDeleteMessage   Operation = "DeleteMessage"
+	OpClearMessages   Operation = "ClearMessages"
+)
+
+// Limits of the Queue service ("Put Message", "Get Messages").
+const (
+	maxMessageBytes      = 64 * 1024
+	maxDequeue           = 32
+	maxVisibilitySeconds = 7 * 24 * 3600
+	defaultTTL           = 7 * 24 * time.Hour
+)
+
+// QueueServiceOptions configure a QueueService. nil means the defaults.
+type QueueServiceOptions struct {
+	// Now is the clock for visibility timeouts and expiry. Default: time.Now.
+	Now func() time.Time
+}
+
+// QueueService is an in-memory Azure Queue service, an HTTP transport behind
+// the official *azqueue.QueueClient (see TableService for why). It keeps
+// visibility timeouts on its clock, counts dequeues, issues a new pop
+// receipt on every dequeue and update and accepts only the newest
+// (PopReceiptMismatch otherwise), returns at most 32 messages a dequeue,
+// refuses messages over 64 KiB, expires messages after their time to live,
+// counts requests and injects faults. Safe for concurrent use.
+type QueueService struct {
+	faults // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
+	now    func() time.Time
+	queues map[string]*queueData
+	seq    uint64
+}
+
+type queueData struct {
+	msgs []*message // in insertion order
+}
+
+type message struct {
+	id         string
+	text       string
+	inserted   time.Time
+	expires    time.Time
+	visible    time.Time
+	dequeues   int64
+	popReceipt string
+}
+
+// QueueURL is the endpoint the fake's queue clients use.
+const QueueURL = "https://fake.queue.core.windows.net/"
+
+// NewQueueService returns an empty service.
+func NewQueueService(opts *QueueServiceOptions) *QueueService {
+	s := &QueueService{now: time.Now, queues: map[string]*queueData{}}
+	if opts != nil && opts.Now != nil {
+		s.now = opts.Now
+	}
+	return s
+}
+
+var _ policy.Transporter = (*QueueService)(nil)
+
+// NewServiceClient returns an official service client served by this fake.
+// opts may add policies; its Transport is replaced, and retries keep the
+// SDK's policy with millisecond delays unless opts sets them.
+func (s *QueueService) NewServiceClient(opts *azqueue.ClientOptions) *azqueue.ServiceClient {
+	var o azqueue.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Transport = s
+	if o.Retry.RetryDelay == 0 {
+		o.Retry.RetryDelay = time.Millisecond
+	}
+	if o.Retry.MaxRetryDelay == 0 {
+		o.Retry.MaxRetryDelay = 4 * time.Millisecond
+	}
+	c, err := azqueue.NewServiceClientWithNoCredential(QueueURL, &o)
+	if err != nil {
+		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
+	}
+	return c
+}
+
+// NewQueueClient returns an official client for one queue (which need not exist yet).
+func (s *QueueService) NewQueueClient(queue string, opts *azqueue.ClientOptions) *azqueue.QueueClient {
+	return s.NewServiceClient(opts).NewQueueClient(queue)
+}
+
+// Len is the number of messages in a queue, visible or not.
+func (s *QueueService) Len(queue string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[queue]; q != nil {
+		s.expire(q)
+		return len(q.msgs)
+	}
+	return 0
+}
+
+// Texts returns the text of every message in a queue, in order.
+func (s *QueueService) Texts(queue string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	if q := s.queues[queue]; q != nil {
+		s.expire(q)
+		for _, m := range q.msgs {
+			out = append(out, m.text)
+		}
+	}
+	return out
+}
+
+func xmlError(req *http.Request, status int, code, msg string) *http.Response {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><Error><Code>`)
+	_ = xml.EscapeText(&b, []byte(code))
+	b.WriteString(`</Code><Message>`)
+	_ = xml.EscapeText(&b, []byte(msg+"\nRequestId:00000000-0000-0000-0000-000000000000\nTime:"+time.Now().UTC().Format(time.RFC3339Nano)))
+	b.WriteString(`</Message></Error>`)
+	h := http.Header{}
+	h.Set("Content-Type", "application/xml")
+	h.Set("X-Ms-Error-Code", code)
+	return response(req, status, h, b.Bytes())
+}
+
+func (s *QueueService) newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s.seq++
+	return fmt.Sprintf("%08x-%s-%s-%s-%s", s.seq, hex.EncodeToString(b[4:6]), hex.EncodeToString(b[6:8]), hex.EncodeToString(b[8:10]), hex.EncodeToString(b[10:]))
+}
+
+func (s *QueueService) newReceipt() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// expire drops messages past their time to live. s.mu must be held.
+func (s *QueueService) expire(q *queueData) {
+	now := s.now()
+	q.msgs = slices.DeleteFunc(q.msgs, func(m *message) bool { return !now.Before(m.expires) })
+}
+
+func rfc1123(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// Do serves one HTTP request of the Queue REST API.
+func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	canonicalHeaders(req)
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		req.Body.Close()
+	}
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	q := req.URL.Query()
+	var op Operation
+	switch {
+	case len(parts) == 1 && req.Method == http.MethodPut:
+		op = OpCreateQueue
+	case len(parts) == 1 && req.Method == http.MethodDelete:
+		op = OpDeleteQueue
+	case len(parts) == 1 && req.Method == http.MethodGet && q.Get("comp") == "metadata":
+		op = OpQueueProperties
+	case len(parts) == 2 && parts[1] == "messages" && req.Method == http.MethodPost:
+		op = OpEnqueue
+	case len(parts) == 2 && parts[1] == "messages" && req.Method == http.MethodGet && q.Get("peekonly") == "true":
+		op = OpPeek
+	case len(parts) == 2 && parts[1] == "messages" && req.Method == http.MethodGet:
+		op = OpDequeue
+	case len(parts) == 2 && parts[1] == "messages" && req.Method == http.MethodDelete:
+		op = OpClearMessages
+	case len(parts) == 3 && parts[1] == "messages" && req.Method == http.MethodPut:
+		op = OpUpdateMessage
+	case len(parts) == 3 && parts[1] == "messages" && req.Method == http.MethodDelete:
+		op = OpDeleteMessage
+	default:
+		return xmlError(req, http.StatusBadRequest, "InvalidUri", "The requested URI does not represent any resource on the server."), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.arrive(op); f != nil {
+		return xmlError(req, f.status, f.code, "injected fault"), nil
+	}
+	name := parts[0]
+	if op == OpCreateQueue {
+		if err := keys.ValidateQueueName(name); err != nil {
+			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
+		}
+		if _, ok := s.queues[name]; ok {
+			return response(req, http.StatusNoContent, nil, nil), nil
+		}
+		s.queues[name] = &queueData{}
+		return response(req, http.StatusCreated, nil, nil), nil
+	}
+	qd := s.queues[name]
+	if qd == nil {
+		return xmlError(req, http.StatusNotFound, "QueueNotFound", "The specified queue does not exist."), nil
+	}
+	s.expire(qd)
+	now := s.now().UTC()
+	intParam := func(name string, def, lo, hi int) (int, *http.Response) {
+		v := q.Get(name)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, xmlError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue", fmt.Sprintf("One of the query parameters specified in the request URI is outside the permissible range: %s=%s (%d to %d).", name, v, lo, hi))
+		}
+		return n, nil
+	}
+	switch op {
+	case OpDeleteQueue:
+		delete(s.queues, name)
+		return response(req, http.StatusNoContent, nil, nil), nil
+	case OpQueueProperties:
+		h := http.Header{}
+		h.Set("X-Ms-Approximate-Messages-Count", strconv.Itoa(len(qd.msgs)))
+		return response(req, http.StatusOK, h, nil), nil
+	case OpClearMessages:
+		qd.msgs = nil
+		return response(req, http.StatusNoContent, nil, nil), nil
+	case OpEnqueue:
+		text, bad := messageText(req, body)
+		if bad != nil {
+			return bad, nil
+		}
+		vt, bad := intParam("visibilitytimeout", 0, 0, maxVisibilitySeconds)
+		if bad != nil {
+			return bad, nil
+		}
+		ttl := defaultTTL
+		if v := q.Get("messagettl"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n == 0 || n < -1 {
+				return xmlError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue", "messagettl is out of range."), nil
+			}
+			if n == -1 {
+				ttl = 100 * 365 * 24 * time.Hour
+			} else {
+				ttl = time.Duration(n) * time.Second
+			}
+		}
+		m := &message{id: s.newID(), text: text, inserted: now, expires: now.Add(ttl), visible: now.Add(time.Duration(vt) * time.Second), popReceipt: s.newReceipt()}
+		qd.msgs = append(qd.msgs, m)
+		var b bytes.Buffer
+		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList><QueueMessage>`)
+		fmt.Fprintf(&b, "<MessageId>%s</MessageId><InsertionTime>%s</InsertionTime><ExpirationTime>%s</ExpirationTime><PopReceipt>%s</PopReceipt><TimeNextVisible>%s</TimeNextVisible>",
+			m.id, rfc1123(m.inserted), rfc1123(m.expires), m.popReceipt, rfc1123(m.visible))
+		b.WriteString(`</QueueMessage></QueueMessagesList>`)
+		return xmlResponse(req, http.StatusCreated, b.Bytes()), nil
+	case OpDequeue, OpPeek:
+		n, bad := intParam("numofmessages", 1, 1, maxDequeue)
+		if bad != nil {
+			return bad, nil
+		}
+		vt, bad := intParam("visibilitytimeout", 30, 1, maxVisibilitySeconds)
+		if bad != nil {
+			return bad, nil
+		}
+		var b bytes.Buffer
+		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList>`)
+		for _, m := range qd.msgs {
+			if n == 0 {
+				break
+			}
+			if now.Before(m.visible) {
+				continue
+			}
+			n--
+			if op == OpDequeue {
+				m.dequeues++
+				m.popReceipt = s.newReceipt()
+				m.visible = now.Add(time.Duration(vt) * time.Second)
+			}
+			fmt.Fprintf(&b, "<QueueMessage><MessageId>%s</MessageId><InsertionTime>%s</InsertionTime><ExpirationTime>%s</ExpirationTime>",
+				m.id, rfc1123(m.inserted), rfc1123(m.expires))
+			if op == OpDequeue {
+				fmt.Fprintf(&b, "<PopReceipt>%s</PopReceipt><TimeNextVisible>%s</TimeNextVisible>", m.popReceipt, rfc1123(m.visible))
+			}
+			fmt.Fprintf(&b, "<DequeueCount>%d</DequeueCount><MessageText>", m.dequeues)
+			_ = xml.EscapeText(&b, []byte(m.text))
+			b.WriteString("</MessageText></QueueMessage>")
+		}
+		b.WriteString(`</QueueMessagesList>`)
+		return xmlResponse(req, http.StatusOK, b.Bytes()), nil
+	}
+	// Update and delete name one message by id and pop receipt.
+	id := parts[2]
+	i := slices.IndexFunc(qd.msgs, func(m *message) bool { return m.id == id })
+	if i < 0 {
+		return xmlError(req, http.StatusNotFound, "MessageNotFound", "The specified message does not exist."), nil
+	}
+	m := qd.msgs[i]
+	if q.Get("popreceipt") != m.popReceipt {
+		return xmlError(req, http.StatusBadRequest, "PopReceiptMismatch", "The specified pop receipt did not match the pop receipt for a dequeued message."), nil
+	}
+	if op == OpDeleteMessage {
+		qd.msgs = slices.Delete(qd.msgs, i, i+1)
+		return response(req, http.StatusNoContent, nil, nil), nil
+	}
+	vt, bad := intParam("visibilitytimeout", -1, 0, maxVisibilitySeconds)
+	if bad != nil {
+		return bad, nil
+	}
+	if vt < 0 {
+		return xmlError(req, http.StatusBadRequest, "MissingRequiredQueryParameter", "visibilitytimeout is required."), nil
+	}
+	if len(body) > 0 {
+		text, bad := messageText(req, body)
+		if bad != nil {
+			return bad, nil
+		}
+		m.text = text
+	}
+	m.popReceipt = s.newReceipt()
+	m.visible = now.Add(time.Duration(vt) * time.Second)
+	h := http.Header{}
+	h.Set("X-Ms-Popreceipt", m.popReceipt)
+	h.Set("X-Ms-Time-Next-Visible", rfc1123(m.visible))
+	return response(req, http.StatusNoContent, h, nil), nil
+}
+
+func xmlResponse(req *http.Request, status int, body []byte) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", "application/xml")
+	return response(req, status, h, body)
+}
+
+// messageText reads <QueueMessage><MessageText>…</MessageText></QueueMessage>
+// and enforces the 64 KiB limit on the text.
+func messageText(req *http.Request, body []byte) (string, *http.Response) {
+	var m struct {
+		Text string `xml:"MessageText"`
+	}
+	if err := xml.Unmarshal(body, &m); err != nil {
+		return "", xmlError(req, http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid.")
+	}
+	if len(m.Text) > maxMessageBytes {
+		return "", xmlError(req, http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.")
+	}
+	return m.Text, nil
+}
