@@ -35,7 +35,7 @@ type BlobServiceOptions struct {
 // If-Match / If-None-Match conditions and the service's error codes,
 // request counters and fault injection. Safe for concurrent use.
 type BlobService struct {
-	faults // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
+	faults     // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
 	now        func() time.Time
 	containers map[string]map[string]*blobData
 	seq        uint64
