@@ -98,3 +98,5 @@ func TestPatternsOnFake(t *testing.T)        { RunPatterns(t, fakeEnv()) }
 func TestPatternsOnAzurite(t *testing.T)     { RunPatterns(t, azuriteEnv(t)) }
 func TestQueueAndBlobOnFake(t *testing.T)    { RunQueueAndBlob(t, fakeEnv()) }
 func TestQueueAndBlobOnAzurite(t *testing.T) { RunQueueAndBlob(t, azuriteEnv(t)) }
+func TestConsistencyOnFake(t *testing.T)     { RunConsistency(t, fakeEnv()) }
+func TestConsistencyOnAzurite(t *testing.T)  { RunConsistency(t, azuriteEnv(t)) }

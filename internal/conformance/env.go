@@ -7,6 +7,7 @@
 package conformance
 
 import (
+	"context"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -31,3 +32,6 @@ type Env struct {
 	// cases that need its knobs (short pages); nil otherwise.
 	Fake *fake.TableService
 }
+
+// context0 shortens handler signatures in the cases.
+type context0 = context.Context

@@ -1,0 +1,25 @@
+// Package consistency keeps data in different partitions, tables or blobs
+// eventually consistent through a queue: the guide's "Eventually consistent
+// transactions pattern" as a library
+// (https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern).
+// A Sender puts a typed Envelope (type with a version, idempotency key,
+// first-enqueued time, payload; a payload over 64 KiB goes to a blob) on an
+// Azure queue; a Worker dequeues in batches of up to 32, runs the handler
+// registered for each type with bounded concurrency, renews the visibility
+// of long-running work, deletes a message only after its handler succeeds,
+// lets a failed one reappear after a back-off that grows with its dequeue
+// count (the message carries its last error), and moves one that failed too
+// often, or can never succeed, to a poison queue. Mover is the guide's
+// archive scenario built in.
+//
+// Delivery is at least once, so handlers must converge: read the source and
+// make the target match it (level-triggered), with idempotent steps
+// (UpsertReplace, DeleteIfExists, DeleteIfUnchanged, PutBlob). Then a crash
+// at any point, a redelivered or duplicated message, or two messages out of
+// order all end in the same state once the queue drains; in between,
+// readers can see the source and the target disagree, and the guide warns
+// that this pattern gives no isolation. To scale out, run more workers (in
+// as many processes and machines as needed) on the same queue, or spread
+// keys over several queues with keys.ShardBucket; the queue service is the
+// coordinator, so there is nothing else to deploy.
+package consistency

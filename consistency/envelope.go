@@ -1,0 +1,181 @@
+package consistency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/tablekit/tablekit/keys"
+)
+
+// MaxMessageBytes is the largest queue message, 64 KiB ("Put Message"),
+// measured here as the XML-escaped text the request carries.
+const MaxMessageBytes = 64 * 1024
+
+// Errors of bad messages, raised before anything is sent.
+var (
+	ErrBadType         = errors.New("consistency: message type must be name.vN (for example archive.v1)")
+	ErrNoKey           = errors.New("consistency: message needs an idempotency key")
+	ErrMessageTooLarge = errors.New("consistency: message over 64 KiB and no blob store configured")
+	ErrMalformed       = errors.New("consistency: malformed message")
+)
+
+// Envelope is what a message carries, as JSON in the queue's text.
+type Envelope struct {
+	// Type names the handler, with a version: "archive.v1".
+	Type string `json:"type"`
+	// Key identifies the work, so handlers can be idempotent and logs can
+	// follow it: the same key may be delivered more than once.
+	Key string `json:"key"`
+	// Enqueued is when the message was first sent.
+	Enqueued time.Time `json:"enqueued"`
+	// Payload is the message's data, or empty when it lives in PayloadBlob.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// PayloadBlob holds a payload too large for the message.
+	PayloadBlob *BlobRef `json:"payloadBlob,omitempty"`
+	// LastError is the error of the previous attempt, if it failed.
+	LastError string `json:"lastError,omitempty"`
+}
+
+// BlobRef names a blob.
+type BlobRef struct {
+	Container string `json:"container"`
+	Name      string `json:"name"`
+}
+
+var typePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*\.v[0-9]+$`)
+
+// CheckType reports whether t is a valid message type.
+func CheckType(t string) error {
+	if !typePattern.MatchString(t) {
+		return fmt.Errorf("%w: %q", ErrBadType, t)
+	}
+	return nil
+}
+
+// xmlLen is the length of s once XML-escaped, as the request carries it.
+func xmlLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<', '>':
+			n += 4
+		case '&':
+			n += 5
+		case '"', '\'':
+			n += 5
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// encode renders an envelope as message text, or reports that it is too large.
+func (e *Envelope) encode() (string, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	if xmlLen(s) > MaxMessageBytes {
+		return s, ErrMessageTooLarge
+	}
+	return s, nil
+}
+
+func decodeEnvelope(text string) (*Envelope, error) {
+	var e Envelope
+	if err := json.Unmarshal([]byte(text), &e); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if err := CheckType(e.Type); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if e.Key == "" {
+		return nil, fmt.Errorf("%w: no key", ErrMalformed)
+	}
+	return &e, nil
+}
+
+// SenderOptions configure a Sender. nil means the defaults.
+type SenderOptions struct {
+	// Blobs and Container hold payloads too large for a message. Default:
+	// none, and such a payload is refused with ErrMessageTooLarge.
+	Blobs     Blobs
+	Container string
+	// Now is the clock for Enqueued. Default: time.Now.
+	Now func() time.Time
+}
+
+// Sender puts typed messages on a queue.
+type Sender struct {
+	queue Queue
+	opts  SenderOptions
+}
+
+// NewSender returns a Sender for queue.
+func NewSender(queue Queue, opts *SenderOptions) *Sender {
+	s := &Sender{queue: queue}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Now == nil {
+		s.opts.Now = time.Now
+	}
+	return s
+}
+
+// Send enqueues payload (any JSON-encodable value) under msgType and key:
+// one request, or two when the payload goes to a blob first (the blob is
+// written before the message, so a message never names a missing blob).
+func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) error {
+	if err := CheckType(msgType); err != nil {
+		return err
+	}
+	if key == "" {
+		return ErrNoKey
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("consistency: payload: %w", err)
+	}
+	env := &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}
+	text, err := env.encode()
+	if errors.Is(err, ErrMessageTooLarge) {
+		if s.opts.Blobs == nil {
+			return err
+		}
+		if err := keys.ValidateContainerName(s.opts.Container); err != nil {
+			return err
+		}
+		var rnd [8]byte
+		_, _ = rand.Read(rnd[:])
+		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
+		if _, err := s.opts.Blobs.UploadBuffer(ctx, ref.Container, ref.Name, raw, nil); err != nil {
+			return fmt.Errorf("consistency: payload blob: %w", err)
+		}
+		env.Payload, env.PayloadBlob = nil, ref
+		text, err = env.encode()
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.queue.EnqueueMessage(ctx, text, nil)
+	return err
+}
+
+func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
+	resp, err := b.DownloadStream(ctx, ref.Container, ref.Name, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}

@@ -1,0 +1,456 @@
+package consistency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+)
+
+// Message is a dequeued message handed to a handler.
+type Message struct {
+	Envelope
+	ID           string
+	DequeueCount int64
+}
+
+// Decode unmarshals the payload into v.
+func (m *Message) Decode(v any) error {
+	if err := json.Unmarshal(m.Payload, v); err != nil {
+		return Permanent(fmt.Errorf("%w: payload of %s: %v", ErrMalformed, m.Type, err))
+	}
+	return nil
+}
+
+// Handler does the work of one message. It must converge to the current
+// state of its source (read the source, make the target match) so that a
+// redelivered, duplicated or reordered message does no harm. Returning nil
+// deletes the message; an error lets it reappear after a back-off; an error
+// wrapped by Permanent sends it to the poison queue at once.
+type Handler func(ctx context.Context, m *Message) error
+
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent marks an error that retrying cannot fix (a malformed payload):
+// the message goes to the poison queue instead of coming back.
+func Permanent(err error) error { return permanent{err} }
+
+// Defaults of the Worker.
+const (
+	// DefaultMaxDequeues: a message that has failed this many deliveries
+	// goes to the poison queue on the next one.
+	DefaultMaxDequeues = 5
+	// DefaultVisibility is how long a dequeued message stays hidden; the
+	// worker renews it at half time while its handler runs.
+	DefaultVisibility = 30 * time.Second
+)
+
+// WorkerOptions configure a Worker. nil means the defaults.
+type WorkerOptions struct {
+	// BatchSize is the most messages one dequeue asks for, 1 to 32.
+	// Default: 32.
+	BatchSize int
+	// Concurrency bounds the handlers running at once. Default: 16.
+	Concurrency int
+	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
+	// Default: DefaultVisibility.
+	Visibility time.Duration
+	// MaxDequeues: a message dequeued more often goes to the poison queue
+	// with its last error. Default: DefaultMaxDequeues.
+	MaxDequeues int64
+	// Backoff is how long a failed message stays hidden, by its dequeue
+	// count. Default: 2 s doubling per delivery, at most 10 minutes.
+	Backoff func(dequeueCount int64) time.Duration
+	// PollInterval is the first wait after an empty dequeue; it doubles up
+	// to MaxPollInterval while the queue stays empty. Defaults: 100 ms, 5 s.
+	PollInterval, MaxPollInterval time.Duration
+	// ShutdownGrace is how long Run lets running handlers finish after its
+	// context ends; then it cancels them and their messages reappear.
+	// Default: 10 s.
+	ShutdownGrace time.Duration
+	// Blobs reads payloads that senders put in blobs. Default: none.
+	Blobs Blobs
+	// Logger records processed, retried and poisoned messages. Default: none.
+	Logger *slog.Logger
+	// OnProcessed, OnRetried and OnPoisoned are called after each outcome.
+	OnProcessed func(*Message)
+	OnRetried   func(*Message, error)
+	OnPoisoned  func(m *Message, raw string, err error)
+}
+
+// Stats counts a worker's outcomes.
+type Stats struct {
+	Dequeued, Processed, Retried, Poisoned, Renewed int64
+}
+
+// Worker runs handlers for the messages of a queue: the guide's worker role
+// ("Eventually consistent transactions pattern") as a library. Run several
+// workers, in one process or many, on the same queue: the queue hands each
+// message to one of them at a time.
+type Worker struct {
+	queue    Queue
+	poison   Queue
+	opts     WorkerOptions
+	handlers map[string]Handler
+	mu       sync.Mutex
+	stats    Stats
+}
+
+// NewWorker returns a worker for queue that moves messages it cannot
+// process to poison.
+func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
+	w := &Worker{queue: queue, poison: poison, handlers: map[string]Handler{}}
+	if opts != nil {
+		w.opts = *opts
+	}
+	o := &w.opts
+	if o.BatchSize <= 0 || o.BatchSize > 32 {
+		o.BatchSize = 32
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.Visibility < time.Second {
+		o.Visibility = DefaultVisibility
+	}
+	if o.MaxDequeues <= 0 {
+		o.MaxDequeues = DefaultMaxDequeues
+	}
+	if o.Backoff == nil {
+		o.Backoff = func(n int64) time.Duration {
+			return min(2*time.Second<<min(n-1, 10), 10*time.Minute)
+		}
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.MaxPollInterval <= 0 {
+		o.MaxPollInterval = 5 * time.Second
+	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
+	return w
+}
+
+// Handle registers h for messages of msgType ("archive.v1").
+func (w *Worker) Handle(msgType string, h Handler) error {
+	if err := CheckType(msgType); err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("consistency: nil handler for %s", msgType)
+	}
+	w.handlers[msgType] = h
+	return nil
+}
+
+// Stats returns the counts so far.
+func (w *Worker) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+func (w *Worker) count(f func(*Stats)) {
+	w.mu.Lock()
+	f(&w.stats)
+	w.mu.Unlock()
+}
+
+// Run processes messages until ctx ends, then lets running handlers finish
+// for ShutdownGrace before cancelling them (their messages simply reappear).
+func (w *Worker) Run(ctx context.Context) error {
+	_, err := w.loop(ctx, false)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// Drain processes messages until a dequeue finds none visible, then
+// returns, having waited for every handler it started.
+func (w *Worker) Drain(ctx context.Context) (Stats, error) {
+	return w.loop(ctx, true)
+}
+
+func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
+	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHandlers()
+	sem := make(chan struct{}, w.opts.Concurrency)
+	var wg sync.WaitGroup
+	wait := func() {
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(w.opts.ShutdownGrace):
+			cancelHandlers()
+			<-done
+		}
+	}
+	poll := w.opts.PollInterval
+	var loopErr error
+	for ctx.Err() == nil {
+		free := w.opts.Concurrency - len(sem)
+		if free == 0 {
+			select { // wait for a slot
+			case sem <- struct{}{}:
+				<-sem
+			case <-ctx.Done():
+			}
+			continue
+		}
+		n := int32(min(free, w.opts.BatchSize))
+		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+			NumberOfMessages:  to.Ptr(n),
+			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			if w.opts.Logger != nil {
+				w.opts.Logger.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
+			}
+			loopErr = err
+			if drain {
+				break
+			}
+			sleep(ctx, poll)
+			poll = min(2*poll, w.opts.MaxPollInterval)
+			continue
+		}
+		loopErr = nil
+		if len(resp.Messages) == 0 {
+			if drain {
+				if len(sem) > 0 {
+					// Handlers still running may fail and make their messages
+					// visible again: wait for them, then look once more.
+					wg.Wait()
+					continue
+				}
+				break
+			}
+			sleep(ctx, poll)
+			poll = min(2*poll, w.opts.MaxPollInterval)
+			continue
+		}
+		poll = w.opts.PollInterval
+		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
+		for _, dm := range resp.Messages {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				w.process(handlerCtx, dm)
+			}()
+		}
+	}
+	wait()
+	if loopErr == nil && !drain {
+		loopErr = ctx.Err()
+	}
+	return w.Stats(), loopErr
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// receipt tracks a message's newest pop receipt: every update issues a new
+// one and only the newest deletes or updates the message.
+type receipt struct {
+	mu sync.Mutex
+	id string
+	r  string
+}
+
+func (r *receipt) get() string  { r.mu.Lock(); defer r.mu.Unlock(); return r.r }
+func (r *receipt) set(s string) { r.mu.Lock(); r.r = s; r.mu.Unlock() }
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+func derefInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage) {
+	text := deref(dm.MessageText)
+	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
+	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
+	env, err := decodeEnvelope(text)
+	if err != nil {
+		w.toPoison(ctx, msg, rc, text, err)
+		return
+	}
+	msg.Envelope = *env
+	h := w.handlers[env.Type]
+	switch {
+	case h == nil:
+		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
+		return
+	case msg.DequeueCount > w.opts.MaxDequeues:
+		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
+		return
+	}
+	err = w.run(ctx, h, msg, rc, text)
+	var perm permanent
+	switch {
+	case err == nil:
+		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil && w.opts.Logger != nil {
+			// The message will reappear and its handler run again: harmless,
+			// since handlers converge.
+			w.opts.Logger.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
+		}
+		if env.PayloadBlob != nil && w.opts.Blobs != nil {
+			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
+		}
+		w.count(func(s *Stats) { s.Processed++ })
+		if w.opts.Logger != nil {
+			w.opts.Logger.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
+		}
+		if w.opts.OnProcessed != nil {
+			w.opts.OnProcessed(msg)
+		}
+	case errors.As(err, &perm):
+		w.toPoison(ctx, msg, rc, text, err)
+	default:
+		w.retry(ctx, msg, rc, err)
+	}
+}
+
+// run calls the handler, renewing the message's visibility at half time.
+func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string) error {
+	if msg.PayloadBlob != nil {
+		if w.opts.Blobs == nil {
+			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
+		}
+		raw, err := readBlob(ctx, w.opts.Blobs, msg.PayloadBlob)
+		if err != nil {
+			return fmt.Errorf("consistency: payload blob: %w", err)
+		}
+		msg.Payload = raw
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(w.opts.Visibility / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				resp, err := w.queue.UpdateMessage(hctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
+				if err != nil {
+					// Another worker may own it now; let the handler finish,
+					// its writes converge either way.
+					continue
+				}
+				rc.set(deref(resp.PopReceipt))
+				w.count(func(s *Stats) { s.Renewed++ })
+			}
+		}
+	}()
+	err := h(hctx, msg)
+	close(done)
+	return err
+}
+
+// retry hides a failed message for the back-off of its dequeue count and
+// records the error in it for the next attempt and the poison queue.
+func (w *Worker) retry(ctx context.Context, msg *Message, rc *receipt, herr error) {
+	w.count(func(s *Stats) { s.Retried++ })
+	if w.opts.Logger != nil {
+		w.opts.Logger.InfoContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "dequeues", msg.DequeueCount, "err", herr)
+	}
+	if w.opts.OnRetried != nil {
+		w.opts.OnRetried(msg, herr)
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the message reappears after its visibility timeout
+	}
+	env := msg.Envelope
+	if env.PayloadBlob != nil {
+		env.Payload = nil
+	}
+	env.LastError = truncate(herr.Error(), 4096)
+	text, err := env.encode()
+	if err != nil {
+		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
+	}
+	secs := int32(w.opts.Backoff(msg.DequeueCount) / time.Second)
+	_, _ = w.queue.UpdateMessage(ctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(secs)})
+}
+
+// PoisonRecord is what the poison queue receives.
+type PoisonRecord struct {
+	MessageID    string    `json:"messageId"`
+	DequeueCount int64     `json:"dequeueCount"`
+	Error        string    `json:"error"`
+	PoisonedAt   time.Time `json:"poisonedAt"`
+	Envelope     *Envelope `json:"envelope,omitempty"` // when the message was an envelope
+	Raw          string    `json:"raw,omitempty"`      // otherwise, its text (truncated)
+}
+
+// toPoison copies the message to the poison queue, then deletes it. A crash
+// between the two leaves the message to be poisoned again on redelivery:
+// the poison queue may then hold it twice (same MessageID).
+func (w *Worker) toPoison(ctx context.Context, msg *Message, rc *receipt, text string, cause error) {
+	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
+	if msg.Type != "" {
+		env := msg.Envelope
+		rec.Envelope = &env
+	} else {
+		rec.Raw = text
+	}
+	b, _ := json.Marshal(rec)
+	for xmlLen(string(b)) > MaxMessageBytes {
+		// Keep what fits: the error first, then as much of the message as we can.
+		rec.Raw, rec.Envelope = truncate(text, len(text)/2), nil
+		text = rec.Raw
+		b, _ = json.Marshal(rec)
+	}
+	if _, err := w.poison.EnqueueMessage(ctx, string(b), nil); err != nil {
+		if w.opts.Logger != nil {
+			w.opts.Logger.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "err", err)
+		}
+		return
+	}
+	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
+	w.count(func(s *Stats) { s.Poisoned++ })
+	if w.opts.Logger != nil {
+		w.opts.Logger.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
+	}
+	if w.opts.OnPoisoned != nil {
+		w.opts.OnPoisoned(msg, text, cause)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
