@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -90,6 +91,9 @@ type WorkerOptions struct {
 // Stats counts a worker's outcomes.
 type Stats struct {
 	Dequeued, Processed, Retried, Poisoned, Renewed int64
+	// Abandoned counts prefetched messages left to reappear because they
+	// waited for a free handler past half their visibility timeout.
+	Abandoned int64
 }
 
 // Worker runs handlers for the messages of a queue: the guide's worker role
@@ -188,6 +192,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 	defer cancelHandlers()
 	sem := make(chan struct{}, w.opts.Concurrency)
 	var wg sync.WaitGroup
+	var pending atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
 	wait := func() {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -198,19 +203,21 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 			<-done
 		}
 	}
+	// Up to twice Concurrency messages are held: the running ones and as many
+	// waiting, so one dequeue serves many handlers.
+	limit := int64(2 * w.opts.Concurrency)
 	poll := w.opts.PollInterval
 	var loopErr error
 	for ctx.Err() == nil {
-		free := w.opts.Concurrency - len(sem)
-		if free == 0 {
-			select { // wait for a slot
-			case sem <- struct{}{}:
-				<-sem
-			case <-ctx.Done():
-			}
+		held := pending.Load()
+		if held >= int64(w.opts.Concurrency) {
+			// Refill only below the low-water mark, so dequeues come in
+			// large batches rather than one message per freed slot.
+			sleep(ctx, time.Millisecond)
 			continue
 		}
-		n := int32(min(free, w.opts.BatchSize))
+		free := limit - held
+		n := int32(min(free, int64(w.opts.BatchSize)))
 		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
@@ -233,7 +240,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if len(sem) > 0 {
+				if pending.Load() > 0 {
 					// Handlers still running may fail and make their messages
 					// visible again: wait for them, then look once more.
 					wg.Wait()
@@ -246,13 +253,26 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 			continue
 		}
 		poll = w.opts.PollInterval
+		got := time.Now()
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
 		for _, dm := range resp.Messages {
-			sem <- struct{}{}
+			pending.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer pending.Add(-1)
+				select {
+				case sem <- struct{}{}:
+				case <-handlerCtx.Done():
+					return // shutting down: it reappears
+				}
 				defer func() { <-sem }()
+				if time.Since(got) > w.opts.Visibility/2 {
+					// Waited too long for a slot: its visibility is running out
+					// and another worker may take it; leave it to reappear.
+					w.count(func(s *Stats) { s.Abandoned++ })
+					return
+				}
 				w.process(handlerCtx, dm)
 			}()
 		}

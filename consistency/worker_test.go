@@ -1,0 +1,193 @@
+package consistency_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+)
+
+func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.QueueClient) {
+	svc := fake.NewQueueService(nil)
+	q, p := svc.NewQueueClient("work", nil), svc.NewQueueClient("poison", nil)
+	for _, c := range []*azqueue.QueueClient{q, p} {
+		if _, err := c.Create(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svc, q, p
+}
+
+// TestLongHandlerKeepsItsMessage: a handler that runs past the visibility
+// timeout keeps the message hidden by renewing it, so a second worker never
+// runs it, and the newest pop receipt deletes it.
+func TestLongHandlerKeepsItsMessage(t *testing.T) {
+	svc, q, p := queues(t)
+	if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	slow := func(ctx context.Context, m *consistency.Message) error {
+		runs.Add(1)
+		time.Sleep(2500 * time.Millisecond) // 2.5 visibility timeouts
+		return nil
+	}
+	opts := func() *consistency.WorkerOptions {
+		return &consistency.WorkerOptions{Visibility: time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
+	}
+	a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
+	_ = a.Handle("slow.v1", slow)
+	_ = b.Handle("slow.v1", slow)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range []*consistency.Worker{a, b} {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(ctx) }()
+	}
+	wg.Wait()
+	if runs.Load() != 1 || svc.Len("work") != 0 {
+		t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
+	}
+	if a.Stats().Renewed+b.Stats().Renewed < 2 {
+		t.Fatalf("renewals: %d + %d", a.Stats().Renewed, b.Stats().Renewed)
+	}
+}
+
+// TestShutdownAbandonsCleanly: cancelling Run lets a handler finish within
+// the grace; past it the handler is cancelled and its message reappears.
+func TestShutdownAbandonsCleanly(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration
+		left  int
+	}{{"finishes within the grace", 2 * time.Second, 0}, {"abandoned after the grace", 100 * time.Millisecond, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, q, p := queues(t)
+			_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
+			started := make(chan struct{})
+			w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
+			_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
+				close(started)
+				select {
+				case <-time.After(500 * time.Millisecond):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error)
+			go func() { done <- w.Run(ctx) }()
+			<-started
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if svc.Len("work") != tc.left {
+				t.Fatalf("%d messages left, want %d", svc.Len("work"), tc.left)
+			}
+		})
+	}
+}
+
+func TestLargePayloadTravelsInABlob(t *testing.T) {
+	_, q, p := queues(t)
+	blobs := fake.NewBlobService(nil)
+	bc := blobs.NewClient(nil)
+	if _, err := bc.CreateContainer(t.Context(), "payloads", nil); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("<Jones & Co>", 10000) // 120 KB, 200 KB once XML-escaped
+	s := consistency.NewSender(q, &consistency.SenderOptions{Blobs: bc, Container: "payloads"})
+	if err := s.Send(t.Context(), "big.v1", "k", big); err != nil {
+		t.Fatal(err)
+	}
+	if len(blobs.Names("payloads")) != 1 {
+		t.Fatal("the payload did not go to a blob")
+	}
+	var got string
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Blobs: bc})
+	_ = w.Handle("big.v1", func(ctx context.Context, m *consistency.Message) error { return m.Decode(&got) })
+	if _, err := w.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got != big {
+		t.Fatalf("payload of %d bytes arrived as %d", len(big), len(got))
+	}
+	if len(blobs.Names("payloads")) != 0 {
+		t.Fatal("the payload blob outlived its message")
+	}
+}
+
+func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc := fake.NewQueueService(&fake.QueueServiceOptions{Now: clock})
+	q, p := svc.NewQueueClient("work", nil), svc.NewQueueClient("poison", nil)
+	_, _ = q.Create(t.Context(), nil)
+	_, _ = p.Create(t.Context(), nil)
+	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
+	var seen []string
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3})
+	_ = w.Handle("fail.v1", func(ctx context.Context, m *consistency.Message) error {
+		seen = append(seen, m.LastError)
+		return errors.New("boom " + string(rune('0'+m.DequeueCount)))
+	})
+	for i, wait := range []time.Duration{2 * time.Second, 4 * time.Second, 0} {
+		if _, err := w.Drain(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 {
+			// Hidden for the back-off of its dequeue count: 2 s, then 4 s.
+			mu.Lock()
+			now = now.Add(wait - time.Millisecond)
+			mu.Unlock()
+			if d, _ := q.DequeueMessages(t.Context(), &azqueue.DequeueMessagesOptions{VisibilityTimeout: to.Ptr(int32(1))}); len(d.Messages) != 0 {
+				t.Fatalf("visible before its back-off of %v", wait)
+			}
+			mu.Lock()
+			now = now.Add(time.Millisecond)
+			mu.Unlock()
+		}
+	}
+	mu.Lock()
+	now = now.Add(10 * time.Second)
+	mu.Unlock()
+	if _, err := w.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(seen, "|") != "|boom 1|boom 2" {
+		t.Fatalf("last errors seen: %q", seen)
+	}
+	d, _ := p.DequeueMessages(t.Context(), nil)
+	if len(d.Messages) != 1 {
+		t.Fatal("not poisoned")
+	}
+	var rec consistency.PoisonRecord
+	_ = json.Unmarshal([]byte(*d.Messages[0].MessageText), &rec)
+	if !strings.Contains(rec.Error, "boom 3") || rec.DequeueCount != 4 {
+		t.Fatalf("poison record: %+v", rec)
+	}
+}
+
+func TestHandleRefusesBadRegistrations(t *testing.T) {
+	_, q, p := queues(t)
+	w := consistency.NewWorker(q, p, nil)
+	if err := w.Handle("noversion", func(context.Context, *consistency.Message) error { return nil }); !errors.Is(err, consistency.ErrBadType) {
+		t.Fatal(err)
+	}
+	if err := w.Handle("x.v1", nil); err == nil {
+		t.Fatal("nil handler accepted")
+	}
+}
