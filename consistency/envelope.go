@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -178,4 +179,42 @@ func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	return io.ReadAll(resp.Body)
+}
+
+// SendAround makes write and its message crash-safe together: it enqueues
+// the message hidden for delay, runs write, then shows the message at once
+// (three requests). If the process dies after the enqueue, the message
+// appears when delay ends and its handler, which converges to the current
+// state, finds either the old state or the new one; if write fails, the
+// message stays and converges to the unchanged state. A message sent after
+// the write instead would be lost by a crash between the two.
+func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
+	if err := CheckType(msgType); err != nil {
+		return err
+	}
+	if key == "" {
+		return ErrNoKey
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("consistency: payload: %w", err)
+	}
+	text, err := (&Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}).encode()
+	if err != nil {
+		return err
+	}
+	secs := int32(max(delay, time.Second) / time.Second)
+	resp, err := s.queue.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{VisibilityTimeout: &secs})
+	if err != nil {
+		return err
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if len(resp.Messages) == 1 && resp.Messages[0].MessageID != nil && resp.Messages[0].PopReceipt != nil {
+		zero := int32(0)
+		// If this fails the message shows when delay ends.
+		_, _ = s.queue.UpdateMessage(ctx, *resp.Messages[0].MessageID, *resp.Messages[0].PopReceipt, text, &azqueue.UpdateMessageOptions{VisibilityTimeout: &zero})
+	}
+	return nil
 }

@@ -19,5 +19,11 @@
 // Writers that race are serialised by ETags: the loser's transaction fails
 // whole with 412 and is retried with jittered back-off (table.RetryOnConflict),
 // so nothing is lost. When the indexed entities span partitions, or a
-// partition is hot, use the eventually consistent patterns instead.
+// partition is hot, use the eventually consistent patterns instead:
+// InterPartitionIndex (copies under other PartitionKeys or tables, the
+// guide's "email_Sales") and EventualIndexEntities over RemoteIndexEntities
+// (option 3) or BlobIndex (option 1). They send their changes through a
+// queue (package consistency) around the write, hidden until it is done, so
+// a crash at any step leaves a message that converges the copies to the
+// primary; between a write and its handling, readers can see the copies lag.
 package patterns

@@ -90,13 +90,15 @@ func azuriteEnv(t *testing.T) Env {
 	}
 }
 
-func TestTableOnFake(t *testing.T)           { RunTable(t, fakeEnv()) }
-func TestTableOnAzurite(t *testing.T)        { RunTable(t, azuriteEnv(t)) }
-func TestBatchOnFake(t *testing.T)           { RunBatch(t, fakeEnv()) }
-func TestBatchOnAzurite(t *testing.T)        { RunBatch(t, azuriteEnv(t)) }
-func TestPatternsOnFake(t *testing.T)        { RunPatterns(t, fakeEnv()) }
-func TestPatternsOnAzurite(t *testing.T)     { RunPatterns(t, azuriteEnv(t)) }
-func TestQueueAndBlobOnFake(t *testing.T)    { RunQueueAndBlob(t, fakeEnv()) }
-func TestQueueAndBlobOnAzurite(t *testing.T) { RunQueueAndBlob(t, azuriteEnv(t)) }
-func TestConsistencyOnFake(t *testing.T)     { RunConsistency(t, fakeEnv()) }
-func TestConsistencyOnAzurite(t *testing.T)  { RunConsistency(t, azuriteEnv(t)) }
+func TestTableOnFake(t *testing.T)             { RunTable(t, fakeEnv()) }
+func TestTableOnAzurite(t *testing.T)          { RunTable(t, azuriteEnv(t)) }
+func TestBatchOnFake(t *testing.T)             { RunBatch(t, fakeEnv()) }
+func TestBatchOnAzurite(t *testing.T)          { RunBatch(t, azuriteEnv(t)) }
+func TestPatternsOnFake(t *testing.T)          { RunPatterns(t, fakeEnv()) }
+func TestPatternsOnAzurite(t *testing.T)       { RunPatterns(t, azuriteEnv(t)) }
+func TestQueueAndBlobOnFake(t *testing.T)      { RunQueueAndBlob(t, fakeEnv()) }
+func TestQueueAndBlobOnAzurite(t *testing.T)   { RunQueueAndBlob(t, azuriteEnv(t)) }
+func TestConsistencyOnFake(t *testing.T)       { RunConsistency(t, fakeEnv()) }
+func TestConsistencyOnAzurite(t *testing.T)    { RunConsistency(t, azuriteEnv(t)) }
+func TestCrossPartitionOnFake(t *testing.T)    { RunCrossPartition(t, fakeEnv()) }
+func TestCrossPartitionOnAzurite(t *testing.T) { RunCrossPartition(t, azuriteEnv(t)) }

@@ -1,0 +1,557 @@
+package patterns
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// CrossIndexDef defines one index of an InterPartitionIndex: a copy of each
+// entity under another PartitionKey, in the primary's table or another.
+type CrossIndexDef[T any] struct {
+	// Name identifies the index in lookups and reports.
+	Name string
+	// Client is the table that holds the copies; nil means the primary's.
+	Client table.Client
+	// PartitionKey is the copy's PartitionKey (the guide's "email_" and the
+	// department: "email_Sales").
+	PartitionKey func(v *T) string
+	// Value is the copy's RowKey, unique within its partition (the email);
+	// "" means v has no copy in this index.
+	Value func(v *T) string
+	// Project lists the properties a copy stores; nil stores them all.
+	Project []string
+}
+
+// IndexMessageType is the message type of InterPartitionIndex updates.
+const IndexMessageType = "tablekit.index.v1"
+
+// indexMessage carries keys only: the handler reads the primary and makes
+// the copies match it, so messages can arrive late, twice or out of order.
+type indexMessage struct {
+	PK    string     `json:"pk"`
+	RK    string     `json:"rk"`
+	Stale []copyAddr `json:"stale,omitempty"` // copies the previous version had
+}
+
+type copyAddr struct {
+	Index int    `json:"i"`
+	PK    string `json:"pk"`
+	RK    string `json:"rk"`
+}
+
+// InterPartitionIndex keeps copies of entities under other PartitionKeys or
+// in other tables ("Inter-partition secondary index pattern"), which no
+// transaction can span, eventually consistent through a queue
+// (consistency). Put writes the primary and a message; a Worker running
+// Handle makes the copies match the primary. The window of inconsistency is
+// the time from Put to the message's handling (the queue's latency, or the
+// publish delay after a crash); after the queue drains, the copies equal the
+// primaries, which a test shows under redelivery and faults.
+type InterPartitionIndex[T any] struct {
+	tbl     *table.Table[T]
+	defs    []CrossIndexDef[T]
+	copies  []*table.Table[T]
+	project []map[string]bool
+	byName  map[string]int
+	sender  *consistency.Sender
+	delay   time.Duration
+}
+
+// InterPartitionIndexOptions configure an InterPartitionIndex.
+type InterPartitionIndexOptions struct {
+	// PublishDelay hides a Put's message until Put has written the primary
+	// (Put then shows it at once); after a crash in between, the message
+	// appears when the delay ends and converges to whatever the primary is.
+	// Default: 30 s.
+	PublishDelay time.Duration
+}
+
+// NewInterPartitionIndex defines the indexes of T, whose primaries live in
+// primary; updates travel on queue. No request is sent.
+func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
+	tbl, err := table.New[T](primary, nil)
+	if err != nil {
+		return nil, err
+	}
+	if queue == nil {
+		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
+	}
+	props := tbl.Properties()
+	if slices.Contains(props, IndexOfProperty) {
+		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, IndexOfProperty)
+	}
+	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
+	if opts != nil && opts.PublishDelay > 0 {
+		x.delay = opts.PublishDelay
+	}
+	for i, d := range defs {
+		if d.Name == "" || d.PartitionKey == nil || d.Value == nil {
+			return nil, fmt.Errorf("%w: index %d needs a Name, a PartitionKey and a Value func", ErrBadDefinition, i)
+		}
+		if _, dup := x.byName[d.Name]; dup {
+			return nil, fmt.Errorf("%w: two indexes named %s", ErrBadDefinition, d.Name)
+		}
+		x.byName[d.Name] = i
+		c := d.Client
+		if c == nil {
+			c = primary
+		}
+		ct, _ := table.New[T](c, nil)
+		x.copies = append(x.copies, ct)
+		var proj map[string]bool
+		if d.Project != nil {
+			proj = map[string]bool{}
+			for _, p := range d.Project {
+				if !slices.Contains(props, p) {
+					return nil, fmt.Errorf("%w: index %s projects %q, not a property of the type", ErrBadDefinition, d.Name, p)
+				}
+				proj[p] = true
+			}
+		}
+		x.project = append(x.project, proj)
+	}
+	return x, nil
+}
+
+// Table is the typed table of the primaries.
+func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
+
+// addrs are v's copies, one per index (zero addr for none).
+func (x *InterPartitionIndex[T]) addrs(v *T) ([]copyAddr, error) {
+	out := make([]copyAddr, len(x.defs))
+	for i, d := range x.defs {
+		val := d.Value(v)
+		if val == "" {
+			continue
+		}
+		a := copyAddr{Index: i, PK: d.PartitionKey(v), RK: val}
+		if err := keys.ValidatePartitionKey(a.PK); err != nil {
+			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+		}
+		if err := keys.ValidateRowKey(a.RK); err != nil {
+			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// InterPutOptions configure Put.
+type InterPutOptions[T any] struct {
+	// Current is the primary as stored, with its ETag: Put then writes
+	// only over that version (ErrPreconditionFailed otherwise) and needs no
+	// read. Default: nil, and Put reads the primary first.
+	Current *T
+}
+
+// Put writes the primary and has its copies brought along: enqueue a
+// hidden message, write the primary, show the message (three requests; four
+// without opts.Current). A crash after the enqueue leaves a message that
+// appears after PublishDelay and converges to whatever the primary is then.
+func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) error {
+	if v == nil {
+		return &table.InputError{Op: "Put", Rule: table.ErrNilValue}
+	}
+	next, err := x.addrs(v)
+	if err != nil {
+		return err
+	}
+	if _, err := x.tbl.Encode(v); err != nil {
+		return err // refuse a bad entity before the message goes out
+	}
+	m := x.tbl.Meta(v)
+	var cur *T
+	if opts != nil && opts.Current != nil {
+		cur = opts.Current
+	} else if got, err := x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil); err == nil {
+		cur = got
+	} else if !table.IsNotFound(err) {
+		return err
+	}
+	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
+	if cur != nil {
+		prev, err := x.addrs(cur)
+		if err != nil {
+			return err
+		}
+		for i := range prev {
+			if prev[i].RK != "" && prev[i] != next[i] {
+				msg.Stale = append(msg.Stale, prev[i])
+			}
+		}
+	}
+	return x.publish(ctx, msg, func() error {
+		if cur != nil && x.tbl.Meta(cur).ETag != "" {
+			m.ETag = x.tbl.Meta(cur).ETag
+			return x.tbl.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace})
+		}
+		return x.tbl.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+	})
+}
+
+// Delete removes the primary and has its copies removed: the same three
+// steps as Put.
+func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
+	if v == nil {
+		return &table.InputError{Op: "Delete", Rule: table.ErrNilValue}
+	}
+	prev, err := x.addrs(v)
+	if err != nil {
+		return err
+	}
+	m := x.tbl.Meta(v)
+	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
+	for _, a := range prev {
+		if a.RK != "" {
+			msg.Stale = append(msg.Stale, a)
+		}
+	}
+	return x.publish(ctx, msg, func() error {
+		opts := &table.DeleteOptions{IfExists: true}
+		if m.ETag != "" {
+			etag := m.ETag
+			opts.IfMatch = &etag
+		}
+		return x.tbl.Delete(ctx, m.PartitionKey, m.RowKey, opts)
+	})
+}
+
+// publish sends msg around write (see consistency.Sender.SendAround).
+func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, write func() error) error {
+	key, _ := keys.EncodeTuple(msg.PK, msg.RK)
+	return x.sender.SendAround(ctx, IndexMessageType, key, msg, x.delay, write)
+}
+
+// Handle is the consistency.Handler for IndexMessageType: it reads the
+// primary and makes every copy match it, deleting the copies the message
+// names as stale when they still belong to this primary.
+func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	var msg indexMessage
+	if err := json.Unmarshal(m.Payload, &msg); err != nil {
+		return consistency.Permanent(fmt.Errorf("%w: index message: %v", consistency.ErrMalformed, err))
+	}
+	return x.converge(ctx, msg.PK, msg.RK, msg.Stale)
+}
+
+func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
+	v, err := x.tbl.Get(ctx, pk, rk, nil)
+	var want []copyAddr
+	switch {
+	case table.IsNotFound(err):
+		v, want = nil, make([]copyAddr, len(x.defs))
+	case err != nil:
+		return err
+	default:
+		if want, err = x.addrs(v); err != nil {
+			return consistency.Permanent(err)
+		}
+	}
+	for i, a := range want {
+		if a.RK == "" {
+			continue
+		}
+		body, err := x.copyBody(i, v, a)
+		if err != nil {
+			return consistency.Permanent(err)
+		}
+		if _, err := x.copies[i].Client().UpsertEntity(ctx, body, nil); err != nil {
+			return err
+		}
+	}
+	for _, s := range stale {
+		if s.Index < 0 || s.Index >= len(x.defs) || s == want[s.Index] {
+			continue
+		}
+		if err := x.deleteIfMine(ctx, s, pk, rk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteIfMine deletes a copy only if it still belongs to primary (pk, rk):
+// another entity may have taken its value since.
+func (x *InterPartitionIndex[T]) deleteIfMine(ctx context.Context, a copyAddr, pk, rk string) error {
+	resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
+	if table.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var ref struct {
+		Of   string      `json:"TkIndexOf"`
+		ETag azcore.ETag `json:"odata.etag"`
+	}
+	_ = json.Unmarshal(resp.Value, &ref)
+	if ref.Of != ownerRef(pk, rk) {
+		return nil
+	}
+	etag := resp.ETag
+	err = x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+	if table.IsPreconditionFailed(err) {
+		return errors.New("patterns: the stale copy changed while being removed; retrying")
+	}
+	return err
+}
+
+// ownerRef names a primary in its copies: the tuple of its keys.
+func ownerRef(pk, rk string) string {
+	k, _ := keys.EncodeTuple(pk, rk)
+	return k
+}
+
+func (x *InterPartitionIndex[T]) copyBody(i int, v *T, a copyAddr) ([]byte, error) {
+	c := *v
+	m := x.tbl.Meta(&c)
+	ref, _ := json.Marshal(ownerRef(m.PartitionKey, m.RowKey))
+	m.PartitionKey, m.RowKey, m.ETag = a.PK, a.RK, ""
+	var body []byte
+	var err error
+	if x.project[i] != nil {
+		body, err = x.tbl.EncodeOnly(&c, x.project[i])
+	} else {
+		body, err = x.tbl.Encode(&c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := append(body[:len(body)-1:len(body)-1], `,"`+IndexOfProperty+`":`...)
+	out = append(out, ref...)
+	return append(out, '}'), nil
+}
+
+// decodeCopy decodes a copy into T under its primary's keys (no ETag).
+func (x *InterPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
+	v := new(T)
+	if err := x.tbl.Decode(raw, v); err != nil {
+		return nil, err
+	}
+	var ref struct {
+		Of string `json:"TkIndexOf"`
+	}
+	_ = json.Unmarshal(raw, &ref)
+	parts, err := keys.DecodeTuple(ref.Of)
+	if err != nil || len(parts) != 2 {
+		return nil, fmt.Errorf("patterns: %q is not an index copy", x.tbl.Meta(v).RowKey)
+	}
+	m := x.tbl.Meta(v)
+	m.PartitionKey, m.RowKey, m.ETag = parts[0], parts[1], ""
+	return v, nil
+}
+
+// Lookup finds the entity whose copy in an index sits at (partitionKey,
+// value): one point query on the index's table. The result holds what the
+// copy stores, under the primary's keys.
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+	i, ok := x.byName[index]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
+	}
+	if err := validKeyPair(partitionKey, value); err != nil {
+		return nil, err
+	}
+	resp, err := x.copies[i].Client().GetEntity(ctx, partitionKey, value, nil)
+	if err != nil {
+		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: value, Err: err}
+	}
+	return x.decodeCopy(resp.Value)
+}
+
+func validKeyPair(pk, rk string) error {
+	if err := keys.ValidatePartitionKey(pk); err != nil {
+		return &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(rk); err != nil {
+		return &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+	}
+	return nil
+}
+
+// Range returns the entities whose copies in an index partition have values
+// in [lo, hi) (hi "" for no bound), in value order: one query per page.
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+	i, ok := x.byName[index]
+	if !ok {
+		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
+	}
+	return func(yield func(*T, error) bool) {
+		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			v, err := x.decodeCopy(raw)
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// CrossReport is what VerifyAll found.
+type CrossReport struct {
+	Primaries, Copies       int
+	Missing, Orphans, Stale []IndexIssue
+	// toFix names the primaries whose copies must be rebuilt, and the stale
+	// copies with their owner.
+	toFix   map[[2]string]bool
+	orphans []copyAddr
+}
+
+// OK reports that every copy agrees with its primary.
+func (r *CrossReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
+
+// VerifyAll reads the primaries that filter selects (zero: all) and every
+// copy in the indexes' tables, and reports missing, orphaned and stale
+// copies. progress, when set, is called with the entities read so far.
+// Orphans are judged among the primaries read: verify with the zero filter
+// for a full check.
+func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*CrossReport, error) {
+	r := &CrossReport{toFix: map[[2]string]bool{}}
+	read := 0
+	tick := func() {
+		read++
+		if progress != nil && read%100 == 0 {
+			progress(read)
+		}
+	}
+	expected := map[copyAddr]*T{}
+	owners := map[string]bool{}
+	for v, err := range x.tbl.Query(ctx, &table.QueryOptions{Filter: filter}) {
+		if err != nil {
+			return nil, err
+		}
+		tick()
+		m := x.tbl.Meta(v)
+		owners[ownerRef(m.PartitionKey, m.RowKey)] = true
+		r.Primaries++
+		want, err := x.addrs(v)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range want {
+			if a.RK != "" {
+				expected[a] = v
+			}
+		}
+	}
+	seen := map[copyAddr]bool{}
+	for i := range x.defs {
+		hasRef := table.Prop(IndexOfProperty).Ge("")
+		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: hasRef}) {
+			if err != nil {
+				return nil, err
+			}
+			tick()
+			var head struct {
+				PartitionKey, RowKey string
+				Of                   string `json:"TkIndexOf"`
+			}
+			_ = json.Unmarshal(raw, &head)
+			a := copyAddr{Index: i, PK: head.PartitionKey, RK: head.RowKey}
+			v, ok := expected[a]
+			if !ok {
+				if owners[head.Of] || filter.IsZero() {
+					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: head.Of})
+					r.orphans = append(r.orphans, a)
+				}
+				continue
+			}
+			r.Copies++
+			seen[a] = true
+			want, _ := x.copyBody(i, v, a)
+			if !x.sameCopy(i, raw, want) {
+				m := x.tbl.Meta(v)
+				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
+				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
+			}
+		}
+	}
+	for a, v := range expected {
+		if !seen[a] {
+			m := x.tbl.Meta(v)
+			r.Missing = append(r.Missing, IndexIssue{Index: x.defs[a.Index].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
+			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
+		}
+	}
+	if progress != nil {
+		progress(read)
+	}
+	return r, nil
+}
+
+func (x *InterPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
+	a, b := new(T), new(T)
+	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
+		return false
+	}
+	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
+	enc := x.tbl.Encode
+	if x.project[i] != nil {
+		enc = func(v *T) ([]byte, error) { return x.tbl.EncodeOnly(v, x.project[i]) }
+	}
+	ea, _ := enc(a)
+	eb, _ := enc(b)
+	return string(ea) == string(eb)
+}
+
+// RepairAll fixes what VerifyAll found: each primary with missing or stale
+// copies is converged as Handle would (reads and upserts), and each orphan
+// is deleted if it still has no primary. Backfilling a new index is
+// VerifyAll then RepairAll. progress, when set, is called per item fixed.
+func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *CrossReport, progress func(done, total int)) error {
+	total := len(r.toFix) + len(r.orphans)
+	done := 0
+	for k := range r.toFix {
+		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
+			return err
+		}
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	for _, a := range r.orphans {
+		resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
+		if table.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var ref struct {
+			Of string `json:"TkIndexOf"`
+		}
+		_ = json.Unmarshal(resp.Value, &ref)
+		parts, _ := keys.DecodeTuple(ref.Of)
+		if len(parts) == 2 {
+			if _, err := x.tbl.Get(ctx, parts[0], parts[1], nil); err == nil {
+				// Its primary exists after all: converge it instead.
+				if err := x.converge(ctx, parts[0], parts[1], []copyAddr{a}); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		etag := resp.ETag
+		if err := x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true}); err != nil {
+			return err
+		}
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,291 @@
+package patterns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// IDList is where a value's list of entity IDs lives, for the eventually
+// consistent index-entity options: RemoteIndexEntities (option 3, an index
+// table) or BlobIndex (option 1, a blob per value).
+type IDList interface {
+	// Add and Remove change one value's list idempotently, retrying lost
+	// races on its ETag.
+	Add(ctx context.Context, value, id string) error
+	Remove(ctx context.Context, value, id string) error
+	// IDs returns the list: one request.
+	IDs(ctx context.Context, value string) ([]string, error)
+}
+
+// RemoteIndexEntities keeps value → IDs lists as index entities in another
+// partition or table (option 3: the guide's EmployeeDetails for a last
+// name across departments): PartitionKey is the partition given, RowKeys
+// are as in IndexEntities, and a list outgrowing 1 MiB continues in further
+// index entities of the value. Each change of a list is one update guarded
+// by its ETag.
+type RemoteIndexEntities struct {
+	client    table.Client
+	partition string
+	x         *IndexEntities[listOwner]
+	retry     table.RetryOptions
+}
+
+// listOwner stands in for the indexed type: the lists are kept apart from
+// the entities, so only their keys matter.
+type listOwner struct{ table.Meta }
+
+// NewRemoteIndexEntities stores lists in client's table under partition,
+// with RowKeys that start with prefix.
+func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts *IndexEntitiesOptions) (*RemoteIndexEntities, error) {
+	if err := keys.ValidatePartitionKey(partition); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	x, err := NewIndexEntities[listOwner](client, prefix, func(*listOwner) string { return "" }, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &RemoteIndexEntities{client: client, partition: partition, x: x, retry: x.retry}, nil
+}
+
+func (r *RemoteIndexEntities) change(ctx context.Context, op func(parts []indexPart) (*batch.Op, error), value string) error {
+	_, err := table.RetryOnConflict(ctx, &r.retry, func(int) error {
+		parts, err := r.x.read(ctx, r.partition, value)
+		if err != nil {
+			return err
+		}
+		o, err := op(parts)
+		if err != nil || o == nil {
+			return err
+		}
+		_, err = batch.Submit(ctx, r.client, *o)
+		return err
+	})
+	return err
+}
+
+// Add puts id in value's list (no change if it is there).
+func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
+	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+		if containsID(parts, id) {
+			return nil, nil
+		}
+		o, err := r.x.addTo(r.partition, value, id, parts)
+		return &o, err
+	}, value)
+}
+
+// Remove takes id out of value's list (no change if it is not there).
+func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) error {
+	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+		o, ok := r.x.removeFrom(r.partition, value, id, parts)
+		if !ok {
+			return nil, nil
+		}
+		return &o, nil
+	}, value)
+}
+
+// IDs returns value's list: one query.
+func (r *RemoteIndexEntities) IDs(ctx context.Context, value string) ([]string, error) {
+	return r.x.Lookup(ctx, r.partition, value)
+}
+
+// BlobIndex keeps value → IDs lists in blobs, one per value (option 1), for
+// lists beyond what index entities hold. A change reads the blob and writes
+// it back with If-Match (If-None-Match: * when it is new), retrying lost
+// races.
+type BlobIndex struct {
+	blobs     consistency.Blobs
+	container string
+	prefix    string
+	retry     table.RetryOptions
+}
+
+// NewBlobIndex keeps lists in container under names that start with prefix.
+func NewBlobIndex(blobs consistency.Blobs, container, prefix string) (*BlobIndex, error) {
+	if err := keys.ValidateContainerName(container); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	return &BlobIndex{blobs: blobs, container: container, prefix: prefix, retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5 * time.Millisecond, MaxDelay: 500 * time.Millisecond}}, nil
+}
+
+func (b *BlobIndex) name(value string) (string, error) {
+	enc, err := keys.EncodeTuple(value)
+	if err != nil {
+		return "", err
+	}
+	n := b.prefix + enc
+	return n, keys.ValidateBlobName(n)
+}
+
+// read returns the list and its ETag ("" when the blob does not exist).
+func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
+	resp, err := b.blobs.DownloadStream(ctx, b.container, name, nil)
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, "", err
+	}
+	var ids []string
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &ids); err != nil {
+			return nil, "", fmt.Errorf("patterns: index blob %s is not a JSON list: %w", name, err)
+		}
+	}
+	return ids, *resp.ETag, nil
+}
+
+// blobConflict stands for a lost race on a blob, so RetryOnConflict retries.
+var blobConflict = &azcore.ResponseError{StatusCode: http.StatusPreconditionFailed, ErrorCode: "ConditionNotMet"}
+
+func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) ([]string, bool)) error {
+	name, err := b.name(value)
+	if err != nil {
+		return &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+	}
+	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
+		ids, etag, err := b.read(ctx, name)
+		if err != nil {
+			return err
+		}
+		next, changed := f(ids)
+		if !changed {
+			return nil
+		}
+		data, _ := json.Marshal(next)
+		cond := &blob.ModifiedAccessConditions{IfMatch: &etag}
+		if etag == "" {
+			cond = &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}
+		}
+		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
+		var re *azcore.ResponseError
+		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
+			return &table.ServiceError{Op: "BlobIndex", Err: blobConflict}
+		}
+		return err
+	})
+	return err
+}
+
+// Add puts id in value's list.
+func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
+	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+		if slices.Contains(ids, id) {
+			return ids, false
+		}
+		return append(ids, id), true
+	})
+}
+
+// Remove takes id out of value's list.
+func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
+	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+		i := slices.Index(ids, id)
+		if i < 0 {
+			return ids, false
+		}
+		return slices.Delete(ids, i, i+1), true
+	})
+}
+
+// IDs returns value's list: one request.
+func (b *BlobIndex) IDs(ctx context.Context, value string) ([]string, error) {
+	name, err := b.name(value)
+	if err != nil {
+		return nil, &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+	}
+	ids, _, err := b.read(ctx, name)
+	return ids, err
+}
+
+// ListIndexMessageType is the message type of EventualIndexEntities updates.
+const ListIndexMessageType = "tablekit.listindex.v1"
+
+type listMessage struct {
+	PK  string `json:"pk"`
+	RK  string `json:"rk"`
+	Old string `json:"old,omitempty"` // the value before the change, if it had one
+}
+
+// EventualIndexEntities keeps an IDList (index entities elsewhere, or
+// blobs) eventually consistent with a table of entities: Notify enqueues
+// keys and the value the entity had; Handle reads the entity and makes the
+// lists match it (its ID in its current value's list, out of the old one).
+// The window of inconsistency is the queue's latency; after the queue
+// drains, every list holds exactly the entities with that value.
+type EventualIndexEntities[T any] struct {
+	tbl    *table.Table[T]
+	list   IDList
+	value  func(*T) string
+	sender *consistency.Sender
+}
+
+// NewEventualIndexEntities indexes the entities of tbl by value into list.
+func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender) *EventualIndexEntities[T] {
+	return &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender}
+}
+
+// ID names an entity in the lists: the tuple of its keys.
+func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
+
+// PublishDelay is how long a change's message stays hidden if the process
+// dies between writing the entity and showing the message.
+const PublishDelay = 30 * time.Second
+
+// Write runs write (the change of one entity: add, update or delete) with
+// its message sent around it, crash-safe (consistency.Sender.SendAround):
+// old is the value the entity had before, "" if none. Three requests
+// besides the write's.
+func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error) error {
+	return e.sender.SendAround(ctx, ListIndexMessageType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, PublishDelay, write)
+}
+
+// Handle is the consistency.Handler for ListIndexMessageType.
+func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	var msg listMessage
+	if err := json.Unmarshal(m.Payload, &msg); err != nil {
+		return consistency.Permanent(fmt.Errorf("%w: list message: %v", consistency.ErrMalformed, err))
+	}
+	id := ID(msg.PK, msg.RK)
+	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
+	current := ""
+	switch {
+	case table.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		current = e.value(v)
+	}
+	if current != "" {
+		if err := e.list.Add(ctx, current, id); err != nil {
+			return err
+		}
+	}
+	if msg.Old != "" && msg.Old != current {
+		return e.list.Remove(ctx, msg.Old, id)
+	}
+	return nil
+}
