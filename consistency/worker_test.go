@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/table"
 )
 
 func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.QueueClient) {
@@ -189,5 +190,46 @@ func TestHandleRefusesBadRegistrations(t *testing.T) {
 	}
 	if err := w.Handle("x.v1", nil); err == nil {
 		t.Fatal("nil handler accepted")
+	}
+}
+
+type emp struct {
+	table.Meta
+	Name string
+}
+
+// TestMoveToBlob archives an entity to a blob: the blob holds its JSON and
+// the table no longer holds it; a redelivered message changes nothing.
+func TestMoveToBlob(t *testing.T) {
+	ctx := t.Context()
+	_, q, p := queues(t)
+	tables := fake.NewTableService(nil)
+	client := tables.NewClient("Current", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	current, _ := table.New[emp](client, nil)
+	if err := current.Add(ctx, &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000456"}, Name: "Employee 456"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	blobs := fake.NewBlobService(nil)
+	bc := blobs.NewClient(nil)
+	_, _ = bc.CreateContainer(ctx, "archive", nil)
+	sender := consistency.NewSender(q, nil)
+	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: bc, Container: "archive"}, sender)
+	for range 2 { // the second request is a duplicate
+		if err := mover.Request(ctx, "Sales", "000456"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := consistency.NewWorker(q, p, nil)
+	_ = w.Handle(mover.Type(), mover.Handle)
+	if st, err := w.Drain(ctx); err != nil || st.Processed != 2 {
+		t.Fatalf("drain: %+v %v", st, err)
+	}
+	data, ok := blobs.Blob("archive", "Sales/000456")
+	if !ok || !strings.Contains(string(data), `"Name":"Employee 456"`) {
+		t.Fatalf("archive blob = %q, %v", data, ok)
+	}
+	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.IsNotFound(err) {
+		t.Fatalf("still in Current: %v", err)
 	}
 }

@@ -224,8 +224,8 @@ func RunConsistency(t *testing.T, env Env) {
 		}
 	})
 
-	t.Run("soak: 2 workers, faults and lost responses, every entity moved once", func(t *testing.T) {
-		const n, bad = 1000, 20
+	t.Run("soak: 3,000 moves, 2 workers, faults and lost responses, every entity moved once", func(t *testing.T) {
+		const n, bad = 3000, 20
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		q, poison := env.NewQueue(t), env.NewQueue(t)
