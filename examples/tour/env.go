@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 )
@@ -16,11 +18,13 @@ import (
 // connection string. Every request goes through one counter, so each step
 // can say what it cost.
 type env struct {
-	remote  bool
-	svc     *aztables.ServiceClient
-	counter *reqcount.Counter
-	created []string
-	suffix  string
+	remote   bool
+	svc      *aztables.ServiceClient
+	queues   *azqueue.ServiceClient
+	counter  *reqcount.Counter
+	created  []string
+	qcreated []string
+	suffix   string
 }
 
 func newEnv(conn string) (*env, error) {
@@ -28,16 +32,35 @@ func newEnv(conn string) (*env, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	e.suffix = hex.EncodeToString(b[:])
+	qopts := &azqueue.ClientOptions{}
+	qopts.PerRetryPolicies = []policy.Policy{e.counter}
 	if conn == "" {
 		e.svc = fake.NewTableService(nil).NewServiceClient(e.counter.TableOptions())
+		e.queues = fake.NewQueueService(nil).NewServiceClient(qopts)
 		return e, nil
 	}
 	svc, err := aztables.NewServiceClientFromConnectionString(conn, e.counter.TableOptions())
 	if err != nil {
 		return nil, err
 	}
-	e.svc, e.remote = svc, true
+	qs, err := azqueue.NewServiceClientFromConnectionString(conn, qopts)
+	if err != nil {
+		return nil, err
+	}
+	e.svc, e.queues, e.remote = svc, qs, true
 	return e, nil
+}
+
+// newQueue creates a queue unique to this run (deleted by cleanup).
+func (e *env) newQueue(ctx context.Context, base string) (*azqueue.QueueClient, error) {
+	name := "tour-" + base + "-" + e.suffix
+	q := e.queues.NewQueueClient(name)
+	if _, err := q.Create(ctx, nil); err != nil {
+		return nil, fmt.Errorf("create queue %s: %w", name, err)
+	}
+	e.qcreated = append(e.qcreated, name)
+	e.counter.Reset()
+	return q, nil
 }
 
 // newTable creates a table unique to this run (deleted by cleanup).
@@ -63,5 +86,8 @@ func (e *env) step(w io.Writer) func(string) {
 func (e *env) cleanup() {
 	for _, name := range e.created {
 		_, _ = e.svc.DeleteTable(context.Background(), name, nil)
+	}
+	for _, name := range e.qcreated {
+		_, _ = e.queues.NewQueueClient(name).Delete(context.Background(), nil)
 	}
 }

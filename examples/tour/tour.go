@@ -25,6 +25,7 @@ func sections() []section {
 		{"Intra-partition secondary index", "Store copies under other RowKeys of the same partition and keep them consistent with EGTs, for point lookups by another property.", tourIntraPartitionIndex},
 		{"Index entities", "Keep lists of IDs per value (EmployeeIDs per last name) to find all entities that share a non-unique value.", tourIndexEntities},
 		{"Denormalization, compound keys, join in the client", "Combine related data so one query returns it; keep related rows next to their parent; cache small reference tables.", tourDenormalizedAndRelated},
+		{"Eventually consistent transactions, inter-partition index", "Across partitions no transaction helps: a queue and idempotent, converging steps make the copies agree eventually.", tourEventual},
 	}
 }
 
