@@ -102,3 +102,22 @@ func TestConsistencyOnFake(t *testing.T)       { RunConsistency(t, fakeEnv()) }
 func TestConsistencyOnAzurite(t *testing.T)    { RunConsistency(t, azuriteEnv(t)) }
 func TestCrossPartitionOnFake(t *testing.T)    { RunCrossPartition(t, fakeEnv()) }
 func TestCrossPartitionOnAzurite(t *testing.T) { RunCrossPartition(t, azuriteEnv(t)) }
+
+func TestShapeOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunShape(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+		return env.Fake.NewServiceClient(c.TableOptions())
+	})
+}
+
+func TestShapeOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	cs := testenv.ConnectionString(t)
+	RunShape(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+		svc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	})
+}

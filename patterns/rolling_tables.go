@@ -1,0 +1,205 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// RollingTables keeps each period's entities in a table of its own (the
+// guide's login attempts kept 60 days, a table per day), so expiring a
+// period is one request that drops its table instead of deleting every
+// entity: the "High volume delete pattern". Writes go to the table of their
+// instant's period, created on first use and remembered; queries over a
+// time range visit the tables of the periods it covers, oldest first. A
+// deleted table's name stays unusable for a while (409 TableBeingDeleted):
+// a period whose table must be made again gets the next generation's name
+// (keys.PeriodTable), never the deleted one.
+type RollingTables[T any] struct {
+	svc       table.ServiceClient
+	prefix    string
+	period    keys.Period
+	retention time.Duration
+	now       func() time.Time
+
+	mu    sync.Mutex
+	known map[time.Time]string // period start -> table in use
+}
+
+// RollingTablesOptions configure RollingTables. nil means the defaults.
+type RollingTablesOptions struct {
+	// Retention is how long a period is kept after it ends. Default: 60
+	// days, the guide's login attempts.
+	Retention time.Duration
+	// Now is the clock of Expire. Default: time.Now.
+	Now func() time.Time
+}
+
+// NewRollingTables names tables prefix + period digits. No request is sent.
+func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys.Period, opts *RollingTablesOptions) (*RollingTables[T], error) {
+	if _, err := keys.PeriodTable(prefix, period, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), 0); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	if _, err := table.New[T](svc.NewClient("probe"), nil); err != nil {
+		return nil, err
+	}
+	r := &RollingTables[T]{svc: svc, prefix: prefix, period: period, retention: 60 * 24 * time.Hour, now: time.Now, known: map[time.Time]string{}}
+	if opts != nil {
+		if opts.Retention > 0 {
+			r.retention = opts.Retention
+		}
+		if opts.Now != nil {
+			r.now = opts.Now
+		}
+	}
+	return r, nil
+}
+
+// TableFor returns the table of at's period, creating it on first use (one
+// request, then none).
+func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time) (*table.Table[T], error) {
+	start := r.period.Start(at)
+	r.mu.Lock()
+	name, ok := r.known[start]
+	r.mu.Unlock()
+	if !ok {
+		var err error
+		if name, err = r.create(ctx, at); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		r.known[start] = name
+		r.mu.Unlock()
+	}
+	return table.New[T](r.svc.NewClient(name), &table.Options{Name: name})
+}
+
+func (r *RollingTables[T]) create(ctx context.Context, at time.Time) (string, error) {
+	for gen := 0; ; gen++ {
+		name, err := keys.PeriodTable(r.prefix, r.period, at, gen)
+		if err != nil {
+			return "", err
+		}
+		_, err = r.svc.CreateTable(ctx, name, nil)
+		switch {
+		case err == nil, table.IsAlreadyExists(err):
+			return name, nil
+		case table.ErrorCode(err) == "TableBeingDeleted":
+			continue // recently dropped: take the next generation's name
+		}
+		return "", &table.ServiceError{Op: "CreateTable", Table: name, Err: err}
+	}
+}
+
+// Add inserts v into the table of at's period: one request (two the first
+// time a period is used).
+func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T) error {
+	t, err := r.TableFor(ctx, at)
+	if err != nil {
+		return err
+	}
+	return t.Add(ctx, v, nil)
+}
+
+// tables lists this prefix's tables with their periods, oldest first.
+func (r *RollingTables[T]) tables(ctx context.Context) ([]periodTable, error) {
+	lo, hi := keys.PrefixRange(r.prefix)
+	f := fmt.Sprintf("TableName ge '%s' and TableName lt '%s'", lo, hi)
+	pager := r.svc.NewListTablesPager(&aztables.ListTablesOptions{Filter: &f})
+	var out []periodTable
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, &table.ServiceError{Op: "ListTables", Err: err}
+		}
+		for _, t := range page.Tables {
+			if t.Name == nil {
+				continue
+			}
+			start, gen, err := keys.ParsePeriodTable(r.prefix, r.period, *t.Name)
+			if err != nil {
+				continue // another prefix's table that shares ours
+			}
+			out = append(out, periodTable{name: *t.Name, start: start, gen: gen})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].start.Equal(out[j].start) {
+			return out[i].start.Before(out[j].start)
+		}
+		return out[i].gen < out[j].gen
+	})
+	return out, nil
+}
+
+type periodTable struct {
+	name  string
+	start time.Time
+	gen   int
+}
+
+// Query returns the entities of the periods that [from, to) covers that
+// opts selects, oldest period first: one request to list the tables, then
+// one per page of each table.
+func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *table.QueryOptions) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		ts, err := r.tables(ctx)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, pt := range ts {
+			end := r.period.Next(pt.start)
+			if !pt.start.Before(to) || !end.After(from) {
+				continue
+			}
+			t, err := table.New[T](r.svc.NewClient(pt.name), &table.Options{Name: pt.name})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for v, err := range t.Query(ctx, opts) {
+				if !yield(v, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Expire drops the tables of periods that ended more than Retention ago:
+// one request to list, then one per dropped table. It returns their names.
+func (r *RollingTables[T]) Expire(ctx context.Context) ([]string, error) {
+	ts, err := r.tables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cutoff := r.now().Add(-r.retention)
+	var dropped []string
+	for _, pt := range ts {
+		if r.period.Next(pt.start).After(cutoff) {
+			continue
+		}
+		if _, err := r.svc.DeleteTable(ctx, pt.name, nil); err != nil && !table.IsNotFound(err) {
+			return dropped, &table.ServiceError{Op: "DeleteTable", Table: pt.name, Err: err}
+		}
+		dropped = append(dropped, pt.name)
+		r.mu.Lock()
+		for s, n := range r.known {
+			if strings.EqualFold(n, pt.name) {
+				delete(r.known, s)
+			}
+		}
+		r.mu.Unlock()
+	}
+	return slices.Clip(dropped), nil
+}
