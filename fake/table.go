@@ -51,6 +51,10 @@ type TableServiceOptions struct {
 	// DeletedTableWindow is how long a deleted table's name answers 409
 	// TableBeingDeleted. Default: 40 s; negative: no window.
 	DeletedTableWindow time.Duration
+	// AccountName and AccountKey let the fake verify SAS signatures.
+	// Requests that carry a SAS are always checked for expiry, table,
+	// permissions and key range. Default: signatures are not verified.
+	AccountName, AccountKey string
 }
 
 // TableService is an in-memory Azure Table service. It is an HTTP transport
@@ -219,7 +223,21 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	if op == OpBatch {
 		return s.batch(req, body), nil
 	}
-	status, header, out, serr := s.serve(op, target, req.Method, req.Header, req.URL.Query(), body)
+	q := req.URL.Query()
+	if q.Get("sig") != "" {
+		if serr := s.checkSAS(op, target, q); serr != nil {
+			return errorResponse(req, serr), nil
+		}
+		if target.keyed && !inSASRange(q, target.pk, target.rk) {
+			return errorResponse(req, errf(http.StatusForbidden, "AuthorizationFailure", "This request is not authorized to perform this operation: the entity is outside the SAS key range.")), nil
+		}
+		if op == OpInsertEntity {
+			if e, perr := parseEntity(body); perr == nil && !inSASRange(q, e.pk, e.rk) {
+				return errorResponse(req, errf(http.StatusForbidden, "AuthorizationFailure", "This request is not authorized to perform this operation: the entity is outside the SAS key range.")), nil
+			}
+		}
+	}
+	status, header, out, serr := s.serve(op, target, req.Method, req.Header, q, body)
 	if serr != nil {
 		return errorResponse(req, serr), nil
 	}
@@ -721,6 +739,9 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 			break
 		}
 		if filter != nil && !filter.eval(e.get) {
+			continue
+		}
+		if q.Get("sig") != "" && !inSASRange(q, e.pk, e.rk) {
 			continue
 		}
 		if n == limit {

@@ -13,13 +13,31 @@ import (
 	"github.com/tablekit/tablekit/internal/testenv"
 )
 
+// azuriteKey is the emulator's public development key; the fake uses it
+// too, so SAS tokens are built the same way for both.
+const azuriteKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
 func fakeEnv() Env {
-	svc := fake.NewTableService(nil)
+	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey})
 	queues := fake.NewQueueService(nil)
 	blobs := fake.NewBlobService(nil)
 	return Env{
 		Name: "fake",
 		Fake: svc,
+		SASTable: func(t *testing.T, sas func(account, key, table string) string) (*aztables.Client, *aztables.Client) {
+			name := testenv.UniqueName("sas")
+			admin := svc.NewClient(name, nil)
+			if _, err := admin.CreateTable(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+			opts := &aztables.ClientOptions{}
+			opts.Transport = svc
+			scoped, err := aztables.NewClientWithNoCredential(fake.URL+name+"?"+sas("devstoreaccount1", azuriteKey, name), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return admin, scoped
+		},
 		NewQueue: func(t *testing.T) *azqueue.QueueClient {
 			q := queues.NewQueueClient(strings.ToLower(testenv.UniqueName("conf")), nil)
 			if _, err := q.Create(t.Context(), nil); err != nil {
@@ -49,8 +67,36 @@ func fakeEnv() Env {
 
 func azuriteEnv(t *testing.T) Env {
 	cs := testenv.ConnectionString(t)
+	var endpoint, key, account string
+	for _, kv := range strings.Split(cs, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "TableEndpoint":
+			endpoint = strings.TrimSuffix(v, "/")
+		case "AccountKey":
+			key = kv[len("AccountKey="):]
+		case "AccountName":
+			account = v
+		}
+	}
 	return Env{
 		Name: "azurite",
+		SASTable: func(t *testing.T, sas func(account, key, table string) string) (*aztables.Client, *aztables.Client) {
+			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := testenv.UniqueName("sas")
+			if _, err := svc.CreateTable(t.Context(), name, nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
+			scoped, err := aztables.NewClientWithNoCredential(endpoint+"/"+name+"?"+sas(account, key, name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return svc.NewClient(name), scoped
+		},
 		NewQueue: func(t *testing.T) *azqueue.QueueClient {
 			q, err := azqueue.NewQueueClientFromConnectionString(cs, strings.ToLower(testenv.UniqueName("conf")), nil)
 			if err != nil {
@@ -121,3 +167,6 @@ func TestShapeOnAzurite(t *testing.T) {
 		return svc
 	})
 }
+
+func TestSASOnFake(t *testing.T)    { RunSAS(t, fakeEnv()) }
+func TestSASOnAzurite(t *testing.T) { RunSAS(t, azuriteEnv(t)) }

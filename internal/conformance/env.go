@@ -28,6 +28,9 @@ type Env struct {
 	// NewContainer creates a fresh, uniquely named container and returns a
 	// client for the account and the container's name.
 	NewContainer func(t *testing.T) (*azblob.Client, string)
+	// SASTable creates a fresh table and returns a client for it with the
+	// account's key, and a client that carries the token sas makes for it.
+	SASTable func(t *testing.T, sas func(account, key, table string) string) (admin, scoped *aztables.Client)
 	// Fake is the in-memory service when the backend is the fake, for
 	// cases that need its knobs (short pages); nil otherwise.
 	Fake *fake.TableService
