@@ -2,9 +2,11 @@ package fake
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +23,7 @@ const (
 	OpPutBlob         Operation = "PutBlob"
 	OpGetBlob         Operation = "GetBlob"
 	OpDeleteBlob      Operation = "DeleteBlob"
+	OpListBlobs       Operation = "ListBlobs"
 )
 
 // BlobServiceOptions configure a BlobService. nil means the defaults.
@@ -129,6 +132,8 @@ func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 		op = OpCreateContainer
 	case !isBlob && q.Get("restype") == "container" && req.Method == http.MethodDelete:
 		op = OpDeleteContainer
+	case !isBlob && q.Get("restype") == "container" && q.Get("comp") == "list" && req.Method == http.MethodGet:
+		op = OpListBlobs
 	case isBlob && req.Method == http.MethodPut && q.Get("comp") == "":
 		op = OpPutBlob
 	case isBlob && (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Get("comp") == "":
@@ -166,6 +171,9 @@ func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 	}
 	if !exists {
 		return xmlError(req, http.StatusNotFound, "ContainerNotFound", "The specified container does not exist."), nil
+	}
+	if op == OpListBlobs {
+		return s.list(req, container, blobs), nil
 	}
 	if err := keys.ValidateBlobName(name); err != nil {
 		return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
@@ -269,4 +277,57 @@ func (s *BlobService) conditions(req *http.Request, cur *blobData, op Operation)
 func (s *BlobService) etag() string {
 	s.seq++
 	return fmt.Sprintf(`"0x8DC%013X"`, uint64(s.now().UnixNano()/100)+s.seq)
+}
+
+// list answers List Blobs (flat): names in order, from the marker, with
+// properties and, when asked, metadata.
+func (s *BlobService) list(req *http.Request, container string, blobs map[string]*blobData) *http.Response {
+	q := req.URL.Query()
+	prefix, marker := q.Get("prefix"), q.Get("marker")
+	max := 5000
+	if m, err := strconv.Atoi(q.Get("maxresults")); err == nil && m > 0 && m < max {
+		max = m
+	}
+	withMeta := strings.Contains(q.Get("include"), "metadata")
+	var names []string
+	for n := range blobs {
+		if strings.HasPrefix(n, prefix) && n >= marker {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	next := ""
+	if len(names) > max {
+		next, names = names[max], names[:max]
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s"><Prefix>`, BlobURL, container)
+	_ = xml.EscapeText(&b, []byte(prefix))
+	fmt.Fprintf(&b, "</Prefix><MaxResults>%d</MaxResults><Blobs>", max)
+	for _, n := range names {
+		bd := blobs[n]
+		b.WriteString("<Blob><Name>")
+		_ = xml.EscapeText(&b, []byte(n))
+		ctype := bd.ctype
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length><Content-Type>%s</Content-Type><BlobType>BlockBlob</BlobType></Properties>",
+			rfc1123(bd.modified), rfc1123(bd.modified), bd.etag, len(bd.data), ctype)
+		if withMeta && len(bd.meta) > 0 {
+			b.WriteString("<Metadata>")
+			for k, v := range bd.meta {
+				key := strings.ToLower(strings.TrimPrefix(strings.ToLower(k), "x-ms-meta-"))
+				fmt.Fprintf(&b, "<%s>", key)
+				_ = xml.EscapeText(&b, []byte(strings.Join(v, ",")))
+				fmt.Fprintf(&b, "</%s>", key)
+			}
+			b.WriteString("</Metadata>")
+		}
+		b.WriteString("</Blob>")
+	}
+	b.WriteString("</Blobs><NextMarker>")
+	_ = xml.EscapeText(&b, []byte(next))
+	b.WriteString("</NextMarker></EnumerationResults>")
+	return xmlResponse(req, http.StatusOK, b.Bytes())
 }

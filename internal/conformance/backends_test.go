@@ -170,3 +170,6 @@ func TestShapeOnAzurite(t *testing.T) {
 
 func TestSASOnFake(t *testing.T)    { RunSAS(t, fakeEnv()) }
 func TestSASOnAzurite(t *testing.T) { RunSAS(t, azuriteEnv(t)) }
+
+func TestBlobPatternsOnFake(t *testing.T)    { RunBlobPatterns(t, fakeEnv()) }
+func TestBlobPatternsOnAzurite(t *testing.T) { RunBlobPatterns(t, azuriteEnv(t)) }

@@ -1,0 +1,268 @@
+package patterns
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// LogEntry is one line of a BlobLog.
+type LogEntry struct {
+	Time time.Time `json:"t"`
+	Text string    `json:"m"`
+}
+
+// BlobLogOptions configure a BlobLog. nil means the defaults.
+type BlobLogOptions struct {
+	// Writer tells this process's blobs from other writers'. Default: "w".
+	Writer string
+	// MaxBytes flushes when the buffer reaches this size. Default: 1 MiB.
+	MaxBytes int
+	// MaxAge flushes when the oldest buffered entry is this old, checked
+	// on Append and by Run. Default: 1 minute.
+	MaxAge time.Duration
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// BlobLog writes log data to blobs instead of a table, the fix of the
+// guide's "Log data anti-pattern", in the layout of Storage Analytics:
+// <prefix>/2014/07/31/1800/<writer>-000001.log, one JSON line per entry,
+// with the first and last entry times in the blob's metadata. Entries are
+// buffered and written by Flush (on size, on age, on Close, or when called):
+// an entry is acknowledged when the Flush that writes it returns nil, and
+// a Flush that fails keeps its entries for the next, so nothing acknowledged
+// is lost and nothing unacknowledged is dropped silently. Safe for
+// concurrent use.
+type BlobLog struct {
+	blobs     BlobStore
+	container string
+	prefix    string
+	opts      BlobLogOptions
+
+	mu     sync.Mutex
+	buf    []LogEntry
+	size   int
+	oldest time.Time
+	seq    map[string]int // hour path -> last sequence used
+}
+
+// NewBlobLog writes under prefix in container. No request is sent.
+func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions) (*BlobLog, error) {
+	if err := keys.ValidateContainerName(container); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	l := &BlobLog{blobs: blobs, container: container, prefix: prefix, seq: map[string]int{}}
+	if opts != nil {
+		l.opts = *opts
+	}
+	if l.opts.Writer == "" {
+		l.opts.Writer = "w"
+	}
+	if l.opts.MaxBytes <= 0 {
+		l.opts.MaxBytes = 1 << 20
+	}
+	if l.opts.MaxAge <= 0 {
+		l.opts.MaxAge = time.Minute
+	}
+	if l.opts.Now == nil {
+		l.opts.Now = time.Now
+	}
+	if err := keys.ValidateBlobName(l.hourPath(time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)) + "/" + l.opts.Writer + "-000001.log"); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	return l, nil
+}
+
+func (l *BlobLog) hourPath(t time.Time) string {
+	return l.prefix + "/" + t.UTC().Format("2006/01/02/15") + "00"
+}
+
+// Append buffers an entry stamped now, flushing when the buffer is full or
+// old enough. The entry is acknowledged only by a Flush that returns nil.
+func (l *BlobLog) Append(ctx context.Context, text string) error {
+	return l.AppendAt(ctx, l.opts.Now(), text)
+}
+
+// AppendAt buffers an entry with its own time.
+func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error {
+	l.mu.Lock()
+	if len(l.buf) == 0 {
+		l.oldest = l.opts.Now()
+	}
+	l.buf = append(l.buf, LogEntry{Time: at.UTC(), Text: text})
+	l.size += len(text) + 48
+	full := l.size >= l.opts.MaxBytes || l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
+	l.mu.Unlock()
+	if full {
+		return l.Flush(ctx)
+	}
+	return nil
+}
+
+// Flush writes every buffered entry: one blob per hour they fall in, each
+// one request (a name already taken, by another writer or an earlier run,
+// moves to the next sequence number).
+func (l *BlobLog) Flush(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) == 0 {
+		return nil
+	}
+	byHour := map[string][]LogEntry{}
+	for _, e := range l.buf {
+		h := l.hourPath(e.Time)
+		byHour[h] = append(byHour[h], e)
+	}
+	hours := make([]string, 0, len(byHour))
+	for h := range byHour {
+		hours = append(hours, h)
+	}
+	sort.Strings(hours)
+	for _, h := range hours {
+		if err := l.writeHour(ctx, h, byHour[h]); err != nil {
+			return err // unwritten hours stay buffered
+		}
+		l.buf = slices.DeleteFunc(l.buf, func(e LogEntry) bool { return l.hourPath(e.Time) == h })
+	}
+	l.size = 0
+	return nil
+}
+
+func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry) error {
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time.Before(entries[j].Time) })
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	for _, e := range entries {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	meta := map[string]*string{
+		"first": to.Ptr(entries[0].Time.Format(time.RFC3339Nano)),
+		"last":  to.Ptr(entries[len(entries)-1].Time.Format(time.RFC3339Nano)),
+	}
+	for {
+		l.seq[hour]++
+		name := fmt.Sprintf("%s/%s-%06d.log", hour, l.opts.Writer, l.seq[hour])
+		_, err := l.blobs.UploadBuffer(ctx, l.container, name, body.Bytes(), &azblob.UploadBufferOptions{
+			Metadata:         meta,
+			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}},
+		})
+		var re *azcore.ResponseError
+		if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
+			continue // taken: next number
+		}
+		if err != nil {
+			l.seq[hour]--
+		}
+		return err
+	}
+}
+
+// Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx
+// ends; then it flushes what is left.
+func (l *BlobLog) Run(ctx context.Context) error {
+	t := time.NewTicker(max(l.opts.MaxAge/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return l.Flush(context.WithoutCancel(ctx))
+		case <-t.C:
+			l.mu.Lock()
+			due := len(l.buf) > 0 && l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
+			l.mu.Unlock()
+			if due {
+				if err := l.Flush(ctx); err != nil && ctx.Err() == nil {
+					continue // kept buffered; the next tick tries again
+				}
+			}
+		}
+	}
+}
+
+// Close flushes what is buffered.
+func (l *BlobLog) Close(ctx context.Context) error { return l.Flush(ctx) }
+
+// ReadLog returns the entries of [from, to) written under prefix, in time
+// order: one listing request per hour the range covers, one read per blob
+// whose first/last times overlap the range.
+func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time) iter.Seq2[LogEntry, error] {
+	return func(yield func(LogEntry, error) bool) {
+		l := &BlobLog{prefix: prefix}
+		for h := from.UTC().Truncate(time.Hour); h.Before(until); h = h.Add(time.Hour) {
+			var hour []LogEntry
+			pager := blobs.NewListBlobsFlatPager(container, &azblob.ListBlobsFlatOptions{Prefix: to.Ptr(l.hourPath(h) + "/"), Include: azblob.ListBlobsInclude{Metadata: true}})
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					yield(LogEntry{}, err)
+					return
+				}
+				for _, item := range page.Segment.BlobItems {
+					if skip(item.Metadata, from, until) {
+						continue
+					}
+					resp, err := blobs.DownloadStream(ctx, container, *item.Name, nil)
+					if err != nil {
+						yield(LogEntry{}, err)
+						return
+					}
+					sc := bufio.NewScanner(resp.Body)
+					sc.Buffer(make([]byte, 64*1024), 8<<20)
+					for sc.Scan() {
+						var e LogEntry
+						if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+							resp.Body.Close()
+							yield(LogEntry{}, fmt.Errorf("patterns: log blob %s: %w", *item.Name, err))
+							return
+						}
+						if !e.Time.Before(from) && e.Time.Before(until) {
+							hour = append(hour, e)
+						}
+					}
+					resp.Body.Close()
+				}
+			}
+			sort.SliceStable(hour, func(i, j int) bool { return hour[i].Time.Before(hour[j].Time) })
+			for _, e := range hour {
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// skip reports a blob whose first/last metadata lie outside [from, until).
+func skip(meta map[string]*string, from, until time.Time) bool {
+	get := func(k string) (time.Time, bool) {
+		for mk, v := range meta {
+			if v != nil && strings.EqualFold(mk, k) {
+				t, err := time.Parse(time.RFC3339Nano, *v)
+				return t, err == nil
+			}
+		}
+		return time.Time{}, false
+	}
+	first, ok1 := get("first")
+	last, ok2 := get("last")
+	return ok1 && ok2 && (last.Before(from) || !first.Before(until))
+}
