@@ -26,4 +26,13 @@
 // queue (package consistency) around the write, hidden until it is done, so
 // a crash at any step leaves a message that converges the copies to the
 // primary; between a write and its handling, readers can see the copies lag.
+//
+// The patterns of shape and time: LogTail (inverted-tick keys, the n most
+// recent entries in one request), DataSeries (a property per slot),
+// WideEntity (more than 252 properties or 1 MiB over parts written in one
+// transaction), LargeEntity (big fields in blobs, blob first, Sweep for
+// what a crash leaves), RollingTables (a table per period, expiry by
+// dropping tables), Sharded (appends over N partitions, a merged reader),
+// BlobLog (log data in blobs by hour) and TableSAS (a token for one key
+// range).
 package patterns

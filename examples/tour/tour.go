@@ -26,6 +26,7 @@ func sections() []section {
 		{"Index entities", "Keep lists of IDs per value (EmployeeIDs per last name) to find all entities that share a non-unique value.", tourIndexEntities},
 		{"Denormalization, compound keys, join in the client", "Combine related data so one query returns it; keep related rows next to their parent; cache small reference tables.", tourDenormalizedAndRelated},
 		{"Eventually consistent transactions, inter-partition index", "Across partitions no transaction helps: a queue and idempotent, converging steps make the copies agree eventually.", tourEventual},
+		{"Log tail, data series, wide entity, sharding, table per period", "Shape keys and entities after the queries and deletes you need: newest first, a series per entity, splits, spreads, tables to drop.", tourShape},
 	}
 }
 
