@@ -113,18 +113,21 @@ func split(pk, rk string, props map[string]any) ([][]byte, error) {
 	}
 	sort.Strings(names)
 	base := 4 + 2*keys.UTF16Len(pk) + 2*(keys.UTF16Len(rk)+len(partSep)+2) + 8 + 18 + 8 + (8 + 2*len("TkParts") + 4)
+	// A part must fit the service's count (size) and, since Azurite
+	// measures the request body instead (binary as base64), its JSON too.
+	jsonBase := 2*len(pk) + 2*len(rk) + 96
 	var groups [][]wideProp
 	var cur []wideProp
-	size := base
+	size, jsonLen := base, jsonBase
 	for _, n := range names {
 		p, err := encodeWideProp(n, props[n])
 		if err != nil {
 			return nil, err
 		}
-		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-1 || size+p.size > table.MaxEntityBytes) {
-			groups, cur, size = append(groups, cur), nil, base
+		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-1 || size+p.size > table.MaxEntityBytes || jsonLen+len(p.json)+1 > table.MaxEntityBytes) {
+			groups, cur, size, jsonLen = append(groups, cur), nil, base, jsonBase
 		}
-		cur, size = append(cur, p), size+p.size
+		cur, size, jsonLen = append(cur, p), size+p.size, jsonLen+len(p.json)+1
 	}
 	groups = append(groups, cur)
 	if len(groups) > MaxWideParts {

@@ -173,3 +173,6 @@ func TestSASOnAzurite(t *testing.T) { RunSAS(t, azuriteEnv(t)) }
 
 func TestBlobPatternsOnFake(t *testing.T)    { RunBlobPatterns(t, fakeEnv()) }
 func TestBlobPatternsOnAzurite(t *testing.T) { RunBlobPatterns(t, azuriteEnv(t)) }
+
+func TestLargeBySizeOnFake(t *testing.T)    { RunLargeBySize(t, fakeEnv()) }
+func TestLargeBySizeOnAzurite(t *testing.T) { RunLargeBySize(t, azuriteEnv(t)) }

@@ -219,3 +219,31 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		}
 	})
 }
+
+// RunLargeBySize checks that fields under the threshold still move to blobs
+// when together they would pass the entity's limits.
+func RunLargeBySize(t *testing.T, env Env) {
+	type Doc struct {
+		table.Meta
+		A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q []byte
+	}
+	client := env.NewTable(t, &reqcount.Counter{})
+	bc, container := env.NewContainer(t)
+	fields := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q"}
+	le, err := patterns.NewLargeEntity[Doc](client, bc, container, fields, 64*1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := bytes.Repeat([]byte("x"), 63*1024) // each under the threshold
+	d := &Doc{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, A: chunk, B: chunk, C: chunk, D: chunk, E: chunk, F: chunk, G: chunk, H: chunk, I: chunk, J: chunk, K: chunk, L: chunk, M: chunk, N: chunk, O: chunk, P: chunk, Q: chunk}
+	if err := le.Put(t.Context(), d); err != nil {
+		t.Fatalf("17 x 63 KiB (1.07 MiB): %v", err)
+	}
+	got, err := le.Get(t.Context(), "p", "r")
+	if err != nil || !bytes.Equal(got.Q, chunk) || !bytes.Equal(got.A, chunk) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if n := blobCount(t, bc, container); n == 0 {
+		t.Fatal("nothing moved to a blob")
+	}
+}
