@@ -133,21 +133,30 @@ func NewSender(queue Queue, opts *SenderOptions) *Sender {
 	return s
 }
 
+// envelope checks a message's type and key and wraps its payload.
+func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
+	if err := CheckType(msgType); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		return nil, ErrNoKey
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("consistency: payload: %w", err)
+	}
+	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
+}
+
 // Send enqueues payload (any JSON-encodable value) under msgType and key:
 // one request, or two when the payload goes to a blob first (the blob is
 // written before the message, so a message never names a missing blob).
 func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) error {
-	if err := CheckType(msgType); err != nil {
+	env, err := s.envelope(msgType, key, payload)
+	if err != nil {
 		return err
 	}
-	if key == "" {
-		return ErrNoKey
-	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("consistency: payload: %w", err)
-	}
-	env := &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}
+	raw := env.Payload
 	text, err := env.encode()
 	if errors.Is(err, ErrMessageTooLarge) {
 		if s.opts.Blobs == nil {
@@ -189,17 +198,11 @@ func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
 // message stays and converges to the unchanged state. A message sent after
 // the write instead would be lost by a crash between the two.
 func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
-	if err := CheckType(msgType); err != nil {
+	env, err := s.envelope(msgType, key, payload)
+	if err != nil {
 		return err
 	}
-	if key == "" {
-		return ErrNoKey
-	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("consistency: payload: %w", err)
-	}
-	text, err := (&Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}).encode()
+	text, err := env.encode()
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -73,13 +72,7 @@ func (s *BlobService) NewClient(opts *azblob.ClientOptions) *azblob.Client {
 	if opts != nil {
 		o = *opts
 	}
-	o.Transport = s
-	if o.Retry.RetryDelay == 0 {
-		o.Retry.RetryDelay = time.Millisecond
-	}
-	if o.Retry.MaxRetryDelay == 0 {
-		o.Retry.MaxRetryDelay = 4 * time.Millisecond
-	}
+	serveWith(&o.ClientOptions, s)
 	c, err := azblob.NewClientWithNoCredential(BlobURL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
@@ -111,17 +104,9 @@ func (s *BlobService) Names(container string) []string {
 
 // Do serves one HTTP request of the Blob REST API.
 func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
-	if err := req.Context().Err(); err != nil {
+	body, err := readRequest(req)
+	if err != nil {
 		return nil, err
-	}
-	canonicalHeaders(req)
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		req.Body.Close()
 	}
 	path := strings.TrimPrefix(req.URL.Path, "/")
 	container, name, isBlob := strings.Cut(path, "/")

@@ -1,9 +1,14 @@
 package fake
 
 import (
+	"io"
 	"net/http"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
 // Operation names a kind of request, for counters and fault injection.
@@ -111,4 +116,31 @@ func canonicalHeaders(req *http.Request) {
 		h[ck] = append(h[ck], v...)
 	}
 	req.Header = h
+}
+
+// serveWith points a fake's client options at the fake: it replaces the
+// transport and, unless set, shortens the SDK's retry delays to
+// milliseconds (the retries themselves are kept, as the service sees them).
+func serveWith(co *azcore.ClientOptions, t policy.Transporter) {
+	co.Transport = t
+	if co.Retry.RetryDelay == 0 {
+		co.Retry.RetryDelay = time.Millisecond
+	}
+	if co.Retry.MaxRetryDelay == 0 {
+		co.Retry.MaxRetryDelay = 4 * time.Millisecond
+	}
+}
+
+// readRequest prepares a request as a server sees it: canonical header
+// keys, and the body read whole.
+func readRequest(req *http.Request) ([]byte, error) {
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	canonicalHeaders(req)
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
 }

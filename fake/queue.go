@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -96,13 +95,7 @@ func (s *QueueService) NewServiceClient(opts *azqueue.ClientOptions) *azqueue.Se
 	if opts != nil {
 		o = *opts
 	}
-	o.Transport = s
-	if o.Retry.RetryDelay == 0 {
-		o.Retry.RetryDelay = time.Millisecond
-	}
-	if o.Retry.MaxRetryDelay == 0 {
-		o.Retry.MaxRetryDelay = 4 * time.Millisecond
-	}
+	serveWith(&o.ClientOptions, s)
 	c, err := azqueue.NewServiceClientWithNoCredential(QueueURL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
@@ -176,17 +169,9 @@ func rfc1123(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
 // Do serves one HTTP request of the Queue REST API.
 func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
-	if err := req.Context().Err(); err != nil {
+	body, err := readRequest(req)
+	if err != nil {
 		return nil, err
-	}
-	canonicalHeaders(req)
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		req.Body.Close()
 	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	q := req.URL.Query()

@@ -116,13 +116,7 @@ func (s *TableService) NewServiceClient(opts *aztables.ClientOptions) *aztables.
 	if opts != nil {
 		o = *opts
 	}
-	o.Transport = s
-	if o.Retry.RetryDelay == 0 {
-		o.Retry.RetryDelay = time.Millisecond
-	}
-	if o.Retry.MaxRetryDelay == 0 {
-		o.Retry.MaxRetryDelay = 4 * time.Millisecond
-	}
+	serveWith(&o.ClientOptions, s)
 	c, err := aztables.NewServiceClientWithNoCredential(URL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
@@ -199,21 +193,13 @@ func errorResponse(req *http.Request, e *svcError) *http.Response {
 
 // Do serves one HTTP request of the Table REST API.
 func (s *TableService) Do(req *http.Request) (*http.Response, error) {
-	if err := req.Context().Err(); err != nil {
+	body, err := readRequest(req)
+	if err != nil {
 		return nil, err
 	}
-	canonicalHeaders(req)
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		req.Body.Close()
-	}
-	op, target, err := route(req)
-	if err != nil {
-		return errorResponse(req, err), nil
+	op, target, rerr := route(req)
+	if rerr != nil {
+		return errorResponse(req, rerr), nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

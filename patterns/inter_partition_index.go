@@ -312,23 +312,8 @@ func ownerRef(pk, rk string) string {
 }
 
 func (x *InterPartitionIndex[T]) copyBody(i int, v *T, a copyAddr) ([]byte, error) {
-	c := *v
-	m := x.tbl.Meta(&c)
-	ref, _ := json.Marshal(ownerRef(m.PartitionKey, m.RowKey))
-	m.PartitionKey, m.RowKey, m.ETag = a.PK, a.RK, ""
-	var body []byte
-	var err error
-	if x.project[i] != nil {
-		body, err = x.tbl.EncodeOnly(&c, x.project[i])
-	} else {
-		body, err = x.tbl.Encode(&c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := append(body[:len(body)-1:len(body)-1], `,"`+IndexOfProperty+`":`...)
-	out = append(out, ref...)
-	return append(out, '}'), nil
+	m := x.tbl.Meta(v)
+	return encodeCopy(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
 }
 
 // decodeCopy decodes a copy into T under its primary's keys (no ETag).

@@ -155,21 +155,27 @@ func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
 
 // copyBody encodes v's copy for index i under RowKey rk.
 func (x *IntraPartitionIndex[T]) copyBody(i int, v *T, rk string) ([]byte, error) {
+	m := x.tbl.Meta(v)
+	return encodeCopy(x.tbl, v, x.project[i], m.PartitionKey, rk, m.RowKey)
+}
+
+// encodeCopy encodes v as an index copy at (pk, rk): the projected
+// properties (all when project is nil) and IndexOfProperty naming owner.
+func encodeCopy[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) ([]byte, error) {
 	c := *v
-	m := x.tbl.Meta(&c)
-	primary := m.RowKey
-	m.RowKey, m.ETag = rk, ""
+	m := tbl.Meta(&c)
+	m.PartitionKey, m.RowKey, m.ETag = pk, rk, ""
 	var body []byte
 	var err error
-	if x.project[i] != nil {
-		body, err = x.tbl.EncodeOnly(&c, x.project[i])
+	if project != nil {
+		body, err = tbl.EncodeOnly(&c, project)
 	} else {
-		body, err = x.tbl.Encode(&c)
+		body, err = tbl.Encode(&c)
 	}
 	if err != nil {
 		return nil, err
 	}
-	ref, _ := json.Marshal(primary)
+	ref, _ := json.Marshal(owner)
 	out := make([]byte, 0, len(body)+len(IndexOfProperty)+len(ref)+4)
 	out = append(out, body[:len(body)-1]...)
 	out = append(out, `,"`+IndexOfProperty+`":`...)
