@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/ledger"
 )
 
 // env is where the tour runs: the in-memory fake, or the account of a
@@ -21,25 +20,29 @@ type env struct {
 	remote   bool
 	svc      *aztables.ServiceClient
 	queues   *azqueue.ServiceClient
-	counter  *reqcount.Counter
+	counter  *ledger.Ledger // per step
+	total    *ledger.Ledger // the whole tour
 	created  []string
 	qcreated []string
 	suffix   string
 }
 
 func newEnv(conn string) (*env, error) {
-	e := &env{counter: &reqcount.Counter{}}
+	e := &env{counter: ledger.New(), total: ledger.New()}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	e.suffix = hex.EncodeToString(b[:])
-	qopts := &azqueue.ClientOptions{}
-	qopts.PerRetryPolicies = []policy.Policy{e.counter}
+	topts, qopts := &aztables.ClientOptions{}, &azqueue.ClientOptions{}
+	for _, l := range []*ledger.Ledger{e.counter, e.total} {
+		l.Attach(&topts.ClientOptions, ledger.Table)
+		l.Attach(&qopts.ClientOptions, ledger.Queue)
+	}
 	if conn == "" {
-		e.svc = fake.NewTableService(nil).NewServiceClient(e.counter.TableOptions())
+		e.svc = fake.NewTableService(nil).NewServiceClient(topts)
 		e.queues = fake.NewQueueService(nil).NewServiceClient(qopts)
 		return e, nil
 	}
-	svc, err := aztables.NewServiceClientFromConnectionString(conn, e.counter.TableOptions())
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, topts)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func (e *env) newTable(ctx context.Context, base string) (*aztables.Client, erro
 func (e *env) step(w io.Writer) func(string) {
 	e.counter.Reset()
 	return func(what string) {
-		fmt.Fprintf(w, "   %-90s [%d requests]\n", what, e.counter.N())
+		fmt.Fprintf(w, "   %-90s [%d requests]\n", what, e.counter.Total())
 		e.counter.Reset()
 	}
 }

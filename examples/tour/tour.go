@@ -47,6 +47,20 @@ func run(ctx context.Context, w io.Writer, conn string) error {
 			return fmt.Errorf("%s: %w", s.title, err)
 		}
 	}
+	fmt.Fprintf(w, "\nrequests of the whole tour, by operation (package ledger):\n")
+	byOp := map[string]int{}
+	var ops []string
+	for _, en := range e.total.Entries() {
+		k := string(en.Service) + " " + en.Operation
+		if _, ok := byOp[k]; !ok {
+			ops = append(ops, k)
+		}
+		byOp[k] += en.Requests
+	}
+	for _, k := range ops {
+		fmt.Fprintf(w, "   %-28s %5d\n", k, byOp[k])
+	}
+	fmt.Fprintf(w, "   %-28s %5d (%d retries)\n", "total", e.total.Total(), e.total.Retries())
 	fmt.Fprintln(w, "\ntour complete")
 	return nil
 }

@@ -1,0 +1,298 @@
+// Package ledger counts the storage requests a program sends: an azcore
+// pipeline policy that records every request (retries included) by service,
+// operation, table / queue / container and partition, and totals retries.
+// Add it to the clients you want to measure:
+//
+//	l := ledger.New()
+//	opts := &aztables.ClientOptions{}
+//	l.Attach(&opts.ClientOptions, ledger.Table)
+//	// … run your code with a client made from opts …
+//	fmt.Print(l)
+//
+// The patterns of tablekit promise a number of requests per operation; the
+// ledger is how their tests, the tour and the benchmarks check it, and how
+// you can check your own code. It never records secrets: no query string,
+// header or body text is kept beyond the names it derives.
+package ledger
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+)
+
+// Service is the storage service a policy is attached to.
+type Service string
+
+const (
+	Table Service = "table"
+	Queue Service = "queue"
+	Blob  Service = "blob"
+)
+
+// Key is what a request is counted under.
+type Key struct {
+	Service   Service
+	Operation string // GetEntity, QueryEntities, Batch, DequeueMessages, PutBlob, …
+	Resource  string // the table, queue or container
+	Partition string // the PartitionKey, for table requests that name one
+}
+
+// Entry is a count under one key.
+type Entry struct {
+	Key
+	Requests int
+}
+
+// Ledger counts requests. Safe for concurrent use.
+type Ledger struct {
+	mu      sync.Mutex
+	counts  map[Key]int
+	total   int
+	retries int
+	seen    map[string]struct{} // client request ids, to tell retries
+}
+
+// New returns an empty ledger.
+func New() *Ledger { return &Ledger{counts: map[Key]int{}, seen: map[string]struct{}{}} }
+
+// Attach adds the ledger to a client's options: a per-call policy that
+// gives each call a client request id (x-ms-client-request-id, when the
+// SDK has not) and a per-retry policy that counts every try, telling
+// retries by their repeated id.
+func (l *Ledger) Attach(co *azcore.ClientOptions, service Service) {
+	co.PerCallPolicies = append(co.PerCallPolicies, callIDPolicy{})
+	co.PerRetryPolicies = append(co.PerRetryPolicies, l.Policy(service))
+}
+
+// Policy returns the counting policy alone, for PerRetryPolicies; without
+// Attach's per-call policy, retries are counted as requests but not told
+// apart unless the SDK sets x-ms-client-request-id itself.
+func (l *Ledger) Policy(service Service) policy.Policy { return servicePolicy{l: l, s: service} }
+
+type callIDPolicy struct{}
+
+func (callIDPolicy) Do(req *policy.Request) (*http.Response, error) {
+	h := req.Raw().Header
+	if h.Get("x-ms-client-request-id") == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		h.Set("x-ms-client-request-id", hex.EncodeToString(b[:]))
+	}
+	return req.Next()
+}
+
+type servicePolicy struct {
+	l *Ledger
+	s Service
+}
+
+// maxSeen bounds the memory of request ids kept to detect retries.
+const maxSeen = 1 << 16
+
+func (p servicePolicy) Do(req *policy.Request) (*http.Response, error) {
+	raw := req.Raw()
+	key := classify(p.s, raw)
+	id := raw.Header.Get("x-ms-client-request-id")
+	p.l.mu.Lock()
+	p.l.counts[key]++
+	p.l.total++
+	if id != "" {
+		if _, again := p.l.seen[id]; again {
+			p.l.retries++
+		} else {
+			if len(p.l.seen) >= maxSeen {
+				clear(p.l.seen)
+			}
+			p.l.seen[id] = struct{}{}
+		}
+	}
+	p.l.mu.Unlock()
+	return req.Next()
+}
+
+// Total is every request counted, retries included.
+func (l *Ledger) Total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+// Retries is how many of them repeated an earlier request.
+func (l *Ledger) Retries() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.retries
+}
+
+// Count is the requests counted under k.
+func (l *Ledger) Count(k Key) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.counts[k]
+}
+
+// Operation totals the requests of one operation of a service.
+func (l *Ledger) Operation(s Service, op string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for k, c := range l.counts {
+		if k.Service == s && k.Operation == op {
+			n += c
+		}
+	}
+	return n
+}
+
+// Entries lists the counts, sorted by service, operation, resource and partition.
+func (l *Ledger) Entries() []Entry {
+	l.mu.Lock()
+	out := make([]Entry, 0, len(l.counts))
+	for k, c := range l.counts {
+		out = append(out, Entry{Key: k, Requests: c})
+	}
+	l.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Key, out[j].Key
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		if a.Operation != b.Operation {
+			return a.Operation < b.Operation
+		}
+		if a.Resource != b.Resource {
+			return a.Resource < b.Resource
+		}
+		return a.Partition < b.Partition
+	})
+	return out
+}
+
+// Reset empties the ledger.
+func (l *Ledger) Reset() {
+	l.mu.Lock()
+	clear(l.counts)
+	clear(l.seen)
+	l.total, l.retries = 0, 0
+	l.mu.Unlock()
+}
+
+// String renders the ledger as a small table.
+func (l *Ledger) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-6s %-20s %-24s %-16s %8s\n", "svc", "operation", "resource", "partition", "requests")
+	for _, e := range l.Entries() {
+		fmt.Fprintf(&b, "%-6s %-20s %-24s %-16s %8d\n", e.Service, e.Operation, e.Resource, e.Partition, e.Requests)
+	}
+	fmt.Fprintf(&b, "total %d requests, %d retries\n", l.Total(), l.Retries())
+	return b.String()
+}
+
+// segments returns the path segments after the account name, which
+// emulators put first in the path (http://127.0.0.1:10002/devstoreaccount1/…).
+func segments(u *url.URL) []string {
+	p := strings.Trim(u.Path, "/")
+	segs := strings.Split(p, "/")
+	host := u.Hostname()
+	if host == "localhost" || (len(host) > 0 && host[0] >= '0' && host[0] <= '9') {
+		if len(segs) > 0 {
+			segs = segs[1:]
+		}
+	}
+	if len(segs) == 1 && segs[0] == "" {
+		return nil
+	}
+	return segs
+}
+
+var keysInPath = regexp.MustCompile(`^([^(]*)\(PartitionKey='((?:[^']|'')*)',RowKey='`)
+
+func classify(s Service, r *http.Request) Key {
+	k := Key{Service: s, Operation: r.Method}
+	segs := segments(r.URL)
+	q := r.URL.Query()
+	switch s {
+	case Table:
+		if len(segs) == 0 {
+			return k
+		}
+		first, _ := url.PathUnescape(segs[0])
+		switch {
+		case first == "$batch":
+			k.Operation = "Batch"
+		case first == "Tables" && r.Method == http.MethodPost:
+			k.Operation = "CreateTable"
+		case first == "Tables" && r.Method == http.MethodGet:
+			k.Operation = "QueryTables"
+		case strings.HasPrefix(first, "Tables("):
+			k.Operation, k.Resource = "DeleteTable", strings.Trim(strings.TrimPrefix(first, "Tables("), "')")
+		case strings.HasSuffix(first, "()"):
+			k.Operation, k.Resource = "QueryEntities", strings.TrimSuffix(first, "()")
+			if f := q.Get("$filter"); strings.HasPrefix(f, "PartitionKey eq '") || strings.HasPrefix(f, "(PartitionKey eq '") {
+				rest := f[strings.Index(f, "'")+1:]
+				if end := strings.Index(rest, "'"); end >= 0 {
+					k.Partition = rest[:end]
+				}
+			}
+		case keysInPath.MatchString(first):
+			m := keysInPath.FindStringSubmatch(first)
+			k.Resource, k.Partition = m[1], strings.ReplaceAll(m[2], "''", "'")
+			k.Operation = map[string]string{http.MethodGet: "GetEntity", http.MethodPut: "UpdateEntity", http.MethodPatch: "MergeEntity", http.MethodDelete: "DeleteEntity"}[r.Method]
+		case r.Method == http.MethodPost:
+			k.Operation, k.Resource = "InsertEntity", first
+		}
+	case Queue:
+		if len(segs) > 0 {
+			k.Resource = segs[0]
+		}
+		switch {
+		case len(segs) == 1 && r.Method == http.MethodPut:
+			k.Operation = "CreateQueue"
+		case len(segs) == 1 && r.Method == http.MethodDelete:
+			k.Operation = "DeleteQueue"
+		case len(segs) == 1:
+			k.Operation = "GetQueueProperties"
+		case len(segs) == 2 && r.Method == http.MethodPost:
+			k.Operation = "EnqueueMessage"
+		case len(segs) == 2 && r.Method == http.MethodGet && q.Get("peekonly") == "true":
+			k.Operation = "PeekMessages"
+		case len(segs) == 2 && r.Method == http.MethodGet:
+			k.Operation = "DequeueMessages"
+		case len(segs) == 2:
+			k.Operation = "ClearMessages"
+		case r.Method == http.MethodPut:
+			k.Operation = "UpdateMessage"
+		default:
+			k.Operation = "DeleteMessage"
+		}
+	case Blob:
+		if len(segs) > 0 {
+			k.Resource = segs[0]
+		}
+		switch {
+		case len(segs) == 1 && q.Get("comp") == "list":
+			k.Operation = "ListBlobs"
+		case len(segs) == 1 && r.Method == http.MethodPut:
+			k.Operation = "CreateContainer"
+		case len(segs) == 1 && r.Method == http.MethodDelete:
+			k.Operation = "DeleteContainer"
+		case r.Method == http.MethodPut:
+			k.Operation = "PutBlob"
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			k.Operation = "GetBlob"
+		case r.Method == http.MethodDelete:
+			k.Operation = "DeleteBlob"
+		}
+	}
+	return k
+}
