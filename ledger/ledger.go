@@ -217,6 +217,10 @@ func segments(u *url.URL) []string {
 
 var keysInPath = regexp.MustCompile(`^([^(]*)\(PartitionKey='((?:[^']|'')*)',RowKey='`)
 
+// Classify names a request as the ledger counts it: its operation,
+// resource and, for table requests that name one in the URL, partition.
+func Classify(s Service, r *http.Request) Key { return classify(s, r) }
+
 func classify(s Service, r *http.Request) Key {
 	k := Key{Service: s, Operation: r.Method}
 	segs := segments(r.URL)
