@@ -10,10 +10,14 @@ import (
 	"io"
 	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/keys"
 )
+
+// maxKeyBytes bounds an idempotency key, so a key leaves room for the payload.
+const maxKeyBytes = 1024
 
 // MaxMessageBytes is the largest queue message, 64 KiB ("Put Message"),
 // measured here as the XML-escaped text the request carries.
@@ -23,6 +27,7 @@ const MaxMessageBytes = 64 * 1024
 var (
 	ErrBadType         = errors.New("consistency: message type must be name.vN (for example archive.v1)")
 	ErrNoKey           = errors.New("consistency: message needs an idempotency key")
+	ErrBadKey          = errors.New("consistency: idempotency key must be valid UTF-8 of at most 1 KiB")
 	ErrMessageTooLarge = errors.New("consistency: message over 64 KiB and no blob store configured")
 	ErrMalformed       = errors.New("consistency: malformed message")
 )
@@ -140,6 +145,10 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	}
 	if key == "" {
 		return nil, ErrNoKey
+	}
+	if !utf8.ValidString(key) || len(key) > maxKeyBytes {
+		// JSON would turn invalid bytes into U+FFFD: two keys could collide.
+		return nil, ErrBadKey
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
