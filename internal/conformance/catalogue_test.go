@@ -1,0 +1,254 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type badCase struct {
+	name string
+	want error
+	call func(ctx context.Context) error
+}
+
+// TestBadInputCatalogue: every bad input gets its typed error before any
+// request, and nothing is written. Each case is listed in RELIABILITY.md.
+func TestBadInputCatalogue(t *testing.T) {
+	ctx := t.Context()
+	tables, queues, blobs := fake.NewTableService(nil), fake.NewQueueService(nil), fake.NewBlobService(nil)
+	tc := tables.NewClient("catalogue", nil)
+	if _, err := tc.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	qc := queues.NewQueueClient("catalogue", nil)
+	_, _ = qc.Create(ctx, nil)
+	bc := blobs.NewClient(nil)
+	_, _ = bc.CreateContainer(ctx, "catalogue", nil)
+	tables.ResetCounts()
+	queues.ResetCounts()
+	blobs.ResetCounts()
+
+	emps, _ := table.New[Employee](tc, nil)
+	kept, _ := table.New[Kept](tc, nil)
+	types, _ := table.New[Types](tc, nil)
+	e := func(pk, rk string) *Employee { return &Employee{Meta: table.Meta{PartitionKey: pk, RowKey: rk}} }
+	add := func(v *Employee) func(context.Context) error {
+		return func(ctx context.Context) error { return emps.Add(ctx, v, nil) }
+	}
+	wide := table.Extra{}
+	for i := 0; i < 253; i++ {
+		wide[fmt.Sprintf("P%03d", i)] = table.Property{Value: []byte("1")}
+	}
+	huge := table.Extra{}
+	for i := 0; i < 20; i++ {
+		huge[fmt.Sprintf("S%02d", i)] = table.Property{Value: []byte(`"` + strings.Repeat("x", 30000) + `"`)}
+	}
+	type noMeta struct{ Name string }
+	type withMap struct {
+		table.Meta
+		M map[string]int
+	}
+	type withUint64 struct {
+		table.Meta
+		U uint64
+	}
+	var many []table.Filter
+	for i := 0; i < 16; i++ {
+		many = append(many, table.Prop("Age").Ne(int32(i)))
+	}
+	var ops101 []batch.Op
+	for i := 0; i < 101; i++ {
+		ops101 = append(ops101, batch.Add(e("p", fmt.Sprint(i))))
+	}
+	big := func(rk string) *Kept {
+		x := table.Extra{}
+		for i := 0; i < 14; i++ {
+			x[fmt.Sprintf("S%02d", i)] = table.Property{Value: []byte(`"` + strings.Repeat("<", 30000) + `"`)}
+		}
+		return &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, Other: x}
+	}
+	sender := consistency.NewSender(qc, nil)
+	worker := consistency.NewWorker(qc, qc, nil)
+	emailIdx := func(s *Staff) string { return s.Email }
+	var fifty []patterns.IndexDef[Staff]
+	for i := 0; i < 50; i++ {
+		fifty = append(fifty, patterns.IndexDef[Staff]{Name: fmt.Sprint(i), Prefix: fmt.Sprintf("i%02d_", i), Value: emailIdx})
+	}
+	hugeWide := map[string]any{}
+	for i := 0; i < 140; i++ {
+		hugeWide[fmt.Sprintf("S%03d", i)] = strings.Repeat("x", 31*1024)
+	}
+	ds, _ := patterns.NewDataSeries[int64](tc, "H", 24)
+	lt, _ := patterns.NewLogTail[Claim](tc, nil)
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes())
+	none := azcore.ETag("")
+
+	cases := []badCase{
+		// keys and names
+		{"PartitionKey with a slash", keys.ErrForbiddenChar, add(e("a/b", "r"))},
+		{"RowKey with a number sign", keys.ErrForbiddenChar, add(e("p", "a#b"))},
+		{"RowKey with a question mark", keys.ErrForbiddenChar, add(e("p", "a?b"))},
+		{"RowKey with a backslash", keys.ErrForbiddenChar, add(e("p", `a\b`))},
+		{"key with a control character", keys.ErrControlChar, add(e("p\x01", "r"))},
+		{"key with a C1 control character", keys.ErrControlChar, add(e("p", "r\u0085"))},
+		{"key over 1 KiB", keys.ErrTooLong, add(e("p", strings.Repeat("k", 513)))},
+		{"key of invalid UTF-8", keys.ErrInvalidUTF8, add(e("p\xff", "r"))},
+		{"table name too short", keys.ErrTooShort, func(context.Context) error { return keys.ValidateTableName("ab") }},
+		{"reserved table name", keys.ErrReserved, func(context.Context) error { return keys.ValidateTableName("Tables") }},
+		{"queue name in capitals", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateQueueName("Archive") }},
+		{"container name with an underscore", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateContainerName("a_b") }},
+		{"blob name ending in a slash", keys.ErrBadSyntax, func(context.Context) error { return keys.ValidateBlobName("photos/") }},
+		{"compound key component holding the separator", keys.ErrForbiddenChar, func(context.Context) error { _, err := keys.Join("a_b", "c"); return err }},
+		{"property name with a space", keys.ErrInvalidName, func(ctx context.Context) error {
+			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"Manager Rating": {Value: []byte("1")}}}, nil)
+		}},
+		// entity shapes and limits
+		{"nil value", table.ErrNilValue, func(ctx context.Context) error { return emps.Add(ctx, nil, nil) }},
+		{"non-pointer value", table.ErrNotStructPointer, func(context.Context) error { var c table.Codec; _, err := c.Marshal(Employee{}); return err }},
+		{"struct without Meta", table.ErrNoMeta, func(context.Context) error { _, err := table.New[noMeta](tc, nil); return err }},
+		{"map field without the json option", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withMap](tc, nil); return err }},
+		{"uint64 field", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withUint64](tc, nil); return err }},
+		{"253 properties", table.ErrTooManyProperties, func(ctx context.Context) error {
+			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: wide}, nil)
+		}},
+		{"entity over 1 MiB", table.ErrEntityTooLarge, func(ctx context.Context) error {
+			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: huge}, nil)
+		}},
+		{"string over 32 K UTF-16 units", table.ErrStringTooLong, func(ctx context.Context) error {
+			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: strings.Repeat("x", 32*1024+1)}, nil)
+		}},
+		{"binary over 64 KiB", table.ErrBinaryTooLong, func(ctx context.Context) error {
+			return types.Add(ctx, &Types{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Now(), Bin: make([]byte, 64*1024+1)}, nil)
+		}},
+		{"DateTime before 1601", table.ErrValueOutOfRange, func(ctx context.Context) error {
+			return types.Add(ctx, &Types{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)}, nil)
+		}},
+		{"string of invalid UTF-8", table.ErrInvalidValue, func(ctx context.Context) error {
+			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "a\xffb"}, nil)
+		}},
+		{"Update without an ETag", table.ErrNoETag, func(ctx context.Context) error { return emps.Update(ctx, e("p", "r"), nil) }},
+		{"Delete with an empty IfMatch", table.ErrNoETag, func(ctx context.Context) error {
+			return emps.Delete(ctx, "p", "r", &table.DeleteOptions{IfMatch: &none})
+		}},
+		{"Modify without a change func", table.ErrNilValue, func(ctx context.Context) error { _, err := emps.Modify(ctx, "p", "r", nil, nil); return err }},
+		{"nil client", table.ErrNilValue, func(context.Context) error { _, err := table.New[Employee](nil, nil); return err }},
+		// filters and queries
+		{"filter of 16 comparisons", table.ErrBadFilter, func(ctx context.Context) error {
+			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.And(many...)}))
+			return err
+		}},
+		{"filter literal of an unsupported type", table.ErrBadFilter, func(ctx context.Context) error {
+			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("Age").Eq(struct{}{})}))
+			return err
+		}},
+		{"Top over 1000 for a page", table.ErrBadOption, func(ctx context.Context) error {
+			_, err := emps.QueryPage(ctx, &table.QueryOptions{Top: 1001}, "")
+			return err
+		}},
+		{"continuation token not from Page.Next", table.ErrBadToken, func(ctx context.Context) error { _, err := emps.QueryPage(ctx, nil, "forged"); return err }},
+		{"select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
+			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Select: []string{"bad name"}}))
+			return err
+		}},
+		// transactions
+		{"empty transaction", batch.ErrEmpty, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc); return err }},
+		{"101 operations", batch.ErrTooManyOperations, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc, ops101...); return err }},
+		{"two PartitionKeys in a transaction", batch.ErrMixedPartitions, func(ctx context.Context) error {
+			_, err := batch.Submit(ctx, tc, batch.Add(e("a", "1")), batch.Add(e("b", "1")))
+			return err
+		}},
+		{"a RowKey twice in a transaction", batch.ErrDuplicateRowKey, func(ctx context.Context) error {
+			_, err := batch.Submit(ctx, tc, batch.Add(e("a", "1")), batch.Delete("a", "1"))
+			return err
+		}},
+		{"transaction request over 4 MiB", batch.ErrTooLarge, func(ctx context.Context) error {
+			_, err := batch.Submit(ctx, tc, batch.Add(big("1")), batch.Add(big("2")))
+			return err
+		}},
+		{"single quote in the key of a batch update", batch.ErrQuoteInKey, func(ctx context.Context) error {
+			_, err := batch.Submit(ctx, tc, batch.UpdateAny(e("p", "O'Brien"), table.Merge))
+			return err
+		}},
+		{"raw entity without keys", table.ErrInvalidValue, func(ctx context.Context) error {
+			_, err := batch.Submit(ctx, tc, batch.Raw(batch.KindAdd, []byte(`{"Name":"x"}`), nil))
+			return err
+		}},
+		// messages
+		{"message type without a version", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, "archive", "k", 1) }},
+		{"message without a key", consistency.ErrNoKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "", 1) }},
+		{"message key of invalid UTF-8", consistency.ErrBadKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "k\xff", 1) }},
+		{"message over 64 KiB without a blob store", consistency.ErrMessageTooLarge, func(ctx context.Context) error {
+			return sender.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024))
+		}},
+		{"handler for a type without a version", consistency.ErrBadType, func(context.Context) error {
+			return worker.Handle("archive", func(context.Context, *consistency.Message) error { return nil })
+		}},
+		// patterns and options
+		{"50 intra-partition indexes", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", fifty)
+			return err
+		}},
+		{"index prefixes that overlap", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}})
+			return err
+		}},
+		{"entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
+			v := staff("x", "a", "b", "c@x.com", 1)
+			v.RowKey = "000123"
+			return idx.Add(ctx, v)
+		}},
+		{"data series of 253 slots", patterns.ErrTooManySlots, func(context.Context) error { _, err := patterns.NewDataSeries[int64](tc, "H", 253); return err }},
+		{"data series slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", 24, 1, nil); return err }},
+		{"zero shards", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](tc, "events", 0); return err }},
+		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
+			return patterns.NewWideEntity(tc).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
+		}},
+		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0); return err }},
+		{"SAS without permissions", patterns.ErrBadSAS, func(context.Context) error {
+			_, err := patterns.TableSAS("a", "bm90IGtleQ==", "good", patterns.SASPermissions{}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
+			return err
+		}},
+		{"table-per-period prefix that makes a bad table name", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewRollingTables[Claim](tables.NewServiceClient(nil), "bad-prefix", keys.Daily, nil)
+			return err
+		}},
+		{"blob log in a badly named container", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewBlobLog(bc, "Bad_Name", "x", nil); return err }},
+		{"large entity field that is not []byte or string", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewLargeEntity[Staff](tc, bc, "catalogue", []string{"Age"}, 0)
+			return err
+		}},
+	}
+	doc, _ := os.ReadFile("../../RELIABILITY.md")
+	for _, c := range cases {
+		err := c.call(ctx)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		if !strings.Contains(string(doc), "| "+c.name+" |") {
+			t.Errorf("RELIABILITY.md does not list %q", c.name)
+		}
+	}
+	if n := tables.Total() + queues.Total() + blobs.Total(); n != 0 {
+		t.Fatalf("bad inputs sent %d requests: %v %v %v", n, tables.Counts(), queues.Counts(), blobs.Counts())
+	}
+	if tables.Len("catalogue") != 0 || queues.Len("catalogue") != 0 || len(blobs.Names("catalogue")) != 0 {
+		t.Fatal("a bad input wrote something")
+	}
+	if len(cases) < 40 {
+		t.Fatalf("the catalogue has %d cases; at least 40", len(cases))
+	}
+	t.Logf("%d bad inputs, each a typed error, no request, nothing written", len(cases))
+}
