@@ -3,15 +3,13 @@ package patterns_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/benchkit"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -77,52 +75,34 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 }
 
 // BenchmarkShardedRead reads 8 shards of 1,000 entities from Azurite merged
-// in key order: in parallel (Sharded.Read) against one shard after another.
+// in key order: in parallel (Sharded.Read) against one shard after another
+// (scenarios in internal/benchkit, shared with tools/bench).
 func BenchmarkShardedRead(b *testing.B) {
-	svc := testenv.TableService(b)
-	name := testenv.UniqueName("benchshard")
-	if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
+	acct, err := benchkit.NewAccount(testenv.ConnectionString(b))
+	if err != nil {
 		b.Fatal(err)
 	}
-	defer svc.DeleteTable(context.Background(), name, nil)
-	client := svc.NewClient(name)
-	s, _ := patterns.NewSharded[emp](client, "events", 8)
-	var ops []batch.Op
-	for i := 0; i < 8000; i++ {
-		pk := s.Partitions()[i%8]
-		ops = append(ops, batch.Add(&emp{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, LastName: "x"}))
-	}
-	if _, err := batch.NewWriter(client, nil).Write(context.Background(), batch.Slice(ops)); err != nil {
+	ctx := context.Background()
+	client, drop, err := acct.NewTable(ctx, "benchshard")
+	if err != nil {
 		b.Fatal(err)
 	}
-	tbl, _ := table.New[emp](client, nil)
+	defer drop()
+	s, err := benchkit.ShardedTable(ctx, client, 8000, 8)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Run("parallel_merge", func(b *testing.B) {
 		for b.Loop() {
-			n := 0
-			for _, err := range s.Read(context.Background(), nil) {
-				if err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			if n != 8000 {
-				b.Fatal(n)
+			if n, err := benchkit.ReadMerged(ctx, s); err != nil || n != 8000 {
+				b.Fatal(n, err)
 			}
 		}
 	})
 	b.Run("one_shard_after_another", func(b *testing.B) {
 		for b.Loop() {
-			var all []*emp
-			for _, pk := range s.Partitions() {
-				part, err := table.Collect(tbl.Query(context.Background(), &table.QueryOptions{Filter: table.Partition(pk)}))
-				if err != nil {
-					b.Fatal(err)
-				}
-				all = append(all, part...)
-			}
-			slices.SortFunc(all, func(x, y *emp) int { return keys.Compare(x.RowKey, y.RowKey) })
-			if len(all) != 8000 {
-				b.Fatal(len(all))
+			if n, err := benchkit.ReadSequential(ctx, client, s); err != nil || n != 8000 {
+				b.Fatal(n, err)
 			}
 		}
 	})

@@ -1,0 +1,224 @@
+// Package benchkit holds the benchmark scenarios, each the naive way (the
+// SDK alone, as a user would write it) and the tablekit way, so that the
+// benchmark program (tools/bench) and the go test benchmarks measure the
+// same code.
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/ledger"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Row is the entity the scenarios write.
+type Row struct {
+	table.Meta
+	Payload string
+	N       int
+}
+
+// Rows returns n rows over parts partitions.
+func Rows(n, parts int) []*Row {
+	rows := make([]*Row, n)
+	for i := range rows {
+		rows[i] = &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keys.Uint64(uint64(i))},
+			Payload: "the quick brown fox jumps over the lazy dog", N: i}
+	}
+	return rows
+}
+
+// Account makes clients for one storage account, counting requests.
+type Account struct {
+	Tables *aztables.ServiceClient
+	Conn   string
+	Ledger *ledger.Ledger
+}
+
+// NewAccount connects to the account of a connection string.
+func NewAccount(conn string) (*Account, error) {
+	l := ledger.New()
+	opts := &aztables.ClientOptions{}
+	l.Attach(&opts.ClientOptions, ledger.Table)
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Account{Tables: svc, Conn: conn, Ledger: l}, nil
+}
+
+// NewTable creates a uniquely named table; drop deletes it.
+func (a *Account) NewTable(ctx context.Context, base string) (client *aztables.Client, drop func(), err error) {
+	name := fmt.Sprintf("%s%d", base, time.Now().UnixNano())
+	if _, err := a.Tables.CreateTable(ctx, name, nil); err != nil {
+		return nil, nil, err
+	}
+	return a.Tables.NewClient(name), func() { _, _ = a.Tables.DeleteTable(context.Background(), name, nil) }, nil
+}
+
+// LoadPerEntity is the naive bulk load: one AddEntity per entity.
+func LoadPerEntity(ctx context.Context, client *aztables.Client, rows []*Row) error {
+	var c table.Codec
+	for _, r := range rows {
+		body, err := c.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, err := client.AddEntity(ctx, body, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LoadHandLoop is the careful hand-written bulk load: transactions of 100
+// per partition, one after another.
+func LoadHandLoop(ctx context.Context, client *aztables.Client, rows []*Row) error {
+	var c table.Codec
+	byPK := map[string][]aztables.TransactionAction{}
+	var order []string
+	for _, r := range rows {
+		body, err := c.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if _, ok := byPK[r.PartitionKey]; !ok {
+			order = append(order, r.PartitionKey)
+		}
+		byPK[r.PartitionKey] = append(byPK[r.PartitionKey], aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
+	}
+	for _, pk := range order {
+		acts := byPK[pk]
+		for i := 0; i < len(acts); i += 100 {
+			if _, err := client.SubmitTransaction(ctx, acts[i:min(i+100, len(acts))], nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// LoadWriter is the tablekit bulk load.
+func LoadWriter(ctx context.Context, client *aztables.Client, rows []*Row, parallelism int) error {
+	ops := make([]batch.Op, len(rows))
+	for i, r := range rows {
+		ops[i] = batch.Add(r)
+	}
+	sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, batch.Slice(ops))
+	if err == nil && sum.Operations != len(rows) {
+		err = fmt.Errorf("wrote %d of %d", sum.Operations, len(rows))
+	}
+	return err
+}
+
+// Archive moves n entities Current → Archive through a queue with the
+// given workers and concurrency, returning the time the workers took.
+func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (time.Duration, error) {
+	cur, dropCur, err := a.NewTable(ctx, "benchcur")
+	if err != nil {
+		return 0, err
+	}
+	defer dropCur()
+	arc, dropArc, err := a.NewTable(ctx, "bencharc")
+	if err != nil {
+		return 0, err
+	}
+	defer dropArc()
+	if err := LoadWriter(ctx, cur, Rows(n, 1), 8); err != nil {
+		return 0, err
+	}
+	qopts := &azqueue.ClientOptions{}
+	a.Ledger.Attach(&qopts.ClientOptions, ledger.Queue)
+	name := fmt.Sprintf("benchq%d", time.Now().UnixNano())
+	q, err := azqueue.NewQueueClientFromConnectionString(a.Conn, name, qopts)
+	if err != nil {
+		return 0, err
+	}
+	p, _ := azqueue.NewQueueClientFromConnectionString(a.Conn, name+"p", nil)
+	if _, err := q.Create(ctx, nil); err != nil {
+		return 0, err
+	}
+	_, _ = p.Create(ctx, nil)
+	defer q.Delete(context.Background(), nil)
+	defer p.Delete(context.Background(), nil)
+	current, _ := table.New[Row](cur, nil)
+	archive, _ := table.New[Row](arc, nil)
+	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil))
+	for i := 0; i < n; i++ {
+		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i))); err != nil {
+			return 0, err
+		}
+	}
+	var ws []*consistency.Worker
+	for i := 0; i < workers; i++ {
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: concurrency})
+		if err := w.Handle(mover.Type(), mover.Handle); err != nil {
+			return 0, err
+		}
+		ws = append(ws, w)
+	}
+	a.Ledger.Reset()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = w.Drain(ctx) }()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	left, err := table.Collect(current.Query(ctx, nil))
+	if err != nil || len(left) != 0 {
+		return 0, fmt.Errorf("%d entities not moved (%v)", len(left), err)
+	}
+	return took, nil
+}
+
+// ShardedTable fills a table with n rows over shards shard partitions.
+func ShardedTable(ctx context.Context, client *aztables.Client, n, shards int) (*patterns.Sharded[Row], error) {
+	s, err := patterns.NewSharded[Row](client, "events", shards)
+	if err != nil {
+		return nil, err
+	}
+	rows := Rows(n, 1)
+	for i, r := range rows {
+		r.PartitionKey = s.Partitions()[i%shards]
+	}
+	return s, LoadWriter(ctx, client, rows, 8)
+}
+
+// ReadMerged reads all shards with the parallel k-way merge.
+func ReadMerged(ctx context.Context, s *patterns.Sharded[Row]) (int, error) {
+	n := 0
+	for _, err := range s.Read(ctx, nil) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// ReadSequential reads the shards one after another and sorts: the naive way.
+func ReadSequential(ctx context.Context, client *aztables.Client, s *patterns.Sharded[Row]) (int, error) {
+	tbl, _ := table.New[Row](client, nil)
+	var all []*Row
+	for _, pk := range s.Partitions() {
+		part, err := table.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))
+		if err != nil {
+			return 0, err
+		}
+		all = append(all, part...)
+	}
+	slices.SortFunc(all, func(x, y *Row) int { return keys.Compare(x.RowKey, y.RowKey) })
+	return len(all), nil
+}

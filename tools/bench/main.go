@@ -1,0 +1,288 @@
+// Command bench runs every benchmark scenario of tablekit twice in one run,
+// the naive way (the SDK alone) and with tablekit, against the account of
+// TABLEKIT_CONNECTION_STRING (Azurite: scripts/bench), and prints one table:
+// throughput, requests per operation, the ratio tablekit/naive,
+// allocations, each goal and whether it was met, and the environment.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/benchkit"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type result struct {
+	scenario, naive, tk string
+	ratio               float64
+	goal                string
+	met                 bool
+}
+
+func main() {
+	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (env TABLEKIT_CONNECTION_STRING)")
+	entities := flag.Int("entities", 20000, "entities of the bulk-load scenario")
+	flag.Parse()
+	if *conn == "" {
+		fmt.Fprintln(os.Stderr, "bench: no connection string; run scripts/bench (starts Azurite) or set TABLEKIT_CONNECTION_STRING")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), *conn, *entities); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func azuriteVersion() string {
+	b, err := os.ReadFile("tools/azurite/package.json")
+	if err != nil {
+		return "unknown"
+	}
+	var p struct{ Dependencies map[string]string }
+	_ = json.Unmarshal(b, &p)
+	return p.Dependencies["azurite"]
+}
+
+func run(ctx context.Context, conn string, n int) error {
+	acct, err := benchkit.NewAccount(conn)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tablekit benchmark — %d CPUs, %s, %s/%s, Azurite %s (if the account is Azurite)\n\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, azuriteVersion())
+	var results []result
+	rows := benchkit.Rows(n, 20)
+
+	// Bulk load.
+	load := func(name string, f func(*aztables.Client) error) (float64, float64, error) {
+		client, drop, err := acct.NewTable(ctx, name)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer drop()
+		acct.Ledger.Reset()
+		start := time.Now()
+		if err := f(client); err != nil {
+			return 0, 0, err
+		}
+		return float64(n) / time.Since(start).Seconds(), float64(acct.Ledger.Total()) / float64(n), nil
+	}
+	perEntity, perReq, err := load("benchnaive", func(c *aztables.Client) error { return benchkit.LoadPerEntity(ctx, c, rows) })
+	if err != nil {
+		return err
+	}
+	hand, handReq, err := load("benchhand", func(c *aztables.Client) error { return benchkit.LoadHandLoop(ctx, c, rows) })
+	if err != nil {
+		return err
+	}
+	writer, writerReq, err := load("benchwriter", func(c *aztables.Client) error { return benchkit.LoadWriter(ctx, c, rows, 8) })
+	if err != nil {
+		return err
+	}
+	results = append(results,
+		result{fmt.Sprintf("bulk load %d entities / 20 partitions vs one AddEntity each", n), fmt.Sprintf("%.0f ent/s, %.2f req/ent", perEntity, perReq), fmt.Sprintf("%.0f ent/s, %.3f req/ent", writer, writerReq), writer / perEntity, ">= 6x", writer/perEntity >= 6},
+		result{"bulk load vs a hand-written SubmitTransaction loop", fmt.Sprintf("%.0f ent/s, %.3f req/ent", hand, handReq), fmt.Sprintf("%.0f ent/s, %.3f req/ent", writer, writerReq), writer / hand, ">= 0.9x", writer/hand >= 0.9})
+
+	// Codec.
+	var codec table.Codec
+	v := benchkit.Ten
+	data := benchkit.ServiceJSON()
+	mc := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = codec.Marshal(&v)
+		}
+	})
+	mh := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = json.Marshal(benchkit.HandEntity(&v))
+		}
+	})
+	uc := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		var out benchkit.TenFields
+		for b.Loop() {
+			_ = codec.Unmarshal(data, &out)
+		}
+	})
+	uh := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		var out benchkit.TenFields
+		for b.Loop() {
+			var e aztables.EDMEntity
+			_ = json.Unmarshal(data, &e)
+			benchkit.FromHand(&e, &out)
+		}
+	})
+	for _, c := range []struct {
+		name   string
+		tk, nv testing.BenchmarkResult
+	}{{"codec Marshal, 10 fields, vs EDMEntity+encoding/json", mc, mh}, {"codec Unmarshal, 10 fields, vs EDMEntity+encoding/json", uc, uh}} {
+		r := float64(c.tk.NsPerOp()) / float64(c.nv.NsPerOp())
+		ra := float64(c.tk.AllocsPerOp()) / float64(c.nv.AllocsPerOp())
+		results = append(results, result{c.name, fmt.Sprintf("%d ns, %d allocs", c.nv.NsPerOp(), c.nv.AllocsPerOp()), fmt.Sprintf("%d ns, %d allocs", c.tk.NsPerOp(), c.tk.AllocsPerOp()), r, "<= 1.0x time and allocs", r <= 1 && ra <= 1})
+	}
+
+	// The mover.
+	const msgs = 500
+	one, err := acct.Archive(ctx, msgs, 1, 1)
+	if err != nil {
+		return err
+	}
+	sixteen, err := acct.Archive(ctx, msgs, 1, 16)
+	if err != nil {
+		return err
+	}
+	perMsg := float64(acct.Ledger.Total()) / msgs
+	two, err := acct.Archive(ctx, msgs, 2, 16)
+	if err != nil {
+		return err
+	}
+	r1, r16, r2 := msgs/one.Seconds(), msgs/sixteen.Seconds(), msgs/two.Seconds()
+	results = append(results,
+		result{"archive 500 entities through the queue: concurrency 16 vs 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s, %.2f req/msg", r16, perMsg), r16 / r1, ">= 5x (see note)", r16/r1 >= 5},
+		result{"archive: 2 workers x 16 vs 1 x 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s", r2), r2 / r1, "informative", true})
+
+	// Sharded read.
+	client, drop, err := acct.NewTable(ctx, "benchshard")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	s, err := benchkit.ShardedTable(ctx, client, 8000, 8)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if _, err := benchkit.ReadSequential(ctx, client, s); err != nil {
+		return err
+	}
+	seq := time.Since(t0)
+	t0 = time.Now()
+	if _, err := benchkit.ReadMerged(ctx, s); err != nil {
+		return err
+	}
+	merged := time.Since(t0)
+	results = append(results, result{"read 8 shards x 1000 in key order: merged vs one after another", seq.Round(time.Millisecond).String(), merged.Round(time.Millisecond).String(), seq.Seconds() / merged.Seconds(), "merged faster (> 1x)", merged < seq})
+
+	// Request counts.
+	counts, err := requestCounts(ctx, acct)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("%-66s | %-30s | %-30s | %7s | %-24s | %s\n", "scenario", "naive", "tablekit", "ratio", "goal", "met")
+	fmt.Println(strings.Repeat("-", 180))
+	for _, r := range results {
+		met := "yes"
+		if !r.met {
+			met = "NO"
+		}
+		fmt.Printf("%-66s | %-30s | %-30s | %6.2fx | %-24s | %s\n", r.scenario, r.naive, r.tk, r.ratio, r.goal, met)
+	}
+	fmt.Printf("\n%-52s | %7s | %8s | %s\n", "operation", "minimum", "measured", "at minimum")
+	fmt.Println(strings.Repeat("-", 84))
+	for _, c := range counts {
+		ok := "yes"
+		if c.measured != c.min {
+			ok = "NO"
+		}
+		fmt.Printf("%-52s | %7d | %8d | %s\n", c.op, c.min, c.measured, ok)
+	}
+	fmt.Println("\nNotes: ratios are tablekit/naive for throughput, naive/tablekit inverted for time (codec: tablekit/naive, lower is better).")
+	fmt.Println("The mover's 5x goal needs a service that scales with concurrency; Azurite is one Node.js process (see BENCHMARKS.md).")
+	return nil
+}
+
+type count struct {
+	op            string
+	min, measured int
+}
+
+type emp struct {
+	table.Meta
+	LastName string
+	Email    string
+	Age      int
+}
+
+func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error) {
+	client, drop, err := acct.NewTable(ctx, "benchcounts")
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	tb, _ := table.New[emp](client, nil)
+	var out []count
+	measure := func(op string, min int, f func() error) error {
+		acct.Ledger.Reset()
+		if err := f(); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		out = append(out, count{op, min, acct.Ledger.Total()})
+		return nil
+	}
+	rows := make([]*benchkit.Row, 1000)
+	for i := range rows {
+		rows[i] = &benchkit.Row{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}}
+	}
+	steps := []struct {
+		op  string
+		min int
+		f   func() error
+	}{
+		{"batch.Writer: 1,000 entities in one partition", 10, func() error { return benchkit.LoadWriter(ctx, client, rows, 8) }},
+		{"table.Get", 1, func() error { _, err := tb.Get(ctx, "Sales", "000001", nil); return err }},
+		{"table.Query: 1,000 entities of one partition", 1, func() error {
+			_, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+			return err
+		}},
+		{"table.Modify without contention", 2, func() error {
+			_, err := tb.Modify(ctx, "Sales", "000001", func(e *emp) error { e.Age++; return nil }, nil)
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := measure(s.op, s.min, s.f); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}})
+	if err != nil {
+		return nil, err
+	}
+	ie, err := patterns.NewIndexEntities[emp](client, "lname_", func(e *emp) string { return e.LastName }, nil)
+	if err != nil {
+		return nil, err
+	}
+	e1 := &emp{Meta: table.Meta{PartitionKey: "Dept", RowKey: "empid_000123"}, LastName: "Jones", Email: "jonesj@contoso.com"}
+	more := []struct {
+		op  string
+		min int
+		f   func() error
+	}{
+		{"IntraPartitionIndex.Add (entity + copy)", 1, func() error { return idx.Add(ctx, e1) }},
+		{"IntraPartitionIndex.Lookup", 1, func() error { _, err := idx.Lookup(ctx, "email", "Dept", "jonesj@contoso.com"); return err }},
+		{"IndexEntities.Add (read + transaction)", 2, func() error {
+			_, err := ie.Add(ctx, &emp{Meta: table.Meta{PartitionKey: "Dept", RowKey: "000152"}, LastName: "Jones"})
+			return err
+		}},
+		{"IndexEntities.Lookup", 1, func() error { _, err := ie.Lookup(ctx, "Dept", "Jones"); return err }},
+	}
+	for _, s := range more {
+		if err := measure(s.op, s.min, s.f); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
