@@ -32,12 +32,17 @@ type result struct {
 func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (env TABLEKIT_CONNECTION_STRING)")
 	entities := flag.Int("entities", 20000, "entities of the bulk-load scenario")
+	growth := flag.Bool("growth", false, "measure how time and memory grow with the work instead (10k, 100k, 1M entities)")
 	flag.Parse()
 	if *conn == "" {
 		fmt.Fprintln(os.Stderr, "bench: no connection string; run scripts/bench (starts Azurite) or set TABLEKIT_CONNECTION_STRING")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *conn, *entities); err != nil {
+	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities) }
+	if *growth {
+		runner = func(ctx context.Context) error { return runGrowth(ctx, *conn) }
+	}
+	if err := runner(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -285,4 +290,50 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 		}
 	}
 	return out, nil
+}
+
+// runGrowth shows how cost grows with work: bulk loads of 10k, 100k and 1M
+// streamed entities and a scan of a 100k-entity partition, with the peak
+// heap each needed above the program's baseline.
+func runGrowth(ctx context.Context, conn string) error {
+	acct, err := benchkit.NewAccount(conn)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tablekit growth — %d CPUs, %s, Azurite %s\n\n", runtime.NumCPU(), runtime.Version(), azuriteVersion())
+	fmt.Printf("%-44s | %10s | %12s | %14s\n", "work", "time", "entities/s", "peak heap MiB")
+	fmt.Println(strings.Repeat("-", 90))
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		client, drop, err := acct.NewTable(ctx, "growth")
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		peak, err := benchkit.PeakHeap(func() error { return benchkit.StreamLoad(ctx, client, n, 20) })
+		took := time.Since(start)
+		drop()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-44s | %10s | %12.0f | %14.1f\n", fmt.Sprintf("bulk load %d entities (streamed)", n), took.Round(time.Millisecond), float64(n)/took.Seconds(), float64(peak)/(1<<20))
+	}
+	client, drop, err := acct.NewTable(ctx, "growthscan")
+	if err != nil {
+		return err
+	}
+	defer drop()
+	if err := benchkit.StreamLoad(ctx, client, 100_000, 1); err != nil {
+		return err
+	}
+	for _, n := range []int{100_000} {
+		start := time.Now()
+		var got int
+		peak, err := benchkit.PeakHeap(func() error { var err error; got, err = benchkit.Scan(ctx, client, "p00"); return err })
+		if err != nil || got != n {
+			return fmt.Errorf("scan read %d of %d: %v", got, n, err)
+		}
+		took := time.Since(start)
+		fmt.Printf("%-44s | %10s | %12.0f | %14.1f\n", fmt.Sprintf("scan a %d-entity partition (iterator)", n), took.Round(time.Millisecond), float64(n)/took.Seconds(), float64(peak)/(1<<20))
+	}
+	return nil
 }

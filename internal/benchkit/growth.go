@@ -1,0 +1,84 @@
+package benchkit
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// PeakHeap runs f while sampling the heap in use every 10 ms and returns
+// the highest sample above what was in use before f started.
+func PeakHeap(f func() error) (uint64, error) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > base && m.HeapInuse-base > peak.Load() {
+					peak.Store(m.HeapInuse - base)
+				}
+			}
+		}
+	}()
+	err := f()
+	close(done)
+	return peak.Load(), err
+}
+
+// Generated yields n add operations over parts partitions, made as they
+// are consumed: nothing is held in memory ahead of the writer.
+func Generated(n, parts int) iter.Seq[batch.Op] {
+	return func(yield func(batch.Op) bool) {
+		for i := 0; i < n; i++ {
+			r := &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keys.Uint64(uint64(i))},
+				Payload: "the quick brown fox jumps over the lazy dog", N: i}
+			if !yield(batch.Add(r)) {
+				return
+			}
+		}
+	}
+}
+
+// StreamLoad writes n generated entities with the bulk writer.
+func StreamLoad(ctx context.Context, client *aztables.Client, n, parts int) error {
+	sum, err := batch.NewWriter(client, nil).Write(ctx, Generated(n, parts))
+	if err == nil && sum.Operations != n {
+		err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
+	}
+	return err
+}
+
+// Scan reads a partition through the iterator, keeping nothing.
+func Scan(ctx context.Context, client *aztables.Client, pk string) (int, error) {
+	tb, err := table.New[Row](client, nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, err := range tb.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}) {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
