@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
@@ -840,11 +839,4 @@ func (s *TableService) queryTables(q url.Values) (int, http.Header, []byte, *svc
 	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
 	b, _ := json.Marshal(map[string]any{"odata.metadata": URL + "$metadata#Tables", "value": out})
 	return http.StatusOK, hdr, b, nil
-}
-
-// ResponseError builds the error the SDK returns for a service answer, for
-// tests of error handling that need one without a request.
-func ResponseError(status int, code string) error {
-	req, _ := http.NewRequest(http.MethodGet, URL, nil)
-	return &azcore.ResponseError{ErrorCode: code, StatusCode: status, RawResponse: errorResponse(req, errf(status, code, "synthetic"))}
 }

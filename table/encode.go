@@ -82,9 +82,10 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	return p.encode(nil, rv, nil)
 }
 
-// Size is the entity's size as the service counts it:
-// 4 + 2·len(PartitionKey) + 2·len(RowKey) + Σ over properties of
-// (8 + 2·len(name) + value size), lengths in UTF-16 code units.
+// sizer adds up an entity's size as the service counts it ("Understanding
+// the Table service data model"): 4 + 2·len(PartitionKey) + 2·len(RowKey)
+// + Σ over properties of (8 + 2·len(name) + value size), lengths in
+// UTF-16 code units.
 type sizer struct{ n int }
 
 func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(name) + valueBytes }

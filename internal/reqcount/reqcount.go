@@ -1,45 +1,35 @@
-// Package reqcount counts the HTTP requests a client sends, retries included,
-// so tests can assert what an operation costs against any backend.
+// Package reqcount gives the conformance suite a request counter per
+// client: a thin wrapper over package ledger, which does the counting.
 package reqcount
 
 import (
-	"net/http"
 	"sync"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/ledger"
 )
 
-// Counter is a per-retry pipeline policy: it sees every request on the wire.
+// Counter counts the requests of the clients made from its options; the
+// zero value is ready to use.
 type Counter struct {
-	mu sync.Mutex
-	n  int
+	once sync.Once
+	l    *ledger.Ledger
 }
 
-// Do counts the request and passes it on.
-func (c *Counter) Do(req *policy.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return req.Next()
+func (c *Counter) ledger() *ledger.Ledger {
+	c.once.Do(func() { c.l = ledger.New() })
+	return c.l
 }
 
-// N is the number of requests counted.
-func (c *Counter) N() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
+// N is the number of requests counted, retries included.
+func (c *Counter) N() int { return c.ledger().Total() }
 
 // Reset sets the count to zero.
-func (c *Counter) Reset() {
-	c.mu.Lock()
-	c.n = 0
-	c.mu.Unlock()
-}
+func (c *Counter) Reset() { c.ledger().Reset() }
 
-// TableOptions returns client options that route every request through c.
+// TableOptions returns client options that count every request.
 func (c *Counter) TableOptions() *aztables.ClientOptions {
-	return &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerRetryPolicies: []policy.Policy{c}}}
+	o := &aztables.ClientOptions{}
+	c.ledger().Attach(&o.ClientOptions, ledger.Table)
+	return o
 }
