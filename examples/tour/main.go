@@ -1,5 +1,5 @@
 // Command tour runs every tablekit building block end to end and prints, for
-// each, why the guide recommends it, the keys it wrote and what it cost.
+// each, why the guide recommends it, what it wrote and the requests it cost.
 //
 //	go run ./examples/tour                      # in memory, no setup
 //	go run ./examples/tour -conn "$CONN"        # Azurite or Azure
@@ -7,21 +7,6 @@
 // The connection string may also come from TABLEKIT_CONNECTION_STRING.
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-)
+import "github.com/tablekit/tablekit/internal/scenarios"
 
-func main() {
-	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (default: in-memory fakes; env TABLEKIT_CONNECTION_STRING)")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, *conn); err != nil {
-		fmt.Fprintln(os.Stderr, "tour:", err)
-		os.Exit(1)
-	}
-}
+func main() { scenarios.Main() }

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
@@ -20,6 +21,8 @@ type env struct {
 	remote   bool
 	svc      *aztables.ServiceClient
 	queues   *azqueue.ServiceClient
+	blobs    *azblob.Client
+	ccreated []string
 	counter  *ledger.Ledger // per step
 	total    *ledger.Ledger // the whole tour
 	created  []string
@@ -32,16 +35,23 @@ func newEnv(conn string) (*env, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	e.suffix = hex.EncodeToString(b[:])
-	topts, qopts := &aztables.ClientOptions{}, &azqueue.ClientOptions{}
+	topts, qopts, bopts := &aztables.ClientOptions{}, &azqueue.ClientOptions{}, &azblob.ClientOptions{}
 	for _, l := range []*ledger.Ledger{e.counter, e.total} {
 		l.Attach(&topts.ClientOptions, ledger.Table)
 		l.Attach(&qopts.ClientOptions, ledger.Queue)
+		l.Attach(&bopts.ClientOptions, ledger.Blob)
 	}
 	if conn == "" {
 		e.svc = fake.NewTableService(nil).NewServiceClient(topts)
 		e.queues = fake.NewQueueService(nil).NewServiceClient(qopts)
+		e.blobs = fake.NewBlobService(nil).NewClient(bopts)
 		return e, nil
 	}
+	bc, err := azblob.NewClientFromConnectionString(conn, bopts)
+	if err != nil {
+		return nil, err
+	}
+	e.blobs = bc
 	svc, err := aztables.NewServiceClientFromConnectionString(conn, topts)
 	if err != nil {
 		return nil, err
@@ -52,6 +62,17 @@ func newEnv(conn string) (*env, error) {
 	}
 	e.svc, e.queues, e.remote = svc, qs, true
 	return e, nil
+}
+
+// newContainer creates a blob container unique to this run (deleted by cleanup).
+func (e *env) newContainer(ctx context.Context, base string) (string, error) {
+	name := "tour-" + base + "-" + e.suffix
+	if _, err := e.blobs.CreateContainer(ctx, name, nil); err != nil {
+		return "", fmt.Errorf("create container %s: %w", name, err)
+	}
+	e.ccreated = append(e.ccreated, name)
+	e.counter.Reset()
+	return name, nil
 }
 
 // newQueue creates a queue unique to this run (deleted by cleanup).
@@ -92,5 +113,8 @@ func (e *env) cleanup() {
 	}
 	for _, name := range e.qcreated {
 		_, _ = e.queues.NewQueueClient(name).Delete(context.Background(), nil)
+	}
+	for _, name := range e.ccreated {
+		_, _ = e.blobs.DeleteContainer(context.Background(), name, nil)
 	}
 }

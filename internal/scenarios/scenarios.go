@@ -1,36 +1,50 @@
-package main
+package scenarios
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"slices"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
-// section is one stop of the tour.
-type section struct {
-	title string
-	why   string // one line from the guide
+// Scenario is one scenario of the guide: an example program, and a
+// section of the tour.
+type Scenario struct {
+	Name  string // the example program: examples/<Name>
+	Title string
+	Why   string // one line from the guide
 	run   func(ctx context.Context, w io.Writer, env *env) error
 }
 
-func sections() []section {
-	return []section{
-		{"Keys", "Every efficient query is a point or a range over PartitionKey, RowKey order, so keys must sort the way the data should.", tourKeys},
-		{"Typed entities", "Store entities as Go structs; use the entity's ETag for optimistic concurrency and the cheapest query that answers the question.", tourTable},
-		{"Entity group transactions", "Up to 100 operations on one partition commit together or not at all; batching also cuts the requests a bulk load costs.", tourBatch},
-		{"Intra-partition secondary index", "Store copies under other RowKeys of the same partition and keep them consistent with EGTs, for point lookups by another property.", tourIntraPartitionIndex},
-		{"Index entities", "Keep lists of IDs per value (EmployeeIDs per last name) to find all entities that share a non-unique value.", tourIndexEntities},
-		{"Denormalization, compound keys, join in the client", "Combine related data so one query returns it; keep related rows next to their parent; cache small reference tables.", tourDenormalizedAndRelated},
-		{"Eventually consistent transactions, inter-partition index", "Across partitions no transaction helps: a queue and idempotent, converging steps make the copies agree eventually.", tourEventual},
-		{"Log tail, data series, wide entity, sharding, table per period", "Shape keys and entities after the queries and deletes you need: newest first, a series per entity, splits, spreads, tables to drop.", tourShape},
+// All lists the scenarios in the tour's order.
+func All() []Scenario {
+	return []Scenario{
+		{"keys", "Keys", "Every efficient query is a point or a range over PartitionKey, RowKey order, so keys must sort the way the data should.", tourKeys},
+		{"entities", "Typed entities", "Store entities as Go structs; use the entity's ETag for optimistic concurrency and the cheapest query that answers the question.", tourTable},
+		{"transactions", "Entity group transactions", "Up to 100 operations on one partition commit together or not at all; batching also cuts the requests a bulk load costs.", tourBatch},
+		{"employees", "Employees with intra- and inter-partition secondary indexes", "Copies under other RowKeys (same partition, one EGT) or other PartitionKeys (kept by a queue) give point lookups by email.", tourEmployees},
+		{"lastnames", "Index entities: employees by last name", "Keep lists of IDs per value (EmployeeIDs per last name) to find all entities that share a non-unique value.", tourIndexEntities},
+		{"departments", "Denormalization, compound keys, join in the client", "Combine related data so one query returns it; keep related rows next to their parent; cache small reference tables.", tourDenormalizedAndRelated},
+		{"archive", "Eventually consistent transactions: archiving employee #456", "Across tables no transaction helps: a queue and idempotent, converging steps move the entity exactly once.", tourArchive},
+		{"expenses", "Log tail: the ten most recent expense claims", "Inverted-tick RowKeys put the newest entity first, so the latest n are one request.", tourExpenses},
+		{"logins", "High-volume delete: login attempts kept 60 days", "A table per day: expiring a day is one request that drops its table.", tourLogins},
+		{"messagestats", "Data series and wide entities: message statistics", "A property per hour in one entity; a year of days split over parts written in one transaction.", tourMessageStats},
+		{"events", "Sharded appends: the prepend/append anti-pattern fixed", "Spread appends over partitions by a stable hash and merge them back in order.", tourEvents},
+		{"photo", "Large entities: the employee photo", "Keep big properties in a blob and the reference in the entity; blob first, then entity.", tourPhoto},
+		{"logs", "Log data in blobs: application logs", "Logs belong in blobs named by time, not in a table.", tourLogs},
 	}
 }
 
-func run(ctx context.Context, w io.Writer, conn string) error {
+// Run runs the named scenarios (all when none is named) against the fakes
+// or, with a connection string, the account it names.
+func Run(ctx context.Context, w io.Writer, conn string, names ...string) error {
 	e, err := newEnv(conn)
 	if err != nil {
 		return err
@@ -40,14 +54,23 @@ func run(ctx context.Context, w io.Writer, conn string) error {
 	if conn != "" {
 		where = "against the storage account in the connection string"
 	}
-	fmt.Fprintf(w, "tablekit tour, %s\n", where)
-	for i, s := range sections() {
-		fmt.Fprintf(w, "\n%d. %s\n   why: %s\n", i+1, s.title, s.why)
-		if err := s.run(ctx, w, e); err != nil {
-			return fmt.Errorf("%s: %w", s.title, err)
+	var list []Scenario
+	for _, s := range All() {
+		if len(names) == 0 || slices.Contains(names, s.Name) {
+			list = append(list, s)
 		}
 	}
-	fmt.Fprintf(w, "\nrequests of the whole tour, by operation (package ledger):\n")
+	if len(list) == 0 {
+		return fmt.Errorf("no scenario named %q", names)
+	}
+	fmt.Fprintf(w, "tablekit, %s\n", where)
+	for i, s := range list {
+		fmt.Fprintf(w, "\n%d. %s\n   why: %s\n", i+1, s.Title, s.Why)
+		if err := s.run(ctx, w, e); err != nil {
+			return fmt.Errorf("%s: %w", s.Title, err)
+		}
+	}
+	fmt.Fprintf(w, "\nrequests, by operation (package ledger):\n")
 	byOp := map[string]int{}
 	var ops []string
 	for _, en := range e.total.Entries() {
@@ -61,8 +84,22 @@ func run(ctx context.Context, w io.Writer, conn string) error {
 		fmt.Fprintf(w, "   %-28s %5d\n", k, byOp[k])
 	}
 	fmt.Fprintf(w, "   %-28s %5d (%d retries)\n", "total", e.total.Total(), e.total.Retries())
-	fmt.Fprintln(w, "\ntour complete")
+	fmt.Fprintln(w, "\ncomplete")
 	return nil
+}
+
+// Main is an example program's main: it runs the named scenarios against
+// the fakes, or against -conn / TABLEKIT_CONNECTION_STRING, and exits
+// non-zero on any failure.
+func Main(names ...string) {
+	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (default: in-memory fakes; env TABLEKIT_CONNECTION_STRING)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := Run(ctx, os.Stdout, *conn, names...); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 }
 
 func tourKeys(_ context.Context, w io.Writer, _ *env) error {

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type Staff struct {
 	Email      string
 }
 
-func tourEventual(ctx context.Context, w io.Writer, e *env) error {
+func tourArchive(ctx context.Context, w io.Writer, e *env) error {
 	cur, err := e.newTable(ctx, "Current")
 	if err != nil {
 		return err
@@ -65,6 +65,26 @@ func tourEventual(ctx context.Context, w io.Writer, e *env) error {
 	step(fmt.Sprintf("the worker read, copied, deleted, and deleted the message (%d processed): in Archive = %v, gone from Current = %v",
 		st.Processed, moved.Name == "Employee 456", table.IsNotFound(inCurrent)))
 
+	return nil
+}
+
+// tourInterPartition is the second half of the employees scenario: an
+// email index under other PartitionKeys, kept by a queue.
+func tourInterPartition(ctx context.Context, w io.Writer, e *env) error {
+	cur, err := e.newTable(ctx, "Staff")
+	if err != nil {
+		return err
+	}
+	q, err := e.newQueue(ctx, "index")
+	if err != nil {
+		return err
+	}
+	poison, err := e.newQueue(ctx, "indexpoison")
+	if err != nil {
+		return err
+	}
+	worker := consistency.NewWorker(q, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
+	step := e.step(w)
 	idx, err := patterns.NewInterPartitionIndex[Staff](cur, q, []patterns.CrossIndexDef[Staff]{{
 		Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.Department }, Value: func(s *Staff) string { return s.Email },
 	}}, nil)

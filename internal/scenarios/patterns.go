@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -35,6 +35,15 @@ func tourBatch(ctx context.Context, w io.Writer, e *env) error {
 	_, err = batch.Submit(ctx, client, batch.Add(a), batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "x"}}))
 	step(fmt.Sprintf("refused before sending: %v", err))
 	return nil
+}
+
+// tourEmployees indexes employees by email within the partition (one EGT)
+// and across partitions (through a queue).
+func tourEmployees(ctx context.Context, w io.Writer, e *env) error {
+	if err := tourIntraPartitionIndex(ctx, w, e); err != nil {
+		return err
+	}
+	return tourInterPartition(ctx, w, e)
 }
 
 func tourIntraPartitionIndex(ctx context.Context, w io.Writer, e *env) error {

@@ -1,0 +1,13 @@
+// Command logs shows application logs written to blobs by hour and read back by time.
+//
+//	go run ./examples/logs                    # in memory, no setup
+//	go run ./examples/logs -conn "$CONN"      # Azurite or Azure
+//
+// It prints each step and the storage requests it cost, and exits non-zero
+// on any failure. The connection string may also come from
+// TABLEKIT_CONNECTION_STRING.
+package main
+
+import "github.com/tablekit/tablekit/internal/scenarios"
+
+func main() { scenarios.Main("logs") }

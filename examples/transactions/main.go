@@ -1,0 +1,13 @@
+// Command transactions shows entity group transactions and the bulk writer.
+//
+//	go run ./examples/transactions                    # in memory, no setup
+//	go run ./examples/transactions -conn "$CONN"      # Azurite or Azure
+//
+// It prints each step and the storage requests it cost, and exits non-zero
+// on any failure. The connection string may also come from
+// TABLEKIT_CONNECTION_STRING.
+package main
+
+import "github.com/tablekit/tablekit/internal/scenarios"
+
+func main() { scenarios.Main("transactions") }
