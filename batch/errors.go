@@ -39,10 +39,12 @@ type OpError struct {
 	Err          error // a rule above, or a *table.InputError from encoding
 }
 
+// Error names the operation and the rule it broke.
 func (e *OpError) Error() string {
 	return fmt.Sprintf("batch: operation %d (%s %q/%q): %v", e.Index, e.Kind, e.PartitionKey, e.RowKey, e.Err)
 }
 
+// Unwrap returns the rule or encoding error.
 func (e *OpError) Unwrap() error { return e.Err }
 
 // TransactionError is a transaction the service refused. Nothing of it was
@@ -64,6 +66,7 @@ type TransactionError struct {
 	Err error
 }
 
+// Error names the failed operation and the service's answer to it.
 func (e *TransactionError) Error() string {
 	if e.Index < 0 {
 		return fmt.Sprintf("batch: transaction failed: %v", e.Err)
@@ -72,6 +75,7 @@ func (e *TransactionError) Error() string {
 		e.Index, e.Op.Kind, e.Op.PartitionKey(), e.Op.RowKey(), e.StatusCode, e.ErrorCode, e.Message)
 }
 
+// Unwrap returns what the SDK returned (the 202 *azcore.ResponseError).
 func (e *TransactionError) Unwrap() error { return e.Err }
 
 // Is classifies the failed operation's answer like table's errors:

@@ -17,20 +17,24 @@ type Kind int
 const (
 	// KindAdd inserts; the transaction fails if the entity exists.
 	KindAdd Kind = iota + 1
-	// KindUpsertMerge and KindUpsertReplace insert or, if it exists, merge
-	// into or replace the entity, whatever its ETag.
+	// KindUpsertMerge inserts or, if it exists, merges into the entity,
+	// whatever its ETag.
 	KindUpsertMerge
+	// KindUpsertReplace inserts or, if it exists, replaces the entity,
+	// whatever its ETag.
 	KindUpsertReplace
-	// KindUpdateMerge and KindUpdateReplace change an existing entity: with
-	// its ETag, or with If-Match: * (any version) when the op has none. The
-	// SDK sends no If-Match for a batch update without one, which the
-	// service takes as an upsert; tablekit always sends one.
+	// KindUpdateMerge merges into an existing entity: with its ETag, or
+	// with If-Match: * (any version) when the op has none. The SDK sends no
+	// If-Match for a batch update without one, which the service takes as
+	// an upsert; tablekit always sends one.
 	KindUpdateMerge
+	// KindUpdateReplace replaces an existing entity, as KindUpdateMerge.
 	KindUpdateReplace
 	// KindDelete removes the entity: with its ETag, or any version.
 	KindDelete
 )
 
+// String names the kind, as "UpsertMerge".
 func (k Kind) String() string {
 	switch k {
 	case KindAdd:
@@ -77,10 +81,11 @@ type Op struct {
 	useETag bool        // take If-Match from the value's Meta
 }
 
-// PartitionKey and RowKey are the keys the operation acts on, as far as
-// they can be known before encoding.
+// PartitionKey is the partition the operation acts on.
 func (o Op) PartitionKey() string { o.resolveKeys(); return o.pk }
-func (o Op) RowKey() string       { o.resolveKeys(); return o.rk }
+
+// RowKey is the row the operation acts on.
+func (o Op) RowKey() string { o.resolveKeys(); return o.rk }
 
 func (o *Op) resolveKeys() {
 	if o.value != nil && o.pk == "" && o.rk == "" {

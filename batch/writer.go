@@ -64,6 +64,7 @@ type WriteError struct {
 	Failures []Failure
 }
 
+// Error describes the first failure and counts the others.
 func (e *WriteError) Error() string {
 	msg := e.Failures[0].Err.Error()
 	if n := len(e.Failures) - 1; n > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
+// Table operations, for counters and fault injection.
 const (
 	OpCreateTable   Operation = "CreateTable"
 	OpDeleteTable   Operation = "DeleteTable"

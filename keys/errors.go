@@ -38,6 +38,7 @@ type ValidationError struct {
 	Detail string // the limit or pattern, in words
 }
 
+// Error says which value broke which rule, and where.
 func (e *ValidationError) Error() string {
 	v := e.Value
 	if len(v) > 48 {

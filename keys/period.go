@@ -8,6 +8,7 @@ import (
 // Period is the span one table covers in the high-volume delete pattern.
 type Period int
 
+// The periods a table can cover.
 const (
 	Hourly Period = iota + 1
 	Daily
@@ -54,6 +55,7 @@ func (p Period) Next(t time.Time) time.Time {
 	return s
 }
 
+// String names the period: hourly, daily or monthly.
 func (p Period) String() string {
 	switch p {
 	case Hourly:

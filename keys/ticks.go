@@ -15,8 +15,8 @@ const (
 	unixEpochTicks int64 = 621355968000000000
 )
 
+// MinTime and MaxTime bound what .NET's DateTime can hold.
 var (
-	// MinTime and MaxTime bound what .NET's DateTime can hold.
 	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
 )

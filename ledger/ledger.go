@@ -33,6 +33,7 @@ import (
 // Service is the storage service a policy is attached to.
 type Service string
 
+// The services a ledger tells apart.
 const (
 	Table Service = "table"
 	Queue Service = "queue"

@@ -27,10 +27,12 @@ type ValueTakenError struct {
 	Err          error
 }
 
+// Error names the index, the value and the partition.
 func (e *ValueTakenError) Error() string {
 	return "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
 }
 
+// Unwrap returns the SDK's error, not a conflict: retry loops stop on it.
 func (e *ValueTakenError) Unwrap() error { return e.Err }
 
 func quote(s string) string { return `"` + s + `"` }

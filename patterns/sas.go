@@ -26,6 +26,7 @@ type SASPermissions struct {
 	Read, Add, Update, Delete bool
 }
 
+// String renders the permissions as the token's sp field ("rau").
 func (p SASPermissions) String() string {
 	var b strings.Builder
 	for _, f := range []struct {

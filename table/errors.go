@@ -40,6 +40,7 @@ type InputError struct {
 	Detail string
 }
 
+// Error names the operation, type, field and rule.
 func (e *InputError) Error() string {
 	var b strings.Builder
 	b.WriteString("table: ")
@@ -62,6 +63,7 @@ func (e *InputError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the rule, so errors.Is matches it.
 func (e *InputError) Unwrap() error { return e.Rule }
 
 func inputErr(op, typ, field string, rule error, format string, args ...any) *InputError {
@@ -94,6 +96,7 @@ type ServiceError struct {
 	Err          error
 }
 
+// Error names the operation and entity and quotes the service.
 func (e *ServiceError) Error() string {
 	where := e.Table
 	if e.PartitionKey != "" || e.RowKey != "" {
@@ -102,6 +105,7 @@ func (e *ServiceError) Error() string {
 	return "table: " + e.Op + " " + where + ": " + e.Err.Error()
 }
 
+// Unwrap returns the SDK's error (an *azcore.ResponseError from the service).
 func (e *ServiceError) Unwrap() error { return e.Err }
 
 // Is classifies the service's answer; see the ErrNotFound group.

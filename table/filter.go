@@ -32,8 +32,10 @@ type fnode struct {
 // Prop names a property in a filter.
 type Prop string
 
-// PK is the PartitionKey; RK is the RowKey.
+// PK is the PartitionKey.
 func PK() Prop { return "PartitionKey" }
+
+// RK is the RowKey.
 func RK() Prop { return "RowKey" }
 
 func (p Prop) cmp(op string, v any) Filter {
@@ -56,10 +58,20 @@ func (p Prop) cmp(op string, v any) Filter {
 // bool, int8-int32, uint8, uint16 (Edm.Int32), int, int64, uint32
 // (Edm.Int64), float32, float64, time.Time, GUID or []byte.
 func (p Prop) Eq(v any) Filter { return p.cmp("eq", v) }
+
+// Ne is "not equal" (see Eq).
 func (p Prop) Ne(v any) Filter { return p.cmp("ne", v) }
+
+// Gt is "greater than" (see Eq).
 func (p Prop) Gt(v any) Filter { return p.cmp("gt", v) }
+
+// Ge is "greater than or equal" (see Eq).
 func (p Prop) Ge(v any) Filter { return p.cmp("ge", v) }
+
+// Lt is "less than" (see Eq).
 func (p Prop) Lt(v any) Filter { return p.cmp("lt", v) }
+
+// Le is "less than or equal" (see Eq).
 func (p Prop) Le(v any) Filter { return p.cmp("le", v) }
 
 type literalErr string
@@ -283,6 +295,7 @@ const (
 	TableScan
 )
 
+// String names the kind, as "range query".
 func (k QueryKind) String() string {
 	switch k {
 	case PointQuery:

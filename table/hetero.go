@@ -59,6 +59,7 @@ type UnknownTypeError struct {
 	PartitionKey, RowKey, Type string
 }
 
+// Error names the entity and its unregistered type.
 func (e *UnknownTypeError) Error() string {
 	return "table: no type registered for entity (" + e.PartitionKey + ", " + e.RowKey + ") of type " + `"` + e.Type + `"`
 }

@@ -35,10 +35,12 @@ type ConflictError struct {
 	Err      error // the last precondition or conflict failure
 }
 
+// Error says how many attempts were made and the last failure.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err)
 }
 
+// Unwrap returns the last lost race.
 func (e *ConflictError) Unwrap() error { return e.Err }
 
 // RetryOptions bound an optimistic-concurrency retry loop.
