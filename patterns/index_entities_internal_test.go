@@ -85,8 +85,9 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	}
 	// The third transaction fails for good (the SDK's three retries of a 500
 	// included), as if the process died there: the others commit whole.
+	// Two operations per transaction keep each primary in its own.
 	svc.FailNextAfter(fake.OpBatch, 2, 4, 500, "InternalError")
-	sum, err := idx.Repair(ctx, rep)
+	sum, err := idx.Repair(ctx, rep, &RepairOptions{PerTransaction: 2})
 	if err == nil || sum.Transactions != 4 {
 		t.Fatalf("interrupted Repair: %+v %v", sum, err)
 	}
@@ -94,10 +95,61 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	if len(rep.Missing) != 1 || len(rep.Stale)+len(rep.Orphans) != 0 {
 		t.Fatalf("after the interruption: %+v", rep)
 	}
-	if _, err := idx.Repair(ctx, rep); err != nil {
+	if _, err := idx.Repair(ctx, rep, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rep, _ := idx.Verify(ctx, "Sales"); !rep.OK() {
 		t.Fatalf("after the rerun: %+v", rep)
+	}
+}
+
+// TestRepairPackedFallsBackPerPrimary packs a backfill of five primaries into
+// one transaction; one primary changed after Verify, so that transaction
+// fails on its guard, and the other four are still repaired one by one.
+func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
+	ctx := t.Context()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("idx", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := table.New[staffer](client, nil)
+	for i := 0; i < 5; i++ {
+		v := &staffer{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", i)}, Email: fmt.Sprintf("e%d@x.com", i)}
+		if err := plain.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := idx.Verify(ctx, "Sales")
+	if len(rep.Missing) != 5 {
+		t.Fatalf("report: %+v", rep)
+	}
+	changed := &staffer{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000002"}, Email: "new@x.com"}
+	if err := plain.Upsert(ctx, changed, nil); err != nil {
+		t.Fatal(err)
+	}
+	svc.ResetCounts()
+	sum, err := idx.Repair(ctx, rep, nil)
+	if !table.IsPreconditionFailed(err) {
+		t.Fatalf("Repair with one changed primary: %v", err)
+	}
+	if sum.Transactions != 4 || sum.Written != 4 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	// One packed attempt, then one transaction per primary.
+	if n := svc.Count(fake.OpBatch); n != 6 || svc.Total() != 6 {
+		t.Fatalf("requests: %d batches of %d", n, svc.Total())
+	}
+	rep, _ = idx.Verify(ctx, "Sales")
+	if len(rep.Missing) != 1 || rep.Missing[0].Copy != "email_new@x.com" {
+		t.Fatalf("after the fallback: %+v", rep)
+	}
+	sum, err = idx.Repair(ctx, rep, nil)
+	if err != nil || sum.Transactions != 1 {
+		t.Fatalf("rerun: %+v %v", sum, err)
 	}
 }

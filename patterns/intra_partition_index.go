@@ -683,6 +683,17 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 		c := copies[rk]
 		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.etag})
 	}
+	// The report keeps only the primaries Repair will need, so a healthy
+	// partition's report holds no entity bodies.
+	keep := map[string]bool{}
+	for _, is := range slices.Concat(r.Missing, r.Stale, r.Orphans) {
+		keep[is.Primary] = true
+	}
+	for rk := range r.primaries {
+		if !keep[rk] {
+			delete(r.primaries, rk)
+		}
+	}
 	return r, nil
 }
 
@@ -712,14 +723,35 @@ type RepairSummary struct {
 	Deleted      int // orphan copies deleted
 }
 
+// RepairOptions configure Repair. nil means the defaults.
+type RepairOptions struct {
+	// PerTransaction caps the operations of one repair transaction, 2 to
+	// 100. Default: 100 (up to 50 primaries, each with its guard and copy).
+	PerTransaction int
+}
+
+// repairGroup is one primary's repair: its guard and copy operations,
+// which must commit together.
+type repairGroup struct {
+	ops              []batch.Op
+	written, deleted int
+}
+
 // Repair fixes what Verify reported. Each primary's missing and stale copies
-// are rewritten, and the copies it no longer calls for deleted, in one
-// transaction guarded by the primary's ETag as Verify read it (a merge that
-// changes nothing but the ETag), so a concurrent change of the entity makes
-// that transaction fail instead of writing stale copies: run Verify again.
-// Orphans of missing primaries are deleted guarded by their own ETags, up
-// to 100 per transaction. Backfilling a new index is Verify then Repair.
-func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport) (RepairSummary, error) {
+// are rewritten, and the copies it no longer calls for deleted, together
+// with a guard on the primary's ETag as Verify read it (a merge that changes
+// nothing but the ETag), so a concurrent change of the entity makes its
+// repair fail instead of writing stale copies: run Verify again. The
+// primaries of a partition share transactions (up to 100 operations); if
+// one of a transaction's primaries changed, its primaries are repaired one
+// by one so the others still are. Orphans of missing primaries are deleted
+// guarded by their own ETags. Backfilling a new index is Verify then Repair:
+// about one request per 50 entities.
+func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+	per := batch.MaxOperations
+	if opts != nil && opts.PerTransaction >= 2 && opts.PerTransaction < per {
+		per = opts.PerTransaction
+	}
 	var sum RepairSummary
 	byPrimary := map[string][]IndexIssue{}
 	var order []string
@@ -740,50 +772,52 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport) (Re
 			lone = append(lone, is)
 		}
 	}
-	var errs []error
+	var groups []repairGroup
 	for _, rk := range order {
-		p := r.primaries[rk]
-		v := new(T)
-		if err := x.tbl.Decode(p.raw, v); err != nil {
-			return sum, err
-		}
-		m := x.tbl.Meta(v)
-		guard := p.etag
-		tx := batch.NewTransaction(nil)
-		keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
-		if err := tx.Append(batch.Raw(batch.KindUpdateMerge, keysOnly, &guard)); err != nil {
-			return sum, err
-		}
-		written, deleted := 0, 0
-		want, err := x.plan(v)
+		g, err := x.repairOps(r.primaries[rk], byPrimary[rk])
 		if err != nil {
 			return sum, err
 		}
-		for _, is := range byPrimary[rk] {
-			i := x.byName[is.Index]
-			if want[i] == is.Copy {
-				body, err := x.copyBody(i, v, is.Copy)
-				if err != nil {
-					return sum, err
+		groups = append(groups, g)
+	}
+	submit := func(gs []repairGroup) error {
+		tx := batch.NewTransaction(nil)
+		for _, g := range gs {
+			for _, op := range g.ops {
+				if err := tx.Append(op); err != nil {
+					return err
 				}
-				if err := tx.Append(batch.Raw(batch.KindUpsertReplace, body, nil)); err != nil {
-					return sum, err
-				}
-				written++
-			} else {
-				if err := tx.Append(batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag)); err != nil {
-					return sum, err
-				}
-				deleted++
 			}
 		}
 		if _, err := tx.Submit(ctx, x.client); err != nil {
-			errs = append(errs, err)
-			continue
+			return err
 		}
 		sum.Transactions++
-		sum.Written += written
-		sum.Deleted += deleted
+		for _, g := range gs {
+			sum.Written += g.written
+			sum.Deleted += g.deleted
+		}
+		return nil
+	}
+	var errs []error
+	for i := 0; i < len(groups); {
+		j, n := i, 0
+		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
+			n += len(groups[j].ops)
+			j++
+		}
+		if err := submit(groups[i:j]); err != nil {
+			if j-i == 1 {
+				errs = append(errs, err)
+			} else {
+				for _, g := range groups[i:j] { // one changed primary must not hold back the rest
+					if err := submit([]repairGroup{g}); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
+		}
+		i = j
 	}
 	var ops []batch.Op
 	for _, is := range lone {
@@ -798,4 +832,36 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport) (Re
 		}
 	}
 	return sum, errors.Join(errs...)
+}
+
+// repairOps builds one primary's repair: the guard, then its copies.
+func (x *IntraPartitionIndex[T]) repairOps(p *seenPrimary, issues []IndexIssue) (repairGroup, error) {
+	var g repairGroup
+	v := new(T)
+	if err := x.tbl.Decode(p.raw, v); err != nil {
+		return g, err
+	}
+	m := x.tbl.Meta(v)
+	guard := p.etag
+	keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
+	g.ops = append(g.ops, batch.Raw(batch.KindUpdateMerge, keysOnly, &guard))
+	want, err := x.plan(v)
+	if err != nil {
+		return g, err
+	}
+	for _, is := range issues {
+		i := x.byName[is.Index]
+		if want[i] == is.Copy {
+			body, err := x.copyBody(i, v, is.Copy)
+			if err != nil {
+				return g, err
+			}
+			g.ops = append(g.ops, batch.Raw(batch.KindUpsertReplace, body, nil))
+			g.written++
+		} else {
+			g.ops = append(g.ops, batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag))
+			g.deleted++
+		}
+	}
+	return g, nil
 }

@@ -195,11 +195,11 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("report = %+v", rep)
 		}
 		c.Reset()
-		sum, err := idx.Repair(ctx, rep)
+		sum, err := idx.Repair(ctx, rep, nil)
 		if err != nil || sum.Written != 2 || sum.Deleted != 1 {
 			t.Fatalf("Repair = %+v, %v", sum, err)
 		}
-		wantRequests(t, c, 3, "Repair of two primaries and one orphan")
+		wantRequests(t, c, 2, "Repair of two primaries (one packed transaction) and one orphan")
 		if rep, err := idx.Verify(ctx, "Sales"); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
@@ -209,7 +209,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
 		}
-		if _, err := both.Repair(ctx, rep); err != nil {
+		if _, err := both.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
 		meta := func(s *Staff) *table.Meta { return &s.Meta }
@@ -225,7 +225,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if _, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := both.Repair(ctx, rep); !table.IsPreconditionFailed(err) {
+		if _, err := both.Repair(ctx, rep, nil); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Repair from an old report: %v", err)
 		}
 		if rep, _ := both.Verify(ctx, "Sales"); !rep.OK() {
