@@ -43,3 +43,35 @@ func Example() {
 	// failed at 1 409 EntityAlreadyExists
 	// entities: 2
 }
+
+// The bulk writer groups operations by partition into transactions of up
+// to 100 and keeps several partitions in flight.
+func ExampleWriter() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Employees", nil)
+	_, _ = client.CreateTable(ctx, nil)
+
+	var ops []batch.Op
+	for _, dept := range []string{"Sales", "Marketing"} {
+		for i := 0; i < 150; i++ {
+			ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: dept, RowKey: fmt.Sprintf("empid_%06d", i)}}))
+		}
+	}
+	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(sum.Operations, "entities in", sum.Transactions, "transactions,", sum.Requests, "requests")
+	// Output: 300 entities in 4 transactions, 4 requests
+}
+
+// A transaction checks the service's rules as operations are appended, so
+// a bad one is refused before any request.
+func ExampleTransaction() {
+	tx := batch.NewTransaction(nil)
+	_ = tx.Append(batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}}))
+	err := tx.Append(batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "empid_000152"}}))
+	fmt.Println(errors.Is(err, batch.ErrMixedPartitions), tx.Len(), tx.PartitionKey())
+	// Output: true 1 Sales
+}

@@ -41,3 +41,35 @@ func ExampleMover() {
 	fmt.Println(stats.Processed, table.IsNotFound(errCur), moved.Name, queues.Len("archive"))
 	// Output: 1 true Employee 456 0
 }
+
+// A worker with a handler of its own: messages it cannot ever handle go to
+// the poison queue at once instead of being retried.
+func ExampleWorker() {
+	ctx := context.Background()
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("stats", nil), queues.NewQueueClient("stats-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+
+	sender := consistency.NewSender(q, nil)
+	type hourly struct{ Hour, Messages int }
+	_ = sender.Send(ctx, "stats.hourly.v1", "2026-11-21T14", hourly{Hour: 14, Messages: 42})
+	_ = sender.Send(ctx, "stats.hourly.v1", "2026-11-21T99", hourly{Hour: 99})
+
+	total := 0
+	worker := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 1})
+	_ = worker.Handle("stats.hourly.v1", func(ctx context.Context, m *consistency.Message) error {
+		var h hourly
+		if err := m.Decode(&h); err != nil {
+			return err // already Permanent
+		}
+		if h.Hour > 23 {
+			return consistency.Permanent(fmt.Errorf("hour %d", h.Hour))
+		}
+		total += h.Messages
+		return nil
+	})
+	stats, _ := worker.Drain(ctx)
+	fmt.Println(total, stats.Processed, stats.Poisoned, queues.Len("stats"), queues.Len("stats-poison"))
+	// Output: 42 1 1 0 1
+}

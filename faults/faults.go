@@ -40,7 +40,8 @@ var ErrInjected = errors.New("faults: injected connection failure")
 
 // Options configure an Injector. nil means the defaults.
 type Options struct {
-	// Fraction of requests that fail, 0 to 1. Default: 0.1.
+	// Fraction of requests that fail, above 0 and up to 1 (to inject no
+	// faults, leave the policy out). Default: 0.1.
 	Fraction float64
 	// Kinds to draw from, equally likely. Default: Before, After, Status.
 	Kinds []Kind
@@ -68,6 +69,9 @@ func New(seed uint64, opts *Options) *Injector {
 	i := &Injector{rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), opts: Options{Fraction: 0.1}}
 	if opts != nil {
 		i.opts = *opts
+	}
+	if i.opts.Fraction <= 0 { // the zero value means the default, as everywhere
+		i.opts.Fraction = 0.1
 	}
 	if len(i.opts.Kinds) == 0 {
 		i.opts.Kinds = []Kind{Before, After, Status}

@@ -69,3 +69,65 @@ func ExampleFilter() {
 	// (PartitionKey eq 'Sales') and (LastName eq 'O''Brien') and (Age ge 30L)
 	// partition scan
 }
+
+type Review struct {
+	table.Meta
+	EntityType string
+	Rating     int
+}
+
+// Employees and their reviews in one table: each entity's EntityType
+// property picks its Go type.
+func ExampleRegistry() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Employees", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	_, _ = client.AddEntity(ctx, []byte(`{"PartitionKey":"Sales","RowKey":"000123","EntityType":"Employee","FirstName":"Don"}`), nil)
+	_, _ = client.AddEntity(ctx, []byte(`{"PartitionKey":"Sales","RowKey":"000123_2012","EntityType":"Review","Rating":4}`), nil)
+
+	reg := table.NewRegistry(nil)
+	_ = table.Register[Employee](reg, "Employee")
+	_ = table.Register[Review](reg, "Review")
+	for v, err := range reg.Query(ctx, client, &table.QueryOptions{Filter: table.Partition("Sales")}) {
+		if err != nil {
+			panic(err)
+		}
+		switch v := v.(type) {
+		case *Employee:
+			fmt.Println("employee", v.RowKey, v.FirstName)
+		case *Review:
+			fmt.Println("review", v.RowKey, v.Rating)
+		}
+	}
+	// Output:
+	// employee 000123 Don
+	// review 000123_2012 4
+}
+
+// Pages with a resumable token: store Next, continue after a restart.
+func ExampleTable_QueryPage() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Employees", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	employees, _ := table.New[Employee](client, nil)
+	for i := 0; i < 5; i++ {
+		_ = employees.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}}, nil)
+	}
+	token := ""
+	for {
+		page, err := employees.QueryPage(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 2}, token)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(len(page.Items), page.Next != "")
+		if token = page.Next; token == "" {
+			break
+		}
+	}
+	// Output:
+	// 2 true
+	// 2 true
+	// 1 false
+}

@@ -1,0 +1,27 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/faults"
+)
+
+// A lost response: the service adds the entity, the client sees an error.
+// Code that retries such an Add must expect EntityAlreadyExists.
+func Example() {
+	inj := faults.New(42, &faults.Options{Fraction: 1, Kinds: []faults.Kind{faults.After}})
+	opts := &aztables.ClientOptions{}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, inj)
+	opts.Retry.MaxRetries = -1 // one try, so the example shows the raw fault
+	svc := fake.NewTableService(nil)
+	_, _ = svc.NewClient("Employees", nil).CreateTable(context.Background(), nil)
+	client := svc.NewClient("Employees", opts)
+
+	_, err := client.AddEntity(context.Background(), []byte(`{"PartitionKey":"Sales","RowKey":"000123"}`), nil)
+	fmt.Println(errors.Is(err, faults.ErrInjected), svc.Len("Employees"), inj.Stats().After)
+	// Output: true 1 1
+}

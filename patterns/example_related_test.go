@@ -1,0 +1,212 @@
+package patterns_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type Department struct {
+	table.Meta
+	EntityType   string
+	ManagerName  string
+	ManagerEmail string
+}
+
+type Person struct {
+	table.Meta
+	EntityType string
+	FirstName  string
+	LastName   string
+	Email      string
+	Department string
+}
+
+type Review struct {
+	table.Meta
+	EntityType    string
+	ManagerRating int
+}
+
+// The department entity keeps a copy of its manager's name and email, so one
+// point query answers "who manages Sales?"; the copy changes with the
+// manager in one transaction.
+func ExampleDenormalized() {
+	ctx := context.Background()
+	svc, client := newClient("Company")
+	deps, _ := table.New[Department](client, nil)
+	_ = deps.Add(ctx, &Department{Meta: table.Meta{PartitionKey: "Sales", RowKey: "department"}, EntityType: "Department"}, nil)
+
+	managers, err := patterns.NewDenormalized[Person, Department](client, []string{"ManagerName", "ManagerEmail"}, func(p *Person, d *Department) {
+		d.ManagerName, d.ManagerEmail = p.FirstName+" "+p.LastName, p.Email
+	})
+	if err != nil {
+		panic(err)
+	}
+	svc.ResetCounts()
+	don := &Person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
+	if err := managers.Update(ctx, don, "department"); err != nil {
+		panic(err)
+	}
+	d, _ := deps.Get(ctx, "Sales", "department", nil)
+	fmt.Println(d.ManagerName, d.ManagerEmail, "requests:", svc.Total())
+	// Output: Don Hall donh@contoso.com requests: 2
+}
+
+// An employee and its yearly reviews share a partition and a RowKey prefix:
+// written in one transaction, read with one range query.
+func ExampleRelatedRows() {
+	ctx := context.Background()
+	svc, client := newClient("Company")
+	reg := table.NewRegistry(nil)
+	_ = table.Register[Person](reg, "Employee")
+	_ = table.Register[Review](reg, "Review")
+	rows := patterns.NewRelatedRows(client, reg, "")
+
+	don := &Person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", FirstName: "Don"}
+	var reviews []any
+	for _, year := range []string{"2011", "2012"} {
+		rk, _ := rows.Key("000123", year)
+		reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 4})
+	}
+	svc.ResetCounts()
+	if err := rows.Write(ctx, don, reviews...); err != nil {
+		panic(err)
+	}
+	got, err := rows.Read(ctx, "Sales", "000123")
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range got {
+		switch r := r.(type) {
+		case *Person:
+			fmt.Println("employee", r.RowKey, r.FirstName)
+		case *Review:
+			fmt.Println("review", r.RowKey, r.ManagerRating)
+		}
+	}
+	fmt.Println("requests:", svc.Total())
+	// Output:
+	// employee 000123 Don
+	// review 000123_2011 4
+	// review 000123_2012 4
+	// requests: 2
+}
+
+// Joining in the client: the small, rarely changing department table is
+// loaded once and every later lookup is served from memory.
+func ExampleReferenceCache() {
+	ctx := context.Background()
+	svc, client := newClient("Departments")
+	deps, _ := table.New[Department](client, nil)
+	for _, name := range []string{"Sales", "Marketing"} {
+		_ = deps.Add(ctx, &Department{Meta: table.Meta{PartitionKey: name, RowKey: "department"}, ManagerName: name + " manager"}, nil)
+	}
+	cache := patterns.NewReferenceCache(deps, nil)
+	svc.ResetCounts()
+	for i := 0; i < 100; i++ {
+		if _, _, err := cache.Get(ctx, "Sales", "department"); err != nil {
+			panic(err)
+		}
+	}
+	d, ok, _ := cache.Get(ctx, "Marketing", "department")
+	fmt.Println(d.ManagerName, ok, "loads:", cache.Loads(), "requests:", svc.Total())
+	// Output: Marketing manager true loads: 1 requests: 1
+}
+
+// An email index in other partitions than the employees, kept by a queue:
+// Put writes the employee with a message around it, a worker writes the copy.
+func ExampleInterPartitionIndex() {
+	ctx := context.Background()
+	_, client := newClient("Employees")
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("index", nil), queues.NewQueueClient("index-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+
+	byEmail, err := patterns.NewInterPartitionIndex[Person](client, q, []patterns.CrossIndexDef[Person]{{
+		Name:         "email",
+		PartitionKey: func(p *Person) string { return "email_" + p.Department },
+		Value:        func(p *Person) string { return p.Email },
+	}}, nil)
+	if err != nil {
+		panic(err)
+	}
+	ben := &Person{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000223"}, Department: "Sales", FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}
+	if err := byEmail.Put(ctx, ben, nil); err != nil {
+		panic(err)
+	}
+	worker := consistency.NewWorker(q, poison, nil)
+	_ = worker.Handle(patterns.IndexMessageType, byEmail.Handle)
+	if _, err := worker.Drain(ctx); err != nil { // in production: worker.Run on its own
+		panic(err)
+	}
+	found, err := byEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(found.PartitionKey, found.RowKey, found.FirstName, found.LastName)
+	// Output: empid_Sales 000223 Ben Jones
+}
+
+// Last-name lists kept in another table (option 3 of the guide), eventually
+// consistent with the employees through a queue.
+func ExampleEventualIndexEntities() {
+	ctx := context.Background()
+	tables := fake.NewTableService(nil)
+	people, lists := tables.NewClient("Employees", nil), tables.NewClient("LastNames", nil)
+	_, _ = people.CreateTable(ctx, nil)
+	_, _ = lists.CreateTable(ctx, nil)
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("lastnames", nil), queues.NewQueueClient("lastnames-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+
+	byLastName, err := patterns.NewRemoteIndexEntities(lists, "lastnames", "lname_", nil)
+	if err != nil {
+		panic(err)
+	}
+	employees, _ := table.New[Person](people, nil)
+	index := patterns.NewEventualIndexEntities(employees, func(p *Person) string { return p.LastName }, byLastName, consistency.NewSender(q, nil))
+	for _, p := range []*Person{
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, LastName: "Jones"},
+		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000223"}, LastName: "Jones"},
+	} {
+		if err := index.Write(ctx, p.PartitionKey, p.RowKey, "", func() error { return employees.Add(ctx, p, nil) }); err != nil {
+			panic(err)
+		}
+	}
+	worker := consistency.NewWorker(q, poison, nil)
+	_ = worker.Handle(patterns.ListIndexMessageType, index.Handle)
+	if _, err := worker.Drain(ctx); err != nil {
+		panic(err)
+	}
+	ids, _ := byLastName.IDs(ctx, "Jones")
+	slices.Sort(ids)
+	fmt.Println(len(ids), slices.Contains(ids, patterns.ID("Sales", "000152")), slices.Contains(ids, patterns.ID("Marketing", "000223")))
+	// Output: 2 true true
+}
+
+// A last-name list kept as one blob per value (option 1 of the guide):
+// each change is a read and a conditional write of that blob.
+func ExampleBlobIndex() {
+	ctx := context.Background()
+	blobs := fake.NewBlobService(nil)
+	bc := blobs.NewClient(nil)
+	_, _ = bc.CreateContainer(ctx, "indexes", nil)
+	byLastName, err := patterns.NewBlobIndex(bc, "indexes", "lname/")
+	if err != nil {
+		panic(err)
+	}
+	_ = byLastName.Add(ctx, "Jones", "000152")
+	_ = byLastName.Add(ctx, "Jones", "000223")
+	_ = byLastName.Remove(ctx, "Jones", "000152")
+	ids, _ := byLastName.IDs(ctx, "Jones")
+	fmt.Println(ids, blobs.Names("indexes")) // the value is tuple-encoded in the name
+	// Output: [000223] [lname/Jones!]
+}
