@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
@@ -181,6 +183,24 @@ func RunTable(t *testing.T, env Env) {
 		}
 		if err := tb.Delete(ctx, "Sales", "000123", &table.DeleteOptions{IfExists: true}); err != nil {
 			t.Fatalf("Delete IfExists of a missing entity: %v", err)
+		}
+	})
+
+	t.Run("an insert asked for no content answers with the ETag alone", func(t *testing.T) {
+		_, _, client := newEmployees(t, env)
+		echo, err := client.AddEntity(ctx, []byte(`{"PartitionKey":"Sales","RowKey":"echo","LastName":"Hall"}`), nil)
+		if err != nil || echo.ETag == "" || !bytes.Contains(echo.Value, []byte(`"LastName":"Hall"`)) {
+			t.Fatalf("default insert: %s %q %v", echo.Value, echo.ETag, err)
+		}
+		quiet, err := client.AddEntity(runtime.WithHTTPHeader(ctx, http.Header{"Prefer": {"return-no-content"}}),
+			[]byte(`{"PartitionKey":"Sales","RowKey":"quiet","LastName":"Hall"}`), nil)
+		if err != nil || quiet.ETag == "" || bytes.Contains(quiet.Value, []byte("Hall")) {
+			t.Fatalf("insert with return-no-content: %s %q %v", quiet.Value, quiet.ETag, err)
+		}
+		// The header's ETag is the entity's: it guards an update.
+		if _, err := client.UpdateEntity(ctx, []byte(`{"PartitionKey":"Sales","RowKey":"quiet","LastName":"Jones"}`),
+			&aztables.UpdateEntityOptions{IfMatch: &quiet.ETag, UpdateMode: aztables.UpdateModeReplace}); err != nil {
+			t.Fatalf("update guarded by the no-content ETag: %v", err)
 		}
 	})
 
