@@ -107,3 +107,36 @@ func BenchmarkShardedRead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLookupEntities reads the 200 employees of one last name
+// (IndexEntities.LookupEntities: one index query, then point reads) at
+// several LookupParallelism settings, to justify the default of 8.
+//
+//	scripts/azurite run -- go test -run '^$' -bench LookupEntities -count 2 ./patterns/
+func BenchmarkLookupEntities(b *testing.B) {
+	svc := testenv.TableService(b)
+	name := testenv.UniqueName("benchlookup")
+	if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
+	const n = 200
+	setup, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, nil)
+	for i := 0; i < n; i++ {
+		if _, err := setup.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, par := range []int{1, 2, 4, 8, 16, 32} {
+		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
+			ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, &patterns.IndexEntitiesOptions{LookupParallelism: par})
+			for b.Loop() {
+				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones")
+				if err != nil || len(got) != n {
+					b.Fatalf("%d entities, want %d (%v)", len(got), n, err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entities/s")
+		})
+	}
+}
