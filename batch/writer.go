@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -41,6 +43,15 @@ type WriterOptions struct {
 	// Logger receives a debug record per retry and a warning per failure.
 	// Default: no logging.
 	Logger *slog.Logger
+	// IdempotentAdds makes a transaction of Adds that fails with
+	// EntityAlreadyExists count as committed when every one of its
+	// entities is already stored exactly as sent (table.SameProperties),
+	// as after a retry whose first response was lost: the SDK retried, the
+	// service answered 409, yet the transaction was committed. The check
+	// is one range query over the transaction's RowKeys. The price: a batch
+	// someone else stored identically also counts. Default: false, a 409
+	// fails the transaction.
+	IdempotentAdds bool
 }
 
 // Summary counts what a Write did.
@@ -51,6 +62,8 @@ type Summary struct {
 	Retries      int
 	Failed       int // transactions that failed for good
 	Skipped      int // operations not sent because an earlier transaction of their partition failed
+	Resolved     int // transactions of Adds found stored as sent after a 409 (IdempotentAdds), counted in Transactions
+	Reads        int // query requests sent to check them
 }
 
 // Failure is a transaction that failed for good.
@@ -185,11 +198,21 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 				inflight++
 				mu.Unlock()
 				requests, err := w.send(ctx, tx)
+				var reads int
+				resolved := false
+				if err != nil && w.opts.IdempotentAdds {
+					resolved, reads = w.storedAsSent(ctx, tx, err)
+				}
 				mu.Lock()
 				inflight--
 				q.busy = false
 				sum.Requests += requests
 				sum.Retries += requests - 1
+				sum.Reads += reads
+				if resolved {
+					sum.Resolved++
+					err = nil
+				}
 				if err != nil {
 					sum.Failed++
 					q.failed = true
@@ -305,6 +328,57 @@ func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionEr
 		}
 		delay = min(2*delay, w.opts.MaxDelay)
 	}
+}
+
+// storedAsSent checks a transaction of Adds that failed with
+// EntityAlreadyExists: true if every entity is stored as sent. It returns
+// the query requests it sent.
+func (w *Writer) storedAsSent(ctx context.Context, tx *Transaction, te *TransactionError) (bool, int) {
+	if te.ErrorCode != string(aztables.EntityAlreadyExists) {
+		return false, 0
+	}
+	actions := tx.Actions()
+	sent := make(map[string][]byte, len(actions))
+	lo, hi := "", ""
+	for i, op := range tx.Ops() {
+		if op.Kind != KindAdd {
+			return false, 0
+		}
+		rk := op.RowKey()
+		sent[rk] = actions[i].Entity
+		if i == 0 || rk < lo {
+			lo = rk
+		}
+		if rk > hi {
+			hi = rk
+		}
+	}
+	f, err := table.RowBetween(tx.PartitionKey(), lo, hi).Build()
+	if err != nil {
+		return false, 0
+	}
+	reads, same := 0, 0
+	pager := w.client.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		reads++
+		if err != nil {
+			return false, reads
+		}
+		for _, raw := range page.Entities {
+			var keys struct{ RowKey string }
+			if json.Unmarshal(raw, &keys) != nil {
+				return false, reads
+			}
+			if body, ok := sent[keys.RowKey]; ok {
+				if !table.SameProperties(body, raw) {
+					return false, reads
+				}
+				same++
+			}
+		}
+	}
+	return same == len(sent), reads
 }
 
 // Slice adapts a slice to the iterator Write takes.

@@ -129,15 +129,24 @@ func noContent(ctx context.Context) context.Context {
 	return runtime.WithHTTPHeader(ctx, http.Header{"Prefer": []string{"return-no-content"}})
 }
 
-// AddOptions configure Add. There are none yet; pass nil.
-type AddOptions struct{}
+// AddOptions configure Add. nil means the defaults.
+type AddOptions struct {
+	// Idempotent makes an Add that finds its entity already stored exactly
+	// as sent (SameProperties) succeed, taking the stored ETag. That is
+	// what a retry sees when the first attempt's response was lost: the
+	// SDK retries, the service answers 409, yet the write is the caller's.
+	// The price: one read on a conflict, and an identical entity added
+	// earlier by someone else also counts as success. Default: false, any
+	// existing entity is ErrAlreadyExists.
+	Idempotent bool
+}
 
 // Add inserts v; it fails with ErrAlreadyExists if the entity exists. v's
 // ETag and Timestamp are updated. One request, sent with "Prefer:
 // return-no-content" so the service does not echo the entity back; the
 // header goes through runtime.WithHTTPHeader, which replaces headers a
 // caller attached to ctx that way (attach yours with a policy instead).
-func (t *Table[T]) Add(ctx context.Context, v *T, _ *AddOptions) error {
+func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 	body, err := t.Encode(v)
 	if err != nil {
 		return err
@@ -145,7 +154,14 @@ func (t *Table[T]) Add(ctx context.Context, v *T, _ *AddOptions) error {
 	m := t.Meta(v)
 	resp, err := t.client.AddEntity(noContent(ctx), body, nil)
 	if err != nil {
-		return t.svcErr("Add", m.PartitionKey, m.RowKey, err)
+		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
+		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
+			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && SameProperties(body, got.Value) {
+				t.written(v, got.ETag)
+				return nil
+			}
+		}
+		return err
 	}
 	t.written(v, resp.ETag)
 	return nil

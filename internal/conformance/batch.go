@@ -3,12 +3,17 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -226,4 +231,75 @@ func RunBatch(t *testing.T, env Env) {
 			t.Fatal("an unrelated entity changed")
 		}
 	})
+
+	t.Run("under 10% faults, idempotent Adds converge to the fault-free state", func(t *testing.T) {
+		load := func(faulty bool) (map[string]Employee, batch.Summary, faults.Stats, int) {
+			gate := &gatedPolicy{p: faults.New(11, &faults.Options{Fraction: 0.1})}
+			c := &reqcount.Counter{Faults: gate}
+			client := env.NewTable(t, c) // created with the gate shut
+			gate.on.Store(faulty)
+			var ops []batch.Op
+			for p := 0; p < 10; p++ {
+				for i := 0; i < 150; i++ {
+					ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: fmt.Sprintf("dept%02d", p), RowKey: keys.Uint64(uint64(i))},
+						FirstName: "E", LastName: fmt.Sprint(p*1000 + i), Age: i}))
+				}
+			}
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true, MaxAttempts: 10, BaseDelay: time.Millisecond}).Write(ctx, batch.Slice(ops))
+			if err != nil {
+				t.Fatalf("faulty=%v: %v (%+v)", faulty, err, sum)
+			}
+			// Single Adds too: each must end stored and acknowledged.
+			tb, _ := table.New[Employee](client, nil)
+			singles := 0
+			for i := 0; i < 60; i++ {
+				e := &Employee{Meta: table.Meta{PartitionKey: "singles", RowKey: keys.Uint64(uint64(i))}, FirstName: "S", Age: i}
+				if err := tb.Add(ctx, e, &table.AddOptions{Idempotent: true}); err != nil {
+					t.Fatalf("faulty=%v: Add %d: %v", faulty, i, err)
+				}
+				if e.ETag == "" {
+					t.Fatalf("Add %d acknowledged without an ETag", i)
+				}
+				singles++
+			}
+			gate.on.Store(false)
+			state := map[string]Employee{}
+			for e, err := range tb.Query(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				k := e.PartitionKey + "/" + e.RowKey
+				e.Meta = table.Meta{}
+				state[k] = *e
+			}
+			return state, sum, gate.p.(*faults.Injector).Stats(), singles
+		}
+		clean, _, _, _ := load(false)
+		got, sum, st, singles := load(true)
+		if len(clean) != 1560 || !maps.Equal(clean, got) {
+			t.Fatalf("final state differs from the fault-free run: %d vs %d entities", len(got), len(clean))
+		}
+		if sum.Operations != 1500 || sum.Failed != 0 || singles != 60 {
+			t.Fatalf("acknowledged %d of 1500 batched and %d of 60 single adds (%+v)", sum.Operations, singles, sum)
+		}
+		t.Logf("%s: %d requests drawn, faults: %d before, %d lost responses, %d statuses; %d transactions resolved as already stored with %d reads, %d retries",
+			env.Name, st.Requests, st.Before, st.After, st.Status, sum.Resolved, sum.Reads, sum.Retries)
+		if st.Before+st.After+st.Status == 0 {
+			t.Fatal("no faults were injected")
+		}
+	})
+}
+
+// gatedPolicy passes requests to p only while on, so a test can create its
+// table fault-free and then turn faults on.
+type gatedPolicy struct {
+	on atomic.Bool
+	p  policy.Policy
+}
+
+func (g *gatedPolicy) Do(req *policy.Request) (*http.Response, error) {
+	if g.on.Load() {
+		return g.p.Do(req)
+	}
+	return req.Next()
 }
