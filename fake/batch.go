@@ -40,6 +40,11 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 	if len(ops) == 0 {
 		return errorResponse(req, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains no operations."))
 	}
+	if q := req.URL.Query(); q.Get("sig") != "" {
+		if serr := s.checkBatchSAS(q, ops); serr != nil {
+			return errorResponse(req, serr)
+		}
+	}
 	if len(ops) > maxBatchOps {
 		return fail(maxBatchOps, errf(http.StatusBadRequest, "InvalidInput", "The batch request operation exceeds the maximum 100 changes per change set."))
 	}

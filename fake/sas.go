@@ -16,7 +16,7 @@ import (
 // the signature (when the fake knows the account key), expiry, the table,
 // the permissions of the operation, and the key range. Azurite checks the
 // first four but not the key range; the fake checks all five.
-func (s *TableService) checkSAS(op Operation, tg target, q url.Values) *svcError {
+func (s *TableService) checkSAS(op Operation, tg target, h http.Header, q url.Values) *svcError {
 	deny := func(code, msg string) *svcError { return errf(http.StatusForbidden, code, "%s", msg) }
 	if s.opts.AccountKey != "" {
 		key, _ := base64.StdEncoding.DecodeString(s.opts.AccountKey)
@@ -36,8 +36,29 @@ func (s *TableService) checkSAS(op Operation, tg target, q url.Values) *svcError
 		return deny("AuthorizationResourceTypeMismatch", "This request is not authorized to perform this operation on this table.")
 	}
 	need := map[Operation]string{OpGetEntity: "r", OpQueryEntities: "r", OpInsertEntity: "a", OpDeleteEntity: "d", OpUpdateEntity: "u", OpMergeEntity: "u"}[op]
-	if need == "" || !strings.Contains(q.Get("sp"), need) {
+	if (op == OpUpdateEntity || op == OpMergeEntity) && h.Get("If-Match") == "" {
+		need = "au" // an upsert may insert: it needs both
+	}
+	if need == "" || strings.Trim(need, q.Get("sp")) != "" {
 		return deny("AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission.")
+	}
+	return nil
+}
+
+// checkBatchSAS applies a SAS to every operation of a transaction: the
+// service authorizes the whole request, so one operation the token may
+// not do refuses it all with 403, before anything is written.
+func (s *TableService) checkBatchSAS(q url.Values, ops []batchOp) *svcError {
+	for _, o := range ops {
+		if o.op == "" {
+			continue // reported as the transaction's own error
+		}
+		if serr := s.checkSAS(o.op, o.tg, o.header, q); serr != nil {
+			return serr
+		}
+		if !inSASRange(q, o.pk, o.rk) {
+			return errf(http.StatusForbidden, "AuthorizationFailure", "This request is not authorized to perform this operation: an entity is outside the SAS key range.")
+		}
 	}
 	return nil
 }

@@ -211,7 +211,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	}
 	q := req.URL.Query()
 	if q.Get("sig") != "" {
-		if serr := s.checkSAS(op, target, q); serr != nil {
+		if serr := s.checkSAS(op, target, req.Header, q); serr != nil {
 			return errorResponse(req, serr), nil
 		}
 		if target.keyed && !inSASRange(q, target.pk, target.rk) {

@@ -176,3 +176,6 @@ func TestBlobPatternsOnAzurite(t *testing.T) { RunBlobPatterns(t, azuriteEnv(t))
 
 func TestLargeBySizeOnFake(t *testing.T)    { RunLargeBySize(t, fakeEnv()) }
 func TestLargeBySizeOnAzurite(t *testing.T) { RunLargeBySize(t, azuriteEnv(t)) }
+
+func TestSecretsOnFake(t *testing.T)    { RunSecrets(t, fakeEnv()) }
+func TestSecretsOnAzurite(t *testing.T) { RunSecrets(t, azuriteEnv(t)) }

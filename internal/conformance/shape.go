@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
@@ -336,6 +337,28 @@ func RunSAS(t *testing.T, env Env) {
 		// The service refuses access outside the range; Azurite 3.37 checks
 		// the signature and the permissions but not the key range.
 		t.Logf("%s does not enforce SAS key ranges: read outside the range succeeded (add: %v, list: %d entities)", env.Name, errAdd, len(page.Entities))
+	}
+	// A transaction through the token: operations it allows commit; one it
+	// does not (a delete, without d) refuses the whole request with 403,
+	// and nothing of it is written.
+	newAlice := func(rk string) batch.Op {
+		return batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"alice","RowKey":"`+rk+`"}`), nil)
+	}
+	_, err = batch.Submit(ctx, scoped, newAlice("b1"), newAlice("b2"))
+	switch {
+	case err != nil && env.Fake == nil && table.StatusCode(err) == 403:
+		// The service authorizes a transaction by its operations; Azurite
+		// 3.37 refuses every $batch that carries a table SAS.
+		t.Logf("%s refuses a transaction through a table SAS even when the token allows its operations: %v", env.Name, table.StatusCode(err))
+	case err != nil:
+		t.Fatalf("a transaction of adds in the token's range and permissions: %v", err)
+	}
+	_, err = batch.Submit(ctx, scoped, newAlice("b3"), batch.Delete("alice", "1"))
+	if table.StatusCode(err) != 403 {
+		t.Fatalf("a transaction with an operation the token may not do: %v, want 403", err)
+	}
+	if _, err := admin.GetEntity(ctx, "alice", "b3", nil); !table.IsNotFound(err) {
+		t.Fatalf("the refused transaction wrote its add: %v", err)
 	}
 	// A token signed with another key, and one past its expiry.
 	for name, mk := range map[string]func(account, key, table string) (string, error){
