@@ -26,6 +26,9 @@ func (c *Codec) Unmarshal(data []byte, v any) error {
 	if err != nil {
 		return err
 	}
+	if p.hasEncrypted() {
+		return refuseEncrypted("decode", p)
+	}
 	return p.decode(data, rv)
 }
 

@@ -26,4 +26,16 @@
 // page), so a crash between steps leaves either the old or the new entity,
 // never half of one. See "Design for querying" and "Table design patterns":
 // https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-query
+//
+// Fields tagged `table:",encrypt"` are encrypted on the client ("Encrypting
+// table data" in the guide): a Table built with Options.Encryption seals
+// them with AES-256-GCM under a fresh key per write, bound to the entity's
+// keys and the property's name, and stores that key wrapped by your
+// key-encryption key (KeyWrapper; LocalKeys for keys you hold) in
+// EncryptionProperty. Reads decrypt and detect a wrong key or tampering
+// (ErrDecrypt). Encrypted properties cannot be filtered on, and such
+// entities are written with Replace only: a merge would keep properties
+// sealed under a key the write replaces (ErrMergeEncrypted). Paths that
+// would carry the fields in plaintext (Codec, Encode, Registry, batch
+// operations) refuse the type (ErrEncryptedType).
 package table

@@ -79,6 +79,9 @@ func (c *Codec) Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.hasEncrypted() {
+		return nil, refuseEncrypted("encode", p)
+	}
 	return p.encode(nil, rv, nil)
 }
 

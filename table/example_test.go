@@ -2,7 +2,9 @@ package table_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
@@ -130,4 +132,35 @@ func ExampleTable_QueryPage() {
 	// 2 true
 	// 2 true
 	// 1 false
+}
+
+// A social security number encrypted on the client: the service stores
+// ciphertext, reads decrypt.
+func ExampleEncryption() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Employees", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	type Employee struct {
+		table.Meta
+		Name string
+		SSN  string `table:",encrypt"`
+	}
+	kek := make([]byte, 32) // in production: a key vault key behind a KeyWrapper
+	employees, err := table.New[Employee](client, &table.Options{
+		Encryption: &table.Encryption{KeyID: "kek-2026", Keys: table.LocalKeys{"kek-2026": kek}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	_ = employees.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "Don", SSN: "078-05-1120"}, nil)
+
+	e, _ := employees.Get(ctx, "Sales", "000123", nil)
+	raw, _ := client.GetEntity(ctx, "Sales", "000123", nil)
+	fmt.Println(e.SSN, strings.Contains(string(raw.Value), "078-05-1120"))
+	err = employees.Upsert(ctx, e, nil) // merge, the default
+	fmt.Println(errors.Is(err, table.ErrMergeEncrypted))
+	// Output:
+	// 078-05-1120 false
+	// true
 }

@@ -72,6 +72,9 @@ func registryPlan[T any](op string) (*plan, error) {
 	if p.meta == nil {
 		return nil, inputErr(op, p.typ.String(), "", ErrNoMeta, "embed table.Meta")
 	}
+	if p.hasEncrypted() {
+		return nil, refuseEncrypted(op, p)
+	}
 	return p, nil
 }
 

@@ -42,6 +42,8 @@ type plan struct {
 	byName map[string]int
 	meta   []int // index path of the embedded Meta
 	extra  []int // index path of the Extra field, or nil
+	// encrypted names the properties tagged encrypt.
+	encrypted []string
 }
 
 var (
@@ -109,6 +111,8 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 				f.omitEmpty = true
 			case "json":
 				f.kind = kJSON
+			case "encrypt":
+				p.encrypted = append(p.encrypted, name)
 			case "":
 			default:
 				return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "unknown tag option %q", o)
@@ -116,6 +120,9 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		}
 		if err := keys.ValidatePropertyName(name); err != nil {
 			return &InputError{Op: "plan", Type: p.typ.String(), Field: sf.Name, Rule: err}
+		}
+		if name == EncryptionProperty {
+			return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "%s is reserved for encryption", name)
 		}
 		if f.kind == 0 {
 			ft := sf.Type

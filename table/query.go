@@ -93,6 +93,9 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 			}
 			sel = append(sel, s)
 		}
+		if t.enc != nil {
+			sel = append(sel, EncryptionProperty)
+		}
 		lo.Select = to.Ptr(strings.Join(sel, ","))
 	}
 	if top > 0 {
@@ -133,7 +136,7 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, t
 	p := &Page[T]{Items: make([]*T, len(resp.Entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey)}
 	for i, raw := range resp.Entities {
 		v := new(T)
-		if err := t.Decode(raw, v); err != nil {
+		if err := t.decodeFrom(ctx, raw, v, lo.Select == nil); err != nil {
 			return nil, err
 		}
 		p.Items[i] = v

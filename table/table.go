@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -19,6 +20,7 @@ type Table[T any] struct {
 	plan   *plan
 	name   string
 	log    *slog.Logger
+	enc    *Encryption
 }
 
 // Options configure a Table. nil means the defaults.
@@ -27,6 +29,9 @@ type Options struct {
 	Name string
 	// Logger receives a debug record per retry. Default: no logging.
 	Logger *slog.Logger
+	// Encryption encrypts the fields tagged `table:",encrypt"`; required
+	// when T has such fields. Default: nil.
+	Encryption *Encryption
 }
 
 // New checks T's fields once and returns a Table over client. It sends no
@@ -46,6 +51,16 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	if opts != nil {
 		t.name, t.log = opts.Name, opts.Logger
 	}
+	if p.hasEncrypted() {
+		if opts == nil || opts.Encryption == nil || opts.Encryption.KeyID == "" || opts.Encryption.Keys == nil {
+			return nil, inputErr("New", p.typ.String(), strings.Join(p.encrypted, ","), ErrBadOption, "encrypted fields need Options.Encryption with a KeyID and Keys")
+		}
+		if len(p.fields) > MaxUserProperties-1 {
+			return nil, inputErr("New", p.typ.String(), "", ErrTooManyProperties, "%d fields and %s, at most %d", len(p.fields), EncryptionProperty, MaxUserProperties)
+		}
+		enc := *opts.Encryption
+		t.enc = &enc
+	}
 	return t, nil
 }
 
@@ -58,7 +73,39 @@ func (t *Table[T]) Encode(v *T) ([]byte, error) {
 	if v == nil {
 		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if t.plan.hasEncrypted() {
+		return nil, refuseEncrypted("encode", t.plan)
+	}
 	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+}
+
+// encodeFor is Encode for the Table's own writes: encrypted when T has
+// encrypted fields, which only Replace may write.
+func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMode) ([]byte, error) {
+	if v == nil {
+		return nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	body, err := t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+	if err != nil || t.enc == nil {
+		return body, err
+	}
+	if mode == Merge && op != "Add" {
+		return nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace")
+	}
+	return t.encrypt(ctx, body)
+}
+
+// decodeFrom is Decode for the Table's own reads. full: the entity was read
+// whole (no $select), so every encrypted property it lists must be there.
+func (t *Table[T]) decodeFrom(ctx context.Context, data []byte, v *T, full bool) error {
+	if t.enc != nil {
+		plain, err := t.decrypt(ctx, data, full)
+		if err != nil {
+			return err
+		}
+		data = plain
+	}
+	return t.plan.decode(data, reflect.ValueOf(v).Elem())
 }
 
 // EncodeOnly is Encode restricted to the named properties: the projection
@@ -67,6 +114,9 @@ func (t *Table[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	if v == nil {
 		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if t.plan.hasEncrypted() {
+		return nil, refuseEncrypted("encode", t.plan)
+	}
 	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), props)
 }
 
@@ -74,6 +124,9 @@ func (t *Table[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
 func (t *Table[T]) Decode(data []byte, v *T) error {
 	if v == nil {
 		return inputErr("decode", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if t.plan.hasEncrypted() {
+		return refuseEncrypted("decode", t.plan)
 	}
 	return t.plan.decode(data, reflect.ValueOf(v).Elem())
 }
@@ -107,7 +160,7 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
 	v := new(T)
-	if err := t.Decode(resp.Value, v); err != nil {
+	if err := t.decodeFrom(ctx, resp.Value, v, true); err != nil {
 		return nil, err
 	}
 	if resp.ETag != "" {
@@ -121,6 +174,17 @@ type GetOptions struct{}
 
 // written records a write's new ETag, and the Timestamp it encodes, in v.
 func (t *Table[T]) written(v *T, etag azcore.ETag) { t.Meta(v).WrittenETag(etag) }
+
+// sameAsSent compares a stored entity with the body an Add sent; for an
+// encrypted type both are decrypted first (ciphertexts never repeat).
+func (t *Table[T]) sameAsSent(ctx context.Context, sent, stored []byte) bool {
+	if t.enc == nil {
+		return SameProperties(sent, stored)
+	}
+	a, errA := t.decrypt(ctx, sent, true)
+	b, errB := t.decrypt(ctx, stored, true)
+	return errA == nil && errB == nil && SameProperties(a, b)
+}
 
 // noContent asks the service not to echo an inserted entity back (the SDK
 // exposes no option for it): the ETag comes in a header, so the body is
@@ -147,7 +211,7 @@ type AddOptions struct {
 // header goes through runtime.WithHTTPHeader, which replaces headers a
 // caller attached to ctx that way (attach yours with a policy instead).
 func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
-	body, err := t.Encode(v)
+	body, err := t.encodeFor(ctx, "Add", v, Replace)
 	if err != nil {
 		return err
 	}
@@ -156,7 +220,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 	if err != nil {
 		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
 		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
-			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && SameProperties(body, got.Value) {
+			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && t.sameAsSent(ctx, body, got.Value) {
 				t.written(v, got.ETag)
 				return nil
 			}
@@ -193,13 +257,13 @@ type UpsertOptions struct {
 // Upsert inserts v or, if it exists, merges or replaces it, whatever its
 // ETag. v's ETag and Timestamp are updated. One request.
 func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
-	body, err := t.Encode(v)
-	if err != nil {
-		return err
-	}
 	var mode UpdateMode
 	if opts != nil {
 		mode = opts.Mode
+	}
+	body, err := t.encodeFor(ctx, "Upsert", v, mode)
+	if err != nil {
+		return err
 	}
 	m := t.Meta(v)
 	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode.sdk()})
@@ -228,7 +292,7 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
-	body, err := t.Encode(v)
+	body, err := t.encodeFor(ctx, "Update", v, opts.Mode)
 	if err != nil {
 		return err
 	}
