@@ -3,6 +3,7 @@ package table_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -139,12 +140,12 @@ func TestEncryptedWrongKeyAndTampering(t *testing.T) {
 		"ciphertext moved from another entity": func() map[string]any { m := rawOf("000123"); m["SSN"] = mB["SSN"]; return m },
 		"ciphertext flipped": func() map[string]any {
 			m := rawOf("000123")
-			s := []byte(m["SSN"].(string))
-			s[20] ^= 'A' ^ 'B'
-			if s[20] == m["SSN"].(string)[20] {
-				s[20] = 'C'
+			sealed, err := base64.StdEncoding.DecodeString(m["SSN"].(string))
+			if err != nil {
+				t.Fatal(err)
 			}
-			m["SSN"] = string(s)
+			sealed[len(sealed)/2] ^= 1
+			m["SSN"] = base64.StdEncoding.EncodeToString(sealed)
 			return m
 		},
 		"encrypted property removed": func() map[string]any { m := rawOf("000123"); delete(m, "SSN"); delete(m, "SSN@odata.type"); return m },
