@@ -57,10 +57,10 @@ type staffer struct {
 	Email string
 }
 
-// TestRepairInterruptedThenRerun shows what a Repair cut short leaves (the
-// primaries it reached are whole, the rest untouched) and that Verify and
-// Repair run again finish the job.
-func TestRepairInterruptedThenRerun(t *testing.T) {
+// backfillOfFive adds five employees, then a unique email index over them:
+// Verify reports five missing copies.
+func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *IntraPartitionIndex[staffer], *IndexReport) {
+	t.Helper()
 	ctx := t.Context()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("idx", nil)
@@ -74,7 +74,6 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A new index over existing entities: five primaries to backfill.
 	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +82,15 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	if len(rep.Missing) != 5 {
 		t.Fatalf("report: %+v", rep)
 	}
+	return svc, plain, idx, rep
+}
+
+// TestRepairInterruptedThenRerun shows what a Repair cut short leaves (the
+// primaries it reached are whole, the rest untouched) and that Verify and
+// Repair run again finish the job.
+func TestRepairInterruptedThenRerun(t *testing.T) {
+	ctx := t.Context()
+	svc, _, idx, rep := backfillOfFive(t)
 	// The third transaction fails for good (the SDK's three retries of a 500
 	// included), as if the process died there: the others commit whole.
 	// Two operations per transaction keep each primary in its own.
@@ -108,26 +116,7 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 // fails on its guard, and the other four are still repaired one by one.
 func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 	ctx := t.Context()
-	svc := fake.NewTableService(nil)
-	client := svc.NewClient("idx", nil)
-	if _, err := client.CreateTable(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	plain, _ := table.New[staffer](client, nil)
-	for i := 0; i < 5; i++ {
-		v := &staffer{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", i)}, Email: fmt.Sprintf("e%d@x.com", i)}
-		if err := plain.Add(ctx, v, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, _ := idx.Verify(ctx, "Sales")
-	if len(rep.Missing) != 5 {
-		t.Fatalf("report: %+v", rep)
-	}
+	svc, plain, idx, rep := backfillOfFive(t)
 	changed := &staffer{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000002"}, Email: "new@x.com"}
 	if err := plain.Upsert(ctx, changed, nil); err != nil {
 		t.Fatal(err)

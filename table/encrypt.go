@@ -107,6 +107,16 @@ type envelope struct {
 	Props []string `json:"p"`
 }
 
+// splitEntity reads an entity's JSON into its members and its keys.
+func splitEntity(data []byte) (m map[string]json.RawMessage, pk, rk string, err error) {
+	if err = json.Unmarshal(data, &m); err != nil {
+		return nil, "", "", err
+	}
+	_ = json.Unmarshal(m["PartitionKey"], &pk)
+	_ = json.Unmarshal(m["RowKey"], &rk)
+	return m, pk, rk, nil
+}
+
 // sealAAD binds a ciphertext to its entity and property, so it cannot be
 // moved to another entity or property unnoticed.
 func sealAAD(pk, rk, name string) []byte {
@@ -116,13 +126,10 @@ func sealAAD(pk, rk, name string) []byte {
 // encrypt replaces the encrypted properties of body (as the plan encodes
 // it) with ciphertext and adds the EncryptionProperty.
 func (t *Table[T]) encrypt(ctx context.Context, body []byte) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	m, pk, rk, err := splitEntity(body)
+	if err != nil {
 		return nil, err
 	}
-	var pk, rk string
-	_ = json.Unmarshal(m["PartitionKey"], &pk)
-	_ = json.Unmarshal(m["RowKey"], &rk)
 	cek := make([]byte, 32)
 	_, _ = rand.Read(cek)
 	block, _ := aes.NewCipher(cek)
@@ -171,13 +178,10 @@ func (t *Table[T]) decrypt(ctx context.Context, data []byte, full bool) ([]byte,
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("table: %s: %w: %s", t.plan.typ, ErrDecrypt, fmt.Sprintf(format, args...))
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	m, pk, rk, err := splitEntity(data)
+	if err != nil {
 		return nil, err
 	}
-	var pk, rk string
-	_ = json.Unmarshal(m["PartitionKey"], &pk)
-	_ = json.Unmarshal(m["RowKey"], &rk)
 	raw, ok := m[EncryptionProperty]
 	if !ok {
 		for _, name := range t.plan.encrypted {
