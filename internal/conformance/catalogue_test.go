@@ -56,6 +56,11 @@ func TestBadInputCatalogue(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		huge[fmt.Sprintf("S%02d", i)] = table.Property{Value: []byte(`"` + strings.Repeat("x", 30000) + `"`)}
 	}
+	type secret struct {
+		table.Meta
+		SSN string `table:",encrypt"`
+	}
+	secrets, _ := table.New[secret](tc, &table.Options{Encryption: &table.Encryption{KeyID: "k", Keys: table.LocalKeys{"k": make([]byte, 32)}}})
 	type noMeta struct{ Name string }
 	type withMap struct {
 		table.Meta
@@ -120,6 +125,13 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"non-pointer value", table.ErrNotStructPointer, func(context.Context) error { var c table.Codec; _, err := c.Marshal(Employee{}); return err }},
 		{"struct without Meta", table.ErrNoMeta, func(context.Context) error { _, err := table.New[noMeta](tc, nil); return err }},
 		{"map field without the json option", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withMap](tc, nil); return err }},
+		{"merge of an entity with encrypted fields", table.ErrMergeEncrypted, func(ctx context.Context) error {
+			return secrets.Upsert(ctx, &secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, SSN: "078-05-1120"}, nil)
+		}},
+		{"encrypted type through a plaintext path (batch)", table.ErrEncryptedType, func(context.Context) error {
+			return batch.NewTransaction(nil).Append(batch.Add(&secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}))
+		}},
+		{"encrypted type without Options.Encryption", table.ErrBadOption, func(context.Context) error { _, err := table.New[secret](tc, nil); return err }},
 		{"uint64 field", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withUint64](tc, nil); return err }},
 		{"253 properties", table.ErrTooManyProperties, func(ctx context.Context) error {
 			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: wide}, nil)
