@@ -377,6 +377,9 @@ func (w *Writer) storedAsSent(ctx context.Context, tx *Transaction, te *Transact
 				same++
 			}
 		}
+		if same == len(sent) {
+			break // the range may hold other entities; no need to read them
+		}
 	}
 	return same == len(sent), reads
 }

@@ -39,7 +39,7 @@ func (s *TableService) checkSAS(op Operation, tg target, h http.Header, q url.Va
 	if (op == OpUpdateEntity || op == OpMergeEntity) && h.Get("If-Match") == "" {
 		need = "au" // an upsert may insert: it needs both
 	}
-	if need == "" || strings.Trim(need, q.Get("sp")) != "" {
+	if need == "" || strings.ContainsFunc(need, func(c rune) bool { return !strings.ContainsRune(q.Get("sp"), c) }) {
 		return deny("AuthorizationPermissionMismatch", "This request is not authorized to perform this operation using this permission.")
 	}
 	return nil

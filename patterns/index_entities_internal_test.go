@@ -142,3 +142,19 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 		t.Fatalf("rerun: %+v %v", sum, err)
 	}
 }
+
+// TestRepairPackedServiceFailureNoFallback: when a packed transaction fails
+// because the service does (not because an entity changed), Repair does not
+// resend its primaries one by one: that would only multiply the failures.
+func TestRepairPackedServiceFailureNoFallback(t *testing.T) {
+	svc, _, idx, rep := backfillOfFive(t)
+	svc.ResetCounts()
+	svc.FailNext(fake.OpBatch, 4, 500, "InternalError") // the SDK's try and three retries
+	sum, err := idx.Repair(t.Context(), rep, nil)
+	if err == nil || sum.Transactions != 0 {
+		t.Fatalf("Repair against a failing service: %+v %v", sum, err)
+	}
+	if n := svc.Count(fake.OpBatch); n != 4 {
+		t.Fatalf("%d batch requests, want 4 (one packed transaction, retried by the SDK)", n)
+	}
+}

@@ -807,7 +807,10 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 			j++
 		}
 		if err := submit(groups[i:j]); err != nil {
-			if j-i == 1 {
+			// Only a changed entity (412, or 404 when it is gone) is worth
+			// retrying the others without it; a failing service is not.
+			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err)
+			if j-i == 1 || !changed {
 				errs = append(errs, err)
 			} else {
 				for _, g := range groups[i:j] { // one changed primary must not hold back the rest

@@ -79,20 +79,22 @@ func (t *Table[T]) Encode(v *T) ([]byte, error) {
 	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 }
 
-// encodeFor is Encode for the Table's own writes: encrypted when T has
-// encrypted fields, which only Replace may write.
-func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMode) ([]byte, error) {
+// encodeFor is Encode for the Table's own writes: the body to send
+// (encrypted when T has encrypted fields, which only Replace may write) and
+// the plaintext it was made from.
+func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMode) (wire, plain []byte, err error) {
 	if v == nil {
-		return nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
 	}
-	body, err := t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {
-		return body, err
+		return plain, plain, err
 	}
-	if mode == Merge && op != "Add" {
-		return nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace")
+	if mode == Merge {
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace")
 	}
-	return t.encrypt(ctx, body)
+	wire, err = t.encrypt(ctx, plain)
+	return wire, plain, err
 }
 
 // decodeFrom is Decode for the Table's own reads. full: the entity was read
@@ -175,15 +177,16 @@ type GetOptions struct{}
 // written records a write's new ETag, and the Timestamp it encodes, in v.
 func (t *Table[T]) written(v *T, etag azcore.ETag) { t.Meta(v).WrittenETag(etag) }
 
-// sameAsSent compares a stored entity with the body an Add sent; for an
-// encrypted type both are decrypted first (ciphertexts never repeat).
-func (t *Table[T]) sameAsSent(ctx context.Context, sent, stored []byte) bool {
-	if t.enc == nil {
-		return SameProperties(sent, stored)
+// sameAsSent compares a stored entity with the plaintext an Add encoded;
+// an encrypted entity is decrypted first (ciphertexts never repeat).
+func (t *Table[T]) sameAsSent(ctx context.Context, plain, stored []byte) bool {
+	if t.enc != nil {
+		var err error
+		if stored, err = t.decrypt(ctx, stored, true); err != nil {
+			return false
+		}
 	}
-	a, errA := t.decrypt(ctx, sent, true)
-	b, errB := t.decrypt(ctx, stored, true)
-	return errA == nil && errB == nil && SameProperties(a, b)
+	return SameProperties(plain, stored)
 }
 
 // noContent asks the service not to echo an inserted entity back (the SDK
@@ -211,7 +214,7 @@ type AddOptions struct {
 // header goes through runtime.WithHTTPHeader, which replaces headers a
 // caller attached to ctx that way (attach yours with a policy instead).
 func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
-	body, err := t.encodeFor(ctx, "Add", v, Replace)
+	body, plain, err := t.encodeFor(ctx, "Add", v, Replace)
 	if err != nil {
 		return err
 	}
@@ -220,7 +223,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 	if err != nil {
 		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
 		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
-			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && t.sameAsSent(ctx, body, got.Value) {
+			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && t.sameAsSent(ctx, plain, got.Value) {
 				t.written(v, got.ETag)
 				return nil
 			}
@@ -261,7 +264,7 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 	if opts != nil {
 		mode = opts.Mode
 	}
-	body, err := t.encodeFor(ctx, "Upsert", v, mode)
+	body, _, err := t.encodeFor(ctx, "Upsert", v, mode)
 	if err != nil {
 		return err
 	}
@@ -292,7 +295,7 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
-	body, err := t.encodeFor(ctx, "Update", v, opts.Mode)
+	body, _, err := t.encodeFor(ctx, "Update", v, opts.Mode)
 	if err != nil {
 		return err
 	}

@@ -234,7 +234,8 @@ func RunBatch(t *testing.T, env Env) {
 
 	t.Run("under 10% faults, idempotent Adds converge to the fault-free state", func(t *testing.T) {
 		load := func(faulty bool) (map[string]Employee, batch.Summary, faults.Stats, int) {
-			gate := &gatedPolicy{p: faults.New(11, &faults.Options{Fraction: 0.1})}
+			inj := faults.New(11, &faults.Options{Fraction: 0.1})
+			gate := &gatedPolicy{p: inj}
 			c := &reqcount.Counter{Faults: gate}
 			client := env.NewTable(t, c) // created with the gate shut
 			gate.on.Store(faulty)
@@ -272,7 +273,7 @@ func RunBatch(t *testing.T, env Env) {
 				e.Meta = table.Meta{}
 				state[k] = *e
 			}
-			return state, sum, gate.p.(*faults.Injector).Stats(), singles
+			return state, sum, inj.Stats(), singles
 		}
 		clean, _, _, _ := load(false)
 		got, sum, st, singles := load(true)
