@@ -201,16 +201,7 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 	b = append(b, f.quoted...)
 	switch f.kind {
 	case kString:
-		s := fv.String()
-		n := keys.UTF16Len(s)
-		if n > MaxStringUTF16 {
-			return nil, inputErr("encode", typ, f.name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
-		}
-		var ok bool
-		if b, ok = appendJSONString(b, s); !ok {
-			return nil, inputErr("encode", typ, f.name, ErrInvalidValue, "string is not valid UTF-8")
-		}
-		sz.prop(f.name, 4+2*n)
+		return appendStringProp(b, sz, typ, f.name, fv.String(), "string")
 	case kBool:
 		b = strconv.AppendBool(b, fv.Bool())
 		sz.prop(f.name, 1)
@@ -282,16 +273,7 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 		if err != nil {
 			return nil, &InputError{Op: "encode", Type: typ, Field: f.name, Rule: ErrInvalidValue, Detail: err.Error()}
 		}
-		s := string(raw)
-		n := keys.UTF16Len(s)
-		if n > MaxStringUTF16 {
-			return nil, inputErr("encode", typ, f.name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
-		}
-		var ok bool
-		if b, ok = appendJSONString(b, s); !ok {
-			return nil, inputErr("encode", typ, f.name, ErrInvalidValue, "text is not valid UTF-8")
-		}
-		sz.prop(f.name, 4+2*n)
+		return appendStringProp(b, sz, typ, f.name, string(raw), "text")
 	}
 	return b, nil
 }
@@ -300,6 +282,21 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 const dateTimeLayout = "2006-01-02T15:04:05.0000000Z"
 
 const hexDigits = "0123456789abcdef"
+
+// appendStringProp appends s as a String property's JSON value, after the
+// service's length limit; what names it in the error ("string", "text").
+func appendStringProp(b []byte, sz *sizer, typ, name, s, what string) ([]byte, error) {
+	n := keys.UTF16Len(s)
+	if n > MaxStringUTF16 {
+		return nil, inputErr("encode", typ, name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
+	}
+	b, ok := appendJSONString(b, s)
+	if !ok {
+		return nil, inputErr("encode", typ, name, ErrInvalidValue, "%s is not valid UTF-8", what)
+	}
+	sz.prop(name, 4+2*n)
+	return b, nil
+}
 
 // appendJSONString appends s as a JSON string; ok is false for invalid UTF-8.
 func appendJSONString(b []byte, s string) ([]byte, bool) {
