@@ -50,8 +50,9 @@ const (
 	// DefaultMaxDequeues: a message that has failed this many deliveries
 	// goes to the poison queue on the next one.
 	DefaultMaxDequeues = 5
-	// DefaultVisibility is how long a dequeued message stays hidden; the
-	// worker renews it at half time while its handler runs.
+	// DefaultVisibility is how long a dequeued message stays hidden; while
+	// its handler runs the worker renews it every third of that, counted
+	// from the dequeue.
 	DefaultVisibility = 30 * time.Second
 )
 
@@ -273,7 +274,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 					w.count(func(s *Stats) { s.Abandoned++ })
 					return
 				}
-				w.process(handlerCtx, dm)
+				w.process(handlerCtx, dm, got)
 			}()
 		}
 	}
@@ -314,7 +315,7 @@ func derefInt(p *int64) int64 {
 	return *p
 }
 
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage) {
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
@@ -333,7 +334,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage) {
 		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
 		return
 	}
-	err = w.run(ctx, h, msg, rc, text)
+	err = w.run(ctx, h, msg, rc, text, dequeued)
 	var perm permanent
 	switch {
 	case err == nil:
@@ -359,8 +360,11 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage) {
 	}
 }
 
-// run calls the handler, renewing the message's visibility at half time.
-func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string) error {
+// run calls the handler, renewing the message's visibility every third of
+// it. The schedule counts from the dequeue, not from the handler's start: a
+// prefetched message has already spent some of its visibility waiting, and
+// each renewal keeps two thirds of it as margin for a slow request.
+func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string, dequeued time.Time) error {
 	if msg.PayloadBlob != nil {
 		if w.opts.Blobs == nil {
 			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
@@ -375,13 +379,15 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(w.opts.Visibility / 2)
+		every := w.opts.Visibility / 3
+		t := time.NewTimer(time.Until(dequeued.Add(every)))
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
+				t.Reset(every)
 				resp, err := w.queue.UpdateMessage(hctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
 				if err != nil {
 					// Another worker may own it now; let the handler finish,

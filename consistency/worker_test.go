@@ -39,16 +39,16 @@ func TestLongHandlerKeepsItsMessage(t *testing.T) {
 	var runs atomic.Int32
 	slow := func(ctx context.Context, m *consistency.Message) error {
 		runs.Add(1)
-		time.Sleep(2500 * time.Millisecond) // 2.5 visibility timeouts
+		time.Sleep(5 * time.Second) // 2.5 visibility timeouts
 		return nil
 	}
 	opts := func() *consistency.WorkerOptions {
-		return &consistency.WorkerOptions{Visibility: time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
+		return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
 	}
 	a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
 	_ = a.Handle("slow.v1", slow)
 	_ = b.Handle("slow.v1", slow)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, w := range []*consistency.Worker{a, b} {
