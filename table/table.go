@@ -223,8 +223,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 	if err != nil {
 		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
 		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
-			if got, gerr := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil); gerr == nil && t.sameAsSent(ctx, plain, got.Value) {
-				t.written(v, got.ETag)
+			if ok, _ := t.storedAs(ctx, v, plain); ok {
 				return nil
 			}
 		}
@@ -232,6 +231,40 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 	}
 	t.written(v, resp.ETag)
 	return nil
+}
+
+// Stored reports whether v's entity is stored with exactly v's properties
+// (SameProperties, values compared as the service keeps them); if it is,
+// v's ETag is set to the stored one. One request. It settles a write whose
+// response was lost: the SDK's retry of an insert, or of a transaction
+// that inserts v, meets 409 although the write was the caller's. A missing
+// entity is (false, nil).
+func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
+	if v == nil {
+		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	plain, err := t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+	if err != nil {
+		return false, err
+	}
+	return t.storedAs(ctx, v, plain)
+}
+
+func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
+	m := t.Meta(v)
+	got, err := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil)
+	if err != nil {
+		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
+		if IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	if !t.sameAsSent(ctx, plain, got.Value) {
+		return false, nil
+	}
+	t.written(v, got.ETag)
+	return true, nil
 }
 
 // UpdateMode says how a write combines with the stored entity.
