@@ -49,7 +49,7 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 							if i >= adds {
 								return
 							}
-							st, err := ix.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"})
+							st, err := ix.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"}, nil)
 							if err != nil {
 								b.Error(err)
 								return
@@ -123,7 +123,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 	const n = 200
 	setup, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, nil)
 	for i := 0; i < n; i++ {
-		if _, err := setup.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"}); err != nil {
+		if _, err := setup.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,7 +120,9 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 
 // Flush writes every buffered entry: one blob per hour they fall in, each
 // one request (a name already taken, by another writer or an earlier run,
-// moves to the next sequence number).
+// moves to the next sequence number, after one read that tells such a blob
+// from this upload's own earlier attempt whose response was lost: the
+// blob's metadata carries the SHA-256 of its content).
 func (l *BlobLog) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -154,9 +158,12 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 			return err
 		}
 	}
+	sum := sha256.Sum256(body.Bytes())
+	digest := hex.EncodeToString(sum[:])
 	meta := map[string]*string{
-		"first": to.Ptr(entries[0].Time.Format(time.RFC3339Nano)),
-		"last":  to.Ptr(entries[len(entries)-1].Time.Format(time.RFC3339Nano)),
+		"first":  to.Ptr(entries[0].Time.Format(time.RFC3339Nano)),
+		"last":   to.Ptr(entries[len(entries)-1].Time.Format(time.RFC3339Nano)),
+		"sha256": to.Ptr(digest),
 	}
 	for {
 		l.seq[hour]++
@@ -167,13 +174,37 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 		})
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
-			continue // taken: next number
+			// Taken. By this very upload, if the SDK retried it after its
+			// response was lost: the same content is there, so it is done.
+			if mine, derr := l.holds(ctx, name, digest); derr != nil {
+				l.seq[hour]--
+				return derr
+			} else if mine {
+				return nil
+			}
+			continue // taken by another: next number
 		}
 		if err != nil {
 			l.seq[hour]--
 		}
 		return err
 	}
+}
+
+// holds reports whether blob name carries the content digest: one
+// request, for the metadata of its first byte.
+func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) {
+	resp, err := l.blobs.DownloadStream(ctx, l.container, name, &azblob.DownloadStreamOptions{Range: azblob.HTTPRange{Count: 1}})
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	for k, v := range resp.Metadata {
+		if strings.EqualFold(k, "sha256") && v != nil {
+			return *v == digest, nil
+		}
+	}
+	return false, nil
 }
 
 // Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx

@@ -73,7 +73,7 @@ func ExampleSharded() {
 	events, _ := patterns.NewSharded[Claim](client, "events", 4)
 	base := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < 8; i++ {
-		_ = events.Append(ctx, fmt.Sprint("source", i), &Claim{Meta: table.Meta{RowKey: keys.Ticks(base.Add(time.Duration(i) * time.Minute))}, Amount: float64(i)})
+		_ = events.Append(ctx, fmt.Sprint("source", i), &Claim{Meta: table.Meta{RowKey: keys.Ticks(base.Add(time.Duration(i) * time.Minute))}, Amount: float64(i)}, nil)
 	}
 	for v, _ := range events.Read(ctx, &patterns.ShardedReadOptions{Top: 4}) {
 		fmt.Print(v.Amount, " ")
@@ -90,7 +90,7 @@ func ExampleRollingTables() {
 	logins, _ := patterns.NewRollingTables[Claim](svc.NewServiceClient(nil), "Logins", keys.Daily,
 		&patterns.RollingTablesOptions{Retention: 48 * time.Hour, Now: func() time.Time { return now }})
 	for d := -4; d <= 0; d++ {
-		_ = logins.Add(ctx, now.AddDate(0, 0, d), &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: fmt.Sprint(d)}})
+		_ = logins.Add(ctx, now.AddDate(0, 0, d), &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: fmt.Sprint(d)}}, nil)
 	}
 	dropped, _ := logins.Expire(ctx)
 	fmt.Println(dropped)

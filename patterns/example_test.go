@@ -29,7 +29,7 @@ func ExampleIntraPartitionIndex() {
 		panic(err)
 	}
 	e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}
-	if err := employees.Add(ctx, e); err != nil { // the entity and its email copy, one transaction
+	if err := employees.Add(ctx, e, nil); err != nil { // the entity and its email copy, one transaction
 		panic(err)
 	}
 	found, err := employees.Lookup(ctx, "email", "Sales", "jonesj@contoso.com") // one point query
@@ -54,7 +54,7 @@ func ExampleIndexEntities() {
 		panic(err)
 	}
 	for _, id := range []string{"000152", "000223"} {
-		if _, err := byLastName.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "Jones"}); err != nil {
+		if _, err := byLastName.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "Jones"}, nil); err != nil {
 			panic(err)
 		}
 	}

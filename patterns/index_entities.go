@@ -294,14 +294,16 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // Add inserts v and adds its RowKey to the index entity of its value, in
 // one transaction: a read of the index entity, then the transaction (two
 // requests without contention). It fails with table.ErrAlreadyExists if v
-// exists.
-func (x *IndexEntities[T]) Add(ctx context.Context, v *T) (Stats, error) {
+// exists; with opts.Idempotent, v already stored exactly as sent is a
+// success (one more read), as after a retry whose first response was
+// lost. nil opts means the defaults.
+func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (Stats, error) {
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Add", Rule: table.ErrNilValue}
 	}
 	m := x.tbl.Meta(v)
 	value := x.value(v)
-	return x.transact(ctx, func() (*batch.Transaction, error) {
+	st, err := x.transact(ctx, func() (*batch.Transaction, error) {
 		tx := batch.NewTransaction(nil)
 		if err := tx.Append(batch.Add(v)); err != nil {
 			return nil, err
@@ -319,6 +321,10 @@ func (x *IndexEntities[T]) Add(ctx context.Context, v *T) (Stats, error) {
 		}
 		return tx, tx.Append(op)
 	})
+	if err != nil && storedAlready(ctx, x.tbl, v, err, opts) {
+		err = nil
+	}
+	return st, err
 }
 
 func containsID(parts []indexPart, id string) bool {

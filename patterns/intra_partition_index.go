@@ -216,8 +216,11 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 
 // Add inserts a new entity and its copies in one transaction: one request.
 // It fails with table.ErrAlreadyExists if the entity exists, and with
-// *ValueTakenError if a unique value is taken.
-func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T) error {
+// *ValueTakenError if a unique value is taken. With opts.Idempotent an
+// entity already stored exactly as v is a success (one more request, a
+// read): what a retry meets after the first attempt's response was lost;
+// its copies were in the same transaction. nil opts means the defaults.
+func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
 	copies, err := x.plan(v)
 	if err != nil {
 		return err
@@ -244,7 +247,11 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T) error {
 			return err
 		}
 	}
-	return x.submit(ctx, tx, uniqueAt, v)
+	err = x.submit(ctx, tx, uniqueAt, v)
+	if err != nil && storedAlready(ctx, x.tbl, v, err, opts) {
+		return nil
+	}
+	return err
 }
 
 // PutOptions configure Put.
@@ -275,7 +282,7 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	if cur == nil {
 		cur, err = x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil)
 		if table.IsNotFound(err) {
-			return x.Add(ctx, v)
+			return x.Add(ctx, v, &table.AddOptions{Idempotent: true}) // Put is idempotent
 		}
 		if err != nil {
 			return err

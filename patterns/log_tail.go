@@ -52,7 +52,8 @@ func NewLogTail[T any](client table.Client, opts *LogTailOptions) (*LogTail[T], 
 func (l *LogTail[T]) Table() *table.Table[T] { return l.tbl }
 
 // Append adds v to partition at the current time: one request. v's RowKey
-// is set to the entry's key.
+// is set to the entry's key. A retry after a lost response is settled by
+// content (one read), so an entry is never written twice.
 func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T) error {
 	return l.AppendAt(ctx, partitionKey, l.now(), v)
 }
@@ -68,7 +69,9 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 	}
 	m := l.tbl.Meta(v)
 	m.PartitionKey, m.RowKey = partitionKey, rk
-	return l.tbl.Add(ctx, v, nil)
+	// The key is new, so a 409 is this Add's own earlier attempt whose
+	// response was lost (the SDK retried it): settled by content.
+	return l.tbl.Add(ctx, v, &table.AddOptions{Idempotent: true})
 }
 
 // Latest returns the n most recent entries of a partition, newest first:

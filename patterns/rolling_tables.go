@@ -101,13 +101,14 @@ func (r *RollingTables[T]) create(ctx context.Context, at time.Time) (string, er
 }
 
 // Add inserts v into the table of at's period: one request (two the first
-// time a period is used).
-func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T) error {
+// time a period is used). opts are table.Add's (nil means the defaults);
+// Idempotent makes a retry after a lost response succeed.
+func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T, opts *table.AddOptions) error {
 	t, err := r.TableFor(ctx, at)
 	if err != nil {
 		return err
 	}
-	return t.Add(ctx, v, nil)
+	return t.Add(ctx, v, opts)
 }
 
 // tables lists this prefix's tables with their periods, oldest first.

@@ -44,13 +44,14 @@ func (s *Sharded[T]) Partitions() []string { return append([]string(nil), s.name
 
 // Append adds v to the shard of shardKey (its PartitionKey is set; its
 // RowKey must be set and should order entries across shards, such as a
-// time): one request.
-func (s *Sharded[T]) Append(ctx context.Context, shardKey string, v *T) error {
+// time): one request. opts are table.Add's (nil means the defaults);
+// Idempotent makes a retry after a lost response succeed.
+func (s *Sharded[T]) Append(ctx context.Context, shardKey string, v *T, opts *table.AddOptions) error {
 	if v == nil {
 		return &table.InputError{Op: "Sharded.Append", Rule: table.ErrNilValue}
 	}
 	s.tbl.Meta(v).PartitionKey = s.names[keys.ShardBucket(shardKey, s.n)]
-	return s.tbl.Add(ctx, v, nil)
+	return s.tbl.Add(ctx, v, opts)
 }
 
 // ShardedReadOptions configure Read. nil means the defaults.

@@ -220,7 +220,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "000123"
-			return idx.Add(ctx, v)
+			return idx.Add(ctx, v, nil)
 		}},
 		{"data series of 253 slots", patterns.ErrTooManySlots, func(context.Context) error { _, err := patterns.NewDataSeries[int64](tc, "H", 253); return err }},
 		{"data series slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", 24, 1, nil); return err }},

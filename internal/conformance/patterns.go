@@ -63,12 +63,12 @@ func RunPatterns(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 0, "defining the index")
 		don := staff("000123", "Don", "Hall", "donh@contoso.com", 34)
-		if err := idx.Add(ctx, don); err != nil {
+		if err := idx.Add(ctx, don, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Add (new)")
 		for _, s := range []*Staff{staff("000152", "Jun", "Jones", "junc@contoso.com", 47), staff("000223", "Ben", "Jones", "jonesj@contoso.com", 65)} {
-			if err := idx.Add(ctx, s); err != nil {
+			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -134,7 +134,7 @@ func RunPatterns(t *testing.T, env Env) {
 		wantRequests(t, c, 2, "Modify")
 		// A unique value held by another entity is refused whole.
 		dup := staff("000999", "Eve", "Doe", "jonesj@contoso.com", 20)
-		err = idx.Add(ctx, dup)
+		err = idx.Add(ctx, dup, nil)
 		var taken *patterns.ValueTakenError
 		var re *azcore.ResponseError
 		if !errors.As(err, &taken) || taken.Index != "email" || !errors.As(err, &re) || table.IsConflict(err) {
@@ -167,7 +167,7 @@ func RunPatterns(t *testing.T, env Env) {
 		emailOnly := staffIndexes()[:1]
 		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly)
 		for i, s := range []*Staff{staff("000001", "A", "Jones", "a@x.com", 1), staff("000002", "B", "Jones", "b@x.com", 2), staff("000003", "C", "Smith", "c@x.com", 3)} {
-			if err := idx.Add(ctx, s); err != nil {
+			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(i, err)
 			}
 		}
@@ -256,13 +256,13 @@ func RunPatterns(t *testing.T, env Env) {
 			}
 		}
 		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
-		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}); !errors.Is(err, patterns.ErrNotPrimary) {
+		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}, nil); !errors.Is(err, patterns.ErrNotPrimary) {
 			t.Errorf("RowKey without the primary prefix: %v", err)
 		}
-		if err := idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1)); !errors.Is(err, keys.ErrForbiddenChar) {
+		if err := idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1), nil); !errors.Is(err, keys.ErrForbiddenChar) {
 			t.Errorf("unique value with a slash: %v", err)
 		}
-		if err := idx.Add(ctx, nil); !errors.Is(err, table.ErrNilValue) {
+		if err := idx.Add(ctx, nil, nil); !errors.Is(err, table.ErrNilValue) {
 			t.Errorf("nil: %v", err)
 		}
 		if _, err := idx.Lookup(ctx, "lname", "Sales", "Jones"); !errors.Is(err, patterns.ErrNotUnique) {
@@ -284,12 +284,12 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		first := &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, LastName: "O'Brien"}
-		if st, err := ix.Add(ctx, first); err != nil || st.Attempts != 1 {
+		if st, err := ix.Add(ctx, first, nil); err != nil || st.Attempts != 1 {
 			t.Fatalf("Add: %+v %v", st, err)
 		}
 		wantRequests(t, c, 2, "index-entity Add without contention")
 		for _, id := range []string{"000223", "000301", "000302", "000303"} {
-			if _, err := ix.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "O'Brien"}); err != nil {
+			if _, err := ix.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "O'Brien"}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -303,7 +303,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if len(all) < 2 {
 			t.Fatalf("%d index entities: the list did not continue in a new part", len(all))
 		}
-		if _, err := ix.Add(ctx, first); !table.IsAlreadyExists(err) {
+		if _, err := ix.Add(ctx, first, nil); !table.IsAlreadyExists(err) {
 			t.Fatalf("Add of an existing entity: %v", err)
 		}
 		ents, err := ix.LookupEntities(ctx, "Sales", "O'Brien")
@@ -350,7 +350,7 @@ func RunPatterns(t *testing.T, env Env) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st, err := ix.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", w)}, LastName: "Jones"})
+				st, err := ix.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", w)}, LastName: "Jones"}, nil)
 				attempts.Add(int64(st.Attempts))
 				errs <- err
 			}()

@@ -206,7 +206,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		for i := 0; i < 200; i++ {
 			rk := keys.Ticks(base.Add(time.Duration(i) * time.Second))
 			want = append(want, rk)
-			if err := s.Append(ctx, fmt.Sprint("source", i%13), &Event{Meta: table.Meta{RowKey: rk}, Source: fmt.Sprint(i % 13), N: i}); err != nil {
+			if err := s.Append(ctx, fmt.Sprint("source", i%13), &Event{Meta: table.Meta{RowKey: rk}, Source: fmt.Sprint(i % 13), N: i}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -257,13 +257,13 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		for d := -4; d <= 0; d++ {
 			for i := 0; i < 3; i++ {
 				at := now.AddDate(0, 0, d).Add(time.Duration(i) * time.Hour)
-				if err := r.Add(ctx, at, &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: at.Format(time.RFC3339)}, Note: fmt.Sprint(d)}); err != nil {
+				if err := r.Add(ctx, at, &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: at.Format(time.RFC3339)}, Note: fmt.Sprint(d)}, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		c.Reset()
-		if err := r.Add(ctx, now.Add(4*time.Hour), &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: "later"}}); err != nil {
+		if err := r.Add(ctx, now.Add(4*time.Hour), &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: "later"}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "a write to a known period")
@@ -285,7 +285,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		wantRequests(t, c, 1+2, "listing and dropping two tables")
 		// The day just dropped is written again: it takes a new name.
 		again := now.AddDate(0, 0, -4)
-		if err := r.Add(ctx, again, &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: "late"}}); err != nil {
+		if err := r.Add(ctx, again, &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: "late"}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if env.Fake != nil { // Azurite lets a name be reused at once; the service does not

@@ -59,7 +59,7 @@ func tourIntraPartitionIndex(ctx context.Context, w io.Writer, e *env) error {
 	}
 	step := e.step(w)
 	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
-	if err := idx.Add(ctx, don); err != nil {
+	if err := idx.Add(ctx, don, nil); err != nil {
 		return err
 	}
 	step("Add empid_000123 and its copy email_donh@contoso.com in one transaction")
@@ -93,7 +93,7 @@ func tourIndexEntities(ctx context.Context, w io.Writer, e *env) error {
 	}
 	step := e.step(w)
 	for _, id := range []string{"000152", "000223"} {
-		if _, err := byLast.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "Jones"}); err != nil {
+		if _, err := byLast.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "Jones"}, nil); err != nil {
 			return err
 		}
 	}

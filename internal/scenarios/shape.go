@@ -96,7 +96,7 @@ func tourEvents(ctx context.Context, w io.Writer, e *env) error {
 		return err
 	}
 	for i := 0; i < 12; i++ {
-		if err := sharded.Append(ctx, fmt.Sprint("source", i), &Expense{Meta: table.Meta{RowKey: keys.Ticks(base.Add(time.Duration(i) * time.Minute))}, Amount: float64(i)}); err != nil {
+		if err := sharded.Append(ctx, fmt.Sprint("source", i), &Expense{Meta: table.Meta{RowKey: keys.Ticks(base.Add(time.Duration(i) * time.Minute))}, Amount: float64(i)}, nil); err != nil {
 			return err
 		}
 	}
@@ -127,7 +127,7 @@ func tourLogins(ctx context.Context, w io.Writer, e *env) error {
 	}
 	for d := 0; d < 3; d++ {
 		at := base.AddDate(0, 0, d)
-		if err := rt.Add(ctx, at, &Expense{Meta: table.Meta{PartitionKey: "login", RowKey: fmt.Sprint(d)}}); err != nil {
+		if err := rt.Add(ctx, at, &Expense{Meta: table.Meta{PartitionKey: "login", RowKey: fmt.Sprint(d)}}, nil); err != nil {
 			return err
 		}
 		name, _ := keys.PeriodTable("tourlogins"+e.suffix, keys.Daily, at, 0)

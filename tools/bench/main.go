@@ -341,10 +341,10 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 		min int
 		f   func() error
 	}{
-		{"IntraPartitionIndex.Add (entity + copy)", 1, func() error { return idx.Add(ctx, e1) }},
+		{"IntraPartitionIndex.Add (entity + copy)", 1, func() error { return idx.Add(ctx, e1, nil) }},
 		{"IntraPartitionIndex.Lookup", 1, func() error { _, err := idx.Lookup(ctx, "email", "Dept", "jonesj@contoso.com"); return err }},
 		{"IndexEntities.Add (read + transaction)", 2, func() error {
-			_, err := ie.Add(ctx, &emp{Meta: table.Meta{PartitionKey: "Dept", RowKey: "000152"}, LastName: "Jones"})
+			_, err := ie.Add(ctx, &emp{Meta: table.Meta{PartitionKey: "Dept", RowKey: "000152"}, LastName: "Jones"}, nil)
 			return err
 		}},
 		{"IndexEntities.Lookup", 1, func() error { _, err := ie.Lookup(ctx, "Dept", "Jones"); return err }},

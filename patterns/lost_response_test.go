@@ -1,0 +1,190 @@
+package patterns_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/ledger"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// loseNth lets the service do request number n (1 when zero), then drops
+// its response as a reset connection would; the SDK retries it.
+type loseNth struct {
+	n    int32
+	seen atomic.Int32
+}
+
+func (l *loseNth) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if l.seen.Add(1) == max(l.n, 1) && err == nil {
+		resp.Body.Close()
+		return nil, errors.New("connection reset after the write")
+	}
+	return resp, err
+}
+
+// lossyTable returns a fresh service and a client of its table "people"
+// whose request number n loses its response.
+func lossyTable(t *testing.T, n int32) (*fake.TableService, *aztables.Client) {
+	t.Helper()
+	svc := fake.NewTableService(nil)
+	if _, err := svc.NewClient("people", nil).CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	opts := &aztables.ClientOptions{}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseNth{n: n})
+	opts.Retry.RetryDelay = time.Millisecond
+	svc.ResetCounts()
+	return svc, svc.NewClient("people", opts)
+}
+
+type person struct {
+	table.Meta
+	LastName string
+	Email    string
+}
+
+func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
+	defs := []patterns.IndexDef[person]{{Name: "email", Prefix: "email_", Unique: true, Value: func(p *person) string { return p.Email }}}
+	don := func() *person {
+		return &person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"}
+	}
+
+	// Without the option the SDK's retry meets the committed transaction.
+	svc, client := lossyTable(t, 1)
+	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	if err := idx.Add(t.Context(), don(), nil); !table.IsAlreadyExists(err) || svc.Len("people") != 2 {
+		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
+	}
+
+	svc, client = lossyTable(t, 1)
+	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	v := don()
+	if err := idx.Add(t.Context(), v, &table.AddOptions{Idempotent: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The transaction, the SDK's retry of it, one read.
+	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity) != 1 || svc.Total() != 3 {
+		t.Fatalf("requests: %v", svc.Counts())
+	}
+	stored, _ := idx.Get(t.Context(), "Sales", "empid_000123")
+	if v.ETag == "" || v.ETag != stored.ETag || svc.Len("people") != 2 {
+		t.Fatalf("ETag %q, stored %q; %d entities", v.ETag, stored.ETag, svc.Len("people"))
+	}
+	if got, err := idx.Lookup(t.Context(), "email", "Sales", "donh@contoso.com"); err != nil || got.RowKey != "empid_000123" {
+		t.Fatalf("Lookup: %v %v", got, err)
+	}
+	// A different entity under the key stays a conflict.
+	other := don()
+	other.LastName = "Jones"
+	if err := idx.Add(t.Context(), other, &table.AddOptions{Idempotent: true}); !table.IsAlreadyExists(err) {
+		t.Fatalf("different entity: %v", err)
+	}
+}
+
+func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
+	lastName := func(p *person) string { return p.LastName }
+	ben := func() *person {
+		return &person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000223"}, LastName: "Jones"}
+	}
+	// A lost response of the first request, the read of the index entity,
+	// is harmless: the SDK reads again.
+	_, client := lossyTable(t, 1)
+	ix, _ := patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	if _, err := ix.Add(t.Context(), ben(), nil); err != nil {
+		t.Fatalf("Add after a lost read: %v", err)
+	}
+	// The second request is the transaction: its retry meets the commit.
+	_, client = lossyTable(t, 2)
+	ix, _ = patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	if _, err := ix.Add(t.Context(), ben(), nil); !table.IsAlreadyExists(err) {
+		t.Fatalf("plain Add after a lost transaction response: %v", err)
+	}
+	svc, client := lossyTable(t, 2)
+	ix, _ = patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	if _, err := ix.Add(t.Context(), ben(), &table.AddOptions{Idempotent: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Read, transaction, its retry, the settling read.
+	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity)+svc.Count(fake.OpQueryEntities) != 2 {
+		t.Fatalf("requests: %v", svc.Counts())
+	}
+	if ids, err := ix.Lookup(t.Context(), "Sales", "Jones"); err != nil || len(ids) != 1 {
+		t.Fatalf("Lookup: %q %v", ids, err)
+	}
+}
+
+func TestLogTailAppendAfterALostResponse(t *testing.T) {
+	svc, client := lossyTable(t, 1)
+	log, _ := patterns.NewLogTail[person](client, nil)
+	if err := log.Append(t.Context(), "empid_000123", &person{Email: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	// The insert, the SDK's retry (409), one read: one entry, not two.
+	if svc.Len("people") != 1 || svc.Count(fake.OpInsertEntity) != 2 || svc.Count(fake.OpGetEntity) != 1 {
+		t.Fatalf("%d entries; requests %v", svc.Len("people"), svc.Counts())
+	}
+}
+
+func TestShardedAppendAfterALostResponse(t *testing.T) {
+	svc, client := lossyTable(t, 1)
+	s, _ := patterns.NewSharded[person](client, "events", 4)
+	e := &person{Meta: table.Meta{RowKey: "0001"}}
+	if err := s.Append(t.Context(), "src", e, nil); !table.IsAlreadyExists(err) {
+		t.Fatalf("plain Append: %v", err)
+	}
+	svc, client = lossyTable(t, 1)
+	s, _ = patterns.NewSharded[person](client, "events", 4)
+	if err := s.Append(t.Context(), "src", &person{Meta: table.Meta{RowKey: "0001"}}, &table.AddOptions{Idempotent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Len("people") != 1 {
+		t.Fatalf("%d stored", svc.Len("people"))
+	}
+}
+
+func TestBlobLogFlushAfterALostResponse(t *testing.T) {
+	blobs := fake.NewBlobService(nil)
+	if _, err := blobs.NewClient(nil).CreateContainer(t.Context(), "logs", nil); err != nil {
+		t.Fatal(err)
+	}
+	l := ledger.New()
+	opts := &azblob.ClientOptions{}
+	l.Attach(&opts.ClientOptions, ledger.Blob)
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseNth{})
+	opts.Retry.RetryDelay = time.Millisecond
+	at := time.Date(2014, 7, 31, 18, 5, 0, 0, time.UTC)
+	log, _ := patterns.NewBlobLog(blobs.NewClient(opts), "logs", "applog", &patterns.BlobLogOptions{Writer: "web1"})
+	for i := 0; i < 3; i++ {
+		if err := log.AppendAt(t.Context(), at.Add(time.Duration(i)*time.Minute), "GET /"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The upload, its retry (409), one ranged read of the metadata.
+	names := blobs.Names("logs")
+	if len(names) != 1 || names[0] != "applog/2014/07/31/1800/web1-000001.log" || l.Total() != 3 {
+		t.Fatalf("blobs %q after %d requests:\n%s", names, l.Total(), l)
+	}
+	// Another writer's blob under the name is not ours: next number.
+	log2, _ := patterns.NewBlobLog(blobs.NewClient(nil), "logs", "applog", &patterns.BlobLogOptions{Writer: "web1"})
+	_ = log2.AppendAt(t.Context(), at, "GET /other")
+	if err := log2.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if names := blobs.Names("logs"); len(names) != 2 || !strings.HasSuffix(names[1], "web1-000002.log") {
+		t.Fatalf("blobs %q", names)
+	}
+}
