@@ -38,15 +38,15 @@ func fakeEnv() Env {
 			}
 			return admin, scoped
 		},
-		NewQueue: func(t *testing.T) *azqueue.QueueClient {
-			q := queues.NewQueueClient(strings.ToLower(testenv.UniqueName("conf")), nil)
+		NewQueue: func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient {
+			q := queues.NewQueueClient(strings.ToLower(testenv.UniqueName("conf")), c.QueueOptions())
 			if _, err := q.Create(t.Context(), nil); err != nil {
 				t.Fatal(err)
 			}
 			return q
 		},
-		NewContainer: func(t *testing.T) (*azblob.Client, string) {
-			c := blobs.NewClient(nil)
+		NewContainer: func(t *testing.T, rc *reqcount.Counter) (*azblob.Client, string) {
+			c := blobs.NewClient(rc.BlobOptions())
 			name := strings.ToLower(testenv.UniqueName("conf"))
 			if _, err := c.CreateContainer(t.Context(), name, nil); err != nil {
 				t.Fatal(err)
@@ -97,8 +97,8 @@ func azuriteEnv(t *testing.T) Env {
 			}
 			return svc.NewClient(name), scoped
 		},
-		NewQueue: func(t *testing.T) *azqueue.QueueClient {
-			q, err := azqueue.NewQueueClientFromConnectionString(cs, strings.ToLower(testenv.UniqueName("conf")), nil)
+		NewQueue: func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient {
+			q, err := azqueue.NewQueueClientFromConnectionString(cs, strings.ToLower(testenv.UniqueName("conf")), c.QueueOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,8 +108,8 @@ func azuriteEnv(t *testing.T) Env {
 			t.Cleanup(func() { _, _ = q.Delete(context.Background(), nil) })
 			return q
 		},
-		NewContainer: func(t *testing.T) (*azblob.Client, string) {
-			c, err := azblob.NewClientFromConnectionString(cs, nil)
+		NewContainer: func(t *testing.T, rc *reqcount.Counter) (*azblob.Client, string) {
+			c, err := azblob.NewClientFromConnectionString(cs, rc.BlobOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,3 +179,22 @@ func TestLargeBySizeOnAzurite(t *testing.T) { RunLargeBySize(t, azuriteEnv(t)) }
 
 func TestSecretsOnFake(t *testing.T)    { RunSecrets(t, fakeEnv()) }
 func TestSecretsOnAzurite(t *testing.T) { RunSecrets(t, azuriteEnv(t)) }
+
+func TestUnderFaultsOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunUnderFaults(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+		return env.Fake.NewServiceClient(c.TableOptions())
+	})
+}
+
+func TestUnderFaultsOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	cs := testenv.ConnectionString(t)
+	RunUnderFaults(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+		svc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	})
+}

@@ -77,7 +77,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 
 	t.Run("large entity: blob first, entity second, sweep after a crash", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		bc, container := env.NewContainer(t)
+		bc, container := env.NewContainer(t, nil)
 		photo := bytes.Repeat([]byte{0xff, 0xd8, 0x00, 0x42}, 50000) // 200 KB
 		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo", "Bio"}, 0)
 		if err != nil {
@@ -151,7 +151,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 	})
 
 	t.Run("log data in blobs: flush on size and close, read a time range", func(t *testing.T) {
-		bc, container := env.NewContainer(t)
+		bc, container := env.NewContainer(t, nil)
 		base := time.Date(2014, 7, 31, 17, 50, 0, 0, time.UTC)
 		log, err := patterns.NewBlobLog(bc, container, "applog", &patterns.BlobLogOptions{Writer: "web1", MaxBytes: 4096, MaxAge: time.Hour, Now: func() time.Time { return base }})
 		if err != nil {
@@ -228,7 +228,7 @@ func RunLargeBySize(t *testing.T, env Env) {
 		A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q []byte
 	}
 	client := env.NewTable(t, &reqcount.Counter{})
-	bc, container := env.NewContainer(t)
+	bc, container := env.NewContainer(t, nil)
 	fields := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q"}
 	le, err := patterns.NewLargeEntity[Doc](client, bc, container, fields, 64*1024)
 	if err != nil {

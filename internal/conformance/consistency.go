@@ -91,7 +91,7 @@ func RunConsistency(t *testing.T, env Env) {
 		cc, ac := &reqcount.Counter{}, &reqcount.Counter{}
 		current, _ := table.New[Staff](env.NewTable(t, cc), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
-		q, poison := env.NewQueue(t), env.NewQueue(t)
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		addStaff(t, current, 20)
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
 		for _, rk := range keysIn(t, current) {
@@ -127,7 +127,7 @@ func RunConsistency(t *testing.T, env Env) {
 		t.Run("archive: killed "+names[kill]+", redelivery completes the move", func(t *testing.T) {
 			current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 			archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
-			q, poison := env.NewQueue(t), env.NewQueue(t)
+			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 			addStaff(t, current, 1)
 			// The handler's calls: get (Current), put (Archive), delete
 			// (Current), then the worker deletes the message.
@@ -170,7 +170,7 @@ func RunConsistency(t *testing.T, env Env) {
 	}
 
 	t.Run("bad messages go to the poison queue, never loop", func(t *testing.T) {
-		q, poison := env.NewQueue(t), env.NewQueue(t)
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
 		if err := sender.Send(ctx, "archive", "k", 1); !errors.Is(err, consistency.ErrBadType) {
 			t.Fatalf("type without a version: %v", err)
@@ -228,7 +228,7 @@ func RunConsistency(t *testing.T, env Env) {
 		const n, bad = 3000, 20
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
-		q, poison := env.NewQueue(t), env.NewQueue(t)
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		addStaff(t, current, n)
 		sender := consistency.NewSender(q, nil)
 		var workers []*consistency.Worker

@@ -50,7 +50,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		pc := &reqcount.Counter{}
 		primary := env.NewTable(t, pc)
 		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
-		q, poison := env.NewQueue(t), env.NewQueue(t)
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 	t.Run("inter-partition index: duplicates, reordering and crashes converge", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
-		q, poison := env.NewQueue(t), env.NewQueue(t)
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, _ := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
@@ -188,7 +188,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 	t.Run("inter-partition index: verify, repair, backfill with progress", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
-		q := env.NewQueue(t)
+		q := env.NewQueue(t, nil)
 		plain, _ := table.New[Emp](primary, nil)
 		for i := 0; i < 150; i++ {
 			if err := plain.Add(ctx, emp("Sales", fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%03d@x.com", i)), nil); err != nil {
@@ -234,7 +234,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 	for _, kind := range []string{"index table (option 3)", "blob per value (option 1)"} {
 		t.Run("index entities elsewhere converge: "+kind, func(t *testing.T) {
 			people := env.NewTable(t, &reqcount.Counter{})
-			q, poison := env.NewQueue(t), env.NewQueue(t)
+			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 			var list patterns.IDList
 			if kind[0] == 'i' {
 				l, err := patterns.NewRemoteIndexEntities(env.NewTable(t, &reqcount.Counter{}), "lastnames", "lname_", nil)
@@ -243,7 +243,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				}
 				list = l
 			} else {
-				bc, container := env.NewContainer(t)
+				bc, container := env.NewContainer(t, nil)
 				l, err := patterns.NewBlobIndex(bc, container, "lname/")
 				if err != nil {
 					t.Fatal(err)

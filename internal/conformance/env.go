@@ -23,11 +23,13 @@ type Env struct {
 	// NewTable creates a fresh, uniquely named table (dropped at the end of
 	// the test) and returns a client whose every request c counts.
 	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
-	// NewQueue creates a fresh, uniquely named queue (deleted at the end).
-	NewQueue func(t *testing.T) *azqueue.QueueClient
+	// NewQueue creates a fresh, uniquely named queue (deleted at the end)
+	// and returns a client whose requests c counts (nil: not counted).
+	NewQueue func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient
 	// NewContainer creates a fresh, uniquely named container and returns a
-	// client for the account and the container's name.
-	NewContainer func(t *testing.T) (*azblob.Client, string)
+	// client for the account, whose requests c counts (nil: not counted),
+	// and the container's name.
+	NewContainer func(t *testing.T, c *reqcount.Counter) (*azblob.Client, string)
 	// SASTable creates a fresh table and returns a client for it with the
 	// account's key, and a client that carries the token sas makes for it.
 	SASTable func(t *testing.T, sas func(account, key, table string) string) (admin, scoped *aztables.Client)

@@ -30,7 +30,7 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 	ctx := t.Context()
 
 	t.Run("queue: text round trip, dequeue count, visibility", func(t *testing.T) {
-		q := env.NewQueue(t)
+		q := env.NewQueue(t, nil)
 		text := `{"t":"archive.v1","p":{"name":"<Jones & Co> \"ü😀\""}}`
 		if _, err := q.EnqueueMessage(ctx, text, nil); err != nil {
 			t.Fatal(err)
@@ -68,7 +68,7 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 	})
 
 	t.Run("queue: limits", func(t *testing.T) {
-		q := env.NewQueue(t)
+		q := env.NewQueue(t, nil)
 		for i := 0; i < 40; i++ {
 			if _, err := q.EnqueueMessage(ctx, "m", nil); err != nil {
 				t.Fatal(err)
@@ -90,7 +90,7 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 	})
 
 	t.Run("queue: a dequeued message reappears after its visibility timeout", func(t *testing.T) {
-		q := env.NewQueue(t)
+		q := env.NewQueue(t, nil)
 		if _, err := q.EnqueueMessage(ctx, "again", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 	})
 
 	t.Run("blob: put, get, conditions, delete", func(t *testing.T) {
-		c, container := env.NewContainer(t)
+		c, container := env.NewContainer(t, nil)
 		data := []byte("EmployeeIDs: 000152, 000223")
 		up, err := c.UploadBuffer(ctx, container, "lname/Jones", data, nil)
 		if err != nil || up.ETag == nil {

@@ -6,8 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/ledger"
 )
 
@@ -36,10 +39,36 @@ func (c *Counter) Reset() { c.ledger().Reset() }
 // TableOptions returns client options that count every request.
 func (c *Counter) TableOptions() *aztables.ClientOptions {
 	o := &aztables.ClientOptions{}
-	c.ledger().Attach(&o.ClientOptions, ledger.Table)
+	c.attach(&o.ClientOptions, ledger.Table)
+	return o
+}
+
+// QueueOptions returns queue client options that count every request; a
+// nil Counter returns nil (the defaults).
+func (c *Counter) QueueOptions() *azqueue.ClientOptions {
+	if c == nil {
+		return nil
+	}
+	o := &azqueue.ClientOptions{}
+	c.attach(&o.ClientOptions, ledger.Queue)
+	return o
+}
+
+// BlobOptions returns blob client options that count every request; a nil
+// Counter returns nil (the defaults).
+func (c *Counter) BlobOptions() *azblob.ClientOptions {
+	if c == nil {
+		return nil
+	}
+	o := &azblob.ClientOptions{}
+	c.attach(&o.ClientOptions, ledger.Blob)
+	return o
+}
+
+func (c *Counter) attach(o *azcore.ClientOptions, s ledger.Service) {
+	c.ledger().Attach(o, s)
 	if c.Faults != nil {
 		o.PerRetryPolicies = append(o.PerRetryPolicies, c.Faults)
 		o.Retry.RetryDelay, o.Retry.MaxRetryDelay = time.Millisecond, 10*time.Millisecond
 	}
-	return o
 }
