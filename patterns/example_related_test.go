@@ -177,7 +177,7 @@ func ExampleEventualIndexEntities() {
 		panic(err)
 	}
 	employees, _ := table.New[Person](people, nil)
-	index := patterns.NewEventualIndexEntities(employees, func(p *Person) string { return p.LastName }, byLastName, consistency.NewSender(q, nil))
+	index := patterns.NewEventualIndexEntities(employees, func(p *Person) string { return p.LastName }, byLastName, consistency.NewSender(q, nil), nil)
 	for _, p := range []*Person{
 		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, LastName: "Jones"},
 		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000223"}, LastName: "Jones"},

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -186,5 +189,37 @@ func TestBlobLogFlushAfterALostResponse(t *testing.T) {
 	}
 	if names := blobs.Names("logs"); len(names) != 2 || !strings.HasSuffix(names[1], "web1-000002.log") {
 		t.Fatalf("blobs %q", names)
+	}
+}
+
+// hiddenFor records the visibility timeout each enqueue asks for.
+type hiddenFor struct {
+	consistency.Queue
+	secs []int32
+}
+
+func (h *hiddenFor) EnqueueMessage(ctx context.Context, text string, o *azqueue.EnqueueMessageOptions) (azqueue.EnqueueMessagesResponse, error) {
+	h.secs = append(h.secs, *o.VisibilityTimeout)
+	return h.Queue.EnqueueMessage(ctx, text, o)
+}
+
+func TestEventualIndexEntitiesPublishDelay(t *testing.T) {
+	ctx := t.Context()
+	tables := fake.NewTableService(nil)
+	people := tables.NewClient("people", nil)
+	_, _ = people.CreateTable(ctx, nil)
+	q := fake.NewQueueService(nil).NewQueueClient("lastnames", nil)
+	_, _ = q.Create(ctx, nil)
+	tb, _ := table.New[person](people, nil)
+	list, _ := patterns.NewRemoteIndexEntities(people, "lists", "lname_", nil)
+	rec := &hiddenFor{Queue: q}
+	for _, opts := range []*patterns.EventualIndexEntitiesOptions{nil, {PublishDelay: 2 * time.Second}} {
+		ix := patterns.NewEventualIndexEntities(tb, func(p *person) string { return p.LastName }, list, consistency.NewSender(rec, nil), opts)
+		if err := ix.Write(ctx, "Sales", "000123", "", func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.secs) != 2 || rec.secs[0] != int32(patterns.PublishDelay/time.Second) || rec.secs[1] != 2 {
+		t.Fatalf("messages hidden for %v s", rec.secs)
 	}
 }

@@ -241,18 +241,33 @@ type EventualIndexEntities[T any] struct {
 	list   IDList
 	value  func(*T) string
 	sender *consistency.Sender
+	delay  time.Duration
+}
+
+// EventualIndexEntitiesOptions configure NewEventualIndexEntities. nil
+// means the defaults.
+type EventualIndexEntitiesOptions struct {
+	// PublishDelay hides a change's message until Write has run the write
+	// (Write then shows it at once); after a crash in between, or when the
+	// SDK retried the enqueue after a lost response, a message appears
+	// when the delay ends. Default: PublishDelay (30 s).
+	PublishDelay time.Duration
 }
 
 // NewEventualIndexEntities indexes the entities of tbl by value into list.
-func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender) *EventualIndexEntities[T] {
-	return &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender}
+func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
+	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: PublishDelay}
+	if opts != nil && opts.PublishDelay > 0 {
+		e.delay = opts.PublishDelay
+	}
+	return e
 }
 
 // ID names an entity in the lists: the tuple of its keys.
 func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
 
-// PublishDelay is how long a change's message stays hidden if the process
-// dies between writing the entity and showing the message.
+// PublishDelay is the default time a change's message stays hidden if the
+// process dies between writing the entity and showing the message.
 const PublishDelay = 30 * time.Second
 
 // Write runs write (the change of one entity: add, update or delete) with
@@ -260,7 +275,7 @@ const PublishDelay = 30 * time.Second
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
 func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error) error {
-	return e.sender.SendAround(ctx, ListIndexMessageType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, PublishDelay, write)
+	return e.sender.SendAround(ctx, ListIndexMessageType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
 }
 
 // Handle is the consistency.Handler for ListIndexMessageType.

@@ -251,7 +251,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				list = l
 			}
 			tb, _ := table.New[Emp](people, nil)
-			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil))
+			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
 			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}

@@ -329,7 +329,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				t.Fatal(err)
 			}
 			tb, _ := table.New[Emp](people, nil)
-			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil))
+			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: 2 * time.Second})
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
 			r.start()
