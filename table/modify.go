@@ -104,6 +104,13 @@ func RetryOnConflict(ctx context.Context, opts *RetryOptions, round func(attempt
 // again, at most MaxAttempts times. change must be safe to call more than
 // once, and may return ErrNoChange to skip the write. Without contention it
 // costs two requests: a read and a write.
+//
+// A write whose response was lost is retried by the SDK and meets 412
+// although it happened; Modify then reads the changed entity and calls
+// change on it again. So change should set values (email = x) rather than
+// add to them: an increment can count twice. For counters, keep the
+// operation's own ID in the entity (a property naming the last change
+// applied) and return ErrNoChange when it is already there.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *ModifyOptions) (*T, error) {
 	if change == nil {
 		return nil, inputErr("Modify", t.plan.typ.String(), "", ErrNilValue, "change func is nil")
