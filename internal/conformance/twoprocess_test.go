@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -31,12 +32,16 @@ const (
 	soakOpsEach    = 20 // per goroutine and kind of work
 	soakStaff      = 16 // employees whose indexed email keeps changing
 	soakMoves      = 240
+	soakCross      = 8 // employees whose email the inter-partition index copies
+	soakPutters    = 4 // goroutines per process changing them
 )
 
 // soakWork is what each process does at the same time as the other: its
-// goroutines add employees to the last-name index entities and change the
-// emails of the shared employees, and its worker moves entities to the
-// archive; all under 10 % injected faults.
+// goroutines add employees to the last-name index entities, change the
+// emails of the shared employees (one index in their partition, one in
+// another table through the queue), and its worker moves entities to the
+// archive and brings the inter-partition copies along; all under 10 %
+// injected faults.
 func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, error) {
 	inj := faults.New(uint64(100+proc), &faults.Options{Fraction: 0.1})
 	c := &reqcount.Counter{Faults: inj}
@@ -45,6 +50,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 		return faults.Stats{}, err
 	}
 	people, staffTable, current, archive := svc.NewClient(names[0]), svc.NewClient(names[1]), svc.NewClient(names[2]), svc.NewClient(names[3])
+	primaries, copies := svc.NewClient(names[6]), svc.NewClient(names[7])
 	q, err := azqueue.NewQueueClientFromConnectionString(cs, names[4], c.QueueOptions())
 	if err != nil {
 		return faults.Stats{}, err
@@ -59,11 +65,29 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
+	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
 	w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 	_ = w.Handle(mover.Type(), mover.Handle)
+	_ = w.Handle(patterns.IndexMessageType, cross.Handle)
 
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*soakGoroutines+1)
+	errs := make(chan error, 2*soakGoroutines+soakPutters+1)
+	for g := 0; g < soakPutters; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < soakOpsEach; k++ {
+				e := emp("Sales", fmt.Sprintf("%06d", (g*3+k)%soakCross), "F", "L", fmt.Sprintf("p%dg%dk%02d@contoso.com", proc, g, k))
+				// Put reads the primary and writes over that version: a lost
+				// race (or a lost response) is a conflict, so go round.
+				_, err := table.RetryOnConflict(ctx, &table.RetryOptions{MaxAttempts: 100}, func(int) error { return cross.Put(ctx, e, nil) })
+				if err != nil {
+					errs <- fmt.Errorf("inter-partition Put %s: %w", e.RowKey, err)
+					return
+				}
+			}
+		}()
+	}
 	for g := 0; g < soakGoroutines; g++ {
 		wg.Add(2)
 		go func() {
@@ -167,6 +191,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	people, staffTable, current, archive := newTable(), newTable(), newTable(), newTable()
 	q, poison := newQueue(), newQueue()
+	primaries, copies := newTable(), newTable()
 
 	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes())
 	for i := 0; i < soakStaff; i++ {
@@ -244,8 +269,22 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	if n := queueLen(t, poison); n != 0 {
 		t.Fatalf("%d messages poisoned", n)
 	}
-	t.Logf("verified: %d index-entity IDs once each, %d employees' indexes consistent after %d changes, %d entities moved once",
-		len(seen), soakStaff, want, soakMoves)
+	// Inter-partition index: after the queue drained, every copy matches
+	// its primary and no stale copy is left.
+	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
+	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil)
+	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
+		t.Fatalf("VerifyAll: %+v %v", crep, err)
+	}
+	t.Logf("verified: %d index-entity IDs once each; %d employees' intra-partition indexes consistent after %d changes; "+
+		"%d employees' inter-partition copies consistent after %d changes; %d entities moved once",
+		len(seen), soakStaff, want, soakCross, 2*soakPutters*soakOpsEach, soakMoves)
+}
+
+func soakEmailIndex(copies *aztables.Client) patterns.CrossIndexDef[Emp] {
+	return patterns.CrossIndexDef[Emp]{Name: "email", Client: copies,
+		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+		Value:        func(e *Emp) string { return e.Email }}
 }
 
 func countEntities(t *testing.T, c *aztables.Client) int {
