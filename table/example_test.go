@@ -36,9 +36,10 @@ func Example() {
 	err = employees.Add(ctx, e, nil)
 	fmt.Println("second Add already exists:", table.IsAlreadyExists(err))
 
-	// Change it with optimistic concurrency: read, change, write with the ETag.
+	// Change it with optimistic concurrency: read, change, write with the
+	// ETag. The change sets a value, so running it again is harmless.
 	updated, err := employees.Modify(ctx, "Sales", "000123", func(e *Employee) error {
-		e.Age++
+		e.Age = 35
 		return nil
 	}, nil)
 	if err != nil {

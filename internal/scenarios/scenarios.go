@@ -173,10 +173,12 @@ func tourTable(ctx context.Context, w io.Writer, e *env) error {
 		return err
 	}
 	step(fmt.Sprintf("Get Sales/empid_000123: %s %s, ETag %s", got.FirstName, got.LastName, got.ETag))
-	if _, err := employees.Modify(ctx, "Sales", "empid_000123", func(v *Employee) error { v.Age++; return nil }, nil); err != nil {
+	// The change sets a value: if the write's response is lost, Modify
+	// may apply it to the changed entity again, and setting is harmless.
+	if _, err := employees.Modify(ctx, "Sales", "empid_000123", func(v *Employee) error { v.Email = "don.hall@contoso.com"; return nil }, nil); err != nil {
 		return err
 	}
-	step("Modify (read, change, write with the ETag): age +1")
+	step("Modify (read, change, write with the ETag): email set to don.hall@contoso.com")
 	stale := *got
 	stale.Age = 0
 	err = employees.Update(ctx, &stale, nil)

@@ -11,7 +11,7 @@ import (
 // wants are lines each scenario must print, on any backend.
 var wants = map[string][]string{
 	"keys":         {"000123_2012", "Logins20261121"},
-	"entities":     {"precondition failed = true", "2 employees [1 requests]", "age +1"},
+	"entities":     {"precondition failed = true", "2 employees [1 requests]", "email set to"},
 	"transactions": {"2 departments: 4 transactions"},
 	"employees":    {"consistent = true", "Lookup by email -> empid_Sales/000223 Ben Jones"},
 	"lastnames":    {"EmployeeIDs of Jones in Sales: [000152 000223]"},
