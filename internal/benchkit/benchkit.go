@@ -7,10 +7,13 @@ package benchkit
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
@@ -43,18 +46,40 @@ type Account struct {
 	Tables *aztables.ServiceClient
 	Conn   string
 	Ledger *ledger.Ledger
+	rtt    *roundTrip
 }
 
 // NewAccount connects to the account of a connection string.
 func NewAccount(conn string) (*Account, error) {
 	l := ledger.New()
+	rtt := &roundTrip{}
 	opts := &aztables.ClientOptions{}
 	l.Attach(&opts.ClientOptions, ledger.Table)
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, rtt)
 	svc, err := aztables.NewServiceClientFromConnectionString(conn, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Account{Tables: svc, Conn: conn, Ledger: l}, nil
+	return &Account{Tables: svc, Conn: conn, Ledger: l, rtt: rtt}, nil
+}
+
+// SetRoundTrip adds d to every later request of the account's table and
+// queue clients, as a network round trip would: an emulator on loopback
+// answers in well under a millisecond, a real account does not.
+func (a *Account) SetRoundTrip(d time.Duration) { a.rtt.d.Store(int64(d)) }
+
+// roundTrip is a policy that waits before sending.
+type roundTrip struct{ d atomic.Int64 }
+
+func (r *roundTrip) Do(req *policy.Request) (*http.Response, error) {
+	if d := time.Duration(r.d.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-req.Raw().Context().Done():
+			return nil, req.Raw().Context().Err()
+		}
+	}
+	return req.Next()
 }
 
 // NewTable creates a uniquely named table; drop deletes it.
@@ -139,6 +164,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	}
 	qopts := &azqueue.ClientOptions{}
 	a.Ledger.Attach(&qopts.ClientOptions, ledger.Queue)
+	qopts.PerRetryPolicies = append(qopts.PerRetryPolicies, a.rtt)
 	name := fmt.Sprintf("benchq%d", time.Now().UnixNano())
 	q, err := azqueue.NewQueueClientFromConnectionString(a.Conn, name, qopts)
 	if err != nil {

@@ -149,23 +149,32 @@ func TestConsistencyOnAzurite(t *testing.T)    { RunConsistency(t, azuriteEnv(t)
 func TestCrossPartitionOnFake(t *testing.T)    { RunCrossPartition(t, fakeEnv()) }
 func TestCrossPartitionOnAzurite(t *testing.T) { RunCrossPartition(t, azuriteEnv(t)) }
 
-func TestShapeOnFake(t *testing.T) {
-	env := fakeEnv()
-	RunShape(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-		return env.Fake.NewServiceClient(c.TableOptions())
-	})
-}
-
-func TestShapeOnAzurite(t *testing.T) {
-	env := azuriteEnv(t)
+// services returns how the suites that list and create tables get a
+// service client of env's backend.
+func services(t *testing.T, env Env) func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+	if env.Fake != nil {
+		return func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+			return env.Fake.NewServiceClient(c.TableOptions())
+		}
+	}
 	cs := testenv.ConnectionString(t)
-	RunShape(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
+	return func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
 		svc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return svc
-	})
+	}
+}
+
+func TestShapeOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunShape(t, env, services(t, env))
+}
+
+func TestShapeOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunShape(t, env, services(t, env))
 }
 
 func TestSASOnFake(t *testing.T)    { RunSAS(t, fakeEnv()) }
@@ -182,19 +191,10 @@ func TestSecretsOnAzurite(t *testing.T) { RunSecrets(t, azuriteEnv(t)) }
 
 func TestUnderFaultsOnFake(t *testing.T) {
 	env := fakeEnv()
-	RunUnderFaults(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-		return env.Fake.NewServiceClient(c.TableOptions())
-	})
+	RunUnderFaults(t, env, services(t, env))
 }
 
 func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
-	cs := testenv.ConnectionString(t)
-	RunUnderFaults(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-		svc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
-	})
+	RunUnderFaults(t, env, services(t, env))
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -241,19 +242,11 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		c := &reqcount.Counter{}
 		svc := newService(t, c)
 		now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-		prefix := "Logins" + strings.ToUpper(testenv.UniqueName("x")[1:7])
+		prefix := loginTables(t, svc, now)
 		r, err := patterns.NewRollingTables[Claim](svc, prefix, keys.Daily, &patterns.RollingTablesOptions{Retention: 2 * 24 * time.Hour, Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			for d := -5; d <= 0; d++ {
-				for g := 0; g < 3; g++ {
-					n, _ := keys.PeriodTable(prefix, keys.Daily, now.AddDate(0, 0, d), g)
-					_, _ = svc.DeleteTable(t.Context(), n, nil)
-				}
-			}
-		})
 		for d := -4; d <= 0; d++ {
 			for i := 0; i < 3; i++ {
 				at := now.AddDate(0, 0, d).Add(time.Duration(i) * time.Hour)
@@ -387,4 +380,19 @@ func RunSAS(t *testing.T, env Env) {
 	if _, err := patterns.TableSAS("a", "bm90IGtleQ==", "good", patterns.SASPermissions{}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{}); !errors.Is(err, patterns.ErrBadSAS) {
 		t.Fatalf("no permissions: %v", err)
 	}
+}
+
+// loginTables returns a fresh prefix for daily tables and drops, at the
+// end of the test, those of the five days up to now (generations 0–2).
+func loginTables(t *testing.T, svc *aztables.ServiceClient, now time.Time) string {
+	prefix := "Logins" + strings.ToUpper(testenv.UniqueName("x")[1:7])
+	t.Cleanup(func() {
+		for d := -5; d <= 0; d++ {
+			for g := 0; g < 3; g++ {
+				n, _ := keys.PeriodTable(prefix, keys.Daily, now.AddDate(0, 0, d), g)
+				_, _ = svc.DeleteTable(context.Background(), n, nil)
+			}
+		}
+	})
+	return prefix
 }

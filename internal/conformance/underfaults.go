@@ -19,7 +19,6 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/reqcount"
-	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -192,6 +191,19 @@ func underFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Count
 	}
 }
 
+// oneTable runs work under the faults on a fresh table and returns the
+// table's final state under label. The patterns' constructors send no
+// request, so work may build them.
+func oneTable(r *faultRun, label string, work func(ctx context.Context, client *aztables.Client)) state {
+	client := r.table()
+	r.start()
+	work(r.t.Context(), client)
+	r.stop()
+	s := state{}
+	s.addTable(r.t, label, client)
+	return s
+}
+
 var surnames = []string{"Jones", "Hall", "Cao", "Smith"}
 
 // idempotent is how an application that retries Adds asks for them.
@@ -247,31 +259,26 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 
 	t.Run("index entities", func(t *testing.T) {
 		underFaults(t, env, svc, 22, func(r *faultRun) state {
-			ctx := r.t.Context()
-			client := r.table()
-			ix, err := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.start()
-			all := make([]*Staff, 30)
-			for i := range all {
-				all[i] = staff(fmt.Sprintf("%06d", 200+i), "F", surnames[i%4], fmt.Sprintf("e%d@contoso.com", i), i)
-				r.do("Add", func() error { _, err := ix.Add(ctx, all[i], idempotent); return err })
-			}
-			for i := 0; i < 10; i++ {
-				next := *all[i]
-				next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
-				next.LastName = surnames[(i+1)%4]
-				r.do("Change", func() error { _, err := ix.Change(ctx, all[i], &next); return err })
-			}
-			for i := 25; i < 30; i++ {
-				r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i]); return err })
-			}
-			r.stop()
-			s := state{}
-			s.addTable(t, "people", client)
-			return s
+			return oneTable(r, "people", func(ctx context.Context, client *aztables.Client) {
+				ix, err := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all := make([]*Staff, 30)
+				for i := range all {
+					all[i] = staff(fmt.Sprintf("%06d", 200+i), "F", surnames[i%4], fmt.Sprintf("e%d@contoso.com", i), i)
+					r.do("Add", func() error { _, err := ix.Add(ctx, all[i], idempotent); return err })
+				}
+				for i := 0; i < 10; i++ {
+					next := *all[i]
+					next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
+					next.LastName = surnames[(i+1)%4]
+					r.do("Change", func() error { _, err := ix.Change(ctx, all[i], &next); return err })
+				}
+				for i := 25; i < 30; i++ {
+					r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i]); return err })
+				}
+			})
 		})
 	})
 
@@ -396,97 +403,77 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 
 	t.Run("wide entity", func(t *testing.T) {
 		underFaults(t, env, svc, 26, func(r *faultRun) state {
-			ctx := r.t.Context()
-			client := r.table()
-			w := patterns.NewWideEntity(client)
-			days := func(n, scale int) map[string]any {
-				m := map[string]any{}
-				for d := 0; d < n; d++ {
-					m[fmt.Sprintf("D%03d", d)] = int32(d * scale)
+			return oneTable(r, "stats", func(ctx context.Context, client *aztables.Client) {
+				w := patterns.NewWideEntity(client)
+				days := func(n, scale int) map[string]any {
+					m := map[string]any{}
+					for d := 0; d < n; d++ {
+						m[fmt.Sprintf("D%03d", d)] = int32(d * scale)
+					}
+					return m
 				}
-				return m
-			}
-			r.start()
-			for i := 0; i < 24; i++ {
-				size := []int{365, 600, 120, 300, 40, 800}[i%6]
-				v := &patterns.Wide{PartitionKey: "stats", RowKey: "000123", Properties: days(size, size)}
-				r.do("Put", func() error { return w.Put(ctx, v, nil) })
-			}
-			r.stop()
-			s := state{}
-			s.addTable(t, "stats", client)
-			return s
+				for i := 0; i < 24; i++ {
+					size := []int{365, 600, 120, 300, 40, 800}[i%6]
+					v := &patterns.Wide{PartitionKey: "stats", RowKey: "000123", Properties: days(size, size)}
+					r.do("Put", func() error { return w.Put(ctx, v, nil) })
+				}
+			})
 		})
 	})
 
 	t.Run("log tail", func(t *testing.T) {
 		underFaults(t, env, svc, 27, func(r *faultRun) state {
-			ctx := r.t.Context()
-			client := r.table()
-			log, err := patterns.NewLogTail[Claim](client, &patterns.LogTailOptions{Writer: "w1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.start()
-			for i := 0; i < 40; i++ {
-				at := base.Add(time.Duration(i/2) * time.Minute) // pairs share a tick
-				r.do("Append", func() error {
-					return log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.25, Note: fmt.Sprint(i)})
-				})
-			}
-			r.stop()
-			s := state{}
-			s.addTable(t, "claims", client)
-			return s
+			return oneTable(r, "claims", func(ctx context.Context, client *aztables.Client) {
+				log, err := patterns.NewLogTail[Claim](client, &patterns.LogTailOptions{Writer: "w1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 40; i++ {
+					at := base.Add(time.Duration(i/2) * time.Minute) // pairs share a tick
+					r.do("Append", func() error {
+						return log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.25, Note: fmt.Sprint(i)})
+					})
+				}
+			})
 		})
 	})
 
 	t.Run("data series", func(t *testing.T) {
 		underFaults(t, env, svc, 28, func(r *faultRun) state {
-			ctx := r.t.Context()
-			client := r.table()
-			ds, err := patterns.NewDataSeries[int64](client, "H", 24)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.start()
-			for h := 0; h < 24; h++ {
-				r.do("Set", func() error { _, err := ds.Set(ctx, "msgs", "2026-11-21", h, int64(h*h), nil); return err })
-			}
-			for d := 0; d < 6; d++ {
-				vals := map[int]int64{}
-				for h := 0; h < 24; h += 3 {
-					vals[h] = int64(d*100 + h)
+			return oneTable(r, "series", func(ctx context.Context, client *aztables.Client) {
+				ds, err := patterns.NewDataSeries[int64](client, "H", 24)
+				if err != nil {
+					t.Fatal(err)
 				}
-				r.do("SetMany", func() error {
-					_, err := ds.SetMany(ctx, "msgs", fmt.Sprintf("2026-11-%02d", 10+d), vals, nil)
-					return err
-				})
-			}
-			r.stop()
-			s := state{}
-			s.addTable(t, "series", client)
-			return s
+				for h := 0; h < 24; h++ {
+					r.do("Set", func() error { _, err := ds.Set(ctx, "msgs", "2026-11-21", h, int64(h*h), nil); return err })
+				}
+				for d := 0; d < 6; d++ {
+					vals := map[int]int64{}
+					for h := 0; h < 24; h += 3 {
+						vals[h] = int64(d*100 + h)
+					}
+					r.do("SetMany", func() error {
+						_, err := ds.SetMany(ctx, "msgs", fmt.Sprintf("2026-11-%02d", 10+d), vals, nil)
+						return err
+					})
+				}
+			})
 		})
 	})
 
 	t.Run("sharded appends", func(t *testing.T) {
 		underFaults(t, env, svc, 29, func(r *faultRun) state {
-			ctx := r.t.Context()
-			client := r.table()
-			sh, err := patterns.NewSharded[Event](client, "events", 8)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.start()
-			for i := 0; i < 60; i++ {
-				e := &Event{Meta: table.Meta{RowKey: keys.Uint64(uint64(i))}, Source: fmt.Sprint("src", i%7), N: i}
-				r.do("Append", func() error { return sh.Append(ctx, e.Source, e, idempotent) })
-			}
-			r.stop()
-			s := state{}
-			s.addTable(t, "events", client)
-			return s
+			return oneTable(r, "events", func(ctx context.Context, client *aztables.Client) {
+				sh, err := patterns.NewSharded[Event](client, "events", 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 60; i++ {
+					e := &Event{Meta: table.Meta{RowKey: keys.Uint64(uint64(i))}, Source: fmt.Sprint("src", i%7), N: i}
+					r.do("Append", func() error { return sh.Append(ctx, e.Source, e, idempotent) })
+				}
+			})
 		})
 	})
 
@@ -495,19 +482,11 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			sc := r.service()
 			now := base.Add(3 * time.Hour)
-			prefix := "Logins" + strings.ToUpper(testenv.UniqueName("x")[1:7])
+			prefix := loginTables(t, sc, now)
 			rt, err := patterns.NewRollingTables[Claim](sc, prefix, keys.Daily, &patterns.RollingTablesOptions{Retention: 2 * 24 * time.Hour, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() {
-				for d := -5; d <= 0; d++ {
-					for g := 0; g < 3; g++ {
-						n, _ := keys.PeriodTable(prefix, keys.Daily, now.AddDate(0, 0, d), g)
-						_, _ = sc.DeleteTable(context.Background(), n, nil)
-					}
-				}
-			})
 			r.start()
 			for d := -4; d <= 0; d++ {
 				for i := 0; i < 24; i++ {
