@@ -35,12 +35,13 @@ func main() {
 	entities := flag.Int("entities", 20000, "entities of the bulk-load scenario")
 	indexOnly := flag.Bool("index-growth", false, "measure only the index backfill part of -growth")
 	growth := flag.Bool("growth", false, "measure how time and memory grow with the work instead (10k, 100k, 1M entities)")
+	rtt := flag.Duration("rtt", 5*time.Millisecond, "round trip added per request in the archive-with-latency scenario")
 	flag.Parse()
 	if *conn == "" {
 		fmt.Fprintln(os.Stderr, "bench: no connection string; run scripts/bench (starts Azurite) or set TABLEKIT_CONNECTION_STRING")
 		os.Exit(2)
 	}
-	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities) }
+	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities, *rtt) }
 	if *growth {
 		runner = func(ctx context.Context) error { return runGrowth(ctx, *conn) }
 	}
@@ -69,7 +70,7 @@ func azuriteVersion() string {
 	return p.Dependencies["azurite"]
 }
 
-func run(ctx context.Context, conn string, n int) error {
+func run(ctx context.Context, conn string, n int, rtt time.Duration) error {
 	acct, err := benchkit.NewAccount(conn)
 	if err != nil {
 		return err
@@ -222,6 +223,21 @@ func run(ctx context.Context, conn string, n int) error {
 	results = append(results,
 		result{"archive 500 entities through the queue: concurrency 16 vs 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s, %.2f req/msg", r16, perMsg), r16 / r1, ">= 5x (see note)", r16/r1 >= 5},
 		result{"archive: 2 workers x 16 vs 1 x 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s", r2), r2 / r1, "informative", true})
+	// The same with a round trip per request, as against a real account:
+	// concurrency then hides latency instead of queueing on the emulator.
+	acct.SetRoundTrip(rtt)
+	oneRTT, err := acct.Archive(ctx, msgs, 1, 1)
+	if err != nil {
+		return err
+	}
+	sixteenRTT, err := acct.Archive(ctx, msgs, 1, 16)
+	if err != nil {
+		return err
+	}
+	acct.SetRoundTrip(0)
+	q1, q16 := msgs/oneRTT.Seconds(), msgs/sixteenRTT.Seconds()
+	results = append(results,
+		result{fmt.Sprintf("archive with %v added per request: concurrency 16 vs 1", rtt), fmt.Sprintf("%.0f msg/s", q1), fmt.Sprintf("%.0f msg/s", q16), q16 / q1, ">= 5x", q16/q1 >= 5})
 
 	// Sharded read.
 	client, drop, err := acct.NewTable(ctx, "benchshard")
@@ -270,7 +286,8 @@ func run(ctx context.Context, conn string, n int) error {
 		fmt.Printf("%-52s | %7d | %8d | %s\n", c.op, c.min, c.measured, ok)
 	}
 	fmt.Println("\nNotes: ratios are tablekit/naive for throughput, naive/tablekit inverted for time (codec: tablekit/naive, lower is better).")
-	fmt.Println("The mover's 5x goal needs a service that scales with concurrency; Azurite is one Node.js process (see BENCHMARKS.md).")
+	fmt.Println("The mover's 5x goal needs a service that scales with concurrency; Azurite is one Node.js process on these CPUs,")
+	fmt.Println("so on loopback it is the ceiling. With a round trip per request, as against a real account, it is met (see BENCHMARKS.md).")
 	return nil
 }
 
