@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -43,5 +44,10 @@ func TestStored(t *testing.T) {
 	var ie *table.InputError
 	if _, err := tb.Stored(ctx, nil); !errors.As(err, &ie) || !errors.Is(err, table.ErrNilValue) || svc.Total() != 0 {
 		t.Fatalf("nil: %v, %d requests", err, svc.Total())
+	}
+	bad := don()
+	bad.RowKey = "a/b"
+	if _, err := tb.Stored(ctx, bad); !errors.As(err, &ie) || !errors.Is(err, keys.ErrForbiddenChar) || svc.Total() != 0 {
+		t.Fatalf("bad key: %v, %d requests", err, svc.Total())
 	}
 }

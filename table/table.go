@@ -243,6 +243,10 @@ func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	m := t.Meta(v)
+	if err := checkKeys("Stored", t.plan.typ.String(), m.PartitionKey, m.RowKey); err != nil {
+		return false, err
+	}
 	plain, err := t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil {
 		return false, err
