@@ -48,6 +48,17 @@ func (r *faultRun) queue() *azqueue.QueueClient {
 func (r *faultRun) container() (*azblob.Client, string) { return r.env.NewContainer(r.t, r.c) }
 func (r *faultRun) service() *aztables.ServiceClient    { return r.svc(r.t, r.c) }
 
+// drain runs the worker under the faults until the queue is empty, shuts
+// the faults out, and requires that nothing was poisoned.
+func (r *faultRun) drain(q, poison *azqueue.QueueClient, w *consistency.Worker) {
+	r.t.Helper()
+	drainAll(r.t, q, w)
+	r.stop()
+	if n := queueLen(r.t, poison); n != 0 {
+		r.t.Fatalf("%d messages poisoned", n)
+	}
+}
+
 // start lets the faults in (on the faulty run); stop shuts them out.
 func (r *faultRun) start() { r.gate.on.Store(r.faulty) }
 func (r *faultRun) stop()  { r.gate.on.Store(false) }
@@ -316,14 +327,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "", "", "")
 				r.do("Delete", func() error { return idx.Delete(ctx, e) })
 			}
-			drainAll(t, q, w)
-			r.stop()
+			r.drain(q, poison, w)
 			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("VerifyAll: %+v %v", rep, err)
-			}
-			if n := queueLen(t, poison); n != 0 {
-				t.Fatalf("%d messages poisoned", n)
 			}
 			s := state{}
 			s.addTable(t, "primary", primary)
@@ -358,11 +365,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					return ix.Write(ctx, e.PartitionKey, e.RowKey, surnames[i%4], func() error { return tb.Upsert(ctx, e, nil) })
 				})
 			}
-			drainAll(t, q, w)
-			r.stop()
-			if n := queueLen(t, poison); n != 0 {
-				t.Fatalf("%d messages poisoned", n)
-			}
+			r.drain(q, poison, w)
 			s := state{}
 			s.addTable(t, "people", people)
 			s.addTable(t, "lists", lists, "IDs")
@@ -616,11 +619,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			for i := 0; i < 30; i += 2 {
 				r.do("Request", func() error { return mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", 600+i)) })
 			}
-			drainAll(t, q, w)
-			r.stop()
-			if n := queueLen(t, poison); n != 0 {
-				t.Fatalf("%d messages poisoned", n)
-			}
+			r.drain(q, poison, w)
 			s := state{}
 			s.addTable(t, "current", current)
 			s.addTable(t, "archive", archive)
