@@ -1,31 +1,15 @@
 package batch_test
 
 import (
-	"errors"
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/table"
 )
-
-// loseFirst lets the service do the first request, then drops its
-// response, as a reset connection would; later requests pass.
-type loseFirst struct{ n atomic.Int32 }
-
-func (l *loseFirst) Do(req *policy.Request) (*http.Response, error) {
-	resp, err := req.Next()
-	if l.n.Add(1) == 1 && err == nil {
-		resp.Body.Close()
-		return nil, errors.New("connection reset after the write")
-	}
-	return resp, err
-}
 
 // lossyClient is a client whose first request after the table exists loses
 // its response; the SDK retries it after a millisecond.
@@ -35,7 +19,7 @@ func lossyClient(t *testing.T, svc *fake.TableService) *aztables.Client {
 		t.Fatal(err)
 	}
 	opts := &aztables.ClientOptions{}
-	opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseFirst{})
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(1))
 	opts.Retry.RetryDelay = time.Millisecond
 	return svc.NewClient("events", opts)
 }

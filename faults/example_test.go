@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/faults"
@@ -24,4 +26,20 @@ func Example() {
 	_, err := client.AddEntity(context.Background(), []byte(`{"PartitionKey":"Sales","RowKey":"000123"}`), nil)
 	fmt.Println(errors.Is(err, faults.ErrInjected), svc.Len("Employees"), inj.Stats().After)
 	// Output: true 1 1
+}
+
+// One chosen response lost: the SDK retries the insert and meets the
+// entity its first attempt stored. table.AddOptions.Idempotent settles it.
+func ExampleLoseResponse() {
+	svc := fake.NewTableService(nil)
+	_, _ = svc.NewClient("Employees", nil).CreateTable(context.Background(), nil)
+	opts := &aztables.ClientOptions{}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(1))
+	opts.Retry.RetryDelay = time.Millisecond
+	client := svc.NewClient("Employees", opts)
+
+	_, err := client.AddEntity(context.Background(), []byte(`{"PartitionKey":"Sales","RowKey":"000123"}`), nil)
+	var re *azcore.ResponseError
+	fmt.Println(errors.As(err, &re) && re.ErrorCode == "EntityAlreadyExists", svc.Len("Employees"))
+	// Output: true 1
 }

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
@@ -136,3 +137,25 @@ func (i *Injector) Do(req *policy.Request) (*http.Response, error) {
 }
 
 var _ policy.Policy = (*Injector)(nil)
+
+// LoseResponse returns a policy that lets the service do the nth request
+// it sees (counting from 1, retries included) and then drops the response,
+// as a connection reset after the write would; every other request passes.
+// Put it in PerRetryPolicies to test code that must settle exactly that
+// ambiguity: the SDK retries, and the retry meets the first attempt's work
+// (409 for an insert, 412 for a write guarded by an ETag).
+func LoseResponse(n int) policy.Policy { return &loseResponse{n: int64(n)} }
+
+type loseResponse struct {
+	n    int64
+	seen atomic.Int64
+}
+
+func (l *loseResponse) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if l.seen.Add(1) == l.n && err == nil {
+		resp.Body.Close()
+		return nil, ErrInjected
+	}
+	return resp, err
+}

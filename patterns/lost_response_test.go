@@ -2,50 +2,31 @@ package patterns_test
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
-// loseNth lets the service do request number n (1 when zero), then drops
-// its response as a reset connection would; the SDK retries it.
-type loseNth struct {
-	n    int32
-	seen atomic.Int32
-}
-
-func (l *loseNth) Do(req *policy.Request) (*http.Response, error) {
-	resp, err := req.Next()
-	if l.seen.Add(1) == max(l.n, 1) && err == nil {
-		resp.Body.Close()
-		return nil, errors.New("connection reset after the write")
-	}
-	return resp, err
-}
-
 // lossyTable returns a fresh service and a client of its table "people"
 // whose request number n loses its response.
-func lossyTable(t *testing.T, n int32) (*fake.TableService, *aztables.Client) {
+func lossyTable(t *testing.T, n int) (*fake.TableService, *aztables.Client) {
 	t.Helper()
 	svc := fake.NewTableService(nil)
 	if _, err := svc.NewClient("people", nil).CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	opts := &aztables.ClientOptions{}
-	opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseNth{n: n})
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(n))
 	opts.Retry.RetryDelay = time.Millisecond
 	svc.ResetCounts()
 	return svc, svc.NewClient("people", opts)
@@ -164,7 +145,7 @@ func TestBlobLogFlushAfterALostResponse(t *testing.T) {
 	l := ledger.New()
 	opts := &azblob.ClientOptions{}
 	l.Attach(&opts.ClientOptions, ledger.Blob)
-	opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseNth{})
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(1))
 	opts.Retry.RetryDelay = time.Millisecond
 	at := time.Date(2014, 7, 31, 18, 5, 0, 0, time.UTC)
 	log, _ := patterns.NewBlobLog(blobs.NewClient(opts), "logs", "applog", &patterns.BlobLogOptions{Writer: "web1"})

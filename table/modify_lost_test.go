@@ -1,31 +1,14 @@
 package table_test
 
 import (
-	"errors"
-	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/table"
 )
-
-// loseWrite drops the response of the first write (PUT, MERGE or PATCH)
-// after the service did it, as a reset connection would.
-type loseWrite struct{ done atomic.Bool }
-
-func (l *loseWrite) Do(req *policy.Request) (*http.Response, error) {
-	resp, err := req.Next()
-	m := req.Raw().Method
-	if err == nil && (m == http.MethodPut || m == "MERGE" || m == http.MethodPatch) && l.done.CompareAndSwap(false, true) {
-		resp.Body.Close()
-		return nil, errors.New("connection reset after the write")
-	}
-	return resp, err
-}
 
 // The documented recipe for non-idempotent changes under lost responses:
 // the change records its own ID and skips itself when already applied.
@@ -44,7 +27,8 @@ func TestModifyAfterALostWriteResponse(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := &aztables.ClientOptions{}
-		opts.PerRetryPolicies = append(opts.PerRetryPolicies, &loseWrite{})
+		// Modify sends a read, then the write: lose the write's response.
+		opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(2))
 		opts.Retry.RetryDelay = time.Millisecond
 		tb, _ := table.New[Counter](svc.NewClient("counters", opts), nil)
 		if _, err := tb.Modify(ctx, "p", "r", change, nil); err != nil {
