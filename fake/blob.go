@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,15 +93,12 @@ func (s *BlobService) Blob(container, name string) ([]byte, bool) {
 	return bytes.Clone(b.data), true
 }
 
-// Names lists the blobs of a container.
+// Names lists the blobs of a container in name order, as the service
+// lists them.
 func (s *BlobService) Names(container string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for n := range s.containers[container] {
-		out = append(out, n)
-	}
-	return out
+	return slices.Sorted(maps.Keys(s.containers[container]))
 }
 
 // Do serves one HTTP request of the Blob REST API.
