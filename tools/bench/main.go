@@ -287,7 +287,7 @@ func run(ctx context.Context, conn string, n int, rtt time.Duration) error {
 	}
 	fmt.Println("\nNotes: ratios are tablekit/naive for throughput, naive/tablekit inverted for time (codec: tablekit/naive, lower is better).")
 	fmt.Println("The mover's 5x goal needs a service that scales with concurrency; Azurite is one Node.js process on these CPUs,")
-	fmt.Println("so on loopback it is the ceiling. With a round trip per request, as against a real account, it is met (see BENCHMARKS.md).")
+	fmt.Println("so on loopback it is the ceiling; the round-trip row adds a delay per request, as a real account's network would (see BENCHMARKS.md).")
 	return nil
 }
 
