@@ -132,13 +132,11 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	}()
 	wg.Wait()
 	close(errs)
-	return inj.Stats(), errors.Join(func() []error {
-		var all []error
-		for e := range errs {
-			all = append(all, e)
-		}
-		return all
-	}()...)
+	var all error
+	for e := range errs {
+		all = errors.Join(all, e)
+	}
+	return inj.Stats(), all
 }
 
 // TestSoakChildProcess is the second process of the two-process soak; it
