@@ -151,4 +151,29 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 		_, err = c.DownloadStream(ctx, container+"x", "a", nil)
 		wantCode(t, err, http.StatusNotFound, "ContainerNotFound")
 	})
+
+	// BlobLog tells its own upload from another writer's by the metadata of
+	// a one-byte ranged read.
+	t.Run("blob: a ranged read returns the metadata and only the range", func(t *testing.T) {
+		c, container := env.NewContainer(t, nil)
+		if _, err := c.UploadBuffer(ctx, container, "log/web1-000001.log", []byte("GET /orders 200\n"),
+			&azblob.UploadBufferOptions{Metadata: map[string]*string{"sha256": to.Ptr("abc123")}}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := c.DownloadStream(ctx, container, "log/web1-000001.log", &azblob.DownloadStreamOptions{Range: azblob.HTTPRange{Count: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(d.Body)
+		d.Body.Close()
+		var sha string
+		for k, v := range d.Metadata {
+			if strings.EqualFold(k, "sha256") && v != nil {
+				sha = *v
+			}
+		}
+		if string(body) != "G" || sha != "abc123" {
+			t.Fatalf("ranged read: body %q, metadata %v", body, d.Metadata)
+		}
+	})
 }
