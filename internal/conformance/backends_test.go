@@ -198,3 +198,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestRawEntityOnFake(t *testing.T)    { RunRawEntity(t, fakeEnv()) }
+func TestRawEntityOnAzurite(t *testing.T) { RunRawEntity(t, azuriteEnv(t)) }
