@@ -201,3 +201,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 
 func TestRawEntityOnFake(t *testing.T)    { RunRawEntity(t, fakeEnv()) }
 func TestRawEntityOnAzurite(t *testing.T) { RunRawEntity(t, azuriteEnv(t)) }
+
+func TestPoisonQueueOnFake(t *testing.T)    { RunPoisonQueue(t, fakeEnv()) }
+func TestPoisonQueueOnAzurite(t *testing.T) { RunPoisonQueue(t, azuriteEnv(t)) }
