@@ -90,7 +90,10 @@ func keyKinds() []keyKind {
 			decode: func(k string) (string, error) { n, err := keys.ParseUint64(k); return strconv.FormatUint(n, 10), err },
 			encode: func(a []string) (string, error) { n, err := parseUint(a); return keys.Uint64(n), err }},
 		{name: "desc-uint64",
-			decode: func(k string) (string, error) { n, err := keys.ParseDescUint64(k); return strconv.FormatUint(n, 10), err },
+			decode: func(k string) (string, error) {
+				n, err := keys.ParseDescUint64(k)
+				return strconv.FormatUint(n, 10), err
+			},
 			encode: func(a []string) (string, error) { n, err := parseUint(a); return keys.DescUint64(n), err }},
 		{name: "tuple",
 			decode: func(k string) (string, error) {
