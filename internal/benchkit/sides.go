@@ -307,7 +307,7 @@ func (a *Account) archiveRound(ctx context.Context, n int, enqueue func(q *azque
 		dropCur()
 		return nil, err
 	}
-	name := "benchq"+nowNano()
+	name := "benchq" + nowNano()
 	q, err := azqueue.NewQueueClientFromConnectionString(a.Conn, name, a.QueueOptions())
 	if err == nil {
 		_, err = q.Create(ctx, nil)
