@@ -32,8 +32,9 @@ type Transaction struct {
 
 // TransactionOptions configure a Transaction. nil means the defaults.
 type TransactionOptions struct {
-	// Codec encodes typed values; share one to reuse its field plans.
-	// Default: a new Codec.
+	// Codec encodes typed values. Default: a zero Codec. Field plans are
+	// cached per type for the whole package, so a fresh Transaction per
+	// write costs no plan building.
 	Codec *table.Codec
 }
 

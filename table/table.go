@@ -40,7 +40,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	if client == nil || (reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil()) {
 		return nil, inputErr("New", reflect.TypeFor[T]().String(), "", ErrNilValue, "client is nil")
 	}
-	p, err := newPlan(reflect.TypeFor[T]())
+	p, err := cachedPlan(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
