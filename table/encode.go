@@ -376,9 +376,11 @@ func (c *Codec) MetaOf(v any) (*Meta, error) {
 }
 
 // WrittenETag records a write's new ETag in m, and the Timestamp the
-// service encodes in it.
+// service encodes in it, whatever table m's ETag came from; it forgets
+// that table. WrittenVia applies the rule on Meta instead.
 func (m *Meta) WrittenETag(etag azcore.ETag) {
 	m.ETag = etag
+	m.from = nil
 	if ts, ok := timestampFromETag(etag); ok {
 		m.Timestamp = ts
 	}

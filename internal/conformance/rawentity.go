@@ -24,6 +24,7 @@ func RunRawEntity(t *testing.T, env Env) {
 	t.Run("BadInputSendsNothing", func(t *testing.T) { rawBadInput(t, env) })
 	t.Run("TypedAndRawViewsAgree", func(t *testing.T) { rawTypedViews(t, env) })
 	t.Run("QuotedKeysInBatch", func(t *testing.T) { quotedKeysInBatch(t, env) })
+	t.Run("ETagStaysWithItsTable", func(t *testing.T) { etagStaysWithItsTable(t, env) })
 }
 
 func newRaw(t *testing.T, env Env) (*table.Table[table.Entity], *reqcount.Counter) {
@@ -436,5 +437,84 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 	}
 	if got, err := tb.Get(ctx, pk, "a'b'c", nil); err != nil || got.Properties["N"].Interface() != int32(2) {
 		t.Fatalf("single-entity update: %v %v", got, err)
+	}
+}
+
+// etagStaysWithItsTable: defect #11 of issue 15. A value read from table A
+// and written to table B (a copy, by Upsert, Add, Update or a batch) keeps
+// the ETag it has in A, so a guarded delete or update in A still works. A
+// write back to A records A's new ETag as before.
+func etagStaysWithItsTable(t *testing.T, env Env) {
+	ctx := t.Context()
+	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
+	a, err := table.New[Employee](env.NewTable(t, ca), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := table.New[Employee](env.NewTable(t, cb), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, write := range []struct {
+		name string
+		do   func(v *Employee) error
+	}{
+		{"Upsert", func(v *Employee) error { return b.Upsert(ctx, v, nil) }},
+		{"Add", func(v *Employee) error { return b.Add(ctx, v, nil) }},
+		{"Update AnyETag", func(v *Employee) error {
+			return b.Update(ctx, v, &table.UpdateOptions{AnyETag: true, Mode: table.Replace})
+		}},
+		{"batch Upsert", func(v *Employee) error {
+			_, err := batch.Submit(ctx, b.Client(), batch.Upsert(v, table.Replace))
+			return err
+		}},
+		{"raw view Upsert", func(v *Employee) error {
+			e, err := a.ToEntity(v)
+			if err != nil {
+				return err
+			}
+			return b.Entities().Upsert(ctx, e, nil)
+		}},
+	} {
+		rk := keys.Uint64(uint64(i))
+		if err := a.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if write.name == "Update AnyETag" {
+			if err := b.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err := a.Get(ctx, "p", rk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etagA := v.ETag
+		if err := write.do(v); err != nil {
+			t.Fatalf("%s into B: %v", write.name, err)
+		}
+		if v.ETag != etagA {
+			t.Errorf("%s into B changed the ETag read from A: %q, was %q", write.name, v.ETag, etagA)
+		}
+		// The guarded delete in A, as an index handler or a mover does.
+		if err := a.DeleteValue(ctx, v); err != nil {
+			t.Fatalf("%s into B, then DeleteValue in A: %v", write.name, err)
+		}
+	}
+	// Writing back to A still records A's new ETag.
+	v := &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "back"}}
+	if err := a.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := v.ETag
+	v.FirstName = "Don"
+	if err := a.Upsert(ctx, v, nil); err != nil || v.ETag == first {
+		t.Fatalf("Upsert in A kept the old ETag %q (%v)", v.ETag, err)
+	}
+	if err := a.Update(ctx, v, nil); err != nil {
+		t.Fatalf("guarded Update with the ETag A's Upsert recorded: %v", err)
+	}
+	if err := a.DeleteValue(ctx, v); err != nil {
+		t.Fatalf("DeleteValue with the ETag A's Update recorded: %v", err)
 	}
 }
