@@ -89,12 +89,19 @@ func (e *TransactionError) Is(target error) bool {
 	return errors.Is(&table.ServiceError{Err: inner}, target)
 }
 
-// retryable reports a transaction worth sending again: the failed
-// operation's own status is 408, 429, 500, 502, 503 or 504, or the request
-// got no answer. 400-class answers are never retried.
-func (e *TransactionError) retryable() bool {
-	if e.Index < 0 {
-		return table.IsRetryable(e.Err)
+// throttledInside reports a transaction worth sending again by tablekit:
+// the service answered the request with 202 Accepted, so the SDK's retry
+// policy saw a success and did not retry, but the failed operation's own
+// status inside that answer is 408, 429, 500, 502, 503 or 504 (the
+// partition was busy or timed out). Nothing of the transaction was written,
+// so sending it again is safe. Every other failure is final here: a
+// whole-request 408, 429 or 5xx and a transport failure were already
+// retried by the SDK's policy (policy.RetryOptions), and a 400-class answer
+// would fail the same way again.
+func (e *TransactionError) throttledInside() bool {
+	var re *azcore.ResponseError
+	if !errors.As(e.Err, &re) || re.StatusCode != http.StatusAccepted {
+		return false
 	}
 	switch e.StatusCode {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,

@@ -198,3 +198,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestRetriesOnFake(t *testing.T)    { RunRetries(t, fakeEnv()) }
+func TestRetriesOnAzurite(t *testing.T) { RunRetries(t, azuriteEnv(t)) }
