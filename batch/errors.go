@@ -78,15 +78,24 @@ func (e *TransactionError) Error() string {
 // Unwrap returns what the SDK returned (the 202 *azcore.ResponseError).
 func (e *TransactionError) Unwrap() error { return e.Err }
 
-// Is classifies the failed operation's answer like table's errors:
-// errors.Is(err, table.ErrAlreadyExists) and the others hold by the inner
-// status and code.
+// Is classifies the failed operation's answer like table's errors
+// (table.HasClass): errors.Is(err, table.ErrAlreadyExists) and the others
+// hold by the inner status and code, or by the whole response's when the
+// service refused the request as a whole.
 func (e *TransactionError) Is(target error) bool {
-	if e.Index < 0 {
-		return false // the envelope's own error is found through Unwrap
+	s, c := e.OperationStatus()
+	return s != 0 && table.HasClass(s, c, target)
+}
+
+// OperationStatus is the service's status and error code for the failed
+// operation (table.StatusCode and table.ErrorCode report these), or for
+// the whole request when the service refused it as a whole; 0 and "" when
+// the service did not answer, or answered 202 without naming a failure.
+func (e *TransactionError) OperationStatus() (statusCode int, errorCode string) {
+	if e.StatusCode == http.StatusAccepted {
+		return 0, ""
 	}
-	inner := &azcore.ResponseError{StatusCode: e.StatusCode, ErrorCode: e.ErrorCode}
-	return errors.Is(&table.ServiceError{Err: inner}, target)
+	return e.StatusCode, e.ErrorCode
 }
 
 // throttledInside reports a transaction worth sending again by tablekit:

@@ -76,14 +76,31 @@ func inputErr(op, typ, field string, rule error, format string, args ...any) *In
 
 // Classes of service error. errors.Is(err, table.ErrNotFound) holds for an
 // error returned by this package (and by package batch) when the service
-// answered with that class; errors.As still finds the *azcore.ResponseError.
+// answered with that class; errors.As still finds the *azcore.ResponseError
+// the service returned. HasClass is the classification itself.
 var (
-	ErrNotFound           = errors.New("not found")
+	// ErrNotFound: the entity (or blob, or message) addressed does not
+	// exist, while its table (queue, container) does: 404 with any code but
+	// TableNotFound, QueueNotFound and ContainerNotFound.
+	ErrNotFound = errors.New("not found")
+	// ErrTableNotFound: the table itself does not exist (404
+	// TableNotFound). It is not ErrNotFound: a missing table is a
+	// deployment fault, not an absent entity, and code such as
+	// Delete(IfExists) or Modify(Create) must not treat it as one.
+	ErrTableNotFound      = errors.New("table not found")
 	ErrAlreadyExists      = errors.New("already exists")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrThrottled          = errors.New("throttled")
 	ErrBadRequest         = errors.New("bad request")
 	ErrTableBeingDeleted  = errors.New("table being deleted")
+)
+
+// Error codes of a 404 that names a missing container rather than the
+// item addressed in it (Table, Queue and Blob service error codes).
+const (
+	codeTableNotFound     = "TableNotFound"
+	codeQueueNotFound     = "QueueNotFound"
+	codeContainerNotFound = "ContainerNotFound"
 )
 
 // ServiceError is an error the service returned for an operation. It keeps
@@ -93,7 +110,9 @@ type ServiceError struct {
 	Table        string
 	PartitionKey string
 	RowKey       string
-	Err          error
+	// Err is what the SDK returned: the service's *azcore.ResponseError,
+	// or a transport error when no answer came.
+	Err error
 }
 
 // Error names the operation and entity and quotes the service.
@@ -102,7 +121,10 @@ func (e *ServiceError) Error() string {
 	if e.PartitionKey != "" || e.RowKey != "" {
 		where += fmt.Sprintf("(%q, %q)", e.PartitionKey, e.RowKey)
 	}
-	return "table: " + e.Op + " " + where + ": " + e.Err.Error()
+	if where != "" {
+		where = " " + where
+	}
+	return "table: " + e.Op + where + ": " + e.Err.Error()
 }
 
 // Unwrap returns the SDK's error (an *azcore.ResponseError from the service).
@@ -111,45 +133,78 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 // Is classifies the service's answer; see the ErrNotFound group.
 func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
 
-func classIs(err, target error) bool {
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return false
-	}
-	switch target {
+// HasClass reports whether a service answer with this HTTP status and
+// error code belongs to class, one of ErrNotFound, ErrTableNotFound,
+// ErrAlreadyExists, ErrPreconditionFailed, ErrThrottled, ErrBadRequest and
+// ErrTableBeingDeleted. It is the one classification behind errors.Is on
+// tablekit's errors and the IsXxx functions, for code that holds a status
+// and code rather than an error (a failed operation inside a transaction).
+func HasClass(statusCode int, errorCode string, class error) bool {
+	switch class {
 	case ErrNotFound:
-		return re.StatusCode == http.StatusNotFound
+		return statusCode == http.StatusNotFound && errorCode != codeTableNotFound &&
+			errorCode != codeQueueNotFound && errorCode != codeContainerNotFound
+	case ErrTableNotFound:
+		return statusCode == http.StatusNotFound && errorCode == codeTableNotFound
 	case ErrAlreadyExists:
-		return re.StatusCode == http.StatusConflict && (re.ErrorCode == "EntityAlreadyExists" || re.ErrorCode == "TableAlreadyExists")
+		return statusCode == http.StatusConflict && (errorCode == "EntityAlreadyExists" || errorCode == "TableAlreadyExists")
 	case ErrTableBeingDeleted:
-		return re.StatusCode == http.StatusConflict && re.ErrorCode == "TableBeingDeleted"
+		return statusCode == http.StatusConflict && errorCode == "TableBeingDeleted"
 	case ErrPreconditionFailed:
-		return re.StatusCode == http.StatusPreconditionFailed
+		return statusCode == http.StatusPreconditionFailed
 	case ErrThrottled:
-		return re.StatusCode == http.StatusServiceUnavailable || re.StatusCode == http.StatusTooManyRequests ||
-			re.ErrorCode == "ServerBusy" || re.ErrorCode == "OperationTimedOut"
+		return statusCode == http.StatusServiceUnavailable || statusCode == http.StatusTooManyRequests ||
+			errorCode == "ServerBusy" || errorCode == "OperationTimedOut"
 	case ErrBadRequest:
-		return re.StatusCode == http.StatusBadRequest
+		return statusCode == http.StatusBadRequest
 	}
 	return false
 }
 
-// StatusCode is the HTTP status of the service's answer in err's chain, or 0.
-func StatusCode(err error) int {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return 0
+// operationStatus is an error that knows the service's answer to the one
+// operation that failed, when the response's own status says less: a
+// *batch.TransactionError, whose response is a 202 with the failed
+// operation's status and code inside.
+type operationStatus interface {
+	OperationStatus() (statusCode int, errorCode string)
 }
 
-// ErrorCode is the service's error code in err's chain, or "".
-func ErrorCode(err error) string {
+// answer is the service's status and code for err: the failed operation's
+// when an error in the chain knows it, else the first
+// *azcore.ResponseError's; ok is false when the service did not answer.
+func answer(err error) (statusCode int, errorCode string, ok bool) {
+	var st operationStatus
+	if errors.As(err, &st) {
+		if s, c := st.OperationStatus(); s != 0 {
+			return s, c, true
+		}
+	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		return re.ErrorCode
+		return re.StatusCode, re.ErrorCode, true
 	}
-	return ""
+	return 0, "", false
+}
+
+func classIs(err, target error) bool {
+	s, c, ok := answer(err)
+	return ok && HasClass(s, c, target)
+}
+
+// StatusCode is the HTTP status of the service's answer in err's chain, or
+// 0 when the service did not answer. For a failed transaction it is the
+// failed operation's status, not the 202 of the whole response.
+func StatusCode(err error) int {
+	s, _, _ := answer(err)
+	return s
+}
+
+// ErrorCode is the service's error code in err's chain, or "". For a
+// failed transaction it is the failed operation's code (the whole
+// response, a 202, has none).
+func ErrorCode(err error) string {
+	_, c, _ := answer(err)
+	return c
 }
 
 // is classifies err: by errors.Is, which tablekit's own error types answer
@@ -157,8 +212,13 @@ func ErrorCode(err error) string {
 // or by the first *azcore.ResponseError in the chain.
 func is(err, class error) bool { return errors.Is(err, class) || classIs(err, class) }
 
-// IsNotFound reports a 404 from the service.
+// IsNotFound reports that the service answered 404 for the entity (blob,
+// message) addressed while its table (queue, container) exists. A missing
+// table is IsTableNotFound instead.
 func IsNotFound(err error) bool { return is(err, ErrNotFound) }
+
+// IsTableNotFound reports a 404 TableNotFound: the table does not exist.
+func IsTableNotFound(err error) bool { return is(err, ErrTableNotFound) }
 
 // IsAlreadyExists reports a 409 EntityAlreadyExists or TableAlreadyExists.
 func IsAlreadyExists(err error) bool { return is(err, ErrAlreadyExists) }

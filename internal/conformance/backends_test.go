@@ -201,3 +201,13 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 
 func TestRetriesOnFake(t *testing.T)    { RunRetries(t, fakeEnv()) }
 func TestRetriesOnAzurite(t *testing.T) { RunRetries(t, azuriteEnv(t)) }
+
+func TestErrorChainOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunErrorChain(t, env, services(t, env))
+}
+
+func TestErrorChainOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunErrorChain(t, env, services(t, env))
+}
