@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -66,10 +67,12 @@ type TransactionError struct {
 	Err error
 }
 
-// Error names the failed operation and the service's answer to it.
+// Error names the failed operation and the service's answer to it, or the
+// transport's failure with any credential in it (a SAS signature in the
+// request URL) redacted; Unwrap still returns the error as it came.
 func (e *TransactionError) Error() string {
 	if e.Index < 0 {
-		return fmt.Sprintf("batch: transaction failed: %v", e.Err)
+		return "batch: transaction failed: " + redact.String(fmt.Sprint(e.Err))
 	}
 	return fmt.Sprintf("batch: transaction failed at operation %d (%s %q/%q): %d %s: %s",
 		e.Index, e.Op.Kind, e.Op.PartitionKey(), e.Op.RowKey(), e.StatusCode, e.ErrorCode, e.Message)

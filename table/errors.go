@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // Errors of bad input, raised before any request is sent. Each is matched by
@@ -115,7 +116,9 @@ type ServiceError struct {
 	Err error
 }
 
-// Error names the operation and entity and quotes the service.
+// Error names the operation and entity and quotes the service, or the
+// transport's failure with any credential in it (a SAS signature in the
+// request URL) redacted; Unwrap still returns the error as it came.
 func (e *ServiceError) Error() string {
 	where := e.Table
 	if e.PartitionKey != "" || e.RowKey != "" {
@@ -124,7 +127,7 @@ func (e *ServiceError) Error() string {
 	if where != "" {
 		where = " " + where
 	}
-	return "table: " + e.Op + where + ": " + e.Err.Error()
+	return "table: " + e.Op + where + ": " + redact.String(e.Err.Error())
 }
 
 // Unwrap returns the SDK's error (an *azcore.ResponseError from the service).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // ErrNoChange, returned by a Modify function, ends Modify without writing.
@@ -32,9 +34,10 @@ type ConflictError struct {
 	Err      error // the last precondition or conflict failure
 }
 
-// Error says how many attempts were made and the last failure.
+// Error says how many attempts were made and the last failure, with any
+// credential in it redacted.
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err)
+	return redact.String(fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err))
 }
 
 // Unwrap returns the last lost race.
