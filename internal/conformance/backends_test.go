@@ -211,3 +211,6 @@ func TestErrorChainOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunErrorChain(t, env, services(t, env))
 }
+
+func TestEncryptionOnFake(t *testing.T)    { RunEncryption(t, fakeEnv()) }
+func TestEncryptionOnAzurite(t *testing.T) { RunEncryption(t, azuriteEnv(t)) }
