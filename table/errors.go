@@ -232,10 +232,15 @@ func IsPreconditionFailed(err error) bool { return is(err, ErrPreconditionFailed
 // IsThrottled reports 503 Server Busy, 429, or an operation timeout.
 func IsThrottled(err error) bool { return is(err, ErrThrottled) }
 
-// IsRetryable reports an error worth retrying with back-off: throttling,
-// 500, 502, 504, 408, or a transport failure (no response at all). 400-class
-// answers other than 408 and 429 are never retryable: the same request
-// would fail the same way.
+// IsRetryable reports an error worth retrying later, with back-off:
+// throttling, 500, 502, 504, 408, or a transport failure (no answer at
+// all); for a failed transaction, by the failed operation's own status. By
+// the time tablekit returns such an error the client's retry policy has
+// already retried it (policy.RetryOptions.MaxRetries): tablekit itself does
+// not retry it again, so this is for the caller's own, slower loop (a
+// queue message's redelivery, a job's next run). 400-class answers other
+// than 408 and 429 are never retryable: the same request would fail the
+// same way.
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false
@@ -244,13 +249,13 @@ func IsRetryable(err error) bool {
 	if errors.As(err, &ie) {
 		return false
 	}
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
+	status, _, answered := answer(err)
+	if !answered {
 		// No answer from the service: connection refused, reset, timeout;
 		// but not the caller giving up.
 		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}
-	switch re.StatusCode {
+	switch status {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
 		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true

@@ -17,8 +17,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/ledger"
+	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -46,6 +48,7 @@ const (
 // names) one way, the first n of them or, with n < 0, every one. It sits
 // after the counter, so every attempt the SDK makes is counted.
 type scriptedFaults struct {
+	svc  ledger.Service // the service whose operation names ops are
 	mu   sync.Mutex
 	ops  map[string]bool
 	kind failure
@@ -68,7 +71,7 @@ var errTimedOut = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceed
 func (s *scriptedFaults) Do(req *policy.Request) (*http.Response, error) {
 	s.mu.Lock()
 	kind := failNone
-	if s.n != 0 && s.ops[ledger.Classify(ledger.Table, req.Raw()).Operation] {
+	if s.n != 0 && s.ops[ledger.Classify(s.svc, req.Raw()).Operation] {
 		kind = s.kind
 		if s.n > 0 {
 			s.n--
@@ -123,7 +126,8 @@ func innerThrottled(req *http.Request) *http.Response {
 }
 
 // RunRetries counts the requests that reach the service (every attempt,
-// the SDK's retries included) when one call of table or batch meets each
+// the SDK's retries included) when one call of table, batch, consistency
+// or a pattern meets each
 // kind of failure: 500, 503, a timeout, a lost response, 409 and 412. The
 // rule: the SDK's retry policy is the only transport retry, so a call
 // costs at most the SDK's tries per request it needs, plus the documented
@@ -133,12 +137,26 @@ func innerThrottled(req *http.Request) *http.Response {
 // cannot see.
 func RunRetries(t *testing.T, env Env) {
 	ctx := t.Context()
-	faults := &scriptedFaults{}
+	faults := &scriptedFaults{svc: ledger.Table}
 	c := &reqcount.Counter{Faults: faults}
 	client := env.NewTable(t, c)
+	qfaults := &scriptedFaults{svc: ledger.Queue}
+	qc := &reqcount.Counter{Faults: qfaults}
+	queue := env.NewQueue(t, qc)
+	sender := consistency.NewSender(queue, nil)
+	idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+	if err != nil {
+		t.Fatal(err)
+	}
 	tb, err := table.New[Employee](client, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	staffSeq := 0
+	newStaff := func() *Staff {
+		staffSeq++
+		id := strconv.Itoa(staffSeq)
+		return staff("r"+id, "Ann", "Lee"+id, "ann"+id+"@contoso.com", 30)
 	}
 	writes := []string{"InsertEntity", "UpdateEntity", "MergeEntity"}
 
@@ -240,6 +258,17 @@ func RunRetries(t *testing.T, env Env) {
 				arm()
 				return write(writer(nil), batch.Add(fresh("writer")))
 			}},
+			{name: "consistency Sender.Send", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
+				qfaults.set(k.kind, -1, "EnqueueMessage")
+				arm()
+				return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1})
+			}},
+			// One transaction: the entity and its index copies.
+			{name: "patterns IntraPartitionIndex.Add", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
+				persistent("Batch")()
+				arm()
+				return idx.Add(ctx, newStaff(), nil)
+			}},
 		}})
 	}
 	lostOnce := func(ops ...string) { faults.set(failLost, 1, ops...) }
@@ -298,6 +327,18 @@ func RunRetries(t *testing.T, env Env) {
 			lostOnce("Batch")
 			arm()
 			return write(writer(&batch.WriterOptions{IdempotentAdds: true}), batch.Add(fresh("writer")))
+		}},
+		// The SDK's retry enqueues the message a second time: delivery is
+		// at least once, which the worker's idempotent handlers absorb.
+		{name: "consistency Sender.Send", want: func(int) int { return 2 }, ok: true, run: func(t *testing.T, arm func()) error {
+			qfaults.set(failLost, 1, "EnqueueMessage")
+			arm()
+			return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1})
+		}},
+		{name: "patterns IntraPartitionIndex.Add Idempotent", want: func(int) int { return 2 + 1 }, ok: true, run: func(t *testing.T, arm func()) error {
+			lostOnce("Batch")
+			arm()
+			return idx.Add(ctx, newStaff(), &table.AddOptions{Idempotent: true})
 		}},
 	}})
 	kinds = append(kinds, struct {
@@ -389,6 +430,10 @@ func RunRetries(t *testing.T, env Env) {
 			faults.set(failInner503, -1, "Batch")
 			arm()
 			_, err := batch.Submit(ctx, client, batch.Add(fresh("submit")))
+			if !table.IsThrottled(err) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
+				t.Errorf("an operation throttled inside a transaction: IsThrottled %v, IsRetryable %v, StatusCode %d",
+					table.IsThrottled(err), table.IsRetryable(err), table.StatusCode(err))
+			}
 			return err
 		}},
 		{name: "batch Writer MaxAttempts 3", want: func(int) int { return 3 }, run: func(t *testing.T, arm func()) error {
@@ -402,10 +447,13 @@ func RunRetries(t *testing.T, env Env) {
 		for _, cl := range k.calls {
 			t.Run(k.name+"/"+cl.name, func(t *testing.T) {
 				faults.set(failNone, 0)
+				qfaults.set(failNone, 0)
 				defer faults.set(failNone, 0)
-				err := cl.run(t, func() { c.Reset() })
-				got, want := c.N(), cl.want(sdk)
+				defer qfaults.set(failNone, 0)
+				err := cl.run(t, func() { c.Reset(); qc.Reset() })
+				got, want := c.N()+qc.N(), cl.want(sdk)
 				faults.set(failNone, 0)
+				qfaults.set(failNone, 0)
 				if cl.ok && err != nil {
 					t.Errorf("failed: %v", err)
 				}
