@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // Client-side encryption ("Encrypting table data" in the guide), modelled
@@ -147,7 +148,7 @@ func (e *IntegrityError) Error() string {
 	b.WriteString(e.Reason)
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(redact.String(e.Err.Error()))
 	}
 	return b.String()
 }
@@ -339,7 +340,7 @@ func (t *Table[T]) encrypt(ctx context.Context, body []byte) ([]byte, error) {
 	env.Tag = aead.Seal(nonce, nonce, nil, b.aad("list", ""))
 	wrapped, err := t.enc.Keys.WrapKey(ctx, t.enc.KeyID, cek)
 	if err != nil {
-		return nil, fmt.Errorf("table: wrap the content key with %q: %w", t.enc.KeyID, err)
+		return nil, redact.Error(fmt.Errorf("table: wrap the content key with %q: %w", t.enc.KeyID, err))
 	}
 	env.Key = wrapped
 	ej, _ := json.Marshal(env)
