@@ -618,8 +618,8 @@ func RunTable(t *testing.T, env Env) {
 		if _, err := client.Delete(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tb.Get(ctx, "p", "r", nil); !table.IsNotFound(err) {
-			t.Fatalf("Get in a deleted table: %v", err)
+		if _, err := tb.Get(ctx, "p", "r", nil); !table.IsTableNotFound(err) || table.IsNotFound(err) {
+			t.Fatalf("Get in a deleted table: %v; want ErrTableNotFound, not a missing entity", err)
 		}
 	})
 }
