@@ -67,11 +67,8 @@ var entityPlan = &plan{typ: entityType, byName: map[string]int{}, meta: []int{0}
 // would; only, when non-nil, restricts the properties written.
 func encodeEntity(b []byte, e *Entity, only map[string]bool) ([]byte, error) {
 	const op, typ = "encode", "table.Entity"
-	if err := keys.ValidatePartitionKey(e.PartitionKey); err != nil {
-		return nil, &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(e.RowKey); err != nil {
-		return nil, &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
+	if err := validateKeys(op, typ, e.PartitionKey, e.RowKey); err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(e.Properties))
 	for name := range e.Properties {
