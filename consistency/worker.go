@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,8 @@ type Stats struct {
 	// Abandoned counts prefetched messages left to reappear because they
 	// waited for a free handler past half their visibility timeout.
 	Abandoned int64
+	// Panicked counts handler runs that panicked.
+	Panicked int64
 }
 
 // Worker runs handlers for the messages of a queue: the guide's worker role
@@ -399,9 +402,46 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 			}
 		}
 	}()
-	err := h(hctx, msg)
-	close(done)
+	defer close(done)
+	return w.call(hctx, h, msg)
+}
+
+// PanicError is a handler's panic, recovered and treated as its message's
+// failure: the message reappears after its back-off like any other failure
+// and goes to the poison queue after MaxDequeues, while the worker keeps
+// serving the other messages. A panic can be a bug that every delivery hits
+// or a transient one (a race), so it is retried rather than poisoned at once.
+type PanicError struct {
+	// Type and Key name the message whose handler panicked.
+	Type, Key string
+	// Value is what the handler panicked with.
+	Value any
+	// Stack is the handler goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error reports the panic value and the stack, so both travel in the
+// message's LastError, the poison record and the log.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("consistency: handler of %s (key %q) panicked: %v\n%s", e.Type, e.Key, e.Value, e.Stack)
+}
+
+// Unwrap returns the panic value when it is an error (panic(err)).
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
 	return err
+}
+
+// call runs h, turning a panic into a *PanicError: one bad message must not
+// take the process, and every healthy message in it, down.
+func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Type: msg.Type, Key: msg.Key, Value: r, Stack: debug.Stack()}
+			w.count(func(s *Stats) { s.Panicked++ })
+		}
+	}()
+	return h(ctx, msg)
 }
 
 // retry hides a failed message for the back-off of its dequeue count and

@@ -198,3 +198,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestWorkerOnFake(t *testing.T)    { RunWorker(t, fakeEnv()) }
+func TestWorkerOnAzurite(t *testing.T) { RunWorker(t, azuriteEnv(t)) }

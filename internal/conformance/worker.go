@@ -1,0 +1,96 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+)
+
+// quiet discards a worker's logs in cases that fail handlers on purpose.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// poisonRecords reads every record of a poison queue.
+func poisonRecords(t *testing.T, poison *azqueue.QueueClient) []consistency.PoisonRecord {
+	t.Helper()
+	var out []consistency.PoisonRecord
+	for {
+		d, err := poison.DequeueMessages(t.Context(), &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(32)), VisibilityTimeout: to.Ptr(int32(60))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Messages) == 0 {
+			return out
+		}
+		for _, m := range d.Messages {
+			var rec consistency.PoisonRecord
+			if err := json.Unmarshal([]byte(*m.MessageText), &rec); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, rec)
+		}
+	}
+}
+
+// RunWorker runs the worker's robustness cases: what a bad message or a
+// bad handler may and may not do to the rest of the queue.
+func RunWorker(t *testing.T, env Env) {
+	ctx := t.Context()
+
+	t.Run("a panicking handler fails only its own message; 1,000 healthy ones are processed, none poisoned", func(t *testing.T) {
+		const healthy, panicky = 1000, 5
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		sender := consistency.NewSender(q, nil)
+		for i := range healthy {
+			if err := sender.Send(ctx, "ok.v1", fmt.Sprint("ok", i), i); err != nil {
+				t.Fatal(err)
+			}
+			if i%(healthy/panicky) == 0 {
+				if err := sender.Send(ctx, "boom.v1", fmt.Sprint("boom", i), i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var mu sync.Mutex
+		done := map[string]int{}
+		w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Logger: quiet}))
+		_ = w.Handle("ok.v1", func(_ context0, m *consistency.Message) error {
+			mu.Lock()
+			done[m.Key]++
+			mu.Unlock()
+			return nil
+		})
+		_ = w.Handle("boom.v1", func(_ context0, m *consistency.Message) error {
+			var m2 map[string]int
+			m2[m.Key] = 1 // a nil-map write: the kind of bug that panics in production
+			return nil
+		})
+		drainAll(t, q, w)
+		if len(done) != healthy {
+			t.Fatalf("%d of %d healthy messages processed", len(done), healthy)
+		}
+		recs := poisonRecords(t, poison)
+		if len(recs) != panicky {
+			t.Fatalf("poison queue holds %d records, want the %d panicking messages", len(recs), panicky)
+		}
+		for _, r := range recs {
+			if r.Envelope == nil || r.Envelope.Type != "boom.v1" {
+				t.Fatalf("a healthy message was poisoned: %+v", r)
+			}
+			if !strings.Contains(r.Error, "assignment to entry in nil map") || !strings.Contains(r.Error, "goroutine") {
+				t.Fatalf("the poison record lacks the panic value or its stack: %q", r.Error)
+			}
+		}
+		st := w.Stats()
+		if st.Processed != healthy || st.Poisoned != panicky || st.Panicked != panicky*consistency.DefaultMaxDequeues {
+			t.Fatalf("stats %+v; want %d processed, %d poisoned, %d panics", st, healthy, panicky, panicky*consistency.DefaultMaxDequeues)
+		}
+	})
+}
