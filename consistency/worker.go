@@ -108,8 +108,9 @@ type Worker struct {
 	queue    Queue
 	poison   Queue
 	opts     WorkerOptions
+	hmu      sync.RWMutex // guards handlers
 	handlers map[string]Handler
-	mu       sync.Mutex
+	mu       sync.Mutex // guards stats
 	stats    Stats
 }
 
@@ -150,7 +151,10 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	return w
 }
 
-// Handle registers h for messages of msgType ("archive.v1").
+// Handle registers h for messages of msgType ("archive.v1"). A type has
+// one handler: a second registration returns ErrDuplicateHandler and
+// changes nothing, so give each index (or other handler instance) a type of
+// its own. Safe to call while the worker runs.
 func (w *Worker) Handle(msgType string, h Handler) error {
 	if err := CheckType(msgType); err != nil {
 		return err
@@ -158,8 +162,19 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 	if h == nil {
 		return fmt.Errorf("consistency: nil handler for %s", msgType)
 	}
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if _, ok := w.handlers[msgType]; ok {
+		return fmt.Errorf("%w: %q", ErrDuplicateHandler, msgType)
+	}
 	w.handlers[msgType] = h
 	return nil
+}
+
+func (w *Worker) handler(msgType string) Handler {
+	w.hmu.RLock()
+	defer w.hmu.RUnlock()
+	return w.handlers[msgType]
 }
 
 // Stats returns the counts so far.
@@ -328,7 +343,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		return
 	}
 	msg.Envelope = *env
-	h := w.handlers[env.Type]
+	h := w.handler(env.Type)
 	switch {
 	case h == nil:
 		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))

@@ -191,6 +191,12 @@ func TestHandleRefusesBadRegistrations(t *testing.T) {
 	if err := w.Handle("x.v1", nil); err == nil {
 		t.Fatal("nil handler accepted")
 	}
+	if err := w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil }); !errors.Is(err, consistency.ErrDuplicateHandler) {
+		t.Fatalf("a second handler for x.v1: %v", err)
+	}
 }
 
 type emp struct {

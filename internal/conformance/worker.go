@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -91,6 +92,28 @@ func RunWorker(t *testing.T, env Env) {
 		st := w.Stats()
 		if st.Processed != healthy || st.Poisoned != panicky || st.Panicked != panicky*consistency.DefaultMaxDequeues {
 			t.Fatalf("stats %+v; want %d processed, %d poisoned, %d panics", st, healthy, panicky, panicky*consistency.DefaultMaxDequeues)
+		}
+	})
+
+	t.Run("Handle refuses a second handler for a type, so no message goes to the wrong one", func(t *testing.T) {
+		// Two indexes registered under one type: before, the second silently
+		// replaced the first, whose messages were then deleted unapplied.
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Logger: quiet}))
+		var first, second int
+		if err := w.Handle("index.v1", func(context0, *consistency.Message) error { first++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		err := w.Handle("index.v1", func(context0, *consistency.Message) error { second++; return nil })
+		if !errors.Is(err, consistency.ErrDuplicateHandler) || !strings.Contains(err.Error(), `"index.v1"`) {
+			t.Fatalf("second Handle for index.v1: %v; want ErrDuplicateHandler naming the type", err)
+		}
+		if err := consistency.NewSender(q, nil).Send(ctx, "index.v1", "k", 1); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if first != 1 || second != 0 {
+			t.Fatalf("first handler ran %d times, the refused one %d", first, second)
 		}
 	})
 }
