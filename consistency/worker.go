@@ -82,7 +82,9 @@ type WorkerOptions struct {
 	ShutdownGrace time.Duration
 	// Blobs reads payloads that senders put in blobs. Default: none.
 	Blobs Blobs
-	// Logger records processed, retried and poisoned messages. Default: none.
+	// Logger records failures at Warn (retried and poisoned messages, with
+	// a panic's stack) and processed messages at Debug. Default:
+	// slog.Default() at the time NewWorker is called.
 	Logger *slog.Logger
 	// OnProcessed, OnRetried and OnPoisoned are called after each outcome.
 	OnProcessed func(*Message)
@@ -98,6 +100,9 @@ type Stats struct {
 	Abandoned int64
 	// Panicked counts handler runs that panicked.
 	Panicked int64
+	// Failures counts retried and poisoned messages by type, with each
+	// type's last error.
+	Failures map[string]TypeFailures
 }
 
 // Worker runs handlers for the messages of a queue: the guide's worker role
@@ -112,6 +117,7 @@ type Worker struct {
 	handlers map[string]Handler
 	mu       sync.Mutex // guards stats
 	stats    Stats
+	log      *slog.Logger
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -148,6 +154,10 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 10 * time.Second
 	}
+	w.log = o.Logger
+	if w.log == nil {
+		w.log = slog.Default()
+	}
 	return w
 }
 
@@ -181,7 +191,20 @@ func (w *Worker) handler(msgType string) Handler {
 func (w *Worker) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.stats
+	s := w.stats
+	s.Failures = copyFailures(s.Failures)
+	return s
+}
+
+// fail records a failed delivery in the call's tally and in Stats.
+func (w *Worker) fail(t *tally, kind int, msgType string, err error) {
+	t.add(kind, msgType, err)
+	w.count(func(s *Stats) {
+		var retried, poisoned int64
+		addFailure(&retried, &poisoned, &s.Panicked, &s.Failures, kind, msgType, err)
+		s.Retried += retried
+		s.Poisoned += poisoned
+	})
 }
 
 func (w *Worker) count(f func(*Stats)) {
@@ -192,21 +215,29 @@ func (w *Worker) count(f func(*Stats)) {
 
 // Run processes messages until ctx ends, then lets running handlers finish
 // for ShutdownGrace before cancelling them (their messages simply reappear).
+// It returns a *FailureReport of the messages that failed while it ran
+// (each failure was also logged at Warn as it happened), joined with the
+// last dequeue error if dequeues were still failing; nil when nothing
+// failed.
 func (w *Worker) Run(ctx context.Context) error {
-	_, err := w.loop(ctx, false)
+	_, err, failed := w.loop(ctx, false)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil
+		err = nil
 	}
-	return err
+	return join(err, failed)
 }
 
 // Drain processes messages until a dequeue finds none visible, then
-// returns, having waited for every handler it started.
+// returns, having waited for every handler it started. Its error is a
+// *FailureReport of the messages that failed during the call, joined with
+// a dequeue error that ended it; nil when everything succeeded.
 func (w *Worker) Drain(ctx context.Context) (Stats, error) {
-	return w.loop(ctx, true)
+	st, err, failed := w.loop(ctx, true)
+	return st, join(err, failed)
 }
 
-func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
+func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
+	failed := &tally{}
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
 	sem := make(chan struct{}, w.opts.Concurrency)
@@ -245,9 +276,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			if w.opts.Logger != nil {
-				w.opts.Logger.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
-			}
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
 			loopErr = err
 			if drain {
 				break
@@ -292,7 +321,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 					w.count(func(s *Stats) { s.Abandoned++ })
 					return
 				}
-				w.process(handlerCtx, dm, got)
+				w.process(handlerCtx, dm, got, failed)
 			}()
 		}
 	}
@@ -300,7 +329,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 	if loopErr == nil && !drain {
 		loopErr = ctx.Err()
 	}
-	return w.Stats(), loopErr
+	return w.Stats(), loopErr, failed.report()
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -333,48 +362,50 @@ func derefInt(p *int64) int64 {
 	return *p
 }
 
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time) {
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
 	env, err := decodeEnvelope(text)
 	if err != nil {
-		w.toPoison(ctx, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, rc, text, err)
 		return
 	}
 	msg.Envelope = *env
 	h := w.handler(env.Type)
 	switch {
 	case h == nil:
-		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
+		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
 		return
 	case msg.DequeueCount > w.opts.MaxDequeues:
-		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
+		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
 		return
 	}
 	err = w.run(ctx, h, msg, rc, text, dequeued)
 	var perm permanent
 	switch {
 	case err == nil:
-		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil && w.opts.Logger != nil {
+		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil {
 			// The message will reappear and its handler run again: harmless,
 			// since handlers converge.
-			w.opts.Logger.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
+			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
 			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
-		if w.opts.Logger != nil {
-			w.opts.Logger.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
-		}
+		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
 		if w.opts.OnProcessed != nil {
 			w.opts.OnProcessed(msg)
 		}
 	case errors.As(err, &perm):
-		w.toPoison(ctx, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+	case ctx.Err() != nil && !isPanic(err):
+		// Shutdown cancelled the handler past ShutdownGrace: not the
+		// message's failure; it reappears after its visibility timeout.
+		w.count(func(s *Stats) { s.Abandoned++ })
 	default:
-		w.retry(ctx, msg, rc, err)
+		w.retry(ctx, failed, msg, rc, err)
 	}
 }
 
@@ -453,7 +484,6 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Type: msg.Type, Key: msg.Key, Value: r, Stack: debug.Stack()}
-			w.count(func(s *Stats) { s.Panicked++ })
 		}
 	}()
 	return h(ctx, msg)
@@ -461,11 +491,9 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 
 // retry hides a failed message for the back-off of its dequeue count and
 // records the error in it for the next attempt and the poison queue.
-func (w *Worker) retry(ctx context.Context, msg *Message, rc *receipt, herr error) {
-	w.count(func(s *Stats) { s.Retried++ })
-	if w.opts.Logger != nil {
-		w.opts.Logger.InfoContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "dequeues", msg.DequeueCount, "err", herr)
-	}
+func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
+	w.fail(failed, failRetried, msg.Type, herr)
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
 	if w.opts.OnRetried != nil {
 		w.opts.OnRetried(msg, herr)
 	}
@@ -498,7 +526,7 @@ type PoisonRecord struct {
 // toPoison copies the message to the poison queue, then deletes it. A crash
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
-func (w *Worker) toPoison(ctx context.Context, msg *Message, rc *receipt, text string, cause error) {
+func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
 	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
@@ -514,16 +542,15 @@ func (w *Worker) toPoison(ctx context.Context, msg *Message, rc *receipt, text s
 		b, _ = json.Marshal(rec)
 	}
 	if _, err := w.poison.EnqueueMessage(ctx, string(b), nil); err != nil {
-		if w.opts.Logger != nil {
-			w.opts.Logger.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "err", err)
-		}
+		// The message stays and reappears: a failure to retry.
+		err = fmt.Errorf("consistency: cannot enqueue to the poison queue (%w); cause: %w", err, cause)
+		w.fail(failed, failRetried, msg.Type, err)
+		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", err)
 		return
 	}
 	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
-	w.count(func(s *Stats) { s.Poisoned++ })
-	if w.opts.Logger != nil {
-		w.opts.Logger.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
-	}
+	w.fail(failed, failPoisoned, msg.Type, cause)
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
 	if w.opts.OnPoisoned != nil {
 		w.opts.OnPoisoned(msg, text, cause)
 	}
@@ -534,4 +561,21 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+func isPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe)
+}
+
+// join is errors.Join that returns a lone error itself, so a Drain that
+// only had failing messages returns the *FailureReport unwrapped.
+func join(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return errors.Join(a, b)
 }

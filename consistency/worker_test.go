@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,9 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
+
+// quiet discards the logs of workers whose handlers fail on purpose.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.QueueClient) {
 	svc := fake.NewQueueService(nil)
@@ -140,14 +145,15 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	_, _ = p.Create(t.Context(), nil)
 	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
 	var seen []string
-	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3})
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3, Logger: quiet})
 	_ = w.Handle("fail.v1", func(ctx context.Context, m *consistency.Message) error {
 		seen = append(seen, m.LastError)
 		return errors.New("boom " + string(rune('0'+m.DequeueCount)))
 	})
+	var rep *consistency.FailureReport
 	for i, wait := range []time.Duration{2 * time.Second, 4 * time.Second, 0} {
-		if _, err := w.Drain(t.Context()); err != nil {
-			t.Fatal(err)
+		if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Retried != 1 {
+			t.Fatalf("Drain of a failing message: %v; want a report of one retry", err)
 		}
 		if i < 2 {
 			// Hidden for the back-off of its dequeue count: 2 s, then 4 s.
@@ -165,8 +171,8 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	mu.Lock()
 	now = now.Add(10 * time.Second)
 	mu.Unlock()
-	if _, err := w.Drain(t.Context()); err != nil {
-		t.Fatal(err)
+	if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Poisoned != 1 {
+		t.Fatalf("Drain of a message past MaxDequeues: %v; want a report of one poisoned", err)
 	}
 	if strings.Join(seen, "|") != "|boom 1|boom 2" {
 		t.Fatalf("last errors seen: %q", seen)
@@ -239,3 +245,31 @@ func TestMoveToBlob(t *testing.T) {
 		t.Fatalf("still in Current: %v", err)
 	}
 }
+
+// TestFailuresLogThroughTheDefaultLogger: with no Logger a failure is still
+// logged at Warn, through slog.Default().
+func TestFailuresLogThroughTheDefaultLogger(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer slog.SetDefault(old)
+	_, q, p := queues(t)
+	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Backoff: func(int64) time.Duration { return time.Hour }})
+	_ = w.Handle("fail.v1", func(context.Context, *consistency.Message) error { return errors.New("disk on fire") })
+	_, _ = w.Drain(t.Context())
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "level=WARN") || !strings.Contains(buf.String(), "disk on fire") {
+		t.Fatalf("default logger got %q", buf.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

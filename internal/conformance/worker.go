@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,4 +117,75 @@ func RunWorker(t *testing.T, env Env) {
 			t.Fatalf("first handler ran %d times, the refused one %d", first, second)
 		}
 	})
+
+	t.Run("Drain and Run report what failed, log it at Warn and count it in Stats", func(t *testing.T) {
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		sender := consistency.NewSender(q, nil)
+		for _, typ := range []string{"ok.v1", "flaky.v1", "unknown.v1"} {
+			if err := sender.Send(ctx, typ, "k", 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		logs := &warnings{}
+		w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{MaxDequeues: 2, Logger: slog.New(logs)}))
+		_ = w.Handle("ok.v1", func(context0, *consistency.Message) error { return nil })
+		attempts := 0
+		_ = w.Handle("flaky.v1", func(context0, *consistency.Message) error {
+			attempts++
+			return fmt.Errorf("attempt %d failed", attempts)
+		})
+		_, err := w.Drain(ctx)
+		var rep *consistency.FailureReport
+		if !errors.As(err, &rep) {
+			t.Fatalf("Drain with failing handlers returned %v; want a *FailureReport", err)
+		}
+		flaky, unknown := rep.ByType["flaky.v1"], rep.ByType["unknown.v1"]
+		if flaky.Retried != 2 || flaky.Poisoned != 1 || unknown.Poisoned != 1 || rep.Retried != 2 || rep.Poisoned != 2 {
+			t.Fatalf("report %+v; want flaky.v1 retried twice then poisoned, unknown.v1 poisoned", rep)
+		}
+		if flaky.LastError == nil || !strings.Contains(flaky.LastError.Error(), "attempt 2 failed") || !strings.Contains(err.Error(), "attempt 2 failed") {
+			t.Fatalf("flaky.v1's last error: %v (report: %v)", flaky.LastError, err)
+		}
+		if st := w.Stats(); st.Failures["flaky.v1"].Retried != 2 || st.Failures["unknown.v1"].Poisoned != 1 || st.Processed != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		if n := logs.count(); n < 4 {
+			t.Fatalf("%d Warn records for 2 retries and 2 poisoned messages", n)
+		}
+		if _, err := w.Drain(ctx); err != nil {
+			t.Fatalf("a Drain with nothing failing reported %v", err)
+		}
+
+		// Run reports the failures of its own run when its context ends.
+		if err := sender.Send(ctx, "flaky.v1", "k2", 1); err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		w2 := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{MaxDequeues: 1, Logger: quiet,
+			OnPoisoned: func(*consistency.Message, string, error) { cancel() }}))
+		_ = w2.Handle("flaky.v1", func(context0, *consistency.Message) error { return errors.New("still failing") })
+		err = w2.Run(rctx)
+		if !errors.As(err, &rep) || rep.ByType["flaky.v1"].Poisoned != 1 || !strings.Contains(err.Error(), "still failing") {
+			t.Fatalf("Run returned %v; want a report of the poisoned flaky.v1", err)
+		}
+	})
 }
+
+// warnings is a slog.Handler that counts records at Warn and above.
+type warnings struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *warnings) Enabled(context.Context, slog.Level) bool { return true }
+func (h *warnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		h.mu.Lock()
+		h.n++
+		h.mu.Unlock()
+	}
+	return nil
+}
+func (h *warnings) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *warnings) WithGroup(string) slog.Handler      { return h }
+func (h *warnings) count() int                         { h.mu.Lock(); defer h.mu.Unlock(); return h.n }
