@@ -95,8 +95,8 @@ type WorkerOptions struct {
 // Stats counts a worker's outcomes.
 type Stats struct {
 	Dequeued, Processed, Retried, Poisoned, Renewed int64
-	// Abandoned counts prefetched messages left to reappear because they
-	// waited for a free handler past half their visibility timeout.
+	// Abandoned counts messages whose handler shutdown cancelled after
+	// ShutdownGrace: they reappear after their visibility timeout.
 	Abandoned int64
 	// Panicked counts handler runs that panicked.
 	Panicked int64
@@ -118,6 +118,9 @@ type Worker struct {
 	mu       sync.Mutex // guards stats
 	stats    Stats
 	log      *slog.Logger
+	// iterations counts rounds of the dequeue loop, so tests can tell
+	// waiting from polling.
+	iterations atomic.Int64
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -240,9 +243,8 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	failed := &tally{}
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
-	sem := make(chan struct{}, w.opts.Concurrency)
 	var wg sync.WaitGroup
-	var pending atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	var running atomic.Int64 // dequeued and not yet finished; never above Concurrency
 	wait := func() {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -253,20 +255,21 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			<-done
 		}
 	}
-	// Up to twice Concurrency messages are held: the running ones and as many
-	// waiting, so one dequeue serves many handlers.
-	limit := int64(2 * w.opts.Concurrency)
+	// A dequeue asks for no more messages than there are free handler slots:
+	// a message never waits for a slot while its visibility runs out (it
+	// would come back with one more dequeue, and go to poison in the end).
+	// The loop refills once half the slots are free, so dequeues still come
+	// in batches rather than one per finished handler.
+	refill := int64(max(1, min(w.opts.Concurrency, w.opts.BatchSize)/2))
 	poll := w.opts.PollInterval
 	var loopErr error
 	for ctx.Err() == nil {
-		held := pending.Load()
-		if held >= int64(w.opts.Concurrency) {
-			// Refill only below the low-water mark, so dequeues come in
-			// large batches rather than one message per freed slot.
+		w.iterations.Add(1)
+		free := int64(w.opts.Concurrency) - running.Load()
+		if free < refill {
 			sleep(ctx, time.Millisecond)
 			continue
 		}
-		free := limit - held
 		n := int32(min(free, int64(w.opts.BatchSize)))
 		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
@@ -288,7 +291,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if pending.Load() > 0 {
+				if running.Load() > 0 {
 					// Handlers still running may fail and make their messages
 					// visible again: wait for them, then look once more.
 					wg.Wait()
@@ -304,23 +307,11 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		got := time.Now()
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
 		for _, dm := range resp.Messages {
-			pending.Add(1)
+			running.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer pending.Add(-1)
-				select {
-				case sem <- struct{}{}:
-				case <-handlerCtx.Done():
-					return // shutting down: it reappears
-				}
-				defer func() { <-sem }()
-				if time.Since(got) > w.opts.Visibility/2 {
-					// Waited too long for a slot: its visibility is running out
-					// and another worker may take it; leave it to reappear.
-					w.count(func(s *Stats) { s.Abandoned++ })
-					return
-				}
+				defer running.Add(-1)
 				w.process(handlerCtx, dm, got, failed)
 			}()
 		}
@@ -411,8 +402,9 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 
 // run calls the handler, renewing the message's visibility every third of
 // it. The schedule counts from the dequeue, not from the handler's start: a
-// prefetched message has already spent some of its visibility waiting, and
-// each renewal keeps two thirds of it as margin for a slow request.
+// message has already spent a little of its visibility before its handler
+// starts, and each renewal keeps two thirds of it as margin for a slow
+// request.
 func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string, dequeued time.Time) error {
 	if msg.PayloadBlob != nil {
 		if w.opts.Blobs == nil {
@@ -426,8 +418,9 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		every := w.opts.Visibility / 3
 		t := time.NewTimer(time.Until(dequeued.Add(every)))
 		defer t.Stop()
@@ -448,7 +441,10 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 			}
 		}
 	}()
-	defer close(done)
+	// Stop the renewer and wait for it: a renewal still in flight when the
+	// handler returns would change the pop receipt under the delete that
+	// follows, which would then fail and let a processed message come back.
+	defer func() { close(done); <-stopped }()
 	return w.call(hctx, h, msg)
 }
 

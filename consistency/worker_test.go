@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -273,3 +275,27 @@ func TestFailuresLogThroughTheDefaultLogger(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestSlowHandlersPoisonNothing: 360 messages whose handlers each take
+// between a third and most of the visibility timeout (virtual time). A
+// worker that held more messages than it had free slots let waiting ones
+// expire and come back; with MaxDequeues 1 they went to poison.
+func TestSlowHandlersPoisonNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 360
+		_, q, p := queues(t)
+		s := consistency.NewSender(q, nil)
+		for i := range n {
+			_ = s.Send(t.Context(), "slow.v1", fmt.Sprint(i), i)
+		}
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 16, Visibility: 30 * time.Second, MaxDequeues: 1, Logger: quiet})
+		_ = w.Handle("slow.v1", func(ctx context.Context, m *consistency.Message) error {
+			time.Sleep(10*time.Second + time.Duration(m.DequeueCount*int64(len(m.Key)))*5*time.Second) // 15 s to 25 s
+			return nil
+		})
+		st, err := w.Drain(t.Context())
+		if err != nil || st.Processed != n || st.Dequeued != n || st.Poisoned != 0 {
+			t.Fatalf("stats %+v, %v; want each of %d messages dequeued once and processed", st, err, n)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -167,6 +168,38 @@ func RunWorker(t *testing.T, env Env) {
 		err = w2.Run(rctx)
 		if !errors.As(err, &rep) || rep.ByType["flaky.v1"].Poisoned != 1 || !strings.Contains(err.Error(), "still failing") {
 			t.Fatalf("Run returned %v; want a report of the poisoned flaky.v1", err)
+		}
+	})
+
+	t.Run("slow handlers: no dequeued message waits out its visibility, none is poisoned", func(t *testing.T) {
+		// Handlers take 3/4 of the visibility timeout. A worker that
+		// dequeued more messages than it had free slots left the extra ones
+		// waiting until their visibility ran out; they came back with a
+		// higher dequeue count and, with MaxDequeues 1, went to poison.
+		const n = 6
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		sender := consistency.NewSender(q, nil)
+		for i := range n {
+			if err := sender.Send(ctx, "slow.v1", fmt.Sprint("k", i), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 2, Visibility: 2 * time.Second, MaxDequeues: 1,
+			PollInterval: 20 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond, Logger: quiet})
+		_ = w.Handle("slow.v1", func(ctx context0, _ *consistency.Message) error {
+			select {
+			case <-time.After(1500 * time.Millisecond):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		st, err := w.Drain(ctx)
+		if err != nil || st.Processed != n || st.Dequeued != n || st.Poisoned != 0 || st.Abandoned != 0 {
+			t.Fatalf("stats %+v, %v; want %d messages each dequeued once and processed", st, err, n)
+		}
+		if got := len(poisonRecords(t, poison)); got != 0 {
+			t.Fatalf("%d healthy messages poisoned", got)
 		}
 	})
 }
