@@ -245,6 +245,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	defer cancelHandlers()
 	var wg sync.WaitGroup
 	var running atomic.Int64 // dequeued and not yet finished; never above Concurrency
+	// freed wakes the loop when a handler finishes. One buffered signal is
+	// enough: a finish between the loop's count and its wait stays in the
+	// buffer, and extra signals only cost a recount.
+	freed := make(chan struct{}, 1)
 	wait := func() {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -267,7 +271,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		w.iterations.Add(1)
 		free := int64(w.opts.Concurrency) - running.Load()
 		if free < refill {
-			sleep(ctx, time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-freed:
+			}
 			continue
 		}
 		n := int32(min(free, int64(w.opts.BatchSize)))
@@ -311,7 +318,13 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer running.Add(-1)
+				defer func() {
+					running.Add(-1)
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
 				w.process(handlerCtx, dm, got, failed)
 			}()
 		}

@@ -1,0 +1,55 @@
+package consistency_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+)
+
+// TestFullSlotsWaitForAFinishingHandler: while every handler slot is busy
+// the worker sleeps until a handler finishes, instead of waking up every
+// millisecond to look (1,000 wake-ups a second for nothing).
+func TestFullSlotsWaitForAFinishingHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, q, p := queues(t)
+		_ = consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1)
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 1, Logger: quiet})
+		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error {
+			time.Sleep(10 * time.Second) // virtual time
+			return nil
+		})
+		if st, err := w.Drain(t.Context()); err != nil || st.Processed != 1 {
+			t.Fatalf("drain: %+v %v", st, err)
+		}
+		if n := consistency.LoopIterations(w); n > 5 {
+			t.Fatalf("the dequeue loop went round %d times during one 10 s handler", n)
+		}
+	})
+}
+
+// TestIdleRequestRate: on an empty queue the worker backs off from 100 ms
+// to 5 s between dequeues, so an idle worker costs 7 dequeues in its first
+// 6.3 s and then one per 5 s: 12 a minute, 720 an hour.
+func TestIdleRequestRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, q, p := queues(t)
+		svc.ResetCounts()
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Logger: quiet})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		if err := w.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := svc.Count(fake.OpDequeue)
+		// 7 dequeues at 0, 0.1, 0.3, 0.7, 1.5, 3.1, 6.3 s, then one every 5 s.
+		want := 7 + int((time.Hour-6300*time.Millisecond)/(5*time.Second))
+		if got < want-1 || got > want+1 || svc.Total() != got {
+			t.Fatalf("an idle hour cost %d dequeues (%d requests in all); want %d", got, svc.Total(), want)
+		}
+		t.Logf("idle worker: %d requests in an hour (%.2f/s)", got, float64(got)/3600)
+	})
+}
