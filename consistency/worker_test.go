@@ -37,38 +37,41 @@ func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.Qu
 
 // TestLongHandlerKeepsItsMessage: a handler that runs past the visibility
 // timeout keeps the message hidden by renewing it, so a second worker never
-// runs it, and the newest pop receipt deletes it.
+// runs it, and the newest pop receipt deletes it. Virtual time (synctest):
+// the fake queue's clock is time.Now, which the bubble fakes.
 func TestLongHandlerKeepsItsMessage(t *testing.T) {
-	svc, q, p := queues(t)
-	if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
-		t.Fatal(err)
-	}
-	var runs atomic.Int32
-	slow := func(ctx context.Context, m *consistency.Message) error {
-		runs.Add(1)
-		time.Sleep(5 * time.Second) // 2.5 visibility timeouts
-		return nil
-	}
-	opts := func() *consistency.WorkerOptions {
-		return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
-	}
-	a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
-	_ = a.Handle("slow.v1", slow)
-	_ = b.Handle("slow.v1", slow)
-	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, w := range []*consistency.Worker{a, b} {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = w.Run(ctx) }()
-	}
-	wg.Wait()
-	if runs.Load() != 1 || svc.Len("work") != 0 {
-		t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
-	}
-	if a.Stats().Renewed+b.Stats().Renewed < 2 {
-		t.Fatalf("renewals: %d + %d", a.Stats().Renewed, b.Stats().Renewed)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		svc, q, p := queues(t)
+		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		slow := func(ctx context.Context, m *consistency.Message) error {
+			runs.Add(1)
+			time.Sleep(5 * time.Second) // 2.5 visibility timeouts
+			return nil
+		}
+		opts := func() *consistency.WorkerOptions {
+			return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
+		}
+		a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
+		_ = a.Handle("slow.v1", slow)
+		_ = b.Handle("slow.v1", slow)
+		ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, w := range []*consistency.Worker{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = w.Run(ctx) }()
+		}
+		wg.Wait()
+		if runs.Load() != 1 || svc.Len("work") != 0 {
+			t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
+		}
+		if a.Stats().Renewed+b.Stats().Renewed < 2 {
+			t.Fatalf("renewals: %d + %d", a.Stats().Renewed, b.Stats().Renewed)
+		}
+	})
 }
 
 // TestShutdownAbandonsCleanly: cancelling Run lets a handler finish within
@@ -80,30 +83,32 @@ func TestShutdownAbandonsCleanly(t *testing.T) {
 		left  int
 	}{{"finishes within the grace", 2 * time.Second, 0}, {"abandoned after the grace", 100 * time.Millisecond, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, q, p := queues(t)
-			_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
-			started := make(chan struct{})
-			w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
-			_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
-				close(started)
-				select {
-				case <-time.After(500 * time.Millisecond):
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
+			synctest.Test(t, func(t *testing.T) {
+				svc, q, p := queues(t)
+				_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
+				started := make(chan struct{})
+				w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
+				_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
+					close(started)
+					select {
+					case <-time.After(500 * time.Millisecond):
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error)
+				go func() { done <- w.Run(ctx) }()
+				<-started
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if svc.Len("work") != tc.left {
+					t.Fatalf("%d messages left, want %d", svc.Len("work"), tc.left)
 				}
 			})
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error)
-			go func() { done <- w.Run(ctx) }()
-			<-started
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if svc.Len("work") != tc.left {
-				t.Fatalf("%d messages left, want %d", svc.Len("work"), tc.left)
-			}
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -45,9 +46,8 @@ func poisonRecords(t *testing.T, poison *azqueue.QueueClient) []consistency.Pois
 // RunWorker runs the worker's robustness cases: what a bad message or a
 // bad handler may and may not do to the rest of the queue.
 func RunWorker(t *testing.T, env Env) {
-	ctx := t.Context()
-
-	t.Run("a panicking handler fails only its own message; 1,000 healthy ones are processed, none poisoned", func(t *testing.T) {
+	t.Run("a panicking handler fails only its own message; 1,000 healthy ones are processed, none poisoned", virtual(env, func(t *testing.T) {
+		ctx := t.Context() // the bubble's own on the fake
 		const healthy, panicky = 1000, 5
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
@@ -95,9 +95,10 @@ func RunWorker(t *testing.T, env Env) {
 		if st.Processed != healthy || st.Poisoned != panicky || st.Panicked != panicky*consistency.DefaultMaxDequeues {
 			t.Fatalf("stats %+v; want %d processed, %d poisoned, %d panics", st, healthy, panicky, panicky*consistency.DefaultMaxDequeues)
 		}
-	})
+	}))
 
-	t.Run("Handle refuses a second handler for a type, so no message goes to the wrong one", func(t *testing.T) {
+	t.Run("Handle refuses a second handler for a type, so no message goes to the wrong one", virtual(env, func(t *testing.T) {
+		ctx := t.Context() // the bubble's own on the fake
 		// Two indexes registered under one type: before, the second silently
 		// replaced the first, whose messages were then deleted unapplied.
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
@@ -117,9 +118,10 @@ func RunWorker(t *testing.T, env Env) {
 		if first != 1 || second != 0 {
 			t.Fatalf("first handler ran %d times, the refused one %d", first, second)
 		}
-	})
+	}))
 
-	t.Run("Drain and Run report what failed, log it at Warn and count it in Stats", func(t *testing.T) {
+	t.Run("Drain and Run report what failed, log it at Warn and count it in Stats", virtual(env, func(t *testing.T) {
+		ctx := t.Context() // the bubble's own on the fake
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
 		for _, typ := range []string{"ok.v1", "flaky.v1", "unknown.v1"} {
@@ -169,9 +171,10 @@ func RunWorker(t *testing.T, env Env) {
 		if !errors.As(err, &rep) || rep.ByType["flaky.v1"].Poisoned != 1 || !strings.Contains(err.Error(), "still failing") {
 			t.Fatalf("Run returned %v; want a report of the poisoned flaky.v1", err)
 		}
-	})
+	}))
 
-	t.Run("slow handlers: no dequeued message waits out its visibility, none is poisoned", func(t *testing.T) {
+	t.Run("slow handlers: no dequeued message waits out its visibility, none is poisoned", virtual(env, func(t *testing.T) {
+		ctx := t.Context() // the bubble's own on the fake
 		// Handlers take 3/4 of the visibility timeout. A worker that
 		// dequeued more messages than it had free slots left the extra ones
 		// waiting until their visibility ran out; they came back with a
@@ -201,7 +204,7 @@ func RunWorker(t *testing.T, env Env) {
 		if got := len(poisonRecords(t, poison)); got != 0 {
 			t.Fatalf("%d healthy messages poisoned", got)
 		}
-	})
+	}))
 }
 
 // warnings is a slog.Handler that counts records at Warn and above.
@@ -222,3 +225,15 @@ func (h *warnings) Handle(_ context.Context, r slog.Record) error {
 func (h *warnings) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *warnings) WithGroup(string) slog.Handler      { return h }
 func (h *warnings) count() int                         { h.mu.Lock(); defer h.mu.Unlock(); return h.n }
+
+// virtual returns f to run in virtual time (a testing/synctest bubble) on
+// the fake, whose clock is time.Now and so follows the bubble, and as it is
+// on a real service: the cases that wait out visibility timeouts and
+// back-offs take milliseconds on the fake and still run for real on
+// Azurite.
+func virtual(env Env, f func(t *testing.T)) func(t *testing.T) {
+	if env.Name != "fake" {
+		return f
+	}
+	return func(t *testing.T) { synctest.Test(t, f) }
+}
