@@ -199,5 +199,7 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	RunUnderFaults(t, env, services(t, env))
 }
 
-func TestWorkerOnFake(t *testing.T)    { RunWorker(t, fakeEnv()) }
-func TestWorkerOnAzurite(t *testing.T) { RunWorker(t, azuriteEnv(t)) }
+func TestWorkerOnFake(t *testing.T)       { RunWorker(t, fakeEnv()) }
+func TestWorkerOnAzurite(t *testing.T)    { RunWorker(t, azuriteEnv(t)) }
+func TestOwnershipOnFake(t *testing.T)    { RunOwnership(t, fakeEnv()) }
+func TestOwnershipOnAzurite(t *testing.T) { RunOwnership(t, azuriteEnv(t)) }
