@@ -121,6 +121,8 @@ type Worker struct {
 	// iterations counts rounds of the dequeue loop, so tests can tell
 	// waiting from polling.
 	iterations atomic.Int64
+	// meanRun is a running mean of handler run times, in nanoseconds.
+	meanRun atomic.Int64
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -244,7 +246,8 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
 	var wg sync.WaitGroup
-	var running atomic.Int64 // dequeued and not yet finished; never above Concurrency
+	var held atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	slots := make(chan struct{}, w.opts.Concurrency)
 	// freed wakes the loop when a handler finishes. One buffered signal is
 	// enough: a finish between the loop's count and its wait stays in the
 	// buffer, and extra signals only cost a recount.
@@ -259,17 +262,28 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			<-done
 		}
 	}
-	// A dequeue asks for no more messages than there are free handler slots:
-	// a message never waits for a slot while its visibility runs out (it
-	// would come back with one more dequeue, and go to poison in the end).
-	// The loop refills once half the slots are free, so dequeues still come
-	// in batches rather than one per finished handler.
-	refill := int64(max(1, min(w.opts.Concurrency, w.opts.BatchSize)/2))
+	// How many messages to hold. A held message's visibility is renewed
+	// from its dequeue whether it runs or waits for a slot, so waiting never
+	// lets it expire. While handlers are quick (their mean under a third of
+	// the visibility, so a waiting message seldom needs a renewal), the
+	// worker holds up to twice Concurrency and refills once the waiting ones
+	// have all started: dequeues stay large. While they are slow it holds
+	// only as many as it has slots and refills once half are free: nothing
+	// waits, so nothing costs renewals, and other workers on the queue get
+	// the messages this one could not start.
+	sizing := func() (limit, refill int64) {
+		c := int64(w.opts.Concurrency)
+		if time.Duration(w.meanRun.Load()) < w.opts.Visibility/3 {
+			return 2 * c, min(c, int64(w.opts.BatchSize))
+		}
+		return c, max(1, min(c, int64(w.opts.BatchSize))/2)
+	}
 	poll := w.opts.PollInterval
 	var loopErr error
 	for ctx.Err() == nil {
 		w.iterations.Add(1)
-		free := int64(w.opts.Concurrency) - running.Load()
+		limit, refill := sizing()
+		free := limit - held.Load()
 		if free < refill {
 			select {
 			case <-ctx.Done():
@@ -298,7 +312,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if running.Load() > 0 {
+				if held.Load() > 0 {
 					// Handlers still running may fail and make their messages
 					// visible again: wait for them, then look once more.
 					wg.Wait()
@@ -314,18 +328,18 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		got := time.Now()
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
 		for _, dm := range resp.Messages {
-			running.Add(1)
+			held.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() {
-					running.Add(-1)
+					held.Add(-1)
 					select {
 					case freed <- struct{}{}:
 					default:
 					}
 				}()
-				w.process(handlerCtx, dm, got, failed)
+				w.process(handlerCtx, dm, got, failed, slots)
 			}()
 		}
 	}
@@ -366,7 +380,10 @@ func derefInt(p *int64) int64 {
 	return *p
 }
 
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally) {
+// process handles one held message: it renews the message's visibility
+// from its dequeue, waits for a handler slot, runs the handler, and deletes,
+// retries or poisons the message.
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
@@ -385,7 +402,23 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
 		return
 	}
-	err = w.run(ctx, h, msg, rc, text, dequeued)
+	stop := w.renew(ctx, rc, text, dequeued)
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		// Shut down while waiting for a slot: it reappears.
+		stop()
+		w.count(func(s *Stats) { s.Abandoned++ })
+		return
+	}
+	start := time.Now()
+	err = w.run(ctx, h, msg)
+	<-slots
+	// Stop the renewer and wait for it: a renewal still in flight would
+	// change the pop receipt under the delete that follows, which would then
+	// fail and let a processed message come back.
+	stop()
+	w.observe(time.Since(start))
 	var perm permanent
 	switch {
 	case err == nil:
@@ -413,12 +446,8 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 	}
 }
 
-// run calls the handler, renewing the message's visibility every third of
-// it. The schedule counts from the dequeue, not from the handler's start: a
-// message has already spent a little of its visibility before its handler
-// starts, and each renewal keeps two thirds of it as margin for a slow
-// request.
-func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string, dequeued time.Time) error {
+// run reads a payload kept in a blob, then calls the handler.
+func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 	if msg.PayloadBlob != nil {
 		if w.opts.Blobs == nil {
 			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
@@ -429,8 +458,15 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 		}
 		msg.Payload = raw
 	}
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	return w.call(ctx, h, msg)
+}
+
+// renew keeps a held message hidden, renewing its visibility every third
+// of it, counted from the dequeue: each renewal keeps two thirds of the
+// visibility as margin for a slow request. The returned stop ends the
+// renewals and waits for one in flight, so the receipt is final; calling
+// it again does nothing.
+func (w *Worker) renew(ctx context.Context, rc *receipt, text string, dequeued time.Time) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -443,7 +479,7 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 				return
 			case <-t.C:
 				t.Reset(every)
-				resp, err := w.queue.UpdateMessage(hctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
+				resp, err := w.queue.UpdateMessage(ctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
 				if err != nil {
 					// Another worker may own it now; let the handler finish,
 					// its writes converge either way.
@@ -454,11 +490,16 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 			}
 		}
 	}()
-	// Stop the renewer and wait for it: a renewal still in flight when the
-	// handler returns would change the pop receipt under the delete that
-	// follows, which would then fail and let a processed message come back.
-	defer func() { close(done); <-stopped }()
-	return w.call(hctx, h, msg)
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-stopped }) }
+}
+
+// observe folds a handler's run time into the running mean that decides
+// how many messages the worker holds (an approximate mean: concurrent
+// updates may drop one, which only delays the estimate).
+func (w *Worker) observe(d time.Duration) {
+	old := w.meanRun.Load()
+	w.meanRun.Store(old + (int64(d)-old)/8)
 }
 
 // PanicError is a handler's panic, recovered and treated as its message's
