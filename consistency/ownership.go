@@ -125,9 +125,10 @@ type Role struct {
 }
 
 type ownedRun struct {
-	lease  Lease
-	cancel context.CancelFunc
-	done   chan struct{}
+	lease   Lease
+	renewed time.Time // last acquire or renewal; read and written by Run's goroutine only
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // NewRole returns a role for queues whose leases live in container.
@@ -261,10 +262,18 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		r.mu.Lock()
 		run := r.owned[name]
 		r.mu.Unlock()
-		if _, err := run.lease.RenewLease(ctx, nil); err != nil {
-			// Someone else may hold it now: stop at once, without release.
+		_, err := run.lease.RenewLease(ctx, nil)
+		switch {
+		case err == nil:
+			run.renewed = time.Now()
+		case leaseGone(err) || time.Since(run.renewed)+r.opts.Renew >= r.opts.LeaseDuration:
+			// Another role holds it, or it may expire before the next try:
+			// stop at once, without a release.
 			r.log.WarnContext(ctx, "tablekit: queue lease lost; stopping its worker", "queue", name, "err", err)
 			r.stop(name, nil)
+		default:
+			// A transient failure with time left: try again next round.
+			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", err)
 		}
 	}
 	state, err := r.list(ctx)
@@ -389,7 +398,7 @@ func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
 	}
 	r.hmu.Unlock()
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	run := &ownedRun{lease: l, cancel: cancel, done: make(chan struct{})}
+	run := &ownedRun{lease: l, renewed: time.Now(), cancel: cancel, done: make(chan struct{})}
 	r.mu.Lock()
 	r.owned[q.Name] = run
 	r.mu.Unlock()
@@ -442,6 +451,14 @@ func (r *Role) stopAll(member Lease, isMember bool) {
 		defer cancel()
 		_, _ = member.ReleaseLease(ctx, nil)
 	}
+}
+
+// leaseGone reports whether the service refused a lease operation for good
+// (another lease ID holds it, or none does): a 4xx other than a timeout or
+// throttling.
+func leaseGone(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && re.StatusCode != 408 && re.StatusCode != 429
 }
 
 // newUUID returns a random (version 4) UUID, the form lease IDs take.

@@ -220,6 +220,12 @@ func RunOwnership(t *testing.T, env Env) {
 			var mu sync.Mutex
 			processed := map[string]int{}
 			byRole := map[string]int{}
+			// Handlers wait until every message is sent, so the kill below
+			// finds the victim with most of its work still to do.
+			open := make(chan struct{})
+			var victimQueues map[string]bool // c's queues at its kill
+			takenOver := 0                   // messages of those queues that a and b processed after it
+			var sender *consistency.ShardedSender
 			newRole := func(name string, k *killSwitch) *consistency.Role {
 				var set []consistency.OwnedQueue
 				for i, q := range qs {
@@ -237,6 +243,11 @@ func RunOwnership(t *testing.T, env Env) {
 				}
 				_ = r.Handle("work.v1", func(ctx context0, m *consistency.Message) error {
 					select {
+					case <-open:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+					select {
 					case <-time.After(100 * time.Millisecond):
 					case <-ctx.Done():
 						return ctx.Err()
@@ -247,6 +258,9 @@ func RunOwnership(t *testing.T, env Env) {
 					mu.Lock()
 					processed[m.Key]++
 					byRole[name]++
+					if victimQueues[fmt.Sprintf("q%02d", sender.QueueFor(m.Key))] && name != "c" {
+						takenOver++
+					}
 					mu.Unlock()
 					return nil
 				})
@@ -285,7 +299,8 @@ func RunOwnership(t *testing.T, env Env) {
 				t.Fatalf("owned sets overlap: a %v, b %v, c %v", a.r.Owned(), b.r.Owned(), c.r.Owned())
 			}
 
-			sender, err := consistency.NewShardedSender(qs, nil)
+			var err error
+			sender, err = consistency.NewShardedSender(qs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +310,14 @@ func RunOwnership(t *testing.T, env Env) {
 				}
 			}
 			// Kill c while it works: its leases and in-flight messages are left.
+			close(open)
 			eventually(t, 30*time.Second, "role c processed nothing", func() bool { mu.Lock(); defer mu.Unlock(); return byRole["c"] >= 3 })
+			mu.Lock()
+			victimQueues = map[string]bool{}
+			for _, q := range c.r.Owned() {
+				victimQueues[q] = true
+			}
+			mu.Unlock()
 			c.k.dead.Store(true)
 			c.cancel()
 			<-c.err
@@ -320,13 +342,16 @@ func RunOwnership(t *testing.T, env Env) {
 			if len(processed) != nmsg {
 				t.Fatalf("%d of %d messages processed", len(processed), nmsg)
 			}
+			if takenOver == 0 {
+				t.Fatal("the kill left no work behind: the case proved nothing")
+			}
 			if n := queueLen(t, poison); n != 0 {
 				t.Fatalf("%d messages poisoned", n)
 			}
 			if st := leaseStates(t, bc, cont); st["queues/q00"] == lease.StateTypeLeased {
 				t.Fatalf("a queue lease is still held after every role stopped: %v", st)
 			}
-			t.Logf("%s: processed by a %d, b %d, c %d (before its kill); %d redeliveries", env.Name, byRole["a"], byRole["b"], byRole["c"], byRole["a"]+byRole["b"]+byRole["c"]-nmsg)
+			t.Logf("%s: processed by a %d, b %d, c %d (before its kill); %d of c's taken over; %d redeliveries", env.Name, byRole["a"], byRole["b"], byRole["c"], takenOver, byRole["a"]+byRole["b"]+byRole["c"]-nmsg)
 		})(t)
 	})
 }
