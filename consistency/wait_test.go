@@ -53,3 +53,20 @@ func TestIdleRequestRate(t *testing.T) {
 		t.Logf("idle worker: %d requests in an hour (%.2f/s)", got, float64(got)/3600)
 	})
 }
+
+// TestPanickingCallbackIsContained: a panic in OnProcessed is logged and
+// goes no further; the worker processes every message.
+func TestPanickingCallbackIsContained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, q, p := queues(t)
+		s := consistency.NewSender(q, nil)
+		for i := range 10 {
+			_ = s.Send(t.Context(), "x.v1", string(rune('a'+i)), i)
+		}
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Logger: quiet, OnProcessed: func(*consistency.Message) { panic("callback bug") }})
+		_ = w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil })
+		if st, err := w.Drain(t.Context()); err != nil || st.Processed != 10 || svc.Len("work") != 0 {
+			t.Fatalf("%+v %v; %d left", st, err, svc.Len("work"))
+		}
+	})
+}

@@ -86,7 +86,8 @@ type WorkerOptions struct {
 	// a panic's stack) and processed messages at Debug. Default:
 	// slog.Default() at the time NewWorker is called.
 	Logger *slog.Logger
-	// OnProcessed, OnRetried and OnPoisoned are called after each outcome.
+	// OnProcessed, OnRetried and OnPoisoned are called after each outcome;
+	// a panic in one is logged at Error and goes no further. Default: none.
 	OnProcessed func(*Message)
 	OnRetried   func(*Message, error)
 	OnPoisoned  func(m *Message, raw string, err error)
@@ -433,7 +434,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		w.count(func(s *Stats) { s.Processed++ })
 		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
 		if w.opts.OnProcessed != nil {
-			w.opts.OnProcessed(msg)
+			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
 	case errors.As(err, &perm):
 		w.toPoison(ctx, failed, msg, rc, text, err)
@@ -545,7 +546,7 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 	w.fail(failed, failRetried, msg.Type, herr)
 	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
 	if w.opts.OnRetried != nil {
-		w.opts.OnRetried(msg, herr)
+		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
 	if ctx.Err() != nil {
 		return // shutting down: the message reappears after its visibility timeout
@@ -602,7 +603,7 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 	w.fail(failed, failPoisoned, msg.Type, cause)
 	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
 	if w.opts.OnPoisoned != nil {
-		w.opts.OnPoisoned(msg, text, cause)
+		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}
 }
 
@@ -611,6 +612,18 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// notify calls a user callback. A panic in it is logged at Error with its
+// stack and goes no further: the message's outcome is already settled, and
+// the process and its other messages must not pay for a callback's bug.
+func (w *Worker) notify(ctx context.Context, name string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.ErrorContext(ctx, "tablekit: "+name+" panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
 }
 
 func isPanic(err error) bool {
