@@ -37,11 +37,13 @@ type Lease interface {
 }
 
 // LeaseStore is the part of *azblob.Client a Role uses: it creates the
-// lease blobs, lists them with their lease state, and reaches the blob
-// clients that leases are taken on.
+// lease blobs, lists them with their lease state, deletes the member blobs
+// of roles long gone, and reaches the blob clients that leases are taken
+// on.
 type LeaseStore interface {
 	UploadBuffer(ctx context.Context, containerName string, blobName string, buffer []byte, o *azblob.UploadBufferOptions) (azblob.UploadBufferResponse, error)
 	NewListBlobsFlatPager(containerName string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse]
+	DeleteBlob(ctx context.Context, containerName string, blobName string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error)
 	ServiceClient() *service.Client
 }
 
@@ -119,9 +121,10 @@ type Role struct {
 	hmu      sync.Mutex
 	handlers map[string]Handler
 
-	mu     sync.Mutex
-	owned  map[string]*ownedRun // by queue name
-	failed []error
+	mu       sync.Mutex
+	owned    map[string]*ownedRun // by queue name
+	failed   []error
+	stopping sync.WaitGroup // stops under way (a worker's ShutdownGrace)
 }
 
 type ownedRun struct {
@@ -270,13 +273,13 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			// Another role holds it, or it may expire before the next try:
 			// stop at once, without a release.
 			r.log.WarnContext(ctx, "tablekit: queue lease lost; stopping its worker", "queue", name, "err", err)
-			r.stop(name, nil)
+			r.stopAsync(name, nil)
 		default:
 			// A transient failure with time left: try again next round.
 			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", err)
 		}
 	}
-	state, err := r.list(ctx)
+	state, stale, err := r.list(ctx)
 	if err != nil {
 		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", err)
 		return isMember
@@ -300,6 +303,14 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 	if !isMember || live == 0 {
 		return isMember // not counted yet: take nothing, or the others' shares would be wrong
 	}
+	for _, name := range stale {
+		// A leased blob cannot be deleted without its lease ID, so a role
+		// that came back meanwhile keeps its blob; one that comes back
+		// later re-creates it.
+		if _, err := r.store.DeleteBlob(ctx, r.container, name, nil); err == nil {
+			r.log.InfoContext(ctx, "tablekit: deleted the member blob of a role gone", "blob", name)
+		}
+	}
 	share := (len(r.queues) + live - 1) / live
 	owned := r.Owned()
 	for len(owned) > share {
@@ -309,7 +320,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		run := r.owned[name]
 		r.mu.Unlock()
 		r.log.InfoContext(ctx, "tablekit: releasing a queue to rebalance", "queue", name, "share", share, "live", live)
-		r.stop(name, run.lease)
+		r.stopAsync(name, run.lease)
 	}
 	// Take free queues, starting at an offset of the role's own, so roles
 	// that start together do not all try the same queue first.
@@ -344,14 +355,17 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 	return isMember
 }
 
-// list returns the lease state of every blob of the container.
-func (r *Role) list(ctx context.Context) (map[string]lease.StateType, error) {
+// list returns the lease state of every blob of the container, and the
+// member blobs of roles gone: their lease expired or broken, or released
+// (a clean shutdown) more than two lease durations ago.
+func (r *Role) list(ctx context.Context) (map[string]lease.StateType, []string, error) {
 	out := map[string]lease.StateType{}
+	var stale []string
 	pager := r.store.NewListBlobsFlatPager(r.container, nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, b := range page.Segment.BlobItems {
 			if b.Name == nil {
@@ -362,9 +376,16 @@ func (r *Role) list(ctx context.Context) (map[string]lease.StateType, error) {
 				st = *b.Properties.LeaseState
 			}
 			out[*b.Name] = st
+			if !strings.HasPrefix(*b.Name, memberPrefix) || *b.Name == memberPrefix+r.opts.Name {
+				continue
+			}
+			old := b.Properties != nil && b.Properties.LastModified != nil && time.Since(*b.Properties.LastModified) > 2*r.opts.LeaseDuration
+			if st == lease.StateTypeExpired || st == lease.StateTypeBroken || (st == lease.StateTypeAvailable && old) {
+				stale = append(stale, *b.Name)
+			}
 		}
 	}
-	return out, nil
+	return out, stale, nil
 }
 
 // ensure creates an empty lease blob unless the listing showed it; one
@@ -412,17 +433,10 @@ func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
 	}()
 }
 
-// stop ends the worker of a queue and waits for it (its ShutdownGrace),
+// finish ends the worker of a queue and waits for it (its ShutdownGrace),
 // then releases the lease if release is not nil, so the next owner starts
 // after this one's last handler.
-func (r *Role) stop(name string, release Lease) {
-	r.mu.Lock()
-	run := r.owned[name]
-	delete(r.owned, name)
-	r.mu.Unlock()
-	if run == nil {
-		return
-	}
+func (r *Role) finish(name string, run *ownedRun, release Lease) {
 	run.cancel()
 	<-run.done
 	if release != nil {
@@ -435,17 +449,30 @@ func (r *Role) stop(name string, release Lease) {
 	}
 }
 
+// stopAsync stops a queue's worker without holding up the round: a worker
+// may take its ShutdownGrace to stop, while the role's other leases must
+// be renewed on time. The queue leaves Owned at once.
+func (r *Role) stopAsync(name string, release Lease) {
+	r.mu.Lock()
+	run := r.owned[name]
+	delete(r.owned, name)
+	r.mu.Unlock()
+	if run == nil {
+		return
+	}
+	r.stopping.Add(1)
+	go func() { defer r.stopping.Done(); r.finish(name, run, release) }()
+}
+
 // stopAll stops every worker, releases their leases, then the member lease.
 func (r *Role) stopAll(member Lease, isMember bool) {
-	var wg sync.WaitGroup
 	for _, name := range r.Owned() {
 		r.mu.Lock()
 		run := r.owned[name]
 		r.mu.Unlock()
-		wg.Add(1)
-		go func() { defer wg.Done(); r.stop(name, run.lease) }()
+		r.stopAsync(name, run.lease)
 	}
-	wg.Wait()
+	r.stopping.Wait()
 	if isMember {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

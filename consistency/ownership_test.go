@@ -27,6 +27,11 @@ func (s noStore) NewListBlobsFlatPager(string, *azblob.ListBlobsFlatOptions) *ru
 	return nil
 }
 
+func (s noStore) DeleteBlob(context.Context, string, string, *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
+	s.t.Fatal("a request was sent")
+	return azblob.DeleteBlobResponse{}, nil
+}
+
 func (s noStore) ServiceClient() *service.Client { return nil }
 
 func TestNewRoleRefusesBadConfiguration(t *testing.T) {

@@ -85,6 +85,20 @@ func (m *memLeases) NewListBlobsFlatPager(string, *azblob.ListBlobsFlatOptions) 
 
 func (m *memLeases) ServiceClient() *service.Client { return nil }
 
+func (m *memLeases) DeleteBlob(_ context.Context, _, name string, _ *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.blobs[name]
+	switch {
+	case !ok:
+		return azblob.DeleteBlobResponse{}, serviceError(404, "BlobNotFound")
+	case b.state(time.Now()) == lease.StateTypeLeased:
+		return azblob.DeleteBlobResponse{}, serviceError(412, "LeaseIdMissing")
+	}
+	delete(m.blobs, name)
+	return azblob.DeleteBlobResponse{}, nil
+}
+
 func (m *memLeases) leaseFor(name, id string) (consistency.Lease, error) {
 	return &memLease{m: m, name: name, id: id}, nil
 }
@@ -255,6 +269,12 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 			t.Fatalf("failover took %v; want at most LeaseDuration + 2 Renew", failover)
 		}
 		t.Logf("a and b held c's queues %v after its death", failover)
+		mem.mu.Lock()
+		_, cBlob := mem.blobs["members/c"]
+		mem.mu.Unlock()
+		if cBlob {
+			t.Fatal("the dead role's member blob is still there")
+		}
 		waitFor(t, time.Minute, "the queues did not drain", func() bool {
 			for i := range 12 {
 				if svc.Len(fmt.Sprintf("q%02d", i)) != 0 {

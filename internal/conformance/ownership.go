@@ -143,6 +143,13 @@ func (s killableStore) UploadBuffer(ctx context0, c, name string, b []byte, o *a
 	return s.LeaseStore.UploadBuffer(ctx, c, name, b, o)
 }
 
+func (s killableStore) DeleteBlob(ctx context0, c, name string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
+	if s.k.dead.Load() {
+		return azblob.DeleteBlobResponse{}, errKilled
+	}
+	return s.LeaseStore.DeleteBlob(ctx, c, name, o)
+}
+
 // eventually polls cond every 100 ms until it holds or limit passes.
 func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -322,6 +329,10 @@ func RunOwnership(t *testing.T, env Env) {
 			c.cancel()
 			<-c.err
 			eventually(t, 90*time.Second, "a and b did not take over c's queues (6/6)", func() bool { return slices.Equal(counts(a, b), []int{6, 6}) })
+			eventually(t, 10*time.Second, "the dead role's member blob was not deleted", func() bool {
+				_, ok := leaseStates(t, bc, cont)["members/c"]
+				return !ok
+			})
 			eventually(t, 90*time.Second, "the queues did not drain", func() bool {
 				for _, q := range raw {
 					if queueLen(t, q) != 0 {
