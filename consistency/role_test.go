@@ -369,3 +369,97 @@ func TestRoleRenewalFailures(t *testing.T) {
 		}
 	})
 }
+
+// countingStore counts the lease container's requests.
+type countingStore struct {
+	*memLeases
+	n *atomic.Int64
+}
+
+func (c countingStore) NewListBlobsFlatPager(name string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse] {
+	c.n.Add(1) // one page: one request
+	return c.memLeases.NewListBlobsFlatPager(name, o)
+}
+
+func (c countingStore) UploadBuffer(ctx context.Context, cont, name string, b []byte, o *azblob.UploadBufferOptions) (azblob.UploadBufferResponse, error) {
+	c.n.Add(1)
+	return c.memLeases.UploadBuffer(ctx, cont, name, b, o)
+}
+
+type countingLease struct {
+	consistency.Lease
+	n *atomic.Int64
+}
+
+func (l countingLease) AcquireLease(ctx context.Context, s int32, o *lease.BlobAcquireOptions) (lease.BlobAcquireResponse, error) {
+	l.n.Add(1)
+	return l.Lease.AcquireLease(ctx, s, o)
+}
+
+func (l countingLease) RenewLease(ctx context.Context, o *lease.BlobRenewOptions) (lease.BlobRenewResponse, error) {
+	l.n.Add(1)
+	return l.Lease.RenewLease(ctx, o)
+}
+
+func (l countingLease) ReleaseLease(ctx context.Context, o *lease.BlobReleaseOptions) (lease.BlobReleaseResponse, error) {
+	l.n.Add(1)
+	return l.Lease.ReleaseLease(ctx, o)
+}
+
+// TestRoleIdleRequestRate: three idle roles on twelve empty queues, with
+// the defaults (30 s leases renewed every 10 s), for an hour of virtual
+// time. Each role's round is one listing, its member renewal and one
+// renewal per owned queue (6 requests per 10 s with 4 queues); each owned
+// queue's idle worker adds one dequeue per 5 s.
+func TestRoleIdleRequestRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		svc := fake.NewQueueService(nil)
+		mem := &memLeases{blobs: map[string]*memBlob{}}
+		var blobReqs atomic.Int64
+		store := countingStore{mem, &blobReqs}
+		var set []consistency.OwnedQueue
+		poison := svc.NewQueueClient("poison", nil)
+		_, _ = poison.Create(ctx, nil)
+		for i := range 12 {
+			q := svc.NewQueueClient(fmt.Sprintf("q%02d", i), nil)
+			_, _ = q.Create(ctx, nil)
+			set = append(set, consistency.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
+		}
+		svc.ResetCounts()
+		rctx, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+		var wg sync.WaitGroup
+		var roles []*consistency.Role
+		for _, name := range []string{"a", "b", "c"} {
+			r, err := consistency.NewRole(store, "leases", set, &consistency.RoleOptions{Name: name, Logger: quiet,
+				Worker: &consistency.WorkerOptions{Logger: quiet},
+				LeaseFor: func(b, id string) (consistency.Lease, error) {
+					l, _ := mem.leaseFor(b, id)
+					return countingLease{l, &blobReqs}, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles = append(roles, r)
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = r.Run(rctx) }()
+		}
+		time.Sleep(59 * time.Minute)
+		var owned []int
+		for _, r := range roles {
+			owned = append(owned, len(r.Owned()))
+		}
+		wg.Wait()
+		perRole := func(n int64) float64 { return float64(n) / 3 / 3600 }
+		leaseRate, queueRate := perRole(blobReqs.Load()), perRole(int64(svc.Total()))
+		t.Logf("idle hour, 3 roles, 12 queues, owned %v: per role %.2f lease-container requests/s, %.2f queue requests/s", owned, leaseRate, queueRate)
+		if !slices.Equal(owned, []int{4, 4, 4}) {
+			t.Fatalf("owned %v", owned)
+		}
+		// 6 per 10 s = 0.6/s; 4 idle queues at one dequeue per 5 s = 0.8/s.
+		if leaseRate < 0.55 || leaseRate > 0.7 || queueRate < 0.75 || queueRate > 0.9 {
+			t.Fatalf("per role: %.2f lease requests/s (want about 0.6), %.2f queue requests/s (want about 0.8)", leaseRate, queueRate)
+		}
+	})
+}
