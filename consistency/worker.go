@@ -52,8 +52,8 @@ const (
 	// goes to the poison queue on the next one.
 	DefaultMaxDequeues = 5
 	// DefaultVisibility is how long a dequeued message stays hidden; while
-	// its handler runs the worker renews it every third of that, counted
-	// from the dequeue.
+	// the worker holds it (waiting for a handler slot or running) it renews
+	// it every third of that, counted from the dequeue.
 	DefaultVisibility = 30 * time.Second
 )
 
@@ -62,7 +62,9 @@ type WorkerOptions struct {
 	// BatchSize is the most messages one dequeue asks for, 1 to 32.
 	// Default: 32.
 	BatchSize int
-	// Concurrency bounds the handlers running at once. Default: 16.
+	// Concurrency bounds the handlers running at once. The worker holds up
+	// to twice as many messages while handlers take under a third of
+	// Visibility, and only as many otherwise. Default: 16.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
 	// Default: DefaultVisibility.
