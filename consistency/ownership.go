@@ -195,7 +195,8 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 
 // Handle registers h for messages of msgType on every queue the role
 // comes to own; as Worker.Handle, a second handler for a type is refused
-// with ErrDuplicateHandler.
+// with ErrDuplicateHandler. Register every handler before Run: a queue's
+// worker gets the handlers registered when the role takes the queue.
 func (r *Role) Handle(msgType string, h Handler) error {
 	if err := CheckType(msgType); err != nil {
 		return err
@@ -225,7 +226,7 @@ func (r *Role) Owned() []string {
 }
 
 // Run joins the roles of the container and works on the queues it owns
-// until ctx ends; then it stops its workers (each with its ShutdownGrace)
+// until ctx ends (call it once per Role); then it stops its workers (each with its ShutdownGrace)
 // and releases its leases, so the others take over at once rather than
 // after LeaseDuration. It returns the workers' *FailureReport values
 // joined, or nil when no message failed.
