@@ -237,8 +237,10 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // Drain processes messages until a dequeue finds none visible, then
 // returns, having waited for every handler it started. Its error is a
-// *FailureReport of the messages that failed during the call, joined with
-// a dequeue error that ended it; nil when everything succeeded.
+// *FailureReport of the messages that failed during the call (the report
+// itself when nothing else went wrong, so a loop that expects some
+// failures can test err.(*FailureReport)), joined with a dequeue error
+// that ended it; nil when everything succeeded.
 func (w *Worker) Drain(ctx context.Context) (Stats, error) {
 	st, err, failed := w.loop(ctx, true)
 	return st, join(err, failed)
