@@ -226,10 +226,10 @@ func (r *Role) Owned() []string {
 }
 
 // Run joins the roles of the container and works on the queues it owns
-// until ctx ends (call it once per Role); then it stops its workers (each with its ShutdownGrace)
-// and releases its leases, so the others take over at once rather than
-// after LeaseDuration. It returns the workers' *FailureReport values
-// joined, or nil when no message failed.
+// until ctx ends (call it once per Role); then it stops its workers (each
+// within its ShutdownGrace) and releases its leases, so the others take
+// over at once rather than after LeaseDuration. It returns the workers'
+// *FailureReport values joined, or nil when no message failed.
 func (r *Role) Run(ctx context.Context) error {
 	member, err := r.opts.LeaseFor(memberPrefix+r.opts.Name, r.leaseID)
 	if err != nil {
