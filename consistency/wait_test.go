@@ -2,10 +2,13 @@ package consistency_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 )
@@ -67,6 +70,59 @@ func TestPanickingCallbackIsContained(t *testing.T) {
 		_ = w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil })
 		if st, err := w.Drain(t.Context()); err != nil || st.Processed != 10 || svc.Len("work") != 0 {
 			t.Fatalf("%+v %v; %d left", st, err, svc.Len("work"))
+		}
+	})
+}
+
+// lateRetryQueue forces one interleaving: its first empty dequeue returns
+// only after a running handler has failed, made its message visible again
+// and finished.
+type lateRetryQueue struct {
+	consistency.Queue
+	dequeuing chan struct{} // closed when the empty dequeue has been answered
+	retried   chan struct{} // receives when a retry has made a message visible
+	once      sync.Once
+}
+
+func (q *lateRetryQueue) DequeueMessages(ctx context.Context, o *azqueue.DequeueMessagesOptions) (azqueue.DequeueMessagesResponse, error) {
+	resp, err := q.Queue.DequeueMessages(ctx, o)
+	if err == nil && len(resp.Messages) == 0 {
+		q.once.Do(func() {
+			close(q.dequeuing)
+			<-q.retried
+			time.Sleep(time.Millisecond) // virtual: the handler's goroutine ends meanwhile
+		})
+	}
+	return resp, err
+}
+
+func (q *lateRetryQueue) UpdateMessage(ctx context.Context, id, pop, text string, o *azqueue.UpdateMessageOptions) (azqueue.UpdateMessageResponse, error) {
+	resp, err := q.Queue.UpdateMessage(ctx, id, pop, text, o)
+	if o != nil && o.VisibilityTimeout != nil && *o.VisibilityTimeout == 0 {
+		q.retried <- struct{}{}
+	}
+	return resp, err
+}
+
+// TestDrainSeesAMessageRetriedDuringItsLastDequeue: Drain stopped when a
+// dequeue came back empty and no handler was running any more, although a
+// handler had failed during that dequeue and made its message visible
+// again: the message was left for a later Drain. Now a dequeue issued
+// while handlers ran is followed by another once they finish.
+func TestDrainSeesAMessageRetriedDuringItsLastDequeue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, q, p := queues(t)
+		_ = consistency.NewSender(q, nil).Send(t.Context(), "flaky.v1", "k", 1)
+		lq := &lateRetryQueue{Queue: q, dequeuing: make(chan struct{}), retried: make(chan struct{}, 1)}
+		w := consistency.NewWorker(lq, p, &consistency.WorkerOptions{MaxDequeues: 1, Backoff: func(int64) time.Duration { return 0 }, Logger: quiet})
+		_ = w.Handle("flaky.v1", func(context.Context, *consistency.Message) error {
+			<-lq.dequeuing
+			return errors.New("fails")
+		})
+		_, err := w.Drain(t.Context())
+		var rep *consistency.FailureReport
+		if !errors.As(err, &rep) || rep.Retried != 1 || rep.Poisoned != 1 {
+			t.Fatalf("Drain: %v; want the message retried once, then seen again and poisoned", err)
 		}
 	})
 }

@@ -297,6 +297,9 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			continue
 		}
 		n := int32(min(free, int64(w.opts.BatchSize)))
+		// Whether handlers ran during the dequeue: one that failed meanwhile
+		// made its message visible after the queue answered.
+		busy := held.Load() > 0
 		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
@@ -317,9 +320,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if held.Load() > 0 {
-					// Handlers still running may fail and make their messages
-					// visible again: wait for them, then look once more.
+				if busy || held.Load() > 0 {
+					// Handlers running during the dequeue or still running may
+					// have failed and made their messages visible again: wait
+					// for them, then look once more.
 					wg.Wait()
 					continue
 				}

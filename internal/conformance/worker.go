@@ -205,6 +205,27 @@ func RunWorker(t *testing.T, env Env) {
 			t.Fatalf("%d healthy messages poisoned", got)
 		}
 	}))
+	t.Run("Drain looks again after a handler that failed during its last dequeue", virtual(env, func(t *testing.T) {
+		// Drain stopped when a dequeue came back empty and no handler was
+		// running, although one had failed during that dequeue and made its
+		// message visible again: the message waited for a later Drain.
+		ctx := t.Context()
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		if err := consistency.NewSender(q, nil).Send(ctx, "flaky.v1", "k", 1); err != nil {
+			t.Fatal(err)
+		}
+		lq := &lateRetryQueue{Queue: q, dequeuing: make(chan struct{}), retried: make(chan struct{}, 1)}
+		w := consistency.NewWorker(lq, poison, quick(&consistency.WorkerOptions{MaxDequeues: 1, Logger: quiet}))
+		_ = w.Handle("flaky.v1", func(context0, *consistency.Message) error {
+			<-lq.dequeuing
+			return errors.New("fails")
+		})
+		_, err := w.Drain(ctx)
+		var rep *consistency.FailureReport
+		if !errors.As(err, &rep) || rep.Retried != 1 || rep.Poisoned != 1 {
+			t.Fatalf("Drain: %v; want the message retried once, then seen again and poisoned", err)
+		}
+	}))
 }
 
 // warnings is a slog.Handler that counts records at Warn and above.
@@ -236,4 +257,35 @@ func virtual(env Env, f func(t *testing.T)) func(t *testing.T) {
 		return f
 	}
 	return func(t *testing.T) { synctest.Test(t, f) }
+}
+
+// lateRetryQueue forces one interleaving: its first empty dequeue returns
+// only after a running handler has failed, made its message visible again
+// and finished (50 ms of slack for its goroutine to end: virtual on the
+// fake).
+type lateRetryQueue struct {
+	consistency.Queue
+	dequeuing chan struct{} // closed when the empty dequeue has been answered
+	retried   chan struct{} // receives when a retry has made a message visible
+	once      sync.Once
+}
+
+func (q *lateRetryQueue) DequeueMessages(ctx context0, o *azqueue.DequeueMessagesOptions) (azqueue.DequeueMessagesResponse, error) {
+	resp, err := q.Queue.DequeueMessages(ctx, o)
+	if err == nil && len(resp.Messages) == 0 {
+		q.once.Do(func() {
+			close(q.dequeuing)
+			<-q.retried
+			time.Sleep(50 * time.Millisecond)
+		})
+	}
+	return resp, err
+}
+
+func (q *lateRetryQueue) UpdateMessage(ctx context0, id, pop, text string, o *azqueue.UpdateMessageOptions) (azqueue.UpdateMessageResponse, error) {
+	resp, err := q.Queue.UpdateMessage(ctx, id, pop, text, o)
+	if o != nil && o.VisibilityTimeout != nil && *o.VisibilityTimeout == 0 {
+		q.retried <- struct{}{}
+	}
+	return resp, err
 }
