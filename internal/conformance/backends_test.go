@@ -220,3 +220,8 @@ func TestErrorChainOnAzurite(t *testing.T) {
 
 func TestEncryptionOnFake(t *testing.T)    { RunEncryption(t, fakeEnv()) }
 func TestEncryptionOnAzurite(t *testing.T) { RunEncryption(t, azuriteEnv(t)) }
+
+func TestWorkerOnFake(t *testing.T)       { RunWorker(t, fakeEnv()) }
+func TestWorkerOnAzurite(t *testing.T)    { RunWorker(t, azuriteEnv(t)) }
+func TestOwnershipOnFake(t *testing.T)    { RunOwnership(t, fakeEnv()) }
+func TestOwnershipOnAzurite(t *testing.T) { RunOwnership(t, azuriteEnv(t)) }
