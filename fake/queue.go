@@ -49,7 +49,7 @@ type QueueServiceOptions struct {
 // the official *azqueue.QueueClient (see TableService for why). It keeps
 // visibility timeouts on its clock, counts dequeues, issues a new pop
 // receipt on every dequeue and update and accepts only the newest
-// (PopReceiptMismatch otherwise), returns at most 32 messages a dequeue,
+// (404 MessageNotFound otherwise, as the service answers), returns at most 32 messages a dequeue,
 // refuses messages over 64 KiB, expires messages after their time to live,
 // counts requests and injects faults. Safe for concurrent use.
 type QueueService struct {
@@ -315,7 +315,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	}
 	m := qd.msgs[i]
 	if q.Get("popreceipt") != m.popReceipt {
-		return xmlError(req, http.StatusBadRequest, "PopReceiptMismatch", "The specified pop receipt did not match the pop receipt for a dequeued message."), nil
+		// The service answers a receipt that is no longer the newest as if
+		// the message were gone: another consumer owns it now.
+		return xmlError(req, http.StatusNotFound, "MessageNotFound", "The specified message does not exist."), nil
 	}
 	if op == OpDeleteMessage {
 		qd.msgs = slices.Delete(qd.msgs, i, i+1)
