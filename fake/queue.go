@@ -23,6 +23,7 @@ const (
 	OpCreateQueue     Operation = "CreateQueue"
 	OpDeleteQueue     Operation = "DeleteQueue"
 	OpQueueProperties Operation = "GetQueueProperties"
+	OpQueueMetadata   Operation = "SetQueueMetadata"
 	OpEnqueue         Operation = "EnqueueMessage"
 	OpDequeue         Operation = "DequeueMessages"
 	OpPeek            Operation = "PeekMessages"
@@ -39,6 +40,10 @@ const (
 	defaultTTL           = 7 * 24 * time.Hour
 )
 
+// neverExpires is the expiration time the service reports for a message
+// put with messagettl=-1.
+func neverExpires() time.Time { return time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) }
+
 // QueueServiceOptions configure a QueueService. nil means the defaults.
 type QueueServiceOptions struct {
 	// Now is the clock for visibility timeouts and expiry. Default: time.Now.
@@ -51,7 +56,9 @@ type QueueServiceOptions struct {
 // receipt on every dequeue and update and accepts only the newest
 // (404 MessageNotFound otherwise, as the service answers), returns at most 32 messages a dequeue,
 // refuses messages over 64 KiB, expires messages after their time to live,
-// counts requests and injects faults. Safe for concurrent use.
+// checks every bound of Put, Get and Update Message, keeps queue metadata
+// (Create Queue again: 204 for the same metadata, 409 QueueAlreadyExists
+// for other), counts requests and injects faults. Safe for concurrent use.
 type QueueService struct {
 	faults // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
 	now    func() time.Time
@@ -60,7 +67,33 @@ type QueueService struct {
 }
 
 type queueData struct {
-	msgs []*message // in insertion order
+	msgs []*message  // in insertion order
+	meta http.Header // x-ms-meta-* headers as the creator sent them
+}
+
+// queueMeta keeps the request's metadata headers.
+func queueMeta(req *http.Request) http.Header {
+	h := http.Header{}
+	for k, v := range req.Header {
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// sameMeta compares metadata as the service does when a queue is created
+// again: names case-insensitively, values exactly.
+func sameMeta(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(b.Values(k), v) {
+			return false
+		}
+	}
+	return true
 }
 
 type message struct {
@@ -177,7 +210,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var op Operation
 	switch {
-	case len(parts) == 1 && req.Method == http.MethodPut:
+	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "metadata":
+		op = OpQueueMetadata
+	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "":
 		op = OpCreateQueue
 	case len(parts) == 1 && req.Method == http.MethodDelete:
 		op = OpDeleteQueue
@@ -208,10 +243,15 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		if err := keys.ValidateQueueName(name); err != nil {
 			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
 		}
-		if _, ok := s.queues[name]; ok {
+		meta := queueMeta(req)
+		if qd, ok := s.queues[name]; ok {
+			// Create Queue is idempotent only for the same metadata.
+			if !sameMeta(qd.meta, meta) {
+				return xmlError(req, http.StatusConflict, "QueueAlreadyExists", "The specified queue already exists."), nil
+			}
 			return response(req, http.StatusNoContent, nil, nil), nil
 		}
-		s.queues[name] = &queueData{}
+		s.queues[name] = &queueData{meta: meta}
 		return response(req, http.StatusCreated, nil, nil), nil
 	}
 	qd := s.queues[name]
@@ -236,9 +276,12 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		delete(s.queues, name)
 		return response(req, http.StatusNoContent, nil, nil), nil
 	case OpQueueProperties:
-		h := http.Header{}
+		h := qd.meta.Clone()
 		h.Set("X-Ms-Approximate-Messages-Count", strconv.Itoa(len(qd.msgs)))
 		return response(req, http.StatusOK, h, nil), nil
+	case OpQueueMetadata:
+		qd.meta = queueMeta(req)
+		return response(req, http.StatusNoContent, nil, nil), nil
 	case OpClearMessages:
 		qd.msgs = nil
 		return response(req, http.StatusNoContent, nil, nil), nil
@@ -251,19 +294,25 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		if bad != nil {
 			return bad, nil
 		}
-		ttl := defaultTTL
+		expires := now.Add(defaultTTL)
 		if v := q.Get("messagettl"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n == 0 || n < -1 {
-				return xmlError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue", "messagettl is out of range."), nil
+				return xmlError(req, http.StatusBadRequest, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid."), nil
 			}
 			if n == -1 {
-				ttl = 100 * 365 * 24 * time.Hour
+				expires = neverExpires()
 			} else {
-				ttl = time.Duration(n) * time.Second
+				expires = now.Add(time.Duration(n) * time.Second)
 			}
 		}
-		m := &message{id: s.newID(), text: text, inserted: now, expires: now.Add(ttl), visible: now.Add(time.Duration(vt) * time.Second), popReceipt: s.newReceipt()}
+		visible := now.Add(time.Duration(vt) * time.Second)
+		if !visible.Before(expires) {
+			// Put Message: the visibility timeout must be smaller than the
+			// time to live.
+			return xmlError(req, http.StatusBadRequest, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid."), nil
+		}
+		m := &message{id: s.newID(), text: text, inserted: now, expires: expires, visible: visible, popReceipt: s.newReceipt()}
 		qd.msgs = append(qd.msgs, m)
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList><QueueMessage>`)

@@ -218,3 +218,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestQueueFidelityOnFake(t *testing.T)    { RunQueueFidelity(t, fakeEnv()) }
+func TestQueueFidelityOnAzurite(t *testing.T) { RunQueueFidelity(t, azuriteEnv(t)) }
