@@ -221,3 +221,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 
 func TestQueueFidelityOnFake(t *testing.T)    { RunQueueFidelity(t, fakeEnv()) }
 func TestQueueFidelityOnAzurite(t *testing.T) { RunQueueFidelity(t, azuriteEnv(t)) }
+
+func TestBlobFidelityOnFake(t *testing.T)    { RunBlobFidelity(t, fakeEnv()) }
+func TestBlobFidelityOnAzurite(t *testing.T) { RunBlobFidelity(t, azuriteEnv(t)) }

@@ -107,6 +107,7 @@ func azuriteLacks() map[Capability]string {
 		CapTableBeingDeleted:       "Azurite lets a deleted table's name be reused at once",
 		CapSASKeyRanges:            "Azurite checks a table SAS's signature and permissions but not its key range",
 		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
+		CapEmptyBlobRange416:       "Azurite answers 200 with an empty body",
 	}
 }
 
