@@ -38,6 +38,7 @@ const (
 	maxDequeue           = 32
 	maxVisibilitySeconds = 7 * 24 * 3600
 	defaultTTL           = 7 * 24 * time.Hour
+	defaultDeletedQueues = 40 * time.Second // as Delete Table's "at least 40 seconds"
 )
 
 // neverExpires is the expiration time the service reports for a message
@@ -46,8 +47,14 @@ func neverExpires() time.Time { return time.Date(9999, 12, 31, 23, 59, 59, 0, ti
 
 // QueueServiceOptions configure a QueueService. nil means the defaults.
 type QueueServiceOptions struct {
-	// Now is the clock for visibility timeouts and expiry. Default: time.Now.
+	// Now is the clock for visibility timeouts, expiry and the
+	// QueueBeingDeleted window. Default: time.Now.
 	Now func() time.Time
+	// DeletedQueueWindow is how long a deleted queue's name answers 409
+	// QueueBeingDeleted to Create Queue, as the service does while it
+	// collects the queue. The docs give no figure; the default is that of
+	// tables. Default: 40 s; negative: no window.
+	DeletedQueueWindow time.Duration
 }
 
 // QueueService is an in-memory Azure Queue service, an HTTP transport behind
@@ -58,12 +65,16 @@ type QueueServiceOptions struct {
 // refuses messages over 64 KiB, expires messages after their time to live,
 // checks every bound of Put, Get and Update Message, keeps queue metadata
 // (Create Queue again: 204 for the same metadata, 409 QueueAlreadyExists
-// for other), counts requests and injects faults. Safe for concurrent use.
+// for other), answers 409 QueueBeingDeleted to a queue created again
+// within DeletedQueueWindow of its deletion, counts requests and injects
+// faults. Safe for concurrent use.
 type QueueService struct {
-	faults // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
-	now    func() time.Time
-	queues map[string]*queueData
-	seq    uint64
+	faults  // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
+	now     func() time.Time
+	window  time.Duration
+	queues  map[string]*queueData
+	deleted map[string]time.Time // queue name -> when it was deleted
+	seq     uint64
 }
 
 type queueData struct {
@@ -111,9 +122,12 @@ const QueueURL = "https://fake.queue.core.windows.net/"
 
 // NewQueueService returns an empty service.
 func NewQueueService(opts *QueueServiceOptions) *QueueService {
-	s := &QueueService{now: time.Now, queues: map[string]*queueData{}}
+	s := &QueueService{now: time.Now, window: defaultDeletedQueues, queues: map[string]*queueData{}, deleted: map[string]time.Time{}}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
+	}
+	if opts != nil && opts.DeletedQueueWindow != 0 {
+		s.window = max(opts.DeletedQueueWindow, 0)
 	}
 	return s
 }
@@ -251,6 +265,12 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 			}
 			return response(req, http.StatusNoContent, nil, nil), nil
 		}
+		if at, ok := s.deleted[name]; ok {
+			if s.now().Before(at.Add(s.window)) {
+				return xmlError(req, http.StatusConflict, "QueueBeingDeleted", "The specified queue is being deleted."), nil
+			}
+			delete(s.deleted, name)
+		}
 		s.queues[name] = &queueData{meta: meta}
 		return response(req, http.StatusCreated, nil, nil), nil
 	}
@@ -274,6 +294,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	switch op {
 	case OpDeleteQueue:
 		delete(s.queues, name)
+		if s.window > 0 {
+			s.deleted[name] = now
+		}
 		return response(req, http.StatusNoContent, nil, nil), nil
 	case OpQueueProperties:
 		h := qd.meta.Clone()

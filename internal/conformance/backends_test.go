@@ -224,3 +224,6 @@ func TestQueueFidelityOnAzurite(t *testing.T) { RunQueueFidelity(t, azuriteEnv(t
 
 func TestBlobFidelityOnFake(t *testing.T)    { RunBlobFidelity(t, fakeEnv()) }
 func TestBlobFidelityOnAzurite(t *testing.T) { RunBlobFidelity(t, azuriteEnv(t)) }
+
+func TestBeingDeletedOnFake(t *testing.T)    { RunBeingDeleted(t, fakeEnv()) }
+func TestBeingDeletedOnAzurite(t *testing.T) { RunBeingDeleted(t, azuriteEnv(t)) }
