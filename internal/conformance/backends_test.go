@@ -227,3 +227,6 @@ func TestBlobFidelityOnAzurite(t *testing.T) { RunBlobFidelity(t, azuriteEnv(t))
 
 func TestBeingDeletedOnFake(t *testing.T)    { RunBeingDeleted(t, fakeEnv()) }
 func TestBeingDeletedOnAzurite(t *testing.T) { RunBeingDeleted(t, azuriteEnv(t)) }
+
+func TestPayloadsOnFake(t *testing.T)    { RunPayloads(t, fakeEnv()) }
+func TestPayloadsOnAzurite(t *testing.T) { RunPayloads(t, azuriteEnv(t)) }
