@@ -230,3 +230,6 @@ func TestBeingDeletedOnAzurite(t *testing.T) { RunBeingDeleted(t, azuriteEnv(t))
 
 func TestPayloadsOnFake(t *testing.T)    { RunPayloads(t, fakeEnv()) }
 func TestPayloadsOnAzurite(t *testing.T) { RunPayloads(t, azuriteEnv(t)) }
+
+func TestFilterFidelityOnFake(t *testing.T)    { RunFilterFidelity(t, fakeEnv()) }
+func TestFilterFidelityOnAzurite(t *testing.T) { RunFilterFidelity(t, azuriteEnv(t)) }

@@ -16,6 +16,7 @@ func capabilityCases() map[Capability][]string {
 		CapSASKeyRanges:            {"SAS: reads and adds outside the token's key range"},
 		CapBatchWithTableSAS:       {"SAS: a transaction through the token"},
 		CapEmptyBlobRange416:       {"BlobFidelity: a ranged read of an empty blob"},
+		CapLowerCaseOperators:      {"FilterFidelity: operators are lower case"},
 	}
 }
 

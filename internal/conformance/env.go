@@ -80,6 +80,9 @@ const (
 	// CapEmptyBlobRange416: a ranged Get Blob of an empty blob answers 416
 	// InvalidRange.
 	CapEmptyBlobRange416 Capability = "a ranged read of an empty blob gets 416 InvalidRange"
+	// CapLowerCaseOperators: $filter operators (eq, and, not, …) are lower
+	// case; the service refuses others with 400 InvalidInput.
+	CapLowerCaseOperators Capability = "a filter with an upper-case operator gets 400 InvalidInput"
 )
 
 // Capabilities lists every Capability, in the order the table shows them.
@@ -92,6 +95,7 @@ func Capabilities() []Capability {
 		CapSASKeyRanges,
 		CapBatchWithTableSAS,
 		CapEmptyBlobRange416,
+		CapLowerCaseOperators,
 	}
 }
 
@@ -108,6 +112,7 @@ func azuriteLacks() map[Capability]string {
 		CapSASKeyRanges:            "Azurite checks a table SAS's signature and permissions but not its key range",
 		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
 		CapEmptyBlobRange416:       "Azurite answers 200 with an empty body",
+		CapLowerCaseOperators:      "Azurite reads operators in any case",
 	}
 }
 
