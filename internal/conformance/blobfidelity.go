@@ -295,6 +295,9 @@ func RunBlobFidelity(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
+		// Put Block: every block ID of a blob has the same length.
+		_, err := bc.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("short")), nopCloser("x"), nil)
+		wantCode(t, err, http.StatusBadRequest, "InvalidBlobOrBlock")
 		bl, err := bc.GetBlockList(ctx, blockblob.BlockListTypeAll, nil)
 		if err != nil || len(bl.CommittedBlocks) != 0 || len(bl.UncommittedBlocks) != 3 {
 			t.Fatalf("staged: %v, %v", bl.BlockList, err)
