@@ -339,7 +339,7 @@ func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 		if resp := conditions(req, true, cur.etag, cur.modified, true, false); resp != nil {
 			return resp, nil
 		}
-		return s.leaseAction(req, &cur.lease, now), nil
+		return s.leaseAction(req, &cur.lease, cur.etag, cur.modified, now), nil
 	}
 	creates := op == OpPutBlob || op == OpPutBlockList
 	var etag string
@@ -771,7 +771,7 @@ func (s *BlobService) containerOp(req *http.Request, op Operation, name string, 
 		if resp := conditions(req, true, c.etag, c.modified, true, false); resp != nil {
 			return resp
 		}
-		return s.leaseAction(req, &c.lease, now)
+		return s.leaseAction(req, &c.lease, c.etag, c.modified, now)
 	}
 	return s.list(req, name, c.blobs, now)
 }

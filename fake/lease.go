@@ -104,12 +104,15 @@ func leaseAllows(req *http.Request, l *lease, write bool, kind string) *http.Res
 
 // leaseAction serves Lease Blob and Lease Container: the x-ms-lease-action
 // acquire, renew, change, release or break, with the answers of the
-// service's lease state table.
-func (s *BlobService) leaseAction(req *http.Request, l *lease, now time.Time) *http.Response {
+// service's lease state table. etag and modified are the resource's, which
+// a lease operation answers with and does not change.
+func (s *BlobService) leaseAction(req *http.Request, l *lease, etag string, modified, now time.Time) *http.Response {
 	l.settle(now)
 	id := req.Header.Get("X-Ms-Lease-Id")
 	proposed := req.Header.Get("X-Ms-Proposed-Lease-Id")
 	h := http.Header{}
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", rfc1123(modified))
 	ok := func(status int) *http.Response {
 		if status != http.StatusAccepted {
 			h.Set("X-Ms-Lease-Id", l.id)
@@ -181,7 +184,6 @@ func (s *BlobService) leaseAction(req *http.Request, l *lease, now time.Time) *h
 			return conflict("LeaseIdMismatchWithLeaseOperation")
 		}
 		*l = lease{state: leaseAvailable}
-		h.Set("Last-Modified", rfc1123(now))
 		return response(req, http.StatusOK, h, nil)
 	case "break":
 		period := -1

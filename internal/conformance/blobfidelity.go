@@ -47,10 +47,15 @@ func RunBlobFidelity(t *testing.T, env Env) {
 			_, err := la.AcquireLease(ctx, d, nil)
 			wantCode(t, err, http.StatusBadRequest, "InvalidHeaderValue")
 		}
-		if r, err := la.AcquireLease(ctx, 15, nil); err != nil || *r.LeaseID != leaseA {
+		r, err := la.AcquireLease(ctx, 15, nil)
+		if err != nil || *r.LeaseID != leaseA {
 			t.Fatalf("acquire: %v %v", r.LeaseID, err)
 		}
-		_, err := lb.AcquireLease(ctx, 60, nil)
+		// A lease operation answers with the blob's ETag and leaves it as it is.
+		if p, _ := bc.GetProperties(ctx, nil); r.ETag == nil || *r.ETag != *p.ETag {
+			t.Fatalf("acquire answered ETag %v, the blob has %v", r.ETag, p.ETag)
+		}
+		_, err = lb.AcquireLease(ctx, 60, nil)
 		wantCode(t, err, http.StatusConflict, "LeaseAlreadyPresent")
 		if _, err := la.AcquireLease(ctx, 60, nil); err != nil {
 			t.Fatalf("acquire again with the same ID: %v", err)
