@@ -15,7 +15,7 @@ func capabilityCases() map[Capability][]string {
 		CapTableBeingDeleted:       {"BeingDeleted: a deleted table's name", "Shape: rolling tables (re-created day)"},
 		CapSASKeyRanges:            {"SAS: reads and adds outside the token's key range"},
 		CapBatchWithTableSAS:       {"SAS: a transaction through the token"},
-		CapEmptyBlobRange416:       {"BlobFidelity: a ranged read of an empty blob"},
+		CapRangeAtEnd416:           {"BlobFidelity: a ranged read of an empty blob", "BlobFidelity: DownloadBuffer in ranged reads"},
 		CapLowerCaseOperators:      {"FilterFidelity: operators are lower case"},
 	}
 }

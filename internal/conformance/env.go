@@ -77,9 +77,9 @@ const (
 	// CapBatchWithTableSAS: a $batch through a table SAS is authorized by
 	// its operations.
 	CapBatchWithTableSAS Capability = "a transaction through a table SAS is allowed when the token allows its operations"
-	// CapEmptyBlobRange416: a ranged Get Blob of an empty blob answers 416
-	// InvalidRange.
-	CapEmptyBlobRange416 Capability = "a ranged read of an empty blob gets 416 InvalidRange"
+	// CapRangeAtEnd416: a ranged Get Blob whose range starts at the blob's
+	// end, an empty blob's included, answers 416 InvalidRange.
+	CapRangeAtEnd416 Capability = "a range that starts at the blob's end (an empty blob's too) gets 416 InvalidRange"
 	// CapLowerCaseOperators: $filter operators (eq, and, not, …) are lower
 	// case; the service refuses others with 400 InvalidInput.
 	CapLowerCaseOperators Capability = "a filter with an upper-case operator gets 400 InvalidInput"
@@ -94,7 +94,7 @@ func Capabilities() []Capability {
 		CapTableBeingDeleted,
 		CapSASKeyRanges,
 		CapBatchWithTableSAS,
-		CapEmptyBlobRange416,
+		CapRangeAtEnd416,
 		CapLowerCaseOperators,
 	}
 }
@@ -111,7 +111,7 @@ func azuriteLacks() map[Capability]string {
 		CapTableBeingDeleted:       "Azurite lets a deleted table's name be reused at once",
 		CapSASKeyRanges:            "Azurite checks a table SAS's signature and permissions but not its key range",
 		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
-		CapEmptyBlobRange416:       "Azurite answers 200 with an empty body",
+		CapRangeAtEnd416:           "Azurite answers a range that starts exactly at the end with success and no body (past the end: 416)",
 		CapLowerCaseOperators:      "Azurite reads operators in any case",
 	}
 }
