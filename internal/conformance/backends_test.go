@@ -233,3 +233,9 @@ func TestPayloadsOnAzurite(t *testing.T) { RunPayloads(t, azuriteEnv(t)) }
 
 func TestFilterFidelityOnFake(t *testing.T)    { RunFilterFidelity(t, fakeEnv()) }
 func TestFilterFidelityOnAzurite(t *testing.T) { RunFilterFidelity(t, azuriteEnv(t)) }
+
+// TestFilterDifferentialFakeVsAzurite runs 1,000 random filters against
+// the fake and Azurite side by side.
+func TestFilterDifferentialFakeVsAzurite(t *testing.T) {
+	RunFilterDifferential(t, fakeEnv(), azuriteEnv(t), 1000, 2026)
+}

@@ -17,6 +17,8 @@ func capabilityCases() map[Capability][]string {
 		CapBatchWithTableSAS:       {"SAS: a transaction through the token"},
 		CapRangeAtEnd416:           {"BlobFidelity: a ranged read of an empty blob", "BlobFidelity: DownloadBuffer in ranged reads"},
 		CapLowerCaseOperators:      {"FilterFidelity: operators are lower case"},
+		CapExponentLiteral:         {"FilterFidelity: literals (D eq 1e10)", "FilterDifferential: generates no exponents"},
+		CapDateTime100ns:           {"FilterFidelity: literals (DateTime to 100 ns)", "FilterDifferential: generates whole milliseconds"},
 	}
 }
 

@@ -83,6 +83,11 @@ const (
 	// CapLowerCaseOperators: $filter operators (eq, and, not, …) are lower
 	// case; the service refuses others with 400 InvalidInput.
 	CapLowerCaseOperators Capability = "a filter with an upper-case operator gets 400 InvalidInput"
+	// CapExponentLiteral: a Double literal with an exponent (1e10) in a
+	// filter is that Double.
+	CapExponentLiteral Capability = "a filter reads a Double literal with an exponent (1e10)"
+	// CapDateTime100ns: DateTimes keep 100 ns in filters, as in storage.
+	CapDateTime100ns Capability = "a filter compares DateTimes to 100 ns"
 )
 
 // Capabilities lists every Capability, in the order the table shows them.
@@ -96,6 +101,8 @@ func Capabilities() []Capability {
 		CapBatchWithTableSAS,
 		CapRangeAtEnd416,
 		CapLowerCaseOperators,
+		CapExponentLiteral,
+		CapDateTime100ns,
 	}
 }
 
@@ -113,6 +120,8 @@ func azuriteLacks() map[Capability]string {
 		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
 		CapRangeAtEnd416:           "Azurite answers a range that starts exactly at the end with success and no body (past the end: 416)",
 		CapLowerCaseOperators:      "Azurite reads operators in any case",
+		CapExponentLiteral:         "Azurite misreads 1e10: D eq 1e10 matches entities without D",
+		CapDateTime100ns:           "Azurite compares DateTimes in milliseconds",
 	}
 }
 
