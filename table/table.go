@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
@@ -159,18 +160,35 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
-	resp, err := t.client.GetEntity(ctx, partitionKey, rowKey, nil)
+	var raw *http.Response
+	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
 	v := new(T)
-	if err := t.decodeFrom(ctx, resp.Value, v, true); err != nil {
+	if err := t.decodeFrom(ctx, serviceBody(raw, resp.Value), v, true); err != nil {
 		return nil, err
 	}
 	if resp.ETag != "" {
 		t.Meta(v).ETag = resp.ETag
 	}
 	return v, nil
+}
+
+// serviceBody is the entity as the service sent it. The SDK's GetEntity
+// hands back the body re-encoded through map[string]any, which loses what
+// the JSON itself says: an integral Double arrives as 2.0 (the service's
+// way of telling it from an Int32) and leaves the SDK as 2. The captured
+// response's body is what the service sent; fallback is used when there is
+// none (a transport that does not keep it).
+func serviceBody(raw *http.Response, fallback []byte) []byte {
+	if raw == nil {
+		return fallback
+	}
+	if b, err := runtime.Payload(raw); err == nil && len(b) > 0 {
+		return b
+	}
+	return fallback
 }
 
 // GetOptions configure Get. There are none yet; pass nil.
@@ -261,7 +279,8 @@ func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
-	got, err := t.client.GetEntity(ctx, m.PartitionKey, m.RowKey, nil)
+	var raw *http.Response
+	got, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), m.PartitionKey, m.RowKey, nil)
 	if err != nil {
 		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
 		if IsNotFound(err) {
@@ -269,7 +288,7 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 		}
 		return false, err
 	}
-	if !t.sameAsSent(ctx, plain, got.Value) {
+	if !t.sameAsSent(ctx, plain, serviceBody(raw, got.Value)) {
 		return false, nil
 	}
 	// A read of this table: the ETag is this table's.
