@@ -19,6 +19,7 @@ func capabilityCases() map[Capability][]string {
 		CapLowerCaseOperators:      {"FilterFidelity: operators are lower case"},
 		CapExponentLiteral:         {"FilterFidelity: literals (D eq 1e10)", "FilterDifferential: generates no exponents"},
 		CapDateTime100ns:           {"FilterFidelity: literals (DateTime to 100 ns)", "FilterDifferential: generates whole milliseconds"},
+		CapTypedNumberCompare:      {"Payloads: a Double kept in Extra stays a Double through a read-modify-write (the filter half)"},
 	}
 }
 

@@ -88,6 +88,9 @@ const (
 	CapExponentLiteral Capability = "a filter reads a Double literal with an exponent (1e10)"
 	// CapDateTime100ns: DateTimes keep 100 ns in filters, as in storage.
 	CapDateTime100ns Capability = "a filter compares DateTimes to 100 ns"
+	// CapTypedNumberCompare: a filter compares a number only with values of
+	// its own EDM type (Whole eq 2 does not match a Double 2.0).
+	CapTypedNumberCompare Capability = "a filter compares numbers only within their EDM type"
 )
 
 // Capabilities lists every Capability, in the order the table shows them.
@@ -103,6 +106,7 @@ func Capabilities() []Capability {
 		CapLowerCaseOperators,
 		CapExponentLiteral,
 		CapDateTime100ns,
+		CapTypedNumberCompare,
 	}
 }
 
@@ -122,6 +126,7 @@ func azuriteLacks() map[Capability]string {
 		CapLowerCaseOperators:      "Azurite reads operators in any case",
 		CapExponentLiteral:         "Azurite misreads 1e10: D eq 1e10 matches entities without D",
 		CapDateTime100ns:           "Azurite compares DateTimes in milliseconds",
+		CapTypedNumberCompare:      "Azurite compares numbers across EDM types: Whole eq 2 matches a Double 2.0",
 	}
 }
 
