@@ -198,3 +198,16 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestLargeEntityRacesOnFake(t *testing.T)    { RunLargeEntityRaces(t, fakeEnv()) }
+func TestLargeEntityRacesOnAzurite(t *testing.T) { RunLargeEntityRaces(t, azuriteEnv(t)) }
+
+func TestLargeEntityUnderFaultsOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunLargeEntityUnderFaults(t, env, services(t, env))
+}
+
+func TestLargeEntityUnderFaultsOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunLargeEntityUnderFaults(t, env, services(t, env))
+}
