@@ -211,3 +211,6 @@ func TestLargeEntityUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunLargeEntityUnderFaults(t, env, services(t, env))
 }
+
+func TestMoverVersionsOnFake(t *testing.T)    { RunMoverVersions(t, fakeEnv()) }
+func TestMoverVersionsOnAzurite(t *testing.T) { RunMoverVersions(t, azuriteEnv(t)) }
