@@ -3,9 +3,17 @@ package consistency
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -199,4 +207,315 @@ func (m *Mover[T]) Handle(ctx context.Context, msg *Message) error {
 		return Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, req.PartitionKey, req.RowKey, req.ETag))
 	}
 	return err
+}
+
+// BatchOptions configure Mover.MoveBatches. nil means the defaults.
+type BatchOptions struct {
+	// Visibility hides the dequeued messages while their batch is moved,
+	// in whole seconds (at least 1 s). Default: DefaultVisibility.
+	Visibility time.Duration
+	// Concurrency bounds the requests of one batch in flight (its
+	// partitions' reads and transactions, its message deletes). It does
+	// not bound the batch: every dequeue asks for 32 messages. Default: 8.
+	Concurrency int
+	// MaxDequeues: a message delivered more often goes to the poison queue.
+	// Default: DefaultMaxDequeues.
+	MaxDequeues int64
+	// Logger records poisoned and retried moves. Default: none.
+	Logger *slog.Logger
+}
+
+// BatchStats counts what MoveBatches did.
+type BatchStats struct {
+	// Dequeued messages, and of those: Moved (source written to the target
+	// and deleted), Gone (nothing left to move: already moved, or never
+	// there), Poisoned (malformed, another message type, another version
+	// under the key, or too many deliveries), and Retried (left to
+	// reappear after their visibility timeout).
+	Dequeued, Moved, Gone, Poisoned, Retried int64
+	// Batches is how many dequeues returned messages.
+	Batches int64
+}
+
+// maxDequeueBatch is the most messages one dequeue returns ("Get
+// Messages": numofmessages 1 to 32).
+const maxDequeueBatch = 32
+
+// maxRowKeysPerQuery keeps a read of several rows of one partition within
+// the service's 15 comparisons per filter: PartitionKey eq, and up to 14
+// RowKey eq.
+const maxRowKeysPerQuery = 14
+
+// moveItem is one dequeued message of a batch and what became of it.
+type moveItem struct {
+	dm   *azqueue.DequeuedMessage
+	text string
+	env  *Envelope
+	req  MoveRequest
+	// outcome: done (delete the message; gone when there was nothing to
+	// move), poison (with why), or neither: retry (leave it to reappear).
+	done, gone bool
+	poison     error
+}
+
+// MoveBatches drains queue, a queue of this Mover's messages only, in
+// batches: each dequeue takes 32 messages whatever the concurrency, the
+// moves are grouped by partition, each partition's sources are read with
+// one query per 14 keys, written to the target in one transaction per 100
+// entities and deleted from the source the same way (each delete guarded
+// by the version the message names), and then the messages are deleted.
+// It returns when a dequeue finds the queue empty.
+//
+// It needs a *table.Table[T] source and a TableTarget; with any other
+// source or target (an index-aware Source, a BlobTarget) each message is
+// handled as Handle does. Every step is as crash-safe as Handle: a
+// message is deleted only after its move is complete, and a redelivered
+// one finds its source moved (nothing to do) or still at its version (the
+// move is repeated). A transaction the service refuses (a source changed
+// since it was read, or a response lost and the SDK's retry found its work
+// done) is settled entity by entity. Messages of other types go to
+// poison: give the batched mover its own queue.
+//
+// Requests per message for a batch of 32 moves in one partition: 1 for
+// the message's delete, plus 1/32 each for the dequeue, the target write
+// and the source delete, plus 3/32 for the reads.
+func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
+	o := BatchOptions{Visibility: DefaultVisibility, Concurrency: 8, MaxDequeues: DefaultMaxDequeues}
+	if opts != nil {
+		if opts.Visibility >= time.Second {
+			o.Visibility = opts.Visibility
+		}
+		if opts.Concurrency > 0 {
+			o.Concurrency = opts.Concurrency
+		}
+		if opts.MaxDequeues > 0 {
+			o.MaxDequeues = opts.MaxDequeues
+		}
+		o.Logger = opts.Logger
+	}
+	var st BatchStats
+	for {
+		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
+			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
+		})
+		if err != nil {
+			return st, err
+		}
+		if len(resp.Messages) == 0 {
+			return st, nil
+		}
+		st.Batches++
+		st.Dequeued += int64(len(resp.Messages))
+		items := make([]*moveItem, len(resp.Messages))
+		for i, dm := range resp.Messages {
+			items[i] = m.decodeItem(dm, o.MaxDequeues)
+		}
+		m.moveBatch(ctx, items, &o, &st)
+		m.finish(ctx, queue, poison, items, &o, &st)
+	}
+}
+
+// decodeItem reads a message; a bad one is marked for poison.
+func (m *Mover[T]) decodeItem(dm *azqueue.DequeuedMessage, maxDequeues int64) *moveItem {
+	it := &moveItem{dm: dm, text: deref(dm.MessageText)}
+	env, err := decodeEnvelope(it.text)
+	switch {
+	case err != nil:
+		it.poison = err
+	case env.Type != m.msgType:
+		it.env, it.poison = env, fmt.Errorf("consistency: message type %q in the batched mover's queue (it moves %q only)", env.Type, m.msgType)
+	case env.PayloadBlob != nil:
+		it.env, it.poison = env, fmt.Errorf("%w: move payload in a blob", ErrMalformed)
+	case derefInt(dm.DequeueCount) > maxDequeues:
+		it.env, it.poison = env, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", derefInt(dm.DequeueCount)-1, env.LastError)
+	default:
+		it.env = env
+		if err := json.Unmarshal(env.Payload, &it.req); err != nil {
+			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+		} else if err := validMoveKeys(it.req.PartitionKey, it.req.RowKey); err != nil {
+			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+		}
+	}
+	return it
+}
+
+// moveBatch moves the batch's valid items, partition by partition.
+func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOptions, st *BatchStats) {
+	src, okSrc := m.from.(*table.Table[T])
+	dst, okDst := m.to.(TableTarget[T])
+	byPK := map[string][]*moveItem{}
+	var order []string
+	for _, it := range items {
+		if it.poison != nil {
+			continue
+		}
+		if !okSrc || !okDst {
+			m.single(ctx, it)
+			continue
+		}
+		pk := it.req.PartitionKey
+		if _, seen := byPK[pk]; !seen {
+			order = append(order, pk)
+		}
+		byPK[pk] = append(byPK[pk], it)
+	}
+	sem := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	for _, pk := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			m.movePartition(ctx, src, dst.Table, pk, byPK[pk])
+		}()
+	}
+	wg.Wait()
+}
+
+// single handles one message as Handle does.
+func (m *Mover[T]) single(ctx context.Context, it *moveItem) {
+	err := m.Handle(ctx, &Message{Envelope: *it.env, ID: deref(it.dm.MessageID), DequeueCount: derefInt(it.dm.DequeueCount)})
+	var perm permanent
+	switch {
+	case err == nil:
+		it.done = true
+	case errors.As(err, &perm):
+		it.poison = err
+	}
+}
+
+// movePartition moves one partition's items: read, write, delete.
+func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], pk string, items []*moveItem) {
+	// Read the sources: one query per 14 distinct keys.
+	var rks []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.req.RowKey] {
+			seen[it.req.RowKey] = true
+			rks = append(rks, it.req.RowKey)
+		}
+	}
+	found := map[string]*T{}
+	for chunk := range slices.Chunk(rks, maxRowKeysPerQuery) {
+		var eqs []table.Filter
+		for _, rk := range chunk {
+			eqs = append(eqs, table.RK().Eq(rk))
+		}
+		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+			if err != nil {
+				return // every item of the partition is retried
+			}
+			found[src.Meta(v).RowKey] = v
+		}
+	}
+	// Decide each message; one move per key, of the version found.
+	var moving []*moveItem
+	moved := map[string]bool{}
+	for _, it := range items {
+		v := found[it.req.RowKey]
+		switch {
+		case v == nil:
+			it.done, it.gone = true, true // already moved, or never there
+		case it.req.ETag != "" && src.Meta(v).ETag != it.req.ETag:
+			it.poison = Permanent(fmt.Errorf("%w: move of (%q, %q) asked for version %s, the key now holds %s; nothing moved", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag, src.Meta(v).ETag))
+		case moved[it.req.RowKey]:
+			it.done = true // a duplicate in the same batch: moved below
+		default:
+			moved[it.req.RowKey] = true
+			moving = append(moving, it)
+		}
+	}
+	if len(moving) == 0 {
+		return
+	}
+	// Write the targets, then delete the sources at the versions read.
+	var puts, dels []batch.Op
+	for _, it := range moving {
+		v := found[it.req.RowKey]
+		cp := *v
+		puts = append(puts, batch.Upsert(&cp, table.Replace))
+		dels = append(dels, batch.DeleteIf(pk, it.req.RowKey, src.Meta(v).ETag))
+	}
+	if err := submitAll(ctx, dst.Client(), puts); err != nil {
+		return // retried: the next delivery writes again (insert-or-replace)
+	}
+	if err := submitAll(ctx, src.Client(), dels); err == nil {
+		for _, it := range moving {
+			it.done = true
+		}
+		return
+	}
+	// A transaction refused: settle entity by entity.
+	for _, it := range moving {
+		etag := src.Meta(found[it.req.RowKey]).ETag
+		err := src.Delete(ctx, pk, it.req.RowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+		switch {
+		case err == nil:
+			it.done = true
+		case table.IsPreconditionFailed(err) && it.req.ETag != "":
+			it.poison = Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag))
+		}
+	}
+}
+
+// submitAll sends ops as the fewest valid transactions.
+func submitAll(ctx context.Context, client table.Client, ops []batch.Op) error {
+	txs, err := batch.Plan(ops, nil)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txs {
+		if _, err := tx.Submit(ctx, client); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish deletes the moved messages and poisons the bad ones; the rest
+// reappear after their visibility timeout.
+func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*moveItem, o *BatchOptions, st *BatchStats) {
+	sem := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	count := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+	for _, it := range items {
+		id, receipt := deref(it.dm.MessageID), deref(it.dm.PopReceipt)
+		switch {
+		case it.poison != nil:
+			rec := PoisonRecord{MessageID: id, DequeueCount: derefInt(it.dm.DequeueCount), Error: truncate(it.poison.Error(), 4096), PoisonedAt: time.Now().UTC(), Envelope: it.env}
+			if it.env == nil {
+				rec.Raw = truncate(it.text, MaxMessageBytes/2)
+			}
+			b, _ := json.Marshal(rec)
+			if _, err := poison.EnqueueMessage(ctx, string(b), nil); err != nil {
+				count(func() { st.Retried++ })
+				continue
+			}
+			if o.Logger != nil {
+				o.Logger.WarnContext(ctx, "tablekit: move poisoned", "id", id, "err", it.poison)
+			}
+			count(func() { st.Poisoned++ })
+		case it.done && it.gone:
+			count(func() { st.Gone++ })
+		case it.done:
+			count(func() { st.Moved++ })
+		default:
+			count(func() { st.Retried++ })
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := queue.DeleteMessage(ctx, id, receipt, nil); err != nil && o.Logger != nil {
+				// It reappears and finds its move done: harmless.
+				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -353,6 +353,61 @@ var crashScenarios = []crashScenario{{
 		}
 	},
 }, {
+	name: "batched archive move",
+	ack:  0, // the moves were requested (and acknowledged) before
+	setup: func(ctx context.Context, p *crashProc) error {
+		cur, _ := table.New[Staff](p.table(p.names.Current), nil)
+		m := moverOf(p)
+		for i := 0; i < 6; i++ {
+			s := staff(fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%d@contoso.com", i), i)
+			if i%2 == 1 {
+				s.PartitionKey = "Ops"
+			}
+			if err := cur.Add(ctx, s, nil); err != nil {
+				return err
+			}
+			if err := m.RequestValue(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	run: func(ctx context.Context, p *crashProc) error {
+		_, err := moverOf(p).MoveBatches(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second, Concurrency: 1})
+		return err
+	},
+	recover: func(t *testing.T, p *crashProc) {
+		q := p.queue(p.names.Queue)
+		for deadline := time.Now().Add(time.Minute); queueLen(t, q) > 0; time.Sleep(300 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the queue did not drain")
+			}
+			if _, err := moverOf(p).MoveBatches(t.Context(), q, p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := queueLen(t, p.queue(p.names.Poison)); n != 0 {
+			t.Fatalf("%d messages poisoned", n)
+		}
+	},
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		cur, arc := rowKeys(t, p.table(p.names.Current)), rowKeys(t, p.table(p.names.Archive))
+		want := []string{"Ops/empid_000001", "Ops/empid_000003", "Ops/empid_000005", "Sales/empid_000000", "Sales/empid_000002", "Sales/empid_000004"}
+		if len(cur) != 0 || !slices.Equal(arc, want) {
+			t.Fatalf("Current %q, Archive %q", cur, arc)
+		}
+		a, _ := table.New[Staff](p.table(p.names.Archive), nil)
+		all, err := table.Collect(a.Query(t.Context(), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range all {
+			if g.Email != fmt.Sprintf("e%d@contoso.com", g.Age) {
+				t.Fatalf("archived %+v", g)
+			}
+		}
+	},
+}, {
 	name: "large entity put",
 	ack:  2, // the photo's blob, the entity
 	setup: func(ctx context.Context, p *crashProc) error {

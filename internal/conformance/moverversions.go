@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -166,6 +168,76 @@ func RunMoverVersions(t *testing.T, env Env) {
 		drainAll(t, q, w)
 		if got := keysIn(t, current); len(got) != 1 || got[0] != "email_x@contoso.com" {
 			t.Fatalf("a plain Mover should leave the copy alone: Current holds %q", got)
+		}
+	})
+
+	t.Run("batched: 32 per dequeue, a transaction per partition, duplicates and changed sources handled", func(t *testing.T) {
+		cc, ac, qc := &reqcount.Counter{}, &reqcount.Counter{}, &reqcount.Counter{}
+		current, _ := table.New[Staff](env.NewTable(t, cc), nil)
+		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
+		q, poison := env.NewQueue(t, qc), env.NewQueue(t, nil)
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
+		var all []*Staff
+		for i := 0; i < 100; i++ {
+			s := staff(fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%d@contoso.com", i), i)
+			if i%5 == 0 {
+				s.PartitionKey = "Ops" // two partitions, interleaved in the queue
+			}
+			if err := current.Add(ctx, s, nil); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, s)
+		}
+		for _, s := range all {
+			if err := mover.RequestValue(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range all[10:15] { // duplicates
+			if err := mover.RequestValue(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		changed := all[42]
+		changed.Age = 99
+		if err := current.Update(ctx, changed, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := consistency.NewSender(q, nil).Send(ctx, "other.v1", "x", 1); err != nil {
+			t.Fatal(err)
+		}
+		cc.Reset()
+		ac.Reset()
+		qc.Reset()
+		st, err := mover.MoveBatches(ctx, q, poison, &consistency.BatchOptions{Concurrency: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := int64(106)
+		if st.Dequeued != msgs || st.Poisoned != 2 || st.Retried != 0 || st.Moved+st.Gone != msgs-2 {
+			t.Fatalf("stats %+v", st)
+		}
+		if got := keysIn(t, current); !slices.Equal(got, []string{changed.RowKey}) {
+			t.Fatalf("left in Current: %q", got)
+		}
+		got, err := table.Collect(archive.Query(ctx, nil))
+		if err != nil || len(got) != 99 {
+			t.Fatalf("%d in Archive (%v)", len(got), err)
+		}
+		for _, g := range got {
+			if g.Email != fmt.Sprintf("e%d@contoso.com", g.Age) {
+				t.Fatalf("archived %+v", g)
+			}
+		}
+		if n := queueLen(t, poison); n != 2 {
+			t.Fatalf("poison holds %d, want the changed source's and the foreign message", n)
+		}
+		// The check queries above are on the counters too: one each.
+		req := cc.N() - 1 + ac.N() - 1 + qc.N()
+		perMsg := float64(req) / float64(msgs)
+		t.Logf("%s: %d requests for %d messages: %.2f per message (%d batches)", env.Name, req, msgs, perMsg, st.Batches)
+		if perMsg > 1.3 {
+			t.Fatalf("%.2f requests per message, want at most 1.3", perMsg)
 		}
 	})
 }
