@@ -3,6 +3,9 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -14,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -272,6 +276,52 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		}
 		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || !bytes.Equal(got.Photo, photo('M')) {
 			t.Fatalf("after Sweep: %v", err)
+		}
+	})
+
+	t.Run("entities written by earlier versions still read, update and sweep", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		bc, container := env.NewContainer(t, nil)
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
+		// The earlier format: a content-addressed blob "<tuple>/<field>/<sha[:32]>".
+		old := photo('O')
+		sum := sha256.Sum256(old)
+		sha := hex.EncodeToString(sum[:])
+		tuple, _ := keys.EncodeTuple("Sales", "000123")
+		name := tuple + "/Photo/" + sha[:32]
+		if _, err := bc.UploadBuffer(ctx, container, name, old, nil); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"PartitionKey": "Sales", "RowKey": "000123", "Name": "legacy", "Bio": "", "PhotoBlob": name, "PhotoSHA256": sha})
+		if _, err := client.UpsertEntity(ctx, body, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := le.Get(ctx, "Sales", "000123")
+		if err != nil || got.Name != "legacy" || !bytes.Equal(got.Photo, old) {
+			t.Fatalf("legacy Get: %v", err)
+		}
+		if n, err := le.Sweep(ctx, 0); err != nil || n != 0 {
+			t.Fatalf("Sweep took %d of a legacy entity's blobs (%v)", n, err)
+		}
+		got.Name = "updated"
+		if err := le.Update(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := le.Sweep(ctx, 0); err != nil || n != 1 {
+			t.Fatalf("Sweep after the update: %d (%v), want the legacy blob", n, err)
+		}
+		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || got.Name != "updated" || !bytes.Equal(got.Photo, old) {
+			t.Fatalf("after the update: %v", err)
+		}
+		// Modify with Create starts a missing entity.
+		if _, err := le.Modify(ctx, "Sales", "000999", func(p *Profile) error { p.Name, p.Photo = "created", photo('C'); return nil }, &table.ModifyOptions{Create: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := le.Get(ctx, "Sales", "000999"); err != nil || got.Name != "created" || !bytes.Equal(got.Photo, photo('C')) {
+			t.Fatalf("created by Modify: %v", err)
+		}
+		if _, err := le.Modify(ctx, "Sales", "000998", func(*Profile) error { return nil }, nil); !table.IsNotFound(err) {
+			t.Fatalf("Modify of a missing entity without Create: %v", err)
 		}
 	})
 
