@@ -174,12 +174,12 @@ const largeBlobPrefix = "lg/"
 
 var b64 = base64.RawURLEncoding
 
-func (l *LargeEntity[T]) newBlobName(pk, rk, field string) (string, error) {
+func (l *LargeEntity[T]) newBlobName(op, pk, rk, field string) (string, error) {
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	name := largeBlobPrefix + "k" + b64.EncodeToString([]byte(pk)) + "/k" + b64.EncodeToString([]byte(rk)) + "/" + field + "/" + hex.EncodeToString(id[:])
 	if err := keys.ValidateBlobName(name); err != nil {
-		return "", &table.InputError{Op: "LargeEntity.Put", Field: "RowKey", Rule: err, Detail: "keys too long for the blob names of their large fields"}
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "keys too long for the blob names of their large fields"}
 	}
 	return name, nil
 }
@@ -356,7 +356,7 @@ func (l *LargeEntity[T]) plan(op string, v *T) (*storedLarge, map[string][]byte,
 	offload := func(f string) error {
 		b := fieldBytes(cv.FieldByName(f))
 		sum := sha256.Sum256(b)
-		name, err := l.newBlobName(m.PartitionKey, m.RowKey, f)
+		name, err := l.newBlobName(op, m.PartitionKey, m.RowKey, f)
 		if err != nil {
 			return err
 		}
@@ -374,7 +374,7 @@ func (l *LargeEntity[T]) plan(op string, v *T) (*storedLarge, map[string][]byte,
 	// Fields under the threshold can still add up past the entity limits:
 	// move the largest remaining ones out until the entity fits.
 	for {
-		s, err := l.stored(&c, refs)
+		s, err := l.stored(op, &c, refs)
 		if err == nil {
 			return s, data, nil
 		}
@@ -398,7 +398,7 @@ func (l *LargeEntity[T]) plan(op string, v *T) (*storedLarge, map[string][]byte,
 
 // stored builds the stored form of c with its references and checks it
 // against the service's limits.
-func (l *LargeEntity[T]) stored(c *T, refs map[string]blobRef) (*storedLarge, error) {
+func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*storedLarge, error) {
 	body, err := l.tbl.Encode(c)
 	if err != nil {
 		return nil, err
@@ -418,7 +418,7 @@ func (l *LargeEntity[T]) stored(c *T, refs map[string]blobRef) (*storedLarge, er
 	if err == nil && len(full) > table.MaxEntityBytes {
 		// Within the service's count, but Azurite measures the request
 		// body, where binary is base64: keep both happy.
-		err = &table.InputError{Op: "LargeEntity.Put", Rule: table.ErrEntityTooLarge, Detail: "request body over 1 MiB"}
+		err = &table.InputError{Op: op, Rule: table.ErrEntityTooLarge, Detail: "request body over 1 MiB"}
 	}
 	if err != nil {
 		return nil, err
@@ -477,8 +477,18 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		// A write whose answer was lost is retried by the SDK and meets
 		// 412 or 409 although it happened: the entity then names the new
 		// blobs, which no one else can know.
-		if ok, serr := l.raw.Stored(ctx, s); serr == nil && ok {
+		ok, serr := l.raw.Stored(ctx, s)
+		switch {
+		case serr == nil && ok:
 			err = nil
+		case serr == nil:
+			// Refused for certain: no entity names these blobs, nor ever
+			// will. Removing them now saves Sweep the work (a failure
+			// here leaves them to Sweep).
+			for f := range data {
+				name, _ := unquoteJSON(s.Props[f+"Blob"].Value)
+				_, _ = l.blobs.DeleteBlob(ctx, l.container, name, nil)
+			}
 		}
 	}
 	if err != nil {
