@@ -128,10 +128,16 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts := tx.Actions(); *acts[2].IfMatch != azcore.ETagAny {
 		t.Fatal("update-only must send If-Match: *")
 	}
-	if err := tx.Append(batch.Delete("p", "O'Brien")); !errors.Is(err, batch.ErrQuoteInKey) {
+	if err := tx.Append(batch.Delete("p", "O'Brien")); err != nil {
 		t.Fatalf("quote in a delete's key: %v", err)
 	}
-	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}})); err != nil {
+	if acts := tx.Actions(); string(acts[3].Entity) != `{"PartitionKey":"p","RowKey":"O''Brien"}` {
+		t.Fatalf("a delete's keys go to the URL only, OData-quoted: %s", acts[3].Entity)
+	}
+	if err := tx.Append(batch.UpdateAny(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, table.Merge)); !errors.Is(err, batch.ErrQuoteInKey) {
+		t.Fatalf("quote in an update's key: %v", err)
+	}
+	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien2"}})); err != nil {
 		t.Fatalf("an Add puts its keys in the body only, so quotes are fine: %v", err)
 	}
 	if batch.KindDelete.String() != "Delete" || batch.Kind(0).String() != "Kind(0)" {

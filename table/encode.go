@@ -14,9 +14,10 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-// Codec converts Go structs to and from the service's JSON entities. Field
-// plans are built once per type and cached in the Codec; the zero value is
-// ready to use and safe for concurrent use.
+// Codec converts Go structs to and from the service's JSON entities. The
+// zero value is ready to use and safe for concurrent use; every Codec, Table
+// and Registry shares one package-wide cache of field plans, built once per
+// Go type, so a Codec costs nothing to make.
 //
 // Field types and the EDM types they are stored as:
 //
@@ -34,23 +35,38 @@ import (
 // Tags: `table:"Name"` renames, `table:",omitempty"` skips zero values,
 // `table:"-"` skips the field. Embed Meta for the keys, ETag and Timestamp;
 // add a field of type Extra to keep properties the struct does not name.
-type Codec struct {
-	plans sync.Map // reflect.Type -> *plan
-}
+// The untyped Entity is encoded from its Properties.
+type Codec struct{}
 
-func (c *Codec) planFor(t reflect.Type) (*plan, error) {
-	if p, ok := c.plans.Load(t); ok {
+// plans caches one plan per Go type for the whole package. A plan is
+// immutable once built, so sharing it is safe; a type is only ever a key,
+// never changed, so the cache holds no mutable state of the caller's.
+var plans sync.Map // reflect.Type -> *plan
+
+// cachedPlan returns t's plan, building it on first use. Two goroutines may
+// both build it; LoadOrStore keeps one. Errors are not cached: they are
+// rare, and each caller gets its own *InputError.
+func cachedPlan(t reflect.Type) (*plan, error) {
+	if p, ok := plans.Load(t); ok {
 		return p.(*plan), nil
 	}
 	p, err := newPlan(t)
 	if err != nil {
 		return nil, err
 	}
+	actual, _ := plans.LoadOrStore(t, p)
+	return actual.(*plan), nil
+}
+
+func (c *Codec) planFor(t reflect.Type) (*plan, error) {
+	p, err := cachedPlan(t)
+	if err != nil {
+		return nil, err
+	}
 	if p.meta == nil {
 		return nil, inputErr("plan", t.String(), "", ErrNoMeta, "embed table.Meta to carry PartitionKey and RowKey")
 	}
-	actual, _ := c.plans.LoadOrStore(t, p)
-	return actual.(*plan), nil
+	return p, nil
 }
 
 // structValue checks that v is a non-nil pointer to a struct.
@@ -96,6 +112,9 @@ func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(n
 // encode appends the JSON of rv to b. only, when non-nil, restricts the
 // properties written to those named (for index projections).
 func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte, error) {
+	if p.raw {
+		return encodeEntity(b, rv.Addr().Interface().(*Entity), only)
+	}
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	typ := p.typ.String()
 	if err := keys.ValidatePartitionKey(meta.PartitionKey); err != nil {
@@ -357,9 +376,11 @@ func (c *Codec) MetaOf(v any) (*Meta, error) {
 }
 
 // WrittenETag records a write's new ETag in m, and the Timestamp the
-// service encodes in it.
+// service encodes in it, whatever table m's ETag came from; it forgets
+// that table. WrittenVia applies the rule on Meta instead.
 func (m *Meta) WrittenETag(etag azcore.ETag) {
 	m.ETag = etag
+	m.from = nil
 	if ts, ok := timestampFromETag(etag); ok {
 		m.Timestamp = ts
 	}

@@ -40,7 +40,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	if client == nil || (reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil()) {
 		return nil, inputErr("New", reflect.TypeFor[T]().String(), "", ErrNilValue, "client is nil")
 	}
-	p, err := newPlan(reflect.TypeFor[T]())
+	p, err := cachedPlan(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,11 @@ func (t *Table[T]) decodeFrom(ctx context.Context, data []byte, v *T, full bool)
 		}
 		data = plain
 	}
-	return t.plan.decode(data, reflect.ValueOf(v).Elem())
+	if err := t.plan.decode(data, reflect.ValueOf(v).Elem()); err != nil {
+		return err
+	}
+	t.Meta(v).ReadVia(t.client)
+	return nil
 }
 
 // EncodeOnly is Encode restricted to the named properties: the projection
@@ -174,8 +178,11 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 // GetOptions configure Get. There are none yet; pass nil.
 type GetOptions struct{}
 
-// written records a write's new ETag, and the Timestamp it encodes, in v.
-func (t *Table[T]) written(v *T, etag azcore.ETag) { t.Meta(v).WrittenETag(etag) }
+// written records a write's new ETag, and the Timestamp it encodes, in v,
+// by the rule on Meta; guarded: the write sent v's ETag as If-Match.
+func (t *Table[T]) written(v *T, etag azcore.ETag, guarded bool) {
+	t.Meta(v).WrittenVia(t.client, etag, guarded)
+}
 
 // sameAsSent compares a stored entity with the plaintext an Add encoded;
 // an encrypted entity is decrypted first (ciphertexts never repeat).
@@ -229,7 +236,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 		}
 		return err
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, false)
 	return nil
 }
 
@@ -267,7 +274,8 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	if !t.sameAsSent(ctx, plain, got.Value) {
 		return false, nil
 	}
-	t.written(v, got.ETag)
+	// A read of this table: the ETag is this table's.
+	t.written(v, got.ETag, true)
 	return true, nil
 }
 
@@ -310,7 +318,7 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 	if err != nil {
 		return t.svcErr("Upsert", m.PartitionKey, m.RowKey, err)
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, false)
 	return nil
 }
 
@@ -347,7 +355,7 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, !opts.AnyETag)
 	return nil
 }
 

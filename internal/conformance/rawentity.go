@@ -1,0 +1,520 @@
+package conformance
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// RunRawEntity is the contract of the raw entity API (table.Entity): every
+// EDM type round-trips with its type, every verb and batch operation works
+// on it, and bad input is a typed error before any request.
+func RunRawEntity(t *testing.T, env Env) {
+	t.Run("EveryEDMTypeRoundTrips", func(t *testing.T) { rawRoundTrip(t, env) })
+	t.Run("Verbs", func(t *testing.T) { rawVerbs(t, env) })
+	t.Run("Batch", func(t *testing.T) { rawBatch(t, env) })
+	t.Run("BadInputSendsNothing", func(t *testing.T) { rawBadInput(t, env) })
+	t.Run("TypedAndRawViewsAgree", func(t *testing.T) { rawTypedViews(t, env) })
+	t.Run("QuotedKeysInBatch", func(t *testing.T) { quotedKeysInBatch(t, env) })
+	t.Run("ETagStaysWithItsTable", func(t *testing.T) { etagStaysWithItsTable(t, env) })
+}
+
+func newRaw(t *testing.T, env Env) (*table.Table[table.Entity], *reqcount.Counter) {
+	c := &reqcount.Counter{}
+	tb, err := table.New[table.Entity](env.NewTable(t, c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb, c
+}
+
+// everyType holds one property of each EDM type, with the edges that break
+// naive codecs: Int64 beyond 2^53, an integral Double, 100 ns times.
+func everyType() *table.Entity {
+	g, _ := table.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "raw", RowKey: "every"}}
+	e.Set("S", table.StringValue("héllo \"wörld\" \u2028 ok"))
+	e.Set("Empty", table.StringValue(""))
+	e.Set("B", table.BoolValue(true))
+	e.Set("I32", table.Int32Value(-2147483648))
+	e.Set("I64", table.Int64Value(1<<53+1))
+	e.Set("I64Small", table.Int64Value(7))
+	e.Set("D", table.DoubleValue(0.1))
+	e.Set("DIntegral", table.DoubleValue(2))
+	e.Set("DBig", table.DoubleValue(1e300))
+	e.Set("T", table.DateTimeValue(time.Date(2026, 11, 23, 11, 12, 13, 1234500, time.UTC)))
+	e.Set("Bin", table.BinaryValue([]byte{0, 1, 2, 0xff}))
+	e.Set("G", table.GUIDValue(g))
+	return e
+}
+
+// sameEntity compares properties by type and value; an integral Double
+// that came back unannotated (Inferred Int32) must still give the value.
+func sameEntity(t *testing.T, env Env, what string, want, got *table.Entity) {
+	t.Helper()
+	if got.PartitionKey != want.PartitionKey || got.RowKey != want.RowKey {
+		t.Fatalf("%s: keys %q/%q, want %q/%q", what, got.PartitionKey, got.RowKey, want.PartitionKey, want.RowKey)
+	}
+	if len(got.Properties) != len(want.Properties) {
+		t.Fatalf("%s: %d properties, want %d: %v", what, len(got.Properties), len(want.Properties), got.Properties)
+	}
+	for name, w := range want.Properties {
+		g, ok := got.Get(name)
+		if !ok {
+			t.Fatalf("%s: %s missing", what, name)
+		}
+		if g.Equal(w) {
+			continue
+		}
+		if w.Type() == table.EdmDouble && g.Inferred() && env.Fake == nil {
+			// The service omits the annotation of an integral Double.
+			if x, _ := g.AsDouble(); x == math.Floor(x) {
+				wx, _ := w.AsDouble()
+				if x == wx {
+					// Azurite 3.37 answers an integral Double as "2", which
+					// no reader can tell from an Int32; the service (and
+					// the fake) write "2.0" or annotate it.
+					t.Logf("not run on %s: %s Double type check, the backend answers an integral Double as %v without annotation; AsDouble gives the value", env.Name, name, g)
+					continue
+				}
+			}
+		}
+		t.Fatalf("%s: %s = %v, want %v", what, name, g, w)
+	}
+}
+
+func rawRoundTrip(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	want := everyType()
+	if err := tb.Add(ctx, want, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want.ETag == "" || want.Timestamp.IsZero() {
+		t.Fatalf("Add left Meta %+v", want.Meta)
+	}
+	c.Reset()
+	got, err := tb.Get(ctx, "raw", "every", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.N() != 1 {
+		t.Fatalf("Get took %d requests", c.N())
+	}
+	sameEntity(t, env, "Get", want, got)
+	if got.ETag != want.ETag {
+		t.Fatalf("Get ETag %q, Add gave %q", got.ETag, want.ETag)
+	}
+	if i64, ok := got.Properties["I64"].AsInt64(); !ok || i64 != 1<<53+1 || got.Properties["I64"].Type() != table.EdmInt64 {
+		t.Fatalf("Int64 came back as %v", got.Properties["I64"])
+	}
+	if got.Properties["D"].Type() != table.EdmDouble {
+		t.Fatalf("Double 0.1 came back as %v", got.Properties["D"])
+	}
+	// Written back as read, every value keeps its type and value.
+	if err := tb.Update(ctx, got, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := tb.Get(ctx, "raw", "every", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntity(t, env, "read, written back, read", want, again)
+
+	// Query and QueryPage decode the same way.
+	all, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("raw")}))
+	if err != nil || len(all) != 1 {
+		t.Fatalf("Query: %d, %v", len(all), err)
+	}
+	sameEntity(t, env, "Query", want, all[0])
+	page, err := tb.QueryPage(ctx, &table.QueryOptions{Filter: table.Partition("raw"), Select: []string{"I64", "G"}}, "")
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("QueryPage: %v", err)
+	}
+	if p := page.Items[0]; len(p.Properties) != 2 || !p.Properties["I64"].Equal(want.Properties["I64"]) || !p.Properties["G"].Equal(want.Properties["G"]) {
+		t.Fatalf("QueryPage with Select: %v", p.Properties)
+	}
+}
+
+func rawVerbs(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}}
+	e.Set("A", table.Int32Value(1))
+	e.Set("B", table.StringValue("b"))
+	if err := tb.Upsert(ctx, e, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Merge keeps B; Replace drops it.
+	m := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}}
+	m.Set("C", table.BoolValue(false))
+	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Get(ctx, "p", "O'Brien", nil)
+	if err != nil || len(got.Properties) != 3 {
+		t.Fatalf("after merge: %v %v", got, err)
+	}
+	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = tb.Get(ctx, "p", "O'Brien", nil)
+	if err != nil || len(got.Properties) != 1 {
+		t.Fatalf("after replace: %v %v", got.Properties, err)
+	}
+	// Update is guarded by the ETag read.
+	stale := *got
+	got.Set("D", table.Int64Value(-5))
+	if err := tb.Update(ctx, got, nil); err != nil {
+		t.Fatal(err)
+	}
+	stale.Properties = map[string]table.Value{"E": table.StringValue("late")}
+	if err := tb.Update(ctx, &stale, nil); !table.IsPreconditionFailed(err) {
+		t.Fatalf("stale update: %v", err)
+	}
+	var ae *azcore.ResponseError
+	if !errors.As(tb.DeleteValue(ctx, &stale), &ae) || ae.StatusCode != 412 {
+		t.Fatalf("stale delete kept no 412 in the chain")
+	}
+	// Modify works on raw entities too: read, change, write with the ETag.
+	n := 0
+	if _, err := tb.Modify(ctx, "p", "O'Brien", func(e *table.Entity) error {
+		n++
+		e.Set("Count", table.Int32Value(int32(n)))
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.DeleteValue(ctx, got); !table.IsPreconditionFailed(err) {
+		t.Fatalf("delete of a version Modify replaced: %v", err)
+	}
+	cur, err := tb.Get(ctx, "p", "O'Brien", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Reset()
+	if err := tb.DeleteValue(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	if c.N() != 1 {
+		t.Fatalf("DeleteValue took %d requests", c.N())
+	}
+	if _, err := tb.Get(ctx, "p", "O'Brien", nil); !table.IsNotFound(err) {
+		t.Fatalf("after delete: %v", err)
+	}
+}
+
+func rawBatch(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	a := everyType()
+	a.RowKey = "a"
+	b := &table.Entity{Meta: table.Meta{PartitionKey: "raw", RowKey: "b"}}
+	b.Set("N", table.Int64Value(math.MaxInt64))
+	c.Reset()
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Add(a), batch.Upsert(b, table.Replace)); err != nil {
+		t.Fatal(err)
+	}
+	if c.N() != 1 || a.ETag == "" || b.ETag == "" {
+		t.Fatalf("batch: %d requests, ETags %q %q", c.N(), a.ETag, b.ETag)
+	}
+	got, err := tb.Get(ctx, "raw", "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntity(t, env, "batch Add", a, got)
+	if got.ETag != a.ETag {
+		t.Fatalf("batch gave ETag %q, stored %q", a.ETag, got.ETag)
+	}
+	// Guarded update and delete in one transaction, with the ETags the
+	// batch recorded.
+	b.Set("M", table.StringValue("m"))
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Update(b, table.Merge), batch.DeleteValue(a)); err != nil {
+		t.Fatal(err)
+	}
+	gb, err := tb.Get(ctx, "raw", "b", nil)
+	if err != nil || len(gb.Properties) != 2 || gb.ETag != b.ETag {
+		t.Fatalf("after batch update: %v %v (ETag %q, batch said %q)", gb, err, gb.ETag, b.ETag)
+	}
+	if _, err := tb.Get(ctx, "raw", "a", nil); !table.IsNotFound(err) {
+		t.Fatalf("batch delete: %v", err)
+	}
+}
+
+func rawBadInput(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	base := func() *table.Entity {
+		return &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r", ETag: "W/\"x\""},
+			Properties: map[string]table.Value{"Ok": table.StringValue("ok")}}
+	}
+	with := func(name string, v table.Value) *table.Entity {
+		e := base()
+		e.Properties[name] = v
+		return e
+	}
+	many := base()
+	for i := 0; i < table.MaxUserProperties; i++ {
+		many.Set("P"+keys.Uint64(uint64(i))[14:], table.Int32Value(1))
+	}
+	big := base()
+	for i := 0; i < 20; i++ {
+		big.Set("S"+keys.Uint64(uint64(i))[16:], table.StringValue(strings.Repeat("x", table.MaxStringUTF16)))
+	}
+	badKey := base()
+	badKey.RowKey = "a/b"
+	cases := []struct {
+		name string
+		e    *table.Entity
+		rule error
+	}{
+		{"bad property name", with("no-dash", table.Int32Value(1)), keys.ErrForbiddenChar},
+		{"reserved name", with("Timestamp", table.DateTimeValue(time.Now())), keys.ErrReserved},
+		{"OData name", with("odata.etag", table.StringValue("x")), keys.ErrForbiddenChar},
+		{"zero Value", with("Z", table.Value{}), table.ErrInvalidValue},
+		{"253 properties", many, table.ErrTooManyProperties},
+		{"string too long", with("S", table.StringValue(strings.Repeat("é", table.MaxStringUTF16+1))), table.ErrStringTooLong},
+		{"invalid UTF-8", with("S", table.StringValue("a\xffb")), table.ErrInvalidValue},
+		{"binary too long", with("B", table.BinaryValue(make([]byte, table.MaxBinaryBytes+1))), table.ErrBinaryTooLong},
+		{"DateTime before 1601", with("T", table.DateTimeValue(time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC))), table.ErrValueOutOfRange},
+		{"entity over 1 MiB", big, table.ErrEntityTooLarge},
+		{"bad key", badKey, keys.ErrForbiddenChar},
+	}
+	for _, tc := range cases {
+		writes := map[string]func() error{
+			"Add":    func() error { return tb.Add(ctx, tc.e, nil) },
+			"Upsert": func() error { return tb.Upsert(ctx, tc.e, &table.UpsertOptions{Mode: table.Replace}) },
+			"Update": func() error { return tb.Update(ctx, tc.e, nil) },
+			"batch": func() error {
+				_, err := batch.Submit(ctx, tb.Client(), batch.UpdateAny(tc.e, table.Merge))
+				return err
+			},
+		}
+		for verb, write := range writes {
+			c.Reset()
+			err := write()
+			var ie *table.InputError
+			if !errors.As(err, &ie) || !errors.Is(err, tc.rule) {
+				t.Errorf("%s via %s: %v, want an *InputError matching %v", tc.name, verb, err, tc.rule)
+			}
+			if c.N() != 0 {
+				t.Errorf("%s via %s sent %d requests", tc.name, verb, c.N())
+			}
+		}
+	}
+	c.Reset()
+	if err := tb.Add(ctx, nil, nil); !errors.Is(err, table.ErrNilValue) || c.N() != 0 {
+		t.Errorf("nil entity: %v, %d requests", err, c.N())
+	}
+	if _, err := table.ValueOf(struct{}{}); !errors.Is(err, table.ErrUnsupportedType) {
+		t.Errorf("ValueOf(struct{}{}): %v", err)
+	}
+	// Nothing was written.
+	all, err := table.Collect(tb.Query(ctx, nil))
+	if err != nil || len(all) != 0 {
+		t.Fatalf("bad input left %d entities (%v)", len(all), err)
+	}
+}
+
+// rawTypedViews: a typed table and its raw view read and write the same
+// entities, and ToEntity / FromEntity convert without a request.
+func rawTypedViews(t *testing.T, env Env) {
+	ctx := t.Context()
+	c := &reqcount.Counter{}
+	typed, err := table.New[Types](env.NewTable(t, c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := typed.Entities()
+	s := "p"
+	v := &Types{Meta: table.Meta{PartitionKey: "k", RowKey: "1"}, S: "s", B: true, I32: -3, I64: 1 << 60, U32: 4000000000,
+		F64: 3, F32: 1.5, T: time.Date(2020, 1, 2, 3, 4, 5, 600, time.UTC), Bin: []byte("bin"), PS: &s, Level: 1, Tags: []string{"a"}}
+	if err := typed.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	e, err := raw.Get(ctx, "k", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, _ := e.Properties["I64"].AsInt64(); x != 1<<60 || e.Properties["I64"].Type() != table.EdmInt64 {
+		t.Fatalf("raw view of Int64: %v", e.Properties["I64"])
+	}
+	if x, ok := e.Properties["F64"].AsDouble(); !ok || x != 3 {
+		t.Fatalf("raw view of an integral Double: %v", e.Properties["F64"])
+	}
+	c.Reset()
+	back, err := typed.FromEntity(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := typed.ToEntity(v)
+	if err != nil || c.N() != 0 {
+		t.Fatalf("ToEntity: %v, %d requests", err, c.N())
+	}
+	if back.ETag != v.ETag || back.I64 != v.I64 || back.F64 != 3 || back.U32 != v.U32 || !back.T.Equal(v.T) || *back.PS != "p" || back.Level != 1 {
+		t.Fatalf("FromEntity: %+v", back)
+	}
+	if len(conv.Properties) != len(e.Properties) {
+		t.Fatalf("ToEntity has %d properties, the stored entity %d", len(conv.Properties), len(e.Properties))
+	}
+	// The raw view writes what the typed view reads.
+	e.Set("S", table.StringValue("from raw"))
+	if err := raw.Update(ctx, e, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := typed.Get(ctx, "k", "1", nil)
+	if err != nil || got.S != "from raw" || got.F64 != 3 || got.I64 != 1<<60 {
+		t.Fatalf("typed read after raw write: %+v %v", got, err)
+	}
+}
+
+// quotedKeysInBatch: defect #7 of issue 15. Keys with an apostrophe, which
+// the service accepts, work in batch Add and in every batch delete, as
+// they do in single-entity calls: the intra-partition index's delete
+// transaction (the entity and its copies) on keys like O'Brien. Batch
+// updates and upserts on such keys cannot be sent through aztables v1.4.1
+// (see batch.ErrQuoteInKey): they are refused before any request, and the
+// single-entity verbs do them.
+func quotedKeysInBatch(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	const pk = "O'Brien's"
+	mk := func(rk string) *table.Entity {
+		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+		e.Set("N", table.Int32Value(1))
+		return e
+	}
+	primary, byEmail, byName := mk("emp_O'Brien"), mk("email_o'brien@contoso.com"), mk("name_O'Brien_Don")
+	q1, q2, q3 := mk("'"), mk("''"), mk("a'b'c")
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Add(primary), batch.Add(byEmail), batch.Add(byName),
+		batch.Add(q1), batch.Add(q2), batch.Add(q3)); err != nil {
+		t.Fatal(err)
+	}
+	// The index's delete: the entity at its version, and its copies.
+	c.Reset()
+	if _, err := batch.Submit(ctx, tb.Client(),
+		batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.DeleteIf(pk, byName.RowKey, byName.ETag)); err != nil {
+		t.Fatalf("index delete transaction on %q: %v", pk, err)
+	}
+	if c.N() != 1 {
+		t.Fatalf("delete transaction took %d requests", c.N())
+	}
+	// Keys made of quotes; a stale ETag still fails the transaction.
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteIf(pk, "''", `W/"datetime'2000-01-01T00%3A00%3A00Z'"`)); !table.IsPreconditionFailed(err) {
+		t.Fatalf("stale DeleteIf on a quoted key: %v", err)
+	}
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteValue(q2)); err != nil {
+		t.Fatalf("deletes of ' and '': %v", err)
+	}
+	all, err := table.Collect(tb.Query(ctx, nil))
+	if err != nil || len(all) != 1 || all[0].RowKey != "a'b'c" || all[0].PartitionKey != pk {
+		t.Fatalf("left %v (%v), want only a'b'c", all, err)
+	}
+	// Updates and upserts: refused before sending, nothing written; the
+	// single-entity verbs do them.
+	q3.Set("N", table.Int32Value(2))
+	for name, op := range map[string]batch.Op{
+		"Update": batch.Update(q3, table.Merge), "UpdateAny": batch.UpdateAny(q3, table.Replace),
+		"UpsertMerge": batch.Upsert(q3, table.Merge), "UpsertReplace": batch.Upsert(q3, table.Replace),
+	} {
+		c.Reset()
+		_, err := batch.Submit(ctx, tb.Client(), op)
+		var oe *batch.OpError
+		if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || c.N() != 0 {
+			t.Fatalf("%s on a quoted key: %v after %d requests, want ErrQuoteInKey before any", name, err, c.N())
+		}
+	}
+	if err := tb.Update(ctx, q3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.Get(ctx, pk, "a'b'c", nil); err != nil || got.Properties["N"].Interface() != int32(2) {
+		t.Fatalf("single-entity update: %v %v", got, err)
+	}
+}
+
+// etagStaysWithItsTable: defect #11 of issue 15. A value read from table A
+// and written to table B (a copy, by Upsert, Add, Update or a batch) keeps
+// the ETag it has in A, so a guarded delete or update in A still works. A
+// write back to A records A's new ETag as before.
+func etagStaysWithItsTable(t *testing.T, env Env) {
+	ctx := t.Context()
+	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
+	a, err := table.New[Employee](env.NewTable(t, ca), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := table.New[Employee](env.NewTable(t, cb), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, write := range []struct {
+		name string
+		do   func(v *Employee) error
+	}{
+		{"Upsert", func(v *Employee) error { return b.Upsert(ctx, v, nil) }},
+		{"Add", func(v *Employee) error { return b.Add(ctx, v, nil) }},
+		{"Update AnyETag", func(v *Employee) error {
+			return b.Update(ctx, v, &table.UpdateOptions{AnyETag: true, Mode: table.Replace})
+		}},
+		{"batch Upsert", func(v *Employee) error {
+			_, err := batch.Submit(ctx, b.Client(), batch.Upsert(v, table.Replace))
+			return err
+		}},
+		{"raw view Upsert", func(v *Employee) error {
+			e, err := a.ToEntity(v)
+			if err != nil {
+				return err
+			}
+			return b.Entities().Upsert(ctx, e, nil)
+		}},
+	} {
+		rk := keys.Uint64(uint64(i))
+		if err := a.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if write.name == "Update AnyETag" {
+			if err := b.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err := a.Get(ctx, "p", rk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etagA := v.ETag
+		if err := write.do(v); err != nil {
+			t.Fatalf("%s into B: %v", write.name, err)
+		}
+		if v.ETag != etagA {
+			t.Errorf("%s into B changed the ETag read from A: %q, was %q", write.name, v.ETag, etagA)
+		}
+		// The guarded delete in A, as an index handler or a mover does.
+		if err := a.DeleteValue(ctx, v); err != nil {
+			t.Fatalf("%s into B, then DeleteValue in A: %v", write.name, err)
+		}
+	}
+	// Writing back to A still records A's new ETag.
+	v := &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "back"}}
+	if err := a.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := v.ETag
+	v.FirstName = "Don"
+	if err := a.Upsert(ctx, v, nil); err != nil || v.ETag == first {
+		t.Fatalf("Upsert in A kept the old ETag %q (%v)", v.ETag, err)
+	}
+	if err := a.Update(ctx, v, nil); err != nil {
+		t.Fatalf("guarded Update with the ETag A's Upsert recorded: %v", err)
+	}
+	if err := a.DeleteValue(ctx, v); err != nil {
+		t.Fatalf("DeleteValue with the ETag A's Update recorded: %v", err)
+	}
+}
