@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,20 +54,13 @@ var _ BlobStore = (*azblob.Client)(nil)
 // "not found".
 type LargeEntity[T any] struct {
 	tbl       *table.Table[T]
-	raw       *table.Table[storedLarge]
+	raw       *table.Table[table.Entity] // tbl's raw view: T plus the blob references
 	blobs     BlobStore
 	container string
 	fields    []string // Go field names
 	threshold int
 	// now is the clock of PutWindow; tests stop it.
 	now func() time.Time
-}
-
-// storedLarge is an entity as LargeEntity stores it: T's properties and
-// the blob references, untyped.
-type storedLarge struct {
-	table.Meta
-	Props table.Extra
 }
 
 // DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
@@ -128,10 +121,6 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if err != nil {
 		return nil, err
 	}
-	raw, err := table.New[storedLarge](client, nil)
-	if err != nil {
-		return nil, err
-	}
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
@@ -145,7 +134,7 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if threshold <= 0 {
 		threshold = DefaultLargeThreshold
 	}
-	return &LargeEntity[T]{tbl: tbl, raw: raw, blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}, nil
+	return &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}, nil
 }
 
 func fieldBytes(fv reflect.Value) []byte {
@@ -208,49 +197,34 @@ func keysOfBlob(name string) (pk, rk, field string, ok bool) {
 	return parts[0], parts[1], field, true
 }
 
-// jsonString quotes s as a JSON string.
-func jsonString(s string) []byte {
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b = append(b, '\\', byte(r))
-		case r < 0x20:
-			b = fmt.Appendf(b, `\u%04x`, r)
-		default:
-			b = append(b, string(r)...)
-		}
-	}
-	return append(b, '"')
-}
-
-// unquoteJSON reads a JSON string value; ok is false for anything else.
-func unquoteJSON(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	inner := string(raw[1 : len(raw)-1])
-	if !strings.Contains(inner, `\`) {
-		return inner, true
-	}
-	// The names this type writes are ASCII with no escapes; a service may
-	// still escape '/', and names of earlier versions may hold any text.
-	s, err := strconv.Unquote(`"` + strings.ReplaceAll(inner, `\/`, `/`) + `"`)
-	return s, err == nil
-}
+// refProps are the properties that hold field f's blob reference.
+func refProps(f string) (blobProp, shaProp string) { return f + "Blob", f + "SHA256" }
 
 // refsOf reads the blob references of the named fields from a stored entity.
-func refsOf(s *storedLarge, fields []string) map[string]blobRef {
+func refsOf(e *table.Entity, fields []string) map[string]blobRef {
 	refs := map[string]blobRef{}
 	for _, f := range fields {
-		name, _ := unquoteJSON(s.Props[f+"Blob"].Value)
-		sha, _ := unquoteJSON(s.Props[f+"SHA256"].Value)
+		bp, sp := refProps(f)
+		nv, _ := e.Get(bp)
+		sv, _ := e.Get(sp)
+		name, _ := nv.AsString()
+		sha, _ := sv.AsString()
 		if name != "" {
 			refs[f] = blobRef{name: name, sha: sha}
 		}
 	}
 	return refs
+}
+
+// withoutRefs removes the reference properties of every large field: a T
+// with an Extra field would otherwise carry a version's references into
+// the next version, naming blobs its fields no longer use.
+func withoutRefs(e *table.Entity, fields []string) {
+	for _, f := range fields {
+		bp, sp := refProps(f)
+		delete(e.Properties, bp)
+		delete(e.Properties, sp)
+	}
 }
 
 // writeMode says how a write treats the stored entity.
@@ -347,7 +321,7 @@ var errLostRace = fmt.Errorf("patterns: entity deleted during Modify: %w", table
 // plan works out, before any request, which fields go to blobs and what
 // the stored entity is: every limit is checked on the entity as it will be
 // written, blob references included.
-func (l *LargeEntity[T]) plan(op string, v *T) (*storedLarge, map[string][]byte, error) {
+func (l *LargeEntity[T]) plan(op string, v *T) (*table.Entity, map[string][]byte, error) {
 	m := l.tbl.Meta(v)
 	c := *v
 	cv := reflect.ValueOf(&c).Elem()
@@ -398,23 +372,18 @@ func (l *LargeEntity[T]) plan(op string, v *T) (*storedLarge, map[string][]byte,
 
 // stored builds the stored form of c with its references and checks it
 // against the service's limits.
-func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*storedLarge, error) {
-	body, err := l.tbl.Encode(c)
+func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*table.Entity, error) {
+	e, err := l.tbl.ToEntity(c)
 	if err != nil {
 		return nil, err
 	}
-	s := &storedLarge{}
-	if err := l.raw.Decode(body, s); err != nil {
-		return nil, err
-	}
-	if s.Props == nil {
-		s.Props = table.Extra{}
-	}
+	withoutRefs(e, l.fields)
 	for f, r := range refs {
-		s.Props[f+"Blob"] = table.Property{Value: jsonString(r.name)}
-		s.Props[f+"SHA256"] = table.Property{Value: jsonString(r.sha)}
+		bp, sp := refProps(f)
+		e.Set(bp, table.StringValue(r.name))
+		e.Set(sp, table.StringValue(r.sha))
 	}
-	full, err := l.raw.Encode(s)
+	full, err := l.raw.Encode(e)
 	if err == nil && len(full) > table.MaxEntityBytes {
 		// Within the service's count, but Azurite measures the request
 		// body, where binary is base64: keep both happy.
@@ -423,7 +392,7 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*stor
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return e, nil
 }
 
 func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeMode) error {
@@ -447,7 +416,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		if !ok {
 			continue
 		}
-		name, _ := unquoteJSON(s.Props[f+"Blob"].Value)
+		name := refsOf(s, []string{f})[f].name
 		// A new name: only a retry of this very upload, whose first
 		// answer was lost, can find it taken.
 		_, err := l.blobs.UploadBuffer(ctx, l.container, name, b, &azblob.UploadBufferOptions{
@@ -486,15 +455,16 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 			// will. Removing them now saves Sweep the work (a failure
 			// here leaves them to Sweep).
 			for f := range data {
-				name, _ := unquoteJSON(s.Props[f+"Blob"].Value)
-				_, _ = l.blobs.DeleteBlob(ctx, l.container, name, nil)
+				_, _ = l.blobs.DeleteBlob(ctx, l.container, refsOf(s, []string{f})[f].name, nil)
 			}
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("patterns: %s: %w", op, err)
 	}
-	m.WrittenETag(s.ETag)
+	// s started as a copy of v's Meta and the write applied table.Meta's
+	// rule to it (a write to another table than the ETag's leaves it).
+	*m = s.Meta
 	return nil
 }
 
@@ -598,17 +568,11 @@ func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey strin
 }
 
 // value turns a stored entity into a T, references left out.
-func (l *LargeEntity[T]) value(s *storedLarge) (*T, error) {
-	body, err := l.raw.Encode(s)
-	if err != nil {
-		return nil, err
-	}
-	v := new(T)
-	if err := l.tbl.Decode(body, v); err != nil {
-		return nil, err
-	}
-	l.tbl.Meta(v).ETag, l.tbl.Meta(v).Timestamp = s.ETag, s.Timestamp
-	return v, nil
+func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
+	c := *e
+	c.Properties = maps.Clone(e.Properties)
+	withoutRefs(&c, l.fields)
+	return l.tbl.FromEntity(&c)
 }
 
 // Delete removes the entity, then the blobs of the version it removed: a

@@ -325,6 +325,35 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("a type with Extra does not carry a version's blob references into the next", func(t *testing.T) {
+		type ProfileX struct {
+			table.Meta
+			Name  string
+			Photo []byte
+			More  table.Extra
+		}
+		client := env.NewTable(t, &reqcount.Counter{})
+		bc, container := env.NewContainer(t, nil)
+		le, _ := patterns.NewLargeEntity[ProfileX](client, bc, container, []string{"Photo"}, 0)
+		if err := le.Put(ctx, &ProfileX{Meta: key(), Name: "big", Photo: photo('X')}); err != nil {
+			t.Fatal(err)
+		}
+		v, err := le.Get(ctx, "Sales", "000123")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.More) != 0 {
+			t.Fatalf("the blob references reached the value: %v", v.More)
+		}
+		v.Photo = []byte("small")
+		if err := le.Update(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || string(got.Photo) != "small" {
+			t.Fatalf("after shrinking the photo: %v %q", err, got.Photo)
+		}
+	})
+
 	t.Run("a missing blob is corruption, not not-found", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
