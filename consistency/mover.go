@@ -221,6 +221,10 @@ type BatchOptions struct {
 	// MaxDequeues: a message delivered more often goes to the poison queue.
 	// Default: DefaultMaxDequeues.
 	MaxDequeues int64
+	// PollInterval is RunBatches' first wait after an empty dequeue; it
+	// doubles up to MaxPollInterval while the queue stays empty. Defaults:
+	// 100 ms and 5 s, as the Worker's.
+	PollInterval, MaxPollInterval time.Duration
 	// Logger records poisoned and retried moves. Default: none.
 	Logger *slog.Logger
 }
@@ -280,7 +284,48 @@ type moveItem struct {
 // the message's delete, plus 1/32 each for the dequeue, the target write
 // and the source delete, plus 3/32 for the reads.
 func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
-	o := BatchOptions{Visibility: DefaultVisibility, Concurrency: 8, MaxDequeues: DefaultMaxDequeues}
+	var st BatchStats
+	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)
+	return st, err
+}
+
+// RunBatches is MoveBatches for a long-running process: when the queue is
+// empty it waits (PollInterval, doubling up to MaxPollInterval) and looks
+// again, until ctx ends; then it returns the counts and nil. A failed
+// dequeue is retried after the same back-off, and the last such error is
+// returned if ctx ends while they persist.
+func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
+	o := batchDefaults(opts)
+	var st BatchStats
+	poll := o.PollInterval
+	var last error
+	for ctx.Err() == nil {
+		before := st.Dequeued
+		err := m.moveBatches(ctx, queue, poison, o, &st)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			last = err
+			if o.Logger != nil {
+				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", err)
+			}
+		case st.Dequeued > before:
+			last, poll = nil, o.PollInterval
+			continue
+		default:
+			last = nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, o.MaxPollInterval)
+	}
+	return st, last
+}
+
+func batchDefaults(opts *BatchOptions) *BatchOptions {
+	o := BatchOptions{Visibility: DefaultVisibility, Concurrency: 8, MaxDequeues: DefaultMaxDequeues, PollInterval: 100 * time.Millisecond, MaxPollInterval: 5 * time.Second}
 	if opts != nil {
 		if opts.Visibility >= time.Second {
 			o.Visibility = opts.Visibility
@@ -291,19 +336,29 @@ func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *B
 		if opts.MaxDequeues > 0 {
 			o.MaxDequeues = opts.MaxDequeues
 		}
+		if opts.PollInterval > 0 {
+			o.PollInterval = opts.PollInterval
+		}
+		if opts.MaxPollInterval > 0 {
+			o.MaxPollInterval = opts.MaxPollInterval
+		}
 		o.Logger = opts.Logger
 	}
-	var st BatchStats
+	return &o
+}
+
+// moveBatches dequeues and moves batches until the queue is empty.
+func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
 	for {
 		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
 			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
 		})
 		if err != nil {
-			return st, err
+			return err
 		}
 		if len(resp.Messages) == 0 {
-			return st, nil
+			return nil
 		}
 		st.Batches++
 		st.Dequeued += int64(len(resp.Messages))
@@ -311,8 +366,8 @@ func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *B
 		for i, dm := range resp.Messages {
 			items[i] = m.decodeItem(dm, o.MaxDequeues)
 		}
-		m.moveBatch(ctx, items, &o, &st)
-		m.finish(ctx, queue, poison, items, &o, &st)
+		m.moveBatch(ctx, items, o, st)
+		m.finish(ctx, queue, poison, items, o, st)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -185,5 +186,69 @@ func handLoop(ctx context.Context, cur, arc *aztables.Client, q *azqueue.QueueCl
 		return err
 	default:
 		return nil
+	}
+}
+
+// TestRunBatches: a long-running batched mover moves what arrives while it
+// waits on an empty queue, and returns nil when its context ends.
+func TestRunBatches(t *testing.T) {
+	ctx := t.Context()
+	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
+	cur, arc := tables.NewClient("current", nil), tables.NewClient("archive", nil)
+	q, poison := queues.NewQueueClient("moves", nil), queues.NewQueueClient("poison", nil)
+	for _, c := range []*aztables.Client{cur, arc} {
+		if _, err := c.CreateTable(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []*azqueue.QueueClient{q, poison} {
+		if _, err := c.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	current, _ := table.New[employee](cur, nil)
+	archive, _ := table.New[employee](arc, nil)
+	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil))
+	runCtx, stop := context.WithCancel(ctx)
+	type result struct {
+		st  consistency.BatchStats
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := mover.RunBatches(runCtx, q, poison, &consistency.BatchOptions{PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
+		done <- result{st, err}
+	}()
+	for burst := range 2 {
+		for i := range 40 {
+			e := &employee{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%d-%02d", burst, i)}}
+			if err := current.Add(ctx, e, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := mover.RequestValue(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			left, err := table.Collect(current.Query(ctx, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(left) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("burst %d: %d not moved", burst, len(left))
+			}
+		}
+	}
+	stop()
+	r := <-done
+	if r.err != nil || r.st.Moved != 80 || r.st.Poisoned != 0 {
+		t.Fatalf("RunBatches: %+v, %v", r.st, r.err)
+	}
+	moved, err := table.Collect(archive.Query(ctx, nil))
+	if err != nil || len(moved) != 80 {
+		t.Fatalf("%d archived (%v)", len(moved), err)
 	}
 }
