@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -190,8 +191,11 @@ func handLoop(ctx context.Context, cur, arc *aztables.Client, q *azqueue.QueueCl
 }
 
 // TestRunBatches: a long-running batched mover moves what arrives while it
-// waits on an empty queue, and returns nil when its context ends.
-func TestRunBatches(t *testing.T) {
+// waits on an empty queue, and returns nil when its context ends. In
+// virtual time: the fakes' clocks are time.Now.
+func TestRunBatches(t *testing.T) { synctest.Test(t, runBatches) }
+
+func runBatches(t *testing.T) {
 	ctx := t.Context()
 	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
 	cur, arc := tables.NewClient("current", nil), tables.NewClient("archive", nil)

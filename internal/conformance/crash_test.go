@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -220,6 +221,17 @@ func azuriteCrashBackend(cs string) *crashBackend {
 				return c
 			}}
 	}}
+}
+
+// bubble runs f in virtual time (a testing/synctest bubble) in process:
+// the fakes' clocks are time.Now, so the recoveries' waits for visibility
+// timeouts and publish delays take no real time. Across processes the
+// clock is real.
+func (b *crashBackend) bubble(f func(t *testing.T)) func(t *testing.T) {
+	if b.cs != "" {
+		return f
+	}
+	return func(t *testing.T) { synctest.Test(t, f) }
 }
 
 // crashScenario is one operation of the matrix.
@@ -660,7 +672,7 @@ func runCrashMatrix(t *testing.T, b *crashBackend) {
 			const most = 30 // far more requests than any scenario sends
 			for k := int64(1); k <= most; k++ {
 				done := false
-				t.Run(fmt.Sprintf("die before request %d", k), func(t *testing.T) {
+				t.Run(fmt.Sprintf("die before request %d", k), b.bubble(func(t *testing.T) {
 					names := newCrashNames(t, b)
 					live := b.proc(names, nil)
 					if err := sc.setup(t.Context(), live); err != nil {
@@ -678,7 +690,7 @@ func runCrashMatrix(t *testing.T, b *crashBackend) {
 					}
 					rows = append(rows, crashRow{scenario: sc.name, boundary: boundary, acked: acked})
 					mu.Unlock()
-				})
+				}))
 				if done || t.Failed() {
 					return
 				}
