@@ -448,6 +448,38 @@ var crashScenarios = []crashScenario{{
 		}
 	},
 }, {
+	name: "large entity modify",
+	ack:  4, // read the entity and its blob, the new blob, the guarded update
+	setup: func(ctx context.Context, p *crashProc) error {
+		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA})
+	},
+	run: func(ctx context.Context, p *crashProc) error {
+		_, err := largeOf(p).Modify(ctx, "Sales", "000123", func(v *Profile) error {
+			v.Name, v.Photo = v.Name+"+m", crashPhotoB
+			return nil
+		}, nil)
+		return err
+	},
+	recover: func(t *testing.T, p *crashProc) {
+		if _, err := largeOf(p).Sweep(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+	},
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		got, err := largeOf(p).Get(t.Context(), "Sales", "000123")
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		modified := got.Name == "v1+m" && bytes.Equal(got.Photo, crashPhotoB)
+		before := got.Name == "v1" && bytes.Equal(got.Photo, crashPhotoA)
+		if !(modified || (before && !acked)) {
+			t.Fatalf("entity %q with a %d-byte photo (modify acknowledged: %v)", got.Name, len(got.Photo), acked)
+		}
+		if b := blobsIn(t, p); len(b) != 1 {
+			t.Fatalf("blobs after Sweep: %q, want the entity's one", b)
+		}
+	},
+}, {
 	name: "large entity delete",
 	ack:  3, // the read, the entity's delete, the blob's delete
 	setup: func(ctx context.Context, p *crashProc) error {
