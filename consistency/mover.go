@@ -3,17 +3,30 @@ package consistency
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
-// MoveRequest is the payload of a move message: keys only, so the handler
-// always moves the entity as it is when the message is handled.
+// MoveRequest is the payload of a move message: the keys, and the version
+// (ETag) of the entity to move, so that a message delivered again after
+// the move, when the key may hold a later entity, moves nothing.
 type MoveRequest struct {
 	PartitionKey string `json:"pk"`
 	RowKey       string `json:"rk"`
+	// ETag is the version to move. Messages sent before it existed have
+	// none; they move whatever the key holds when they are handled.
+	ETag azcore.ETag `json:"etag,omitempty"`
 }
 
 // DefaultMoveType is the message type of a Mover.
@@ -62,41 +75,104 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	return PutBlob(ctx, t.Blobs, t.Container, name, body)
 }
 
+// Source is where a Mover takes entities from. *table.Table[T] is one.
+// An entity kept with copies elsewhere (an inter-partition index, index
+// entities, a denormalised copy) needs a Source whose DeleteValue removes
+// those copies too, for example by calling the index's Delete: a Mover
+// over a plain table moves and deletes the entity alone and leaves its
+// index copies pointing at an entity that is gone.
+type Source[T any] interface {
+	// Get reads an entity with its ETag in its Meta (not found:
+	// table.IsNotFound).
+	Get(ctx context.Context, partitionKey, rowKey string, o *table.GetOptions) (*T, error)
+	// DeleteValue removes v only at the version of v's ETag: a changed
+	// entity is table.ErrPreconditionFailed, a missing one
+	// table.ErrNotFound (both are handled).
+	DeleteValue(ctx context.Context, v *T) error
+	// Meta returns the Meta embedded in v.
+	Meta(v *T) *table.Meta
+}
+
+var _ Source[table.Meta] = (*table.Table[table.Meta])(nil)
+
 // Mover moves entities out of a table (the guide's Current → Archive, or to
-// a blob), eventually consistently: Request enqueues the keys, and Handle,
-// run by a Worker, reads the source, writes it to the target
-// (insert-or-replace), deletes the source if it still is the version it
-// read, and returns so the worker deletes the message. A crash between any
-// two steps leaves a state from which the redelivered message completes the
-// move: before the write, nothing happened; after the write, the write is
-// repeated and the delete done; after the delete, the source is gone and the
-// handler has nothing left to do. A source changed between the read and the
-// delete makes the delete fail, and the retry moves the newer version.
+// a blob), eventually consistently: Request enqueues the keys and the
+// version to move, and Handle, run by a Worker, reads the source, writes
+// that version to the target (insert-or-replace), deletes the source if it
+// still is that version, and returns so the worker deletes the message.
+//
+// A crash between any two steps leaves a state from which the redelivered
+// message completes the move: before the write, nothing happened; after
+// the write, the write is repeated and the delete done; after the delete,
+// the source is gone and the handler has nothing left to do.
+//
+// A message moves only the version it names. If the key holds another
+// version when the message is handled (the entity changed after the
+// request, or the move is done and the key was reused, and the message is
+// delivered again) nothing more is moved or deleted and the message fails
+// permanently with ErrSourceChanged, so it lands in the poison queue for
+// an operator to see; request the move again to move the newer version.
+// If the source changed between the handler's write and its delete, the
+// target keeps the requested version and the source the newer one.
+//
+// The Mover moves one entity; see Source for entities with index copies.
 type Mover[T any] struct {
-	from    *table.Table[T]
+	from    Source[T]
 	to      Target[T]
 	sender  *Sender
 	msgType string
 }
 
-// NewMover moves entities of from to to, with messages sent by sender.
-func NewMover[T any](from *table.Table[T], to Target[T], sender *Sender) *Mover[T] {
+// NewMover moves entities of from (a *table.Table[T], or a Source that
+// also removes index copies) to to, with messages sent by sender.
+func NewMover[T any](from Source[T], to Target[T], sender *Sender) *Mover[T] {
 	return &Mover[T]{from: from, to: to, sender: sender, msgType: DefaultMoveType}
 }
 
 // Type is the message type to register Handle under.
 func (m *Mover[T]) Type() string { return m.msgType }
 
-// Request asks for the entity to be moved: one request (the enqueue).
+// Request asks for the entity under the keys to be moved, at its current
+// version: two requests (a read, for the version, and the enqueue). A
+// missing entity is table.ErrNotFound and sends nothing. When you have
+// just read the entity, RequestValue saves the read.
 func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string) error {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := validMoveKeys(partitionKey, rowKey); err != nil {
 		return err
+	}
+	v, err := m.from.Get(ctx, partitionKey, rowKey, nil)
+	if err != nil {
+		return err
+	}
+	return m.RequestValue(ctx, v)
+}
+
+// RequestValue asks for v's entity to be moved at the version v was read
+// at (its ETag): one request (the enqueue). Without an ETag in v it fails
+// with table.ErrNoETag before any request.
+func (m *Mover[T]) RequestValue(ctx context.Context, v *T) error {
+	if v == nil {
+		return &table.InputError{Op: "Mover.Request", Rule: table.ErrNilValue}
+	}
+	meta := m.from.Meta(v)
+	if err := validMoveKeys(meta.PartitionKey, meta.RowKey); err != nil {
+		return err
+	}
+	if meta.ETag == "" {
+		return &table.InputError{Op: "Mover.Request", Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
+	}
+	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
+	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag})
+}
+
+func validMoveKeys(partitionKey, rowKey string) error {
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return &table.InputError{Op: "Mover.Request", Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rowKey); err != nil {
-		return err
+		return &table.InputError{Op: "Mover.Request", Field: "RowKey", Rule: err}
 	}
-	key, _ := keys.EncodeTuple(partitionKey, rowKey)
-	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: partitionKey, RowKey: rowKey})
+	return nil
 }
 
 // Handle moves the entity a message names: a read, the target write and a
@@ -114,8 +190,387 @@ func (m *Mover[T]) Handle(ctx context.Context, msg *Message) error {
 		return err
 	}
 	etag := m.from.Meta(src).ETag
-	if err := m.to.Put(ctx, src); err != nil {
+	if req.ETag != "" && etag != req.ETag {
+		return Permanent(fmt.Errorf("%w: move of (%q, %q) asked for version %s, the key now holds %s; nothing moved", ErrSourceChanged, req.PartitionKey, req.RowKey, req.ETag, etag))
+	}
+	// The target gets a copy: writing it may set the copy's Meta to the
+	// target's version, and the delete below needs the source's.
+	cp := *src
+	if err := m.to.Put(ctx, &cp); err != nil {
 		return err
 	}
-	return DeleteIfUnchanged(ctx, m.from, req.PartitionKey, req.RowKey, etag)
+	err = m.from.DeleteValue(ctx, src)
+	switch {
+	case err == nil, table.IsNotFound(err):
+		return nil
+	case table.IsPreconditionFailed(err) && req.ETag != "":
+		return Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, req.PartitionKey, req.RowKey, req.ETag))
+	}
+	return err
+}
+
+// BatchOptions configure Mover.MoveBatches. nil means the defaults.
+type BatchOptions struct {
+	// Visibility hides the dequeued messages while their batch is moved,
+	// in whole seconds (at least 1 s). Default: DefaultVisibility.
+	Visibility time.Duration
+	// Concurrency bounds the requests of one batch in flight (its
+	// partitions' reads and transactions, its message deletes). It does
+	// not bound the batch: every dequeue asks for 32 messages. Default: 8.
+	Concurrency int
+	// MaxDequeues: a message delivered more often goes to the poison queue.
+	// Default: DefaultMaxDequeues.
+	MaxDequeues int64
+	// PollInterval is RunBatches' first wait after an empty dequeue; it
+	// doubles up to MaxPollInterval while the queue stays empty. Defaults:
+	// 100 ms and 5 s, as the Worker's.
+	PollInterval, MaxPollInterval time.Duration
+	// Logger records poisoned and retried moves. Default: none.
+	Logger *slog.Logger
+}
+
+// BatchStats counts what MoveBatches did.
+type BatchStats struct {
+	// Dequeued messages, and of those: Moved (source written to the target
+	// and deleted), Gone (nothing left to move: already moved, or never
+	// there), Poisoned (malformed, another message type, another version
+	// under the key, or too many deliveries), and Retried (left to
+	// reappear after their visibility timeout).
+	Dequeued, Moved, Gone, Poisoned, Retried int64
+	// Batches is how many dequeues returned messages.
+	Batches int64
+}
+
+// maxDequeueBatch is the most messages one dequeue returns ("Get
+// Messages": numofmessages 1 to 32).
+const maxDequeueBatch = 32
+
+// maxRowKeysPerQuery keeps a read of several rows of one partition within
+// the service's 15 comparisons per filter: PartitionKey eq, and up to 14
+// RowKey eq.
+const maxRowKeysPerQuery = 14
+
+// moveItem is one dequeued message of a batch and what became of it.
+type moveItem struct {
+	dm   *azqueue.DequeuedMessage
+	text string
+	env  *Envelope
+	req  MoveRequest
+	// outcome: done (delete the message; gone when there was nothing to
+	// move), poison (with why), or neither: retry (leave it to reappear).
+	done, gone bool
+	poison     error
+}
+
+// MoveBatches drains queue, a queue of this Mover's messages only, in
+// batches: each dequeue takes 32 messages whatever the concurrency, the
+// moves are grouped by partition, each partition's sources are read with
+// one query per 14 keys, written to the target in one transaction per 100
+// entities and deleted from the source the same way (each delete guarded
+// by the version the message names), and then the messages are deleted.
+// It returns when a dequeue finds the queue empty.
+//
+// It needs a *table.Table[T] source and a TableTarget; with any other
+// source or target (an index-aware Source, a BlobTarget) each message is
+// handled as Handle does. Every step is as crash-safe as Handle: a
+// message is deleted only after its move is complete, and a redelivered
+// one finds its source moved (nothing to do) or still at its version (the
+// move is repeated). A transaction the service refuses (a source changed
+// since it was read, or a response lost and the SDK's retry found its work
+// done) is settled entity by entity. Messages of other types go to
+// poison: give the batched mover its own queue.
+//
+// Requests per message for a batch of 32 moves in one partition: 1 for
+// the message's delete, plus 1/32 each for the dequeue, the target write
+// and the source delete, plus 3/32 for the reads.
+func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
+	var st BatchStats
+	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)
+	return st, err
+}
+
+// RunBatches is MoveBatches for a long-running process: when the queue is
+// empty it waits (PollInterval, doubling up to MaxPollInterval) and looks
+// again, until ctx ends; then it returns the counts and nil. A failed
+// dequeue is retried after the same back-off, and the last such error is
+// returned if ctx ends while they persist.
+func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
+	o := batchDefaults(opts)
+	var st BatchStats
+	poll := o.PollInterval
+	var last error
+	for ctx.Err() == nil {
+		before := st.Dequeued
+		err := m.moveBatches(ctx, queue, poison, o, &st)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			last = err
+			if o.Logger != nil {
+				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", err)
+			}
+		case st.Dequeued > before:
+			last, poll = nil, o.PollInterval
+			continue
+		default:
+			last = nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+		poll = min(2*poll, o.MaxPollInterval)
+	}
+	return st, last
+}
+
+func batchDefaults(opts *BatchOptions) *BatchOptions {
+	o := BatchOptions{Visibility: DefaultVisibility, Concurrency: 8, MaxDequeues: DefaultMaxDequeues, PollInterval: 100 * time.Millisecond, MaxPollInterval: 5 * time.Second}
+	if opts != nil {
+		if opts.Visibility >= time.Second {
+			o.Visibility = opts.Visibility
+		}
+		if opts.Concurrency > 0 {
+			o.Concurrency = opts.Concurrency
+		}
+		if opts.MaxDequeues > 0 {
+			o.MaxDequeues = opts.MaxDequeues
+		}
+		if opts.PollInterval > 0 {
+			o.PollInterval = opts.PollInterval
+		}
+		if opts.MaxPollInterval > 0 {
+			o.MaxPollInterval = opts.MaxPollInterval
+		}
+		o.Logger = opts.Logger
+	}
+	return &o
+}
+
+// moveBatches dequeues and moves batches until the queue is empty.
+func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
+	for {
+		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
+			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
+		})
+		if err != nil {
+			return err
+		}
+		if len(resp.Messages) == 0 {
+			return nil
+		}
+		st.Batches++
+		st.Dequeued += int64(len(resp.Messages))
+		items := make([]*moveItem, len(resp.Messages))
+		for i, dm := range resp.Messages {
+			items[i] = m.decodeItem(dm, o.MaxDequeues)
+		}
+		m.moveBatch(ctx, items, o, st)
+		m.finish(ctx, queue, poison, items, o, st)
+	}
+}
+
+// decodeItem reads a message; a bad one is marked for poison.
+func (m *Mover[T]) decodeItem(dm *azqueue.DequeuedMessage, maxDequeues int64) *moveItem {
+	it := &moveItem{dm: dm, text: deref(dm.MessageText)}
+	env, err := decodeEnvelope(it.text)
+	switch {
+	case err != nil:
+		it.poison = err
+	case env.Type != m.msgType:
+		it.env, it.poison = env, fmt.Errorf("consistency: message type %q in the batched mover's queue (it moves %q only)", env.Type, m.msgType)
+	case env.PayloadBlob != nil:
+		it.env, it.poison = env, fmt.Errorf("%w: move payload in a blob", ErrMalformed)
+	case derefInt(dm.DequeueCount) > maxDequeues:
+		it.env, it.poison = env, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", derefInt(dm.DequeueCount)-1, env.LastError)
+	default:
+		it.env = env
+		if err := json.Unmarshal(env.Payload, &it.req); err != nil {
+			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+		} else if err := validMoveKeys(it.req.PartitionKey, it.req.RowKey); err != nil {
+			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+		}
+	}
+	return it
+}
+
+// moveBatch moves the batch's valid items, partition by partition.
+func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOptions, st *BatchStats) {
+	src, okSrc := m.from.(*table.Table[T])
+	dst, okDst := m.to.(TableTarget[T])
+	byPK := map[string][]*moveItem{}
+	var order []string
+	for _, it := range items {
+		if it.poison != nil {
+			continue
+		}
+		if !okSrc || !okDst {
+			m.single(ctx, it)
+			continue
+		}
+		pk := it.req.PartitionKey
+		if _, seen := byPK[pk]; !seen {
+			order = append(order, pk)
+		}
+		byPK[pk] = append(byPK[pk], it)
+	}
+	sem := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	for _, pk := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			m.movePartition(ctx, src, dst.Table, pk, byPK[pk])
+		}()
+	}
+	wg.Wait()
+}
+
+// single handles one message as Handle does.
+func (m *Mover[T]) single(ctx context.Context, it *moveItem) {
+	err := m.Handle(ctx, &Message{Envelope: *it.env, ID: deref(it.dm.MessageID), DequeueCount: derefInt(it.dm.DequeueCount)})
+	var perm permanent
+	switch {
+	case err == nil:
+		it.done = true
+	case errors.As(err, &perm):
+		it.poison = err
+	}
+}
+
+// movePartition moves one partition's items: read, write, delete.
+func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], pk string, items []*moveItem) {
+	// Read the sources: one query per 14 distinct keys.
+	var rks []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.req.RowKey] {
+			seen[it.req.RowKey] = true
+			rks = append(rks, it.req.RowKey)
+		}
+	}
+	found := map[string]*T{}
+	for chunk := range slices.Chunk(rks, maxRowKeysPerQuery) {
+		var eqs []table.Filter
+		for _, rk := range chunk {
+			eqs = append(eqs, table.RK().Eq(rk))
+		}
+		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+			if err != nil {
+				return // every item of the partition is retried
+			}
+			found[src.Meta(v).RowKey] = v
+		}
+	}
+	// Decide each message; one move per key, of the version found.
+	var moving []*moveItem
+	moved := map[string]bool{}
+	for _, it := range items {
+		v := found[it.req.RowKey]
+		switch {
+		case v == nil:
+			it.done, it.gone = true, true // already moved, or never there
+		case it.req.ETag != "" && src.Meta(v).ETag != it.req.ETag:
+			it.poison = Permanent(fmt.Errorf("%w: move of (%q, %q) asked for version %s, the key now holds %s; nothing moved", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag, src.Meta(v).ETag))
+		case moved[it.req.RowKey]:
+			it.done = true // a duplicate in the same batch: moved below
+		default:
+			moved[it.req.RowKey] = true
+			moving = append(moving, it)
+		}
+	}
+	if len(moving) == 0 {
+		return
+	}
+	// Write the targets, then delete the sources at the versions read.
+	var puts, dels []batch.Op
+	for _, it := range moving {
+		v := found[it.req.RowKey]
+		cp := *v
+		puts = append(puts, batch.Upsert(&cp, table.Replace))
+		dels = append(dels, batch.DeleteIf(pk, it.req.RowKey, src.Meta(v).ETag))
+	}
+	if err := submitAll(ctx, dst.Client(), puts); err != nil {
+		return // retried: the next delivery writes again (insert-or-replace)
+	}
+	if err := submitAll(ctx, src.Client(), dels); err == nil {
+		for _, it := range moving {
+			it.done = true
+		}
+		return
+	}
+	// A transaction refused: settle entity by entity.
+	for _, it := range moving {
+		etag := src.Meta(found[it.req.RowKey]).ETag
+		err := src.Delete(ctx, pk, it.req.RowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+		switch {
+		case err == nil:
+			it.done = true
+		case table.IsPreconditionFailed(err) && it.req.ETag != "":
+			it.poison = Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag))
+		}
+	}
+}
+
+// submitAll sends ops as the fewest valid transactions.
+func submitAll(ctx context.Context, client table.Client, ops []batch.Op) error {
+	txs, err := batch.Plan(ops, nil)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txs {
+		if _, err := tx.Submit(ctx, client); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish deletes the moved messages and poisons the bad ones; the rest
+// reappear after their visibility timeout.
+func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*moveItem, o *BatchOptions, st *BatchStats) {
+	sem := make(chan struct{}, o.Concurrency)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	count := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+	for _, it := range items {
+		id, receipt := deref(it.dm.MessageID), deref(it.dm.PopReceipt)
+		switch {
+		case it.poison != nil:
+			rec := PoisonRecord{MessageID: id, DequeueCount: derefInt(it.dm.DequeueCount), Error: truncate(it.poison.Error(), 4096), PoisonedAt: time.Now().UTC(), Envelope: it.env}
+			if it.env == nil {
+				rec.Raw = truncate(it.text, MaxMessageBytes/2)
+			}
+			b, _ := json.Marshal(rec)
+			if _, err := poison.EnqueueMessage(ctx, string(b), nil); err != nil {
+				count(func() { st.Retried++ })
+				continue
+			}
+			if o.Logger != nil {
+				o.Logger.WarnContext(ctx, "tablekit: move poisoned", "id", id, "err", it.poison)
+			}
+			count(func() { st.Poisoned++ })
+		case it.done && it.gone:
+			count(func() { st.Gone++ })
+		case it.done:
+			count(func() { st.Moved++ })
+		default:
+			count(func() { st.Retried++ })
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := queue.DeleteMessage(ctx, id, receipt, nil); err != nil && o.Logger != nil {
+				// It reappears and finds its move done: harmless.
+				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,14 +1,15 @@
 package patterns
 
 import (
-	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency"
@@ -37,22 +37,82 @@ var _ BlobStore = (*azblob.Client)(nil)
 // LargeEntity keeps properties too big for a table in blobs ("Large
 // entities pattern": the employee photo): a []byte or string field larger
 // than the threshold, or, largest first, as many fields as the entity needs
-// to fit its limits, goes to a blob named after the entity, the field and a
-// hash of its content, and the entity keeps the blob's name and the hash.
-// The blob is written first, then the entity; a crash between the two
-// leaves a blob no entity names, which Sweep removes, so no entity ever
-// names a missing blob. Get returns the whole value, checking each blob
-// against its hash; Delete removes the entity, then its blobs.
+// to fit its limits, goes to a blob, and the entity keeps the blob's name
+// and the SHA-256 of its content.
+//
+// Every write makes new blobs, named after the entity, the field and a
+// random version, never reused: the blobs first, then the entity that
+// names them. So a blob, once named by an entity, never changes; a reader,
+// a Delete or a Sweep acting on an older version can never touch the blobs
+// of a newer one. A blob no entity names (left by a crash between the two
+// writes, by a failed write, by Delete, or by a newer version) is removed
+// by Sweep once it is older than its grace period; a write commits its
+// entity within PutWindow of its first upload or not at all, so a Sweep
+// with a grace of at least MinSweepGrace never removes the blob of a write
+// still in flight. Get checks each blob against its hash; a blob missing
+// while its entity still names it is corruption (ErrBlobMissing), never
+// "not found".
 type LargeEntity[T any] struct {
 	tbl       *table.Table[T]
+	raw       *table.Table[table.Entity] // tbl's raw view: T plus the blob references
 	blobs     BlobStore
 	container string
 	fields    []string // Go field names
 	threshold int
+	// now is the clock of PutWindow; tests stop it.
+	now func() time.Time
 }
 
 // DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
 const DefaultLargeThreshold = 32 * 1024
+
+// PutWindow bounds a write: its entity is written within PutWindow of its
+// first blob upload, or the write fails (ErrPutWindow) and leaves its
+// blobs to Sweep.
+const PutWindow = time.Minute
+
+// MinSweepGrace is the shortest grace that lets Sweep run while writes
+// are in flight: PutWindow, plus room for the service's own request
+// timeout and for this host's clock being behind the blob service's (a
+// blob's age is the local time minus its Last-Modified).
+const MinSweepGrace = 10 * time.Minute
+
+// Errors of LargeEntity.
+var (
+	// ErrBlobMissing: an entity names a blob that does not exist. That is
+	// corruption (a blob deleted behind the pattern's back, or a Sweep run
+	// with a grace shorter than MinSweepGrace during a write), not a
+	// missing entity: table.IsNotFound is false for it.
+	ErrBlobMissing = errors.New("patterns: a large field's blob is missing while its entity names it")
+	// ErrBlobMismatch: an offloaded field's blob does not hash to what the
+	// entity says.
+	ErrBlobMismatch = errors.New("patterns: a large field's blob does not match its hash")
+	// ErrPutWindow: a write took longer than PutWindow between its first
+	// upload and its entity write, so it did not write the entity (a Sweep
+	// may already consider its blobs orphans). Nothing changed; write again.
+	ErrPutWindow = errors.New("patterns: large entity write exceeded PutWindow before its entity write; nothing was written")
+	// ErrStaleRead: Lazy.Load found the entity changed since GetLazy; read
+	// it again.
+	ErrStaleRead = errors.New("patterns: the large entity changed since it was read")
+)
+
+// BlobMissingError reports an entity that names a blob that is gone. It
+// matches ErrBlobMissing. The blob service's 404 is kept in Cause, not in
+// the chain, so that table.IsNotFound(err) stays false: the entity exists.
+type BlobMissingError struct {
+	PartitionKey, RowKey string
+	Field                string
+	Blob                 string
+	Cause                error
+}
+
+// Error names the entity, the field and the blob.
+func (e *BlobMissingError) Error() string {
+	return fmt.Sprintf("patterns: LargeEntity.Get (%q, %q): field %s names blob %s, which is missing (corruption)", e.PartitionKey, e.RowKey, e.Field, e.Blob)
+}
+
+// Is matches ErrBlobMissing.
+func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means DefaultLargeThreshold).
@@ -74,7 +134,7 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if threshold <= 0 {
 		threshold = DefaultLargeThreshold
 	}
-	return &LargeEntity[T]{tbl: tbl, blobs: blobs, container: container, fields: fields, threshold: threshold}, nil
+	return &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}, nil
 }
 
 func fieldBytes(fv reflect.Value) []byte {
@@ -92,66 +152,208 @@ func setField(fv reflect.Value, b []byte) {
 	}
 }
 
-// blobRef is what the entity keeps of an offloaded field.
+// blobRef is what the entity keeps of an offloaded field: the <Field>Blob
+// and <Field>SHA256 properties.
 type blobRef struct{ name, sha string }
 
-func (l *LargeEntity[T]) blobName(pk, rk, field, sha string) string {
-	enc, _ := keys.EncodeTuple(pk, rk)
-	return enc + "/" + field + "/" + sha[:32]
+// largeBlobPrefix starts the names of the blobs LargeEntity writes:
+// "lg/k<pk>/k<rk>/<field>/<version>", keys in unpadded base64url so that
+// every name is plain ASCII, and Sweep can tell whose blob it is.
+const largeBlobPrefix = "lg/"
+
+var b64 = base64.RawURLEncoding
+
+func (l *LargeEntity[T]) newBlobName(op, pk, rk, field string) (string, error) {
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	name := largeBlobPrefix + "k" + b64.EncodeToString([]byte(pk)) + "/k" + b64.EncodeToString([]byte(rk)) + "/" + field + "/" + hex.EncodeToString(id[:])
+	if err := keys.ValidateBlobName(name); err != nil {
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "keys too long for the blob names of their large fields"}
+	}
+	return name, nil
 }
 
-// Put writes v's large fields to blobs, then v: one request per offloaded
-// field, plus one.
+// keysOfBlob returns the entity a blob belongs to, for the names this
+// type writes and for those of earlier versions ("<tuple>/<field>/<sha>").
+func keysOfBlob(name string) (pk, rk, field string, ok bool) {
+	if rest, isNew := strings.CutPrefix(name, largeBlobPrefix); isNew {
+		parts := strings.Split(rest, "/")
+		if len(parts) != 4 || !strings.HasPrefix(parts[0], "k") || !strings.HasPrefix(parts[1], "k") {
+			return "", "", "", false
+		}
+		p, err1 := b64.DecodeString(parts[0][1:])
+		r, err2 := b64.DecodeString(parts[1][1:])
+		if err1 != nil || err2 != nil {
+			return "", "", "", false
+		}
+		return string(p), string(r), parts[2], true
+	}
+	tuple, rest, ok := strings.Cut(name, "/")
+	field, _, _ = strings.Cut(rest, "/")
+	parts, err := keys.DecodeTuple(tuple)
+	if !ok || err != nil || len(parts) != 2 {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], field, true
+}
+
+// refProps are the properties that hold field f's blob reference.
+func refProps(f string) (blobProp, shaProp string) { return f + "Blob", f + "SHA256" }
+
+// refsOf reads the blob references of the named fields from a stored entity.
+func refsOf(e *table.Entity, fields []string) map[string]blobRef {
+	refs := map[string]blobRef{}
+	for _, f := range fields {
+		bp, sp := refProps(f)
+		nv, _ := e.Get(bp)
+		sv, _ := e.Get(sp)
+		name, _ := nv.AsString()
+		sha, _ := sv.AsString()
+		if name != "" {
+			refs[f] = blobRef{name: name, sha: sha}
+		}
+	}
+	return refs
+}
+
+// withoutRefs removes the reference properties of every large field: a T
+// with an Extra field would otherwise carry a version's references into
+// the next version, naming blobs its fields no longer use.
+func withoutRefs(e *table.Entity, fields []string) {
+	for _, f := range fields {
+		bp, sp := refProps(f)
+		delete(e.Properties, bp)
+		delete(e.Properties, sp)
+	}
+}
+
+// writeMode says how a write treats the stored entity.
+type writeMode int
+
+const (
+	upsertMode writeMode = iota // insert or replace, whatever its version
+	updateMode                  // replace the version v was read at
+	addMode                     // insert only
+)
+
+// Put writes v's large fields to new blobs, then v (insert or replace),
+// whatever the stored version: the last writer wins. To not lose a
+// concurrent writer's change, read with Get and write with Update, or use
+// Modify. One request per offloaded field, plus one. v's ETag is updated.
 func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
-	if v == nil {
-		return &table.InputError{Op: "LargeEntity.Put", Rule: table.ErrNilValue}
+	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
+}
+
+// Update replaces v's entity only if it is still at v's ETag (as read by
+// Get): table.ErrPreconditionFailed if another writer got there first, in
+// which case nothing it wrote is named by the entity and Sweep removes its
+// blobs. Without an ETag in v it fails with table.ErrNoETag before any
+// request. One request per offloaded field, plus one. v's ETag is updated.
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T) error {
+	return l.write(ctx, "LargeEntity.Update", v, updateMode)
+}
+
+// Modify applies change to the current value of an entity with optimistic
+// concurrency, as table.Modify does: it reads the entity with its large
+// fields, calls change, and writes the result guarded by the ETag it read,
+// going round again (with a jittered back-off) when another writer got
+// there first. change may return table.ErrNoChange to skip the write.
+// opts.Create starts from a new value when the entity does not exist;
+// opts.Mode is ignored (a large entity is always written whole). Without
+// contention: the reads of Get, then the requests of Update.
+func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
+	if change == nil {
+		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
+	if err := validKeyPair(partitionKey, rowKey); err != nil {
+		return nil, err
+	}
+	var ro table.RetryOptions
+	create := false
+	if opts != nil {
+		ro = table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
+		create = opts.Create
+	}
+	var result *T
+	_, err := table.RetryOnConflict(ctx, &ro, func(int) error {
+		v, err := l.Get(ctx, partitionKey, rowKey)
+		mode := updateMode
+		if err != nil {
+			if !create || !table.IsNotFound(err) {
+				return err
+			}
+			v, mode = new(T), addMode
+			m := l.tbl.Meta(v)
+			m.PartitionKey, m.RowKey = partitionKey, rowKey
+		}
+		if err := change(v); err != nil {
+			if errors.Is(err, table.ErrNoChange) {
+				if mode != addMode {
+					result = v
+				}
+				return nil
+			}
+			return err
+		}
+		if m := l.tbl.Meta(v); m.PartitionKey != partitionKey || m.RowKey != rowKey {
+			return &table.InputError{Op: "LargeEntity.Modify", Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
+		}
+		if err := l.write(ctx, "LargeEntity.Modify", v, mode); err != nil {
+			if mode == updateMode && table.IsNotFound(err) && create {
+				// Deleted between the read and the write: go round and create it.
+				return errLostRace
+			}
+			return err
+		}
+		result = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+// errLostRace stands for a race lost in a way the service reports as 404;
+// table.IsPreconditionFailed matches it, so RetryOnConflict goes round.
+var errLostRace = fmt.Errorf("patterns: entity deleted during Modify: %w", table.ErrPreconditionFailed)
+
+// plan works out, before any request, which fields go to blobs and what
+// the stored entity is: every limit is checked on the entity as it will be
+// written, blob references included.
+func (l *LargeEntity[T]) plan(op string, v *T) (*table.Entity, map[string][]byte, error) {
 	m := l.tbl.Meta(v)
-	if err := validKeyPair(m.PartitionKey, m.RowKey); err != nil {
-		return err
-	}
 	c := *v
 	cv := reflect.ValueOf(&c).Elem()
+	data := map[string][]byte{}
 	refs := map[string]blobRef{}
 	offload := func(f string) error {
-		data := fieldBytes(cv.FieldByName(f))
-		sum := sha256.Sum256(data)
-		ref := blobRef{sha: hex.EncodeToString(sum[:])}
-		ref.name = l.blobName(m.PartitionKey, m.RowKey, f, ref.sha)
-		// Content-addressed: an existing blob of that name already holds it.
-		_, err := l.blobs.UploadBuffer(ctx, l.container, ref.name, data, &azblob.UploadBufferOptions{
-			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
-		var re *azcore.ResponseError
-		if err != nil && !(errors.As(err, &re) && re.StatusCode == http.StatusConflict) {
-			return fmt.Errorf("patterns: large field %s: %w", f, err)
+		b := fieldBytes(cv.FieldByName(f))
+		sum := sha256.Sum256(b)
+		name, err := l.newBlobName(op, m.PartitionKey, m.RowKey, f)
+		if err != nil {
+			return err
 		}
+		data[f], refs[f] = b, blobRef{name: name, sha: hex.EncodeToString(sum[:])}
 		setField(cv.FieldByName(f), nil)
-		refs[f] = ref
 		return nil
 	}
 	for _, f := range l.fields {
 		if len(fieldBytes(cv.FieldByName(f))) > l.threshold {
 			if err := offload(f); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
 	}
 	// Fields under the threshold can still add up past the entity limits:
 	// move the largest remaining ones out until the entity fits.
-	var body []byte
 	for {
-		var err error
-		body, err = l.tbl.Encode(&c)
-		if err == nil && len(body) > table.MaxEntityBytes {
-			// Within the service's count, but Azurite measures the request
-			// body, where binary is base64: keep both happy.
-			err = table.ErrEntityTooLarge
-		}
+		s, err := l.stored(op, &c, refs)
 		if err == nil {
-			break
+			return s, data, nil
 		}
 		if !errors.Is(err, table.ErrEntityTooLarge) && !errors.Is(err, table.ErrStringTooLong) && !errors.Is(err, table.ErrBinaryTooLong) {
-			return err
+			return nil, nil, err
 		}
 		largest, size := "", 0
 		for _, f := range l.fields {
@@ -160,96 +362,179 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
 			}
 		}
 		if largest == "" {
-			return err // nothing left to move: the rest of the entity is too big
+			return nil, nil, err // nothing left to move: the rest of the entity is too big
 		}
 		if err := offload(largest); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
-	body = spliceRefs(body, refs)
-	// Replace, not merge: a field now small must not keep its old blob's name.
-	resp, err := l.tbl.Client().UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace})
+}
+
+// stored builds the stored form of c with its references and checks it
+// against the service's limits.
+func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*table.Entity, error) {
+	e, err := l.tbl.ToEntity(c)
 	if err != nil {
-		return &table.ServiceError{Op: "LargeEntity.Put", PartitionKey: m.PartitionKey, RowKey: m.RowKey, Err: err}
+		return nil, err
 	}
-	m.WrittenETag(resp.ETag)
+	withoutRefs(e, l.fields)
+	for f, r := range refs {
+		bp, sp := refProps(f)
+		e.Set(bp, table.StringValue(r.name))
+		e.Set(sp, table.StringValue(r.sha))
+	}
+	full, err := l.raw.Encode(e)
+	if err == nil && len(full) > table.MaxEntityBytes {
+		// Within the service's count, but Azurite measures the request
+		// body, where binary is base64: keep both happy.
+		err = &table.InputError{Op: op, Rule: table.ErrEntityTooLarge, Detail: "request body over 1 MiB"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeMode) error {
+	if v == nil {
+		return &table.InputError{Op: op, Rule: table.ErrNilValue}
+	}
+	m := l.tbl.Meta(v)
+	if err := validKeyPair(m.PartitionKey, m.RowKey); err != nil {
+		return err
+	}
+	if mode == updateMode && m.ETag == "" {
+		return &table.InputError{Op: op, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity with Get first, or use Put"}
+	}
+	s, data, err := l.plan(op, v)
+	if err != nil {
+		return err
+	}
+	start := l.now()
+	for _, f := range l.fields {
+		b, ok := data[f]
+		if !ok {
+			continue
+		}
+		name := refsOf(s, []string{f})[f].name
+		// A new name: only a retry of this very upload, whose first
+		// answer was lost, can find it taken.
+		_, err := l.blobs.UploadBuffer(ctx, l.container, name, b, &azblob.UploadBufferOptions{
+			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+		if err != nil && !isBlobStatus(err, http.StatusConflict) {
+			return fmt.Errorf("patterns: %s: large field %s: %w", op, f, err)
+		}
+	}
+	// The entity goes out within PutWindow of the first upload or not at
+	// all: a Sweep with MinSweepGrace cannot have removed these blobs.
+	left := PutWindow - l.now().Sub(start)
+	if left <= 0 {
+		return fmt.Errorf("%w (%s (%q, %q))", ErrPutWindow, op, m.PartitionKey, m.RowKey)
+	}
+	wctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	switch mode {
+	case upsertMode:
+		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: table.Replace})
+	case updateMode:
+		s.ETag = m.ETag
+		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: table.Replace})
+	case addMode:
+		err = l.raw.Add(wctx, s, nil)
+	}
+	if err != nil && len(data) > 0 && (table.IsPreconditionFailed(err) || table.IsAlreadyExists(err)) {
+		// A write whose answer was lost is retried by the SDK and meets
+		// 412 or 409 although it happened: the entity then names the new
+		// blobs, which no one else can know.
+		ok, serr := l.raw.Stored(ctx, s)
+		switch {
+		case serr == nil && ok:
+			err = nil
+		case serr == nil:
+			// Refused for certain: no entity names these blobs, nor ever
+			// will. Removing them now saves Sweep the work (a failure
+			// here leaves them to Sweep).
+			for f := range data {
+				_, _ = l.blobs.DeleteBlob(ctx, l.container, refsOf(s, []string{f})[f].name, nil)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("patterns: %s: %w", op, err)
+	}
+	// s started as a copy of v's Meta and the write applied table.Meta's
+	// rule to it (a write to another table than the ETag's leaves it).
+	*m = s.Meta
 	return nil
 }
 
-// spliceRefs adds <Field>Blob and <Field>SHA256 properties to an entity.
-func spliceRefs(body []byte, refs map[string]blobRef) []byte {
-	if len(refs) == 0 {
-		return body
-	}
-	var b bytes.Buffer
-	b.Write(body[:len(body)-1])
-	for f, r := range refs {
-		n, _ := json.Marshal(r.name)
-		fmt.Fprintf(&b, `,"%sBlob":%s,"%sSHA256":"%s"`, f, n, f, r.sha)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func refsOf(raw []byte, fields []string) (map[string]blobRef, error) {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	refs := map[string]blobRef{}
-	for _, f := range fields {
-		name, _ := m[f+"Blob"].(string)
-		sha, _ := m[f+"SHA256"].(string)
-		if name != "" {
-			refs[f] = blobRef{name: name, sha: sha}
-		}
-	}
-	return refs, nil
-}
-
-// ErrBlobMismatch: an offloaded field's blob does not hash to what the entity says.
-var ErrBlobMismatch = errors.New("patterns: a large field's blob does not match its hash")
-
 // Get reads the entity and every offloaded field: one request, plus one
-// per offloaded field.
+// per offloaded field. If the entity changes while its blobs are read, it
+// reads the new version.
 func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
-	v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey)
-	if err != nil {
-		return nil, err
-	}
-	for f := range lazy.refs {
-		if err := lazy.Load(ctx, f); err != nil {
+	const rounds = 3
+	for round := 1; ; round++ {
+		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range l.fields {
+			if err = lazy.Load(ctx, f); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, ErrStaleRead) || round == rounds {
 			return nil, err
 		}
 	}
-	return v, nil
 }
 
 // Lazy holds the offloaded fields of a value read with GetLazy.
 type Lazy[T any] struct {
 	l    *LargeEntity[T]
 	v    *T
+	etag azcore.ETag
 	refs map[string]blobRef
 }
 
 // Fields lists the fields still in blobs.
 func (z *Lazy[T]) Fields() []string {
 	var out []string
-	for f := range z.refs {
-		out = append(out, f)
+	for _, f := range z.l.fields {
+		if _, ok := z.refs[f]; ok {
+			out = append(out, f)
+		}
 	}
 	return out
 }
 
-// Load reads one offloaded field into the value: one request.
+// Load reads one offloaded field into the value: one request. A blob that
+// is gone while the entity still names it is a *BlobMissingError
+// (ErrBlobMissing), checked with one more read of the entity: if the
+// entity changed meanwhile the error is ErrStaleRead, if it is gone,
+// table.ErrNotFound.
 func (z *Lazy[T]) Load(ctx context.Context, field string) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
 	}
+	m := z.l.tbl.Meta(z.v)
 	resp, err := z.l.blobs.DownloadStream(ctx, z.l.container, r.name, nil)
 	if err != nil {
-		return fmt.Errorf("patterns: large field %s: %w", field, err)
+		if !isBlobStatus(err, http.StatusNotFound) {
+			return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)
+		}
+		cur, rerr := z.l.raw.Get(ctx, m.PartitionKey, m.RowKey, nil)
+		switch {
+		case rerr != nil:
+			return rerr // gone (not found), or the service failing
+		case cur.ETag != z.etag:
+			return fmt.Errorf("%w: (%q, %q) field %s", ErrStaleRead, m.PartitionKey, m.RowKey, field)
+		}
+		return &BlobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -271,51 +556,79 @@ func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey strin
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
 		return nil, nil, err
 	}
-	resp, err := l.tbl.Client().GetEntity(ctx, partitionKey, rowKey, nil)
+	s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, nil, &table.ServiceError{Op: "LargeEntity.Get", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
 	}
-	v := new(T)
-	if err := l.tbl.Decode(resp.Value, v); err != nil {
-		return nil, nil, err
-	}
-	l.tbl.Meta(v).ETag = resp.ETag
-	refs, err := refsOf(resp.Value, l.fields)
+	v, err := l.value(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	return v, &Lazy[T]{l: l, v: v, refs: refs}, nil
+	return v, &Lazy[T]{l: l, v: v, etag: s.ETag, refs: refsOf(s, l.fields)}, nil
 }
 
-// Delete removes the entity, then its blobs. A crash in between leaves
-// blobs that Sweep removes.
+// value turns a stored entity into a T, references left out.
+func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
+	c := *e
+	c.Properties = maps.Clone(e.Properties)
+	withoutRefs(&c, l.fields)
+	return l.tbl.FromEntity(&c)
+}
+
+// Delete removes the entity, then the blobs of the version it removed: a
+// read, a delete guarded by the ETag read (a newer version sends it round
+// again), and one request per blob. A crash in between leaves blobs that
+// Sweep removes. A missing entity is success.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string) error {
-	_, lazy, err := l.GetLazy(ctx, partitionKey, rowKey)
+	if err := validKeyPair(partitionKey, rowKey); err != nil {
+		return err
+	}
+	var refs map[string]blobRef
+	_, err := table.RetryOnConflict(ctx, nil, func(int) error {
+		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
+		if table.IsNotFound(err) {
+			refs = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		refs = refsOf(s, l.fields)
+		etag := s.ETag
+		return l.raw.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+	})
 	if err != nil {
 		return err
 	}
-	if err := l.tbl.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfExists: true}); err != nil {
-		return err
-	}
-	for _, r := range lazy.refs {
-		if _, err := l.blobs.DeleteBlob(ctx, l.container, r.name, nil); err != nil && !isBlobNotFound(err) {
+	for _, f := range l.fields {
+		r, ok := refs[f]
+		if !ok {
+			continue
+		}
+		if _, err := l.blobs.DeleteBlob(ctx, l.container, r.name, nil); err != nil && !isBlobStatus(err, http.StatusNotFound) {
 			return err
 		}
 	}
 	return nil
 }
 
-func isBlobNotFound(err error) bool {
+func isBlobStatus(err error, status int) bool {
 	var re *azcore.ResponseError
-	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+	return errors.As(err, &re) && re.StatusCode == status
 }
 
-// Sweep deletes blobs that no entity names (left by a crash between the
-// two writes of Put, by Delete, or by a rewrite with new content), if they
-// are older than grace, so a Put in progress keeps its blob. It returns how
-// many it deleted: one request per page of blobs, plus one read per blob.
+// Sweep deletes the blobs that no entity names (left by a crash between
+// the two writes, by a failed write, by Delete, or by a newer version) and
+// that are older than grace. Use at least MinSweepGrace while writes may
+// be in flight; a shorter grace is only safe when none are (a test, a
+// maintenance window), since a write's blobs are unnamed until its entity
+// is written. It returns how many it deleted: one request per page of
+// blobs, plus one read per entity with blobs, plus one per blob deleted.
 func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	deleted := 0
+	type entityKey struct{ pk, rk string }
+	var lastKey entityKey
+	var lastRefs map[string]bool // the blob names the last entity read names
 	pager := l.blobs.NewListBlobsFlatPager(l.container, nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
@@ -323,31 +636,46 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, e
 			return deleted, err
 		}
 		for _, item := range page.Segment.BlobItems {
-			if item.Name == nil {
+			if item.Name == nil || item.Properties == nil || item.Properties.LastModified == nil {
 				continue
 			}
 			name := *item.Name
-			if item.Properties != nil && item.Properties.LastModified != nil && time.Since(*item.Properties.LastModified) < grace {
+			if l.now().Sub(*item.Properties.LastModified) < grace {
 				continue
 			}
-			tuple, field, ok := strings.Cut(name, "/")
-			field, _, _ = strings.Cut(field, "/")
-			parts, err := keys.DecodeTuple(tuple)
-			if !ok || err != nil || len(parts) != 2 {
+			pk, rk, _, ok := keysOfBlob(name)
+			if !ok || validKeyPair(pk, rk) != nil {
 				continue // not ours
 			}
-			resp, err := l.tbl.Client().GetEntity(ctx, parts[0], parts[1], nil)
-			if err == nil {
-				if refs, _ := refsOf(resp.Value, []string{field}); refs[field].name == name {
-					continue
+			// Blobs of one entity are listed together: read it once.
+			if k := (entityKey{pk, rk}); k != lastKey || lastRefs == nil {
+				s, err := l.raw.Get(ctx, pk, rk, nil)
+				if err != nil && !table.IsNotFound(err) {
+					return deleted, err
 				}
-			} else if !table.IsNotFound(err) {
+				lastKey, lastRefs = k, map[string]bool{}
+				if err == nil {
+					for _, r := range refsOf(s, l.fields) {
+						lastRefs[r.name] = true
+					}
+				}
+			}
+			if lastRefs[name] {
+				continue
+			}
+			// Guarded by the blob's ETag as listed: names are never reused,
+			// so this only guards against a blob replaced behind our back.
+			var o *azblob.DeleteBlobOptions
+			if item.Properties.ETag != nil {
+				o = &azblob.DeleteBlobOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: item.Properties.ETag}}}
+			}
+			_, err := l.blobs.DeleteBlob(ctx, l.container, name, o)
+			switch {
+			case err == nil:
+				deleted++
+			case !isBlobStatus(err, http.StatusNotFound) && !isBlobStatus(err, http.StatusPreconditionFailed):
 				return deleted, err
 			}
-			if _, err := l.blobs.DeleteBlob(ctx, l.container, name, nil); err != nil && !isBlobNotFound(err) {
-				return deleted, err
-			}
-			deleted++
 		}
 	}
 	return deleted, nil

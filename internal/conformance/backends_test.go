@@ -266,3 +266,19 @@ func TestFilterFidelityOnAzurite(t *testing.T) { RunFilterFidelity(t, azuriteEnv
 func TestFilterDifferentialFakeVsAzurite(t *testing.T) {
 	RunFilterDifferential(t, fakeEnv(), azuriteEnv(t), 1000, 2026)
 }
+
+func TestLargeEntityRacesOnFake(t *testing.T)    { RunLargeEntityRaces(t, fakeEnv()) }
+func TestLargeEntityRacesOnAzurite(t *testing.T) { RunLargeEntityRaces(t, azuriteEnv(t)) }
+
+func TestLargeEntityUnderFaultsOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunLargeEntityUnderFaults(t, env, services(t, env))
+}
+
+func TestLargeEntityUnderFaultsOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunLargeEntityUnderFaults(t, env, services(t, env))
+}
+
+func TestMoverVersionsOnFake(t *testing.T)    { RunMoverVersions(t, fakeEnv()) }
+func TestMoverVersionsOnAzurite(t *testing.T) { RunMoverVersions(t, azuriteEnv(t)) }
