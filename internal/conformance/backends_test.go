@@ -198,3 +198,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestEventStreamsOnFake(t *testing.T)    { RunEventStreams(t, fakeEnv()) }
+func TestEventStreamsOnAzurite(t *testing.T) { RunEventStreams(t, azuriteEnv(t)) }
