@@ -256,10 +256,13 @@ type AppendOptions struct {
 type ConcurrencyError struct {
 	Stream   string
 	Expected int64 // the version the append expected
-	// Current is the stream's head as read after the refusal, when the
-	// header was what refused it (Append reads it to tell a lost answer
-	// from a lost race): append from it without opening the stream again.
-	// nil when an event row refused it, or the read failed.
+	// Current is the stream's head as read right after the refusal, when
+	// the header was what refused it (Append reads it to tell a lost
+	// answer from a lost race). A retry without delay can append from it
+	// without opening the stream again; after a back-off it is likely
+	// stale, so Open again (the benchmark measured 3x fewer events/s with
+	// 8 writers when reusing it). nil when an event row refused the
+	// append, or the read failed.
 	Current *StreamHead
 	Err     error // the transaction's *batch.TransactionError (412 or 409)
 }

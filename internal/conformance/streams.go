@@ -242,19 +242,14 @@ func RunEventStreams(t *testing.T, env Env) {
 				defer wg.Done()
 				for k := range each {
 					ev := &Deposit{StreamEvent: patterns.StreamEvent{ID: fmt.Sprintf("w%02d-%d", w, k)}, Amount: int64(w*100 + k)}
-					var head *patterns.StreamHead
+					// Open after each back-off: the head a refusal carries
+					// (ConcurrencyError.Current) is stale by then.
 					n, err := table.RetryOnConflict(ctx, &table.RetryOptions{MaxAttempts: 1000, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}, func(int) error {
-						if head == nil {
-							var err error
-							if head, err = s.Open(ctx, "hot"); err != nil {
-								return err
-							}
+						head, err := s.Open(ctx, "hot")
+						if err != nil {
+							return err
 						}
-						_, err := s.Append(ctx, head, []*Deposit{ev}, nil)
-						var ce *patterns.ConcurrencyError
-						if errors.As(err, &ce) {
-							head = ce.Current // the refusal read it: no Open needed (nil: open again)
-						}
+						_, err = s.Append(ctx, head, []*Deposit{ev}, nil)
 						return err
 					})
 					attempts.Add(int64(n))
