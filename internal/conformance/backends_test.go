@@ -201,3 +201,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 
 func TestEventStreamsOnFake(t *testing.T)    { RunEventStreams(t, fakeEnv()) }
 func TestEventStreamsOnAzurite(t *testing.T) { RunEventStreams(t, azuriteEnv(t)) }
+
+func TestAccountsOnFake(t *testing.T)    { RunAccounts(t, fakeTwoAccounts()) }
+func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t)) }
