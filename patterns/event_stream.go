@@ -351,7 +351,7 @@ func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []
 	}
 	chunks, tx, h, err := run.plan()
 	if err != nil {
-		return nil, err
+		return nil, run.explain(err)
 	}
 	for i, c := range chunks {
 		if i > 0 || tx == nil {
@@ -492,6 +492,24 @@ func (r *appendRun[E]) build(k int, c chunk, last bool) (*batch.Transaction, *st
 		}
 	}
 	return tx, h, nil
+}
+
+// explain names the event or include behind an operation refused before
+// sending (the transaction's index counts the header and ID rows).
+func (r *appendRun[E]) explain(err error) error {
+	var oe *batch.OpError
+	if !errors.As(err, &oe) || full(err) {
+		return err
+	}
+	if v, ok := strings.CutPrefix(oe.RowKey, streamEventPrefix); ok {
+		if n, perr := strconv.ParseInt(v, 10, 64); perr == nil {
+			return fmt.Errorf("patterns: events[%d] of the append to stream %q: %w", n-r.from-1, oe.PartitionKey, err)
+		}
+	}
+	if !strings.HasPrefix(oe.RowKey, StreamRowPrefix) {
+		return fmt.Errorf("patterns: an included operation on RowKey %q of stream %q: %w", oe.RowKey, oe.PartitionKey, err)
+	}
+	return err
 }
 
 // full reports an Append error that only means "start another transaction".
