@@ -344,14 +344,17 @@ func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []
 	if err != nil {
 		return nil, err
 	}
+	// Plan first: every input is checked before any request, the
+	// rollback's included. The plan does not depend on the header's ETag.
+	chunks, tx, h, err := run.plan()
+	if err != nil {
+		return nil, run.explain(err)
+	}
 	if head.pending > head.version {
 		if err := s.rollback(ctx, &run.head); err != nil {
 			return nil, err
 		}
-	}
-	chunks, tx, h, err := run.plan()
-	if err != nil {
-		return nil, run.explain(err)
+		tx = nil // built with the ETag the rollback replaced
 	}
 	for i, c := range chunks {
 		if i > 0 || tx == nil {

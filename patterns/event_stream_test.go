@@ -409,3 +409,42 @@ func TestEventStreamRowPastTheHeaderIsAConflict(t *testing.T) {
 		t.Fatalf("requests: %v (an event row's refusal needs no read)", svc.Counts())
 	}
 }
+
+// dyingClient sends its first `alive` transactions, then fails every
+// other one without sending it: a process that died there.
+type dyingClient struct {
+	table.Client
+	alive int
+	n     atomic.Int32
+}
+
+func (c *dyingClient) SubmitTransaction(ctx context.Context, actions []aztables.TransactionAction, opts *aztables.SubmitTransactionOptions) (aztables.TransactionResponse, error) {
+	if int(c.n.Add(1)) > c.alive {
+		return aztables.TransactionResponse{}, errors.New("died")
+	}
+	return c.Client.SubmitTransaction(ctx, actions, opts)
+}
+
+func TestEventStreamBadInputOnAPendingStreamSendsNothing(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	dying, _ := patterns.NewEventStream[deposited](&dyingClient{Client: client, alive: 1}, nil)
+	if _, err := dying.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("a", 100), nil); err == nil {
+		t.Fatal("the dying append succeeded")
+	}
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	head, err := s.Open(ctx, "acct")
+	if err != nil || head.Version() != 0 || head.Pending() != 100 {
+		t.Fatalf("after the crash: %+v, %v", head, err)
+	}
+	svc.ResetCounts()
+	// The rollback this append would start must wait for valid input.
+	huge := &deposited{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
+	if _, err := s.Append(ctx, head, []*deposited{huge}, nil); !errors.Is(err, table.ErrStringTooLong) || svc.Total() != 0 {
+		t.Fatalf("bad event on a pending stream: %v after %d requests", err, svc.Total())
+	}
+	// A good one rolls back (query, one transaction) and appends.
+	if head, err = s.Append(ctx, head, newDeposits("a", 2), nil); err != nil || head.Version() != 2 || svc.Total() != 3 {
+		t.Fatalf("append on a pending stream: %+v, %v after %d requests", head, err, svc.Total())
+	}
+}

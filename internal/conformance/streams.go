@@ -347,6 +347,32 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("bad input on a pending stream sends nothing, not even the rollback", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		client := env.NewTable(t, c)
+		dying := &crashClient{Client: client, before: func(n int) error {
+			if n > 1 {
+				return errCrashed
+			}
+			return nil
+		}}
+		ds, _ := patterns.NewEventStream[Deposit](dying, nil)
+		if _, err := ds.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 60, 1), nil); !errors.Is(err, errCrashed) {
+			t.Fatalf("dying append: %v", err)
+		}
+		s, _ := patterns.NewEventStream[Deposit](client, nil)
+		head, err := s.Open(ctx, "acct")
+		if err != nil || head.Pending() != 60 {
+			t.Fatalf("after the crash: %+v, %v", head, err)
+		}
+		c.Reset()
+		huge := &Deposit{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
+		if _, err := s.Append(ctx, head, []*Deposit{huge}, nil); !errors.Is(err, table.ErrStringTooLong) {
+			t.Fatalf("bad event: %v", err)
+		}
+		wantRequests(t, c, 0, "a bad append on a pending stream")
+	})
+
 	t.Run("a writer that loses its stream midway fails on its next transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
