@@ -354,3 +354,40 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		t.Fatalf("%d entities in all, want 300", total)
 	}
 }
+
+func TestRouterWriteStopsOnlyTheAccountOfABadOperation(t *testing.T) {
+	ctx := t.Context()
+	east, west := fake.NewTableService(nil), fake.NewTableService(nil)
+	r, _ := accounts.New([]accounts.Config{fakeConfig("east", east), fakeConfig("west", west)}, nil)
+	if err := r.CreateTable(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	// Find a partition of each account.
+	pks := map[string]string{}
+	for i := 0; len(pks) < 2; i++ {
+		pk := fmt.Sprint("p", i)
+		if _, ok := pks[r.For(pk).Name()]; !ok {
+			pks[r.For(pk).Name()] = pk
+		}
+	}
+	var ops []batch.Op
+	for i := range 500 {
+		for _, name := range []string{"east", "west"} {
+			rk := fmt.Sprint(i)
+			if name == "east" && i == 250 {
+				rk = "bad#key" // refused before sending: east's writer stops here
+			}
+			ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: pks[name], RowKey: rk}}))
+		}
+	}
+	sum, err := r.Write(ctx, "orders", batch.Slice(ops), &batch.WriterOptions{Parallelism: 1})
+	var oe *batch.OpError
+	if !errors.As(err, &oe) {
+		t.Fatalf("want the bad operation's error: %v", err)
+	}
+	// West got everything; east stopped at (or before) its bad operation
+	// and the rest of its feed was skipped, without blocking west.
+	if west.Len("orders") != 500 || east.Len("orders") > 250 || sum.Operations != 500+east.Len("orders") || sum.Skipped == 0 {
+		t.Fatalf("east %d, west %d, %+v", east.Len("orders"), west.Len("orders"), sum)
+	}
+}
