@@ -167,7 +167,13 @@ type EventStreamOptions struct {
 // Append removes them (each removal guarded by the header's ETag too) and
 // then writes its own. Every transaction of every append is conditional on
 // the header's ETag, so a writer that loses its stream to another midway
-// fails on its next transaction without writing anything more.
+// fails on its next transaction without writing anything more. Includes
+// and the snapshot travel in the last transaction, with the commit.
+//
+// Reads (Read, ReadPage) go forward or backward from a version: one read
+// of the header, then one range query per page, since versions are dense
+// and each page's RowKeys are known. Snapshots (Snapshots) hold the state
+// at a version, so a reader loads one and reads only the events after it.
 type EventStream[E any] struct {
 	client table.Client
 	codec  *table.Codec
