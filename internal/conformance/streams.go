@@ -459,6 +459,46 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("under 10% faults every append succeeds at the first call, once", func(t *testing.T) {
+		inj := faults.New(21, &faults.Options{Fraction: 0.1})
+		gate := &gatedPolicy{p: inj}
+		c := &reqcount.Counter{Faults: gate}
+		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
+		gate.on.Store(true)
+		head := patterns.NewStreamHead("acct")
+		var want []string
+		sizes := []int{1, 3, 60, 1, 120, 2, 49, 50, 1, 7}
+		for round := range 4 {
+			for i, n := range sizes {
+				evs := deposits(fmt.Sprintf("r%d-%d-", round, i), n, int64(n))
+				next, err := s.Append(ctx, head, evs, nil)
+				if err != nil {
+					t.Fatalf("append %d of round %d (%d events) under faults: %v", i, round, n, err)
+				}
+				head = next
+				for _, e := range evs {
+					want = append(want, e.ID)
+				}
+			}
+		}
+		gate.on.Store(false)
+		st := inj.Stats()
+		t.Logf("%d events in %d appends; %d requests drawn, faults %d before / %d lost responses / %d statuses",
+			len(want), 4*len(sizes), st.Requests, st.Before, st.After, st.Status)
+		if st.After == 0 || st.Before+st.Status == 0 {
+			t.Fatalf("too few faults to tell anything: %+v", st)
+		}
+		got := readStream(t, s, "acct")
+		if len(got) != len(want) || head.Version() != int64(len(want)) {
+			t.Fatalf("%d events stored, head at %d; want %d", len(got), head.Version(), len(want))
+		}
+		for i, e := range got {
+			if e.ID != want[i] {
+				t.Fatalf("event %d is %s, want %s", i+1, e.ID, want[i])
+			}
+		}
+	})
+
 	t.Run("a lost answer is settled by reading the header", func(t *testing.T) {
 		gate := &gatedPolicy{p: faults.LoseResponse(1)}
 		c := &reqcount.Counter{Faults: gate}
