@@ -391,3 +391,45 @@ func TestRouterWriteStopsOnlyTheAccountOfABadOperation(t *testing.T) {
 		t.Fatalf("east %d, west %d, %+v", east.Len("orders"), west.Len("orders"), sum)
 	}
 }
+
+// loseBatch loses the answer of the next transaction once armed: the
+// service did it, the client sees a broken connection, the SDK retries.
+type loseBatch struct{ armed atomic.Bool }
+
+func (l *loseBatch) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err == nil && isBatch(req) && l.armed.CompareAndSwap(true, false) {
+		resp.Body.Close()
+		return nil, errors.New("connection reset after the service answered")
+	}
+	return resp, err
+}
+
+func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
+	ctx := t.Context()
+	a, b := fake.NewTableService(nil), fake.NewTableService(nil)
+	lose := &loseBatch{}
+	oldA := fakeConfig("a", a)
+	oldA.ClientOptions = &aztables.ClientOptions{}
+	oldA.ClientOptions.PerRetryPolicies = []policy.Policy{lose}
+	oldA.ClientOptions.Retry.RetryDelay = time.Millisecond
+	from, _ := accounts.New([]accounts.Config{oldA}, nil)
+	to, _ := accounts.New([]accounts.Config{fakeConfig("a", a), fakeConfig("b", b)}, nil)
+	_ = to.CreateTable(ctx, "orders")
+	var ops []batch.Op
+	for p := range 10 {
+		ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: fmt.Sprint("p", p), RowKey: "1"}}))
+	}
+	if _, err := from.Write(ctx, "orders", batch.Slice(ops), nil); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := accounts.NewMigration(from, to)
+	lose.armed.Store(true) // the first delete's answer is lost
+	sum, err := m.MoveTable(ctx, "orders")
+	if err != nil || sum.Deleted != sum.Copied || sum.Copied == 0 || lose.armed.Load() {
+		t.Fatalf("%+v, %v (lost: %v)", sum, err, !lose.armed.Load())
+	}
+	if a.Len("orders")+b.Len("orders") != 10 {
+		t.Fatalf("%d + %d entities", a.Len("orders"), b.Len("orders"))
+	}
+}

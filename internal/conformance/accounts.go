@@ -80,6 +80,19 @@ func (h *batchHook) Do(req *policy.Request) (*http.Response, error) {
 	return req.Next()
 }
 
+// loseNextBatch loses the answer of the next transaction once armed: the
+// service did it, the client sees a broken connection and the SDK retries.
+type loseNextBatch struct{ armed atomic.Bool }
+
+func (l *loseNextBatch) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err == nil && req.Raw().Method == http.MethodPost && strings.HasSuffix(req.Raw().URL.Path, "$batch") && l.armed.CompareAndSwap(true, false) {
+		resp.Body.Close()
+		return nil, errors.New("conformance: connection reset after the service answered")
+	}
+	return resp, err
+}
+
 // RunAccounts runs the multi-account router (package accounts) on two
 // accounts of one backend.
 func RunAccounts(t *testing.T, env TwoAccounts) {
@@ -215,6 +228,32 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		}
 		if n != 36 {
 			t.Fatalf("%d entities after the move, want 36", n)
+		}
+	})
+
+	t.Run("a move whose delete answer was lost settles it with a read", func(t *testing.T) {
+		lose := &loseNextBatch{}
+		opts := &aztables.ClientOptions{}
+		opts.PerRetryPolicies = []policy.Policy{lose}
+		opts.Retry.RetryDelay = time.Millisecond
+		old, _ := accounts.New([]accounts.Config{config(0, opts)}, nil)
+		name := newTable(t, both)
+		var ops []batch.Op
+		for p := range 10 {
+			ops = append(ops, batch.Add(typed(fmt.Sprintf("p%02d", p), "1", int64(p))))
+		}
+		if _, err := old.Write(ctx, name, batch.Slice(ops), nil); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := accounts.NewMigration(old, both)
+		lose.armed.Store(true)
+		sum, err := m.MoveTable(ctx, name)
+		if err != nil || sum.Copied == 0 || sum.Deleted != sum.Copied || lose.armed.Load() {
+			t.Fatalf("%+v, %v (answer lost: %v)", sum, err, !lose.armed.Load())
+		}
+		got := scan(t, name)
+		if len(got["one"])+len(got["two"]) != 10 {
+			t.Fatalf("%d + %d entities", len(got["one"]), len(got["two"]))
 		}
 	})
 
