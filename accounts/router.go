@@ -133,6 +133,9 @@ func New(configs []Config, opts *Options) (*Router, error) {
 		if err != nil {
 			return nil, fmt.Errorf("accounts: connecting to %q: %w", c.Name, err)
 		}
+		if svc == nil {
+			return nil, fmt.Errorf("%w: Connect of %q returned no client", ErrBadConfig, c.Name)
+		}
 		r.accounts = append(r.accounts, &Account{name: c.Name, service: svc, limiter: lim, seed: hash64(c.Name)})
 	}
 	return r, nil

@@ -127,6 +127,7 @@ func TestRouterRefusesBadConfigs(t *testing.T) {
 		"no name":    {fakeConfig("", svc)},
 		"same name":  {fakeConfig("a", svc), fakeConfig("a", svc)},
 		"no Connect": {{Name: "a"}},
+		"nil client": {{Name: "a", Connect: func(*aztables.ClientOptions) (*aztables.ServiceClient, error) { return nil, nil }}},
 	}
 	for name, cs := range cases {
 		if _, err := accounts.New(cs, nil); !errors.Is(err, accounts.ErrBadConfig) {
