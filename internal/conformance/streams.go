@@ -242,16 +242,11 @@ func RunEventStreams(t *testing.T, env Env) {
 				defer wg.Done()
 				for k := range each {
 					ev := &Deposit{StreamEvent: patterns.StreamEvent{ID: fmt.Sprintf("w%02d-%d", w, k)}, Amount: int64(w*100 + k)}
-					// Open after each back-off: the head a refusal carries
-					// (ConcurrencyError.Current) is stale by then.
-					n, err := table.RetryOnConflict(ctx, &table.RetryOptions{MaxAttempts: 1000, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond}, func(int) error {
-						head, err := s.Open(ctx, "hot")
-						if err != nil {
-							return err
-						}
-						_, err = s.Append(ctx, head, []*Deposit{ev}, nil)
-						return err
-					})
+					n := 0
+					_, err := s.AppendFunc(ctx, "hot", func(*patterns.StreamHead) ([]*Deposit, *patterns.AppendOptions, error) {
+						n++
+						return []*Deposit{ev}, nil, nil
+					}, &table.RetryOptions{MaxAttempts: 1000, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond})
 					attempts.Add(int64(n))
 					if err != nil {
 						errs <- fmt.Errorf("writer %d event %d: %w", w, k, err)
