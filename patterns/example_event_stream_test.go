@@ -117,3 +117,45 @@ func ExampleEventStream() {
 	// backward 2 deposited
 	// backward 1 opened
 }
+
+func ExampleEventStream_AppendFunc() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Accounts", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	accounts, _ := patterns.NewEventStream[AccountEvent](client, nil)
+
+	// Withdraw only what the stream's history allows: decide sees the head
+	// it appends at, and runs again if another writer got there first.
+	withdraw := func(id string, amount int64) error {
+		_, err := accounts.AppendFunc(ctx, "acct-7", func(head *patterns.StreamHead) ([]*AccountEvent, *patterns.AppendOptions, error) {
+			balance := int64(0)
+			for e, err := range accounts.Read(ctx, "acct-7", 1, nil) {
+				if err != nil {
+					return nil, nil, err
+				}
+				if e.Version > head.Version() {
+					break // appended after the head: the next round sees it
+				}
+				switch e.Kind {
+				case "deposited":
+					balance += e.Amount
+				case "withdrew":
+					balance -= e.Amount
+				}
+			}
+			if balance < amount {
+				return nil, nil, table.ErrNoChange
+			}
+			return []*AccountEvent{{StreamEvent: patterns.StreamEvent{ID: id}, Kind: "withdrew", Amount: amount}}, nil, nil
+		}, nil)
+		return err
+	}
+	_, _ = accounts.Append(ctx, patterns.NewStreamHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
+	fmt.Println(withdraw("w1", 30), withdraw("w2", 30), withdraw("w3", 20))
+	head, _ := accounts.Open(ctx, "acct-7")
+	fmt.Println("version", head.Version())
+	// Output:
+	// <nil> <nil> <nil>
+	// version 3
+}
