@@ -92,6 +92,8 @@ func TestRouterGrowsWithMinimalRemapping(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("3 -> 4 accounts: %d of %d keys moved (%.2f%%); shares before: a %d, b %d, c %d; removing b moved %d",
+		moved, keys, 100*float64(moved)/keys, counts["a"], counts["b"], counts["c"], movedOnRemove)
 	// About a quarter moves to the new account; about a third each before.
 	if f := float64(moved) / keys; math.Abs(f-0.25) > 0.02 {
 		t.Errorf("%.3f of the keys moved to the 4th account, want about 0.25", f)
