@@ -282,3 +282,9 @@ func TestLargeEntityUnderFaultsOnAzurite(t *testing.T) {
 
 func TestMoverVersionsOnFake(t *testing.T)    { RunMoverVersions(t, fakeEnv()) }
 func TestMoverVersionsOnAzurite(t *testing.T) { RunMoverVersions(t, azuriteEnv(t)) }
+
+func TestEventStreamsOnFake(t *testing.T)    { RunEventStreams(t, fakeEnv()) }
+func TestEventStreamsOnAzurite(t *testing.T) { RunEventStreams(t, azuriteEnv(t)) }
+
+func TestAccountsOnFake(t *testing.T)    { RunAccounts(t, fakeTwoAccounts()) }
+func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t)) }

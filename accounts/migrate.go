@@ -1,0 +1,191 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Migration moves the partitions whose account changes between two
+// Routers, as when an account is added (rendezvous hashing moves only the
+// keys the new account wins, about 1/(N+1)). Accounts of the same name in
+// both Routers must be the same storage account, and both Routers must
+// map keys alike (the same Options.Key).
+//
+// The path for adding an account:
+//
+//  1. Create the tables in the new account (Router.CreateTable on the new
+//     Router).
+//  2. Readers switch to ReadOrder: for a moved key, the old account first,
+//     then the new one. A partition is always whole in one of them or being
+//     copied, and the old account keeps the newest copy until its delete.
+//  3. Writers of the keys that move (Moved tells them; about 1/(N+1)) pause
+//     or queue, and MoveTable runs: it copies each moved partition to its
+//     new account, then deletes it from the old one guarded by the ETags it
+//     copied. A write that slipped into the old account during the copy
+//     makes its delete fail with 412: nothing is lost, the entity stays in
+//     the old account and MoveTable reports it (ErrChangedDuringMove); run
+//     it again.
+//  4. When MoveTable moves nothing, everyone switches to the new Router,
+//     and the writers resume.
+//
+// The one change a move cannot see is a delete of a moved entity after it
+// was copied: the copy stays in the new account. That is why the writers of
+// moving keys pause; deletes are writes too.
+//
+// Keys that do not move are never paused, read or written by the
+// migration.
+type Migration struct {
+	from, to *Router
+}
+
+// NewMigration prepares the move from the accounts of from to those of to.
+func NewMigration(from, to *Router) (*Migration, error) {
+	if from == nil || to == nil {
+		return nil, fmt.Errorf("%w: a Migration needs both Routers", ErrBadConfig)
+	}
+	return &Migration{from: from, to: to}, nil
+}
+
+// Moved reports whether partitionKey changes account, and its old and new
+// accounts.
+func (m *Migration) Moved(partitionKey string) (from, to *Account, moved bool) {
+	from, to = m.from.For(partitionKey), m.to.For(partitionKey)
+	return from, to, from.name != to.name
+}
+
+// ReadOrder lists the accounts to read partitionKey from during the move:
+// the old one, then the new one when it moves.
+func (m *Migration) ReadOrder(partitionKey string) []*Account {
+	from, to, moved := m.Moved(partitionKey)
+	if !moved {
+		return []*Account{from}
+	}
+	return []*Account{from, to}
+}
+
+// ErrChangedDuringMove: an entity changed in its old account while it was
+// being moved, so it was not deleted there. Run MoveTable again.
+var ErrChangedDuringMove = errors.New("accounts: entity changed during the move")
+
+// MoveSummary counts what MoveTable did.
+type MoveSummary struct {
+	Partitions int // moved partitions seen
+	Copied     int // entities written to their new account
+	Deleted    int // entities deleted from their old account
+	Changed    int // entities left in the old account: changed during the move
+	Requests   int // transactions and settling reads sent (the scans' pages not counted)
+}
+
+// MoveTable moves every partition of table name whose account changes. It
+// scans the table in each old account (one request per page), and for
+// every 100 entities of a moved partition sends two transactions: an
+// upsert of the entities (replacing, so a rerun converges) into the new
+// account, then their delete from the old one guarded by the ETags read.
+// Entities of partitions that do not move are read but never written.
+func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, error) {
+	var sum MoveSummary
+	var errs []error
+	for _, a := range m.from.accounts {
+		src, err := table.New[table.Generic](a.Table(name), nil)
+		if err != nil {
+			return sum, err
+		}
+		var group []*table.Generic
+		flush := func() error {
+			if len(group) == 0 {
+				return nil
+			}
+			defer func() { group = group[:0] }()
+			return m.move(ctx, a, name, group, &sum)
+		}
+		last := ""
+		for e, err := range src.Query(ctx, nil) {
+			if err != nil {
+				return sum, fmt.Errorf("accounts: scanning %q in %q: %w", name, a.name, err)
+			}
+			if m.to.For(e.PartitionKey).name == a.name {
+				continue // stays
+			}
+			if e.PartitionKey != last || len(group) == batch.MaxOperations {
+				if e.PartitionKey != last {
+					sum.Partitions++
+				}
+				if err := flush(); err != nil {
+					errs = append(errs, err)
+				}
+				last = e.PartitionKey
+			}
+			group = append(group, e)
+		}
+		if err := flush(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return sum, errors.Join(errs...)
+}
+
+// move copies group (one partition, at most 100 entities) from account a to
+// its new account, then deletes it from a guarded by the ETags read.
+func (m *Migration) move(ctx context.Context, a *Account, name string, group []*table.Generic, sum *MoveSummary) error {
+	pk := group[0].PartitionKey
+	dst := m.to.For(pk)
+	copyOps := make([]batch.Op, 0, len(group))
+	deleteOps := make([]batch.Op, 0, len(group))
+	for _, e := range group {
+		c := *e
+		c.ETag = ""
+		copyOps = append(copyOps, batch.Upsert(&c, table.Replace))
+		deleteOps = append(deleteOps, batch.DeleteIf(e.PartitionKey, e.RowKey, e.ETag))
+	}
+	sum.Requests++
+	if _, err := batch.Submit(ctx, dst.Table(name), copyOps...); err != nil {
+		return fmt.Errorf("accounts: copying partition %q to %q: %w", pk, dst.name, err)
+	}
+	sum.Copied += len(group)
+	sum.Requests++
+	if _, err := batch.Submit(ctx, a.Table(name), deleteOps...); err != nil {
+		if table.IsNotFound(err) {
+			// The SDK retried a delete whose answer was lost: the retry
+			// meets 404 although the first attempt deleted them all.
+			sum.Requests++
+			if gone, qerr := allGone(ctx, a, name, group); qerr == nil && gone {
+				sum.Deleted += len(group)
+				return nil
+			}
+		}
+		if table.IsPreconditionFailed(err) {
+			sum.Changed += len(group)
+			return fmt.Errorf("%w: partition %q in %q (one of %d entities changed; none deleted): %w", ErrChangedDuringMove, pk, a.name, len(group), err)
+		}
+		return fmt.Errorf("accounts: deleting partition %q from %q: %w", pk, a.name, err)
+	}
+	sum.Deleted += len(group)
+	return nil
+}
+
+// allGone reports whether none of group (one partition, in RowKey order)
+// is left in account a: one range query.
+func allGone(ctx context.Context, a *Account, name string, group []*table.Generic) (bool, error) {
+	want := map[string]bool{}
+	for _, e := range group {
+		want[e.RowKey] = true
+	}
+	tb, err := table.New[table.Generic](a.Table(name), nil)
+	if err != nil {
+		return false, err
+	}
+	f := table.RowBetween(group[0].PartitionKey, group[0].RowKey, group[len(group)-1].RowKey)
+	for e, err := range tb.Query(ctx, &table.QueryOptions{Filter: f, Select: []string{"RowKey"}}) {
+		if err != nil {
+			return false, err
+		}
+		if want[e.RowKey] {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,504 @@
+package patterns_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type deposited struct {
+	patterns.StreamEvent
+	Amount int64
+	Note   string
+}
+
+type balanceState struct {
+	patterns.StreamSnapshot
+	Balance int64
+}
+
+func streamTable(t testing.TB, opts *aztables.ClientOptions) (*fake.TableService, *aztables.Client) {
+	t.Helper()
+	svc := fake.NewTableService(nil)
+	if _, err := svc.NewClient("streams", nil).CreateTable(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	svc.ResetCounts()
+	return svc, svc.NewClient("streams", opts)
+}
+
+func newDeposits(prefix string, n int) []*deposited {
+	out := make([]*deposited, n)
+	for i := range out {
+		out[i] = &deposited{Amount: 1}
+		if prefix != "" {
+			out[i].ID = fmt.Sprint(prefix, i)
+		}
+	}
+	return out
+}
+
+func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	type noEvent struct {
+		table.Meta
+		Amount int64
+	}
+	if _, err := patterns.NewEventStream[noEvent](client, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("type without StreamEvent: %v", err)
+	}
+	type clash struct {
+		patterns.StreamEvent
+		Version int64 `table:"StreamVersion"`
+	}
+	if _, err := patterns.NewEventStream[clash](client, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("type whose field takes StreamVersion: %v", err)
+	}
+	if _, err := patterns.NewSnapshots[noEvent](client); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("snapshot type without StreamSnapshot: %v", err)
+	}
+	s, err := patterns.NewEventStream[deposited](client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, _ := patterns.NewSnapshots[balanceState](client)
+	head := patterns.NewStreamHead("acct")
+	huge := &deposited{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
+	type other struct {
+		table.Meta
+		N int64
+	}
+	var includes []batch.Op
+	for i := range batch.MaxOperations {
+		includes = append(includes, batch.Upsert(&other{Meta: table.Meta{PartitionKey: "acct", RowKey: fmt.Sprint("p", i)}}, table.Replace))
+	}
+	cases := []struct {
+		name string
+		head *patterns.StreamHead
+		evs  []*deposited
+		opts *patterns.AppendOptions
+		rule error
+	}{
+		{"nil head", nil, newDeposits("", 1), nil, table.ErrNilValue},
+		{"empty stream ID", patterns.NewStreamHead(""), newDeposits("", 1), nil, table.ErrInvalidValue},
+		{"stream ID with /", patterns.NewStreamHead("a/b"), newDeposits("", 1), nil, table.ErrInvalidValue},
+		{"no events", head, nil, nil, table.ErrInvalidValue},
+		{"nil event", head, []*deposited{nil}, nil, table.ErrNilValue},
+		{"ID with #", head, []*deposited{{StreamEvent: patterns.StreamEvent{ID: "a#b"}}}, nil, keys.ErrInvalidKey},
+		{"ID too long", head, []*deposited{{StreamEvent: patterns.StreamEvent{ID: strings.Repeat("i", keys.MaxKeyUTF16)}}}, nil, keys.ErrInvalidKey},
+		{"ID twice in the append", head, append(newDeposits("a", 3), &deposited{StreamEvent: patterns.StreamEvent{ID: "a1"}}), nil, patterns.ErrDuplicateEvent},
+		{"event over the string limit", head, []*deposited{huge}, nil, table.ErrStringTooLong},
+		{"include in another partition", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Delete("other", "x")}}, batch.ErrMixedPartitions},
+		{"include on the header", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Delete("acct", "ES-HEAD")}}, patterns.ErrReservedRowKey},
+		{"include that cannot be encoded", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Add(&deposited{StreamEvent: patterns.StreamEvent{Meta: table.Meta{PartitionKey: "acct", RowKey: "x"}}, Note: huge.Note})}}, table.ErrStringTooLong},
+		{"includes that fill a transaction", head, newDeposits("", 1), &patterns.AppendOptions{Include: includes}, batch.ErrTooManyOperations},
+		{"nil snapshot", head, newDeposits("", 1), &patterns.AppendOptions{Snapshot: snaps.Of(nil)}, table.ErrNilValue},
+	}
+	for _, c := range cases {
+		_, err := s.Append(ctx, c.head, c.evs, c.opts)
+		if c.name == "event over the string limit" && (err == nil || !strings.Contains(err.Error(), "events[0]")) {
+			t.Errorf("the error must name the event: %v", err)
+		}
+		var ie *table.InputError
+		var oe *batch.OpError
+		if (!errors.As(err, &ie) && !errors.As(err, &oe)) || !errors.Is(err, c.rule) {
+			t.Errorf("%s: %v, want an input error with %v", c.name, err, c.rule)
+		}
+	}
+	reads := []struct {
+		name   string
+		stream string
+		from   int64
+		token  string
+		opts   *patterns.ReadOptions
+		rule   error
+	}{
+		{"from 0", "acct", 0, "", nil, table.ErrValueOutOfRange},
+		{"bad stream", "a?b", 1, "", nil, table.ErrInvalidValue},
+		{"page size over 1,000", "acct", 1, "", &patterns.ReadOptions{PageSize: 1001}, table.ErrBadOption},
+		{"negative page size", "acct", 1, "", &patterns.ReadOptions{PageSize: -1}, table.ErrBadOption},
+		{"garbage token", "acct", 1, "tk1.abc", nil, table.ErrBadToken},
+		{"token past its end", "acct", 1, "es1.f.9.3", nil, table.ErrBadToken},
+		{"backward token read forward", "acct", 1, "es1.b.3.9", nil, table.ErrBadToken},
+	}
+	for _, c := range reads {
+		if _, err := s.ReadPage(ctx, c.stream, c.from, c.token, c.opts); !errors.Is(err, c.rule) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.rule)
+		}
+	}
+	if _, err := s.Open(ctx, ""); !errors.Is(err, table.ErrInvalidValue) {
+		t.Errorf("Open of an empty ID: %v", err)
+	}
+	if n := svc.Total(); n != 0 {
+		t.Fatalf("bad input sent %d requests", n)
+	}
+}
+
+func TestEventStreamLostAnswerOfAnEarlierTransaction(t *testing.T) {
+	// Request 1 is the first of three transactions; its answer is lost, the
+	// SDK retries (412 on the header) and Append must recognise its own
+	// pending mark and go on.
+	opts := &aztables.ClientOptions{}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(1))
+	opts.Retry.RetryDelay = time.Millisecond
+	svc, client := streamTable(t, opts)
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	head, err := s.Append(t.Context(), patterns.NewStreamHead("acct"), newDeposits("a", 120), nil)
+	if err != nil || head.Version() != 120 || head.Pending() != 0 {
+		t.Fatalf("%+v, %v", head, err)
+	}
+	// Three transactions, the SDK's retry of the first, one header read.
+	if svc.Count(fake.OpBatch) != 4 || svc.Count(fake.OpGetEntity) != 1 || svc.Total() != 5 {
+		t.Fatalf("requests: %v", svc.Counts())
+	}
+}
+
+func TestEventStreamDuplicateInALaterTransactionTakesTheEarlierBack(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	head, err := s.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("a", 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 60 events with IDs: two transactions; the second holds a0 again.
+	evs := newDeposits("b", 60)
+	evs[55].ID = "a0"
+	svc.ResetCounts()
+	_, err = s.Append(ctx, head, evs, nil)
+	var de *patterns.DuplicateEventError
+	if !errors.As(err, &de) || de.ID != "a0" {
+		t.Fatalf("%v", err)
+	}
+	// The first transaction, the refused second, then the rollback: a
+	// query and one transaction.
+	if svc.Count(fake.OpBatch) != 3 || svc.Total() != 4 {
+		t.Fatalf("requests: %v", svc.Counts())
+	}
+	now, _ := s.Open(ctx, "acct")
+	if now.Version() != 1 || now.Pending() != 0 || svc.Len("streams") != 3 {
+		t.Fatalf("after the refused append: version %d, pending %d, %d rows", now.Version(), now.Pending(), svc.Len("streams"))
+	}
+	// The b IDs of the first transaction are free again.
+	if _, err := s.Append(ctx, now, newDeposits("b", 3), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEventStreamReadNoticesAMissingEvent(t *testing.T) {
+	_, client := streamTable(t, nil)
+	ctx := t.Context()
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	if _, err := s.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("", 5), nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := table.New[deposited](client, nil)
+	if err := tb.Delete(ctx, "acct", "ES-E-0000000000000000003", nil); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var last error
+	for _, err := range s.Read(ctx, "acct", 1, nil) {
+		if err != nil {
+			last = err
+			break
+		}
+		n++
+	}
+	if !errors.Is(last, patterns.ErrStreamCorrupt) || n != 0 {
+		t.Fatalf("read over a deleted event: %d events, then %v", n, last)
+	}
+	// A stream that does not exist reads as empty, in one request.
+	for _, err := range s.Read(ctx, "nobody", 1, nil) {
+		t.Fatalf("empty stream yielded %v", err)
+	}
+}
+
+// BenchmarkEventStreamAppends appends to one stream from w writers, per
+// events in each append, every event with a deduplication ID, through
+// EventStream and through transactions written by hand the same way (read
+// the header, then the header guarded by its ETag, the events and their ID
+// rows in one transaction; on refusal back off and read again), with the
+// same jittered back-off. Both pay two requests per attempt without
+// contention. "tablekit" is Open and Append in table.RetryOnConflict: a
+// refused append pays a third request, the header read that tells a lost
+// answer from a lost race, and opens again after the back-off.
+// "tablekit-func" is AppendFunc, which backs off before that read and
+// appends from it: two requests per lost race, as by hand. It runs against the fake, and against the account of
+// TABLEKIT_CONNECTION_STRING when set (scripts/azurite run -- go test
+// -bench ...). events/s is reported.
+func BenchmarkEventStreamAppends(b *testing.B) {
+	const appends = 256
+	backend := "fake"
+	newTable := func(b *testing.B) *aztables.Client {
+		_, client := streamTable(b, nil)
+		return client
+	}
+	if os.Getenv(testenv.ConnectionStringEnv) != "" {
+		backend = "azurite"
+		newTable = func(b *testing.B) *aztables.Client { return testenv.NewTable(b, "benchstream") }
+	}
+	backoff := &table.RetryOptions{MaxAttempts: 1000, BaseDelay: 100 * time.Microsecond, MaxDelay: 10 * time.Millisecond}
+	events := func(i, per int) []*deposited {
+		out := make([]*deposited, per)
+		for k := range out {
+			out[k] = &deposited{StreamEvent: patterns.StreamEvent{ID: fmt.Sprint("e", i*per+k)}, Amount: int64(k)}
+		}
+		return out
+	}
+	for _, c := range []struct{ per, writers int }{{1, 1}, {1, 8}, {1, 32}, {49, 1}, {49, 8}} {
+		n := appends
+		if c.per > 1 {
+			n = appends / 16
+		}
+		report := func(b *testing.B) {
+			b.ReportMetric(float64(n*c.per*b.N)/b.Elapsed().Seconds(), "events/s")
+		}
+		b.Run(fmt.Sprintf("%s/tablekit/per=%d/writers=%d", backend, c.per, c.writers), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s, _ := patterns.NewEventStream[deposited](newTable(b), nil)
+				b.StartTimer()
+				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
+					_, err := table.RetryOnConflict(ctx, backoff, func(int) error {
+						head, err := s.Open(ctx, "bench")
+						if err != nil {
+							return err
+						}
+						_, err = s.Append(ctx, head, events(i, c.per), nil)
+						return err
+					})
+					return err
+				})
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("%s/tablekit-func/per=%d/writers=%d", backend, c.per, c.writers), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s, _ := patterns.NewEventStream[deposited](newTable(b), nil)
+				b.StartTimer()
+				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
+					_, err := s.AppendFunc(ctx, "bench", func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+						return events(i, c.per), nil, nil
+					}, backoff)
+					return err
+				})
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("%s/by-hand/per=%d/writers=%d", backend, c.per, c.writers), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				client := newTable(b)
+				b.StartTimer()
+				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
+					delay := backoff.BaseDelay
+					for range backoff.MaxAttempts {
+						done, err := handAppend(ctx, client, "bench", i*c.per, c.per)
+						if done || err != nil {
+							return err
+						}
+						time.Sleep(delay/2 + time.Duration(rand.Int64N(int64(delay/2)+1)))
+						delay = min(2*delay, backoff.MaxDelay)
+					}
+					return errors.New("by hand: too many lost races")
+				})
+			}
+			report(b)
+		})
+	}
+}
+
+func runWriters(b *testing.B, writers, events int, appendOne func(context.Context, int) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= events {
+					return
+				}
+				if err := appendOne(context.Background(), i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// handAppend is one attempt of the append a user writes with the SDK
+// alone: read the header, then one transaction of the header (guarded),
+// the events e<first>… and their ID rows. done is false when the
+// transaction was refused.
+func handAppend(ctx context.Context, client *aztables.Client, stream string, first, n int) (done bool, err error) {
+	var version int64
+	var etag *azcore.ETag
+	resp, err := client.GetEntity(ctx, stream, "HEAD", nil)
+	switch {
+	case err == nil:
+		var h aztables.EDMEntity
+		if err := h.UnmarshalJSON(resp.Value); err != nil {
+			return false, err
+		}
+		version = int64(h.Properties["Version"].(aztables.EDMInt64))
+		e := resp.ETag
+		etag = &e
+	case table.IsNotFound(err):
+	default:
+		return false, err
+	}
+	head := aztables.EDMEntity{Entity: aztables.Entity{PartitionKey: stream, RowKey: "HEAD"}, Properties: map[string]any{"Version": aztables.EDMInt64(version + int64(n))}}
+	hb, _ := head.MarshalJSON()
+	actions := []aztables.TransactionAction{{ActionType: aztables.TransactionTypeAdd, Entity: hb}}
+	if etag != nil {
+		actions[0] = aztables.TransactionAction{ActionType: aztables.TransactionTypeUpdateReplace, Entity: hb, IfMatch: etag}
+	}
+	for k := range n {
+		v, i := version+1+int64(k), first+k
+		ev := aztables.EDMEntity{Entity: aztables.Entity{PartitionKey: stream, RowKey: fmt.Sprintf("E-%019d", v)}, Properties: map[string]any{"Version": aztables.EDMInt64(v), "EventID": fmt.Sprint("e", i), "Amount": aztables.EDMInt64(k)}}
+		id := aztables.EDMEntity{Entity: aztables.Entity{PartitionKey: stream, RowKey: fmt.Sprint("ID-e", i)}, Properties: map[string]any{"Version": aztables.EDMInt64(v)}}
+		eb, _ := ev.MarshalJSON()
+		ib, _ := id.MarshalJSON()
+		actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: eb}, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: ib})
+	}
+	// The SDK reports a failed batch as a 202 with the real status in
+	// the body: a user can only tell a lost race by trying again.
+	_, err = client.SubmitTransaction(ctx, actions, nil)
+	return err == nil, nil
+}
+
+// dyingClient sends its first `alive` transactions, then fails every
+// other one without sending it: a process that died there.
+type dyingClient struct {
+	table.Client
+	alive int
+	n     atomic.Int32
+}
+
+func (c *dyingClient) SubmitTransaction(ctx context.Context, actions []aztables.TransactionAction, opts *aztables.SubmitTransactionOptions) (aztables.TransactionResponse, error) {
+	if int(c.n.Add(1)) > c.alive {
+		return aztables.TransactionResponse{}, errors.New("died")
+	}
+	return c.Client.SubmitTransaction(ctx, actions, opts)
+}
+
+func TestEventStreamBadInputOnAPendingStreamSendsNothing(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	dying, _ := patterns.NewEventStream[deposited](&dyingClient{Client: client, alive: 1}, nil)
+	if _, err := dying.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("a", 100), nil); err == nil {
+		t.Fatal("the dying append succeeded")
+	}
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	head, err := s.Open(ctx, "acct")
+	if err != nil || head.Version() != 0 || head.Pending() != 100 {
+		t.Fatalf("after the crash: %+v, %v", head, err)
+	}
+	svc.ResetCounts()
+	// The rollback this append would start must wait for valid input.
+	huge := &deposited{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
+	if _, err := s.Append(ctx, head, []*deposited{huge}, nil); !errors.Is(err, table.ErrStringTooLong) || svc.Total() != 0 {
+		t.Fatalf("bad event on a pending stream: %v after %d requests", err, svc.Total())
+	}
+	// A good one rolls back (query, one transaction) and appends.
+	if head, err = s.Append(ctx, head, newDeposits("a", 2), nil); err != nil || head.Version() != 2 || svc.Total() != 3 {
+		t.Fatalf("append on a pending stream: %+v, %v after %d requests", head, err, svc.Total())
+	}
+}
+
+// raceClient lets another writer in before transaction number `at`.
+type raceClient struct {
+	table.Client
+	at    int32
+	n     atomic.Int32
+	other func()
+}
+
+func (c *raceClient) SubmitTransaction(ctx context.Context, actions []aztables.TransactionAction, opts *aztables.SubmitTransactionOptions) (aztables.TransactionResponse, error) {
+	if c.n.Add(1) == c.at {
+		c.other()
+	}
+	return c.Client.SubmitTransaction(ctx, actions, opts)
+}
+
+func TestEventStreamAppendFunc(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	s, _ := patterns.NewEventStream[deposited](client, nil)
+	one := func(id string) func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+		return func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+			return []*deposited{{StreamEvent: patterns.StreamEvent{ID: id}}}, nil, nil
+		}
+	}
+	head, err := s.AppendFunc(ctx, "acct", one("a"), nil)
+	if err != nil || head.Version() != 1 || svc.Total() != 2 {
+		t.Fatalf("uncontended: %+v, %v, %v", head, err, svc.Counts())
+	}
+	svc.ResetCounts()
+	head, err = s.AppendFunc(ctx, "acct", func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+		return nil, nil, table.ErrNoChange
+	}, nil)
+	if err != nil || head.Version() != 1 || svc.Total() != 1 {
+		t.Fatalf("no change: %+v, %v, %v", head, err, svc.Counts())
+	}
+	if _, err := s.AppendFunc(ctx, "acct", one("a"), nil); !errors.Is(err, patterns.ErrDuplicateEvent) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if _, err := s.AppendFunc(ctx, "acct", nil, nil); !errors.Is(err, table.ErrNilValue) {
+		t.Fatalf("nil decide: %v", err)
+	}
+
+	// Another writer appends between our Open and our transaction: we lose
+	// once, back off, read the header and win at the next version.
+	racing, _ := patterns.NewEventStream[deposited](&raceClient{Client: client, at: 1, other: func() {
+		if _, err := s.AppendFunc(ctx, "acct", one("other"), nil); err != nil {
+			t.Error(err)
+		}
+	}}, nil)
+	var seen []int64
+	svc.ResetCounts()
+	head, err = racing.AppendFunc(ctx, "acct", func(h *patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+		seen = append(seen, h.Version())
+		return []*deposited{{StreamEvent: patterns.StreamEvent{ID: "mine"}}}, nil, nil
+	}, &table.RetryOptions{BaseDelay: time.Millisecond})
+	if err != nil || head.Version() != 3 || len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
+		t.Fatalf("after a lost race: %+v, %v, decide saw %v", head, err, seen)
+	}
+	// Ours: Open, refused append, header read, append; the other's: 2.
+	if svc.Total() != 6 {
+		t.Fatalf("requests: %v", svc.Counts())
+	}
+	// With one attempt, the lost race is the end: a *table.ConflictError.
+	racing, _ = patterns.NewEventStream[deposited](&raceClient{Client: client, at: 1, other: func() {
+		_, _ = s.AppendFunc(ctx, "acct", one("other2"), nil)
+	}}, nil)
+	_, err = racing.AppendFunc(ctx, "acct", one("mine2"), &table.RetryOptions{MaxAttempts: 1})
+	var ce *table.ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, patterns.ErrStreamConflict) {
+		t.Fatalf("exhausted: %v", err)
+	}
+}

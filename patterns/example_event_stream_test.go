@@ -1,0 +1,161 @@
+package patterns_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// AccountEvent is an event of a bank account's stream.
+type AccountEvent struct {
+	patterns.StreamEvent
+	Kind   string
+	Amount int64
+}
+
+// AccountSnapshot is the account's state as of a version.
+type AccountSnapshot struct {
+	patterns.StreamSnapshot
+	Balance int64
+}
+
+// AccountSummary is a projection kept in the stream's partition, written
+// atomically with the events that change it.
+type AccountSummary struct {
+	table.Meta
+	Balance int64
+}
+
+func ExampleEventStream() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Accounts", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	svc.ResetCounts()
+
+	accounts, err := patterns.NewEventStream[AccountEvent](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	snapshots, err := patterns.NewSnapshots[AccountSnapshot](client)
+	if err != nil {
+		panic(err)
+	}
+
+	// A new stream needs no read: its first append creates it.
+	head := patterns.NewStreamHead("acct-42")
+	opened := []*AccountEvent{
+		{StreamEvent: patterns.StreamEvent{ID: "msg-1"}, Kind: "opened"},
+		{StreamEvent: patterns.StreamEvent{ID: "msg-2"}, Kind: "deposited", Amount: 100},
+	}
+	summary := &AccountSummary{Meta: table.Meta{PartitionKey: "acct-42", RowKey: "summary"}, Balance: 100}
+	head, err = accounts.Append(ctx, head, opened, &patterns.AppendOptions{
+		Include:  []batch.Op{batch.Add(summary)}, // committed with the events, or not at all
+		Snapshot: snapshots.Of(&AccountSnapshot{Balance: 100}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	// The next append goes from the head the last one returned: one request.
+	summary.Balance = 75
+	head, err = accounts.Append(ctx, head, []*AccountEvent{
+		{StreamEvent: patterns.StreamEvent{ID: "msg-3"}, Kind: "withdrew", Amount: 25},
+	}, &patterns.AppendOptions{Include: []batch.Op{batch.Update(summary, table.Replace)}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("version", head.Version(), "after", svc.Total(), "requests")
+
+	// A redelivered message is refused whole, and nothing is written.
+	_, err = accounts.Append(ctx, head, []*AccountEvent{{StreamEvent: patterns.StreamEvent{ID: "msg-2"}, Kind: "deposited", Amount: 100}}, nil)
+	fmt.Println("redelivery:", errors.Is(err, patterns.ErrDuplicateEvent))
+
+	// A writer holding an old head loses the race, and can retry.
+	stale := patterns.NewStreamHead("acct-42")
+	_, err = accounts.Append(ctx, stale, []*AccountEvent{{Kind: "deposited", Amount: 5}}, nil)
+	fmt.Println("stale head:", errors.Is(err, patterns.ErrStreamConflict), table.IsConflict(err))
+
+	// Rebuild the state: the snapshot, then the events after it.
+	snap, err := snapshots.Load(ctx, "acct-42")
+	if err != nil {
+		panic(err)
+	}
+	balance := snap.Balance
+	for e, err := range accounts.Read(ctx, "acct-42", snap.Version+1, nil) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("replay", e.Version, e.Kind, e.Amount)
+		switch e.Kind {
+		case "deposited":
+			balance += e.Amount
+		case "withdrew":
+			balance -= e.Amount
+		}
+	}
+	fmt.Println("balance", balance)
+
+	// The latest events first.
+	for e, err := range accounts.Read(ctx, "acct-42", patterns.LatestVersion, &patterns.ReadOptions{Backward: true}) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("backward", e.Version, e.Kind)
+	}
+	// Output:
+	// version 3 after 2 requests
+	// redelivery: true
+	// stale head: true true
+	// replay 3 withdrew 25
+	// balance 75
+	// backward 3 withdrew
+	// backward 2 deposited
+	// backward 1 opened
+}
+
+func ExampleEventStream_AppendFunc() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Accounts", nil)
+	_, _ = client.CreateTable(ctx, nil)
+	accounts, _ := patterns.NewEventStream[AccountEvent](client, nil)
+
+	// Withdraw only what the stream's history allows: decide sees the head
+	// it appends at, and runs again if another writer got there first.
+	withdraw := func(id string, amount int64) error {
+		_, err := accounts.AppendFunc(ctx, "acct-7", func(head *patterns.StreamHead) ([]*AccountEvent, *patterns.AppendOptions, error) {
+			balance := int64(0)
+			for e, err := range accounts.Read(ctx, "acct-7", 1, nil) {
+				if err != nil {
+					return nil, nil, err
+				}
+				if e.Version > head.Version() {
+					break // appended after the head: the next round sees it
+				}
+				switch e.Kind {
+				case "deposited":
+					balance += e.Amount
+				case "withdrew":
+					balance -= e.Amount
+				}
+			}
+			if balance < amount {
+				return nil, nil, table.ErrNoChange
+			}
+			return []*AccountEvent{{StreamEvent: patterns.StreamEvent{ID: id}, Kind: "withdrew", Amount: amount}}, nil, nil
+		}, nil)
+		return err
+	}
+	_, _ = accounts.Append(ctx, patterns.NewStreamHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
+	fmt.Println(withdraw("w1", 30), withdraw("w2", 30), withdraw("w3", 20))
+	head, _ := accounts.Open(ctx, "acct-7")
+	fmt.Println("version", head.Version())
+	// Output:
+	// <nil> <nil> <nil>
+	// version 3
+}
