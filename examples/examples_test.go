@@ -1,0 +1,215 @@
+// Package examples_test builds the example programs and runs them as a user
+// would: on the in-memory fake, against Azurite, and copied alone into an
+// empty module. What users copy is what is tested.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/internal/testenv"
+)
+
+// module is the import path of the module the examples live in.
+const module = "github.com/tablekit/tablekit"
+
+// runTimeout bounds one program's run; a hang fails the test instead of
+// holding the machine.
+const runTimeout = 3 * time.Minute
+
+// wants lists, per example, lines its output must hold on any backend.
+// Each program also checks its own results and exits non-zero when one is
+// wrong; these lines show that the step the example is about ran.
+var wants = map[string][]string{
+	"employees": {
+		"refused whole (don.hall@contoso.com), nothing written",
+		"consistent = true",
+		"not found yet (the window of inconsistency)",
+		"look up jonesj@contoso.com again: empid_Sales / 000223 Ben Jones",
+	},
+}
+
+// binDir holds the built examples; TestMain makes and removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tablekit-examples-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// build compiles every example into binDir, once per test binary: one go
+// command, so the packages they share compile once.
+var build = sync.OnceValue(func() error {
+	out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), module+"/examples/...").CombinedOutput()
+	if err != nil {
+		return &buildError{out: out, err: err}
+	}
+	return nil
+})
+
+type buildError struct {
+	out []byte
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + string(e.out) }
+
+// names lists the example programs: the directories under examples/.
+func names(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	for _, e := range entries {
+		if e.IsDir() {
+			list = append(list, e.Name())
+		}
+	}
+	if len(list) < 2 {
+		t.Fatalf("found examples %v; run the test from examples/", list)
+	}
+	return list
+}
+
+// runProgram runs one built example with args and an environment without
+// a connection string (so the default is the fake), and returns its
+// output; a non-zero exit fails the test.
+func runProgram(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	if err := build(); err != nil {
+		t.Fatalf("go build ./examples/...: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
+	cmd.Env = withoutConnectionString()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), err, stderr.String(), stdout.String())
+	}
+	return stdout.String()
+}
+
+func withoutConnectionString() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, testenv.ConnectionStringEnv+"=")
+	})
+}
+
+func checkOutput(t *testing.T, name, out string) {
+	t.Helper()
+	for _, want := range append([]string{"requests (package ledger)", "\ntotal "}, wants[name]...) {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: output lacks %q", name, want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s output:\n%s", name, out)
+	}
+}
+
+func TestExamplesOnFake(t *testing.T) {
+	for _, name := range names(t) {
+		if name == "tour" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out := runProgram(t, name)
+			if !strings.Contains(out, "in memory") {
+				t.Errorf("%s did not run in memory:\n%s", name, out)
+			}
+			checkOutput(t, name, out)
+		})
+	}
+}
+
+func TestExamplesOnAzurite(t *testing.T) {
+	conn := testenv.ConnectionString(t)
+	for _, name := range names(t) {
+		if name == "tour" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out := runProgram(t, name, "-conn", conn)
+			if strings.Contains(out, "in memory") {
+				t.Errorf("%s ran in memory, not on -conn:\n%s", name, out)
+			}
+			checkOutput(t, name, out)
+		})
+	}
+}
+
+// TestEveryExampleIsInWants keeps wants in step with the directories.
+func TestEveryExampleIsInWants(t *testing.T) {
+	for _, name := range names(t) {
+		if _, ok := wants[name]; !ok && name != "tour" {
+			t.Errorf("examples/%s has no expected output in wants", name)
+		}
+	}
+}
+
+// TestExamplesUseOnlyPublicPackages: an example is one file, main.go, that
+// imports no internal package, so a user can copy it.
+func TestExamplesUseOnlyPublicPackages(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .GoFiles ","}}:{{join .Imports ","}}`, module+"/examples/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(names(t))+1 {
+		t.Errorf("go list found %d example packages, the directory has %d", len(lines), len(names(t)))
+	}
+	for _, line := range lines {
+		pkg, rest, _ := strings.Cut(line, ":")
+		if pkg == module+"/examples" {
+			continue // this test's own directory
+		}
+		files, imports, _ := strings.Cut(rest, ":")
+		if files != "main.go" {
+			t.Errorf("%s is made of %s, not main.go alone", pkg, files)
+		}
+		for _, imp := range strings.Split(imports, ",") {
+			if strings.HasPrefix(imp, module+"/internal") || strings.HasPrefix(imp, module+"/examples") {
+				t.Errorf("%s imports %s, which a user cannot", pkg, imp)
+			}
+		}
+	}
+}
+
+// TestCopiedExampleRunsAlone copies each example's main.go into an empty
+// module (scripts/copytest) and runs it there on the fake.
+func TestCopiedExampleRunsAlone(t *testing.T) {
+	for _, name := range names(t) {
+		if name == "tour" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "bash", filepath.Join("..", "scripts", "copytest"), name)
+			cmd.Env = withoutConnectionString()
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("scripts/copytest %s: %v\n%s", name, err, out)
+			}
+			checkOutput(t, name, string(out))
+		})
+	}
+}
