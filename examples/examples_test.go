@@ -29,6 +29,13 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"keys": {
+		"the service returns [-42 -1 0 7 1000], numeric order",
+		"one range query: 000123_2011, 000123_2012",
+		"the newest reading, 11:00AM",
+		"decoded to [\"Sales\" \"a/b?\"]",
+		"refused before sending",
+	},
 	"employees": {
 		"refused whole (don.hall@contoso.com), nothing written",
 		"consistent = true",
