@@ -29,6 +29,20 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"entities": {
+		"get Sales / empid_000123 (a point query): Don Hall, 34",
+		"set the email to don.hall@contoso.com",
+		"refused (412 precondition failed)",
+		"range query (PartitionKey eq 'Sales') and (RowKey ge 'empid_000100') and (RowKey le 'empid_000199'): [empid_000123 empid_000152]",
+		"table scan",
+		"then get it: not found",
+	},
+	"transactions": {
+		"300 operations in 4 transactions",
+		"fails: operation 1, 409 EntityAlreadyExists",
+		"not found, the transaction was all or nothing",
+		"refused before sending",
+	},
 	"keys": {
 		"the service returns [-42 -1 0 7 1000], numeric order",
 		"one range query: 000123_2011, 000123_2012",
