@@ -29,6 +29,12 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"lastnames": {
+		"EmployeeIDs of Jones in Sales: [000152 000223]",
+		"the Joneses themselves: Jun Jones and Ben Jones",
+		"look up Jones [000152], Smith [000223]",
+		"Jones now []",
+	},
 	"entities": {
 		"get Sales / empid_000123 (a point query): Don Hall, 34",
 		"set the email to don.hall@contoso.com",
