@@ -29,6 +29,11 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"departments": {
+		"one point query: Don Hall <donh@contoso.com>",
+		"each its own type: employee 000123 review 000123_2011 review 000123_2012",
+		"1  join in the client: 100 department lookups",
+	},
 	"lastnames": {
 		"EmployeeIDs of Jones in Sales: [000152 000223]",
 		"the Joneses themselves: Jun Jones and Ben Jones",
