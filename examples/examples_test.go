@@ -29,6 +29,10 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"logins": {
+		"3  expire the days more than a day past their end",
+		"query the three days: 2 attempts left, the last day's",
+	},
 	"expenses": {
 		"1  the ten most recent claims, newest first, one query: 2026-11-22T09:00:00Z (240.5) back to 2026-11-22T00:00:00Z (150.5)",
 		"the claims since 2026-11-22T07:00:00Z: 3",
