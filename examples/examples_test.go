@@ -29,6 +29,11 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"messagestats": {
+		"H09 = 17, H14 = 42, H10 unset",
+		"1  wide entity: 365 daily counts in 2 entities",
+		"365 properties, Day364 = 1364",
+	},
 	"logins": {
 		"3  expire the days more than a day past their end",
 		"query the three days: 2 attempts left, the last day's",
