@@ -29,6 +29,11 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"photo": {
+		"read it back: Don Hall, photo of 256 KiB",
+		"sweep the blobs no entity names: 1 deleted",
+		"the new photo of 128 KiB is intact",
+	},
 	"events": {
 		"over [events_0 events_1 events_2 events_3]",
 		"4  the events from 09:03 on, merged from 4 parallel range queries: 9 in time order, 9:03AM to 9:11AM",
