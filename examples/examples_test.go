@@ -29,6 +29,10 @@ const runTimeout = 3 * time.Minute
 // Each program also checks its own results and exits non-zero when one is
 // wrong; these lines show that the step the example is about ran.
 var wants = map[string][]string{
+	"logs": {
+		"[applog/2014/07/31/1700/web1-000001.log applog/2014/07/31/1800/web1-000001.log]",
+		"read those that overlap: 120 entries",
+	},
 	"photo": {
 		"read it back: Don Hall, photo of 256 KiB",
 		"sweep the blobs no entity names: 1 deleted",
