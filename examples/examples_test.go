@@ -6,6 +6,7 @@ package examples_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -273,5 +274,36 @@ func TestCopiedExampleRunsAlone(t *testing.T) {
 			}
 			checkOutput(t, name, string(out))
 		})
+	}
+}
+
+// tour runs the tour with args and checks that it ran every example.
+func tour(t *testing.T, args ...string) string {
+	t.Helper()
+	out := runProgram(t, "tour", args...)
+	for _, name := range names(t) {
+		if name != "tour" && !strings.Contains(out, "(examples/"+name+")") {
+			t.Errorf("the tour did not run examples/%s", name)
+		}
+	}
+	if want := fmt.Sprintf("all %d examples passed", len(names(t))-1); !strings.Contains(out, want) {
+		t.Errorf("the tour's output lacks %q", want)
+	}
+	if t.Failed() {
+		t.Logf("tour output:\n%s", out)
+	}
+	return out
+}
+
+func TestTourOnFake(t *testing.T) {
+	if out := tour(t); strings.Contains(out, "against the account") {
+		t.Errorf("the tour did not run in memory")
+	}
+}
+
+func TestTourOnAzurite(t *testing.T) {
+	conn := testenv.ConnectionString(t)
+	if out := tour(t, "-conn", conn); strings.Contains(out, "in memory") {
+		t.Errorf("the tour ran in memory, not on -conn")
 	}
 }
