@@ -6,6 +6,7 @@ package examples_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -155,19 +156,27 @@ func names(t *testing.T) []string {
 // output; a non-zero exit fails the test.
 func runProgram(t *testing.T, name string, args ...string) string {
 	t.Helper()
+	stdout, stderr, err := execProgram(t, name, withoutConnectionString(), args...)
+	if err != nil {
+		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), err, stderr, stdout)
+	}
+	return stdout
+}
+
+// execProgram runs one built example with args in env.
+func execProgram(t *testing.T, name string, env []string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	if err := build(); err != nil {
 		t.Fatalf("go build ./examples/...: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
-	cmd.Env = withoutConnectionString()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), err, stderr.String(), stdout.String())
-	}
-	return stdout.String()
+	cmd.Env = env
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 func withoutConnectionString() []string {
@@ -305,5 +314,37 @@ func TestTourOnAzurite(t *testing.T) {
 	conn := testenv.ConnectionString(t)
 	if out := tour(t, "-conn", conn); strings.Contains(out, "in memory") {
 		t.Errorf("the tour ran in memory, not on -conn")
+	}
+}
+
+// TestExamplesSignInWithAzidentity runs each example with -account and a
+// DefaultAzureCredential limited (AZURE_TOKEN_CREDENTIALS) to an
+// EnvironmentCredential that has no settings: the sign-in fails at once
+// with no network, so this shows that -account goes through azidentity,
+// sends nothing without a token, and exits non-zero on failure.
+func TestExamplesSignInWithAzidentity(t *testing.T) {
+	env := slices.DeleteFunc(withoutConnectionString(), func(kv string) bool {
+		return strings.HasPrefix(kv, "AZURE_")
+	})
+	env = append(env, "AZURE_TOKEN_CREDENTIALS=EnvironmentCredential")
+	for _, name := range names(t) {
+		if name == "tour" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, err := execProgram(t, name, env, "-account", "nosuchaccount0")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Errorf("%s -account: want exit status 1, got %v", name, err)
+			}
+			for _, want := range []string{"against the account nosuchaccount0, signed in with azidentity", "total 0 requests"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("%s -account: stdout lacks %q:\n%s", name, want, stdout)
+				}
+			}
+			if !strings.Contains(stderr, "DefaultAzureCredential") || !strings.Contains(stderr, "EnvironmentCredential") {
+				t.Errorf("%s -account: stderr does not show the failed sign-in:\n%s", name, stderr)
+			}
+		})
 	}
 }
