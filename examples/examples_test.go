@@ -71,6 +71,8 @@ var wants = map[string][]string{
 		"the Joneses themselves: Jun Jones and Ben Jones",
 		"look up Jones [000152], Smith [000223]",
 		"Jones now []",
+		"the Jones list at once: empty",
+		"the Jones list, one point query: [Marketing/000301 Sales/000152]",
 	},
 	"entities": {
 		"get Sales / empid_000123 (a point query): Don Hall, 34",

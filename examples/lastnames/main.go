@@ -1,9 +1,14 @@
 // Command lastnames finds the guide's employees by last name, a value many
-// employees share, with the index entities pattern (option 2 of the guide):
-// next to the employees of a department, an index entity per last name
-// ("lname_Jones") holds the list of their IDs. The entity and its index
-// entity change in one entity group transaction, guarded by ETags, so the
-// list is never wrong; finding every Jones is one point query.
+// employees share, with the index entities pattern: an index entity per last
+// name ("lname_Jones") holds the list of their IDs, so finding every Jones
+// is one point query. Two of the guide's options:
+//
+//   - option 2, in the employees' own partition: the employee and its index
+//     entity change in one entity group transaction, guarded by ETags, so
+//     the list is never wrong;
+//   - option 3, in another partition (here, one list across departments):
+//     no transaction reaches it, so a queue and a worker keep it eventually
+//     consistent with the employees.
 //
 // Run it:
 //
@@ -14,7 +19,7 @@
 // The connection string may also come from TABLEKIT_CONNECTION_STRING.
 // It prints each step with the storage requests it cost, then the request
 // ledger, and exits non-zero on any failure. Against an account it creates
-// a table with new names and deletes them at the end.
+// two tables and two queues with new names and deletes them at the end.
 //
 // This file is the whole program: copy it into your own module and run it.
 package main
@@ -28,10 +33,14 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -59,7 +68,7 @@ func main() {
 
 func run(ctx context.Context, conn, account string) error {
 	requests := ledger.New()
-	tables, err := connect(conn, account, requests)
+	tables, queues, err := connect(conn, account, requests)
 	if err != nil {
 		return err
 	}
@@ -72,19 +81,31 @@ func run(ctx context.Context, conn, account string) error {
 	fmt.Println("  requests  step")
 	defer func() { fmt.Printf("\nrequests (package ledger), clean-up included:\n%s", requests) }()
 
-	// A new name on every run: the guide advises against reusing the name
+	// New names on every run: the guide advises against reusing the name
 	// of a table just deleted, and parallel runs must not meet.
-	name := "Employees" + newSuffix()
-	if _, err := tables.CreateTable(ctx, name, nil); err != nil {
-		return err
+	suffix := newSuffix()
+	name, other := "Employees"+suffix, "Staff"+suffix
+	for _, n := range []string{name, other} {
+		if _, err := tables.CreateTable(ctx, n, nil); err != nil {
+			return err
+		}
+		// Clean-up is best effort: a failure leaves uniquely named tables.
+		defer tables.DeleteTable(context.Background(), n, nil)
 	}
-	// Clean-up is best effort: a failure leaves a uniquely named table.
-	defer tables.DeleteTable(context.Background(), name, nil)
+	work, poison := queues.NewQueueClient("lastnames-"+suffix), queues.NewQueueClient("lastnames-poison-"+suffix)
+	for _, q := range []*azqueue.QueueClient{work, poison} {
+		if _, err := q.Create(ctx, nil); err != nil {
+			return err
+		}
+		defer q.Delete(context.Background(), nil)
+	}
+	step("create the tables %s and %s and two queues", name, other)
+
+	fmt.Println("\noption 2: index entities in the employees' partition")
 	byLastName, err := patterns.NewIndexEntities[Employee](tables.NewClient(name), "lname_", func(e *Employee) string { return e.LastName }, nil)
 	if err != nil {
 		return err
 	}
-	step("create the table %s", name)
 
 	staff := []*Employee{
 		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall"},
@@ -140,29 +161,95 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("Jones after the last one left: %v", jones)
 	}
 	step("remove Jun Jones: read the list, delete the employee and its ID in one transaction; Jones now %v", jones)
+
+	fmt.Println("\noption 3: one list per last name across departments, kept by a queue")
+	directory, err := table.New[Employee](tables.NewClient(other), nil)
+	if err != nil {
+		return err
+	}
+	lists, err := patterns.NewRemoteIndexEntities(tables.NewClient(other), "lastnames", "lname_", nil)
+	if err != nil {
+		return err
+	}
+	everywhere := patterns.NewEventualIndexEntities(directory, func(e *Employee) string { return e.LastName }, lists, consistency.NewSender(work, nil), nil)
+	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
+	if err := worker.Handle(patterns.ListIndexMessageType, everywhere.Handle); err != nil {
+		return err
+	}
+	for _, e := range []*Employee{
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, FirstName: "Jun", LastName: "Jones"},
+		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000301"}, FirstName: "Ana", LastName: "Jones"},
+	} {
+		// The write runs between the message's enqueue and its showing, so
+		// a crash in between still updates the list ("" : no old value).
+		if err := everywhere.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return directory.Add(ctx, e, nil) }); err != nil {
+			return err
+		}
+	}
+	step("add Jun Jones (Sales) and Ana Jones (Marketing): a hidden message, the employee, the message shown")
+	if ids, err := lists.IDs(ctx, "Jones"); err != nil || len(ids) != 0 {
+		return fmt.Errorf("the Jones list before the worker ran: %v, %v", ids, err)
+	}
+	step("the Jones list at once: empty (the window of inconsistency)")
+	stats, err := worker.Drain(ctx)
+	if err != nil {
+		return err
+	}
+	if stats.Processed != 2 {
+		return fmt.Errorf("the worker processed %d messages, want 2", stats.Processed)
+	}
+	step("the worker handles both messages: reads each employee, adds its ID to lname_Jones")
+	ids, err = lists.IDs(ctx, "Jones")
+	if err != nil {
+		return err
+	}
+	slices.Sort(ids) // a list keeps the order the worker added the IDs in
+	if !slices.Equal(ids, []string{patterns.ID("Marketing", "000301"), patterns.ID("Sales", "000152")}) {
+		return fmt.Errorf("the Jones list after the worker: %v", ids)
+	}
+	var shown []string
+	for _, id := range ids {
+		k, err := keys.DecodeTuple(id) // an ID is the tuple of the entity's keys
+		if err != nil {
+			return err
+		}
+		shown = append(shown, k[0]+"/"+k[1])
+	}
+	step("the Jones list, one point query: %v", shown)
 	return nil
 }
 
-// connect returns the table service to run against, each request counted
-// by l: in memory by default, the account of a connection string, or a
-// named account signed in with Microsoft Entra ID.
-func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, error) {
-	opts := &aztables.ClientOptions{}
-	l.Attach(&opts.ClientOptions, ledger.Table)
+// connect returns the table and queue services to run against, each
+// request counted by l: in memory by default, the account of a connection
+// string, or a named account signed in with Microsoft Entra ID.
+func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *azqueue.ServiceClient, error) {
+	topts, qopts := &aztables.ClientOptions{}, &azqueue.ClientOptions{}
+	l.Attach(&topts.ClientOptions, ledger.Table)
+	l.Attach(&qopts.ClientOptions, ledger.Queue)
 	switch {
 	case account != "":
 		fmt.Printf("against the account %s, signed in with azidentity\n", account)
 		cred, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, opts)
+		tables, err := aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, topts)
+		if err != nil {
+			return nil, nil, err
+		}
+		queues, err := azqueue.NewServiceClient("https://"+account+".queue.core.windows.net/", cred, qopts)
+		return tables, queues, err
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return aztables.NewServiceClientFromConnectionString(conn, opts)
+		tables, err := aztables.NewServiceClientFromConnectionString(conn, topts)
+		if err != nil {
+			return nil, nil, err
+		}
+		queues, err := azqueue.NewServiceClientFromConnectionString(conn, qopts)
+		return tables, queues, err
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
-		return fake.NewTableService(nil).NewServiceClient(opts), nil
+		return fake.NewTableService(nil).NewServiceClient(topts), fake.NewQueueService(nil).NewServiceClient(qopts), nil
 	}
 }
 
