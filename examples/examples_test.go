@@ -11,12 +11,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/testenv"
 )
 
@@ -221,13 +225,83 @@ func TestExamplesOnAzurite(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			before := accountNames(t, conn)
 			out := runProgram(t, name, "-conn", conn)
 			if strings.Contains(out, "in memory") {
 				t.Errorf("%s ran in memory, not on -conn:\n%s", name, out)
 			}
 			checkOutput(t, name, out)
+			// The examples say they delete what they create. Their names
+			// carry 8 random hex digits, which the first step prints.
+			tokens := hex8.FindAllString(strings.ToLower(firstStep(out)), -1)
+			if len(tokens) == 0 {
+				t.Fatalf("%s: its first step names nothing it created:\n%s", name, out)
+			}
+			for _, n := range accountNames(t, conn) {
+				if !slices.Contains(before, n) && slices.ContainsFunc(tokens, func(tok string) bool { return strings.Contains(n, tok) }) {
+					t.Errorf("%s left %s behind", name, n)
+				}
+			}
 		})
 	}
+}
+
+// hex8 finds the 8 random hex digits the examples put in their names.
+var hex8 = regexp.MustCompile(`[0-9a-f]{8}`)
+
+// firstStep is the first step line an example printed: the set-up.
+func firstStep(out string) string {
+	_, rest, _ := strings.Cut(out, "  requests  step\n")
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
+}
+
+// accountNames lists the account's tables, queues and containers, as
+// "table name", "queue name" and "container name", lower-cased.
+func accountNames(t *testing.T, conn string) []string {
+	t.Helper()
+	ctx := t.Context()
+	var names []string
+	tables, err := aztables.NewServiceClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tp := tables.NewListTablesPager(nil); tp.More(); {
+		page, err := tp.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range page.Tables {
+			names = append(names, "table "+strings.ToLower(*x.Name))
+		}
+	}
+	queues, err := azqueue.NewServiceClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for qp := queues.NewListQueuesPager(nil); qp.More(); {
+		page, err := qp.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range page.Queues {
+			names = append(names, "queue "+*x.Name)
+		}
+	}
+	blobs, err := azblob.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cp := blobs.NewListContainersPager(nil); cp.More(); {
+		page, err := cp.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range page.ContainerItems {
+			names = append(names, "container "+*x.Name)
+		}
+	}
+	return names
 }
 
 // TestEveryExampleIsInWants keeps wants in step with the directories.
