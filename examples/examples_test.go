@@ -164,9 +164,20 @@ func runProgram(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	stdout, stderr, err := execProgram(t, name, withoutConnectionString(), args...)
 	if err != nil {
-		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout:\n%s", name, strings.Join(args, " "), err, stderr, stdout)
+		t.Fatalf("%s %s: %v\nstderr:\n%s\nstdout:\n%s", name, redact(args), err, stderr, stdout)
 	}
 	return stdout
+}
+
+// redact shows args with the connection string left out: it holds a key.
+func redact(args []string) string {
+	shown := slices.Clone(args)
+	for i := range shown {
+		if i > 0 && shown[i-1] == "-conn" {
+			shown[i] = "<connection string>"
+		}
+	}
+	return strings.Join(shown, " ")
 }
 
 // execProgram runs one built example with args in env.
