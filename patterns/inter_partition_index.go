@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -264,7 +265,9 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 		if err != nil {
 			return consistency.Permanent(err)
 		}
-		if _, err := x.copies[i].Client().UpsertEntity(ctx, body, nil); err != nil {
+		// Replace, never the SDK's default Merge: a property the primary
+		// lost must leave the copy too.
+		if _, err := x.copies[i].Client().UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
 			return err
 		}
 	}
@@ -413,11 +416,18 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	}
 	expected := map[copyAddr]*T{}
 	owners := map[string]bool{}
-	for v, err := range x.tbl.Query(ctx, &table.QueryOptions{Filter: filter}) {
+	for raw, err := range table.QueryRaw(ctx, x.tbl.Client(), &table.QueryOptions{Filter: filter}) {
 		if err != nil {
 			return nil, err
 		}
 		tick()
+		if isCopy(raw) {
+			continue // a copy kept in the primaries' table is no primary
+		}
+		v := new(T)
+		if err := x.tbl.Decode(raw, v); err != nil {
+			return nil, err
+		}
 		m := x.tbl.Meta(v)
 		owners[ownerRef(m.PartitionKey, m.RowKey)] = true
 		r.Primaries++
@@ -456,7 +466,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 			r.Copies++
 			seen[a] = true
 			want, _ := x.copyBody(i, v, a)
-			if !x.sameCopy(i, raw, want) {
+			if !table.SameProperties(want, raw) {
 				m := x.tbl.Meta(v)
 				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
 				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
@@ -474,21 +484,6 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 		progress(read)
 	}
 	return r, nil
-}
-
-func (x *InterPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
-	a, b := new(T), new(T)
-	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
-		return false
-	}
-	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
-	enc := x.tbl.Encode
-	if x.project[i] != nil {
-		enc = func(v *T) ([]byte, error) { return x.tbl.EncodeOnly(v, x.project[i]) }
-	}
-	ea, _ := enc(a)
-	eb, _ := enc(b)
-	return string(ea) == string(eb)
 }
 
 // RepairAll fixes what VerifyAll found: each primary with missing or stale
@@ -539,4 +534,12 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *CrossReport, 
 		}
 	}
 	return nil
+}
+
+// isCopy reports an entity that carries IndexOfProperty: an index copy.
+func isCopy(raw []byte) bool {
+	var head struct {
+		Of *string `json:"TkIndexOf"`
+	}
+	return json.Unmarshal(raw, &head) == nil && head.Of != nil
 }

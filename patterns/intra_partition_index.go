@@ -1,7 +1,6 @@
 package patterns
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -677,7 +676,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			if err != nil {
 				return nil, err
 			}
-			if !x.sameCopy(i, c.raw, wantBody) {
+			if !table.SameProperties(wantBody, c.raw) {
 				issue.CopyETag = c.etag
 				r.Stale = append(r.Stale, issue)
 			}
@@ -702,25 +701,6 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 		}
 	}
 	return r, nil
-}
-
-// sameCopy compares a stored copy with the one its primary calls for, both
-// passed through the same projection of T.
-func (x *IntraPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
-	a, b := new(T), new(T)
-	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
-		return false
-	}
-	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
-	var ea, eb []byte
-	if x.project[i] != nil {
-		ea, _ = x.tbl.EncodeOnly(a, x.project[i])
-		eb, _ = x.tbl.EncodeOnly(b, x.project[i])
-	} else {
-		ea, _ = x.tbl.Encode(a)
-		eb, _ = x.tbl.Encode(b)
-	}
-	return bytes.Equal(ea, eb)
 }
 
 // RepairSummary counts what Repair did.

@@ -198,3 +198,6 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunUnderFaults(t, env, services(t, env))
 }
+
+func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
+func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }

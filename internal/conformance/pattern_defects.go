@@ -1,0 +1,144 @@
+package conformance
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Nicked is an employee whose nickname is optional: a nil Nick is no
+// property at all, so setting it to nil removes the property.
+type Nicked struct {
+	table.Meta
+	Department string
+	Email      string
+	Nick       *string
+}
+
+// rawProps reads one entity as the service stores it.
+func rawProps(t *testing.T, c *aztables.Client, pk, rk string) map[string]any {
+	t.Helper()
+	resp, err := c.GetEntity(t.Context(), pk, rk, nil)
+	if err != nil {
+		t.Fatalf("GetEntity(%s, %s): %v", pk, rk, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(resp.Value, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// mergeInto adds props to a stored entity with the SDK's Merge, as a
+// writer around tablekit (or an older tablekit) would.
+func mergeInto(t *testing.T, c *aztables.Client, pk, rk string, props map[string]any) {
+	t.Helper()
+	props["PartitionKey"], props["RowKey"] = pk, rk
+	body, _ := json.Marshal(props)
+	if _, err := c.UpsertEntity(t.Context(), body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RunPatternDefects reproduces the defects of issue 15 §3 in the patterns:
+// each case failed before its fix, on the fake and on Azurite.
+func RunPatternDefects(t *testing.T, env Env) {
+	ctx := t.Context()
+	nickDef := func(c table.Client) patterns.CrossIndexDef[Nicked] {
+		return patterns.CrossIndexDef[Nicked]{Name: "email", Client: c,
+			PartitionKey: func(e *Nicked) string { return "email_" + e.Department },
+			Value:        func(e *Nicked) string { return e.Email }}
+	}
+
+	// #1: copies were upserted with Merge, so a property removed from the
+	// primary stayed in every copy, and RepairAll (which merged too) could
+	// not remove it.
+	t.Run("inter-partition copies lose a property the primary lost", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		copies := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Nicked](primary, q, []patterns.CrossIndexDef[Nicked]{nickDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+			t.Fatal(err)
+		}
+		nick := "Donnie"
+		v := &Nicked{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000123"}, Department: "Sales", Email: "donh@contoso.com", Nick: &nick}
+		if err := idx.Put(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		v.Nick = nil
+		if err := idx.Put(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+			t.Fatalf("the copy kept Nick=%v after the primary lost it", m["Nick"])
+		}
+		// A copy left with an extra property (by an older writer) is stale,
+		// and RepairAll removes the property.
+		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		if err != nil || len(rep.Stale) != 1 {
+			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
+		}
+		if err := idx.RepairAll(ctx, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
+		}
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+		}
+	})
+
+	// #2: with the copies in the primary's own table, VerifyAll read the
+	// copies as primaries too, each expecting a copy of itself, and missed
+	// a stale copy whenever the copies' partition sorts after the primaries'
+	// ("mail_" after "empid_").
+	t.Run("inter-partition VerifyAll finds stale copies in the primary's table", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "mail_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
+			if err := idx.Put(ctx, e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
+		}
+		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
+			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
+		}
+		if err := idx.RepairAll(ctx, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+		}
+	})
+}
