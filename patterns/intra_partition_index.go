@@ -372,17 +372,39 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		if err != nil {
 			return err
 		}
+		// change gets a copy of cur, but a shallow one: a pointer, slice or
+		// map field is shared, and a change through it would change the
+		// version Put compares with. So Put compares with a snapshot taken
+		// through the codec, which shares nothing.
+		snap, err := x.snapshot(cur)
+		if err != nil {
+			return err
+		}
 		next := *cur
 		if err := change(&next); err != nil {
 			return err
 		}
-		if err := x.Put(ctx, &next, &PutOptions[T]{Current: cur}); err != nil {
+		if err := x.Put(ctx, &next, &PutOptions[T]{Current: snap}); err != nil {
 			return err
 		}
 		out = &next
 		return nil
 	})
 	return out, err
+}
+
+// snapshot is a deep copy of v as the codec sees it, Meta included.
+func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
+	body, err := x.tbl.Encode(v)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := x.tbl.Decode(body, out); err != nil {
+		return nil, err
+	}
+	*x.tbl.Meta(out) = *x.tbl.Meta(v)
+	return out, nil
 }
 
 // DeleteOptions configure Delete.

@@ -141,4 +141,46 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatalf("after RepairAll: %+v, %v", rep, err)
 		}
 	})
+
+	// #3: Modify changed a shallow copy of the entity it read, so a change
+	// made through a pointer changed the "current" version too, and the
+	// old unique copy was left behind.
+	t.Run("intra-partition Modify through a pointer removes the old unique copy", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		idx, err := patterns.NewIntraPartitionIndex[Pointed](client, "empid_", []patterns.IndexDef[Pointed]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(p *Pointed) string {
+				if p.Email == nil {
+					return ""
+				}
+				return *p.Email
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := "donh@contoso.com"
+		if err := idx.Add(ctx, &Pointed{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Email: &email}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Modify(ctx, "Sales", "empid_000123", func(p *Pointed) error {
+			*p.Email = "don.hall@contoso.com"
+			return nil
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com"); !table.IsNotFound(err) {
+			t.Fatalf("the old unique copy survived Modify: %v", err)
+		}
+		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com"); err != nil || *v.Email != "don.hall@contoso.com" {
+			t.Fatalf("the new unique copy: %v, %v", v, err)
+		}
+		if rep, err := idx.Verify(ctx, "Sales"); err != nil || !rep.OK() {
+			t.Fatalf("Verify after Modify: %+v, %v", rep, err)
+		}
+	})
+}
+
+// Pointed holds its indexed value behind a pointer.
+type Pointed struct {
+	table.Meta
+	Email *string
 }
