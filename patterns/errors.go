@@ -2,6 +2,8 @@ package patterns
 
 import (
 	"errors"
+
+	"github.com/tablekit/tablekit/table"
 )
 
 // Errors of the patterns, matched with errors.Is.
@@ -36,3 +38,20 @@ func (e *ValueTakenError) Error() string {
 func (e *ValueTakenError) Unwrap() error { return e.Err }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// NotFoundError: a pattern's logical entity (a wide entity, say) has none
+// of the rows that would hold it. The service answered every request, so
+// no *azcore.ResponseError is in the chain; table.IsNotFound reports it.
+type NotFoundError struct {
+	Op           string
+	PartitionKey string
+	RowKey       string
+}
+
+// Error names the operation and the entity.
+func (e *NotFoundError) Error() string {
+	return "patterns: " + e.Op + " (" + quote(e.PartitionKey) + ", " + quote(e.RowKey) + "): not found"
+}
+
+// Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
+func (e *NotFoundError) Is(target error) bool { return target == table.ErrNotFound }

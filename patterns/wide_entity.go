@@ -37,11 +37,16 @@ type Wide struct {
 }
 
 // WideEntity splits a logical entity with more than 252 properties or more
-// than 1 MiB over several physical entities of one partition, RowKeys
-// "<rowKey>_p00", "_p01", … (the guide's 365 days of message statistics):
-// the "Wide entities pattern". They are written in one transaction, so a
-// reader sees all of a version or none of it, and read back with one range
-// query.
+// than 1 MiB over several physical entities of one partition (the guide's
+// 365 days of message statistics): the "Wide entities pattern". They are
+// written in one transaction, so a reader sees all of a version or none of
+// it, and read back with one range query.
+//
+// A part's RowKey is the tuple encoding of the wide entity's RowKey and a
+// two-digit part number: "2026!00", "2026!01", … (keys.EncodeTuple). The
+// encoding is prefix-free, so the parts of one wide entity never fall in
+// the range of another, whatever their RowKeys; a row written around
+// WideEntity under such a key is reported, not read as a part.
 type WideEntity struct {
 	client table.Client
 }
@@ -49,9 +54,31 @@ type WideEntity struct {
 // NewWideEntity returns a WideEntity over client.
 func NewWideEntity(client table.Client) *WideEntity { return &WideEntity{client: client} }
 
-const partSep = "_p"
+// partPrefix starts the RowKey of every part of the wide entity rk, and
+// part i's RowKey is partPrefix(rk) and i in two digits. A RowKey whose
+// parts' keys would be too long is refused before any request.
+func partPrefix(op, rk string) (string, error) {
+	p, err := keys.EncodeTuple(rk)
+	if err == nil {
+		err = keys.ValidateRowKey(p + "00")
+	}
+	if err != nil {
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "a wide entity's part keys are the RowKey's tuple encoding and two digits"}
+	}
+	return p, nil
+}
 
-func partKey(rk string, i int) string { return rk + partSep + fmt.Sprintf("%02d", i) }
+func partKey(prefix string, i int) string { return prefix + fmt.Sprintf("%02d", i) }
+
+// partIndex is the part number of a RowKey in prefix's range, or -1 when
+// the RowKey is not a part key.
+func partIndex(prefix, rk string) int {
+	n, ok := strings.CutPrefix(rk, prefix)
+	if !ok || len(n) != 2 || n[0] < '0' || n[0] > '9' || n[1] < '0' || n[1] > '9' {
+		return -1
+	}
+	return int(n[0]-'0')*10 + int(n[1]-'0')
+}
 
 // wideProp is one property ready to place: its JSON and the size the
 // service counts for it.
@@ -106,16 +133,16 @@ func encodeWideProp(name string, v any) (wideProp, error) {
 
 // split places the properties, in name order, into parts within the
 // entity limits; each part also records the total number of parts.
-func split(pk, rk string, props map[string]any) ([][]byte, error) {
+func split(pk, prefix string, props map[string]any) ([][]byte, error) {
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	base := 4 + 2*keys.UTF16Len(pk) + 2*(keys.UTF16Len(rk)+len(partSep)+2) + 8 + 18 + 8 + (8 + 2*len("TkParts") + 4)
+	base := 4 + 2*keys.UTF16Len(pk) + 2*(len(prefix)+2) + 8 + 18 + 8 + (8 + 2*len("TkParts") + 4)
 	// A part must fit the service's count (size) and, since Azurite
 	// measures the request body instead (binary as base64), its JSON too.
-	jsonBase := 2*len(pk) + 2*len(rk) + 96
+	jsonBase := 2*len(pk) + 2*len(prefix) + 96
 	var groups [][]wideProp
 	var cur []wideProp
 	size, jsonLen := base, jsonBase
@@ -139,7 +166,7 @@ func split(pk, rk string, props map[string]any) ([][]byte, error) {
 		b = append(b, `{"PartitionKey":`...)
 		b, _ = appendJSON(b, pk)
 		b = append(b, `,"RowKey":`...)
-		b, _ = appendJSON(b, partKey(rk, i))
+		b, _ = appendJSON(b, partKey(prefix, i))
 		b = append(b, `,"TkParts":`...)
 		b = strconv.AppendInt(b, int64(len(groups)), 10)
 		for _, p := range g {
@@ -171,10 +198,14 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if v == nil {
 		return &table.InputError{Op: "WideEntity.Put", Rule: table.ErrNilValue}
 	}
-	if err := validKeyPair(v.PartitionKey, v.RowKey); err != nil {
+	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
+		return &table.InputError{Op: "WideEntity.Put", Field: "PartitionKey", Rule: err}
+	}
+	prefix, err := partPrefix("WideEntity.Put", v.RowKey)
+	if err != nil {
 		return err
 	}
-	bodies, err := split(v.PartitionKey, v.RowKey, v.Properties)
+	bodies, err := split(v.PartitionKey, prefix, v.Properties)
 	if err != nil {
 		return err
 	}
@@ -207,7 +238,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 		}
 	}
 	for i := len(bodies); i < old; i++ {
-		if err := tx.Append(batch.Delete(v.PartitionKey, partKey(v.RowKey, i))); err != nil {
+		if err := tx.Append(batch.Delete(v.PartitionKey, partKey(prefix, i))); err != nil {
 			return err
 		}
 	}
@@ -226,11 +257,15 @@ func errorsIsTooLarge(err error) bool {
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
 func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: "WideEntity.Get", Field: "PartitionKey", Rule: err}
+	}
+	prefix, err := partPrefix("WideEntity.Get", rowKey)
+	if err != nil {
 		return nil, err
 	}
-	lo, hi := keys.PrefixRange(rowKey + partSep)
-	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}
+	// Part numbers are two digits, and ':' follows '9'.
+	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, prefix+"0", prefix+":")}
 	if keysOnly {
 		opts.Select = []string{"TkParts"}
 	}
@@ -245,7 +280,10 @@ func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysO
 			return nil, err
 		}
 		rk, _ := m["RowKey"].(string)
-		if rk == partKey(rowKey, 0) {
+		if partIndex(prefix, rk) != v.Parts {
+			return nil, fmt.Errorf("patterns: wide entity %s/%s: row %q sits among its parts and was not written by WideEntity", partitionKey, rowKey, rk)
+		}
+		if v.Parts == 0 {
 			e, _ := m["odata.etag"].(string)
 			v.ETag = azcore.ETag(e)
 		}
@@ -265,7 +303,7 @@ func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysO
 		}
 	}
 	if v.Parts == 0 {
-		return nil, &table.ServiceError{Op: "WideEntity.Get", PartitionKey: partitionKey, RowKey: rowKey, Err: notFound}
+		return nil, &NotFoundError{Op: "WideEntity.Get", PartitionKey: partitionKey, RowKey: rowKey}
 	}
 	if declared != v.Parts {
 		return nil, fmt.Errorf("patterns: wide entity %s/%s has %d parts of %d; it was not written by WideEntity", partitionKey, rowKey, v.Parts, declared)
@@ -301,17 +339,15 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) er
 	if err != nil {
 		return err
 	}
+	prefix, _ := partPrefix("WideEntity.Delete", rowKey) // Get checked it
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
-			ops = append(ops, batch.DeleteIf(partitionKey, partKey(rowKey, 0), cur.ETag))
+			ops = append(ops, batch.DeleteIf(partitionKey, partKey(prefix, 0), cur.ETag))
 		} else {
-			ops = append(ops, batch.Delete(partitionKey, partKey(rowKey, i)))
+			ops = append(ops, batch.Delete(partitionKey, partKey(prefix, i)))
 		}
 	}
 	_, err = batch.Submit(ctx, w.client, ops...)
 	return err
 }
-
-// notFound stands for a wide entity with no parts.
-var notFound = &azcore.ResponseError{StatusCode: 404, ErrorCode: "ResourceNotFound"}
