@@ -2,6 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -217,6 +220,92 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		if got, err := w.Get(ctx, "p", "a_p00", false); err != nil || got.Properties["N"] != int64(2) {
 			t.Fatalf("Get(a_p00) after deleting a: %+v, %v", got, err)
+		}
+	})
+
+	// #8: keys.LogKeys held one "last tick" for all partitions and clamped
+	// every earlier instant to it, so entries appended out of time order
+	// got keys for other times, and Between missed them.
+	t.Run("log tail: AppendAt out of order keeps every instant", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		log, err := patterns.NewLogTail[Claim](client, &patterns.LogTailOptions{Writer: "w1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+		type entry struct {
+			pk string
+			at time.Time
+		}
+		var all []entry
+		for i := range 200 {
+			// Several entries share an instant, so equal ticks need unique keys.
+			all = append(all, entry{pk: fmt.Sprintf("emp%d", i%4), at: base.Add(time.Duration(i/2) * time.Second)})
+		}
+		rand.New(rand.NewPCG(15, 8)).Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		for i, e := range all {
+			if err := log.AppendAt(ctx, e.pk, e.at, &Claim{Amount: float64(i), Note: e.at.Format(time.RFC3339Nano)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wrong, found := 0, 0
+		for p := range 4 {
+			pk := fmt.Sprintf("emp%d", p)
+			for c, err := range log.Between(ctx, pk, base, base.Add(time.Hour)) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				found++
+				if at, err := patterns.EntryTime(c.RowKey); err != nil || at.Format(time.RFC3339Nano) != c.Note {
+					wrong++
+				}
+			}
+		}
+		if wrong != 0 || found != len(all) {
+			t.Fatalf("of %d entries appended out of order, Between found %d, %d under a key for another time", len(all), found, wrong)
+		}
+	})
+
+	// #9: Latest returned the first rows of the partition, log entries or
+	// not; the guide puts a log beside other rows of its partition.
+	t.Run("log tail: Latest returns log entries only in a shared partition", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		log, err := patterns.NewLogTail[Claim](client, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := table.New[Claim](client, nil)
+		for _, rk := range []string{"!profile", "0-summary", "2026-11"} {
+			if err := plain.Add(ctx, &Claim{Meta: table.Meta{PartitionKey: "emp1", RowKey: rk}, Note: "not a log entry"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+		for i := range 3 {
+			if err := log.AppendAt(ctx, "emp1", base.Add(time.Duration(i)*time.Minute), &Claim{Amount: float64(i), Note: "entry"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		latest, err := log.Latest(ctx, "emp1", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, c := range latest {
+			notes = append(notes, fmt.Sprintf("%s=%s", c.RowKey, c.Note))
+		}
+		if len(latest) != 2 || latest[0].Amount != 2 || latest[1].Amount != 1 || latest[0].Note != "entry" || latest[1].Note != "entry" {
+			t.Fatalf("Latest(2) = %q", notes)
+		}
+		var since []string
+		for c, err := range log.Since(ctx, "emp1", base) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			since = append(since, c.Note)
+		}
+		if len(since) != 3 || slices.Contains(since, "not a log entry") {
+			t.Fatalf("Since = %q", since)
 		}
 	})
 }
