@@ -424,8 +424,10 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 }
 
 // Lookup returns the RowKeys of the entities with value in a partition:
-// one query (a point query in all but the rare multi-part case, where it is
-// the range of the value's parts).
+// one range query over the value's index entities (one request, unless the
+// list spans so many parts that the service pages it). It is a range
+// query, not a point query, because a long list continues in further
+// parts, which a single read would miss.
 func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string) ([]string, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}

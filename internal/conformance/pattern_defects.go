@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -306,6 +307,32 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		if len(since) != 3 || slices.Contains(since, "not a log entry") {
 			t.Fatalf("Since = %q", since)
+		}
+	})
+
+	// #12: ReadLog ignored its scanner's error, so a blob it could not read
+	// to the end (here a line over its 8 MiB line limit) ended the hour
+	// early without a word.
+	t.Run("ReadLog reports a blob it cannot read to the end", func(t *testing.T) {
+		bc, container := env.NewContainer(t, nil)
+		at := time.Date(2026, 11, 21, 10, 5, 0, 0, time.UTC)
+		first, _ := json.Marshal(patterns.LogEntry{Time: at, Text: "first"})
+		huge, _ := json.Marshal(patterns.LogEntry{Time: at.Add(time.Second), Text: strings.Repeat("x", 9<<20)})
+		body := slices.Concat(first, []byte("\n"), huge, []byte("\n"))
+		if _, err := bc.UploadBuffer(ctx, container, "applog/2026/11/21/1000/w-000001.log", body, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var failed error
+		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", at.Add(-time.Minute), at.Add(time.Minute)) {
+			if err != nil {
+				failed = err
+				break
+			}
+			got = append(got, e.Text)
+		}
+		if failed == nil {
+			t.Fatalf("ReadLog read %d entries of 2 and reported no error", len(got))
 		}
 	})
 }
