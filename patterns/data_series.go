@@ -58,17 +58,17 @@ type SetOptions struct {
 	IfMatch *azcore.ETag
 }
 
-func (d *DataSeries[V]) encode(pk, rk string, values map[int]V) ([]byte, error) {
+func (d *DataSeries[V]) encode(op, pk, rk string, values map[int]V) ([]byte, error) {
 	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return nil, &table.InputError{Op: "DataSeries", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "DataSeries", Field: "RowKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "RowKey", Rule: err}
 	}
 	m := map[string]any{"PartitionKey": pk, "RowKey": rk}
 	for slot, v := range values {
 		if slot < 0 || slot >= d.slots {
-			return nil, &table.InputError{Op: "DataSeries", Field: "slot", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("slot %d of 0..%d", slot, d.slots-1)}
+			return nil, &table.InputError{Op: op, Field: "slot", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("slot %d of 0..%d", slot, d.slots-1)}
 		}
 		p := d.prop(slot)
 		switch x := any(v).(type) {
@@ -78,7 +78,7 @@ func (d *DataSeries[V]) encode(pk, rk string, values map[int]V) ([]byte, error) 
 			m[p], m[p+"@odata.type"] = strconv.FormatInt(x, 10), table.EdmInt64
 		case float64:
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, &table.InputError{Op: "DataSeries", Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
+				return nil, &table.InputError{Op: op, Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
 			}
 			m[p], m[p+"@odata.type"] = x, table.EdmDouble
 		}
@@ -94,7 +94,7 @@ func (d *DataSeries[V]) Set(ctx context.Context, partitionKey, rowKey string, sl
 
 // SetMany writes several slots with one merge: one request.
 func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string, values map[int]V, opts *SetOptions) (azcore.ETag, error) {
-	body, err := d.encode(partitionKey, rowKey, values)
+	body, err := d.encode("DataSeries.Set", partitionKey, rowKey, values)
 	if err != nil {
 		return "", err
 	}
@@ -114,7 +114,7 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 
 // Get reads the whole series with one point query.
 func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string) (*Series[V], error) {
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := validKeys("DataSeries.Get", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
 	resp, err := d.client.GetEntity(ctx, partitionKey, rowKey, nil)

@@ -55,3 +55,20 @@ func (e *NotFoundError) Error() string {
 
 // Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
 func (e *NotFoundError) Is(target error) bool { return target == table.ErrNotFound }
+
+// lostRaceError: a conditional write lost to another writer (a blob's 412
+// or 409). It counts as table.ErrPreconditionFailed, so table.IsConflict
+// and RetryOnConflict treat it as the lost race it is; the service's
+// *azcore.ResponseError stays in the chain.
+type lostRaceError struct {
+	Op  string
+	Err error
+}
+
+func (e *lostRaceError) Error() string {
+	return "patterns: " + e.Op + ": lost a race with another writer: " + e.Err.Error()
+}
+
+func (e *lostRaceError) Unwrap() error { return e.Err }
+
+func (e *lostRaceError) Is(target error) bool { return target == table.ErrPreconditionFailed }

@@ -129,10 +129,11 @@ func (x *IndexEntities[T]) partKey(value string, n int) (string, error) {
 }
 
 // read returns every index entity of value, in part order: one request.
-func (x *IndexEntities[T]) read(ctx context.Context, pk, value string) ([]indexPart, error) {
+// op names the operation in errors.
+func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]indexPart, error) {
 	p, err := x.valuePrefix(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "IndexEntities", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	var parts []indexPart
 	for raw, err := range rawQuery(ctx, x.client, table.RowPrefix(pk, p)) {
@@ -308,7 +309,7 @@ func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions
 		if err := tx.Append(batch.Add(v)); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, m.PartitionKey, value)
+		parts, err := x.read(ctx, "IndexEntities.Add", m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +355,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
 		if err := tx.Append(del); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, m.PartitionKey, value)
+		parts, err := x.read(ctx, "IndexEntities.Remove", m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -393,11 +394,11 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 		if oldV == newV {
 			return tx, nil
 		}
-		oldParts, err := x.read(ctx, pm.PartitionKey, oldV)
+		oldParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, oldV)
 		if err != nil {
 			return nil, err
 		}
-		newParts, err := x.read(ctx, pm.PartitionKey, newV)
+		newParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, newV)
 		if err != nil {
 			return nil, err
 		}
@@ -429,10 +430,14 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
 func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string) ([]string, error) {
+	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
+}
+
+func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
-	parts, err := x.read(ctx, partitionKey, value)
+	parts, err := x.read(ctx, op, partitionKey, value)
 	if err != nil {
 		return nil, err
 	}

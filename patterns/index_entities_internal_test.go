@@ -41,7 +41,7 @@ func TestFullIndexEntityFitsTheService(t *testing.T) {
 	if _, err := client.AddEntity(t.Context(), body, nil); err != nil {
 		t.Fatalf("a full index entity (%d bytes) was refused: %v", len(body), err)
 	}
-	parts, err := x.read(t.Context(), "Sales", "Jones")
+	parts, err := x.read(t.Context(), "IndexEntities.Lookup", "Sales", "Jones")
 	if err != nil || len(parts) != 1 || len(parts[0].ids) != len(ids) {
 		t.Fatalf("read back %d parts: %v", len(parts), err)
 	}

@@ -127,8 +127,9 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 // Table is the typed table of the primaries.
 func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
 
-// addrs are v's copies, one per index (zero addr for none).
-func (x *InterPartitionIndex[T]) addrs(v *T) ([]copyAddr, error) {
+// addrs are v's copies, one per index (zero addr for none); op names the
+// operation in errors.
+func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	out := make([]copyAddr, len(x.defs))
 	for i, d := range x.defs {
 		val := d.Value(v)
@@ -137,10 +138,10 @@ func (x *InterPartitionIndex[T]) addrs(v *T) ([]copyAddr, error) {
 		}
 		a := copyAddr{Index: i, PK: d.PartitionKey(v), RK: val}
 		if err := keys.ValidatePartitionKey(a.PK); err != nil {
-			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the index's PartitionKey"}
 		}
 		if err := keys.ValidateRowKey(a.RK); err != nil {
-			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the indexed value is the copy's RowKey"}
 		}
 		out[i] = a
 	}
@@ -161,9 +162,9 @@ type InterPutOptions[T any] struct {
 // appears after PublishDelay and converges to whatever the primary is then.
 func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) error {
 	if v == nil {
-		return &table.InputError{Op: "Put", Rule: table.ErrNilValue}
+		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
 	}
-	next, err := x.addrs(v)
+	next, err := x.addrs("InterPartitionIndex.Put", v)
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
 	if cur != nil {
-		prev, err := x.addrs(cur)
+		prev, err := x.addrs("InterPartitionIndex.Put", cur)
 		if err != nil {
 			return err
 		}
@@ -204,9 +205,9 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 // steps as Put.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
 	if v == nil {
-		return &table.InputError{Op: "Delete", Rule: table.ErrNilValue}
+		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
 	}
-	prev, err := x.addrs(v)
+	prev, err := x.addrs("InterPartitionIndex.Delete", v)
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,7 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 	case err != nil:
 		return err
 	default:
-		if want, err = x.addrs(v); err != nil {
+		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
 			return consistency.Permanent(err)
 		}
 	}
@@ -346,25 +347,30 @@ func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := validKeyPair(partitionKey, value); err != nil {
+	if err := validKeys("InterPartitionIndex.Lookup", partitionKey, "value", value); err != nil {
 		return nil, err
 	}
 	resp, err := x.copies[i].Client().GetEntity(ctx, partitionKey, value, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: value, Err: err}
+		return nil, &table.ServiceError{Op: "InterPartitionIndex.Lookup", PartitionKey: partitionKey, RowKey: value, Err: err}
 	}
 	return x.decodeCopy(resp.Value)
 }
 
-func validKeyPair(pk, rk string) error {
+// validKeys checks a PartitionKey and a RowKey (called rkField in errors)
+// for operation op.
+func validKeys(op, pk, rkField, rk string) error {
 	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+		return &table.InputError{Op: op, Field: rkField, Rule: err}
 	}
 	return nil
 }
+
+// validKeyPair is validKeys for LargeEntity, which has not moved to it.
+func validKeyPair(pk, rk string) error { return validKeys("Lookup", pk, "value", rk) }
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
@@ -431,7 +437,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 		m := x.tbl.Meta(v)
 		owners[ownerRef(m.PartitionKey, m.RowKey)] = true
 		r.Primaries++
-		want, err := x.addrs(v)
+		want, err := x.addrs("InterPartitionIndex.VerifyAll", v)
 		if err != nil {
 			return nil, err
 		}

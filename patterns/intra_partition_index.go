@@ -119,16 +119,16 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 // Table is the typed table of the primary entities.
 func (x *IntraPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
 
-func (x *IntraPartitionIndex[T]) primaryID(m *table.Meta) (string, error) {
+func (x *IntraPartitionIndex[T]) primaryID(op string, m *table.Meta) (string, error) {
 	id, ok := strings.CutPrefix(m.RowKey, x.primary)
 	if !ok {
-		return "", fmt.Errorf("%w: RowKey %q lacks the prefix %q", ErrNotPrimary, m.RowKey, x.primary)
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the prefix %q", m.RowKey, x.primary)}
 	}
 	return id, nil
 }
 
 // copyKey is the RowKey of v's copy in index i, or "" when v has none.
-func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
+func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error) {
 	d := x.defs[i]
 	val := d.Value(v)
 	if val == "" {
@@ -137,17 +137,17 @@ func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
 	if d.Unique {
 		k := d.Prefix + val
 		if err := keys.ValidateRowKey(k); err != nil {
-			return "", fmt.Errorf("patterns: index %s: value %q cannot be a unique key: %w", d.Name, val, err)
+			return "", &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the value of a unique index is part of its copy's RowKey"}
 		}
 		return k, nil
 	}
-	id, err := x.primaryID(x.tbl.Meta(v))
+	id, err := x.primaryID(op, x.tbl.Meta(v))
 	if err != nil {
 		return "", err
 	}
 	enc, err := keys.EncodeTuple(val, id)
 	if err != nil {
-		return "", fmt.Errorf("patterns: index %s: %w", d.Name, err)
+		return "", &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the value and the id form the copy's RowKey"}
 	}
 	return d.Prefix + enc, nil
 }
@@ -182,17 +182,18 @@ func encodeCopy[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, r
 	return append(out, '}'), nil
 }
 
-// plan is the copies a value needs: RowKey per index ("" for none).
-func (x *IntraPartitionIndex[T]) plan(v *T) ([]string, error) {
+// plan is the copies a value needs: RowKey per index ("" for none). op
+// names the operation in errors.
+func (x *IntraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 	if v == nil {
-		return nil, &table.InputError{Op: "index", Rule: table.ErrNilValue}
+		return nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
-	if _, err := x.primaryID(x.tbl.Meta(v)); err != nil {
+	if _, err := x.primaryID(op, x.tbl.Meta(v)); err != nil {
 		return nil, err
 	}
 	out := make([]string, len(x.defs))
 	for i := range x.defs {
-		k, err := x.copyKey(i, v)
+		k, err := x.copyKey(op, i, v)
 		if err != nil {
 			return nil, err
 		}
@@ -220,7 +221,7 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
 func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
-	copies, err := x.plan(v)
+	copies, err := x.plan("IntraPartitionIndex.Add", v)
 	if err != nil {
 		return err
 	}
@@ -269,7 +270,7 @@ type PutOptions[T any] struct {
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
 func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) error {
-	next, err := x.plan(v)
+	next, err := x.plan("IntraPartitionIndex.Put", v)
 	if err != nil {
 		return err
 	}
@@ -289,12 +290,12 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	cm := x.tbl.Meta(cur)
 	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
-		return &table.InputError{Op: "Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
+		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
 	}
 	if cm.ETag == "" {
-		return &table.InputError{Op: "Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
 	}
-	prev, err := x.plan(cur)
+	prev, err := x.plan("IntraPartitionIndex.Put", cur)
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 // without contention. It returns the stored value.
 func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (*T, error) {
 	if change == nil {
-		return nil, &table.InputError{Op: "Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
 	var out *T
 	_, err := table.RetryOnConflict(ctx, opts, func(int) error {
@@ -432,7 +433,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			return err
 		}
 	}
-	prev, err := x.plan(cur)
+	prev, err := x.plan("IntraPartitionIndex.Delete", cur)
 	if err != nil {
 		return err
 	}
@@ -499,14 +500,14 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	rk := x.defs[i].Prefix + value
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "value", Rule: err}
 	}
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "PartitionKey", Rule: err}
 	}
 	resp, err := x.client.GetEntity(ctx, partitionKey, rk, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: rk, Err: err}
+		return nil, &table.ServiceError{Op: "IntraPartitionIndex.Lookup", PartitionKey: partitionKey, RowKey: rk, Err: err}
 	}
 	return x.decodeCopy(resp.Value)
 }
@@ -673,7 +674,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
-		want, err := x.plan(v)
+		want, err := x.plan("IntraPartitionIndex.Verify", v)
 		if err != nil {
 			return nil, err
 		}
@@ -857,7 +858,7 @@ func (x *IntraPartitionIndex[T]) repairOps(p *seenPrimary, issues []IndexIssue) 
 	guard := p.etag
 	keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
 	g.ops = append(g.ops, batch.Raw(batch.KindUpdateMerge, keysOnly, &guard))
-	want, err := x.plan(v)
+	want, err := x.plan("IntraPartitionIndex.Repair", v)
 	if err != nil {
 		return g, err
 	}

@@ -63,9 +63,9 @@ func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts 
 	return &RemoteIndexEntities{client: client, partition: partition, x: x, retry: x.retry}, nil
 }
 
-func (r *RemoteIndexEntities) change(ctx context.Context, op func(parts []indexPart) (*batch.Op, error), value string) error {
+func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
 	_, err := table.RetryOnConflict(ctx, &r.retry, func(int) error {
-		parts, err := r.x.read(ctx, r.partition, value)
+		parts, err := r.x.read(ctx, name, r.partition, value)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, op func(parts []indexP
 
 // Add puts id in value's list (no change if it is there).
 func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
-	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, "RemoteIndexEntities.Add", func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
 		}
@@ -92,7 +92,7 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
 
 // Remove takes id out of value's list (no change if it is not there).
 func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) error {
-	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
 		o, ok := r.x.removeFrom(r.partition, value, id, parts)
 		if !ok {
 			return nil, nil
@@ -103,7 +103,7 @@ func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) erro
 
 // IDs returns value's list: one query.
 func (r *RemoteIndexEntities) IDs(ctx context.Context, value string) ([]string, error) {
-	return r.x.Lookup(ctx, r.partition, value)
+	return r.x.lookup(ctx, "RemoteIndexEntities.IDs", r.partition, value)
 }
 
 // BlobIndex keeps value → IDs lists in blobs, one per value (option 1), for
@@ -158,13 +158,10 @@ func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETa
 	return ids, *resp.ETag, nil
 }
 
-// blobConflict stands for a lost race on a blob, so RetryOnConflict retries.
-var blobConflict = &azcore.ResponseError{StatusCode: http.StatusPreconditionFailed, ErrorCode: "ConditionNotMet"}
-
-func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) ([]string, bool)) error {
+func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
 	name, err := b.name(value)
 	if err != nil {
-		return &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+		return &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
 		ids, etag, err := b.read(ctx, name)
@@ -183,7 +180,9 @@ func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) (
 		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
-			return &table.ServiceError{Op: "BlobIndex", Err: blobConflict}
+			// 412 (changed since read) or 409 (created since): a lost race,
+			// which RetryOnConflict retries.
+			return &lostRaceError{Op: op, Err: err}
 		}
 		return err
 	})
@@ -192,7 +191,7 @@ func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) (
 
 // Add puts id in value's list.
 func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
-	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
 		}
@@ -202,7 +201,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
 
 // Remove takes id out of value's list.
 func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
-	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
 			return ids, false
@@ -215,7 +214,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
 func (b *BlobIndex) IDs(ctx context.Context, value string) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
 	}
 	ids, _, err := b.read(ctx, name)
 	return ids, err

@@ -88,9 +88,9 @@ type wideProp struct {
 	size int
 }
 
-func encodeWideProp(name string, v any) (wideProp, error) {
+func encodeWideProp(op, name string, v any) (wideProp, error) {
 	if err := keys.ValidatePropertyName(name); err != nil {
-		return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: err}
+		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
 	annot := func(edm string) string { return `"` + name + `@odata.type":"` + edm + `",` }
 	qn, _ := json.Marshal(name)
@@ -100,7 +100,7 @@ func encodeWideProp(name string, v any) (wideProp, error) {
 	case string:
 		n := keys.UTF16Len(x)
 		if n > table.MaxStringUTF16 {
-			return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrStringTooLong}
+			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrStringTooLong}
 		}
 		q, _ := json.Marshal(x)
 		b, size = append(append(append(b, qn...), ':'), q...), size+4+2*n
@@ -113,27 +113,27 @@ func encodeWideProp(name string, v any) (wideProp, error) {
 		b = append(append(append(b, qn...), ':', '"'), strconv.FormatInt(x, 10)+`"`...)
 		size += 8
 	case int:
-		return encodeWideProp(name, int64(x))
+		return encodeWideProp(op, name, int64(x))
 	case float64:
 		b = append(b, annot(table.EdmDouble)...)
 		f, _ := json.Marshal(x)
 		b, size = append(append(append(b, qn...), ':'), f...), size+8
 	case []byte:
 		if len(x) > table.MaxBinaryBytes {
-			return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrBinaryTooLong}
+			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrBinaryTooLong}
 		}
 		b = append(b, annot(table.EdmBinary)...)
 		q, _ := json.Marshal(x) // base64
 		b, size = append(append(append(b, qn...), ':'), q...), size+4+len(x)
 	default:
-		return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
+		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
 	}
 	return wideProp{name: name, json: b, size: size}, nil
 }
 
 // split places the properties, in name order, into parts within the
 // entity limits; each part also records the total number of parts.
-func split(pk, prefix string, props map[string]any) ([][]byte, error) {
+func split(op, pk, prefix string, props map[string]any) ([][]byte, error) {
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)
@@ -147,7 +147,7 @@ func split(pk, prefix string, props map[string]any) ([][]byte, error) {
 	var cur []wideProp
 	size, jsonLen := base, jsonBase
 	for _, n := range names {
-		p, err := encodeWideProp(n, props[n])
+		p, err := encodeWideProp(op, n, props[n])
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +205,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if err != nil {
 		return err
 	}
-	bodies, err := split(v.PartitionKey, prefix, v.Properties)
+	bodies, err := split("WideEntity.Put", v.PartitionKey, prefix, v.Properties)
 	if err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if opts != nil && opts.Current != nil {
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
-		cur, err := w.Get(ctx, v.PartitionKey, v.RowKey, true)
+		cur, err := w.get(ctx, "WideEntity.Put", v.PartitionKey, v.RowKey, true)
 		if err != nil && !table.IsNotFound(err) {
 			return err
 		}
@@ -257,10 +257,14 @@ func errorsIsTooLarge(err error) bool {
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
 func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
+	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
+}
+
+func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "WideEntity.Get", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
-	prefix, err := partPrefix("WideEntity.Get", rowKey)
+	prefix, err := partPrefix(op, rowKey)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +307,7 @@ func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysO
 		}
 	}
 	if v.Parts == 0 {
-		return nil, &NotFoundError{Op: "WideEntity.Get", PartitionKey: partitionKey, RowKey: rowKey}
+		return nil, &NotFoundError{Op: op, PartitionKey: partitionKey, RowKey: rowKey}
 	}
 	if declared != v.Parts {
 		return nil, fmt.Errorf("patterns: wide entity %s/%s has %d parts of %d; it was not written by WideEntity", partitionKey, rowKey, v.Parts, declared)
@@ -335,7 +339,7 @@ func wideValue(v any, typ string) any {
 
 // Delete removes every part in one transaction (reading their keys first).
 func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) error {
-	cur, err := w.Get(ctx, partitionKey, rowKey, true)
+	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -334,6 +335,75 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if failed == nil {
 			t.Fatalf("ReadLog read %d entries of 2 and reported no error", len(got))
 		}
+	})
+
+	// #5: pattern errors named the wrong operation ("Lookup" for a
+	// DataSeries.Get, "index" for an Add, a bare "Put" or "BlobIndex").
+	// Every input error of a pattern names the pattern and the operation,
+	// and is raised before any request.
+	t.Run("pattern errors name the pattern and the operation", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		client := env.NewTable(t, c)
+		q := env.NewQueue(t, nil)
+		bc, container := env.NewContainer(t, c)
+		c.Reset()
+		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		inter, err := patterns.NewInterPartitionIndex[Emp](client, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists, _ := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(client, "lastnames", "lname_", nil)
+		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
+		series, _ := patterns.NewDataSeries[int64](client, "D", 24)
+		wide := patterns.NewWideEntity(client)
+		badPK := "a/b"
+		long := strings.Repeat("x", 600)
+		other := staff("000999", "X", "Y", "x@y", 1)
+		other.ETag = "W/\"x\""
+		cases := []struct {
+			op   string
+			call func() error
+		}{
+			{"IntraPartitionIndex.Add", func() error { return intra.Add(ctx, nil, nil) }},
+			{"IntraPartitionIndex.Put", func() error { return intra.Put(ctx, nil, nil) }},
+			{"IntraPartitionIndex.Put", func() error {
+				return intra.Put(ctx, staff("000123", "A", "B", "a@b", 1), &patterns.PutOptions[Staff]{Current: other})
+			}},
+			{"IntraPartitionIndex.Add", func() error { return intra.Add(ctx, staff("000123", "A", "B", long, 1), nil) }},
+			{"IntraPartitionIndex.Modify", func() error { _, err := intra.Modify(ctx, "Sales", "empid_1", nil, nil); return err }},
+			{"IntraPartitionIndex.Lookup", func() error { _, err := intra.Lookup(ctx, "email", badPK, "a@b"); return err }},
+			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, nil, nil) }},
+			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, emp("Sales", "1", "A", "B", long), nil) }},
+			{"InterPartitionIndex.Delete", func() error { return inter.Delete(ctx, nil) }},
+			{"InterPartitionIndex.Lookup", func() error { _, err := inter.Lookup(ctx, "email", badPK, "a@b"); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, badPK, "Jones"); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, "Sales", long); return err }},
+			{"RemoteIndexEntities.IDs", func() error { _, err := remote.IDs(ctx, long); return err }},
+			{"RemoteIndexEntities.Add", func() error { return remote.Add(ctx, long, "id") }},
+			{"BlobIndex.Add", func() error { return blobs.Add(ctx, strings.Repeat("x", 2000), "id") }},
+			{"BlobIndex.IDs", func() error { _, err := blobs.IDs(ctx, strings.Repeat("x", 2000)); return err }},
+			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r"); return err }},
+			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
+			{"WideEntity.Put", func() error {
+				return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"bad name": 1}}, nil)
+			}},
+			{"WideEntity.Get", func() error { _, err := wide.Get(ctx, badPK, "r", false); return err }},
+			{"WideEntity.Delete", func() error { return wide.Delete(ctx, badPK, "r") }},
+		}
+		for _, tc := range cases {
+			err := tc.call()
+			var ie *table.InputError
+			if !errors.As(err, &ie) || ie.Op != tc.op {
+				t.Errorf("want an input error of %s, got %v", tc.op, err)
+			}
+		}
+		wantRequests(t, c, 0, "bad input to the patterns")
 	})
 }
 
