@@ -33,8 +33,24 @@ type CrossIndexDef[T any] struct {
 	Project []string
 }
 
-// IndexMessageType is the message type of InterPartitionIndex updates.
+// IndexMessageType is the message type of an InterPartitionIndex with no
+// Name. Indexes that share a worker need distinct Names, and so distinct
+// types (MessageType): a worker takes one handler per type.
 const IndexMessageType = "tablekit.index.v1"
+
+// messageType is the type of an index's messages: IndexMessageType for an
+// unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
+// package's rules.
+func messageType(base, name string) (string, error) {
+	if name == "" {
+		return base + ".v1", nil
+	}
+	t := base + "." + name + ".v1"
+	if err := consistency.CheckType(t); err != nil {
+		return "", fmt.Errorf("%w: index name %q makes no message type: %w", ErrBadDefinition, name, err)
+	}
+	return t, nil
+}
 
 // indexMessage carries keys only: the handler reads the primary and makes
 // the copies match it, so messages can arrive late, twice or out of order.
@@ -66,10 +82,16 @@ type InterPartitionIndex[T any] struct {
 	byName  map[string]int
 	sender  *consistency.Sender
 	delay   time.Duration
+	msgType string
 }
 
 // InterPartitionIndexOptions configure an InterPartitionIndex.
 type InterPartitionIndexOptions struct {
+	// Name names the index in its message type ("tablekit.index.<Name>.v1",
+	// see MessageType), so several indexes can share one queue and one
+	// worker; letters, digits, "_", "-" and ".". Default: "", and the
+	// type is IndexMessageType.
+	Name string
 	// PublishDelay hides a Put's message until Put has written the primary
 	// (Put then shows it at once); after a crash in between, the message
 	// appears when the delay ends and converges to whatever the primary is.
@@ -92,8 +114,15 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, IndexOfProperty)
 	}
 	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
-	if opts != nil && opts.PublishDelay > 0 {
-		x.delay = opts.PublishDelay
+	var name string
+	if opts != nil {
+		if opts.PublishDelay > 0 {
+			x.delay = opts.PublishDelay
+		}
+		name = opts.Name
+	}
+	if x.msgType, err = messageType("tablekit.index", name); err != nil {
+		return nil, err
 	}
 	for i, d := range defs {
 		if d.Name == "" || d.PartitionKey == nil || d.Value == nil {
@@ -126,6 +155,10 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 
 // Table is the typed table of the primaries.
 func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
+
+// MessageType is the type of this index's messages: register Handle under
+// it (Worker.Handle(x.MessageType(), x.Handle)).
+func (x *InterPartitionIndex[T]) MessageType() string { return x.msgType }
 
 // addrs are v's copies, one per index (zero addr for none); op names the
 // operation in errors.
@@ -231,16 +264,20 @@ func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
 // publish sends msg around write (see consistency.Sender.SendAround).
 func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, write func() error) error {
 	key, _ := keys.EncodeTuple(msg.PK, msg.RK)
-	return x.sender.SendAround(ctx, IndexMessageType, key, msg, x.delay, write)
+	return x.sender.SendAround(ctx, x.msgType, key, msg, x.delay, write)
 }
 
-// Handle is the consistency.Handler for IndexMessageType: it reads the
-// primary and makes every copy match it, deleting the copies the message
-// names as stale when they still belong to this primary.
+// Handle is the consistency.Handler for MessageType: it reads the primary
+// and makes every copy match it, deleting the copies the message names as
+// stale when they still belong to this primary. A message of another type
+// (another index's) is refused as permanent, never applied to this index.
 func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	if m.Type != x.msgType {
+		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
+	}
 	var msg indexMessage
-	if err := json.Unmarshal(m.Payload, &msg); err != nil {
-		return consistency.Permanent(fmt.Errorf("%w: index message: %v", consistency.ErrMalformed, err))
+	if err := m.Decode(&msg); err != nil {
+		return err
 	}
 	return x.converge(ctx, msg.PK, msg.RK, msg.Stale)
 }

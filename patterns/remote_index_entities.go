@@ -221,6 +221,8 @@ func (b *BlobIndex) IDs(ctx context.Context, value string) ([]string, error) {
 }
 
 // ListIndexMessageType is the message type of EventualIndexEntities updates.
+//
+// Indexes that share a worker need distinct Names (see MessageType).
 const ListIndexMessageType = "tablekit.listindex.v1"
 
 type listMessage struct {
@@ -236,11 +238,13 @@ type listMessage struct {
 // The window of inconsistency is the queue's latency; after the queue
 // drains, every list holds exactly the entities with that value.
 type EventualIndexEntities[T any] struct {
-	tbl    *table.Table[T]
-	list   IDList
-	value  func(*T) string
-	sender *consistency.Sender
-	delay  time.Duration
+	tbl     *table.Table[T]
+	list    IDList
+	value   func(*T) string
+	sender  *consistency.Sender
+	delay   time.Duration
+	msgType string
+	badName error // a Name that makes no message type, refused by Write
 }
 
 // EventualIndexEntitiesOptions configure NewEventualIndexEntities. nil
@@ -251,16 +255,31 @@ type EventualIndexEntitiesOptions struct {
 	// SDK retried the enqueue after a lost response, a message appears
 	// when the delay ends. Default: PublishDelay (30 s).
 	PublishDelay time.Duration
+	// Name names the index in its message type
+	// ("tablekit.listindex.<Name>.v1", see MessageType), so several indexes
+	// can share one queue and one worker; letters, digits, "_", "-" and
+	// ".". An invalid Name makes Write fail with ErrBadDefinition before
+	// any request. Default: "", and the type is ListIndexMessageType.
+	Name string
 }
 
 // NewEventualIndexEntities indexes the entities of tbl by value into list.
 func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
 	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: PublishDelay}
-	if opts != nil && opts.PublishDelay > 0 {
-		e.delay = opts.PublishDelay
+	var name string
+	if opts != nil {
+		if opts.PublishDelay > 0 {
+			e.delay = opts.PublishDelay
+		}
+		name = opts.Name
 	}
+	e.msgType, e.badName = messageType("tablekit.listindex", name)
 	return e
 }
+
+// MessageType is the type of this index's messages: register Handle under
+// it (Worker.Handle(e.MessageType(), e.Handle)).
+func (e *EventualIndexEntities[T]) MessageType() string { return e.msgType }
 
 // ID names an entity in the lists: the tuple of its keys.
 func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
@@ -274,14 +293,21 @@ const PublishDelay = 30 * time.Second
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
 func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error) error {
-	return e.sender.SendAround(ctx, ListIndexMessageType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
+	if e.badName != nil {
+		return e.badName
+	}
+	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
 }
 
-// Handle is the consistency.Handler for ListIndexMessageType.
+// Handle is the consistency.Handler for MessageType. A message of another
+// type (another index's) is refused as permanent, never applied here.
 func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	if m.Type != e.msgType {
+		return consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
+	}
 	var msg listMessage
-	if err := json.Unmarshal(m.Payload, &msg); err != nil {
-		return consistency.Permanent(fmt.Errorf("%w: list message: %v", consistency.ErrMalformed, err))
+	if err := m.Decode(&msg); err != nil {
+		return err
 	}
 	id := ID(msg.PK, msg.RK)
 	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)

@@ -405,6 +405,72 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 0, "bad input to the patterns")
 	})
+
+	// #4: every InterPartitionIndex sent its messages under one type, so
+	// two indexes on one worker shared a handler slot: the second Handle
+	// replaced the first, and the first index's messages were deleted
+	// unapplied. Each index now has its own type (from its Name).
+	t.Run("two inter-partition indexes share one queue and one worker", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		byEmail, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "byemail"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "lastname",
+			PartitionKey: func(e *Emp) string { return "lname_" + e.Department },
+			Value:        func(e *Emp) string { return e.LastName + "_" + e.RowKey }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "bylastname"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byEmail.MessageType() == byName.MessageType() {
+			t.Fatalf("two indexes share the message type %s", byEmail.MessageType())
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		for _, x := range []*patterns.InterPartitionIndex[Emp]{byEmail, byName} {
+			if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+				t.Fatal(err)
+			}
+		}
+		don := emp("Sales", "000123", "Don", "Hall", "donh@contoso.com")
+		if err := byEmail.Put(ctx, don, nil); err != nil {
+			t.Fatal(err)
+		}
+		ben := emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")
+		if err := byName.Put(ctx, ben, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if v, err := byEmail.Lookup(ctx, "email", "email_Sales", "donh@contoso.com"); err != nil || v.RowKey != "000123" {
+			t.Fatalf("the first index's copy: %v, %v", v, err)
+		}
+		if v, err := byName.Lookup(ctx, "lastname", "lname_Sales", "Jones_000223"); err != nil || v.RowKey != "000223" {
+			t.Fatalf("the second index's copy: %v, %v", v, err)
+		}
+		if n := queueLen(t, poison); n != 0 {
+			t.Fatalf("%d messages in the poison queue", n)
+		}
+		bad := &patterns.InterPartitionIndexOptions{Name: "no spaces"}
+		if _, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "e",
+			PartitionKey: func(e *Emp) string { return "e" }, Value: func(e *Emp) string { return e.Email }}}, bad); !errors.Is(err, patterns.ErrBadDefinition) {
+			t.Fatalf("an index name that makes no message type: %v", err)
+		}
+		// Index entities kept elsewhere: the same, by their Name.
+		tb, _ := table.New[Emp](primary, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(primary, "lastnames", "lname_", nil)
+		a := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "a"})
+		b := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.FirstName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "b"})
+		if a.MessageType() == b.MessageType() || w.Handle(a.MessageType(), a.Handle) != nil || w.Handle(b.MessageType(), b.Handle) != nil {
+			t.Fatalf("two list indexes: types %s and %s", a.MessageType(), b.MessageType())
+		}
+		unnamed := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "no spaces"})
+		wrote := false
+		if err := unnamed.Write(ctx, "p", "r", "", func() error { wrote = true; return nil }); !errors.Is(err, patterns.ErrBadDefinition) || wrote {
+			t.Fatalf("a list index name that makes no message type: %v (wrote: %v)", err, wrote)
+		}
+	})
 }
 
 // Pointed holds its indexed value behind a pointer.
