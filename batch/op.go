@@ -96,7 +96,8 @@ func (o *Op) resolveKeys() {
 	}
 }
 
-// Add inserts v, a pointer to a struct that embeds table.Meta.
+// Add inserts v, a pointer to a struct that embeds table.Meta, or a
+// *table.Entity (as every operation that takes a value).
 func Add(v any) Op { return Op{Kind: KindAdd, value: v} }
 
 // Upsert inserts v or merges into / replaces the existing entity.

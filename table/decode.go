@@ -138,6 +138,9 @@ func unquote(raw []byte) string {
 }
 
 func (p *plan) decode(data []byte, rv reflect.Value) error {
+	if p.raw {
+		return decodeEntity(data, rv.Addr().Interface().(*Entity))
+	}
 	rv.SetZero()
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	var extra Extra

@@ -96,6 +96,9 @@ func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(n
 // encode appends the JSON of rv to b. only, when non-nil, restricts the
 // properties written to those named (for index projections).
 func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte, error) {
+	if p.raw {
+		return encodeEntity(b, rv.Addr().Interface().(*Entity), only)
+	}
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	typ := p.typ.String()
 	if err := keys.ValidatePartitionKey(meta.PartitionKey); err != nil {

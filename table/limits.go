@@ -7,7 +7,7 @@ const (
 	// PartitionKey, RowKey and Timestamp (255 in all).
 	MaxUserProperties = 252
 	// MaxEntityBytes is the largest entity, measured the way the service
-	// measures it (see EntitySize).
+	// measures it (see Entity.Size).
 	MaxEntityBytes = 1 << 20
 	// MaxStringUTF16 is the longest string property: 64 KiB of UTF-16.
 	MaxStringUTF16 = 32 * 1024

@@ -44,6 +44,8 @@ type plan struct {
 	extra  []int // index path of the Extra field, or nil
 	// encrypted names the properties tagged encrypt.
 	encrypted []string
+	// raw: the type is Entity, encoded from its Properties map.
+	raw bool
 }
 
 var (
@@ -58,6 +60,9 @@ var (
 func newPlan(t reflect.Type) (*plan, error) {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil, inputErr("plan", typeName(t), "", ErrNotStructPointer, "entities are structs")
+	}
+	if t == entityType {
+		return entityPlan, nil
 	}
 	p := &plan{typ: t, byName: map[string]int{}}
 	if err := p.walk(t, nil); err != nil {

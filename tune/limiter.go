@@ -47,6 +47,7 @@ type Limiter struct {
 	mu      sync.Mutex
 	account bucket
 	parts   map[string]*bucket
+	swept   time.Time // when parts was last cleared of refilled buckets
 }
 
 // bucket is a token bucket whose tokens may go negative: a reservation.
@@ -66,6 +67,12 @@ func (b *bucket) reserve(now time.Time, rate float64, n float64) time.Duration {
 		return 0
 	}
 	return time.Duration(-b.tokens / rate * float64(time.Second))
+}
+
+// full reports whether b has refilled by now: it then behaves exactly as a
+// new bucket, so it can be dropped.
+func (b *bucket) full(now time.Time, rate float64) bool {
+	return b.tokens+now.Sub(b.last).Seconds()*rate >= rate
 }
 
 // NewLimiter returns a Limiter.
@@ -119,24 +126,109 @@ func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
 			}
 		}
 	}
-	l.mu.Lock()
-	now := l.now()
-	wait := l.account.reserve(now, l.perAcct, n)
-	if pk != "" {
-		b := l.parts[key.Resource+"\x00"+pk]
-		if b == nil {
-			b = &bucket{}
-			l.parts[key.Resource+"\x00"+pk] = b
-		}
-		wait = max(wait, b.reserve(now, l.perPart, n))
-	}
-	l.mu.Unlock()
+	wait := l.Reserve(key.Resource, pk, n)
 	if wait > 0 {
 		if err := l.sleep(req.Raw().Context(), wait); err != nil {
 			return nil, err
 		}
 	}
-	return req.Next()
+	resp, err := req.Next()
+	if err == nil && key.Operation == "QueryEntities" && resp.Body != nil && resp.StatusCode == http.StatusOK {
+		resp.Body = &pageCounter{body: resp.Body, charge: func(n int) {
+			if n > 1 {
+				l.Reserve(key.Resource, pk, float64(n-1))
+			}
+		}}
+	}
+	return resp, err
+}
+
+// etagName marks one entity in a query page: with minimal metadata (the
+// SDK's default and tablekit's) every entity carries its odata.etag.
+var etagName = []byte(`"odata.etag"`)
+
+// pageCounter counts a query page's entities as the body is read, with no
+// copy, and charges them once, at the end of the body or on Close.
+type pageCounter struct {
+	body    io.ReadCloser
+	charge  func(n int)
+	n       int
+	carry   []byte // the tail of the last read, for a name split across reads
+	charged bool
+}
+
+func (p *pageCounter) Read(b []byte) (int, error) {
+	n, err := p.body.Read(b)
+	if n > 0 {
+		// Count in carry+b[:n] without copying b: names wholly in b, plus
+		// those that straddle the boundary (start in carry, end in b).
+		// carry holds fewer bytes than a name, and so does the head of b
+		// joined to it: neither count can see a name twice.
+		keep := len(etagName) - 1
+		p.n += bytes.Count(b[:n], etagName)
+		joint := append(p.carry, b[:min(n, keep)]...)
+		p.n += bytes.Count(joint, etagName)
+		if n >= keep {
+			p.carry = append(p.carry[:0], b[n-keep:n]...)
+		} else {
+			// A short read: the new tail spans the old carry and b.
+			p.carry = append(p.carry[:0], joint[max(0, len(joint)-keep):]...)
+		}
+	}
+	if err == io.EOF {
+		p.done()
+	}
+	return n, err
+}
+
+func (p *pageCounter) Close() error {
+	p.done()
+	return p.body.Close()
+}
+
+func (p *pageCounter) done() {
+	if !p.charged {
+		p.charged = true
+		p.charge(p.n)
+	}
+}
+
+// Reserve takes n entities from the account's budget and, when
+// partitionKey is not "", from that partition's of table, and returns how
+// long the caller must wait before sending them. The policy calls it for
+// every request; call it yourself for work that does not go through a
+// client the Limiter is attached to.
+func (l *Limiter) Reserve(table, partitionKey string, n float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if now.Sub(l.swept) >= time.Second {
+		// Amortised: at most one pass a second over the buckets in use.
+		for k, b := range l.parts {
+			if b.full(now, l.perPart) {
+				delete(l.parts, k)
+			}
+		}
+		l.swept = now
+	}
+	wait := l.account.reserve(now, l.perAcct, n)
+	if partitionKey != "" {
+		k := table + "\x00" + partitionKey
+		b := l.parts[k]
+		if b == nil {
+			b = &bucket{}
+			l.parts[k] = b
+		}
+		wait = max(wait, b.reserve(now, l.perPart, n))
+	}
+	return wait
+}
+
+// Partitions is how many partitions' budgets the Limiter holds now.
+func (l *Limiter) Partitions() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.parts)
 }
 
 var _ policy.Policy = (*Limiter)(nil)

@@ -3,6 +3,8 @@ package tune_test
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -77,5 +79,77 @@ func TestLimiterKeepsUnderTheTargets(t *testing.T) {
 	}
 	if c.slept < 1900*time.Millisecond || c.slept > 2100*time.Millisecond {
 		t.Fatalf("a transaction of 30 waited %v, want about 2 s", c.slept)
+	}
+}
+
+// A query page is as many entities as it returns, as the service counts
+// them: a page of 30 at 10/s leaves the next request 2 s of debt.
+func TestLimiterCountsAQueryPagesEntities(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	svc := fake.NewTableService(nil)
+	plain := svc.NewClient("rows", nil)
+	if _, err := plain.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var ops []batch.Op
+	for i := 0; i < 30; i++ {
+		ops = append(ops, batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i)}}))
+	}
+	if _, err := batch.Submit(t.Context(), plain, ops...); err != nil {
+		t.Fatal(err)
+	}
+	lim := tune.NewLimiter(&tune.LimiterOptions{PerPartition: 10, PerAccount: 100, Now: c.now, Sleep: c.sleep})
+	opts := &aztables.ClientOptions{}
+	opts.PerCallPolicies = []policy.Policy{lim}
+	tb, _ := table.New[row](svc.NewClient("rows", opts), nil)
+	got, err := table.Collect(tb.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("p")}))
+	if err != nil || len(got) != 30 {
+		t.Fatalf("query: %d rows, %v", len(got), err)
+	}
+	c.slept = 0
+	if _, err := tb.Get(t.Context(), "p", "00", nil); err != nil {
+		t.Fatal(err)
+	}
+	// 10 tokens, 30 spent by the page, 1 by the read: 21 short at 10/s.
+	if c.slept < 2000*time.Millisecond || c.slept > 2200*time.Millisecond {
+		t.Fatalf("after a page of 30 entities at 10/s the next read waited %v, want about 2.1 s", c.slept)
+	}
+}
+
+// Partitions a process stops touching are forgotten: a bucket that has
+// refilled is the same as a new one. A million partitions, one request each,
+// a millisecond apart, leave at most the last few seconds' buckets.
+func TestLimiterForgetsIdlePartitions(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	lim := tune.NewLimiter(&tune.LimiterOptions{Now: c.now, Sleep: c.sleep})
+	const n = 1_000_000
+	for i := range n {
+		lim.Reserve("rows", fmt.Sprint(i), 1)
+		c.t = c.t.Add(time.Millisecond)
+	}
+	if got := lim.Partitions(); got > 3000 {
+		t.Fatalf("%d partition buckets kept after %d partitions touched once each over %v; want only the recently used", got, n, time.Duration(n)*time.Millisecond)
+	}
+}
+
+// BenchmarkLimiterManyPartitions touches a million partitions once each,
+// a millisecond apart on a fake clock, and reports the heap the Limiter
+// keeps afterwards and how many partition buckets it holds.
+func BenchmarkLimiterManyPartitions(b *testing.B) {
+	for b.Loop() {
+		c := &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+		lim := tune.NewLimiter(&tune.LimiterOptions{Now: c.now, Sleep: c.sleep})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range 1_000_000 {
+			lim.Reserve("rows", strconv.Itoa(i), 1)
+			c.t = c.t.Add(time.Millisecond)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(lim.Partitions()), "buckets")
+		runtime.KeepAlive(lim)
 	}
 }

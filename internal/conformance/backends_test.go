@@ -199,5 +199,11 @@ func TestUnderFaultsOnAzurite(t *testing.T) {
 	RunUnderFaults(t, env, services(t, env))
 }
 
+func TestRawEntityOnFake(t *testing.T)    { RunRawEntity(t, fakeEnv()) }
+func TestRawEntityOnAzurite(t *testing.T) { RunRawEntity(t, azuriteEnv(t)) }
+
+func TestPoisonQueueOnFake(t *testing.T)    { RunPoisonQueue(t, fakeEnv()) }
+func TestPoisonQueueOnAzurite(t *testing.T) { RunPoisonQueue(t, azuriteEnv(t)) }
+
 func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
 func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }

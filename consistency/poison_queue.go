@@ -1,0 +1,256 @@
+package consistency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+)
+
+// PoisonClient is the part of *azqueue.QueueClient a PoisonQueue uses on
+// the poison queue: the worker's Queue verbs plus peek and clear.
+type PoisonClient interface {
+	Queue
+	PeekMessages(ctx context.Context, o *azqueue.PeekMessagesOptions) (azqueue.PeekMessagesResponse, error)
+	ClearMessages(ctx context.Context, o *azqueue.ClearMessagesOptions) (azqueue.ClearMessagesResponse, error)
+	GetProperties(ctx context.Context, o *azqueue.GetQueuePropertiesOptions) (azqueue.GetQueuePropertiesResponse, error)
+}
+
+var _ PoisonClient = (*azqueue.QueueClient)(nil)
+
+// MaxPeekMessages is the most messages one Peek Messages call returns
+// (Queue service REST API, Peek Messages: numofmessages 1 to 32).
+const MaxPeekMessages = 32
+
+// maxGetMessages is the most messages one Get Messages call returns (Queue
+// service REST API, Get Messages: numofmessages 1 to 32).
+const maxGetMessages = 32
+
+// ErrBadPoisonOption reports an option of Peek, Replay or Purge out of the
+// service's range; nothing was sent.
+var ErrBadPoisonOption = errors.New("consistency: poison queue option out of range")
+
+// PoisonQueue is what an operator does with a worker's poison queue: look at
+// what failed, put messages back on the work queue once the cause is fixed,
+// or drop them.
+type PoisonQueue struct {
+	poison PoisonClient
+	work   Queue
+}
+
+// NewPoisonQueue returns a PoisonQueue over the poison queue a Worker writes
+// to and the work queue it reads (where Replay puts messages back).
+func NewPoisonQueue(poison PoisonClient, work Queue) *PoisonQueue {
+	return &PoisonQueue{poison: poison, work: work}
+}
+
+// Poisoned is one message of the poison queue: the record the worker wrote,
+// or, when the text is not a record, Text alone.
+type Poisoned struct {
+	// ID is the poison queue's id of this message (not the original's).
+	ID string
+	// Record is what the worker recorded; nil when Text is not a record.
+	Record *PoisonRecord
+	// Text is the message's text as stored.
+	Text string
+}
+
+// Type is the original message's type, or "" when it had none (malformed).
+func (p *Poisoned) Type() string {
+	if p.Record != nil && p.Record.Envelope != nil {
+		return p.Record.Envelope.Type
+	}
+	return ""
+}
+
+// original is the text to put back on the work queue, or false when there
+// is none (the text is not a record the worker wrote).
+func (p *Poisoned) original() (string, bool, error) {
+	switch {
+	case p.Record == nil:
+		return "", false, nil
+	case p.Record.Envelope != nil:
+		s, err := p.Record.Envelope.encode()
+		return s, true, err
+	case p.Record.Raw != "":
+		return p.Record.Raw, true, nil
+	}
+	return "", false, nil
+}
+
+func poisoned(id, text string) Poisoned {
+	p := Poisoned{ID: id, Text: text}
+	var rec PoisonRecord
+	if json.Unmarshal([]byte(text), &rec) == nil && rec.MessageID != "" {
+		p.Record = &rec
+	}
+	return p
+}
+
+// PeekOptions configure Peek. nil means the defaults.
+type PeekOptions struct {
+	// Max is how many messages to return, 1 to MaxPeekMessages (the
+	// service's limit). Default: MaxPeekMessages.
+	Max int
+}
+
+// PoisonPeek is what Peek saw: the first messages and the queue's
+// approximate length.
+type PoisonPeek struct {
+	Messages []Poisoned
+	// Approximate is the service's approximate message count.
+	Approximate int
+}
+
+// Peek returns the first messages of the poison queue without changing
+// them (the service shows at most MaxPeekMessages at a time), and the
+// queue's approximate length. It costs two requests.
+func (q *PoisonQueue) Peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
+	n := MaxPeekMessages
+	if opts != nil && opts.Max != 0 {
+		n = opts.Max
+	}
+	if n < 1 || n > MaxPeekMessages {
+		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadPoisonOption, n, MaxPeekMessages)
+	}
+	props, err := q.poison.GetProperties(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := q.poison.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(n))})
+	if err != nil {
+		return nil, err
+	}
+	out := &PoisonPeek{}
+	if props.ApproximateMessagesCount != nil {
+		out.Approximate = int(*props.ApproximateMessagesCount)
+	}
+	for _, m := range resp.Messages {
+		out.Messages = append(out.Messages, poisoned(deref(m.MessageID), deref(m.MessageText)))
+	}
+	return out, nil
+}
+
+// PoisonFilterOptions choose the messages Replay and Purge act on. nil
+// means every message.
+type PoisonFilterOptions struct {
+	// Match, when set, is asked about each message; false leaves it in
+	// the poison queue. Default: every message matches.
+	Match func(*Poisoned) bool
+	// Visibility is how long a message is hidden while it is examined
+	// (whole seconds). Default: 60 s.
+	VisibilitySeconds int32
+}
+
+// PoisonSummary counts what Replay or Purge did.
+type PoisonSummary struct {
+	// Done is how many messages were replayed (or purged).
+	Done int
+	// Kept is how many were left in the poison queue: not matched, or not
+	// replayable (a text the worker did not write).
+	Kept int
+}
+
+// Replay puts matching messages back on the work queue, as they were first
+// sent, and deletes them from the poison queue. Run it once the cause of
+// the failures is fixed.
+//
+// Each message is enqueued on the work queue, then deleted from the poison
+// queue. A crash between the two leaves it in both: the next Replay sends it
+// again, and the handler sees it twice, which handlers that converge to the
+// source's current state (as every tablekit handler does) make harmless.
+// Messages that do not match are hidden while the queue is read and made
+// visible again at the end (or after VisibilitySeconds if the process dies).
+func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+	return q.each(ctx, opts, func(p *Poisoned) (bool, error) {
+		text, ok, err := p.original()
+		if err != nil || !ok {
+			return false, err
+		}
+		_, err = q.work.EnqueueMessage(ctx, text, nil)
+		return err == nil, err
+	})
+}
+
+// Purge deletes matching messages from the poison queue. With no Match it
+// clears the queue in one request.
+func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+	if opts == nil || opts.Match == nil {
+		props, err := q.poison.GetProperties(ctx, nil)
+		if err != nil {
+			return PoisonSummary{}, err
+		}
+		if _, err := q.poison.ClearMessages(ctx, nil); err != nil {
+			return PoisonSummary{}, err
+		}
+		n := 0
+		if props.ApproximateMessagesCount != nil {
+			n = int(*props.ApproximateMessagesCount)
+		}
+		return PoisonSummary{Done: n}, nil
+	}
+	return q.each(ctx, opts, func(*Poisoned) (bool, error) { return true, nil })
+}
+
+// each dequeues the whole poison queue in batches; act decides, for each
+// matching message, whether it is done (then it is deleted). The others are
+// shown again once the queue has been read.
+func (q *PoisonQueue) each(ctx context.Context, opts *PoisonFilterOptions, act func(*Poisoned) (bool, error)) (PoisonSummary, error) {
+	var o PoisonFilterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.VisibilitySeconds == 0 {
+		o.VisibilitySeconds = 60
+	}
+	if o.VisibilitySeconds < 1 {
+		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadPoisonOption, o.VisibilitySeconds)
+	}
+	// A kept message is shown again with its own text: Update Message
+	// replaces the text with what it is given.
+	type held struct{ id, receipt, text string }
+	var kept []held
+	var sum PoisonSummary
+	// Show the kept ones again, also when the loop stops on an error: a
+	// fresh context, since ctx may be what ended it.
+	defer func() {
+		for _, h := range kept {
+			_, _ = q.poison.UpdateMessage(context.WithoutCancel(ctx), h.id, h.receipt, h.text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(0))})
+		}
+	}()
+	for {
+		resp, err := q.poison.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
+			NumberOfMessages:  to.Ptr(int32(maxGetMessages)),
+			VisibilityTimeout: to.Ptr(o.VisibilitySeconds),
+		})
+		if err != nil {
+			return sum, err
+		}
+		if len(resp.Messages) == 0 {
+			return sum, nil
+		}
+		for _, m := range resp.Messages {
+			p := poisoned(deref(m.MessageID), deref(m.MessageText))
+			h := held{deref(m.MessageID), deref(m.PopReceipt), deref(m.MessageText)}
+			done := false
+			if o.Match == nil || o.Match(&p) {
+				if done, err = act(&p); err != nil {
+					kept = append(kept, h)
+					return sum, err
+				}
+			}
+			if !done {
+				kept = append(kept, h)
+				sum.Kept++
+				continue
+			}
+			if _, err := q.poison.DeleteMessage(ctx, h.id, h.receipt, nil); err != nil {
+				return sum, err
+			}
+			sum.Done++
+		}
+	}
+}

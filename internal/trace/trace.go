@@ -1,0 +1,63 @@
+// Package trace opens tablekit's own spans through an azcore tracing
+// provider: the one the user gives the SDK's clients (for OpenTelemetry,
+// azotel.NewTracingProvider), passed to tablekit in its options. A pattern
+// operation then shows as one span (IntraPartitionIndex.Put,
+// Writer.Write, Worker.handle, Mover.move) with the SDK's HTTP spans as its
+// children. A zero provider traces nothing and costs nothing.
+//
+// aztables keeps its azcore.Client unexported, so tablekit cannot read the
+// tracer from a client it is given: the provider is an option instead.
+package trace
+
+import (
+	"context"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+)
+
+// Module is the instrumentation scope tablekit's spans carry.
+const Module = "github.com/tablekit/tablekit"
+
+// Attribute keys tablekit sets on its spans.
+const (
+	AttrTable      = "tablekit.table"
+	AttrPartition  = "tablekit.partition"
+	AttrOperations = "tablekit.operations"
+	AttrOutcome    = "tablekit.outcome"
+	AttrQueue      = "tablekit.queue"
+	AttrMessage    = "tablekit.message_type"
+)
+
+// Tracer opens spans; the zero Tracer opens none.
+type Tracer struct{ t tracing.Tracer }
+
+// New returns a Tracer over p.
+func New(p tracing.Provider) Tracer { return Tracer{t: p.NewTracer(Module, "")} }
+
+// Enabled reports whether spans are recorded.
+func (t Tracer) Enabled() bool { return t.t.Enabled() }
+
+// Start opens a span named name (Type.Method) with attrs. The returned end
+// records the outcome ("ok", or "error" with the error as the span's
+// status) and closes it. A span opened inside another tablekit span is
+// folded into it, as the Azure SDK does for nested SDK calls; HTTP spans
+// stay children of the outermost.
+func (t Tracer) Start(ctx context.Context, name string, attrs ...tracing.Attribute) (context.Context, func(error)) {
+	if !t.t.Enabled() {
+		return ctx, func(error) {}
+	}
+	ctx, end := runtime.StartSpan(ctx, name, t.t, &runtime.StartSpanOptions{Kind: tracing.SpanKindInternal, Attributes: attrs})
+	span := t.t.SpanFromContext(ctx)
+	return ctx, func(err error) {
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		span.SetAttributes(tracing.Attribute{Key: AttrOutcome, Value: outcome})
+		end(err)
+	}
+}
+
+// Attr is a span attribute.
+func Attr(key string, value any) tracing.Attribute { return tracing.Attribute{Key: key, Value: value} }

@@ -1,0 +1,151 @@
+package table_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/table"
+)
+
+// TestEntityDecodesEveryPayloadShape: the annotation wins; without one the
+// literal decides, so the service's "2.0" stays a Double and Int64 stays
+// Int64.
+func TestEntityDecodesEveryPayloadShape(t *testing.T) {
+	var c table.Codec
+	payload := `{"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-01-02T03:04:05.1234567Z",
+		"DFrac":2.0,"DExp":1e300,"DInt":2,"DBig":3000000000,"DAnn@odata.type":"Edm.Double","DAnn":2,
+		"DNaN@odata.type":"Edm.Double","DNaN":"NaN","DInf@odata.type":"Edm.Double","DInf":"-Infinity",
+		"I64@odata.type":"Edm.Int64","I64":"9007199254740993","I32@odata.type":"Edm.Int32","I32":-7,
+		"S":"x","B":false,"Null":null,
+		"T@odata.type":"Edm.DateTime","T":"2026-01-02T03:04:05.1234567Z",
+		"G@odata.type":"Edm.Guid","G":"0F8FAD5B-D9CB-469F-A165-70867728950E",
+		"Bin@odata.type":"Edm.Binary","Bin":"AAH/"}`
+	var e table.Entity
+	if err := c.Unmarshal([]byte(payload), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.PartitionKey != "p" || e.RowKey != "r" || e.ETag != `W/"1"` || e.Timestamp.Nanosecond() != 123456700 {
+		t.Fatalf("Meta %+v", e.Meta)
+	}
+	want := map[string]table.Value{
+		"DFrac": table.DoubleValue(2), "DExp": table.DoubleValue(1e300), "DBig": table.DoubleValue(3e9),
+		"DAnn": table.DoubleValue(2), "DNaN": table.DoubleValue(math.NaN()), "DInf": table.DoubleValue(math.Inf(-1)),
+		"I64": table.Int64Value(1<<53 + 1), "I32": table.Int32Value(-7), "S": table.StringValue("x"), "B": table.BoolValue(false),
+		"T":   table.DateTimeValue(time.Date(2026, 1, 2, 3, 4, 5, 123456700, time.UTC)),
+		"Bin": table.BinaryValue([]byte{0, 1, 0xff}),
+	}
+	g, _ := table.ParseGUID("0f8fad5b-d9cb-469f-a165-70867728950e")
+	want["G"] = table.GUIDValue(g)
+	for name, w := range want {
+		if got := e.Properties[name]; !got.Equal(w) {
+			t.Errorf("%s = %v, want %v", name, got, w)
+		}
+	}
+	if _, ok := e.Properties["Null"]; ok {
+		t.Errorf("null decoded as a property")
+	}
+	d := e.Properties["DInt"]
+	if d.Type() != table.EdmInt32 || !d.Inferred() {
+		t.Errorf("unannotated 2 = %v (inferred %v), want an inferred Int32", d, d.Inferred())
+	}
+	if x, ok := d.AsDouble(); !ok || x != 2 {
+		t.Errorf("AsDouble of an inferred Int32: %v %v", x, ok)
+	}
+	// Encoding is deterministic and annotates what needs it.
+	a, err := c.Marshal(&e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Marshal(&e)
+	if string(a) != string(b) {
+		t.Fatalf("two encodings differ:\n%s\n%s", a, b)
+	}
+	var back table.Entity
+	if err := c.Unmarshal(a, &back); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range e.Properties {
+		if !back.Properties[name].Equal(w) {
+			t.Errorf("re-encoded %s = %v, want %v", name, back.Properties[name], w)
+		}
+	}
+}
+
+func TestEntityDecodeRefusesWhatTheServiceNeverSends(t *testing.T) {
+	var c table.Codec
+	for _, payload := range []string{
+		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Decimal","X":"1"}`,
+		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Int64","X":"1.5"}`,
+		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Int32","X":3000000000}`,
+		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Guid","X":"nope"}`,
+		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Binary","X":"***"}`,
+		`{"PartitionKey":"p","RowKey":"r","X":{"nested":1}}`,
+	} {
+		var e table.Entity
+		err := c.Unmarshal([]byte(payload), &e)
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, table.ErrInvalidValue) {
+			t.Errorf("%s: %v, want an *InputError with ErrInvalidValue", payload, err)
+		}
+	}
+}
+
+func TestValueOfAndAccessors(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		in  any
+		typ string
+	}{
+		{"s", table.EdmString}, {true, table.EdmBoolean}, {int8(1), table.EdmInt32}, {int16(1), table.EdmInt32},
+		{int32(1), table.EdmInt32}, {uint8(1), table.EdmInt32}, {uint16(1), table.EdmInt32}, {int64(1), table.EdmInt64},
+		{1, table.EdmInt64}, {uint32(1), table.EdmInt64}, {1.5, table.EdmDouble}, {float32(1.5), table.EdmDouble},
+		{now, table.EdmDateTime}, {[]byte("b"), table.EdmBinary}, {table.GUID{1}, table.EdmGUID},
+	} {
+		v, err := table.ValueOf(tc.in)
+		if err != nil || v.Type() != tc.typ {
+			t.Errorf("ValueOf(%T) = %v, %v; want %s", tc.in, v, err, tc.typ)
+		}
+	}
+	if tm, _ := table.DateTimeValue(now).AsTime(); tm.Location() != time.UTC || !tm.Equal(now) {
+		t.Errorf("DateTime not kept in UTC: %v", tm)
+	}
+	b := []byte("abc")
+	v := table.BinaryValue(b)
+	b[0] = 'X'
+	if got, _ := v.AsBinary(); string(got) != "abc" {
+		t.Errorf("BinaryValue shares its bytes: %q", got)
+	}
+	if _, ok := table.StringValue("1").AsInt64(); ok {
+		t.Errorf("a String reads as an Int64")
+	}
+	if !(table.Value{}).IsZero() || table.Int32Value(0).IsZero() {
+		t.Errorf("IsZero")
+	}
+}
+
+// TestEntitySizeMatchesTheCheck: Size is the number the write check uses,
+// so an entity of exactly MaxEntityBytes is accepted and one byte more is
+// refused.
+func TestEntitySizeMatchesTheCheck(t *testing.T) {
+	var c table.Codec
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
+	e.Set("B", table.BinaryValue(nil))
+	base := e.Size()
+	for i := 0; base+table.MaxBinaryBytes*(i+1) < table.MaxEntityBytes-64; i++ {
+		e.Set("X"+string(rune('a'+i)), table.BinaryValue(make([]byte, table.MaxBinaryBytes)))
+	}
+	fill := table.MaxEntityBytes - e.Size()
+	e.Set("B", table.BinaryValue(make([]byte, fill)))
+	if e.Size() != table.MaxEntityBytes {
+		t.Fatalf("size %d", e.Size())
+	}
+	if _, err := c.Marshal(e); err != nil {
+		t.Fatalf("exactly MaxEntityBytes: %v", err)
+	}
+	e.Set("B", table.BinaryValue(make([]byte, fill+1)))
+	if _, err := c.Marshal(e); !errors.Is(err, table.ErrEntityTooLarge) {
+		t.Fatalf("one byte over: %v", err)
+	}
+}
