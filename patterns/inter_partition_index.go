@@ -2,15 +2,11 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -77,7 +73,7 @@ type copyAddr struct {
 type InterPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	defs    []CrossIndexDef[T]
-	copies  []*table.Table[T]
+	copies  []*table.Table[table.Entity]
 	project []map[string]bool
 	byName  map[string]int
 	sender  *consistency.Sender
@@ -136,7 +132,10 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 		if c == nil {
 			c = primary
 		}
-		ct, _ := table.New[T](c, nil)
+		ct, err := table.New[table.Entity](c, nil)
+		if err != nil {
+			return nil, err
+		}
 		x.copies = append(x.copies, ct)
 		var proj map[string]bool
 		if d.Project != nil {
@@ -299,13 +298,13 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 		if a.RK == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, a)
+		c, err := x.copyOf(i, v, a)
 		if err != nil {
 			return consistency.Permanent(err)
 		}
-		// Replace, never the SDK's default Merge: a property the primary
-		// lost must leave the copy too.
-		if _, err := x.copies[i].Client().UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
+		// Replace, never Merge: a property the primary lost must leave the
+		// copy too.
+		if err := x.copies[i].Upsert(ctx, c, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
 	}
@@ -313,37 +312,11 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 		if s.Index < 0 || s.Index >= len(x.defs) || s == want[s.Index] {
 			continue
 		}
-		if err := x.deleteIfMine(ctx, s, pk, rk); err != nil {
+		if _, err := removeIfOwned(ctx, x.copies[s.Index], s.PK, s.RK, ownerRef(pk, rk)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// deleteIfMine deletes a copy only if it still belongs to primary (pk, rk):
-// another entity may have taken its value since.
-func (x *InterPartitionIndex[T]) deleteIfMine(ctx context.Context, a copyAddr, pk, rk string) error {
-	resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
-	if table.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var ref struct {
-		Of   string      `json:"TkIndexOf"`
-		ETag azcore.ETag `json:"odata.etag"`
-	}
-	_ = json.Unmarshal(resp.Value, &ref)
-	if ref.Of != ownerRef(pk, rk) {
-		return nil
-	}
-	etag := resp.ETag
-	err = x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	if table.IsPreconditionFailed(err) {
-		return errors.New("patterns: the stale copy changed while being removed; retrying")
-	}
-	return err
 }
 
 // ownerRef names a primary in its copies: the tuple of its keys.
@@ -352,28 +325,29 @@ func ownerRef(pk, rk string) string {
 	return k
 }
 
-func (x *InterPartitionIndex[T]) copyBody(i int, v *T, a copyAddr) ([]byte, error) {
+// ownerKeys reads an owner reference back into the primary's keys.
+func ownerKeys(ref string) (pk, rk string, ok bool) {
+	parts, err := keys.DecodeTuple(ref)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// copyOf is v's copy in index i, at a.
+func (x *InterPartitionIndex[T]) copyOf(i int, v *T, a copyAddr) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
-	return encodeCopy(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
+	return copyEntity(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
 }
 
 // decodeCopy decodes a copy into T under its primary's keys (no ETag).
-func (x *InterPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
-	v := new(T)
-	if err := x.tbl.Decode(raw, v); err != nil {
-		return nil, err
+func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
+	ref, _ := ownerOf(e)
+	pk, rk, ok := ownerKeys(ref)
+	if !ok {
+		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, IndexOfProperty)
 	}
-	var ref struct {
-		Of string `json:"TkIndexOf"`
-	}
-	_ = json.Unmarshal(raw, &ref)
-	parts, err := keys.DecodeTuple(ref.Of)
-	if err != nil || len(parts) != 2 {
-		return nil, fmt.Errorf("patterns: %q is not an index copy", x.tbl.Meta(v).RowKey)
-	}
-	m := x.tbl.Meta(v)
-	m.PartitionKey, m.RowKey, m.ETag = parts[0], parts[1], ""
-	return v, nil
+	return fromCopy(x.tbl, e, pk, rk)
 }
 
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
@@ -387,11 +361,11 @@ func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if err := validKeys("InterPartitionIndex.Lookup", partitionKey, "value", value); err != nil {
 		return nil, err
 	}
-	resp, err := x.copies[i].Client().GetEntity(ctx, partitionKey, value, nil)
+	c, err := x.copies[i].Get(ctx, partitionKey, value, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "InterPartitionIndex.Lookup", PartitionKey: partitionKey, RowKey: value, Err: err}
+		return nil, fmt.Errorf("patterns: InterPartitionIndex.Lookup: %w", err)
 	}
-	return x.decodeCopy(resp.Value)
+	return x.decodeCopy(c)
 }
 
 // validKeys checks a PartitionKey and a RowKey (called rkField in errors)
@@ -417,12 +391,12 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
 	}
 	return func(yield func(*T, error) bool) {
-		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
+		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			v, err := x.decodeCopy(raw)
+			v, err := x.decodeCopy(c)
 			if !yield(v, err) || err != nil {
 				return
 			}
@@ -445,9 +419,10 @@ func (r *CrossReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Sta
 
 // VerifyAll reads the primaries that filter selects (zero: all) and every
 // copy in the indexes' tables, and reports missing, orphaned and stale
-// copies. progress, when set, is called with the entities read so far.
-// Orphans are judged among the primaries read: verify with the zero filter
-// for a full check.
+// copies; copies kept in the primaries' own table are told from primaries
+// by their owner reference. progress, when set, is called with the
+// entities read so far. Orphans are judged among the primaries read:
+// verify with the zero filter for a full check.
 func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*CrossReport, error) {
 	r := &CrossReport{toFix: map[[2]string]bool{}}
 	read := 0
@@ -459,20 +434,19 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	}
 	expected := map[copyAddr]*T{}
 	owners := map[string]bool{}
-	for raw, err := range table.QueryRaw(ctx, x.tbl.Client(), &table.QueryOptions{Filter: filter}) {
+	for e, err := range x.tbl.Entities().Query(ctx, &table.QueryOptions{Filter: filter}) {
 		if err != nil {
 			return nil, err
 		}
 		tick()
-		if isCopy(raw) {
+		if _, isCopy := ownerOf(e); isCopy {
 			continue // a copy kept in the primaries' table is no primary
 		}
-		v := new(T)
-		if err := x.tbl.Decode(raw, v); err != nil {
+		v, err := x.tbl.FromEntity(e)
+		if err != nil {
 			return nil, err
 		}
-		m := x.tbl.Meta(v)
-		owners[ownerRef(m.PartitionKey, m.RowKey)] = true
+		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
 		r.Primaries++
 		want, err := x.addrs("InterPartitionIndex.VerifyAll", v)
 		if err != nil {
@@ -487,31 +461,30 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	seen := map[copyAddr]bool{}
 	for i := range x.defs {
 		hasRef := table.Prop(IndexOfProperty).Ge("")
-		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: hasRef}) {
+		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: hasRef}) {
 			if err != nil {
 				return nil, err
 			}
 			tick()
-			var head struct {
-				PartitionKey, RowKey string
-				Of                   string `json:"TkIndexOf"`
-			}
-			_ = json.Unmarshal(raw, &head)
-			a := copyAddr{Index: i, PK: head.PartitionKey, RK: head.RowKey}
+			of, _ := ownerOf(c)
+			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
 			v, ok := expected[a]
 			if !ok {
-				if owners[head.Of] || filter.IsZero() {
-					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: head.Of})
+				if owners[of] || filter.IsZero() {
+					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: of, CopyETag: c.ETag})
 					r.orphans = append(r.orphans, a)
 				}
 				continue
 			}
 			r.Copies++
 			seen[a] = true
-			want, _ := x.copyBody(i, v, a)
-			if !table.SameProperties(want, raw) {
+			want, err := x.copyOf(i, v, a)
+			if err != nil {
+				return nil, err
+			}
+			if !sameCopy(want, c) {
 				m := x.tbl.Meta(v)
-				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
+				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey, CopyETag: c.ETag})
 				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 			}
 		}
@@ -530,59 +503,51 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 }
 
 // RepairAll fixes what VerifyAll found: each primary with missing or stale
-// copies is converged as Handle would (reads and upserts), and each orphan
-// is deleted if it still has no primary. Backfilling a new index is
-// VerifyAll then RepairAll. progress, when set, is called per item fixed.
+// copies is converged as Handle would (a read, and a Replace per copy),
+// and each orphan is deleted while it still has no primary (guarded by
+// its ETag). Backfilling a new index is VerifyAll then RepairAll.
+// progress, when set, is called per item fixed.
 func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *CrossReport, progress func(done, total int)) error {
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
-	for k := range r.toFix {
-		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
-			return err
-		}
+	step := func() {
 		done++
 		if progress != nil {
 			progress(done, total)
 		}
 	}
+	for k := range r.toFix {
+		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
+			return err
+		}
+		step()
+	}
 	for _, a := range r.orphans {
-		resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
+		c, err := x.copies[a.Index].Get(ctx, a.PK, a.RK, nil)
 		if table.IsNotFound(err) {
+			step()
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		var ref struct {
-			Of string `json:"TkIndexOf"`
-		}
-		_ = json.Unmarshal(resp.Value, &ref)
-		parts, _ := keys.DecodeTuple(ref.Of)
-		if len(parts) == 2 {
-			if _, err := x.tbl.Get(ctx, parts[0], parts[1], nil); err == nil {
-				// Its primary exists after all: converge it instead.
-				if err := x.converge(ctx, parts[0], parts[1], []copyAddr{a}); err != nil {
+		of, _ := ownerOf(c)
+		if pk, rk, ok := ownerKeys(of); ok {
+			if _, err := x.tbl.Get(ctx, pk, rk, nil); err == nil {
+				// Its primary exists after all: converge it instead, which
+				// removes this copy if the primary no longer calls for it.
+				if err := x.converge(ctx, pk, rk, []copyAddr{a}); err != nil {
 					return err
 				}
+				step()
 				continue
 			}
 		}
-		etag := resp.ETag
+		etag := c.ETag
 		if err := x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true}); err != nil {
 			return err
 		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
+		step()
 	}
 	return nil
-}
-
-// isCopy reports an entity that carries IndexOfProperty: an index copy.
-func isCopy(raw []byte) bool {
-	var head struct {
-		Of *string `json:"TkIndexOf"`
-	}
-	return json.Unmarshal(raw, &head) == nil && head.Of != nil
 }

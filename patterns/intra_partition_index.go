@@ -16,10 +16,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// IndexOfProperty is the property every index copy carries: the RowKey of
-// the primary entity it copies, so copies can be verified and repaired.
-const IndexOfProperty = "TkIndexOf"
-
 // IndexDef defines one secondary index of an IntraPartitionIndex.
 type IndexDef[T any] struct {
 	// Name identifies the index in lookups and reports.

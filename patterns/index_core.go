@@ -1,0 +1,111 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tablekit/tablekit/table"
+)
+
+// The index core: what every index of this package does the same way.
+// A copy is an entity of its own, written whole (Replace, never Merge), so
+// a property the primary loses leaves the copy too; it carries
+// IndexOfProperty, the reference to its owner, so a copy is removed only
+// while it still belongs to the primary that no longer wants it, and
+// verify can tell copies from primaries wherever they live.
+
+// IndexOfProperty is the property every index copy carries: the reference
+// to the primary entity it copies (its RowKey for IntraPartitionIndex, the
+// tuple of its keys otherwise), so copies can be verified and repaired.
+const IndexOfProperty = "TkIndexOf"
+
+// copyEntity is v's copy at (pk, rk): the properties v is stored with, only
+// those of project when it is not nil, and IndexOfProperty naming owner.
+func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) (*table.Entity, error) {
+	e, err := tbl.ToEntity(v)
+	if err != nil {
+		return nil, err
+	}
+	if project != nil {
+		for name := range e.Properties {
+			if !project[name] {
+				delete(e.Properties, name)
+			}
+		}
+	}
+	e.Meta = table.Meta{PartitionKey: pk, RowKey: rk}
+	e.Set(IndexOfProperty, table.StringValue(owner))
+	return e, nil
+}
+
+// ownerOf is the owner reference of a copy; false for an entity that is no
+// copy (a primary, or any other row).
+func ownerOf(e *table.Entity) (string, bool) {
+	v, ok := e.Get(IndexOfProperty)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// sameCopy reports a stored copy that holds exactly the properties of the
+// copy its primary calls for, with equal values: an extra property, a
+// missing one, another owner or another value makes it stale. An integral
+// Double that a service sent back without its annotation (an Inferred
+// Int32) equals the Double.
+func sameCopy(want, got *table.Entity) bool {
+	if len(want.Properties) != len(got.Properties) {
+		return false
+	}
+	for name, w := range want.Properties {
+		g, ok := got.Properties[name]
+		if !ok {
+			return false
+		}
+		if w.Equal(g) {
+			continue
+		}
+		wd, okW := w.AsDouble()
+		gd, okG := g.AsDouble()
+		if !okW || !okG || !(w.Inferred() || g.Inferred()) || wd != gd {
+			return false
+		}
+	}
+	return true
+}
+
+// fromCopy decodes a copy into T under its primary's keys, with no ETag:
+// the copy's version is not the primary's.
+func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, error) {
+	v, err := tbl.FromEntity(e)
+	if err != nil {
+		return nil, err
+	}
+	m := tbl.Meta(v)
+	m.PartitionKey, m.RowKey, m.ETag = pk, rk, ""
+	return v, nil
+}
+
+// removeIfOwned deletes the copy at (pk, rk) only while it belongs to
+// owner, guarded by the ETag it was read at: another primary may have
+// taken its value since, and its copy is not ours to remove. Two requests
+// (one when the copy is gone or not ours). A 412 means the copy changed
+// in between; the error says so and the caller runs again.
+func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, rk, owner string) (bool, error) {
+	c, err := copies.Get(ctx, pk, rk, nil)
+	if table.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if of, _ := ownerOf(c); of != owner {
+		return false, nil
+	}
+	etag := c.ETag
+	err = copies.Delete(ctx, pk, rk, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+	if table.IsPreconditionFailed(err) {
+		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
+	}
+	return err == nil, err
+}
