@@ -136,7 +136,7 @@ func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]in
 		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	var parts []indexPart
-	for raw, err := range rawQuery(ctx, x.client, table.RowPrefix(pk, p)) {
+	for raw, err := range table.QueryRaw(ctx, x.client, &table.QueryOptions{Filter: table.RowPrefix(pk, p)}) {
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -44,6 +43,7 @@ type IndexDef[T any] struct {
 type IntraPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	client  table.Client
+	raw     *table.Table[table.Entity] // the same table, for copies
 	primary string
 	defs    []IndexDef[T]
 	project []map[string]bool
@@ -71,7 +71,7 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 		return nil, bad("%s is a field of the type; it is reserved for index copies", IndexOfProperty)
 	}
 	prefixes := []string{primaryPrefix}
-	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, primary: primaryPrefix, defs: defs, byName: map[string]int{}}
+	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
 	for i, d := range defs {
 		switch {
 		case d.Name == "":
@@ -148,34 +148,20 @@ func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error)
 	return d.Prefix + enc, nil
 }
 
-// copyBody encodes v's copy for index i under RowKey rk.
-func (x *IntraPartitionIndex[T]) copyBody(i int, v *T, rk string) ([]byte, error) {
+// copyOf is v's copy for index i under RowKey rk; its owner reference is
+// the primary's RowKey (the copy shares its partition).
+func (x *IntraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
-	return encodeCopy(x.tbl, v, x.project[i], m.PartitionKey, rk, m.RowKey)
+	return copyEntity(x.tbl, v, x.project[i], m.PartitionKey, rk, m.RowKey)
 }
 
-// encodeCopy encodes v as an index copy at (pk, rk): the projected
-// properties (all when project is nil) and IndexOfProperty naming owner.
-func encodeCopy[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) ([]byte, error) {
-	c := *v
-	m := tbl.Meta(&c)
-	m.PartitionKey, m.RowKey, m.ETag = pk, rk, ""
-	var body []byte
-	var err error
-	if project != nil {
-		body, err = tbl.EncodeOnly(&c, project)
-	} else {
-		body, err = tbl.Encode(&c)
+// copyOp writes a copy whole: Add when its unique value must be free,
+// Replace otherwise.
+func copyOp(c *table.Entity, mustBeNew bool) batch.Op {
+	if mustBeNew {
+		return batch.Add(c)
 	}
-	if err != nil {
-		return nil, err
-	}
-	ref, _ := json.Marshal(owner)
-	out := make([]byte, 0, len(body)+len(IndexOfProperty)+len(ref)+4)
-	out = append(out, body[:len(body)-1]...)
-	out = append(out, `,"`+IndexOfProperty+`":`...)
-	out = append(out, ref...)
-	return append(out, '}'), nil
+	return batch.Upsert(c, table.Replace)
 }
 
 // plan is the copies a value needs: RowKey per index ("" for none). op
@@ -230,16 +216,14 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 		if rk == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, rk)
+		c, err := x.copyOf(i, v, rk)
 		if err != nil {
 			return err
 		}
-		kind := batch.KindUpsertReplace
 		if x.defs[i].Unique {
-			kind = batch.KindAdd
 			uniqueAt[tx.Len()] = i
 		}
-		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+		if err := tx.Append(copyOp(c, x.defs[i].Unique)); err != nil {
 			return err
 		}
 	}
@@ -340,16 +324,15 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 		if next[i] == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, next[i])
+		c, err := x.copyOf(i, v, next[i])
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		kind := batch.KindUpsertReplace
-		if x.defs[i].Unique && next[i] != prev[i] {
-			kind = batch.KindAdd // a value new to this entity must be free
+		isNew := x.defs[i].Unique && next[i] != prev[i] // a value new to this entity must be free
+		if isNew {
 			uniqueAt[tx.Len()] = i
 		}
-		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+		if err := tx.Append(copyOp(c, isNew)); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -466,20 +449,12 @@ func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
 
 // decodeCopy decodes an index copy into T with the primary's keys; its
 // ETag is left empty, since the copy's version is not the primary's.
-func (x *IntraPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
-	v := new(T)
-	if err := x.tbl.Decode(raw, v); err != nil {
-		return nil, err
+func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
+	of, ok := ownerOf(c)
+	if !ok || of == "" {
+		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, IndexOfProperty)
 	}
-	var ref struct {
-		Of string `json:"TkIndexOf"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil || ref.Of == "" {
-		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", x.tbl.Meta(v).RowKey, IndexOfProperty)
-	}
-	m := x.tbl.Meta(v)
-	m.RowKey, m.ETag = ref.Of, ""
-	return v, nil
+	return fromCopy(x.tbl, c, c.PartitionKey, of)
 }
 
 // Lookup finds the entity whose value in a unique index is value: one point
@@ -501,11 +476,11 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "PartitionKey", Rule: err}
 	}
-	resp, err := x.client.GetEntity(ctx, partitionKey, rk, nil)
+	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "IntraPartitionIndex.Lookup", PartitionKey: partitionKey, RowKey: rk, Err: err}
+		return nil, fmt.Errorf("patterns: IntraPartitionIndex.Lookup: %w", err)
 	}
-	return x.decodeCopy(resp.Value)
+	return x.decodeCopy(c)
 }
 
 // Find returns the entities whose value in an index equals value, in the
@@ -569,12 +544,12 @@ func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey
 
 func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		for raw, err := range rawQuery(ctx, x.client, f) {
+		for c, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: f}) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			v, err := x.decodeCopy(raw)
+			v, err := x.decodeCopy(c)
 			if !yield(v, err) || err != nil {
 				return
 			}
@@ -584,11 +559,6 @@ func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.
 
 func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
-}
-
-// rawQuery yields the raw entities of a filtered query.
-func rawQuery(ctx context.Context, client table.Client, f table.Filter) iter.Seq2[[]byte, error] {
-	return table.QueryRaw(ctx, client, &table.QueryOptions{Filter: f})
 }
 
 // IndexIssue is one disagreement between a primary entity and its copies.
@@ -611,13 +581,7 @@ type IndexReport struct {
 	// Stale: a copy in its place whose values differ from its primary's.
 	Stale []IndexIssue
 
-	primaries map[string]*seenPrimary
-}
-
-// seenPrimary is a primary as Verify read it, kept for Repair.
-type seenPrimary struct {
-	raw  []byte
-	etag azcore.ETag
+	primaries map[string]*table.Entity // as Verify read them, for Repair
 }
 
 // OK reports a partition whose copies all agree with their primaries.
@@ -626,42 +590,33 @@ func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Sta
 // Verify reads one partition (one request per page) and reports every copy
 // that is missing, orphaned or stale.
 func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
-	r := &IndexReport{primaries: map[string]*seenPrimary{}}
+	r := &IndexReport{primaries: map[string]*table.Entity{}}
 	type copyRow struct {
 		index int
-		raw   []byte
+		e     *table.Entity
 		of    string
-		etag  azcore.ETag
 	}
 	copies := map[string]copyRow{} // by RowKey
 	var order []string
 	var prim []*T
-	for raw, err := range rawQuery(ctx, x.client, table.Partition(partitionKey)) {
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
 		if err != nil {
 			return nil, err
 		}
-		var head struct {
-			RowKey string
-			ETag   azcore.ETag `json:"odata.etag"`
-			Of     string      `json:"TkIndexOf"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, err
-		}
-		if strings.HasPrefix(head.RowKey, x.primary) {
-			v := new(T)
-			if err := x.tbl.Decode(raw, v); err != nil {
+		if strings.HasPrefix(e.RowKey, x.primary) {
+			v, err := x.tbl.FromEntity(e)
+			if err != nil {
 				return nil, err
 			}
-			x.tbl.Meta(v).ETag = head.ETag
 			prim = append(prim, v)
-			r.primaries[head.RowKey] = &seenPrimary{raw: raw, etag: head.ETag}
+			r.primaries[e.RowKey] = e
 			continue
 		}
 		for i, d := range x.defs {
-			if strings.HasPrefix(head.RowKey, d.Prefix) {
-				copies[head.RowKey] = copyRow{index: i, raw: raw, of: head.Of, etag: head.ETag}
-				order = append(order, head.RowKey)
+			if strings.HasPrefix(e.RowKey, d.Prefix) {
+				of, _ := ownerOf(e)
+				copies[e.RowKey] = copyRow{index: i, e: e, of: of}
+				order = append(order, e.RowKey)
 				break
 			}
 		}
@@ -687,16 +642,16 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			}
 			if c.of != m.RowKey {
 				// Another entity's copy holds this entity's unique value.
-				issue.CopyETag = c.etag
+				issue.CopyETag = c.e.ETag
 				r.Stale = append(r.Stale, issue)
 				continue
 			}
-			wantBody, err := x.copyBody(i, v, rk)
+			want, err := x.copyOf(i, v, rk)
 			if err != nil {
 				return nil, err
 			}
-			if !table.SameProperties(wantBody, c.raw) {
-				issue.CopyETag = c.etag
+			if !sameCopy(want, c.e) {
+				issue.CopyETag = c.e.ETag
 				r.Stale = append(r.Stale, issue)
 			}
 		}
@@ -706,7 +661,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			continue
 		}
 		c := copies[rk]
-		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.etag})
+		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
 	}
 	// The report keeps only the primaries Repair will need, so a healthy
 	// partition's report holds no entity bodies.
@@ -844,16 +799,16 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 }
 
 // repairOps builds one primary's repair: the guard, then its copies.
-func (x *IntraPartitionIndex[T]) repairOps(p *seenPrimary, issues []IndexIssue) (repairGroup, error) {
+func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
-	v := new(T)
-	if err := x.tbl.Decode(p.raw, v); err != nil {
+	v, err := x.tbl.FromEntity(p)
+	if err != nil {
 		return g, err
 	}
 	m := x.tbl.Meta(v)
-	guard := p.etag
-	keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
-	g.ops = append(g.ops, batch.Raw(batch.KindUpdateMerge, keysOnly, &guard))
+	// The guard: a merge of no property, which changes nothing but the
+	// ETag, and fails if the primary changed since Verify read it.
+	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
 	want, err := x.plan("IntraPartitionIndex.Repair", v)
 	if err != nil {
 		return g, err
@@ -861,11 +816,11 @@ func (x *IntraPartitionIndex[T]) repairOps(p *seenPrimary, issues []IndexIssue) 
 	for _, is := range issues {
 		i := x.byName[is.Index]
 		if want[i] == is.Copy {
-			body, err := x.copyBody(i, v, is.Copy)
+			c, err := x.copyOf(i, v, is.Copy)
 			if err != nil {
 				return g, err
 			}
-			g.ops = append(g.ops, batch.Raw(batch.KindUpsertReplace, body, nil))
+			g.ops = append(g.ops, copyOp(c, false))
 			g.written++
 		} else {
 			g.ops = append(g.ops, batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag))
