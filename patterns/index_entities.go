@@ -57,6 +57,7 @@ type IndexEntitiesOptions struct {
 // cross-partition patterns.)
 type IndexEntities[T any] struct {
 	tbl    *table.Table[T]
+	raw    *table.Table[table.Entity] // the same table, for index entities
 	client table.Client
 	prefix string
 	value  func(*T) string
@@ -78,7 +79,7 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 	if err := keys.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	x := &IndexEntities[T]{tbl: tbl, client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
+	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
 		retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5e6, MaxDelay: 5e8}, par: 8}
 	if opts != nil {
 		if opts.MaxListUnits > 0 && opts.MaxListUnits < DefaultMaxListUnits {
@@ -136,11 +137,11 @@ func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]in
 		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	var parts []indexPart
-	for raw, err := range table.QueryRaw(ctx, x.client, &table.QueryOptions{Filter: table.RowPrefix(pk, p)}) {
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(pk, p)}) {
 		if err != nil {
 			return nil, err
 		}
-		part, err := decodePart(raw)
+		part, err := decodePart(e)
 		if err != nil {
 			return nil, err
 		}
@@ -149,46 +150,49 @@ func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]in
 	return parts, nil
 }
 
-func decodePart(raw []byte) (indexPart, error) {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return indexPart{}, err
-	}
-	part := indexPart{}
-	part.rowKey, _ = m["RowKey"].(string)
-	etag, _ := m["odata.etag"].(string)
-	part.etag = azcore.ETag(etag)
+// idsProperty is the name of the i-th string property of an ID list.
+func idsProperty(i int) string { return fmt.Sprintf("IDs%02d", i) }
+
+func decodePart(e *table.Entity) (indexPart, error) {
+	part := indexPart{rowKey: e.RowKey, etag: e.ETag}
 	var list strings.Builder
 	for i := 0; i < maxChunks; i++ {
-		s, ok := m[fmt.Sprintf("IDs%02d", i)].(string)
+		v, ok := e.Get(idsProperty(i))
 		if !ok {
 			break
+		}
+		s, ok := v.AsString()
+		if !ok {
+			return indexPart{}, fmt.Errorf("patterns: index entity %q: %s is not a string", e.RowKey, idsProperty(i))
 		}
 		list.WriteString(s)
 	}
 	if list.Len() > 0 {
 		if err := json.Unmarshal([]byte(list.String()), &part.ids); err != nil {
-			return indexPart{}, fmt.Errorf("patterns: index entity %q has a malformed ID list: %w", part.rowKey, err)
+			return indexPart{}, fmt.Errorf("patterns: index entity %q has a malformed ID list: %w", e.RowKey, err)
 		}
 	}
 	return part, nil
 }
 
-// encodePart writes an index entity holding ids, or reports that they do not fit.
-func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string) ([]byte, bool) {
+// encodePart is an index entity holding ids, or false when they do not fit.
+func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string) (*table.Entity, bool) {
+	// The list is a JSON array of strings (the one use of encoding/json
+	// left in the index entities: a list format, not an entity), cut over
+	// string properties of 64 KiB.
 	list, _ := json.Marshal(ids)
 	s := string(list)
 	if keys.UTF16Len(s) > x.max {
 		return nil, false
 	}
-	m := map[string]any{"PartitionKey": pk, "RowKey": rk, "Value": value}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+	e.Set("Value", table.StringValue(value))
 	for i := 0; s != ""; i++ {
 		cut := cutUnits(s, chunkUnits)
-		m[fmt.Sprintf("IDs%02d", i)] = s[:cut]
+		e.Set(idsProperty(i), table.StringValue(s[:cut]))
 		s = s[cut:]
 	}
-	body, _ := json.Marshal(m)
-	return body, true
+	return e, true
 }
 
 // cutUnits is the longest prefix of s, cut between runes, within n UTF-16 units.
@@ -211,9 +215,9 @@ func cutUnits(s string, n int) int {
 func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch.Op, error) {
 	if len(parts) > 0 {
 		last := parts[len(parts)-1]
-		if body, ok := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id)); ok {
-			etag := last.etag
-			return batch.Raw(batch.KindUpdateReplace, body, &etag), nil
+		if e, ok := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id)); ok {
+			e.ETag = last.etag
+			return batch.Update(e, table.Replace), nil
 		}
 	}
 	n := 0
@@ -228,11 +232,11 @@ func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch
 	if err != nil {
 		return batch.Op{}, err
 	}
-	body, ok := x.encodePart(pk, rk, value, []string{id})
+	e, ok := x.encodePart(pk, rk, value, []string{id})
 	if !ok {
 		return batch.Op{}, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", id)
 	}
-	return batch.Raw(batch.KindAdd, body, nil), nil
+	return batch.Add(e), nil
 }
 
 func partNumber(rk string) (int, error) {
@@ -255,9 +259,9 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		if len(rest) == 0 {
 			return batch.DeleteIf(pk, p.rowKey, p.etag), true
 		}
-		body, _ := x.encodePart(pk, p.rowKey, value, rest)
-		etag := p.etag
-		return batch.Raw(batch.KindUpdateReplace, body, &etag), true
+		e, _ := x.encodePart(pk, p.rowKey, value, rest)
+		e.ETag = p.etag
+		return batch.Update(e, table.Replace), true
 	}
 	return batch.Op{}, false
 }
