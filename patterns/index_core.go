@@ -2,8 +2,10 @@ package patterns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -108,4 +110,94 @@ func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, r
 		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
 	}
 	return err == nil, err
+}
+
+// RepairSummary counts what a repair did.
+type RepairSummary struct {
+	Transactions int
+	Written      int // copies or index entities written (missing or stale)
+	Deleted      int // orphan copies or emptied index entities deleted
+}
+
+// RepairOptions configure a repair. nil means the defaults.
+type RepairOptions struct {
+	// PerTransaction caps the operations of one repair transaction, 2 to
+	// 100. Default: 100.
+	PerTransaction int
+	// Progress, when set, is called after each transaction with the
+	// entities (primaries, or values of index entities) repaired so far
+	// and their total. Default: nil.
+	Progress func(done, total int)
+}
+
+// repairGroup is the repair of one primary (or one value's list): its
+// operations, which must commit together.
+type repairGroup struct {
+	ops              []batch.Op
+	written, deleted int
+}
+
+// repairPacked submits groups packed into transactions of at most
+// PerTransaction operations (the groups of one partition share them). If
+// a packed transaction fails because one of its entities changed (412, or
+// 404 when it is gone, or 409 when it was created), its groups are sent
+// one by one, so the others are still repaired; a failing service is not
+// retried. Every group's own guard makes a concurrent change fail its
+// repair instead of writing stale data: Verify again.
+func repairPacked(ctx context.Context, client table.Client, groups []repairGroup, opts *RepairOptions) (RepairSummary, error) {
+	per := batch.MaxOperations
+	var progress func(done, total int)
+	if opts != nil {
+		if opts.PerTransaction >= 2 && opts.PerTransaction < per {
+			per = opts.PerTransaction
+		}
+		progress = opts.Progress
+	}
+	var sum RepairSummary
+	done := 0
+	submit := func(gs []repairGroup) error {
+		tx := batch.NewTransaction(nil)
+		for _, g := range gs {
+			for _, op := range g.ops {
+				if err := tx.Append(op); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.Submit(ctx, client); err != nil {
+			return err
+		}
+		sum.Transactions++
+		for _, g := range gs {
+			sum.Written += g.written
+			sum.Deleted += g.deleted
+		}
+		done += len(gs)
+		if progress != nil {
+			progress(done, len(groups))
+		}
+		return nil
+	}
+	var errs []error
+	for i := 0; i < len(groups); {
+		j, n := i, 0
+		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
+			n += len(groups[j].ops)
+			j++
+		}
+		if err := submit(groups[i:j]); err != nil {
+			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err) || table.IsAlreadyExists(err)
+			if j-i == 1 || !changed {
+				errs = append(errs, err)
+			} else {
+				for _, g := range groups[i:j] { // one changed entity must not hold back the rest
+					if err := submit([]repairGroup{g}); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
+		}
+		i = j
+	}
+	return sum, errors.Join(errs...)
 }

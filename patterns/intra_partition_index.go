@@ -677,27 +677,6 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	return r, nil
 }
 
-// RepairSummary counts what Repair did.
-type RepairSummary struct {
-	Transactions int
-	Written      int // copies written (missing or stale)
-	Deleted      int // orphan copies deleted
-}
-
-// RepairOptions configure Repair. nil means the defaults.
-type RepairOptions struct {
-	// PerTransaction caps the operations of one repair transaction, 2 to
-	// 100. Default: 100 (up to 50 primaries, each with its guard and copy).
-	PerTransaction int
-}
-
-// repairGroup is one primary's repair: its guard and copy operations,
-// which must commit together.
-type repairGroup struct {
-	ops              []batch.Op
-	written, deleted int
-}
-
 // Repair fixes what Verify reported. Each primary's missing and stale copies
 // are rewritten, and the copies it no longer calls for deleted, together
 // with a guard on the primary's ETag as Verify read it (a merge that changes
@@ -709,11 +688,6 @@ type repairGroup struct {
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
-	per := batch.MaxOperations
-	if opts != nil && opts.PerTransaction >= 2 && opts.PerTransaction < per {
-		per = opts.PerTransaction
-	}
-	var sum RepairSummary
 	byPrimary := map[string][]IndexIssue{}
 	var order []string
 	add := func(is IndexIssue) {
@@ -737,52 +711,12 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	for _, rk := range order {
 		g, err := x.repairOps(r.primaries[rk], byPrimary[rk])
 		if err != nil {
-			return sum, err
+			return RepairSummary{}, err
 		}
 		groups = append(groups, g)
 	}
-	submit := func(gs []repairGroup) error {
-		tx := batch.NewTransaction(nil)
-		for _, g := range gs {
-			for _, op := range g.ops {
-				if err := tx.Append(op); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := tx.Submit(ctx, x.client); err != nil {
-			return err
-		}
-		sum.Transactions++
-		for _, g := range gs {
-			sum.Written += g.written
-			sum.Deleted += g.deleted
-		}
-		return nil
-	}
-	var errs []error
-	for i := 0; i < len(groups); {
-		j, n := i, 0
-		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
-			n += len(groups[j].ops)
-			j++
-		}
-		if err := submit(groups[i:j]); err != nil {
-			// Only a changed entity (412, or 404 when it is gone) is worth
-			// retrying the others without it; a failing service is not.
-			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err)
-			if j-i == 1 || !changed {
-				errs = append(errs, err)
-			} else {
-				for _, g := range groups[i:j] { // one changed primary must not hold back the rest
-					if err := submit([]repairGroup{g}); err != nil {
-						errs = append(errs, err)
-					}
-				}
-			}
-		}
-		i = j
-	}
+	sum, err := repairPacked(ctx, x.client, groups, opts)
+	errs := []error{err}
 	var ops []batch.Op
 	for _, is := range lone {
 		ops = append(ops, batch.DeleteIf(is.PartitionKey, is.Copy, is.CopyETag))
