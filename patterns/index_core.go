@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
 )
@@ -201,3 +202,32 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 	}
 	return sum, errors.Join(errs...)
 }
+
+// IndexIssue is one disagreement between a primary entity and its copies
+// (for IndexEntities: between an entity and its value's ID list, where
+// Copy is the RowKey of the index entity concerned).
+type IndexIssue struct {
+	Index        string
+	PartitionKey string
+	Primary      string      // the primary's RowKey ("" if it is missing)
+	Copy         string      // the copy's RowKey
+	CopyETag     azcore.ETag // the copy's version, when the copy exists
+}
+
+// IndexReport is what a Verify found, for every index kind.
+type IndexReport struct {
+	Primaries, Copies int
+	// Missing: a primary lacks the copy its value calls for (also every
+	// entity of an index added to an existing partition).
+	Missing []IndexIssue
+	// Orphans: a copy whose primary does not exist or no longer calls for it.
+	Orphans []IndexIssue
+	// Stale: a copy in its place whose values differ from its primary's.
+	Stale []IndexIssue
+
+	primaries map[string]*table.Entity // as Verify read them, for Repair
+	lists     map[string]*listState    // IndexEntities: by value, for Repair
+}
+
+// OK reports a partition whose copies all agree with their primaries.
+func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -482,4 +483,162 @@ func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, val
 		return nil, err
 	}
 	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
+}
+
+// listState is one value's list as Verify read it and as its entities
+// call for it, kept for Repair.
+type listState struct {
+	pk    string
+	value string
+	parts []indexPart // as stored, in part order
+	want  []string    // the IDs of the entities with the value, in key order
+}
+
+// Verify reads one partition (one request per page) and compares every
+// value's ID list with the entities that have the value: an entity missing
+// from its value's list is Missing, an ID whose entity is gone or has
+// another value is an Orphan, an ID listed twice is Stale. Rows whose
+// RowKey starts with the prefix are index entities; every other row is an
+// entity of T.
+func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: "IndexEntities.Verify", Field: "PartitionKey", Rule: err}
+	}
+	r := &IndexReport{lists: map[string]*listState{}}
+	list := func(value string) *listState {
+		l := r.lists[value]
+		if l == nil {
+			l = &listState{pk: partitionKey, value: value}
+			r.lists[value] = l
+		}
+		return l
+	}
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(e.RowKey, x.prefix) {
+			part, err := decodePart(e)
+			if err != nil {
+				return nil, err
+			}
+			value, _ := e.Get("Value")
+			s, _ := value.AsString()
+			l := list(s)
+			l.parts = append(l.parts, part)
+			r.Copies += len(part.ids)
+			continue
+		}
+		v, err := x.tbl.FromEntity(e)
+		if err != nil {
+			return nil, err
+		}
+		r.Primaries++
+		if value := x.value(v); value != "" {
+			l := list(value)
+			l.want = append(l.want, e.RowKey)
+		}
+	}
+	for value, l := range r.lists {
+		issues := len(r.Missing) + len(r.Orphans) + len(r.Stale)
+		want := map[string]bool{}
+		for _, id := range l.want {
+			want[id] = true
+		}
+		listed := map[string]bool{}
+		for _, p := range l.parts {
+			for _, id := range p.ids {
+				issue := IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
+				switch {
+				case listed[id]:
+					r.Stale = append(r.Stale, issue)
+				case !want[id]:
+					r.Orphans = append(r.Orphans, issue)
+				}
+				listed[id] = true
+			}
+		}
+		for _, id := range l.want {
+			if !listed[id] {
+				first := ""
+				if len(l.parts) > 0 {
+					first = l.parts[0].rowKey
+				}
+				r.Missing = append(r.Missing, IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: first})
+			}
+		}
+		if len(r.Missing)+len(r.Orphans)+len(r.Stale) == issues {
+			delete(r.lists, value) // a healthy list: Repair leaves it alone
+		}
+	}
+	return r, nil
+}
+
+// Repair rewrites every list Verify found wrong to hold exactly the IDs of
+// the entities with its value, in key order: each value's index entities
+// are rewritten together, each guarded by the ETag Verify read, so a list
+// that changed since (an Add, Remove or Change) makes that value's repair
+// fail instead of losing the change: run Verify again. The values of a
+// partition share transactions (see RepairOptions).
+func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+	var groups []repairGroup
+	values := slices.Sorted(maps.Keys(r.lists))
+	for _, value := range values {
+		g, err := x.relist(r.lists[value])
+		if err != nil {
+			return RepairSummary{}, err
+		}
+		groups = append(groups, g)
+	}
+	return repairPacked(ctx, x.client, groups, opts)
+}
+
+// relist is the operations that make one value's index entities hold
+// exactly l.want: the parts renumbered from 0, each filled as far as it
+// holds, the old ones updated or deleted under their ETags.
+func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
+	var g repairGroup
+	pk := l.pk
+	// Chunk the list greedily into parts that fit.
+	var chunks [][]string
+	var cur []string
+	for _, id := range l.want {
+		if _, ok := x.encodePart(pk, "", l.value, append(cur, id)); ok || len(cur) == 0 {
+			cur = append(cur, id)
+			continue
+		}
+		chunks, cur = append(chunks, cur), []string{id}
+	}
+	if len(cur) > 0 {
+		chunks = append(chunks, cur)
+	}
+	old := map[string]indexPart{}
+	for _, p := range l.parts {
+		old[p.rowKey] = p
+	}
+	for i, ids := range chunks {
+		rk, err := x.partKey(l.value, i)
+		if err != nil {
+			return g, err
+		}
+		e, ok := x.encodePart(pk, rk, l.value, ids)
+		if !ok {
+			return g, fmt.Errorf("patterns: IndexEntities.Repair: the ID %q alone outgrows an index entity", ids[0])
+		}
+		if p, had := old[rk]; had {
+			e.ETag = p.etag
+			g.ops = append(g.ops, batch.Update(e, table.Replace))
+			delete(old, rk)
+		} else {
+			g.ops = append(g.ops, batch.Add(e))
+		}
+		g.written++
+	}
+	for _, p := range l.parts {
+		if _, left := old[p.rowKey]; left {
+			g.ops = append(g.ops, batch.DeleteIf(pk, p.rowKey, p.etag))
+			g.deleted++
+		}
+	}
+	return g, nil
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -560,32 +559,6 @@ func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.
 func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
-
-// IndexIssue is one disagreement between a primary entity and its copies.
-type IndexIssue struct {
-	Index        string
-	PartitionKey string
-	Primary      string      // the primary's RowKey ("" if it is missing)
-	Copy         string      // the copy's RowKey
-	CopyETag     azcore.ETag // the copy's version, when the copy exists
-}
-
-// IndexReport is what Verify found in a partition.
-type IndexReport struct {
-	Primaries, Copies int
-	// Missing: a primary lacks the copy its value calls for (also every
-	// entity of an index added to an existing partition).
-	Missing []IndexIssue
-	// Orphans: a copy whose primary does not exist or no longer calls for it.
-	Orphans []IndexIssue
-	// Stale: a copy in its place whose values differ from its primary's.
-	Stale []IndexIssue
-
-	primaries map[string]*table.Entity // as Verify read them, for Repair
-}
-
-// OK reports a partition whose copies all agree with their primaries.
-func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
 
 // Verify reads one partition (one request per page) and reports every copy
 // that is missing, orphaned or stale.

@@ -55,6 +55,7 @@ func mergeInto(t *testing.T, c *aztables.Client, pk, rk string, props map[string
 // each case failed before its fix, on the fake and on Azurite.
 func RunPatternDefects(t *testing.T, env Env) {
 	ctx := t.Context()
+	t.Run("index core", func(t *testing.T) { runIndexCore(t, env) })
 	nickDef := func(c table.Client) patterns.CrossIndexDef[Nicked] {
 		return patterns.CrossIndexDef[Nicked]{Name: "email", Client: c,
 			PartitionKey: func(e *Nicked) string { return "email_" + e.Department },
