@@ -227,6 +227,8 @@ type IndexReport struct {
 
 	primaries map[string]*table.Entity // as Verify read them, for Repair
 	lists     map[string]*listState    // IndexEntities: by value, for Repair
+	toFix     map[[2]string]bool       // InterPartitionIndex: primaries to converge
+	orphans   []copyAddr               // InterPartitionIndex: orphan copies
 }
 
 // OK reports a partition whose copies all agree with their primaries.

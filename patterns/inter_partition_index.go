@@ -404,27 +404,14 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 	}
 }
 
-// CrossReport is what VerifyAll found.
-type CrossReport struct {
-	Primaries, Copies       int
-	Missing, Orphans, Stale []IndexIssue
-	// toFix names the primaries whose copies must be rebuilt, and the stale
-	// copies with their owner.
-	toFix   map[[2]string]bool
-	orphans []copyAddr
-}
-
-// OK reports that every copy agrees with its primary.
-func (r *CrossReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
-
 // VerifyAll reads the primaries that filter selects (zero: all) and every
 // copy in the indexes' tables, and reports missing, orphaned and stale
 // copies; copies kept in the primaries' own table are told from primaries
 // by their owner reference. progress, when set, is called with the
 // entities read so far. Orphans are judged among the primaries read:
 // verify with the zero filter for a full check.
-func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*CrossReport, error) {
-	r := &CrossReport{toFix: map[[2]string]bool{}}
+func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*IndexReport, error) {
+	r := &IndexReport{toFix: map[[2]string]bool{}}
 	read := 0
 	tick := func() {
 		read++
@@ -507,7 +494,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 // and each orphan is deleted while it still has no primary (guarded by
 // its ETag). Backfilling a new index is VerifyAll then RepairAll.
 // progress, when set, is called per item fixed.
-func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *CrossReport, progress func(done, total int)) error {
+func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
 	step := func() {
