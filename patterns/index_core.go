@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -18,9 +19,36 @@ import (
 // verify can tell copies from primaries wherever they live.
 
 // IndexOfProperty is the property every index copy carries: the reference
-// to the primary entity it copies (its RowKey for IntraPartitionIndex, the
-// tuple of its keys otherwise), so copies can be verified and repaired.
+// to the primary entity it copies, the tuple of its keys (ownerRef), so
+// copies can be verified and repaired.
 const IndexOfProperty = "TkIndexOf"
+
+// ownerRef names a primary in its copies, for every index kind: the tuple
+// of its keys (keys.EncodeTuple).
+func ownerRef(pk, rk string) string {
+	k, _ := keys.EncodeTuple(pk, rk)
+	return k
+}
+
+// ownerKeys reads an owner reference back into the primary's keys.
+func ownerKeys(ref string) (pk, rk string, ok bool) {
+	parts, err := keys.DecodeTuple(ref)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// ownerRowKey is the RowKey of the owner that ref names in partition pk.
+// Copies written by earlier versions of IntraPartitionIndex name their
+// owner by RowKey alone; Verify reports them stale and Repair rewrites
+// them with the tuple.
+func ownerRowKey(ref, pk string) string {
+	if p, rk, ok := ownerKeys(ref); ok && p == pk {
+		return rk
+	}
+	return ref
+}
 
 // copyEntity is v's copy at (pk, rk): the properties v is stored with, only
 // those of project when it is not nil, and IndexOfProperty naming owner.

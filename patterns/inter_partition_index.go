@@ -319,21 +319,6 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 	return nil
 }
 
-// ownerRef names a primary in its copies: the tuple of its keys.
-func ownerRef(pk, rk string) string {
-	k, _ := keys.EncodeTuple(pk, rk)
-	return k
-}
-
-// ownerKeys reads an owner reference back into the primary's keys.
-func ownerKeys(ref string) (pk, rk string, ok bool) {
-	parts, err := keys.DecodeTuple(ref)
-	if err != nil || len(parts) != 2 {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
-}
-
 // copyOf is v's copy in index i, at a.
 func (x *InterPartitionIndex[T]) copyOf(i int, v *T, a copyAddr) (*table.Entity, error) {
 	m := x.tbl.Meta(v)

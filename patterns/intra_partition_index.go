@@ -147,11 +147,10 @@ func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error)
 	return d.Prefix + enc, nil
 }
 
-// copyOf is v's copy for index i under RowKey rk; its owner reference is
-// the primary's RowKey (the copy shares its partition).
+// copyOf is v's copy for index i under RowKey rk.
 func (x *IntraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
-	return copyEntity(x.tbl, v, x.project[i], m.PartitionKey, rk, m.RowKey)
+	return copyEntity(x.tbl, v, x.project[i], m.PartitionKey, rk, ownerRef(m.PartitionKey, m.RowKey))
 }
 
 // copyOp writes a copy whole: Add when its unique value must be free,
@@ -453,7 +452,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 	if !ok || of == "" {
 		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, IndexOfProperty)
 	}
-	return fromCopy(x.tbl, c, c.PartitionKey, of)
+	return fromCopy(x.tbl, c, c.PartitionKey, ownerRowKey(of, c.PartitionKey))
 }
 
 // Lookup finds the entity whose value in a unique index is value: one point
@@ -588,7 +587,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 		for i, d := range x.defs {
 			if strings.HasPrefix(e.RowKey, d.Prefix) {
 				of, _ := ownerOf(e)
-				copies[e.RowKey] = copyRow{index: i, e: e, of: of}
+				copies[e.RowKey] = copyRow{index: i, e: e, of: ownerRowKey(of, partitionKey)}
 				order = append(order, e.RowKey)
 				break
 			}

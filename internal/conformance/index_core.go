@@ -65,6 +65,30 @@ func runIndexCore(t *testing.T, env Env) {
 		if r.Primaries != 2 || r.Copies != 4 {
 			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.Copies)
 		}
+		// A copy written by an earlier version names its owner by RowKey
+		// alone: it still reads, verifies stale, and repair rewrites it with
+		// the owner reference every index uses.
+		raw := idx.Table().Entities()
+		legacy, err := raw.Get(ctx, "Sales", "email_b2@x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		legacy.Set(patterns.IndexOfProperty, table.StringValue("empid_2"))
+		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x"); err != nil || v.RowKey != "empid_2" {
+			t.Fatalf("Lookup through a copy of the earlier format: %+v, %v", v, err)
+		}
+		r, err = idx.Verify(ctx, "Sales")
+		if err != nil || len(r.Stale) != 1 || r.Stale[0].Copy != "email_b2@x" {
+			t.Fatalf("a copy of the earlier format: %+v, %v", r, err)
+		}
+		if _, err := idx.Repair(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err = idx.Verify(ctx, "Sales")
+		wantOK(t, "intra-partition after migrating", r, err)
 	})
 
 	t.Run("inter-partition index", func(t *testing.T) {
