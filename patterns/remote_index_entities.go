@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -326,6 +327,144 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 	}
 	if msg.Old != "" && msg.Old != current {
 		return e.list.Remove(ctx, msg.Old, id)
+	}
+	return nil
+}
+
+// lists returns every value's list of the partition: one query per page.
+// EventualIndexEntities.VerifyAll uses it to find lists of values no
+// entity has any more.
+func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	for e, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(r.partition, r.x.prefix)}) {
+		if err != nil {
+			return nil, err
+		}
+		part, err := decodePart(e)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := e.Get("Value")
+		value, _ := v.AsString()
+		out[value] = append(out[value], part.ids...)
+	}
+	return out, nil
+}
+
+// VerifyAll reads every entity of the table and the lists, and reports
+// each entity missing from its value's list (Missing), each listed ID
+// whose entity is gone or has another value (Orphans) and each ID listed
+// twice (Stale); IndexIssue.Primary is the ID and Copy the value. Lists of
+// values that no entity has are found when the list can enumerate its
+// values (RemoteIndexEntities); a BlobIndex, whose port cannot list blobs,
+// is checked for the values the entities have. progress, when set, is
+// called with the entities read so far.
+func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int)) (*IndexReport, error) {
+	r := &IndexReport{}
+	want := map[string][]string{}
+	for v, err := range e.tbl.Query(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		r.Primaries++
+		if progress != nil && r.Primaries%100 == 0 {
+			progress(r.Primaries)
+		}
+		if value := e.value(v); value != "" {
+			m := e.tbl.Meta(v)
+			want[value] = append(want[value], ID(m.PartitionKey, m.RowKey))
+		}
+	}
+	if progress != nil {
+		progress(r.Primaries)
+	}
+	var have map[string][]string
+	if l, ok := e.list.(interface {
+		lists(context.Context) (map[string][]string, error)
+	}); ok {
+		var err error
+		if have, err = l.lists(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		have = map[string][]string{}
+		for value := range want {
+			ids, err := e.list.IDs(ctx, value)
+			if err != nil {
+				return nil, err
+			}
+			have[value] = ids
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(have)) {
+		wanted := map[string]bool{}
+		for _, id := range want[value] {
+			wanted[id] = true
+		}
+		listed := map[string]bool{}
+		for _, id := range have[value] {
+			r.Copies++
+			issue := IndexIssue{Index: e.msgType, Primary: id, Copy: value}
+			switch {
+			case listed[id]:
+				r.Stale = append(r.Stale, issue)
+			case !wanted[id]:
+				r.Orphans = append(r.Orphans, issue)
+			}
+			listed[id] = true
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(want)) {
+		for _, id := range want[value] {
+			if !slices.Contains(have[value], id) {
+				r.Missing = append(r.Missing, IndexIssue{Index: e.msgType, Primary: id, Copy: value})
+			}
+		}
+	}
+	return r, nil
+}
+
+// RepairAll fixes what VerifyAll found, one list change at a time (each
+// guarded by its list's ETag): a missing ID is added; an orphan is removed
+// after a read of its entity confirms it still lacks the value (a change
+// since VerifyAll is left to the queue); a duplicate is removed once.
+// progress, when set, is called per issue fixed.
+func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
+	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
+	done := 0
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	for _, is := range r.Missing {
+		if err := e.list.Add(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Orphans {
+		if pk, rk, ok := ownerKeys(is.Primary); ok {
+			v, err := e.tbl.Get(ctx, pk, rk, nil)
+			if err != nil && !table.IsNotFound(err) {
+				return err
+			}
+			if err == nil && e.value(v) == is.Copy {
+				step() // it has the value again: not an orphan any more
+				continue
+			}
+		}
+		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Stale {
+		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
 	}
 	return nil
 }
