@@ -128,10 +128,16 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts := tx.Actions(); *acts[2].IfMatch != azcore.ETagAny {
 		t.Fatal("update-only must send If-Match: *")
 	}
-	if err := tx.Append(batch.Delete("p", "O'Brien")); !errors.Is(err, batch.ErrQuoteInKey) {
+	if err := tx.Append(batch.Delete("p", "O'Brien")); err != nil {
 		t.Fatalf("quote in a delete's key: %v", err)
 	}
-	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}})); err != nil {
+	if acts := tx.Actions(); string(acts[3].Entity) != `{"PartitionKey":"p","RowKey":"O''Brien"}` {
+		t.Fatalf("a delete's keys go to the URL only, OData-quoted: %s", acts[3].Entity)
+	}
+	if err := tx.Append(batch.UpdateAny(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, table.Merge)); !errors.Is(err, batch.ErrQuoteInKey) {
+		t.Fatalf("quote in an update's key: %v", err)
+	}
+	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien2"}})); err != nil {
 		t.Fatalf("an Add puts its keys in the body only, so quotes are fine: %v", err)
 	}
 	if batch.KindDelete.String() != "Delete" || batch.Kind(0).String() != "Kind(0)" {
@@ -214,18 +220,23 @@ func TestPlan(t *testing.T) {
 
 func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	svc, c := newFake(t, nil)
-	// Five 503s outlast the SDK's own three retries, so the writer retries.
-	svc.FailNext(fake.OpBatch, 5, http.StatusServiceUnavailable, "ServerBusy")
+	// Four 503s use up the SDK's first try and its three retries: the
+	// writer adds none of its own (the SDK's policy is the only transport
+	// retry), so the transaction fails after exactly four requests.
+	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{BaseDelay: 1, MaxDelay: 1})
 	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}))
-	if err != nil || sum.Retries != 1 || sum.Requests != 2 || sum.Transactions != 1 {
-		t.Fatalf("after 503s: %+v %v", sum, err)
+	if err == nil || sum.Retries != 0 || sum.Failed != 1 {
+		t.Fatalf("after four 503s: %+v %v; want the transaction failed, no writer retry", sum, err)
 	}
-	if svc.Count(fake.OpBatch) != 6 {
-		t.Fatalf("%d batch requests reached the service, want 6 (4 + 2)", svc.Count(fake.OpBatch))
+	if svc.Count(fake.OpBatch) != 4 {
+		t.Fatalf("%d batch requests reached the service, want 4 (the SDK's tries only)", svc.Count(fake.OpBatch))
 	}
 
 	// A 409 is never retried; the failed partition stops, the others go on.
+	if _, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))})); err != nil {
+		t.Fatal(err)
+	}
 	svc.ResetCounts()
 	var ops []batch.Op
 	ops = append(ops, batch.Add(ev("p", 1))) // exists: fails

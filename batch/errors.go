@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -66,10 +67,12 @@ type TransactionError struct {
 	Err error
 }
 
-// Error names the failed operation and the service's answer to it.
+// Error names the failed operation and the service's answer to it, or the
+// transport's failure with any credential in it (a SAS signature in the
+// request URL) redacted; Unwrap still returns the error as it came.
 func (e *TransactionError) Error() string {
 	if e.Index < 0 {
-		return fmt.Sprintf("batch: transaction failed: %v", e.Err)
+		return "batch: transaction failed: " + redact.String(fmt.Sprint(e.Err))
 	}
 	return fmt.Sprintf("batch: transaction failed at operation %d (%s %q/%q): %d %s: %s",
 		e.Index, e.Op.Kind, e.Op.PartitionKey(), e.Op.RowKey(), e.StatusCode, e.ErrorCode, e.Message)
@@ -78,23 +81,39 @@ func (e *TransactionError) Error() string {
 // Unwrap returns what the SDK returned (the 202 *azcore.ResponseError).
 func (e *TransactionError) Unwrap() error { return e.Err }
 
-// Is classifies the failed operation's answer like table's errors:
-// errors.Is(err, table.ErrAlreadyExists) and the others hold by the inner
-// status and code.
+// Is classifies the failed operation's answer like table's errors
+// (table.HasClass): errors.Is(err, table.ErrAlreadyExists) and the others
+// hold by the inner status and code, or by the whole response's when the
+// service refused the request as a whole.
 func (e *TransactionError) Is(target error) bool {
-	if e.Index < 0 {
-		return false // the envelope's own error is found through Unwrap
-	}
-	inner := &azcore.ResponseError{StatusCode: e.StatusCode, ErrorCode: e.ErrorCode}
-	return errors.Is(&table.ServiceError{Err: inner}, target)
+	s, c := e.OperationStatus()
+	return s != 0 && table.HasClass(s, c, target)
 }
 
-// retryable reports a transaction worth sending again: the failed
-// operation's own status is 408, 429, 500, 502, 503 or 504, or the request
-// got no answer. 400-class answers are never retried.
-func (e *TransactionError) retryable() bool {
-	if e.Index < 0 {
-		return table.IsRetryable(e.Err)
+// OperationStatus is the service's status and error code for the failed
+// operation (table.StatusCode and table.ErrorCode report these), or for
+// the whole request when the service refused it as a whole; 0 and "" when
+// the service did not answer, or answered 202 without naming a failure.
+func (e *TransactionError) OperationStatus() (statusCode int, errorCode string) {
+	if e.StatusCode == http.StatusAccepted {
+		return 0, ""
+	}
+	return e.StatusCode, e.ErrorCode
+}
+
+// throttledInside reports a transaction worth sending again by tablekit:
+// the service answered the request with 202 Accepted, so the SDK's retry
+// policy saw a success and did not retry, but the failed operation's own
+// status inside that answer is 408, 429, 500, 502, 503 or 504 (the
+// partition was busy or timed out). Nothing of the transaction was written,
+// so sending it again is safe. Every other failure is final here: a
+// whole-request 408, 429 or 5xx and a transport failure were already
+// retried by the SDK's policy (policy.RetryOptions), and a 400-class answer
+// would fail the same way again.
+func (e *TransactionError) throttledInside() bool {
+	var re *azcore.ResponseError
+	if !errors.As(e.Err, &re) || re.StatusCode != http.StatusAccepted {
+		return false
 	}
 	switch e.StatusCode {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,

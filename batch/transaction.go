@@ -32,8 +32,9 @@ type Transaction struct {
 
 // TransactionOptions configure a Transaction. nil means the defaults.
 type TransactionOptions struct {
-	// Codec encodes typed values; share one to reuse its field plans.
-	// Default: a new Codec.
+	// Codec encodes typed values. Default: a zero Codec. Field plans are
+	// cached per type for the whole package, so a fresh Transaction per
+	// write costs no plan building.
 	Codec *table.Codec
 }
 
@@ -134,7 +135,8 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 
 // Submit sends the transaction: one request. On success every typed value's
 // Meta gets its new ETag and Timestamp, recovered from the service's
-// multipart answer (the SDK discards them). On failure the error is a
+// multipart answer (the SDK discards them), by the rule on table.Meta: a
+// value whose ETag belongs to another table's client keeps it. On failure the error is a
 // *TransactionError that names the failed operation, its status and code;
 // nothing of the transaction was written.
 func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result, error) {
@@ -162,10 +164,14 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result
 		if e.meta == nil {
 			continue
 		}
+		// By the rule on table.Meta: a value copied into this table from
+		// another keeps the ETag it has there, unless the operation was
+		// guarded by that very ETag (which proves it was this table's).
+		guarded := e.op.useETag
 		if e.op.Kind == KindDelete {
-			e.meta.ETag = ""
+			e.meta.WrittenVia(client, "", guarded)
 		} else if res.ETags[i] != "" {
-			e.meta.WrittenETag(res.ETags[i])
+			e.meta.WrittenVia(client, res.ETags[i], guarded)
 		}
 	}
 	return res, nil

@@ -29,11 +29,20 @@ type WriterOptions struct {
 	// Parallelism is how many transactions are in flight at once, each on
 	// a different partition. 1 to MaxParallelism. Default: DefaultParallelism.
 	Parallelism int
-	// MaxAttempts bounds the sends of one transaction that keeps failing
-	// with a retryable answer (500, 503, timeouts). Default: 5.
+	// MaxAttempts bounds the sends of one transaction whose failed
+	// operation the service reports as throttled or timed out (408, 429,
+	// 5xx) inside its 202 answer: the SDK's retry policy sees a 202 and
+	// cannot retry that, so the Writer does. Nothing else is resent by the
+	// Writer: a whole-request 408, 429 or 5xx, a timeout and a lost
+	// connection are retried by the client's own retry policy
+	// (azcore policy.RetryOptions: MaxRetries, RetryDelay, TryTimeout),
+	// once, and configured there. Default: 5.
 	MaxAttempts int
 	// BaseDelay and MaxDelay shape the exponential back-off with jitter
-	// between attempts. Defaults: 100 ms and 5 s.
+	// before such a resend: each wait is between half and all of a delay
+	// that starts at BaseDelay and doubles up to MaxDelay. The resend goes
+	// through the client's pipeline, so a tune.Limiter there spaces it
+	// further. Defaults: 100 ms and 5 s.
 	BaseDelay, MaxDelay time.Duration
 	// Progress, when set, is called after each transaction, from the
 	// writer's goroutines (one call at a time).
@@ -58,8 +67,8 @@ type WriterOptions struct {
 type Summary struct {
 	Operations   int // operations committed
 	Transactions int // transactions committed
-	Requests     int // transaction requests sent, retries included
-	Retries      int
+	Requests     int // transaction requests the Writer made, its resends included (the SDK's own retries of each are not seen here)
+	Retries      int // resends of a transaction throttled inside its 202 answer
 	Failed       int // transactions that failed for good
 	Skipped      int // operations not sent because an earlier transaction of their partition failed
 	Resolved     int // transactions of Adds found stored as sent after a 409 (IdempotentAdds), counted in Transactions
@@ -136,9 +145,14 @@ type partitionQueue struct {
 
 // Write plans ops into transactions and sends them: up to Parallelism at
 // once across partitions, in order within a partition, so each entity's
-// operations apply in the order given. A transaction is retried with
-// exponential back-off and jitter when the service answers 500, 503 or a
-// timeout, never on a 400-class answer. When a transaction fails for good,
+// operations apply in the order given. Retries happen once, in one place:
+// the client's retry policy retries a transaction the service answered
+// with 408, 429 or 5xx, or did not answer; the Writer resends one only when
+// the service's 202 answer names its failed operation as throttled or timed
+// out (MaxAttempts, with back-off), and never on a 400-class answer. So a
+// transaction costs at most MaxRetries+1 requests of the client's policy,
+// times MaxAttempts only in that throttled case, plus one range query when
+// IdempotentAdds settles a 409. When a transaction fails for good,
 // its partition's later transactions are skipped (they may depend on it)
 // and the other partitions go on; the error is a *WriteError listing every
 // failed transaction. ops is read as it is written: operations are sent as
@@ -302,7 +316,9 @@ func countPending(queues map[string]*partitionQueue) int {
 	return n
 }
 
-// send submits tx, retrying retryable failures; it returns the requests sent.
+// send submits tx, resending it only when the service reported its failed
+// operation as throttled inside a 202 (see throttledInside); it returns the
+// requests it made.
 func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionError) {
 	delay := w.opts.BaseDelay
 	for attempt := 1; ; attempt++ {
@@ -314,12 +330,12 @@ func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionEr
 		if !errors.As(err, &te) {
 			te = &TransactionError{Index: -1, Err: err}
 		}
-		if attempt >= w.opts.MaxAttempts || !te.retryable() || ctx.Err() != nil {
+		if attempt >= w.opts.MaxAttempts || !te.throttledInside() || ctx.Err() != nil {
 			return attempt, te
 		}
 		wait := delay/2 + rand.N(delay/2+1)
 		if w.opts.Logger != nil {
-			w.opts.Logger.DebugContext(ctx, "tablekit: retrying transaction", "pk", tx.PartitionKey(), "attempt", attempt, "wait", wait, "err", err)
+			w.opts.Logger.DebugContext(ctx, "tablekit: transaction throttled; resending", "pk", tx.PartitionKey(), "attempt", attempt, "wait", wait, "err", err)
 		}
 		select {
 		case <-ctx.Done():

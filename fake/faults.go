@@ -14,12 +14,52 @@ import (
 // Operation names a kind of request, for counters and fault injection.
 type Operation string
 
-// faults holds injected failures and request counters; every fake service
-// embeds one. Its methods lock mu, which the service also uses for its data.
+// The retry delays a fake service writes into the options of the clients it
+// hands out, unless the options or SetRetryDelays say otherwise: the SDK's
+// retry policy still retries exactly as it would against the service (the
+// same MaxRetries, the same statuses), only its waits shrink from the SDK's
+// 0.8 s doubling up to 60 s to these, so tests of failures run in
+// milliseconds.
+const (
+	FastRetryDelay    = time.Millisecond
+	FastMaxRetryDelay = 4 * time.Millisecond
+)
+
+// faults holds injected failures, request counters and the retry delays of
+// the clients the service hands out; every fake service embeds one. Its
+// methods lock mu, which the service also uses for its data.
 type faults struct {
 	mu     sync.Mutex
 	counts map[Operation]int
 	queue  []*fault
+	// delays are the retry delays given to clients whose options set
+	// none, once SetRetryDelays was called.
+	delays    [2]time.Duration
+	delaysSet bool
+}
+
+// SetRetryDelays sets the retry delays (policy.RetryOptions RetryDelay and
+// MaxRetryDelay) that the service's NewClient and NewServiceClient (and the
+// queue's and blob's client constructors) write into client options that
+// leave them zero. Zero for both keeps the SDK's own defaults (0.8 s and
+// 60 s), as against a real account. It affects clients made after the
+// call; options that set a delay themselves are never changed. Default:
+// FastRetryDelay and FastMaxRetryDelay.
+func (f *faults) SetRetryDelays(retryDelay, maxRetryDelay time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delays, f.delaysSet = [2]time.Duration{retryDelay, maxRetryDelay}, true
+}
+
+// RetryDelays returns the retry delays the service gives its clients
+// (zero: the SDK's defaults are kept); see SetRetryDelays.
+func (f *faults) RetryDelays() (retryDelay, maxRetryDelay time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.delaysSet {
+		return FastRetryDelay, FastMaxRetryDelay
+	}
+	return f.delays[0], f.delays[1]
 }
 
 type fault struct {
@@ -119,15 +159,24 @@ func canonicalHeaders(req *http.Request) {
 }
 
 // serveWith points a fake's client options at the fake: it replaces the
-// transport and, unless set, shortens the SDK's retry delays to
-// milliseconds (the retries themselves are kept, as the service sees them).
+// transport and, where the options leave them zero, sets the SDK's retry
+// delays to the service's RetryDelays (the retries themselves are kept, as
+// the service sees them). Every fake service embeds faults, so t always
+// has RetryDelays.
 func serveWith(co *azcore.ClientOptions, t policy.Transporter) {
 	co.Transport = t
+	d, ok := t.(interface {
+		RetryDelays() (time.Duration, time.Duration)
+	})
+	if !ok {
+		return
+	}
+	delay, maxDelay := d.RetryDelays()
 	if co.Retry.RetryDelay == 0 {
-		co.Retry.RetryDelay = time.Millisecond
+		co.Retry.RetryDelay = delay
 	}
 	if co.Retry.MaxRetryDelay == 0 {
-		co.Retry.MaxRetryDelay = 4 * time.Millisecond
+		co.Retry.MaxRetryDelay = maxDelay
 	}
 }
 

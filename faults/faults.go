@@ -16,6 +16,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -34,10 +35,23 @@ const (
 	After
 	// Status: the service answers with one of Options.Statuses.
 	Status
+	// Timeout: the request gets no answer in time and never reaches the
+	// service; the error is ErrTimedOut, a net.Error whose Timeout() is
+	// true, as a read deadline gives. Not among the default Kinds.
+	Timeout
 )
 
 // ErrInjected is the error of Before and After faults.
 var ErrInjected = errors.New("faults: injected connection failure")
+
+// ErrTimedOut is the error of Timeout faults: a net.Error that timed out.
+var ErrTimedOut net.Error = timedOut{}
+
+type timedOut struct{}
+
+func (timedOut) Error() string   { return "faults: injected timeout" }
+func (timedOut) Timeout() bool   { return true }
+func (timedOut) Temporary() bool { return true }
 
 // Options configure an Injector. nil means the defaults.
 type Options struct {
@@ -53,7 +67,7 @@ type Options struct {
 
 // Stats counts the faults injected.
 type Stats struct {
-	Requests, Before, After, Status int
+	Requests, Before, After, Status, Timeout int
 }
 
 // Injector is the policy. Safe for concurrent use; deterministic for a
@@ -103,6 +117,8 @@ func (i *Injector) draw() (Kind, int) {
 		i.stats.Before++
 	case After:
 		i.stats.After++
+	case Timeout:
+		i.stats.Timeout++
 	case Status:
 		i.stats.Status++
 		return k, i.opts.Statuses[i.rnd.IntN(len(i.opts.Statuses))]
@@ -116,6 +132,8 @@ func (i *Injector) Do(req *policy.Request) (*http.Response, error) {
 	switch kind {
 	case Before:
 		return nil, ErrInjected
+	case Timeout:
+		return nil, ErrTimedOut
 	case After:
 		resp, err := req.Next()
 		if err == nil {

@@ -1,8 +1,10 @@
 package table
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strconv"
@@ -14,9 +16,10 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-// Codec converts Go structs to and from the service's JSON entities. Field
-// plans are built once per type and cached in the Codec; the zero value is
-// ready to use and safe for concurrent use.
+// Codec converts Go structs to and from the service's JSON entities. The
+// zero value is ready to use and safe for concurrent use; every Codec, Table
+// and Registry shares one package-wide cache of field plans, built once per
+// Go type, so a Codec costs nothing to make.
 //
 // Field types and the EDM types they are stored as:
 //
@@ -34,23 +37,38 @@ import (
 // Tags: `table:"Name"` renames, `table:",omitempty"` skips zero values,
 // `table:"-"` skips the field. Embed Meta for the keys, ETag and Timestamp;
 // add a field of type Extra to keep properties the struct does not name.
-type Codec struct {
-	plans sync.Map // reflect.Type -> *plan
-}
+// The untyped Entity is encoded from its Properties.
+type Codec struct{}
 
-func (c *Codec) planFor(t reflect.Type) (*plan, error) {
-	if p, ok := c.plans.Load(t); ok {
+// plans caches one plan per Go type for the whole package. A plan is
+// immutable once built, so sharing it is safe; a type is only ever a key,
+// never changed, so the cache holds no mutable state of the caller's.
+var plans sync.Map // reflect.Type -> *plan
+
+// cachedPlan returns t's plan, building it on first use. Two goroutines may
+// both build it; LoadOrStore keeps one. Errors are not cached: they are
+// rare, and each caller gets its own *InputError.
+func cachedPlan(t reflect.Type) (*plan, error) {
+	if p, ok := plans.Load(t); ok {
 		return p.(*plan), nil
 	}
 	p, err := newPlan(t)
 	if err != nil {
 		return nil, err
 	}
+	actual, _ := plans.LoadOrStore(t, p)
+	return actual.(*plan), nil
+}
+
+func (c *Codec) planFor(t reflect.Type) (*plan, error) {
+	p, err := cachedPlan(t)
+	if err != nil {
+		return nil, err
+	}
 	if p.meta == nil {
 		return nil, inputErr("plan", t.String(), "", ErrNoMeta, "embed table.Meta to carry PartitionKey and RowKey")
 	}
-	actual, _ := c.plans.LoadOrStore(t, p)
-	return actual.(*plan), nil
+	return p, nil
 }
 
 // structValue checks that v is a non-nil pointer to a struct.
@@ -101,11 +119,8 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 	}
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	typ := p.typ.String()
-	if err := keys.ValidatePartitionKey(meta.PartitionKey); err != nil {
-		return nil, &InputError{Op: "encode", Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(meta.RowKey); err != nil {
-		return nil, &InputError{Op: "encode", Type: typ, Field: "RowKey", Rule: err}
+	if err := validateKeys("encode", typ, meta.PartitionKey, meta.RowKey); err != nil {
+		return nil, err
 	}
 	if b == nil {
 		b = make([]byte, 0, 64+len(p.fields)*32)
@@ -146,21 +161,21 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 			if err := keys.ValidatePropertyName(name); err != nil {
 				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: err}
 			}
-			if !json.Valid(prop.Value) {
-				return nil, inputErr("encode", typ, name, ErrInvalidValue, "Extra value is not JSON")
+			// Checked like a typed field: a JSON scalar of its EDM type,
+			// within the service's sizes; then written as a Value, which
+			// keeps its type (an unannotated integral number stays
+			// unannotated, a Double keeps its annotation).
+			v, ok, err := prop.decode()
+			if err != nil {
+				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: ErrInvalidValue, Detail: "Extra: " + err.Error()}
+			}
+			if !ok {
+				continue // null: the service stores no such property
 			}
 			count++
-			b = append(b, ',')
-			if prop.Type != "" {
-				b, _ = appendJSONString(b, name+"@odata.type")
-				b = append(b, ':')
-				b, _ = appendJSONString(b, prop.Type)
-				b = append(b, ',')
+			if b, err = appendValue(b, typ, name, v, &sz); err != nil {
+				return nil, err
 			}
-			b, _ = appendJSONString(b, name)
-			b = append(b, ':')
-			b = append(b, prop.Value...)
-			sz.prop(name, extraSize(prop))
 		}
 	}
 	if count > MaxUserProperties {
@@ -172,20 +187,21 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 	return append(b, '}'), nil
 }
 
-// extraSize estimates a kept property's size by its type.
-func extraSize(p Property) int {
-	switch p.Type {
-	case EdmInt64, EdmDouble, EdmDateTime:
-		return 8
-	case EdmGUID:
-		return 16
-	case EdmBinary:
-		return base64.StdEncoding.DecodedLen(len(p.Value)) + 4
+// decode reads a kept property as a Value: its JSON must be one scalar of
+// its EDM type; ok is false for null.
+func (p Property) decode() (Value, bool, error) {
+	raw := bytes.TrimSpace(p.Value)
+	if len(raw) == 0 || !json.Valid(raw) {
+		return Value{}, false, errors.New("not a JSON value")
 	}
-	if len(p.Value) > 0 && p.Value[0] == '"' {
-		return 4 + 2*len(p.Value)
+	jv := jsonValue{raw: raw}
+	switch raw[0] {
+	case '"':
+		jv.str = true
+	case '{', '[':
+		return Value{}, false, errors.New("nested JSON values are not entity properties")
 	}
-	return 8
+	return parseValue(p.Type, jv)
 }
 
 func fieldByIndex(v reflect.Value, index []int) reflect.Value {
@@ -360,9 +376,11 @@ func (c *Codec) MetaOf(v any) (*Meta, error) {
 }
 
 // WrittenETag records a write's new ETag in m, and the Timestamp the
-// service encodes in it.
+// service encodes in it, whatever table m's ETag came from; it forgets
+// that table. WrittenVia applies the rule on Meta instead.
 func (m *Meta) WrittenETag(etag azcore.ETag) {
 	m.ETag = etag
+	m.from = nil
 	if ts, ok := timestampFromETag(etag); ok {
 		m.Timestamp = ts
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -254,5 +255,58 @@ func TestEncryptionKeyRotation(t *testing.T) {
 	}
 	if _, err := newOnly.Get(ctx, "Sales", "000152", nil); !errors.Is(err, table.ErrDecrypt) {
 		t.Fatalf("an entity not rewritten needs k1: %v", err)
+	}
+}
+
+// An integrity failure names the entity, the property and the reason, and
+// matches both ErrIntegrity and ErrDecrypt; PadTo decides the buckets.
+func TestIntegrityErrorAndPadding(t *testing.T) {
+	ctx := t.Context()
+	_, client := newPatients(t)
+	tb := encrypted(t, client, "k1", table.LocalKeys{"k1": keyOf(1)})
+	v := don()
+	if err := tb.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := client.GetEntity(ctx, "Sales", "000123", nil)
+	var m map[string]any
+	_ = json.Unmarshal(resp.Value, &m)
+	m["Salary"] = m["SSN"]
+	body, _ := json.Marshal(m)
+	if _, err := client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeReplace}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.Get(ctx, "Sales", "000123", nil)
+	var ie *table.IntegrityError
+	if !errors.As(err, &ie) || !errors.Is(err, table.ErrIntegrity) || !errors.Is(err, table.ErrDecrypt) ||
+		ie.Property != "Salary" || ie.Table != "Patients" || ie.PartitionKey != "Sales" || ie.RowKey != "000123" {
+		t.Fatalf("moved ciphertext: %#v", err)
+	}
+
+	sizes := func(padTo int) (int, int) {
+		tb, err := table.New[Patient](client, &table.Options{Encryption: &table.Encryption{KeyID: "k1", Keys: table.LocalKeys{"k1": keyOf(1)}, PadTo: padTo}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [2]int
+		for i, ssn := range []string{"1", "12345"} {
+			p := don()
+			p.RowKey, p.SSN = fmt.Sprintf("pad%d_%d", padTo, i), ssn
+			if err := tb.Add(ctx, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			resp, _ := client.GetEntity(ctx, "Sales", p.RowKey, nil)
+			var m map[string]any
+			_ = json.Unmarshal(resp.Value, &m)
+			b, _ := base64.StdEncoding.DecodeString(m["SSN"].(string))
+			out[i] = len(b)
+		}
+		return out[0], out[1]
+	}
+	if a, b := sizes(0); a != b {
+		t.Errorf("default padding: %d and %d bytes", a, b)
+	}
+	if a, b := sizes(-1); b-a != 4 {
+		t.Errorf("no padding: %d and %d bytes, want 4 apart", a, b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // Errors of bad input, raised before any request is sent. Each is matched by
@@ -76,14 +77,31 @@ func inputErr(op, typ, field string, rule error, format string, args ...any) *In
 
 // Classes of service error. errors.Is(err, table.ErrNotFound) holds for an
 // error returned by this package (and by package batch) when the service
-// answered with that class; errors.As still finds the *azcore.ResponseError.
+// answered with that class; errors.As still finds the *azcore.ResponseError
+// the service returned. HasClass is the classification itself.
 var (
-	ErrNotFound           = errors.New("not found")
+	// ErrNotFound: the entity (or blob, or message) addressed does not
+	// exist, while its table (queue, container) does: 404 with any code but
+	// TableNotFound, QueueNotFound and ContainerNotFound.
+	ErrNotFound = errors.New("not found")
+	// ErrTableNotFound: the table itself does not exist (404
+	// TableNotFound). It is not ErrNotFound: a missing table is a
+	// deployment fault, not an absent entity, and code such as
+	// Delete(IfExists) or Modify(Create) must not treat it as one.
+	ErrTableNotFound      = errors.New("table not found")
 	ErrAlreadyExists      = errors.New("already exists")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrThrottled          = errors.New("throttled")
 	ErrBadRequest         = errors.New("bad request")
 	ErrTableBeingDeleted  = errors.New("table being deleted")
+)
+
+// Error codes of a 404 that names a missing container rather than the
+// item addressed in it (Table, Queue and Blob service error codes).
+const (
+	codeTableNotFound     = "TableNotFound"
+	codeQueueNotFound     = "QueueNotFound"
+	codeContainerNotFound = "ContainerNotFound"
 )
 
 // ServiceError is an error the service returned for an operation. It keeps
@@ -93,16 +111,23 @@ type ServiceError struct {
 	Table        string
 	PartitionKey string
 	RowKey       string
-	Err          error
+	// Err is what the SDK returned: the service's *azcore.ResponseError,
+	// or a transport error when no answer came.
+	Err error
 }
 
-// Error names the operation and entity and quotes the service.
+// Error names the operation and entity and quotes the service, or the
+// transport's failure with any credential in it (a SAS signature in the
+// request URL) redacted; Unwrap still returns the error as it came.
 func (e *ServiceError) Error() string {
 	where := e.Table
 	if e.PartitionKey != "" || e.RowKey != "" {
 		where += fmt.Sprintf("(%q, %q)", e.PartitionKey, e.RowKey)
 	}
-	return "table: " + e.Op + " " + where + ": " + e.Err.Error()
+	if where != "" {
+		where = " " + where
+	}
+	return "table: " + e.Op + where + ": " + redact.String(e.Err.Error())
 }
 
 // Unwrap returns the SDK's error (an *azcore.ResponseError from the service).
@@ -111,45 +136,78 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 // Is classifies the service's answer; see the ErrNotFound group.
 func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
 
-func classIs(err, target error) bool {
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return false
-	}
-	switch target {
+// HasClass reports whether a service answer with this HTTP status and
+// error code belongs to class, one of ErrNotFound, ErrTableNotFound,
+// ErrAlreadyExists, ErrPreconditionFailed, ErrThrottled, ErrBadRequest and
+// ErrTableBeingDeleted. It is the one classification behind errors.Is on
+// tablekit's errors and the IsXxx functions, for code that holds a status
+// and code rather than an error (a failed operation inside a transaction).
+func HasClass(statusCode int, errorCode string, class error) bool {
+	switch class {
 	case ErrNotFound:
-		return re.StatusCode == http.StatusNotFound
+		return statusCode == http.StatusNotFound && errorCode != codeTableNotFound &&
+			errorCode != codeQueueNotFound && errorCode != codeContainerNotFound
+	case ErrTableNotFound:
+		return statusCode == http.StatusNotFound && errorCode == codeTableNotFound
 	case ErrAlreadyExists:
-		return re.StatusCode == http.StatusConflict && (re.ErrorCode == "EntityAlreadyExists" || re.ErrorCode == "TableAlreadyExists")
+		return statusCode == http.StatusConflict && (errorCode == "EntityAlreadyExists" || errorCode == "TableAlreadyExists")
 	case ErrTableBeingDeleted:
-		return re.StatusCode == http.StatusConflict && re.ErrorCode == "TableBeingDeleted"
+		return statusCode == http.StatusConflict && errorCode == "TableBeingDeleted"
 	case ErrPreconditionFailed:
-		return re.StatusCode == http.StatusPreconditionFailed
+		return statusCode == http.StatusPreconditionFailed
 	case ErrThrottled:
-		return re.StatusCode == http.StatusServiceUnavailable || re.StatusCode == http.StatusTooManyRequests ||
-			re.ErrorCode == "ServerBusy" || re.ErrorCode == "OperationTimedOut"
+		return statusCode == http.StatusServiceUnavailable || statusCode == http.StatusTooManyRequests ||
+			errorCode == "ServerBusy" || errorCode == "OperationTimedOut"
 	case ErrBadRequest:
-		return re.StatusCode == http.StatusBadRequest
+		return statusCode == http.StatusBadRequest
 	}
 	return false
 }
 
-// StatusCode is the HTTP status of the service's answer in err's chain, or 0.
-func StatusCode(err error) int {
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode
-	}
-	return 0
+// operationStatus is an error that knows the service's answer to the one
+// operation that failed, when the response's own status says less: a
+// *batch.TransactionError, whose response is a 202 with the failed
+// operation's status and code inside.
+type operationStatus interface {
+	OperationStatus() (statusCode int, errorCode string)
 }
 
-// ErrorCode is the service's error code in err's chain, or "".
-func ErrorCode(err error) string {
+// answer is the service's status and code for err: the failed operation's
+// when an error in the chain knows it, else the first
+// *azcore.ResponseError's; ok is false when the service did not answer.
+func answer(err error) (statusCode int, errorCode string, ok bool) {
+	var st operationStatus
+	if errors.As(err, &st) {
+		if s, c := st.OperationStatus(); s != 0 {
+			return s, c, true
+		}
+	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		return re.ErrorCode
+		return re.StatusCode, re.ErrorCode, true
 	}
-	return ""
+	return 0, "", false
+}
+
+func classIs(err, target error) bool {
+	s, c, ok := answer(err)
+	return ok && HasClass(s, c, target)
+}
+
+// StatusCode is the HTTP status of the service's answer in err's chain, or
+// 0 when the service did not answer. For a failed transaction it is the
+// failed operation's status, not the 202 of the whole response.
+func StatusCode(err error) int {
+	s, _, _ := answer(err)
+	return s
+}
+
+// ErrorCode is the service's error code in err's chain, or "". For a
+// failed transaction it is the failed operation's code (the whole
+// response, a 202, has none).
+func ErrorCode(err error) string {
+	_, c, _ := answer(err)
+	return c
 }
 
 // is classifies err: by errors.Is, which tablekit's own error types answer
@@ -157,8 +215,13 @@ func ErrorCode(err error) string {
 // or by the first *azcore.ResponseError in the chain.
 func is(err, class error) bool { return errors.Is(err, class) || classIs(err, class) }
 
-// IsNotFound reports a 404 from the service.
+// IsNotFound reports that the service answered 404 for the entity (blob,
+// message) addressed while its table (queue, container) exists. A missing
+// table is IsTableNotFound instead.
 func IsNotFound(err error) bool { return is(err, ErrNotFound) }
+
+// IsTableNotFound reports a 404 TableNotFound: the table does not exist.
+func IsTableNotFound(err error) bool { return is(err, ErrTableNotFound) }
 
 // IsAlreadyExists reports a 409 EntityAlreadyExists or TableAlreadyExists.
 func IsAlreadyExists(err error) bool { return is(err, ErrAlreadyExists) }
@@ -169,10 +232,15 @@ func IsPreconditionFailed(err error) bool { return is(err, ErrPreconditionFailed
 // IsThrottled reports 503 Server Busy, 429, or an operation timeout.
 func IsThrottled(err error) bool { return is(err, ErrThrottled) }
 
-// IsRetryable reports an error worth retrying with back-off: throttling,
-// 500, 502, 504, 408, or a transport failure (no response at all). 400-class
-// answers other than 408 and 429 are never retryable: the same request
-// would fail the same way.
+// IsRetryable reports an error worth retrying later, with back-off:
+// throttling, 500, 502, 504, 408, or a transport failure (no answer at
+// all); for a failed transaction, by the failed operation's own status. By
+// the time tablekit returns such an error the client's retry policy has
+// already retried it (policy.RetryOptions.MaxRetries): tablekit itself does
+// not retry it again, so this is for the caller's own, slower loop (a
+// queue message's redelivery, a job's next run). 400-class answers other
+// than 408 and 429 are never retryable: the same request would fail the
+// same way.
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false
@@ -181,13 +249,13 @@ func IsRetryable(err error) bool {
 	if errors.As(err, &ie) {
 		return false
 	}
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
+	status, _, answered := answer(err)
+	if !answered {
 		// No answer from the service: connection refused, reset, timeout;
 		// but not the caller giving up.
 		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}
-	switch re.StatusCode {
+	switch status {
 	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
 		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true

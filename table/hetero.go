@@ -65,7 +65,7 @@ func (e *UnknownTypeError) Error() string {
 }
 
 func registryPlan[T any](op string) (*plan, error) {
-	p, err := newPlan(reflect.TypeFor[T]())
+	p, err := cachedPlan(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (r *Registry) Decode(data []byte) (any, error) {
 			return nil, &UnknownTypeError{PartitionKey: pk, RowKey: rk, Type: typeName}
 		}
 		g := new(Generic)
-		gp, err := newPlan(reflect.TypeFor[Generic]())
+		gp, err := cachedPlan(reflect.TypeFor[Generic]())
 		if err != nil {
 			return nil, err
 		}

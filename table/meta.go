@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/hex"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -11,6 +12,19 @@ import (
 // Meta holds the system properties of an entity. Embed it in your struct:
 // tablekit fills it on every read and writes ETag and Timestamp back after
 // every write.
+//
+// An ETag belongs to one table. Meta remembers the table client its ETag
+// was read or written through, and a write records its new ETag and
+// Timestamp only when it belongs to the same table: when it goes through
+// that client, when it was guarded by this very ETag (its success proves
+// the ETag was that table's), or when Meta has no ETag or one set by hand.
+// A write through another table's client (a copy of the value into an
+// index table, an archive, another account) leaves ETag and Timestamp
+// alone, so the value can still be updated or deleted, guarded by its
+// ETag, where it was read. The table is known by its client, so use one
+// client (one *aztables.Client) per table; Table.Client and
+// Table.Entities share it. Batch operations follow the same rule with the
+// client a transaction is submitted through.
 type Meta struct {
 	PartitionKey string
 	RowKey       string
@@ -18,6 +32,42 @@ type Meta struct {
 	ETag azcore.ETag
 	// Timestamp is set by the service on every write. It is read-only.
 	Timestamp time.Time
+	// from is the client ETag was read or written through; nil when it
+	// was set by hand or by WrittenETag.
+	from Client
+}
+
+// ReadVia records that m's ETag was just read through c (see Meta).
+// Table's reads call it; code that reads through the client itself and
+// decodes with a Codec may call it too.
+func (m *Meta) ReadVia(c Client) { m.from = c }
+
+// WrittenVia records a write through c that answered etag, by the rule on
+// Meta: the ETag and the Timestamp it encodes are kept when the write
+// belongs to m's table. guarded: the write sent m.ETag as If-Match. A
+// delete passes etag "": m's ETag is cleared by the same rule.
+func (m *Meta) WrittenVia(c Client, etag azcore.ETag, guarded bool) {
+	if !guarded && m.ETag != "" && m.from != nil && !sameClient(m.from, c) {
+		return
+	}
+	if etag == "" {
+		m.ETag = ""
+	} else {
+		m.WrittenETag(etag)
+	}
+	m.from = c
+}
+
+// sameClient compares two ports by identity; clients of a type that
+// cannot be compared are never the same.
+func sameClient(a, b Client) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	if !reflect.TypeOf(a).Comparable() || !reflect.TypeOf(b).Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // GUID is an Edm.Guid value.

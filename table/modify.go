@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // ErrNoChange, returned by a Modify function, ends Modify without writing.
@@ -35,9 +34,10 @@ type ConflictError struct {
 	Err      error // the last precondition or conflict failure
 }
 
-// Error says how many attempts were made and the last failure.
+// Error says how many attempts were made and the last failure, with any
+// credential in it redacted.
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err)
+	return redact.String(fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err))
 }
 
 // Unwrap returns the last lost race.
@@ -53,9 +53,21 @@ type RetryOptions struct {
 	BaseDelay, MaxDelay time.Duration
 }
 
+// ErrLostRace marks a failure that means another writer got there first,
+// reported by the service some other way than 412 or 409
+// EntityAlreadyExists: an entity deleted between a read and a guarded
+// write (404), a blob created first (409 BlobAlreadyExists). Wrap the
+// service's error with it, fmt.Errorf("...: %w: %w", table.ErrLostRace,
+// err), so that RetryOnConflict goes round again and errors.As still finds
+// the service's answer.
+var ErrLostRace = errors.New("lost a race with another writer")
+
 // IsConflict reports a lost optimistic-concurrency race: 412 (the ETag moved
-// on) or 409 EntityAlreadyExists (someone created it first).
-func IsConflict(err error) bool { return IsPreconditionFailed(err) || IsAlreadyExists(err) }
+// on), 409 EntityAlreadyExists (someone created it first), or an error
+// marked ErrLostRace.
+func IsConflict(err error) bool {
+	return IsPreconditionFailed(err) || IsAlreadyExists(err) || errors.Is(err, ErrLostRace)
+}
 
 // RetryOnConflict runs round until it returns an error that is not a lost
 // race (IsConflict), waiting a jittered, growing back-off between rounds.
@@ -160,8 +172,9 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		} else {
 			err = t.Update(ctx, v, &UpdateOptions{Mode: mode})
 			if create && IsNotFound(err) {
-				// Deleted between our read and write: go round and create it.
-				err = &ServiceError{Op: "Modify", Err: preconditionFailed}
+				// Deleted between our read and write: go round and create
+				// it, keeping the service's 404 in the chain.
+				err = fmt.Errorf("%w (deleted after it was read): %w", ErrLostRace, err)
 			}
 		}
 		if err != nil {
@@ -175,7 +188,3 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	return result, nil
 }
-
-// preconditionFailed stands for a lost race that the service reported in
-// another way, so that RetryOnConflict goes round again.
-var preconditionFailed = &azcore.ResponseError{StatusCode: http.StatusPreconditionFailed, ErrorCode: "UpdateConditionNotSatisfied"}

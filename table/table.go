@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -21,6 +21,9 @@ type Table[T any] struct {
 	name   string
 	log    *slog.Logger
 	enc    *Encryption
+	// learned is the table's name as a query response showed it, which
+	// binds continuation tokens to their table.
+	learned atomic.Pointer[string]
 }
 
 // Options configure a Table. nil means the defaults.
@@ -40,7 +43,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	if client == nil || (reflect.ValueOf(client).Kind() == reflect.Pointer && reflect.ValueOf(client).IsNil()) {
 		return nil, inputErr("New", reflect.TypeFor[T]().String(), "", ErrNilValue, "client is nil")
 	}
-	p, err := newPlan(reflect.TypeFor[T]())
+	p, err := cachedPlan(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +89,9 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if m := t.Meta(v); m.PartitionKey == "" {
+		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
+	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {
 		return plain, plain, err
@@ -107,7 +113,11 @@ func (t *Table[T]) decodeFrom(ctx context.Context, data []byte, v *T, full bool)
 		}
 		data = plain
 	}
-	return t.plan.decode(data, reflect.ValueOf(v).Elem())
+	if err := t.plan.decode(data, reflect.ValueOf(v).Elem()); err != nil {
+		return err
+	}
+	t.Meta(v).ReadVia(t.client)
+	return nil
 }
 
 // EncodeOnly is Encode restricted to the named properties: the projection
@@ -142,15 +152,7 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 	return &ServiceError{Op: op, Table: t.name, PartitionKey: pk, RowKey: rk, Err: err}
 }
 
-func checkKeys(op, typ, pk, rk string) error {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(rk); err != nil {
-		return &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
-	}
-	return nil
-}
+func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
 // Get reads one entity: one request.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
@@ -174,8 +176,11 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 // GetOptions configure Get. There are none yet; pass nil.
 type GetOptions struct{}
 
-// written records a write's new ETag, and the Timestamp it encodes, in v.
-func (t *Table[T]) written(v *T, etag azcore.ETag) { t.Meta(v).WrittenETag(etag) }
+// written records a write's new ETag, and the Timestamp it encodes, in v,
+// by the rule on Meta; guarded: the write sent v's ETag as If-Match.
+func (t *Table[T]) written(v *T, etag azcore.ETag, guarded bool) {
+	t.Meta(v).WrittenVia(t.client, etag, guarded)
+}
 
 // sameAsSent compares a stored entity with the plaintext an Add encoded;
 // an encrypted entity is decrypted first (ciphertexts never repeat).
@@ -229,7 +234,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 		}
 		return err
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, false)
 	return nil
 }
 
@@ -267,7 +272,8 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	if !t.sameAsSent(ctx, plain, got.Value) {
 		return false, nil
 	}
-	t.written(v, got.ETag)
+	// A read of this table: the ETag is this table's.
+	t.written(v, got.ETag, true)
 	return true, nil
 }
 
@@ -310,7 +316,7 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 	if err != nil {
 		return t.svcErr("Upsert", m.PartitionKey, m.RowKey, err)
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, false)
 	return nil
 }
 
@@ -347,7 +353,7 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}
-	t.written(v, resp.ETag)
+	t.written(v, resp.ETag, !opts.AnyETag)
 	return nil
 }
 

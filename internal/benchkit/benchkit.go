@@ -47,6 +47,7 @@ type Account struct {
 	Conn   string
 	Ledger *ledger.Ledger
 	rtt    *roundTrip
+	slow   atomic.Int64 // requests slower than SlowRequest since the last measure
 }
 
 // NewAccount connects to the account of a connection string.
@@ -55,12 +56,35 @@ func NewAccount(conn string) (*Account, error) {
 	rtt := &roundTrip{}
 	opts := &aztables.ClientOptions{}
 	l.Attach(&opts.ClientOptions, ledger.Table)
-	opts.PerRetryPolicies = append(opts.PerRetryPolicies, rtt)
+	a := &Account{Conn: conn, Ledger: l, rtt: rtt}
+	opts.PerRetryPolicies = append(opts.PerRetryPolicies, rtt, slowPolicy{a})
 	svc, err := aztables.NewServiceClientFromConnectionString(conn, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Account{Tables: svc, Conn: conn, Ledger: l, rtt: rtt}, nil
+	a.Tables = svc
+	return a, nil
+}
+
+// QueueOptions are client options for the account's queues: requests
+// counted in the ledger, the round trip added, slow requests flagged.
+func (a *Account) QueueOptions() *azqueue.ClientOptions {
+	o := &azqueue.ClientOptions{}
+	a.Ledger.Attach(&o.ClientOptions, ledger.Queue)
+	o.PerRetryPolicies = append(o.PerRetryPolicies, a.rtt, slowPolicy{a})
+	return o
+}
+
+// slowPolicy counts requests slower than SlowRequest.
+type slowPolicy struct{ a *Account }
+
+func (p slowPolicy) Do(req *policy.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := req.Next()
+	if time.Since(start) > SlowRequest {
+		p.a.slow.Add(1)
+	}
+	return resp, err
 }
 
 // SetRoundTrip adds d to every later request of the account's table and
@@ -162,11 +186,8 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	if err := LoadWriter(ctx, cur, Rows(n, 1), 8); err != nil {
 		return 0, err
 	}
-	qopts := &azqueue.ClientOptions{}
-	a.Ledger.Attach(&qopts.ClientOptions, ledger.Queue)
-	qopts.PerRetryPolicies = append(qopts.PerRetryPolicies, a.rtt)
 	name := fmt.Sprintf("benchq%d", time.Now().UnixNano())
-	q, err := azqueue.NewQueueClientFromConnectionString(a.Conn, name, qopts)
+	q, err := azqueue.NewQueueClientFromConnectionString(a.Conn, name, a.QueueOptions())
 	if err != nil {
 		return 0, err
 	}

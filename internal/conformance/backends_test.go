@@ -205,5 +205,21 @@ func TestRawEntityOnAzurite(t *testing.T) { RunRawEntity(t, azuriteEnv(t)) }
 func TestPoisonQueueOnFake(t *testing.T)    { RunPoisonQueue(t, fakeEnv()) }
 func TestPoisonQueueOnAzurite(t *testing.T) { RunPoisonQueue(t, azuriteEnv(t)) }
 
+func TestRetriesOnFake(t *testing.T)    { RunRetries(t, fakeEnv()) }
+func TestRetriesOnAzurite(t *testing.T) { RunRetries(t, azuriteEnv(t)) }
+
+func TestErrorChainOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunErrorChain(t, env, services(t, env))
+}
+
+func TestErrorChainOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunErrorChain(t, env, services(t, env))
+}
+
+func TestEncryptionOnFake(t *testing.T)    { RunEncryption(t, fakeEnv()) }
+func TestEncryptionOnAzurite(t *testing.T) { RunEncryption(t, azuriteEnv(t)) }
+
 func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
 func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }

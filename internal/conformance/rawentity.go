@@ -23,6 +23,11 @@ func RunRawEntity(t *testing.T, env Env) {
 	t.Run("Batch", func(t *testing.T) { rawBatch(t, env) })
 	t.Run("BadInputSendsNothing", func(t *testing.T) { rawBadInput(t, env) })
 	t.Run("TypedAndRawViewsAgree", func(t *testing.T) { rawTypedViews(t, env) })
+	t.Run("QuotedKeysInBatch", func(t *testing.T) { quotedKeysInBatch(t, env) })
+	t.Run("ETagStaysWithItsTable", func(t *testing.T) { etagStaysWithItsTable(t, env) })
+	t.Run("ForeignContinuationTokens", func(t *testing.T) { foreignTokens(t, env) })
+	t.Run("EmptyPartitionKey", func(t *testing.T) { emptyPartitionKey(t, env) })
+	t.Run("ExtraAndRawValuesChecked", func(t *testing.T) { extraAndRawChecked(t, env) })
 }
 
 func newRaw(t *testing.T, env Env) (*table.Table[table.Entity], *reqcount.Counter) {
@@ -372,4 +377,361 @@ func rawTypedViews(t *testing.T, env Env) {
 	if err != nil || got.S != "from raw" || got.F64 != 3 || got.I64 != 1<<60 {
 		t.Fatalf("typed read after raw write: %+v %v", got, err)
 	}
+}
+
+// quotedKeysInBatch: defect #7 of issue 15. Keys with an apostrophe, which
+// the service accepts, work in batch Add and in every batch delete, as
+// they do in single-entity calls: the intra-partition index's delete
+// transaction (the entity and its copies) on keys like O'Brien. Batch
+// updates and upserts on such keys cannot be sent through aztables v1.4.1
+// (see batch.ErrQuoteInKey): they are refused before any request, and the
+// single-entity verbs do them.
+func quotedKeysInBatch(t *testing.T, env Env) {
+	ctx := t.Context()
+	tb, c := newRaw(t, env)
+	const pk = "O'Brien's"
+	mk := func(rk string) *table.Entity {
+		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+		e.Set("N", table.Int32Value(1))
+		return e
+	}
+	primary, byEmail, byName := mk("emp_O'Brien"), mk("email_o'brien@contoso.com"), mk("name_O'Brien_Don")
+	q1, q2, q3 := mk("'"), mk("''"), mk("a'b'c")
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Add(primary), batch.Add(byEmail), batch.Add(byName),
+		batch.Add(q1), batch.Add(q2), batch.Add(q3)); err != nil {
+		t.Fatal(err)
+	}
+	// The index's delete: the entity at its version, and its copies.
+	c.Reset()
+	if _, err := batch.Submit(ctx, tb.Client(),
+		batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.DeleteIf(pk, byName.RowKey, byName.ETag)); err != nil {
+		t.Fatalf("index delete transaction on %q: %v", pk, err)
+	}
+	if c.N() != 1 {
+		t.Fatalf("delete transaction took %d requests", c.N())
+	}
+	// Keys made of quotes; a stale ETag still fails the transaction.
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteIf(pk, "''", `W/"datetime'2000-01-01T00%3A00%3A00Z'"`)); !table.IsPreconditionFailed(err) {
+		t.Fatalf("stale DeleteIf on a quoted key: %v", err)
+	}
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteValue(q2)); err != nil {
+		t.Fatalf("deletes of ' and '': %v", err)
+	}
+	all, err := table.Collect(tb.Query(ctx, nil))
+	if err != nil || len(all) != 1 || all[0].RowKey != "a'b'c" || all[0].PartitionKey != pk {
+		t.Fatalf("left %v (%v), want only a'b'c", all, err)
+	}
+	// Updates and upserts: refused before sending, nothing written; the
+	// single-entity verbs do them.
+	q3.Set("N", table.Int32Value(2))
+	for name, op := range map[string]batch.Op{
+		"Update": batch.Update(q3, table.Merge), "UpdateAny": batch.UpdateAny(q3, table.Replace),
+		"UpsertMerge": batch.Upsert(q3, table.Merge), "UpsertReplace": batch.Upsert(q3, table.Replace),
+	} {
+		c.Reset()
+		_, err := batch.Submit(ctx, tb.Client(), op)
+		var oe *batch.OpError
+		if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || c.N() != 0 {
+			t.Fatalf("%s on a quoted key: %v after %d requests, want ErrQuoteInKey before any", name, err, c.N())
+		}
+	}
+	if err := tb.Update(ctx, q3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.Get(ctx, pk, "a'b'c", nil); err != nil || got.Properties["N"].Interface() != int32(2) {
+		t.Fatalf("single-entity update: %v %v", got, err)
+	}
+}
+
+// etagStaysWithItsTable: defect #11 of issue 15. A value read from table A
+// and written to table B (a copy, by Upsert, Add, Update or a batch) keeps
+// the ETag it has in A, so a guarded delete or update in A still works. A
+// write back to A records A's new ETag as before.
+func etagStaysWithItsTable(t *testing.T, env Env) {
+	ctx := t.Context()
+	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
+	a, err := table.New[Employee](env.NewTable(t, ca), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := table.New[Employee](env.NewTable(t, cb), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, write := range []struct {
+		name string
+		do   func(v *Employee) error
+	}{
+		{"Upsert", func(v *Employee) error { return b.Upsert(ctx, v, nil) }},
+		{"Add", func(v *Employee) error { return b.Add(ctx, v, nil) }},
+		{"Update AnyETag", func(v *Employee) error {
+			return b.Update(ctx, v, &table.UpdateOptions{AnyETag: true, Mode: table.Replace})
+		}},
+		{"batch Upsert", func(v *Employee) error {
+			_, err := batch.Submit(ctx, b.Client(), batch.Upsert(v, table.Replace))
+			return err
+		}},
+		{"raw view Upsert", func(v *Employee) error {
+			e, err := a.ToEntity(v)
+			if err != nil {
+				return err
+			}
+			return b.Entities().Upsert(ctx, e, nil)
+		}},
+	} {
+		rk := keys.Uint64(uint64(i))
+		if err := a.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if write.name == "Update AnyETag" {
+			if err := b.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err := a.Get(ctx, "p", rk, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		etagA := v.ETag
+		if err := write.do(v); err != nil {
+			t.Fatalf("%s into B: %v", write.name, err)
+		}
+		if v.ETag != etagA {
+			t.Errorf("%s into B changed the ETag read from A: %q, was %q", write.name, v.ETag, etagA)
+		}
+		// The guarded delete in A, as an index handler or a mover does.
+		if err := a.DeleteValue(ctx, v); err != nil {
+			t.Fatalf("%s into B, then DeleteValue in A: %v", write.name, err)
+		}
+	}
+	// Writing back to A still records A's new ETag.
+	v := &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "back"}}
+	if err := a.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	first := v.ETag
+	v.FirstName = "Don"
+	if err := a.Upsert(ctx, v, nil); err != nil || v.ETag == first {
+		t.Fatalf("Upsert in A kept the old ETag %q (%v)", v.ETag, err)
+	}
+	if err := a.Update(ctx, v, nil); err != nil {
+		t.Fatalf("guarded Update with the ETag A's Upsert recorded: %v", err)
+	}
+	if err := a.DeleteValue(ctx, v); err != nil {
+		t.Fatalf("DeleteValue with the ETag A's Update recorded: %v", err)
+	}
+}
+
+// foreignTokens: issue 17 §2. A continuation token resumes only the query
+// and table it came from; a token of another filter or table, or a
+// garbled or edited one, is an ErrBadToken input error, before any request
+// where the table is known, and never silently restarts the query.
+func foreignTokens(t *testing.T, env Env) {
+	ctx := t.Context()
+	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
+	clientA, clientB := env.NewTable(t, ca), env.NewTable(t, cb)
+	a, _ := table.New[Employee](clientA, nil)
+	b, _ := table.New[Employee](clientB, nil)
+	for i := 0; i < 5; i++ {
+		for _, tb := range []*table.Table[Employee]{a, b} {
+			if err := tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Uint64(uint64(i))}, Age: i}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all := &table.QueryOptions{Filter: table.Partition("p"), Top: 2}
+	first, err := a.QueryPage(ctx, all, "")
+	if err != nil || first.Next == "" {
+		t.Fatalf("first page: %v, Next %q", err, first.Next)
+	}
+	// The token resumes its query, also through a new Table (a restart).
+	restarted, _ := table.New[Employee](clientA, nil)
+	n, next := len(first.Items), first.Next
+	for next != "" {
+		p, err := restarted.QueryPage(ctx, all, next)
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		n, next = n+len(p.Items), p.Next
+	}
+	if n != 5 {
+		t.Fatalf("resumed query returned %d of 5", n)
+	}
+	wantBad := func(what string, c *reqcount.Counter, requests int, err error, p *table.Page[Employee]) {
+		t.Helper()
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, table.ErrBadToken) || p != nil {
+			t.Errorf("%s: %v (page %v), want an *InputError with ErrBadToken", what, err, p)
+		}
+		if c.N() != requests {
+			t.Errorf("%s sent %d requests, want %d", what, c.N(), requests)
+		}
+	}
+	ca.Reset()
+	other := &table.QueryOptions{Filter: table.And(table.Partition("p"), table.Prop("Age").Ge(1)), Top: 2}
+	p, err := a.QueryPage(ctx, other, first.Next)
+	wantBad("token of another filter", ca, 0, err, p)
+	for _, garbled := range []string{first.Next[:len(first.Next)-3], first.Next + "A", "tk2.bm90IGEgdG9rZW4", "nonsense",
+		strings.Replace(first.Next, first.Next[8:9], string(first.Next[8]^1), 1)} {
+		ca.Reset()
+		p, err := a.QueryPage(ctx, all, garbled)
+		wantBad("garbled token "+garbled, ca, 0, err, p)
+	}
+	// Another table: b learned its name from a query, so no request; a
+	// fresh Table over b's client learns it from the first response and
+	// returns none of its entities.
+	if _, err := b.QueryPage(ctx, all, ""); err != nil {
+		t.Fatal(err)
+	}
+	cb.Reset()
+	p, err = b.QueryPage(ctx, all, first.Next)
+	wantBad("token of another table", cb, 0, err, p)
+	fresh, _ := table.New[Employee](clientB, nil)
+	cb.Reset()
+	p, err = fresh.QueryPage(ctx, all, first.Next)
+	wantBad("token of another table, table not yet known", cb, 1, err, p)
+	// Query (the iterator) never takes a token; Top still applies.
+	got, err := table.Collect(a.Query(ctx, all))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Query with Top 2: %d, %v", len(got), err)
+	}
+}
+
+// emptyPartitionKey: issue 17 §2. The service stores an entity under an
+// empty PartitionKey, but aztables v1.4.1 cannot get, update or delete it,
+// so tablekit refuses "" in every write and point operation before any
+// request; Query still reads such entities.
+func emptyPartitionKey(t *testing.T, env Env) {
+	ctx := t.Context()
+	c := &reqcount.Counter{}
+	client := env.NewTable(t, c)
+	// What the SDK allows: Add, and a query; Get, Update, Delete fail in
+	// the SDK without sending anything.
+	if _, err := client.AddEntity(ctx, []byte(`{"PartitionKey":"","RowKey":"r","N":1}`), nil); err != nil {
+		t.Fatalf("the service takes an empty PartitionKey: %v", err)
+	}
+	c.Reset()
+	if _, err := client.GetEntity(ctx, "", "r", nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Get of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	if _, err := client.DeleteEntity(ctx, "", "r", nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Delete of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	if _, err := client.UpsertEntity(ctx, []byte(`{"PartitionKey":"","RowKey":"r","N":2}`), nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Upsert of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	tb, _ := table.New[table.Entity](client, nil)
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "", RowKey: "s", ETag: azcore.ETagAny}}
+	e.Set("N", table.Int32Value(1))
+	for name, op := range map[string]func() error{
+		"Add":          func() error { return tb.Add(ctx, e, nil) },
+		"Upsert":       func() error { return tb.Upsert(ctx, e, nil) },
+		"Update":       func() error { return tb.Update(ctx, e, nil) },
+		"Get":          func() error { _, err := tb.Get(ctx, "", "r", nil); return err },
+		"Delete":       func() error { return tb.Delete(ctx, "", "r", nil) },
+		"batch Add":    func() error { _, err := batch.Submit(ctx, client, batch.Add(e)); return err },
+		"batch Delete": func() error { _, err := batch.Submit(ctx, client, batch.Delete("", "r")); return err },
+	} {
+		c.Reset()
+		err := op()
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, table.ErrEmptyPartitionKey) || c.N() != 0 {
+			t.Errorf("%s with an empty PartitionKey: %v after %d requests, want ErrEmptyPartitionKey before any", name, err, c.N())
+		}
+	}
+	got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("")}))
+	if err != nil || len(got) != 1 || got[0].RowKey != "r" {
+		t.Fatalf("Query of the empty partition: %v %v", got, err)
+	}
+	// An empty RowKey is fine everywhere.
+	r := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: ""}}
+	r.Set("N", table.Int32Value(1))
+	if err := tb.Add(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Update(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := batch.Submit(ctx, client, batch.DeleteValue(r)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// extraAndRawChecked: issue 17 §2. Properties kept in table.Extra and raw
+// batch entities are checked like typed fields (names, EDM types and
+// values, sizes) before any request, and round-trip with their types.
+func extraAndRawChecked(t *testing.T, env Env) {
+	ctx := t.Context()
+	c := &reqcount.Counter{}
+	client := env.NewTable(t, c)
+	tb, _ := table.New[Kept](client, nil)
+	kept := func(name string, p table.Property) *Kept {
+		return &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: table.Extra{name: p}}
+	}
+	long := `"` + strings.Repeat("x", table.MaxStringUTF16+1) + `"`
+	for _, tc := range []struct {
+		name string
+		v    *Kept
+		rule error
+	}{
+		{"bad name", kept("a-b", table.Property{Value: []byte("1")}), keys.ErrForbiddenChar},
+		{"not JSON", kept("A", table.Property{Value: []byte("{")}), table.ErrInvalidValue},
+		{"nested object", kept("A", table.Property{Value: []byte(`{"x":1}`)}), table.ErrInvalidValue},
+		{"unknown EDM type", kept("A", table.Property{Type: "Edm.Decimal", Value: []byte(`"1"`)}), table.ErrInvalidValue},
+		{"Int64 not a number", kept("A", table.Property{Type: table.EdmInt64, Value: []byte(`"x"`)}), table.ErrInvalidValue},
+		{"Guid malformed", kept("A", table.Property{Type: table.EdmGUID, Value: []byte(`"nope"`)}), table.ErrInvalidValue},
+		{"string too long", kept("A", table.Property{Value: []byte(long)}), table.ErrStringTooLong},
+		{"binary too long", kept("A", table.Property{Type: table.EdmBinary, Value: []byte(`"` + strings.Repeat("A", 4*(table.MaxBinaryBytes/3+1)) + `"`)}), table.ErrBinaryTooLong},
+		{"DateTime before 1601", kept("A", table.Property{Type: table.EdmDateTime, Value: []byte(`"1600-01-01T00:00:00Z"`)}), table.ErrValueOutOfRange},
+	} {
+		c.Reset()
+		err := tb.Upsert(ctx, tc.v, nil)
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
+			t.Errorf("Extra %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
+		}
+		c.Reset()
+		body := []byte(`{"PartitionKey":"p","RowKey":"r",` + strings.TrimPrefix(string(mustEncodeExtra(tc.v)), "{"))
+		_, err = batch.Submit(ctx, client, batch.Raw(batch.KindUpsertReplace, body, nil))
+		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
+			t.Errorf("raw batch %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
+		}
+	}
+	// Kept properties keep their types, an integral Double included.
+	v := &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "ok"}, Name: "n", Other: table.Extra{
+		"D": {Type: table.EdmDouble, Value: []byte("2")}, "I64": {Type: table.EdmInt64, Value: []byte(`"9007199254740993"`)},
+		"I": {Value: []byte("7")}, "S": {Value: []byte(`"s"`)}, "F": {Value: []byte("2.5")}}}
+	if err := tb.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tb.Entities().Get(ctx, "p", "ok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"I64": table.EdmInt64, "I": table.EdmInt32, "S": table.EdmString, "F": table.EdmDouble} {
+		if got := raw.Properties[name].Type(); got != want {
+			t.Errorf("Extra %s stored as %s, want %s", name, got, want)
+		}
+	}
+	switch d := raw.Properties["D"]; {
+	case d.Type() == table.EdmDouble:
+	case env.Fake == nil && d.Inferred():
+		t.Logf("not run on %s: Extra integral Double type check, the backend answers it as %v without annotation", env.Name, d)
+	default:
+		t.Errorf("Extra integral Double stored as %v", d)
+	}
+}
+
+// mustEncodeExtra renders a Kept's Extra as JSON members, unchecked, for
+// the raw batch form of the same bad input.
+func mustEncodeExtra(v *Kept) []byte {
+	b := []byte("{")
+	for name, p := range v.Other {
+		if p.Type != "" {
+			b = append(b, `"`+name+`@odata.type":"`+p.Type+`",`...)
+		}
+		b = append(b, `"`+name+`":`...)
+		b = append(b, p.Value...)
+	}
+	return append(b, '}')
 }

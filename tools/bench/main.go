@@ -36,12 +36,14 @@ func main() {
 	indexOnly := flag.Bool("index-growth", false, "measure only the index backfill part of -growth")
 	growth := flag.Bool("growth", false, "measure how time and memory grow with the work instead (10k, 100k, 1M entities)")
 	rtt := flag.Duration("rtt", 5*time.Millisecond, "round trip added per request in the archive-with-latency scenario")
+	rounds := flag.Int("rounds", 5, "rounds of each A/B comparison (A and B interleaved)")
+	only := flag.String("only", "", "run only the A/B comparisons whose name contains this")
 	flag.Parse()
 	if *conn == "" {
 		fmt.Fprintln(os.Stderr, "bench: no connection string; run scripts/bench (starts Azurite) or set TABLEKIT_CONNECTION_STRING")
 		os.Exit(2)
 	}
-	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities, *rtt) }
+	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities, *rtt, *rounds, *only) }
 	if *growth {
 		runner = func(ctx context.Context) error { return runGrowth(ctx, *conn) }
 	}
@@ -70,44 +72,19 @@ func azuriteVersion() string {
 	return p.Dependencies["azurite"]
 }
 
-func run(ctx context.Context, conn string, n int, rtt time.Duration) error {
+func run(ctx context.Context, conn string, n int, rtt time.Duration, rounds int, only string) error {
 	acct, err := benchkit.NewAccount(conn)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("tablekit benchmark — %d CPUs, %s, %s/%s, Azurite %s (if the account is Azurite)\n\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, azuriteVersion())
+	if err := compareAll(ctx, acct, n, rounds, only); err != nil {
+		return err
+	}
+	if only != "" {
+		return nil
+	}
 	var results []result
-	rows := benchkit.Rows(n, 20)
-
-	// Bulk load.
-	load := func(name string, f func(*aztables.Client) error) (float64, float64, error) {
-		client, drop, err := acct.NewTable(ctx, name)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer drop()
-		acct.Ledger.Reset()
-		start := time.Now()
-		if err := f(client); err != nil {
-			return 0, 0, err
-		}
-		return float64(n) / time.Since(start).Seconds(), float64(acct.Ledger.Total()) / float64(n), nil
-	}
-	perEntity, perReq, err := load("benchnaive", func(c *aztables.Client) error { return benchkit.LoadPerEntity(ctx, c, rows) })
-	if err != nil {
-		return err
-	}
-	hand, handReq, err := load("benchhand", func(c *aztables.Client) error { return benchkit.LoadHandLoop(ctx, c, rows) })
-	if err != nil {
-		return err
-	}
-	writer, writerReq, err := load("benchwriter", func(c *aztables.Client) error { return benchkit.LoadWriter(ctx, c, rows, 8) })
-	if err != nil {
-		return err
-	}
-	results = append(results,
-		result{fmt.Sprintf("bulk load %d entities / 20 partitions vs one AddEntity each", n), fmt.Sprintf("%.0f ent/s, %.2f req/ent", perEntity, perReq), fmt.Sprintf("%.0f ent/s, %.3f req/ent", writer, writerReq), writer / perEntity, ">= 6x", writer/perEntity >= 6},
-		result{"bulk load vs a hand-written SubmitTransaction loop", fmt.Sprintf("%.0f ent/s, %.3f req/ent", hand, handReq), fmt.Sprintf("%.0f ent/s, %.3f req/ent", writer, writerReq), writer / hand, ">= 0.9x", writer/hand >= 0.9})
 
 	// Codec.
 	var codec table.Codec
@@ -204,25 +181,9 @@ func run(ctx context.Context, conn string, n int, rtt time.Duration) error {
 		fmt.Sprintf("%d µs, %d B, %d allocs", quiet.NsPerOp()/1000, quiet.AllocedBytesPerOp(), quiet.AllocsPerOp()),
 		float64(quiet.NsPerOp()) / float64(echo.NsPerOp()), "<= 1.0x allocs", ra <= 1})
 
-	// The mover.
+	// The mover against a real account's latency: concurrency hides round
+	// trips instead of queueing on the emulator's CPU.
 	const msgs = 500
-	one, err := acct.Archive(ctx, msgs, 1, 1)
-	if err != nil {
-		return err
-	}
-	sixteen, err := acct.Archive(ctx, msgs, 1, 16)
-	if err != nil {
-		return err
-	}
-	perMsg := float64(acct.Ledger.Total()) / msgs
-	two, err := acct.Archive(ctx, msgs, 2, 16)
-	if err != nil {
-		return err
-	}
-	r1, r16, r2 := msgs/one.Seconds(), msgs/sixteen.Seconds(), msgs/two.Seconds()
-	results = append(results,
-		result{"archive 500 entities through the queue: concurrency 16 vs 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s, %.2f req/msg", r16, perMsg), r16 / r1, ">= 5x (see note)", r16/r1 >= 5},
-		result{"archive: 2 workers x 16 vs 1 x 1", fmt.Sprintf("%.0f msg/s", r1), fmt.Sprintf("%.0f msg/s", r2), r2 / r1, "informative", true})
 	// The same with a round trip per request, as against a real account:
 	// concurrency then hides latency instead of queueing on the emulator.
 	acct.SetRoundTrip(rtt)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tablekit/tablekit/internal/benchkit"
+)
+
+// comparison is one row: the naive way (A) against tablekit (B), at the
+// same concurrency unless the row says it splits a ratio into its parts.
+type comparison struct {
+	name string
+	a, b benchkit.Side
+	goal func(benchkit.Comparison) (string, bool)
+}
+
+func atLeast(x float64) func(benchkit.Comparison) (string, bool) {
+	return func(c benchkit.Comparison) (string, bool) {
+		return fmt.Sprintf("median >= %.2fx", x), c.Ratio().Median >= x
+	}
+}
+
+func cpuAtMost(x float64) func(benchkit.Comparison) (string, bool) {
+	return func(c benchkit.Comparison) (string, bool) {
+		return fmt.Sprintf("CPU/ent median <= %.2fx", x), c.CPURatio().Median <= x
+	}
+}
+
+// compareAll runs every A/B comparison, rounds rounds each, A and B
+// interleaved in this process, and prints one table.
+func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only string) error {
+	perEntity := min(n, 2000) // one request per entity: keep rounds short
+	rows := []comparison{
+		{"bulk, batching alone: one at a time both", acct.PerEntity(perEntity, 20, 1, benchkit.EncodeEDM), acct.Writer(perEntity, 20, 1), atLeast(6)},
+		{"bulk, parallelism alone: Writer 1 vs 8", acct.Writer(n, 20, 1), acct.Writer(n, 20, 8), nil},
+		{"bulk at concurrency 1 vs SDK-documented hand loop", acct.HandTransactions(n, 20, 1, benchkit.EncodeEDM), acct.Writer(n, 20, 1), cpuAtMost(0.6)},
+		{"bulk at concurrency 8 vs SDK-documented hand loop", acct.HandTransactions(n, 20, 8, benchkit.EncodeEDM), acct.Writer(n, 20, 8), cpuAtMost(0.6)},
+		{"bulk at concurrency 8 vs struct+json hand loop", acct.HandTransactions(n, 20, 8, benchkit.EncodeStruct), acct.Writer(n, 20, 8), cpuAtMost(0.6)},
+		{"point Get, one at a time", acct.GetRaw(1000), acct.GetTablekit(1000), cpuAtMost(0.8)},
+		{"query one partition of 5,000", acct.QueryRaw(5000), acct.QueryTablekit(5000), cpuAtMost(0.8)},
+		{"archive 300 through the queue, concurrency 1", acct.ArchiveHand(300, 1), acct.ArchiveMover(300, 1), atLeast(1.8)},
+		{"archive 500 through the queue, concurrency 8", acct.ArchiveHand(500, 8), acct.ArchiveMover(500, 8), atLeast(1.8)},
+	}
+	fmt.Printf("A/B comparisons: %d rounds each, A and B interleaved (A B, B A, …); throughput and ratio as median (min–max);\n", rounds)
+	fmt.Printf("CPU is this process's user+system time per entity (getrusage); busy is the whole machine's CPU use during the rounds.\n\n")
+	header := fmt.Sprintf("%-50s | %-50s | %-26s | %-22s | %-24s | %-9s | %-22s | %s", "comparison (A → B)", "sides", "throughput /s", "B/A throughput", "CPU µs/entity A → B", "req/ent", "goal", "met")
+	fmt.Println(header)
+	fmt.Println(strings.Repeat("-", len(header)+10))
+	for _, r := range rows {
+		if only != "" && !strings.Contains(r.name, only) {
+			continue
+		}
+		c, err := acct.Compare(ctx, rounds, r.a, r.b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		goal, met := "informative", true
+		if r.goal != nil {
+			goal, met = r.goal(c)
+		}
+		metText := "yes"
+		if !met {
+			metText = "NO"
+		}
+		notes := []string{}
+		if c.Saturated() {
+			notes = append(notes, fmt.Sprintf("CPUs saturated (busy %.0f%% / %.0f%%)", 100*c.A.Busy().Median, 100*c.B.Busy().Median))
+		} else {
+			notes = append(notes, fmt.Sprintf("busy %.0f%% / %.0f%%", 100*c.A.Busy().Median, 100*c.B.Busy().Median))
+		}
+		if slow := c.A.Slow() + c.B.Slow(); slow > 0 {
+			notes = append(notes, fmt.Sprintf("%d requests over %v: a stall, rerun", slow, benchkit.SlowRequest))
+			metText = "STALL"
+		}
+		fmt.Printf("%-50s | A %-48s | %-26s | %-22s | %-24s | %-9s | %-22s | %s\n",
+			r.name, c.A.Name, c.A.PerSecond().Format(0), "", c.A.CPUPerEntity().Format(1), fmt.Sprintf("%.3f", c.A.RequestsPerEntity().Median), "", "")
+		fmt.Printf("%-50s | B %-48s | %-26s | %-22s | %-24s | %-9s | %-22s | %s\n",
+			"", c.B.Name, c.B.PerSecond().Format(0), c.Ratio().Format(2)+"x", c.B.CPUPerEntity().Format(1)+fmt.Sprintf(" (%.2fx)", c.CPURatio().Median), fmt.Sprintf("%.3f", c.B.RequestsPerEntity().Median), goal, metText)
+		fmt.Printf("%-50s |   %s\n", "", strings.Join(notes, "; "))
+	}
+	fmt.Println()
+	return nil
+}
