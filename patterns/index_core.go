@@ -79,32 +79,6 @@ func ownerOf(e *table.Entity) (string, bool) {
 	return v.AsString()
 }
 
-// sameCopy reports a stored copy that holds exactly the properties of the
-// copy its primary calls for, with equal values: an extra property, a
-// missing one, another owner or another value makes it stale. An integral
-// Double that a service sent back without its annotation (an Inferred
-// Int32) equals the Double.
-func sameCopy(want, got *table.Entity) bool {
-	if len(want.Properties) != len(got.Properties) {
-		return false
-	}
-	for name, w := range want.Properties {
-		g, ok := got.Properties[name]
-		if !ok {
-			return false
-		}
-		if w.Equal(g) {
-			continue
-		}
-		wd, okW := w.AsDouble()
-		gd, okG := g.AsDouble()
-		if !okW || !okG || !(w.Inferred() || g.Inferred()) || wd != gd {
-			return false
-		}
-	}
-	return true
-}
-
 // fromCopy decodes a copy into T under its primary's keys, with no ETag:
 // the copy's version is not the primary's.
 func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, error) {

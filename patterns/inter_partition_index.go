@@ -454,7 +454,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 			if err != nil {
 				return nil, err
 			}
-			if !sameCopy(want, c) {
+			if !want.SameProperties(c) {
 				m := x.tbl.Meta(v)
 				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey, CopyETag: c.ETag})
 				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true

@@ -622,7 +622,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			if err != nil {
 				return nil, err
 			}
-			if !sameCopy(want, c.e) {
+			if !want.SameProperties(c.e) {
 				issue.CopyETag = c.e.ETag
 				r.Stale = append(r.Stale, issue)
 			}
