@@ -1,6 +1,9 @@
 package batch
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -27,17 +30,21 @@ type PlanOptions struct {
 func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
 	p := newPlanner(opts)
 	byPK := map[string][]*Transaction{}
+	var order []string // partitions in order of first appearance
 	for i, op := range ops {
 		closed, err := p.add(op)
 		if err != nil {
 			err.Index = i
 			return nil, err
 		}
+		if _, seen := byPK[op.PartitionKey()]; !seen {
+			order = append(order, op.PartitionKey())
+			byPK[op.PartitionKey()] = nil
+		}
 		if closed != nil {
 			byPK[closed.PartitionKey()] = append(byPK[closed.PartitionKey()], closed)
 		}
 	}
-	order := p.order
 	for _, tx := range p.flushOpen() {
 		byPK[tx.PartitionKey()] = append(byPK[tx.PartitionKey()], tx)
 	}
@@ -52,12 +59,15 @@ func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
 type planner struct {
 	codec  *table.Codec
 	maxOps int
-	order  []string                // partitions in order of first appearance
 	open   map[string]*Transaction // the transaction being filled, per partition
+	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
+	next   uint64
+	bytes  int // encoded bytes of the open transactions
+	ops    int // operations in the open transactions
 }
 
 func newPlanner(opts *PlanOptions) *planner {
-	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}}
+	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}}
 	if opts != nil {
 		if opts.Codec != nil {
 			p.codec = opts.Codec
@@ -72,6 +82,15 @@ func newPlanner(opts *PlanOptions) *planner {
 // add places op; it returns the transaction that op's arrival closed, if
 // any, which the planner forgets: the caller owns it.
 func (p *planner) add(op Op) (*Transaction, *OpError) {
+	e, err := p.encode(op)
+	if err != nil {
+		return nil, err
+	}
+	return p.place(e)
+}
+
+// encode encodes op and checks it can ever be sent.
+func (p *planner) encode(op Op) (*encoded, *OpError) {
 	e, err := op.encode(p.codec)
 	if err != nil {
 		return nil, &OpError{Kind: op.Kind, PartitionKey: op.PartitionKey(), RowKey: op.RowKey(), Err: err}
@@ -79,34 +98,77 @@ func (p *planner) add(op Op) (*Transaction, *OpError) {
 	if e.size+envelope > MaxRequestBytes {
 		return nil, &OpError{Kind: op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrTooLarge}
 	}
+	return e, nil
+}
+
+// place adds an encoded operation to its partition's open transaction,
+// closing that one first when e does not fit; it returns the closed one.
+func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 	tx := p.open[e.pk]
-	if tx == nil {
-		p.order = append(p.order, e.pk)
-	}
 	var closed *Transaction
 	if tx != nil && (tx.Len() >= p.maxOps || tx.fits(e) != nil) {
 		closed = tx
+		p.bytes -= tx.Size()
+		p.ops -= tx.Len()
 		tx = nil
 	}
 	if tx == nil {
 		tx = NewTransaction(&TransactionOptions{Codec: p.codec})
 		p.open[e.pk] = tx
+		p.opened[e.pk] = p.next
+		p.next++
 	}
 	if err := tx.append(e); err != nil {
 		return closed, err.(*OpError)
 	}
+	p.bytes += e.size
+	p.ops++
 	return closed, nil
 }
 
-// flushOpen closes and returns every open transaction, in order of the
-// partitions' first appearance, and forgets them.
-func (p *planner) flushOpen() []*Transaction {
+// closeLargest closes open transactions, largest first, until at least
+// free bytes and n transactions are closed or none is left open, and
+// returns them (the caller owns them). One pass over the open partitions
+// serves the whole amount, so that input spread over very many partitions
+// does not pay a scan per operation.
+func (p *planner) closeLargest(free, n int) []*Transaction {
+	if len(p.open) == 0 {
+		return nil
+	}
+	all := make([]*Transaction, 0, len(p.open))
+	for _, tx := range p.open {
+		all = append(all, tx)
+	}
+	slices.SortFunc(all, func(a, b *Transaction) int { return cmp.Compare(b.Size(), a.Size()) })
 	var out []*Transaction
-	for _, pk := range p.order {
-		if tx := p.open[pk]; tx != nil && tx.Len() > 0 {
+	freed := 0
+	for _, tx := range all {
+		if freed >= free && len(out) >= n {
+			break
+		}
+		delete(p.open, tx.PartitionKey())
+		delete(p.opened, tx.PartitionKey())
+		p.bytes -= tx.Size()
+		p.ops -= tx.Len()
+		freed += tx.Size()
+		out = append(out, tx)
+	}
+	return out
+}
+
+// flushOpen closes and returns every open transaction, in the order they
+// were opened, and forgets them.
+func (p *planner) flushOpen() []*Transaction {
+	out := make([]*Transaction, 0, len(p.open))
+	for _, tx := range p.open {
+		if tx.Len() > 0 {
 			out = append(out, tx)
 		}
 	}
-	p.open, p.order = map[string]*Transaction{}, nil
+	slices.SortFunc(out, func(a, b *Transaction) int {
+		return cmp.Compare(p.opened[a.PartitionKey()], p.opened[b.PartitionKey()])
+	})
+	p.open, p.opened = map[string]*Transaction{}, map[string]uint64{}
+	p.bytes, p.ops = 0, 0
 	return out
 }

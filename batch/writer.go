@@ -61,7 +61,32 @@ type WriterOptions struct {
 	// someone else stored identically also counts. Default: false, a 409
 	// fails the transaction.
 	IdempotentAdds bool
+	// MaxBufferedBytes bounds the encoded operations the Writer holds that
+	// are not in flight: those of partitions whose transaction is not yet
+	// full, and full transactions waiting for a sender. When it is reached
+	// the Writer sends the largest partial transactions (so input spread
+	// over many partitions costs more, smaller transactions rather than
+	// memory) and stops reading the input until sends free room. Default:
+	// DefaultMaxBufferedBytes.
+	MaxBufferedBytes int
+	// IdleFlushOps: while nothing has been sent yet, once this many
+	// operations wait in partial transactions the Writer sends the fullest
+	// of them, so work starts early however the input spreads over
+	// partitions. Only the start: afterwards transactions go out full (or
+	// when the memory bound says so), since every partial one costs a
+	// request more. 0 means the default, DefaultIdleFlushOps; a negative
+	// value waits for full transactions from the start too.
+	IdleFlushOps int
 }
+
+// Defaults of WriterOptions.
+const (
+	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 32 MiB.
+	DefaultMaxBufferedBytes = 32 << 20
+	// DefaultIdleFlushOps is the default IdleFlushOps: twenty full
+	// transactions' worth.
+	DefaultIdleFlushOps = 2000
+)
 
 // Summary counts what a Write did.
 type Summary struct {
@@ -73,6 +98,9 @@ type Summary struct {
 	Skipped      int // operations not sent because an earlier transaction of their partition failed
 	Resolved     int // transactions of Adds found stored as sent after a 409 (IdempotentAdds), counted in Transactions
 	Reads        int // query requests sent to check them
+	// PeakBufferedBytes is the most encoded bytes the Writer held at once
+	// outside transactions in flight (see WriterOptions.MaxBufferedBytes).
+	PeakBufferedBytes int
 }
 
 // Failure is a transaction that failed for good.
@@ -132,6 +160,12 @@ func NewWriter(client table.Client, opts *WriterOptions) *Writer {
 	if w.opts.Codec == nil {
 		w.opts.Codec = &table.Codec{}
 	}
+	if w.opts.MaxBufferedBytes <= 0 {
+		w.opts.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if w.opts.IdleFlushOps == 0 {
+		w.opts.IdleFlushOps = DefaultIdleFlushOps
+	}
 	return w
 }
 
@@ -172,6 +206,9 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		closed   bool
 		sum      Summary
 		failures []Failure
+		queued   int  // encoded bytes of the transactions waiting for a sender
+		waiting  int  // how many transactions wait for a sender
+		started  bool // a transaction has gone to a sender
 	)
 	enqueue := func(tx *Transaction) {
 		q := queues[tx.PartitionKey()]
@@ -183,6 +220,8 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 			sum.Skipped += tx.Len()
 			return
 		}
+		queued += tx.Size()
+		waiting++
 		q.pending = append(q.pending, tx)
 		if !q.busy && len(q.pending) == 1 {
 			ready = append(ready, q)
@@ -208,6 +247,9 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 				ready = ready[1:]
 				tx := q.pending[0]
 				q.pending = q.pending[1:]
+				queued -= tx.Size()
+				waiting--
+				started = true
 				q.busy = true
 				inflight++
 				mu.Unlock()
@@ -232,6 +274,8 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 					q.failed = true
 					for _, rest := range q.pending {
 						sum.Skipped += rest.Len()
+						queued -= rest.Size()
+						waiting--
 					}
 					q.pending = nil
 					failures = append(failures, Failure{Ops: tx.Ops(), Err: err})
@@ -255,25 +299,52 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 
 	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
 	var planErr *OpError
+	budget := w.opts.MaxBufferedBytes
 	i := 0
 	for op := range ops {
 		if ctx.Err() != nil {
 			break
 		}
-		closedTx, err := p.add(op)
+		e, err := p.encode(op)
 		if err != nil {
 			err.Index = i
 			planErr = err
 			break
 		}
-		if closedTx != nil {
-			mu.Lock()
-			enqueue(closedTx)
-			// Bound memory: wait while many full transactions are queued.
-			for countPending(queues) > 4*w.opts.Parallelism && ctx.Err() == nil {
+		mu.Lock()
+		// Memory bound: before holding e, make room. The largest partial
+		// transactions go to the senders (a quarter of the bound at once, so
+		// that one pass over the open partitions serves many operations),
+		// and the input waits until sends have taken enough.
+		if p.bytes+queued+e.size > budget {
+			for _, tx := range p.closeLargest(budget/4, 1) {
+				enqueue(tx)
+			}
+			for p.bytes+queued+e.size > budget && queued > 0 && ctx.Err() == nil {
 				cond.Wait()
 			}
-			mu.Unlock()
+		}
+		closedTx, perr := p.place(e)
+		if closedTx != nil {
+			enqueue(closedTx)
+		}
+		// Nothing sent yet and enough input waiting in partial
+		// transactions: start on the fullest rather than wait for more.
+		if w.opts.IdleFlushOps > 0 && !started && waiting == 0 && p.ops >= w.opts.IdleFlushOps {
+			for _, tx := range p.closeLargest(0, w.opts.Parallelism) {
+				enqueue(tx)
+			}
+		}
+		sum.PeakBufferedBytes = max(sum.PeakBufferedBytes, p.bytes+queued)
+		// Back-pressure on a long queue of full transactions.
+		for waiting > 4*w.opts.Parallelism && ctx.Err() == nil {
+			cond.Wait()
+		}
+		mu.Unlock()
+		if perr != nil {
+			perr.Index = i
+			planErr = perr
+			break
 		}
 		i++
 	}
@@ -306,14 +377,6 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		return sum, &WriteError{Failures: failures}
 	}
 	return sum, nil
-}
-
-func countPending(queues map[string]*partitionQueue) int {
-	n := 0
-	for _, q := range queues {
-		n += len(q.pending)
-	}
-	return n
 }
 
 // send submits tx, resending it only when the service reported its failed

@@ -12,6 +12,17 @@
 // often, or can never succeed, to a poison queue. Mover is the guide's
 // archive scenario built in.
 //
+// A worker dequeues only as many messages as it has free handler slots, so
+// no message waits out its visibility for a slot, and it sleeps while all
+// slots are busy until a handler finishes. A handler that panics fails
+// only its own message (a *PanicError with the value and the stack, retried
+// like any failure); the worker keeps serving the others. Failures are
+// never silent: each is logged at Warn (WorkerOptions.Logger, else
+// slog.Default()), counted per message type in Stats, and Drain and Run
+// return a *FailureReport of the messages that failed during the call. A
+// type has one handler: a second Handle for it is refused
+// (ErrDuplicateHandler), so give each index its own type.
+//
 // Delivery is at least once, so handlers must converge: read the source and
 // make the target match it (level-triggered), with idempotent steps
 // (UpsertReplace, DeleteIfExists, DeleteIfUnchanged, PutBlob). Then a crash
@@ -19,7 +30,11 @@
 // order all end in the same state once the queue drains; in between,
 // readers can see the source and the target disagree, and the guide warns
 // that this pattern gives no isolation. To scale out, run more workers (in
-// as many processes and machines as needed) on the same queue, or spread
-// keys over several queues with keys.ShardBucket; the queue service is the
-// coordinator, so there is nothing else to deploy.
+// as many processes and machines as needed) on the same queue; or spread
+// keys over a set of queues with ShardedSender (a stable hash of the key)
+// and run a Role in each process: the roles share the set through blob
+// leases, one lease per queue, each taking its fair share, giving queues
+// up when a role joins and taking over a dead role's queues when its
+// leases expire. The storage services are the coordinator, so there is
+// nothing else to deploy.
 package consistency

@@ -30,6 +30,9 @@ var (
 	ErrBadKey          = errors.New("consistency: idempotency key must be valid UTF-8 of at most 1 KiB")
 	ErrMessageTooLarge = errors.New("consistency: message over 64 KiB and no blob store configured")
 	ErrMalformed       = errors.New("consistency: malformed message")
+	// ErrDuplicateHandler: a type has one handler; a second registration
+	// would silently take its messages from the first.
+	ErrDuplicateHandler = errors.New("consistency: a handler is already registered for this message type")
 )
 
 // Envelope is what a message carries, as JSON in the queue's text.

@@ -2,7 +2,12 @@ package consistency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -57,7 +62,8 @@ func ExampleWorker() {
 	_ = sender.Send(ctx, "stats.hourly.v1", "2026-11-21T99", hourly{Hour: 99})
 
 	total := 0
-	worker := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 1})
+	quiet := slog.New(slog.DiscardHandler) // failures log at Warn; default: slog.Default()
+	worker := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 1, Logger: quiet})
 	_ = worker.Handle("stats.hourly.v1", func(ctx context.Context, m *consistency.Message) error {
 		var h hourly
 		if err := m.Decode(&h); err != nil {
@@ -69,7 +75,48 @@ func ExampleWorker() {
 		total += h.Messages
 		return nil
 	})
-	stats, _ := worker.Drain(ctx)
+	stats, err := worker.Drain(ctx)
 	fmt.Println(total, stats.Processed, stats.Poisoned, queues.Len("stats"), queues.Len("stats-poison"))
-	// Output: 42 1 1 0 1
+	// Drain says what failed: counts per type and each type's last error.
+	var report *consistency.FailureReport
+	if errors.As(err, &report) {
+		fmt.Println(report.ByType["stats.hourly.v1"].Poisoned, report.ByType["stats.hourly.v1"].LastError)
+	}
+	// Output:
+	// 42 1 1 0 1
+	// 1 hour 99
+}
+
+// Three processes share twelve queues: each runs this. Senders route by
+// key; each process's Role takes its share of the queues through blob
+// leases and works on them, gives some up when another process joins, and
+// takes over a dead process's queues when its leases expire. (Not run: it
+// needs a storage account or Azurite; the fake's blob has no leases yet.)
+func ExampleRole() {
+	ctx := context.Background()
+	cs := "UseDevelopmentStorage=true" // your connection string
+	var set []consistency.OwnedQueue
+	var queues []consistency.Queue
+	for i := range 12 {
+		name := fmt.Sprintf("orders-%02d", i)
+		q, _ := azqueue.NewQueueClientFromConnectionString(cs, name, nil)
+		p, _ := azqueue.NewQueueClientFromConnectionString(cs, name+"-poison", nil)
+		set = append(set, consistency.OwnedQueue{Name: name, Queue: q, Poison: p})
+		queues = append(queues, q)
+	}
+	blobs, _ := azblob.NewClientFromConnectionString(cs, nil)
+
+	// Anywhere: send; the key picks the queue.
+	sender, _ := consistency.NewShardedSender(queues, nil)
+	_ = sender.Send(ctx, "order.placed.v1", "order-1042", map[string]int{"qty": 3})
+
+	// In each worker process: one Role on the shared "leases" container.
+	role, err := consistency.NewRole(blobs, "leases", set, &consistency.RoleOptions{Name: "worker-a"})
+	if err != nil {
+		panic(err)
+	}
+	_ = role.Handle("order.placed.v1", func(ctx context.Context, m *consistency.Message) error {
+		return nil // read the source, make the target match
+	})
+	_ = role.Run(ctx) // until ctx ends; then releases its queues
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,8 +52,8 @@ const (
 	// goes to the poison queue on the next one.
 	DefaultMaxDequeues = 5
 	// DefaultVisibility is how long a dequeued message stays hidden; while
-	// its handler runs the worker renews it every third of that, counted
-	// from the dequeue.
+	// the worker holds it (waiting for a handler slot or running) it renews
+	// it every third of that, counted from the dequeue.
 	DefaultVisibility = 30 * time.Second
 )
 
@@ -61,7 +62,9 @@ type WorkerOptions struct {
 	// BatchSize is the most messages one dequeue asks for, 1 to 32.
 	// Default: 32.
 	BatchSize int
-	// Concurrency bounds the handlers running at once. Default: 16.
+	// Concurrency bounds the handlers running at once. The worker holds up
+	// to twice as many messages while handlers take under a third of
+	// Visibility, and only as many otherwise. Default: 16.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
 	// Default: DefaultVisibility.
@@ -81,9 +84,12 @@ type WorkerOptions struct {
 	ShutdownGrace time.Duration
 	// Blobs reads payloads that senders put in blobs. Default: none.
 	Blobs Blobs
-	// Logger records processed, retried and poisoned messages. Default: none.
+	// Logger records failures at Warn (retried and poisoned messages, with
+	// a panic's stack) and processed messages at Debug. Default:
+	// slog.Default() at the time NewWorker is called.
 	Logger *slog.Logger
-	// OnProcessed, OnRetried and OnPoisoned are called after each outcome.
+	// OnProcessed, OnRetried and OnPoisoned are called after each outcome;
+	// a panic in one is logged at Error and goes no further. Default: none.
 	OnProcessed func(*Message)
 	OnRetried   func(*Message, error)
 	OnPoisoned  func(m *Message, raw string, err error)
@@ -92,9 +98,14 @@ type WorkerOptions struct {
 // Stats counts a worker's outcomes.
 type Stats struct {
 	Dequeued, Processed, Retried, Poisoned, Renewed int64
-	// Abandoned counts prefetched messages left to reappear because they
-	// waited for a free handler past half their visibility timeout.
+	// Abandoned counts messages whose handler shutdown cancelled after
+	// ShutdownGrace: they reappear after their visibility timeout.
 	Abandoned int64
+	// Panicked counts handler runs that panicked.
+	Panicked int64
+	// Failures counts retried and poisoned messages by type, with each
+	// type's last error.
+	Failures map[string]TypeFailures
 }
 
 // Worker runs handlers for the messages of a queue: the guide's worker role
@@ -105,9 +116,16 @@ type Worker struct {
 	queue    Queue
 	poison   Queue
 	opts     WorkerOptions
+	hmu      sync.RWMutex // guards handlers
 	handlers map[string]Handler
-	mu       sync.Mutex
+	mu       sync.Mutex // guards stats
 	stats    Stats
+	log      *slog.Logger
+	// iterations counts rounds of the dequeue loop, so tests can tell
+	// waiting from polling.
+	iterations atomic.Int64
+	// meanRun is a running mean of handler run times, in nanoseconds.
+	meanRun atomic.Int64
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -144,10 +162,17 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 10 * time.Second
 	}
+	w.log = o.Logger
+	if w.log == nil {
+		w.log = slog.Default()
+	}
 	return w
 }
 
-// Handle registers h for messages of msgType ("archive.v1").
+// Handle registers h for messages of msgType ("archive.v1"). A type has
+// one handler: a second registration returns ErrDuplicateHandler and
+// changes nothing, so give each index (or other handler instance) a type of
+// its own. Safe to call while the worker runs.
 func (w *Worker) Handle(msgType string, h Handler) error {
 	if err := CheckType(msgType); err != nil {
 		return err
@@ -155,15 +180,39 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 	if h == nil {
 		return fmt.Errorf("consistency: nil handler for %s", msgType)
 	}
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if _, ok := w.handlers[msgType]; ok {
+		return fmt.Errorf("%w: %q", ErrDuplicateHandler, msgType)
+	}
 	w.handlers[msgType] = h
 	return nil
+}
+
+func (w *Worker) handler(msgType string) Handler {
+	w.hmu.RLock()
+	defer w.hmu.RUnlock()
+	return w.handlers[msgType]
 }
 
 // Stats returns the counts so far.
 func (w *Worker) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.stats
+	s := w.stats
+	s.Failures = copyFailures(s.Failures)
+	return s
+}
+
+// fail records a failed delivery in the call's tally and in Stats.
+func (w *Worker) fail(t *tally, kind int, msgType string, err error) {
+	t.add(kind, msgType, err)
+	w.count(func(s *Stats) {
+		var retried, poisoned int64
+		addFailure(&retried, &poisoned, &s.Panicked, &s.Failures, kind, msgType, err)
+		s.Retried += retried
+		s.Poisoned += poisoned
+	})
 }
 
 func (w *Worker) count(f func(*Stats)) {
@@ -174,26 +223,40 @@ func (w *Worker) count(f func(*Stats)) {
 
 // Run processes messages until ctx ends, then lets running handlers finish
 // for ShutdownGrace before cancelling them (their messages simply reappear).
+// It returns a *FailureReport of the messages that failed while it ran
+// (each failure was also logged at Warn as it happened), joined with the
+// last dequeue error if dequeues were still failing; nil when nothing
+// failed.
 func (w *Worker) Run(ctx context.Context) error {
-	_, err := w.loop(ctx, false)
+	_, err, failed := w.loop(ctx, false)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil
+		err = nil
 	}
-	return err
+	return join(err, failed)
 }
 
 // Drain processes messages until a dequeue finds none visible, then
-// returns, having waited for every handler it started.
+// returns, having waited for every handler it started. Its error is a
+// *FailureReport of the messages that failed during the call (the report
+// itself when nothing else went wrong, so a loop that expects some
+// failures can test err.(*FailureReport)), joined with a dequeue error
+// that ended it; nil when everything succeeded.
 func (w *Worker) Drain(ctx context.Context) (Stats, error) {
-	return w.loop(ctx, true)
+	st, err, failed := w.loop(ctx, true)
+	return st, join(err, failed)
 }
 
-func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
+func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
+	failed := &tally{}
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
-	sem := make(chan struct{}, w.opts.Concurrency)
 	var wg sync.WaitGroup
-	var pending atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	var held atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	slots := make(chan struct{}, w.opts.Concurrency)
+	// freed wakes the loop when a handler finishes. One buffered signal is
+	// enough: a finish between the loop's count and its wait stays in the
+	// buffer, and extra signals only cost a recount.
+	freed := make(chan struct{}, 1)
 	wait := func() {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -204,21 +267,39 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 			<-done
 		}
 	}
-	// Up to twice Concurrency messages are held: the running ones and as many
-	// waiting, so one dequeue serves many handlers.
-	limit := int64(2 * w.opts.Concurrency)
+	// How many messages to hold. A held message's visibility is renewed
+	// from its dequeue whether it runs or waits for a slot, so waiting never
+	// lets it expire. While handlers are quick (their mean under a third of
+	// the visibility, so a waiting message seldom needs a renewal), the
+	// worker holds up to twice Concurrency and refills once the waiting ones
+	// have all started: dequeues stay large. While they are slow it holds
+	// only as many as it has slots and refills once half are free: nothing
+	// waits, so nothing costs renewals, and other workers on the queue get
+	// the messages this one could not start.
+	sizing := func() (limit, refill int64) {
+		c := int64(w.opts.Concurrency)
+		if time.Duration(w.meanRun.Load()) < w.opts.Visibility/3 {
+			return 2 * c, min(c, int64(w.opts.BatchSize))
+		}
+		return c, max(1, min(c, int64(w.opts.BatchSize))/2)
+	}
 	poll := w.opts.PollInterval
 	var loopErr error
 	for ctx.Err() == nil {
-		held := pending.Load()
-		if held >= int64(w.opts.Concurrency) {
-			// Refill only below the low-water mark, so dequeues come in
-			// large batches rather than one message per freed slot.
-			sleep(ctx, time.Millisecond)
+		w.iterations.Add(1)
+		limit, refill := sizing()
+		free := limit - held.Load()
+		if free < refill {
+			select {
+			case <-ctx.Done():
+			case <-freed:
+			}
 			continue
 		}
-		free := limit - held
 		n := int32(min(free, int64(w.opts.BatchSize)))
+		// Whether handlers ran during the dequeue: one that failed meanwhile
+		// made its message visible after the queue answered.
+		busy := held.Load() > 0
 		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
@@ -227,9 +308,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			if w.opts.Logger != nil {
-				w.opts.Logger.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
-			}
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
 			loopErr = err
 			if drain {
 				break
@@ -241,9 +320,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if pending.Load() > 0 {
-					// Handlers still running may fail and make their messages
-					// visible again: wait for them, then look once more.
+				if busy || held.Load() > 0 {
+					// Handlers running during the dequeue or still running may
+					// have failed and made their messages visible again: wait
+					// for them, then look once more.
 					wg.Wait()
 					continue
 				}
@@ -257,24 +337,18 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 		got := time.Now()
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
 		for _, dm := range resp.Messages {
-			pending.Add(1)
+			held.Add(1)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer pending.Add(-1)
-				select {
-				case sem <- struct{}{}:
-				case <-handlerCtx.Done():
-					return // shutting down: it reappears
-				}
-				defer func() { <-sem }()
-				if time.Since(got) > w.opts.Visibility/2 {
-					// Waited too long for a slot: its visibility is running out
-					// and another worker may take it; leave it to reappear.
-					w.count(func(s *Stats) { s.Abandoned++ })
-					return
-				}
-				w.process(handlerCtx, dm, got)
+				defer func() {
+					held.Add(-1)
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
+				w.process(handlerCtx, dm, got, failed, slots)
 			}()
 		}
 	}
@@ -282,7 +356,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error) {
 	if loopErr == nil && !drain {
 		loopErr = ctx.Err()
 	}
-	return w.Stats(), loopErr
+	return w.Stats(), loopErr, failed.report()
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -315,56 +389,74 @@ func derefInt(p *int64) int64 {
 	return *p
 }
 
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time) {
+// process handles one held message: it renews the message's visibility
+// from its dequeue, waits for a handler slot, runs the handler, and deletes,
+// retries or poisons the message.
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
 	env, err := decodeEnvelope(text)
 	if err != nil {
-		w.toPoison(ctx, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, rc, text, err)
 		return
 	}
 	msg.Envelope = *env
-	h := w.handlers[env.Type]
+	h := w.handler(env.Type)
 	switch {
 	case h == nil:
-		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
+		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
 		return
 	case msg.DequeueCount > w.opts.MaxDequeues:
-		w.toPoison(ctx, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
+		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
 		return
 	}
-	err = w.run(ctx, h, msg, rc, text, dequeued)
+	stop := w.renew(ctx, rc, text, dequeued)
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		// Shut down while waiting for a slot: it reappears.
+		stop()
+		w.count(func(s *Stats) { s.Abandoned++ })
+		return
+	}
+	start := time.Now()
+	err = w.run(ctx, h, msg)
+	<-slots
+	// Stop the renewer and wait for it: a renewal still in flight would
+	// change the pop receipt under the delete that follows, which would then
+	// fail and let a processed message come back.
+	stop()
+	w.observe(time.Since(start))
 	var perm permanent
 	switch {
 	case err == nil:
-		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil && w.opts.Logger != nil {
+		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil {
 			// The message will reappear and its handler run again: harmless,
 			// since handlers converge.
-			w.opts.Logger.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
+			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
 			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
-		if w.opts.Logger != nil {
-			w.opts.Logger.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
-		}
+		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
 		if w.opts.OnProcessed != nil {
-			w.opts.OnProcessed(msg)
+			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
 	case errors.As(err, &perm):
-		w.toPoison(ctx, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+	case ctx.Err() != nil && !isPanic(err):
+		// Shutdown cancelled the handler past ShutdownGrace: not the
+		// message's failure; it reappears after its visibility timeout.
+		w.count(func(s *Stats) { s.Abandoned++ })
 	default:
-		w.retry(ctx, msg, rc, err)
+		w.retry(ctx, failed, msg, rc, err)
 	}
 }
 
-// run calls the handler, renewing the message's visibility every third of
-// it. The schedule counts from the dequeue, not from the handler's start: a
-// prefetched message has already spent some of its visibility waiting, and
-// each renewal keeps two thirds of it as margin for a slow request.
-func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, text string, dequeued time.Time) error {
+// run reads a payload kept in a blob, then calls the handler.
+func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 	if msg.PayloadBlob != nil {
 		if w.opts.Blobs == nil {
 			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
@@ -375,10 +467,18 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 		}
 		msg.Payload = raw
 	}
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
+	return w.call(ctx, h, msg)
+}
+
+// renew keeps a held message hidden, renewing its visibility every third
+// of it, counted from the dequeue: each renewal keeps two thirds of the
+// visibility as margin for a slow request. The returned stop ends the
+// renewals and waits for one in flight, so the receipt is final; calling
+// it again does nothing.
+func (w *Worker) renew(ctx context.Context, rc *receipt, text string, dequeued time.Time) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		every := w.opts.Visibility / 3
 		t := time.NewTimer(time.Until(dequeued.Add(every)))
 		defer t.Stop()
@@ -388,7 +488,7 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 				return
 			case <-t.C:
 				t.Reset(every)
-				resp, err := w.queue.UpdateMessage(hctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
+				resp, err := w.queue.UpdateMessage(ctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
 				if err != nil {
 					// Another worker may own it now; let the handler finish,
 					// its writes converge either way.
@@ -399,20 +499,62 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message, rc *receipt, 
 			}
 		}
 	}()
-	err := h(hctx, msg)
-	close(done)
+	var once sync.Once
+	return func() { once.Do(func() { close(done); <-stopped }) }
+}
+
+// observe folds a handler's run time into the running mean that decides
+// how many messages the worker holds (an approximate mean: concurrent
+// updates may drop one, which only delays the estimate).
+func (w *Worker) observe(d time.Duration) {
+	old := w.meanRun.Load()
+	w.meanRun.Store(old + (int64(d)-old)/8)
+}
+
+// PanicError is a handler's panic, recovered and treated as its message's
+// failure: the message reappears after its back-off like any other failure
+// and goes to the poison queue after MaxDequeues, while the worker keeps
+// serving the other messages. A panic can be a bug that every delivery hits
+// or a transient one (a race), so it is retried rather than poisoned at once.
+type PanicError struct {
+	// Type and Key name the message whose handler panicked.
+	Type, Key string
+	// Value is what the handler panicked with.
+	Value any
+	// Stack is the handler goroutine's stack at the panic.
+	Stack []byte
+}
+
+// Error reports the panic value and the stack, so both travel in the
+// message's LastError, the poison record and the log.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("consistency: handler of %s (key %q) panicked: %v\n%s", e.Type, e.Key, e.Value, e.Stack)
+}
+
+// Unwrap returns the panic value when it is an error (panic(err)).
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
 	return err
+}
+
+// call runs h, turning a panic into a *PanicError: one bad message must not
+// take the process, and every healthy message in it, down.
+func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Type: msg.Type, Key: msg.Key, Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, msg)
 }
 
 // retry hides a failed message for the back-off of its dequeue count and
 // records the error in it for the next attempt and the poison queue.
-func (w *Worker) retry(ctx context.Context, msg *Message, rc *receipt, herr error) {
-	w.count(func(s *Stats) { s.Retried++ })
-	if w.opts.Logger != nil {
-		w.opts.Logger.InfoContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "dequeues", msg.DequeueCount, "err", herr)
-	}
+func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
+	w.fail(failed, failRetried, msg.Type, herr)
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
 	if w.opts.OnRetried != nil {
-		w.opts.OnRetried(msg, herr)
+		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
 	if ctx.Err() != nil {
 		return // shutting down: the message reappears after its visibility timeout
@@ -443,7 +585,7 @@ type PoisonRecord struct {
 // toPoison copies the message to the poison queue, then deletes it. A crash
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
-func (w *Worker) toPoison(ctx context.Context, msg *Message, rc *receipt, text string, cause error) {
+func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
 	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
@@ -459,18 +601,17 @@ func (w *Worker) toPoison(ctx context.Context, msg *Message, rc *receipt, text s
 		b, _ = json.Marshal(rec)
 	}
 	if _, err := w.poison.EnqueueMessage(ctx, string(b), nil); err != nil {
-		if w.opts.Logger != nil {
-			w.opts.Logger.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "err", err)
-		}
+		// The message stays and reappears: a failure to retry.
+		err = fmt.Errorf("consistency: cannot enqueue to the poison queue (%w); cause: %w", err, cause)
+		w.fail(failed, failRetried, msg.Type, err)
+		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", err)
 		return
 	}
 	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
-	w.count(func(s *Stats) { s.Poisoned++ })
-	if w.opts.Logger != nil {
-		w.opts.Logger.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
-	}
+	w.fail(failed, failPoisoned, msg.Type, cause)
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
 	if w.opts.OnPoisoned != nil {
-		w.opts.OnPoisoned(msg, text, cause)
+		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}
 }
 
@@ -479,4 +620,33 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// notify calls a user callback. A panic in it is logged at Error with its
+// stack and goes no further: the message's outcome is already settled, and
+// the process and its other messages must not pay for a callback's bug.
+func (w *Worker) notify(ctx context.Context, name string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.ErrorContext(ctx, "tablekit: "+name+" panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
+}
+
+func isPanic(err error) bool {
+	var pe *PanicError
+	return errors.As(err, &pe)
+}
+
+// join is errors.Join that returns a lone error itself, so a Drain that
+// only had failing messages returns the *FailureReport unwrapped.
+func join(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return errors.Join(a, b)
 }

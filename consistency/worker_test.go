@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -16,6 +20,9 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
+
+// quiet discards the logs of workers whose handlers fail on purpose.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.QueueClient) {
 	svc := fake.NewQueueService(nil)
@@ -30,38 +37,41 @@ func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.Qu
 
 // TestLongHandlerKeepsItsMessage: a handler that runs past the visibility
 // timeout keeps the message hidden by renewing it, so a second worker never
-// runs it, and the newest pop receipt deletes it.
+// runs it, and the newest pop receipt deletes it. Virtual time (synctest):
+// the fake queue's clock is time.Now, which the bubble fakes.
 func TestLongHandlerKeepsItsMessage(t *testing.T) {
-	svc, q, p := queues(t)
-	if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
-		t.Fatal(err)
-	}
-	var runs atomic.Int32
-	slow := func(ctx context.Context, m *consistency.Message) error {
-		runs.Add(1)
-		time.Sleep(5 * time.Second) // 2.5 visibility timeouts
-		return nil
-	}
-	opts := func() *consistency.WorkerOptions {
-		return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
-	}
-	a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
-	_ = a.Handle("slow.v1", slow)
-	_ = b.Handle("slow.v1", slow)
-	ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, w := range []*consistency.Worker{a, b} {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = w.Run(ctx) }()
-	}
-	wg.Wait()
-	if runs.Load() != 1 || svc.Len("work") != 0 {
-		t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
-	}
-	if a.Stats().Renewed+b.Stats().Renewed < 2 {
-		t.Fatalf("renewals: %d + %d", a.Stats().Renewed, b.Stats().Renewed)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		svc, q, p := queues(t)
+		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
+			t.Fatal(err)
+		}
+		var runs atomic.Int32
+		slow := func(ctx context.Context, m *consistency.Message) error {
+			runs.Add(1)
+			time.Sleep(5 * time.Second) // 2.5 visibility timeouts
+			return nil
+		}
+		opts := func() *consistency.WorkerOptions {
+			return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
+		}
+		a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
+		_ = a.Handle("slow.v1", slow)
+		_ = b.Handle("slow.v1", slow)
+		ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, w := range []*consistency.Worker{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = w.Run(ctx) }()
+		}
+		wg.Wait()
+		if runs.Load() != 1 || svc.Len("work") != 0 {
+			t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
+		}
+		if a.Stats().Renewed+b.Stats().Renewed < 2 {
+			t.Fatalf("renewals: %d + %d", a.Stats().Renewed, b.Stats().Renewed)
+		}
+	})
 }
 
 // TestShutdownAbandonsCleanly: cancelling Run lets a handler finish within
@@ -73,30 +83,32 @@ func TestShutdownAbandonsCleanly(t *testing.T) {
 		left  int
 	}{{"finishes within the grace", 2 * time.Second, 0}, {"abandoned after the grace", 100 * time.Millisecond, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, q, p := queues(t)
-			_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
-			started := make(chan struct{})
-			w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
-			_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
-				close(started)
-				select {
-				case <-time.After(500 * time.Millisecond):
-					return nil
-				case <-ctx.Done():
-					return ctx.Err()
+			synctest.Test(t, func(t *testing.T) {
+				svc, q, p := queues(t)
+				_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
+				started := make(chan struct{})
+				w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
+				_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
+					close(started)
+					select {
+					case <-time.After(500 * time.Millisecond):
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				})
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error)
+				go func() { done <- w.Run(ctx) }()
+				<-started
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if svc.Len("work") != tc.left {
+					t.Fatalf("%d messages left, want %d", svc.Len("work"), tc.left)
 				}
 			})
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error)
-			go func() { done <- w.Run(ctx) }()
-			<-started
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if svc.Len("work") != tc.left {
-				t.Fatalf("%d messages left, want %d", svc.Len("work"), tc.left)
-			}
 		})
 	}
 }
@@ -140,14 +152,15 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	_, _ = p.Create(t.Context(), nil)
 	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
 	var seen []string
-	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3})
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3, Logger: quiet})
 	_ = w.Handle("fail.v1", func(ctx context.Context, m *consistency.Message) error {
 		seen = append(seen, m.LastError)
 		return errors.New("boom " + string(rune('0'+m.DequeueCount)))
 	})
+	var rep *consistency.FailureReport
 	for i, wait := range []time.Duration{2 * time.Second, 4 * time.Second, 0} {
-		if _, err := w.Drain(t.Context()); err != nil {
-			t.Fatal(err)
+		if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Retried != 1 {
+			t.Fatalf("Drain of a failing message: %v; want a report of one retry", err)
 		}
 		if i < 2 {
 			// Hidden for the back-off of its dequeue count: 2 s, then 4 s.
@@ -165,8 +178,8 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	mu.Lock()
 	now = now.Add(10 * time.Second)
 	mu.Unlock()
-	if _, err := w.Drain(t.Context()); err != nil {
-		t.Fatal(err)
+	if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Poisoned != 1 {
+		t.Fatalf("Drain of a message past MaxDequeues: %v; want a report of one poisoned", err)
 	}
 	if strings.Join(seen, "|") != "|boom 1|boom 2" {
 		t.Fatalf("last errors seen: %q", seen)
@@ -190,6 +203,12 @@ func TestHandleRefusesBadRegistrations(t *testing.T) {
 	}
 	if err := w.Handle("x.v1", nil); err == nil {
 		t.Fatal("nil handler accepted")
+	}
+	if err := w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil }); !errors.Is(err, consistency.ErrDuplicateHandler) {
+		t.Fatalf("a second handler for x.v1: %v", err)
 	}
 }
 
@@ -232,4 +251,56 @@ func TestMoveToBlob(t *testing.T) {
 	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.IsNotFound(err) {
 		t.Fatalf("still in Current: %v", err)
 	}
+}
+
+// TestFailuresLogThroughTheDefaultLogger: with no Logger a failure is still
+// logged at Warn, through slog.Default().
+func TestFailuresLogThroughTheDefaultLogger(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer slog.SetDefault(old)
+	_, q, p := queues(t)
+	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Backoff: func(int64) time.Duration { return time.Hour }})
+	_ = w.Handle("fail.v1", func(context.Context, *consistency.Message) error { return errors.New("disk on fire") })
+	_, _ = w.Drain(t.Context())
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "level=WARN") || !strings.Contains(buf.String(), "disk on fire") {
+		t.Fatalf("default logger got %q", buf.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestSlowHandlersPoisonNothing: 360 messages whose handlers each take
+// between a third and most of the visibility timeout (virtual time). A
+// worker that held more messages than it had free slots let waiting ones
+// expire and come back; with MaxDequeues 1 they went to poison.
+func TestSlowHandlersPoisonNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 360
+		_, q, p := queues(t)
+		s := consistency.NewSender(q, nil)
+		for i := range n {
+			_ = s.Send(t.Context(), "slow.v1", fmt.Sprint(i), i)
+		}
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 16, Visibility: 30 * time.Second, MaxDequeues: 1, Logger: quiet})
+		_ = w.Handle("slow.v1", func(ctx context.Context, m *consistency.Message) error {
+			time.Sleep(10*time.Second + time.Duration(m.DequeueCount*int64(len(m.Key)))*5*time.Second) // 15 s to 25 s
+			return nil
+		})
+		st, err := w.Drain(t.Context())
+		if err != nil || st.Processed != n || st.Dequeued != n || st.Poisoned != 0 {
+			t.Fatalf("stats %+v, %v; want each of %d messages dequeued once and processed", st, err, n)
+		}
+	})
 }

@@ -2,12 +2,14 @@ package fake
 
 import (
 	"bytes"
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,38 +21,93 @@ import (
 
 // Blob operations, for counters and fault injection.
 const (
-	OpCreateContainer Operation = "CreateContainer"
-	OpDeleteContainer Operation = "DeleteContainer"
-	OpPutBlob         Operation = "PutBlob"
-	OpGetBlob         Operation = "GetBlob"
-	OpDeleteBlob      Operation = "DeleteBlob"
-	OpListBlobs       Operation = "ListBlobs"
+	OpCreateContainer     Operation = "CreateContainer"
+	OpDeleteContainer     Operation = "DeleteContainer"
+	OpContainerProperties Operation = "GetContainerProperties"
+	OpContainerMetadata   Operation = "SetContainerMetadata"
+	OpLeaseContainer      Operation = "LeaseContainer"
+	OpPutBlob             Operation = "PutBlob"
+	OpGetBlob             Operation = "GetBlob"
+	OpDeleteBlob          Operation = "DeleteBlob"
+	OpListBlobs           Operation = "ListBlobs"
+	OpPutBlock            Operation = "PutBlock"
+	OpPutBlockList        Operation = "PutBlockList"
+	OpGetBlockList        Operation = "GetBlockList"
+	OpSetBlobMetadata     Operation = "SetBlobMetadata"
+	OpSetBlobProperties   Operation = "SetBlobProperties"
+	OpLeaseBlob           Operation = "LeaseBlob"
+)
+
+// Limits of the Blob service ("Put Block", "Lease Blob", "List Blobs").
+const (
+	defaultDeletedContainers = 30 * time.Second // Delete Container: the name is unusable for at least 30 seconds
+	maxBlockIDBytes          = 64               // Put Block: a block ID is at most 64 bytes before encoding
+	minLeaseSeconds          = 15               // Lease Blob: a fixed lease lasts 15 to 60 seconds
+	maxLeaseSeconds          = 60               //
+	maxBreakSeconds          = 60               // Lease Blob: x-ms-lease-break-period is 0 to 60
+	maxListResults           = 5000             // List Blobs: maxresults up to 5,000
+	maxCommittedBlocks       = 50000            // Put Block List: up to 50,000 blocks
+	httpDateGranularity      = time.Second
+	infiniteLease            = -1 // Lease Blob: x-ms-lease-duration -1 is an infinite lease
 )
 
 // BlobServiceOptions configure a BlobService. nil means the defaults.
 type BlobServiceOptions struct {
-	// Now is the clock for Last-Modified and ETags. Default: time.Now.
+	// Now is the clock for Last-Modified, ETags, lease expiry and the
+	// ContainerBeingDeleted window. Default: time.Now.
 	Now func() time.Time
+	// DeletedContainerWindow is how long a deleted container's name answers
+	// 409 ContainerBeingDeleted to Create Container, as the service does
+	// for at least 30 seconds. Default: 30 s; negative: no window.
+	DeletedContainerWindow time.Duration
 }
 
-// BlobService is an in-memory Azure Blob service for block blobs uploaded in
-// one request (Put Blob), an HTTP transport behind the official
-// *azblob.Client: containers, put, get (whole or ranged), delete, with the
-// If-Match / If-None-Match conditions and the service's error codes,
-// request counters and fault injection. Safe for concurrent use.
+// BlobService is an in-memory Azure Blob service for block blobs, an HTTP
+// transport behind the official *azblob.Client (and the container, blob,
+// block blob and lease clients made from it): containers with metadata and
+// leases; Put Blob; Put Block, Put Block List and Get Block List (so
+// UploadStream and large UploadBuffer calls work); Get Blob whole or
+// ranged, and Get Blob Properties; Set Blob Metadata and Set Blob
+// Properties; Delete Blob; List Blobs flat or with a delimiter (BlobPrefix
+// items); blob and container leases (acquire, renew, change, release,
+// break, expiry on the clock) and the lease rules on every write; the
+// If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since
+// conditions on every blob operation; ContainerBeingDeleted after a delete;
+// the service's status and error codes; request counters and fault
+// injection. Safe for concurrent use.
 type BlobService struct {
 	faults     // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
 	now        func() time.Time
-	containers map[string]map[string]*blobData
+	window     time.Duration
+	containers map[string]*containerData
+	deleted    map[string]time.Time // container name -> when it was deleted
 	seq        uint64
 }
 
-type blobData struct {
-	data     []byte
+type containerData struct {
+	blobs    map[string]*blobData
+	meta     http.Header
 	etag     string
 	modified time.Time
-	ctype    string
-	meta     http.Header
+	lease    lease
+}
+
+type blobData struct {
+	committed bool // false: a blob of staged blocks only, invisible but to Get Block List and Put Block List
+	data      []byte
+	blocks    []block // the committed block list; nil after Put Blob
+	staged    []block // uncommitted blocks, newest last
+	etag      string
+	created   time.Time
+	modified  time.Time
+	props     http.Header // Content-Type, Content-Encoding, … as Get Blob answers them
+	meta      http.Header
+	lease     lease
+}
+
+type block struct {
+	id   string // as sent: base64
+	data []byte
 }
 
 // BlobURL is the endpoint the fake's blob clients use.
@@ -58,9 +115,12 @@ const BlobURL = "https://fake.blob.core.windows.net/"
 
 // NewBlobService returns an empty service.
 func NewBlobService(opts *BlobServiceOptions) *BlobService {
-	s := &BlobService{now: time.Now, containers: map[string]map[string]*blobData{}}
+	s := &BlobService{now: time.Now, window: defaultDeletedContainers, containers: map[string]*containerData{}, deleted: map[string]time.Time{}}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
+	}
+	if opts != nil && opts.DeletedContainerWindow != 0 {
+		s.window = max(opts.DeletedContainerWindow, 0)
 	}
 	return s
 }
@@ -86,8 +146,12 @@ func (s *BlobService) NewClient(opts *azblob.ClientOptions) *azblob.Client {
 func (s *BlobService) Blob(container, name string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, ok := s.containers[container][name]
-	if !ok {
+	c := s.containers[container]
+	if c == nil {
+		return nil, false
+	}
+	b, ok := c.blobs[name]
+	if !ok || !b.committed {
 		return nil, false
 	}
 	return bytes.Clone(b.data), true
@@ -98,7 +162,136 @@ func (s *BlobService) Blob(container, name string) ([]byte, bool) {
 func (s *BlobService) Names(container string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.containers[container]))
+	c := s.containers[container]
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for n, b := range c.blobs {
+		if b.committed {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// blobError is the service's answer for the error codes the fake sends,
+// with the service's message.
+func blobError(req *http.Request, status int, code string) *http.Response {
+	return xmlError(req, status, code, blobMessage(code))
+}
+
+func blobMessage(code string) string {
+	switch code {
+	case "ContainerNotFound":
+		return "The specified container does not exist."
+	case "ContainerAlreadyExists":
+		return "The specified container already exists."
+	case "ContainerBeingDeleted":
+		return "The specified container is being deleted. Try operation later."
+	case "BlobNotFound":
+		return "The specified blob does not exist."
+	case "BlobAlreadyExists":
+		return "The specified blob already exists."
+	case "ConditionNotMet":
+		return "The condition specified using HTTP conditional header(s) is not met."
+	case "InvalidRange":
+		return "The range specified is invalid for the current size of the resource."
+	case "InvalidHeaderValue":
+		return "The value for one of the HTTP headers is not in the correct format."
+	case "InvalidQueryParameterValue":
+		return "Value for one of the query parameters specified in the request URI is invalid."
+	case "InvalidBlobOrBlock":
+		return "The specified blob or block content is invalid."
+	case "InvalidBlockList":
+		return "The specified block list is invalid."
+	case "InvalidXmlDocument":
+		return "XML specified is not syntactically valid."
+	case "LeaseAlreadyPresent":
+		return "There is already a lease present."
+	case "LeaseIdMissing":
+		return "There is currently a lease on the blob and no lease ID was specified in the request."
+	case "LeaseIdMismatchWithBlobOperation":
+		return "The lease ID specified did not match the lease ID for the blob."
+	case "LeaseIdMismatchWithContainerOperation":
+		return "The lease ID specified did not match the lease ID for the container."
+	case "LeaseIdMismatchWithLeaseOperation":
+		return "The lease ID specified did not match the lease ID for the blob/container."
+	case "LeaseNotPresentWithBlobOperation":
+		return "There is currently no lease on the blob."
+	case "LeaseNotPresentWithContainerOperation":
+		return "There is currently no lease on the container."
+	case "LeaseNotPresentWithLeaseOperation":
+		return "There is currently no lease on the blob/container."
+	case "LeaseLost":
+		return "A lease ID was specified, but the lease for the blob/container has expired."
+	case "LeaseIsBreakingAndCannotBeAcquired":
+		return "There is already a lease present, and the lease is currently breaking."
+	case "LeaseIsBreakingAndCannotBeChanged":
+		return "The lease ID matched, but the lease is currently in breaking state and cannot be changed."
+	case "LeaseIsBreakingAndCannotBeExtended":
+		return "The lease ID matched, but the lease is currently in breaking state and cannot be renewed."
+	case "LeaseIsBrokenAndCannotBeRenewed":
+		return "The lease ID matched, but the lease has been broken explicitly and cannot be renewed."
+	case "MissingRequiredHeader":
+		return "An HTTP header that's mandatory for this request is not specified."
+	case "InvalidBlobType":
+		return "The blob type is invalid for this operation."
+	case "UnsupportedHeader":
+		return "One of the HTTP headers specified in the request is not supported."
+	case "NotImplemented":
+		return "The fake blob service does not implement this operation."
+	case "InvalidResourceName":
+		return "The specified resource name contains invalid characters."
+	case "OutOfRangeQueryParameterValue":
+		return "One of the query parameters specified in the request URI is outside the permissible range."
+	}
+	return code
+}
+
+// blobRoute names the operation of a Blob service request.
+func blobRoute(req *http.Request, isBlob bool) Operation {
+	q := req.URL.Query()
+	comp, restype, m := q.Get("comp"), q.Get("restype"), req.Method
+	if !isBlob {
+		switch {
+		case restype == "container" && comp == "" && m == http.MethodPut:
+			return OpCreateContainer
+		case restype == "container" && comp == "" && m == http.MethodDelete:
+			return OpDeleteContainer
+		case restype == "container" && comp == "" && (m == http.MethodGet || m == http.MethodHead):
+			return OpContainerProperties
+		case restype == "container" && comp == "metadata" && m == http.MethodPut:
+			return OpContainerMetadata
+		case restype == "container" && comp == "lease" && m == http.MethodPut:
+			return OpLeaseContainer
+		case restype == "container" && comp == "list" && m == http.MethodGet:
+			return OpListBlobs
+		}
+		return ""
+	}
+	switch {
+	case m == http.MethodPut && comp == "":
+		return OpPutBlob
+	case m == http.MethodPut && comp == "block":
+		return OpPutBlock
+	case m == http.MethodPut && comp == "blocklist":
+		return OpPutBlockList
+	case m == http.MethodGet && comp == "blocklist":
+		return OpGetBlockList
+	case m == http.MethodPut && comp == "metadata":
+		return OpSetBlobMetadata
+	case m == http.MethodPut && comp == "properties":
+		return OpSetBlobProperties
+	case m == http.MethodPut && comp == "lease":
+		return OpLeaseBlob
+	case (m == http.MethodGet || m == http.MethodHead) && comp == "":
+		return OpGetBlob
+	case m == http.MethodDelete && comp == "":
+		return OpDeleteBlob
+	}
+	return ""
 }
 
 // Do serves one HTTP request of the Blob REST API.
@@ -109,151 +302,401 @@ func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 	}
 	path := strings.TrimPrefix(req.URL.Path, "/")
 	container, name, isBlob := strings.Cut(path, "/")
-	q := req.URL.Query()
-	var op Operation
-	switch {
-	case !isBlob && q.Get("restype") == "container" && req.Method == http.MethodPut:
-		op = OpCreateContainer
-	case !isBlob && q.Get("restype") == "container" && req.Method == http.MethodDelete:
-		op = OpDeleteContainer
-	case !isBlob && q.Get("restype") == "container" && q.Get("comp") == "list" && req.Method == http.MethodGet:
-		op = OpListBlobs
-	case isBlob && req.Method == http.MethodPut && q.Get("comp") == "":
-		op = OpPutBlob
-	case isBlob && (req.Method == http.MethodGet || req.Method == http.MethodHead) && q.Get("comp") == "":
-		op = OpGetBlob
-	case isBlob && req.Method == http.MethodDelete:
-		op = OpDeleteBlob
-	default:
-		return xmlError(req, http.StatusNotImplemented, "NotImplemented", "The fake blob service does not implement this operation."), nil
+	op := blobRoute(req, isBlob)
+	if op == "" {
+		return blobError(req, http.StatusNotImplemented, "NotImplemented"), nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f := s.arrive(op); f != nil {
 		return xmlError(req, f.status, f.code, "injected fault"), nil
 	}
-	blobs, exists := s.containers[container]
-	switch op {
-	case OpCreateContainer:
-		if err := keys.ValidateContainerName(container); err != nil {
-			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
-		}
-		if exists {
-			return xmlError(req, http.StatusConflict, "ContainerAlreadyExists", "The specified container already exists."), nil
-		}
-		s.containers[container] = map[string]*blobData{}
-		h := http.Header{}
-		h.Set("ETag", s.etag())
-		h.Set("Last-Modified", rfc1123(s.now()))
-		return response(req, http.StatusCreated, h, nil), nil
-	case OpDeleteContainer:
-		if !exists {
-			return xmlError(req, http.StatusNotFound, "ContainerNotFound", "The specified container does not exist."), nil
-		}
-		delete(s.containers, container)
-		return response(req, http.StatusAccepted, nil, nil), nil
+	now := s.now().UTC()
+	c := s.containers[container]
+	if !isBlob {
+		return s.containerOp(req, op, container, c, now), nil
 	}
-	if !exists {
-		return xmlError(req, http.StatusNotFound, "ContainerNotFound", "The specified container does not exist."), nil
-	}
-	if op == OpListBlobs {
-		return s.list(req, container, blobs), nil
+	if c == nil {
+		return blobError(req, http.StatusNotFound, "ContainerNotFound"), nil
 	}
 	if err := keys.ValidateBlobName(name); err != nil {
-		return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
+		return blobError(req, http.StatusBadRequest, "InvalidResourceName"), nil
 	}
-	cur := blobs[name]
-	if resp := s.conditions(req, cur, op); resp != nil {
+	cur := c.blobs[name]
+	if cur != nil {
+		cur.lease.settle(now)
+	}
+	visible := cur != nil && cur.committed
+	switch op {
+	case OpPutBlock:
+		return s.putBlock(req, c, name, cur, body, now), nil
+	case OpGetBlockList:
+		return s.getBlockList(req, cur), nil
+	case OpLeaseBlob:
+		if !visible {
+			return blobError(req, http.StatusNotFound, "BlobNotFound"), nil
+		}
+		if resp := conditions(req, true, cur.etag, cur.modified, true, false); resp != nil {
+			return resp, nil
+		}
+		return s.leaseAction(req, &cur.lease, cur.etag, cur.modified, now), nil
+	}
+	creates := op == OpPutBlob || op == OpPutBlockList
+	var etag string
+	var modified time.Time
+	if visible {
+		etag, modified = cur.etag, cur.modified
+	}
+	if resp := conditions(req, visible, etag, modified, op != OpGetBlob, creates); resp != nil {
+		return resp, nil
+	}
+	if !visible && !creates {
+		return blobError(req, http.StatusNotFound, "BlobNotFound"), nil
+	}
+	var l *lease
+	if cur != nil && cur.committed {
+		l = &cur.lease
+	}
+	if resp := leaseAllows(req, l, op != OpGetBlob, "Blob"); resp != nil {
 		return resp, nil
 	}
 	switch op {
 	case OpPutBlob:
 		if req.Header.Get("X-Ms-Blob-Type") != "BlockBlob" {
-			return xmlError(req, http.StatusBadRequest, "InvalidBlobType", "The fake blob service stores block blobs only."), nil
+			return blobError(req, http.StatusBadRequest, "InvalidBlobType"), nil
 		}
-		b := &blobData{data: body, etag: s.etag(), modified: s.now().UTC(), ctype: req.Header.Get("X-Ms-Blob-Content-Type"), meta: http.Header{}}
-		for k, v := range req.Header {
-			if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
-				b.meta[k] = v
-			}
+		b := s.write(c, name, cur, body, nil, req, now)
+		sum := md5.Sum(body)
+		if b.props.Get("Content-Md5") == "" {
+			b.props.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
 		}
-		blobs[name] = b
-		h := http.Header{}
-		h.Set("ETag", b.etag)
-		h.Set("Last-Modified", rfc1123(b.modified))
-		h.Set("X-Ms-Request-Server-Encrypted", "true")
+		h := s.written(b)
+		h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
 		return response(req, http.StatusCreated, h, nil), nil
+	case OpPutBlockList:
+		return s.putBlockList(req, c, name, cur, body, now), nil
+	case OpSetBlobMetadata:
+		cur.lease.wrote()
+		cur.meta = metaHeaders(req)
+		s.touch(cur, now)
+		return response(req, http.StatusOK, s.written(cur), nil), nil
+	case OpSetBlobProperties:
+		// Set Blob Properties sets the standard properties together: one
+		// left out of the request is cleared.
+		cur.lease.wrote()
+		cur.props = blobProps(req)
+		s.touch(cur, now)
+		return response(req, http.StatusOK, s.written(cur), nil), nil
 	case OpDeleteBlob:
-		if cur == nil {
-			return xmlError(req, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist."), nil
-		}
-		delete(blobs, name)
+		delete(c.blobs, name)
 		return response(req, http.StatusAccepted, nil, nil), nil
 	}
-	// Get (or HEAD).
-	if cur == nil {
-		return xmlError(req, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist."), nil
+	return s.getBlob(req, cur), nil
+}
+
+// write stores data as name's committed content, keeping the lease and
+// the creation time of a blob it replaces.
+func (s *BlobService) write(c *containerData, name string, cur *blobData, data []byte, blocks []block, req *http.Request, now time.Time) *blobData {
+	b := &blobData{committed: true, data: data, blocks: blocks, created: now, props: blobProps(req), meta: metaHeaders(req)}
+	if cur != nil && cur.committed {
+		b.created, b.lease = cur.created, cur.lease
+		b.lease.wrote()
 	}
+	s.touch(b, now)
+	c.blobs[name] = b
+	return b
+}
+
+func (s *BlobService) touch(b *blobData, now time.Time) {
+	b.etag, b.modified = s.etag(), now
+}
+
+// written is the header of a write's answer.
+func (s *BlobService) written(b *blobData) http.Header {
 	h := http.Header{}
-	for k, v := range cur.meta {
-		h[k] = v
+	h.Set("ETag", b.etag)
+	h.Set("Last-Modified", rfc1123(b.modified))
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
+	return h
+}
+
+// blobPropHeaders maps the request headers of the standard blob properties
+// to the response headers Get Blob answers them in.
+func blobPropHeaders() [][2]string {
+	return [][2]string{
+		{"X-Ms-Blob-Content-Type", "Content-Type"},
+		{"X-Ms-Blob-Content-Encoding", "Content-Encoding"},
+		{"X-Ms-Blob-Content-Language", "Content-Language"},
+		{"X-Ms-Blob-Content-Md5", "Content-Md5"},
+		{"X-Ms-Blob-Content-Disposition", "Content-Disposition"},
+		{"X-Ms-Blob-Cache-Control", "Cache-Control"},
 	}
+}
+
+func blobProps(req *http.Request) http.Header {
+	h := http.Header{}
+	for _, p := range blobPropHeaders() {
+		if v := req.Header.Get(p[0]); v != "" {
+			h.Set(p[1], v)
+		}
+	}
+	return h
+}
+
+func metaHeaders(req *http.Request) http.Header {
+	h := http.Header{}
+	for k, v := range req.Header {
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// putBlock stages a block. The blob need not exist; its lease rules apply
+// when it does.
+func (s *BlobService) putBlock(req *http.Request, c *containerData, name string, cur *blobData, body []byte, now time.Time) *http.Response {
+	id := req.URL.Query().Get("blockid")
+	raw, err := base64.StdEncoding.DecodeString(id)
+	if id == "" || err != nil || len(raw) > maxBlockIDBytes {
+		return blobError(req, http.StatusBadRequest, "InvalidQueryParameterValue")
+	}
+	var l *lease
+	if cur != nil && cur.committed {
+		l = &cur.lease
+	}
+	if resp := leaseAllows(req, l, true, "Blob"); resp != nil {
+		return resp
+	}
+	if cur == nil {
+		cur = &blobData{created: now}
+		c.blobs[name] = cur
+	}
+	// Put Block: every block ID of a blob has the same length.
+	for _, b := range slices.Concat(cur.blocks, cur.staged) {
+		if len(b.id) != len(id) {
+			return blobError(req, http.StatusBadRequest, "InvalidBlobOrBlock")
+		}
+	}
+	cur.staged = slices.DeleteFunc(cur.staged, func(b block) bool { return b.id == id })
+	cur.staged = append(cur.staged, block{id: id, data: body})
+	sum := md5.Sum(body)
+	h := http.Header{}
+	h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+	h.Set("X-Ms-Request-Server-Encrypted", "true")
+	return response(req, http.StatusCreated, h, nil)
+}
+
+// putBlockList commits the listed blocks as the blob's content; the blocks
+// left uncommitted are discarded.
+func (s *BlobService) putBlockList(req *http.Request, c *containerData, name string, cur *blobData, body []byte, now time.Time) *http.Response {
+	type ref struct{ kind, id string }
+	var refs []ref
+	dec := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return blobError(req, http.StatusBadRequest, "InvalidXmlDocument")
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local != "BlockList" {
+			var id string
+			if err := dec.DecodeElement(&id, &se); err != nil {
+				return blobError(req, http.StatusBadRequest, "InvalidXmlDocument")
+			}
+			refs = append(refs, ref{se.Name.Local, id})
+		}
+	}
+	if len(refs) > maxCommittedBlocks {
+		return blobError(req, http.StatusBadRequest, "InvalidBlockList")
+	}
+	var committed, staged []block
+	if cur != nil {
+		committed, staged = cur.blocks, cur.staged
+	}
+	find := func(list []block, id string) (block, bool) {
+		i := slices.IndexFunc(list, func(b block) bool { return b.id == id })
+		if i < 0 {
+			return block{}, false
+		}
+		return list[i], true
+	}
+	var blocks []block
+	var data []byte
+	for _, r := range refs {
+		var b block
+		var ok bool
+		switch r.kind {
+		case "Committed":
+			b, ok = find(committed, r.id)
+		case "Uncommitted":
+			b, ok = find(staged, r.id)
+		case "Latest":
+			if b, ok = find(staged, r.id); !ok {
+				b, ok = find(committed, r.id)
+			}
+		}
+		if !ok {
+			return blobError(req, http.StatusBadRequest, "InvalidBlockList")
+		}
+		blocks = append(blocks, b)
+		data = append(data, b.data...)
+	}
+	b := s.write(c, name, cur, data, blocks, req, now)
+	return response(req, http.StatusCreated, s.written(b), nil)
+}
+
+// getBlockList answers Get Block List.
+func (s *BlobService) getBlockList(req *http.Request, cur *blobData) *http.Response {
+	if cur == nil {
+		return blobError(req, http.StatusNotFound, "BlobNotFound")
+	}
+	if cur.committed {
+		if resp := conditions(req, true, cur.etag, cur.modified, false, false); resp != nil {
+			return resp
+		}
+	}
+	var l *lease
+	if cur.committed {
+		l = &cur.lease
+	}
+	if resp := leaseAllows(req, l, false, "Blob"); resp != nil {
+		return resp
+	}
+	kind := strings.ToLower(req.URL.Query().Get("blocklisttype"))
+	if kind == "" {
+		kind = "committed"
+	}
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><BlockList>`)
+	list := func(tag string, blocks []block) {
+		fmt.Fprintf(&b, "<%s>", tag)
+		for _, bl := range blocks {
+			fmt.Fprintf(&b, "<Block><Name>%s</Name><Size>%d</Size></Block>", bl.id, len(bl.data))
+		}
+		fmt.Fprintf(&b, "</%s>", tag)
+	}
+	if kind == "committed" || kind == "all" {
+		list("CommittedBlocks", cur.blocks)
+	}
+	if kind == "uncommitted" || kind == "all" {
+		list("UncommittedBlocks", cur.staged)
+	}
+	b.WriteString("</BlockList>")
+	h := http.Header{}
+	h.Set("Content-Type", "application/xml")
+	if cur.committed {
+		h.Set("ETag", cur.etag)
+		h.Set("Last-Modified", rfc1123(cur.modified))
+		h.Set("X-Ms-Blob-Content-Length", strconv.Itoa(len(cur.data)))
+	}
+	return response(req, http.StatusOK, h, b.Bytes())
+}
+
+// getBlob answers Get Blob (GET) and Get Blob Properties (HEAD).
+func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
+	h := http.Header{}
+	maps.Copy(h, cur.meta)
 	h.Set("ETag", cur.etag)
 	h.Set("Last-Modified", rfc1123(cur.modified))
+	h.Set("X-Ms-Creation-Time", rfc1123(cur.created))
 	h.Set("X-Ms-Blob-Type", "BlockBlob")
+	h.Set("X-Ms-Server-Encrypted", "true")
 	h.Set("Accept-Ranges", "bytes")
-	ctype := cur.ctype
-	if ctype == "" {
-		ctype = "application/octet-stream"
+	cur.lease.headers(h)
+	for k, v := range cur.props {
+		h[k] = v
 	}
-	h.Set("Content-Type", ctype)
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/octet-stream")
+	}
 	data, status := cur.data, http.StatusOK
-	if rng := req.Header.Get("X-Ms-Range"); rng != "" || req.Header.Get("Range") != "" {
-		if rng == "" {
-			rng = req.Header.Get("Range")
+	rng := req.Header.Get("X-Ms-Range")
+	if rng == "" {
+		rng = req.Header.Get("Range")
+	}
+	if rng != "" && req.Method == http.MethodGet {
+		size := int64(len(cur.data))
+		a, b, _ := strings.Cut(strings.TrimPrefix(rng, "bytes="), "-")
+		from, err := strconv.ParseInt(a, 10, 64)
+		to := size - 1
+		if err == nil && b != "" {
+			to, err = strconv.ParseInt(b, 10, 64)
 		}
-		var from, to int64 = 0, int64(len(cur.data)) - 1
-		spec := strings.TrimPrefix(rng, "bytes=")
-		a, b, _ := strings.Cut(spec, "-")
-		from, _ = strconv.ParseInt(a, 10, 64)
-		if b != "" {
-			to, _ = strconv.ParseInt(b, 10, 64)
+		if err != nil || from < 0 || to < from {
+			return blobError(req, http.StatusBadRequest, "InvalidHeaderValue")
 		}
-		if from >= int64(len(cur.data)) && len(cur.data) > 0 {
-			return xmlError(req, http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "The range specified is invalid for the current size of the resource."), nil
+		// A range that starts at or past the end, an empty blob's
+		// included, is not satisfiable.
+		if from >= size {
+			h := http.Header{}
+			h.Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+			resp := blobError(req, http.StatusRequestedRangeNotSatisfiable, "InvalidRange")
+			maps.Copy(resp.Header, h)
+			return resp
 		}
-		to = min(to, int64(len(cur.data))-1)
-		if len(cur.data) > 0 {
-			data = cur.data[from : to+1]
-			h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, len(cur.data)))
-			status = http.StatusPartialContent
+		to = min(to, size-1)
+		data = cur.data[from : to+1]
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", from, to, size))
+		if md := h.Get("Content-Md5"); md != "" {
+			h.Del("Content-Md5")
+			h.Set("X-Ms-Blob-Content-Md5", md)
 		}
+		status = http.StatusPartialContent
 	}
 	h.Set("Content-Length", strconv.Itoa(len(data)))
 	if req.Method == http.MethodHead {
 		data = nil
 	}
-	return response(req, status, h, bytes.Clone(data)), nil
+	return response(req, status, h, bytes.Clone(data))
 }
 
-// conditions applies If-Match and If-None-Match.
-func (s *BlobService) conditions(req *http.Request, cur *blobData, op Operation) *http.Response {
-	if m := req.Header.Get("If-Match"); m != "" {
-		if cur == nil {
-			if op == OpPutBlob {
-				return xmlError(req, http.StatusPreconditionFailed, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
-			}
-			return xmlError(req, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
+// conditions applies If-Match, If-None-Match, If-Modified-Since and
+// If-Unmodified-Since to a resource that exists or not. A read that fails
+// If-None-Match or If-Modified-Since is 304 Not Modified; every other
+// failure is 412 ConditionNotMet, except that a create (Put Blob, Put
+// Block List) with If-None-Match: * of an existing blob is 409
+// BlobAlreadyExists, and a create with If-Match of a missing blob is 412.
+// Conditions on a missing blob that is not being created are left to the
+// 404 that follows.
+func conditions(req *http.Request, exists bool, etag string, modified time.Time, write, creates bool) *http.Response {
+	failed := func(notModified bool) *http.Response {
+		if notModified && !write {
+			h := http.Header{}
+			h.Set("X-Ms-Error-Code", "ConditionNotMet")
+			h.Set("ETag", etag)
+			h.Set("Last-Modified", rfc1123(modified))
+			return response(req, http.StatusNotModified, h, nil)
 		}
-		if m != "*" && m != cur.etag {
-			return xmlError(req, http.StatusPreconditionFailed, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
+		return blobError(req, http.StatusPreconditionFailed, "ConditionNotMet")
+	}
+	if !exists {
+		if creates && req.Header.Get("If-Match") != "" {
+			return failed(false)
+		}
+		return nil
+	}
+	if m := req.Header.Get("If-Match"); m != "" && m != "*" && m != etag {
+		return failed(false)
+	}
+	if m := req.Header.Get("If-None-Match"); m != "" && (m == "*" || m == etag) {
+		if creates && m == "*" {
+			return blobError(req, http.StatusConflict, "BlobAlreadyExists")
+		}
+		return failed(true)
+	}
+	mod := modified.Truncate(httpDateGranularity)
+	if v := req.Header.Get("If-Modified-Since"); v != "" {
+		if since, err := http.ParseTime(v); err == nil && !mod.After(since) {
+			return failed(true)
 		}
 	}
-	if m := req.Header.Get("If-None-Match"); m != "" && cur != nil && (m == "*" || m == cur.etag) {
-		if op == OpPutBlob {
-			return xmlError(req, http.StatusConflict, "BlobAlreadyExists", "The specified blob already exists.")
+	if v := req.Header.Get("If-Unmodified-Since"); v != "" {
+		if since, err := http.ParseTime(v); err == nil && mod.After(since) {
+			return failed(false)
 		}
-		return xmlError(req, http.StatusNotModified, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.")
 	}
 	return nil
 }
@@ -263,47 +706,165 @@ func (s *BlobService) etag() string {
 	return fmt.Sprintf(`"0x8DC%013X"`, uint64(s.now().UnixNano()/100)+s.seq)
 }
 
-// list answers List Blobs (flat): names in order, from the marker, with
-// properties and, when asked, metadata.
-func (s *BlobService) list(req *http.Request, container string, blobs map[string]*blobData) *http.Response {
+// containerOp serves the container operations and List Blobs.
+func (s *BlobService) containerOp(req *http.Request, op Operation, name string, c *containerData, now time.Time) *http.Response {
+	if c != nil {
+		c.lease.settle(now)
+	}
+	switch op {
+	case OpCreateContainer:
+		if err := keys.ValidateContainerName(name); err != nil {
+			return blobError(req, http.StatusBadRequest, "InvalidResourceName")
+		}
+		if c != nil {
+			return blobError(req, http.StatusConflict, "ContainerAlreadyExists")
+		}
+		if at, ok := s.deleted[name]; ok {
+			if now.Before(at.Add(s.window)) {
+				return blobError(req, http.StatusConflict, "ContainerBeingDeleted")
+			}
+			delete(s.deleted, name)
+		}
+		c = &containerData{blobs: map[string]*blobData{}, meta: metaHeaders(req), etag: s.etag(), modified: now}
+		s.containers[name] = c
+		h := http.Header{}
+		h.Set("ETag", c.etag)
+		h.Set("Last-Modified", rfc1123(c.modified))
+		return response(req, http.StatusCreated, h, nil)
+	}
+	if c == nil {
+		return blobError(req, http.StatusNotFound, "ContainerNotFound")
+	}
+	switch op {
+	case OpDeleteContainer:
+		if resp := conditions(req, true, c.etag, c.modified, true, false); resp != nil {
+			return resp
+		}
+		if resp := leaseAllows(req, &c.lease, true, "Container"); resp != nil {
+			return resp
+		}
+		delete(s.containers, name)
+		if s.window > 0 {
+			s.deleted[name] = now
+		}
+		return response(req, http.StatusAccepted, nil, nil)
+	case OpContainerProperties:
+		if resp := leaseAllows(req, &c.lease, false, "Container"); resp != nil {
+			return resp
+		}
+		h := c.meta.Clone()
+		h.Set("ETag", c.etag)
+		h.Set("Last-Modified", rfc1123(c.modified))
+		c.lease.headers(h)
+		return response(req, http.StatusOK, h, nil)
+	case OpContainerMetadata:
+		if resp := leaseAllows(req, &c.lease, false, "Container"); resp != nil {
+			return resp
+		}
+		c.meta = metaHeaders(req)
+		c.etag, c.modified = s.etag(), now
+		h := http.Header{}
+		h.Set("ETag", c.etag)
+		h.Set("Last-Modified", rfc1123(c.modified))
+		return response(req, http.StatusOK, h, nil)
+	case OpLeaseContainer:
+		if resp := conditions(req, true, c.etag, c.modified, true, false); resp != nil {
+			return resp
+		}
+		return s.leaseAction(req, &c.lease, c.etag, c.modified, now)
+	}
+	return s.list(req, name, c.blobs, now)
+}
+
+// list answers List Blobs: committed blobs in name order from the marker,
+// with properties and, when asked, metadata; with a delimiter, the names
+// that go on past it after the prefix collapse into one BlobPrefix item.
+func (s *BlobService) list(req *http.Request, container string, blobs map[string]*blobData, now time.Time) *http.Response {
 	q := req.URL.Query()
-	prefix, marker := q.Get("prefix"), q.Get("marker")
-	max := 5000
-	if m, err := strconv.Atoi(q.Get("maxresults")); err == nil && m > 0 && m < max {
-		max = m
+	prefix, marker, delim := q.Get("prefix"), q.Get("marker"), q.Get("delimiter")
+	limit := maxListResults
+	if v := q.Get("maxresults"); v != "" {
+		m, err := strconv.Atoi(v)
+		if err != nil || m < 1 {
+			return blobError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue")
+		}
+		limit = min(m, maxListResults)
 	}
 	withMeta := strings.Contains(q.Get("include"), "metadata")
 	var names []string
-	for n := range blobs {
-		if strings.HasPrefix(n, prefix) && n >= marker {
+	for n, b := range blobs {
+		if b.committed && strings.HasPrefix(n, prefix) && n >= marker {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
+	type item struct {
+		name   string
+		prefix bool
+	}
+	var items []item
 	next := ""
-	if len(names) > max {
-		next, names = names[max], names[:max]
+	for _, n := range names {
+		it := item{name: n}
+		if delim != "" {
+			if i := strings.Index(n[len(prefix):], delim); i >= 0 {
+				it = item{name: n[:len(prefix)+i+len(delim)], prefix: true}
+				if len(items) > 0 && items[len(items)-1] == it {
+					continue
+				}
+			}
+		}
+		if len(items) == limit {
+			next = it.name
+			break
+		}
+		items = append(items, it)
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s"><Prefix>`, BlobURL, container)
 	_ = xml.EscapeText(&b, []byte(prefix))
-	fmt.Fprintf(&b, "</Prefix><MaxResults>%d</MaxResults><Blobs>", max)
-	for _, n := range names {
-		bd := blobs[n]
+	b.WriteString("</Prefix><Marker>")
+	_ = xml.EscapeText(&b, []byte(marker))
+	fmt.Fprintf(&b, "</Marker><MaxResults>%d</MaxResults>", limit)
+	if delim != "" {
+		b.WriteString("<Delimiter>")
+		_ = xml.EscapeText(&b, []byte(delim))
+		b.WriteString("</Delimiter>")
+	}
+	b.WriteString("<Blobs>")
+	for _, it := range items {
+		if it.prefix {
+			b.WriteString("<BlobPrefix><Name>")
+			_ = xml.EscapeText(&b, []byte(it.name))
+			b.WriteString("</Name></BlobPrefix>")
+			continue
+		}
+		bd := blobs[it.name]
+		bd.lease.settle(now)
 		b.WriteString("<Blob><Name>")
-		_ = xml.EscapeText(&b, []byte(n))
-		ctype := bd.ctype
+		_ = xml.EscapeText(&b, []byte(it.name))
+		ctype := bd.props.Get("Content-Type")
 		if ctype == "" {
 			ctype = "application/octet-stream"
 		}
-		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length><Content-Type>%s</Content-Type><BlobType>BlockBlob</BlobType></Properties>",
-			rfc1123(bd.modified), rfc1123(bd.modified), bd.etag, len(bd.data), ctype)
+		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length><Content-Type>",
+			rfc1123(bd.created), rfc1123(bd.modified), bd.etag, len(bd.data))
+		_ = xml.EscapeText(&b, []byte(ctype))
+		b.WriteString("</Content-Type>")
+		if md := bd.props.Get("Content-Md5"); md != "" {
+			fmt.Fprintf(&b, "<Content-MD5>%s</Content-MD5>", md)
+		}
+		fmt.Fprintf(&b, "<BlobType>BlockBlob</BlobType><LeaseStatus>%s</LeaseStatus><LeaseState>%s</LeaseState>", bd.lease.status(), bd.lease.state)
+		if bd.lease.state == leaseLeased {
+			fmt.Fprintf(&b, "<LeaseDuration>%s</LeaseDuration>", bd.lease.duration())
+		}
+		b.WriteString("<ServerEncrypted>true</ServerEncrypted></Properties>")
 		if withMeta && len(bd.meta) > 0 {
 			b.WriteString("<Metadata>")
-			for k, v := range bd.meta {
+			for _, k := range slices.Sorted(maps.Keys(bd.meta)) {
 				key := strings.ToLower(strings.TrimPrefix(strings.ToLower(k), "x-ms-meta-"))
 				fmt.Fprintf(&b, "<%s>", key)
-				_ = xml.EscapeText(&b, []byte(strings.Join(v, ",")))
+				_ = xml.EscapeText(&b, []byte(strings.Join(bd.meta[k], ",")))
 				fmt.Fprintf(&b, "</%s>", key)
 			}
 			b.WriteString("</Metadata>")

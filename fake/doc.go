@@ -12,7 +12,21 @@
 // runs entity group transactions atomically with the service's multipart
 // answer, keeps a deleted table's name in TableBeingDeleted for a
 // configurable window, counts requests per operation, and fails the next N
-// requests of an operation on demand. It enforces the documented limits of
+// requests of an operation on demand.
+//
+// QueueService and BlobService do the same for the Queue and Blob services
+// behind *azqueue.QueueClient and *azblob.Client: pop receipts, visibility
+// and time to live on an injectable clock, queue metadata; block blobs put
+// whole or in blocks, leases on blobs and containers, metadata and HTTP
+// headers, hierarchical listing and conditional headers.
+//
+// Like the service, every fake refuses a deleted name for a while: Create
+// Table, Create Queue and Create Container answer 409 TableBeingDeleted,
+// QueueBeingDeleted or ContainerBeingDeleted within 40 s, 40 s and 30 s of
+// the delete, on the fake's clock. Tests that drop and re-create one name
+// should use a new name, as code must against the service, or shorten the
+// window with DeletedTableWindow, DeletedQueueWindow or
+// DeletedContainerWindow (negative: no window). It enforces the documented limits of
 // the service that the Azurite emulator does not. internal/conformance runs
 // the same behaviour suite against this fake and against Azurite.
 package fake

@@ -10,8 +10,9 @@ import (
 )
 
 // The OData $filter subset the Table service supports: comparisons (eq ne
-// gt ge lt le) of a property with a literal, joined by and, or, not and
-// parentheses. Literals: 'string' ('' escapes a quote), 123 (Int32), 123L
+// gt ge lt le) of a property with a literal, and Boolean properties alone,
+// joined by and, or, not and parentheses; operators in lower case only,
+// not binding tighter than a comparison. Literals: 'string' ('' escapes a quote), 123 (Int32), 123L
 // (Int64), 1.5 (Double), true/false, datetime'…', guid'…', X'…' / binary'…'.
 
 type expr interface {
@@ -19,9 +20,22 @@ type expr interface {
 }
 
 type cmpExpr struct {
-	prop string
-	op   string
-	lit  value
+	prop   string
+	op     string
+	lit    value
+	negate bool // (not prop) op lit: prop must be a Boolean
+}
+
+// propExpr is a Boolean property standing alone as a condition, or
+// negated: it matches when the property is a Boolean of that value.
+type propExpr struct {
+	prop   string
+	negate bool
+}
+
+func (e propExpr) eval(get func(string) (value, bool)) bool {
+	v, ok := get(e.prop)
+	return ok && v.typ == edmBoolean && v.b != e.negate
 }
 
 type boolExpr struct {
@@ -35,6 +49,12 @@ func (c cmpExpr) eval(get func(string) (value, bool)) bool {
 	v, ok := get(c.prop)
 	if !ok {
 		return false
+	}
+	if c.negate {
+		if v.typ != edmBoolean {
+			return false // not applies to Booleans only
+		}
+		v.b = !v.b
 	}
 	n, ok := compare(v, c.lit)
 	if !ok {
@@ -116,12 +136,40 @@ func (p *filterParser) word() string {
 	return p.s[p.pos:i]
 }
 
+// The grammar, after the service's OData: operators are lower case;
+// "not" binds tighter than a comparison, so not P eq v is (not P) eq v;
+// a Boolean property stands alone as a condition.
+//
+//	or      := and ("or" and)*
+//	and     := term ("and" term)*
+//	term    := "not"* ( "(" or ")" | property [op literal] )
+
+// keyword reports whether the next word is w, lower case as the service
+// requires; the same word in another case is an error.
+func (p *filterParser) keyword(w string) (bool, error) {
+	got := p.word()
+	if got == w {
+		return true, nil
+	}
+	if strings.EqualFold(got, w) {
+		return false, p.errf("operator %q must be lower case", got)
+	}
+	return false, nil
+}
+
 func (p *filterParser) or() (expr, error) {
 	l, err := p.and()
 	if err != nil {
 		return nil, err
 	}
-	for strings.EqualFold(p.word(), "or") {
+	for {
+		ok, err := p.keyword("or")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return l, nil
+		}
 		p.pos += 2
 		r, err := p.and()
 		if err != nil {
@@ -129,38 +177,44 @@ func (p *filterParser) or() (expr, error) {
 		}
 		l = boolExpr{"or", l, r}
 	}
-	return l, nil
 }
 
 func (p *filterParser) and() (expr, error) {
-	l, err := p.not()
+	l, err := p.term()
 	if err != nil {
 		return nil, err
 	}
-	for strings.EqualFold(p.word(), "and") {
+	for {
+		ok, err := p.keyword("and")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return l, nil
+		}
 		p.pos += 3
-		r, err := p.not()
+		r, err := p.term()
 		if err != nil {
 			return nil, err
 		}
 		l = boolExpr{"and", l, r}
 	}
-	return l, nil
 }
 
-func (p *filterParser) not() (expr, error) {
-	if strings.EqualFold(p.word(), "not") {
-		p.pos += 3
-		e, err := p.not()
+func (p *filterParser) term() (expr, error) {
+	nots := 0
+	for {
+		ok, err := p.keyword("not")
 		if err != nil {
 			return nil, err
 		}
-		return notExpr{e}, nil
+		if !ok {
+			break
+		}
+		p.pos += 3
+		nots++
 	}
-	return p.primary()
-}
-
-func (p *filterParser) primary() (expr, error) {
+	negate := nots%2 == 1
 	p.ws()
 	if p.pos < len(p.s) && p.s[p.pos] == '(' {
 		p.pos++
@@ -173,6 +227,9 @@ func (p *filterParser) primary() (expr, error) {
 			return nil, p.errf("missing )")
 		}
 		p.pos++
+		if negate {
+			e = notExpr{e}
+		}
 		return e, nil
 	}
 	prop := p.word()
@@ -180,11 +237,20 @@ func (p *filterParser) primary() (expr, error) {
 		return nil, p.errf("expected a property name")
 	}
 	p.pos += len(prop)
-	op := strings.ToLower(p.word())
-	switch op {
-	case "eq", "ne", "gt", "ge", "lt", "le":
-	default:
-		return nil, p.errf("expected a comparison operator, got %q", op)
+	w := p.word()
+	op := ""
+	for _, o := range []string{"eq", "ne", "gt", "ge", "lt", "le"} {
+		if w == o {
+			op = o
+		} else if strings.EqualFold(w, o) {
+			return nil, p.errf("operator %q must be lower case", w)
+		}
+	}
+	if op == "" {
+		if nots > 0 {
+			return propExpr{prop: prop, negate: negate}, nil
+		}
+		return propExpr{prop: prop}, nil
 	}
 	p.pos += 2
 	lit, err := p.literal()
@@ -192,7 +258,7 @@ func (p *filterParser) primary() (expr, error) {
 		return nil, err
 	}
 	p.cmps++
-	return cmpExpr{prop: prop, op: op, lit: lit}, nil
+	return cmpExpr{prop: prop, op: op, lit: lit, negate: negate}, nil
 }
 
 // quoted reads a quoted literal, in which a doubled quote stands for one.

@@ -23,6 +23,7 @@ const (
 	OpCreateQueue     Operation = "CreateQueue"
 	OpDeleteQueue     Operation = "DeleteQueue"
 	OpQueueProperties Operation = "GetQueueProperties"
+	OpQueueMetadata   Operation = "SetQueueMetadata"
 	OpEnqueue         Operation = "EnqueueMessage"
 	OpDequeue         Operation = "DequeueMessages"
 	OpPeek            Operation = "PeekMessages"
@@ -37,30 +38,73 @@ const (
 	maxDequeue           = 32
 	maxVisibilitySeconds = 7 * 24 * 3600
 	defaultTTL           = 7 * 24 * time.Hour
+	defaultDeletedQueues = 40 * time.Second // as Delete Table's "at least 40 seconds"
 )
+
+// neverExpires is the expiration time the service reports for a message
+// put with messagettl=-1.
+func neverExpires() time.Time { return time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC) }
 
 // QueueServiceOptions configure a QueueService. nil means the defaults.
 type QueueServiceOptions struct {
-	// Now is the clock for visibility timeouts and expiry. Default: time.Now.
+	// Now is the clock for visibility timeouts, expiry and the
+	// QueueBeingDeleted window. Default: time.Now.
 	Now func() time.Time
+	// DeletedQueueWindow is how long a deleted queue's name answers 409
+	// QueueBeingDeleted to Create Queue, as the service does while it
+	// collects the queue. The docs give no figure; the default is that of
+	// tables. Default: 40 s; negative: no window.
+	DeletedQueueWindow time.Duration
 }
 
 // QueueService is an in-memory Azure Queue service, an HTTP transport behind
 // the official *azqueue.QueueClient (see TableService for why). It keeps
 // visibility timeouts on its clock, counts dequeues, issues a new pop
 // receipt on every dequeue and update and accepts only the newest
-// (PopReceiptMismatch otherwise), returns at most 32 messages a dequeue,
+// (404 MessageNotFound otherwise, as the service answers), returns at most 32 messages a dequeue,
 // refuses messages over 64 KiB, expires messages after their time to live,
-// counts requests and injects faults. Safe for concurrent use.
+// checks every bound of Put, Get and Update Message, keeps queue metadata
+// (Create Queue again: 204 for the same metadata, 409 QueueAlreadyExists
+// for other), answers 409 QueueBeingDeleted to a queue created again
+// within DeletedQueueWindow of its deletion, counts requests and injects
+// faults. Safe for concurrent use.
 type QueueService struct {
-	faults // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
-	now    func() time.Time
-	queues map[string]*queueData
-	seq    uint64
+	faults  // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
+	now     func() time.Time
+	window  time.Duration
+	queues  map[string]*queueData
+	deleted map[string]time.Time // queue name -> when it was deleted
+	seq     uint64
 }
 
 type queueData struct {
-	msgs []*message // in insertion order
+	msgs []*message  // in insertion order
+	meta http.Header // x-ms-meta-* headers as the creator sent them
+}
+
+// queueMeta keeps the request's metadata headers.
+func queueMeta(req *http.Request) http.Header {
+	h := http.Header{}
+	for k, v := range req.Header {
+		if strings.HasPrefix(strings.ToLower(k), "x-ms-meta-") {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// sameMeta compares metadata as the service does when a queue is created
+// again: names case-insensitively, values exactly.
+func sameMeta(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(b.Values(k), v) {
+			return false
+		}
+	}
+	return true
 }
 
 type message struct {
@@ -78,9 +122,12 @@ const QueueURL = "https://fake.queue.core.windows.net/"
 
 // NewQueueService returns an empty service.
 func NewQueueService(opts *QueueServiceOptions) *QueueService {
-	s := &QueueService{now: time.Now, queues: map[string]*queueData{}}
+	s := &QueueService{now: time.Now, window: defaultDeletedQueues, queues: map[string]*queueData{}, deleted: map[string]time.Time{}}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
+	}
+	if opts != nil && opts.DeletedQueueWindow != 0 {
+		s.window = max(opts.DeletedQueueWindow, 0)
 	}
 	return s
 }
@@ -177,7 +224,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var op Operation
 	switch {
-	case len(parts) == 1 && req.Method == http.MethodPut:
+	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "metadata":
+		op = OpQueueMetadata
+	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "":
 		op = OpCreateQueue
 	case len(parts) == 1 && req.Method == http.MethodDelete:
 		op = OpDeleteQueue
@@ -208,10 +257,21 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		if err := keys.ValidateQueueName(name); err != nil {
 			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
 		}
-		if _, ok := s.queues[name]; ok {
+		meta := queueMeta(req)
+		if qd, ok := s.queues[name]; ok {
+			// Create Queue is idempotent only for the same metadata.
+			if !sameMeta(qd.meta, meta) {
+				return xmlError(req, http.StatusConflict, "QueueAlreadyExists", "The specified queue already exists."), nil
+			}
 			return response(req, http.StatusNoContent, nil, nil), nil
 		}
-		s.queues[name] = &queueData{}
+		if at, ok := s.deleted[name]; ok {
+			if s.now().Before(at.Add(s.window)) {
+				return xmlError(req, http.StatusConflict, "QueueBeingDeleted", "The specified queue is being deleted."), nil
+			}
+			delete(s.deleted, name)
+		}
+		s.queues[name] = &queueData{meta: meta}
 		return response(req, http.StatusCreated, nil, nil), nil
 	}
 	qd := s.queues[name]
@@ -234,11 +294,17 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	switch op {
 	case OpDeleteQueue:
 		delete(s.queues, name)
+		if s.window > 0 {
+			s.deleted[name] = now
+		}
 		return response(req, http.StatusNoContent, nil, nil), nil
 	case OpQueueProperties:
-		h := http.Header{}
+		h := qd.meta.Clone()
 		h.Set("X-Ms-Approximate-Messages-Count", strconv.Itoa(len(qd.msgs)))
 		return response(req, http.StatusOK, h, nil), nil
+	case OpQueueMetadata:
+		qd.meta = queueMeta(req)
+		return response(req, http.StatusNoContent, nil, nil), nil
 	case OpClearMessages:
 		qd.msgs = nil
 		return response(req, http.StatusNoContent, nil, nil), nil
@@ -251,19 +317,25 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		if bad != nil {
 			return bad, nil
 		}
-		ttl := defaultTTL
+		expires := now.Add(defaultTTL)
 		if v := q.Get("messagettl"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n == 0 || n < -1 {
-				return xmlError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue", "messagettl is out of range."), nil
+				return xmlError(req, http.StatusBadRequest, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid."), nil
 			}
 			if n == -1 {
-				ttl = 100 * 365 * 24 * time.Hour
+				expires = neverExpires()
 			} else {
-				ttl = time.Duration(n) * time.Second
+				expires = now.Add(time.Duration(n) * time.Second)
 			}
 		}
-		m := &message{id: s.newID(), text: text, inserted: now, expires: now.Add(ttl), visible: now.Add(time.Duration(vt) * time.Second), popReceipt: s.newReceipt()}
+		visible := now.Add(time.Duration(vt) * time.Second)
+		if !visible.Before(expires) {
+			// Put Message: the visibility timeout must be smaller than the
+			// time to live.
+			return xmlError(req, http.StatusBadRequest, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid."), nil
+		}
+		m := &message{id: s.newID(), text: text, inserted: now, expires: expires, visible: visible, popReceipt: s.newReceipt()}
 		qd.msgs = append(qd.msgs, m)
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList><QueueMessage>`)
@@ -315,7 +387,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	}
 	m := qd.msgs[i]
 	if q.Get("popreceipt") != m.popReceipt {
-		return xmlError(req, http.StatusBadRequest, "PopReceiptMismatch", "The specified pop receipt did not match the pop receipt for a dequeued message."), nil
+		// The service answers a receipt that is no longer the newest as if
+		// the message were gone: another consumer owns it now.
+		return xmlError(req, http.StatusNotFound, "MessageNotFound", "The specified message does not exist."), nil
 	}
 	if op == OpDeleteMessage {
 		qd.msgs = slices.Delete(qd.msgs, i, i+1)

@@ -154,8 +154,12 @@ func (v value) appendJSON(b []byte, name string) []byte {
 		b = appendString(b, t)
 		b = append(b, ',')
 	}
-	switch v.typ {
-	case edmInt64, edmDateTime, edmGUID, edmBinary, edmDouble:
+	switch {
+	case v.typ == edmInt64, v.typ == edmDateTime, v.typ == edmGUID, v.typ == edmBinary:
+		annotate(v.typ)
+	case v.typ == edmDouble && (math.IsNaN(v.f) || math.IsInf(v.f, 0)):
+		// The service annotates a Double only when it travels as a string;
+		// a finite one is a JSON number that keeps its decimal point.
 		annotate(v.typ)
 	}
 	b = appendString(b, name)
@@ -180,7 +184,7 @@ func (v value) appendJSON(b []byte, name string) []byte {
 		case math.IsInf(v.f, -1):
 			b = append(b, `"-Infinity"`...)
 		default:
-			b = strconv.AppendFloat(b, v.f, 'g', -1, 64)
+			b = appendDouble(b, v.f)
 		}
 	case edmDateTime:
 		b = append(b, '"')
@@ -192,6 +196,23 @@ func (v value) appendJSON(b []byte, name string) []byte {
 		b = append(b, '"')
 	}
 	return b
+}
+
+// appendDouble writes a finite Double as the service does: an integral
+// value with ".0" (2.0, so that it is read back as a Double, not an
+// Int32), others in the shortest form, with an exponent only below 1e-7
+// or from 1e21 on.
+func appendDouble(b []byte, f float64) []byte {
+	a := math.Abs(f)
+	switch {
+	case f == 0:
+		return append(b, "0.0"...)
+	case f == math.Trunc(f) && a < 1e21:
+		return strconv.AppendFloat(b, f, 'f', 1, 64)
+	case a >= 1e-7 && a < 1e21:
+		return strconv.AppendFloat(b, f, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, f, 'e', -1, 64)
 }
 
 func appendString(b []byte, s string) []byte {

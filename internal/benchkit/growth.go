@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -56,6 +57,49 @@ func Generated(n, parts int) iter.Seq[batch.Op] {
 			}
 		}
 	}
+}
+
+// WriterGrowth is what one streamed bulk load cost.
+type WriterGrowth struct {
+	PeakHeap     uint64        // heap in use above the start, sampled every 10 ms
+	FirstRequest int           // entities handed to the writer when its first transaction request left
+	Requests     int           // transaction requests
+	Took         time.Duration // wall time
+}
+
+// MeasureWriter streams n generated entities over parts partitions (round
+// robin, the order that keeps partitions open longest) through a Writer
+// with default options, on the account's client.
+func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n, parts int) (WriterGrowth, error) {
+	var g WriterGrowth
+	a.Ledger.Reset()
+	batches := func() int { return a.Ledger.Operation(ledger.Table, "Batch") }
+	handed := 0
+	ops := func(yield func(batch.Op) bool) {
+		for op := range Generated(n, parts) {
+			if g.FirstRequest == 0 && batches() > 0 {
+				g.FirstRequest = handed
+			}
+			handed++
+			if !yield(op) {
+				return
+			}
+		}
+	}
+	start := time.Now()
+	peak, err := PeakHeap(func() error {
+		sum, err := batch.NewWriter(client, nil).Write(ctx, ops)
+		if err == nil && sum.Operations != n {
+			err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
+		}
+		g.Requests = sum.Requests
+		return err
+	})
+	g.Took, g.PeakHeap = time.Since(start), peak
+	if g.FirstRequest == 0 {
+		g.FirstRequest = n // nothing left before the input ended
+	}
+	return g, err
 }
 
 // StreamLoad writes n generated entities with the bulk writer.

@@ -3,12 +3,16 @@
 // against Azurite (or a real account). A case that passes on one backend and
 // fails on the other is a bug in the fake. Where Azurite is laxer than the
 // documented service, a case checks that tablekit refuses the input before
-// sending anything, which holds on every backend.
+// sending anything, which holds on every backend. Where a backend lacks a
+// documented behaviour altogether, its Env says so with a Capability and a
+// reason, and the case prints "not run on <backend>: <reason>" instead of
+// passing in silence (see Capabilities and CapabilityTable).
 package conformance
 
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -30,12 +34,108 @@ type Env struct {
 	// client for the account, whose requests c counts (nil: not counted),
 	// and the container's name.
 	NewContainer func(t *testing.T, c *reqcount.Counter) (*azblob.Client, string)
+	// QueueService returns a service client of the backend's Queue service,
+	// for cases that create and delete queues themselves.
+	QueueService func(t *testing.T) *azqueue.ServiceClient
 	// SASTable creates a fresh table and returns a client for it with the
 	// account's key, and a client that carries the token sas makes for it.
 	SASTable func(t *testing.T, sas func(account, key, table string) string) (admin, scoped *aztables.Client)
+	// Advance lets time pass for the backend's clocks: on the fake it moves
+	// the services' clock forward at once; on a real backend it sleeps.
+	Advance func(d time.Duration)
+	// Lacks names the documented behaviours this backend does not have,
+	// each with the reason; a case that needs one is not run here and says
+	// so (see Env.Has).
+	Lacks map[Capability]string
 	// Fake is the in-memory service when the backend is the fake, for
 	// cases that need its knobs (short pages); nil otherwise.
 	Fake *fake.TableService
+}
+
+// Capability is a behaviour of the documented service that a backend may
+// lack. Cases ask Env.Has before relying on one.
+type Capability string
+
+// The capabilities the cases rely on. Each constant's comment is the
+// behaviour of the service, with the documentation or evidence for it.
+const (
+	// CapStalePopReceiptNotFound: Delete Message and Update Message with a
+	// pop receipt older than the newest answer 404 MessageNotFound.
+	CapStalePopReceiptNotFound Capability = "a stale pop receipt gets 404 MessageNotFound"
+	// CapQueueBeingDeleted: a deleted queue's name is refused with 409
+	// QueueBeingDeleted for a while (Delete Queue: "at least 40 seconds").
+	CapQueueBeingDeleted Capability = "re-creating a deleted queue at once gets 409 QueueBeingDeleted"
+	// CapContainerBeingDeleted: a deleted container's name is refused with
+	// 409 ContainerBeingDeleted for a while (Delete Container: "at least 30 seconds").
+	CapContainerBeingDeleted Capability = "re-creating a deleted container at once gets 409 ContainerBeingDeleted"
+	// CapTableBeingDeleted: a deleted table's name is refused with 409
+	// TableBeingDeleted for a while (Delete Table: "at least 40 seconds").
+	CapTableBeingDeleted Capability = "re-creating a deleted table at once gets 409 TableBeingDeleted"
+	// CapSASKeyRanges: a table SAS with spk/epk refuses entities outside
+	// the range (Create a service SAS, table key ranges).
+	CapSASKeyRanges Capability = "a table SAS confines requests to its key range"
+	// CapBatchWithTableSAS: a $batch through a table SAS is authorized by
+	// its operations.
+	CapBatchWithTableSAS Capability = "a transaction through a table SAS is allowed when the token allows its operations"
+	// CapRangeAtEnd416: a ranged Get Blob whose range starts at the blob's
+	// end, an empty blob's included, answers 416 InvalidRange.
+	CapRangeAtEnd416 Capability = "a range that starts at the blob's end (an empty blob's too) gets 416 InvalidRange"
+	// CapLowerCaseOperators: $filter operators (eq, and, not, …) are lower
+	// case; the service refuses others with 400 InvalidInput.
+	CapLowerCaseOperators Capability = "a filter with an upper-case operator gets 400 InvalidInput"
+	// CapExponentLiteral: a Double literal with an exponent (1e10) in a
+	// filter is that Double.
+	CapExponentLiteral Capability = "a filter reads a Double literal with an exponent (1e10)"
+	// CapDateTime100ns: DateTimes keep 100 ns in filters, as in storage.
+	CapDateTime100ns Capability = "a filter compares DateTimes to 100 ns"
+)
+
+// Capabilities lists every Capability, in the order the table shows them.
+func Capabilities() []Capability {
+	return []Capability{
+		CapStalePopReceiptNotFound,
+		CapQueueBeingDeleted,
+		CapContainerBeingDeleted,
+		CapTableBeingDeleted,
+		CapSASKeyRanges,
+		CapBatchWithTableSAS,
+		CapRangeAtEnd416,
+		CapLowerCaseOperators,
+		CapExponentLiteral,
+		CapDateTime100ns,
+	}
+}
+
+// azuriteLacks is what Azurite 3.37 (tools/azurite/package-lock.json) does
+// otherwise than the service; every entry is checked by the case that
+// needs it, which asserts Azurite's own answer so that a fixed Azurite
+// fails the case and the entry is dropped.
+func azuriteLacks() map[Capability]string {
+	return map[Capability]string{
+		CapStalePopReceiptNotFound: "Azurite answers 400 PopReceiptMismatch",
+		CapQueueBeingDeleted:       "Azurite lets a deleted queue's name be reused at once",
+		CapContainerBeingDeleted:   "Azurite lets a deleted container's name be reused at once",
+		CapTableBeingDeleted:       "Azurite lets a deleted table's name be reused at once",
+		CapSASKeyRanges:            "Azurite checks a table SAS's signature and permissions but not its key range",
+		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
+		CapRangeAtEnd416:           "Azurite answers a range that starts exactly at the end with success and no body (past the end: 416)",
+		CapLowerCaseOperators:      "Azurite reads operators in any case",
+		CapExponentLiteral:         "Azurite misreads 1e10: D eq 1e10 matches entities without D",
+		CapDateTime100ns:           "Azurite compares DateTimes in milliseconds",
+	}
+}
+
+// Has reports whether the backend has capability c. When it does not, it
+// logs "not run on <backend>: <reason>" so that the output lists every
+// case a backend could not run; the caller then checks what it can (often
+// the backend's own, recorded answer) or returns.
+func (env Env) Has(t testing.TB, c Capability) bool {
+	t.Helper()
+	reason, lacks := env.Lacks[c]
+	if lacks {
+		t.Logf("not run on %s: %s: %s", env.Name, c, reason)
+	}
+	return !lacks
 }
 
 // context0 shortens handler signatures in the cases.

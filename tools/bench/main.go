@@ -36,6 +36,7 @@ func main() {
 	indexOnly := flag.Bool("index-growth", false, "measure only the index backfill part of -growth")
 	growth := flag.Bool("growth", false, "measure how time and memory grow with the work instead (10k, 100k, 1M entities)")
 	rtt := flag.Duration("rtt", 5*time.Millisecond, "round trip added per request in the archive-with-latency scenario")
+	writerGrowth := flag.String("writer-growth", "", "measure only the bulk writer's memory and first request: comma-separated NxP (entities x partitions), e.g. 100000x10,100000x1000")
 	rounds := flag.Int("rounds", 5, "rounds of each A/B comparison (A and B interleaved)")
 	only := flag.String("only", "", "run only the A/B comparisons whose name contains this")
 	flag.Parse()
@@ -46,6 +47,9 @@ func main() {
 	runner := func(ctx context.Context) error { return run(ctx, *conn, *entities, *rtt, *rounds, *only) }
 	if *growth {
 		runner = func(ctx context.Context) error { return runGrowth(ctx, *conn) }
+	}
+	if *writerGrowth != "" {
+		runner = func(ctx context.Context) error { return runWriterGrowth(ctx, *conn, *writerGrowth) }
 	}
 	if *indexOnly {
 		runner = func(ctx context.Context) error {
@@ -438,4 +442,33 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	fmt.Printf("%-44s | %10s | %12.0f | %14s\n", fmt.Sprintf("index verify, %d entities (one scan)", n), verify.Round(time.Millisecond), float64(n)/verify.Seconds(), "-")
 	fmt.Printf("%-44s | %10s | %12.0f | %14s\n", fmt.Sprintf("index repair, %d entities, %s", n, how), repair.Round(time.Millisecond), float64(n)/repair.Seconds(), "-")
 	return repair, nil
+}
+
+// runWriterGrowth measures the bulk writer over entities x partitions.
+func runWriterGrowth(ctx context.Context, conn, spec string) error {
+	acct, err := benchkit.NewAccount(conn)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bulk writer growth — %d CPUs, %s, Azurite %s; defaults: MaxBufferedBytes %d MiB, IdleFlushOps %d\n\n",
+		runtime.NumCPU(), runtime.Version(), azuriteVersion(), batch.DefaultMaxBufferedBytes>>20, batch.DefaultIdleFlushOps)
+	fmt.Printf("%-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "entities", "partitions", "peak heap", "first request after", "requests", "time")
+	for _, nxp := range strings.Split(spec, ",") {
+		var n, parts int
+		if _, err := fmt.Sscanf(nxp, "%dx%d", &n, &parts); err != nil {
+			return fmt.Errorf("-writer-growth %q: %v", nxp, err)
+		}
+		client, drop, err := acct.NewTable(ctx, "writergrowth")
+		if err != nil {
+			return err
+		}
+		g, err := acct.MeasureWriter(ctx, client, n, parts)
+		drop()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%-10d | %-10d | %-14s | %-22s | %-9d | %v\n", n, parts, fmt.Sprintf("%.1f MiB", float64(g.PeakHeap)/(1<<20)),
+			fmt.Sprintf("%d entities", g.FirstRequest), g.Requests, g.Took.Round(10*time.Millisecond))
+	}
+	return nil
 }

@@ -1,0 +1,532 @@
+package consistency
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	"github.com/tablekit/tablekit/keys"
+)
+
+// Lease limits of the Blob service ("Lease Blob"): a lease lasts 15 to 60
+// seconds, or is infinite; an infinite lease would never pass to another
+// role when its owner dies, so roles use timed ones.
+const (
+	MinLeaseDuration = 15 * time.Second
+	MaxLeaseDuration = 60 * time.Second
+)
+
+// Lease is the part of *lease.BlobClient a Role uses to hold a queue: pass
+// the SDK's client (RoleOptions.LeaseFor) or let the Role make it.
+type Lease interface {
+	AcquireLease(ctx context.Context, duration int32, o *lease.BlobAcquireOptions) (lease.BlobAcquireResponse, error)
+	RenewLease(ctx context.Context, o *lease.BlobRenewOptions) (lease.BlobRenewResponse, error)
+	ReleaseLease(ctx context.Context, o *lease.BlobReleaseOptions) (lease.BlobReleaseResponse, error)
+}
+
+// LeaseStore is the part of *azblob.Client a Role uses: it creates the
+// lease blobs, lists them with their lease state, deletes the member blobs
+// of roles long gone, and reaches the blob clients that leases are taken
+// on.
+type LeaseStore interface {
+	UploadBuffer(ctx context.Context, containerName string, blobName string, buffer []byte, o *azblob.UploadBufferOptions) (azblob.UploadBufferResponse, error)
+	NewListBlobsFlatPager(containerName string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse]
+	DeleteBlob(ctx context.Context, containerName string, blobName string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error)
+	ServiceClient() *service.Client
+}
+
+// The official clients satisfy the ports with no adapter.
+var (
+	_ Lease      = (*lease.BlobClient)(nil)
+	_ LeaseStore = (*azblob.Client)(nil)
+)
+
+// Blob name prefixes in a Role's container: one blob per member, held by a
+// lease while the member lives, and one per queue, held by its owner.
+const (
+	memberPrefix = "members/"
+	queuePrefix  = "queues/"
+)
+
+// ErrRoleConfig reports a Role set up wrongly, before any request.
+var ErrRoleConfig = errors.New("consistency: bad role configuration")
+
+// OwnedQueue is one queue of a Role's set, with the poison queue its
+// worker moves failed messages to.
+type OwnedQueue struct {
+	// Name identifies the queue's lease blob; the queue's own name is the
+	// natural choice. Names are unique within a set.
+	Name          string
+	Queue, Poison Queue
+}
+
+// RoleOptions configure a Role. nil means the defaults.
+type RoleOptions struct {
+	// Name identifies this role instance: its member blob and its logs.
+	// Unique among the roles sharing a container. Default: random.
+	Name string
+	// LeaseDuration is how long a lease lasts without renewal, and so how
+	// long a dead owner's queues wait before another role takes them.
+	// MinLeaseDuration to MaxLeaseDuration. Default: 30 s.
+	LeaseDuration time.Duration
+	// Renew is how often the role renews its leases and rebalances.
+	// Below LeaseDuration/2. Default: LeaseDuration/3.
+	Renew time.Duration
+	// Worker configures the worker the role runs on each queue it owns.
+	// Default: the Worker's defaults.
+	Worker *WorkerOptions
+	// LeaseFor returns the lease client for a blob of the container, with
+	// leaseID as the lease's ID. Default: lease.NewBlobClient on the
+	// store's blob client.
+	LeaseFor func(blobName, leaseID string) (Lease, error)
+	// Logger records ownership changes at Info and lease failures at Warn.
+	// Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Role is one of the guide's worker roles owning a set of partitions: a
+// process that runs a Worker on each queue it owns, where the queues of a
+// set (one per partition set, messages routed by ShardedSender) are shared
+// among all the roles running on the same container. Ownership of each
+// queue is a renewable blob lease; a role also holds a lease on its own
+// member blob, so every role can count the live ones. Each role aims at
+// its fair share (queues / live roles, rounded up): it releases queues
+// above it (a new role joined) and takes free or expired ones below it (a
+// role left or died: its leases ran out). A dead role's queues are taken
+// over within LeaseDuration + Renew.
+//
+// The lease decides who dequeues, not what is correct: after a long pause
+// an old owner may still finish a message that a new owner also runs, and
+// handlers converge either way, as with several workers on one queue.
+type Role struct {
+	store     LeaseStore
+	container string
+	queues    []OwnedQueue
+	opts      RoleOptions
+	leaseID   string
+	log       *slog.Logger
+
+	hmu      sync.Mutex
+	handlers map[string]Handler
+
+	mu       sync.Mutex
+	owned    map[string]*ownedRun // by queue name
+	failed   []error
+	stopping sync.WaitGroup // stops under way (a worker's ShutdownGrace)
+}
+
+type ownedRun struct {
+	lease   Lease
+	renewed time.Time // last acquire or renewal; read and written by Run's goroutine only
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// NewRole returns a role for queues whose leases live in container.
+func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *RoleOptions) (*Role, error) {
+	r := &Role{store: store, container: container, queues: slices.Clone(queues), handlers: map[string]Handler{}, owned: map[string]*ownedRun{}}
+	if opts != nil {
+		r.opts = *opts
+	}
+	o := &r.opts
+	if err := keys.ValidateContainerName(container); err != nil {
+		return nil, err
+	}
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("%w: no queues", ErrRoleConfig)
+	}
+	seen := map[string]bool{}
+	for _, q := range queues {
+		if q.Queue == nil || q.Poison == nil {
+			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", ErrRoleConfig, q.Name)
+		}
+		if err := keys.ValidateBlobName(queuePrefix + q.Name); err != nil || q.Name == "" || strings.Contains(q.Name, "/") {
+			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", ErrRoleConfig, q.Name)
+		}
+		if seen[q.Name] {
+			return nil, fmt.Errorf("%w: queue name %q twice", ErrRoleConfig, q.Name)
+		}
+		seen[q.Name] = true
+	}
+	if o.Name == "" {
+		o.Name = "role-" + newUUID()[:8]
+	}
+	if err := keys.ValidateBlobName(memberPrefix + o.Name); err != nil || strings.Contains(o.Name, "/") {
+		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", ErrRoleConfig, o.Name)
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = 30 * time.Second
+	}
+	if o.LeaseDuration < MinLeaseDuration || o.LeaseDuration > MaxLeaseDuration || o.LeaseDuration%time.Second != 0 {
+		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", ErrRoleConfig, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
+	}
+	if o.Renew == 0 {
+		o.Renew = o.LeaseDuration / 3
+	}
+	if o.Renew <= 0 || o.Renew >= o.LeaseDuration/2 {
+		return nil, fmt.Errorf("%w: Renew %v must be above 0 and below half of LeaseDuration %v", ErrRoleConfig, o.Renew, o.LeaseDuration)
+	}
+	if o.LeaseFor == nil {
+		svc := store.ServiceClient()
+		o.LeaseFor = func(name, id string) (Lease, error) {
+			return lease.NewBlobClient(svc.NewContainerClient(container).NewBlobClient(name), &lease.BlobClientOptions{LeaseID: &id})
+		}
+	}
+	r.log = o.Logger
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	r.log = r.log.With("role", o.Name)
+	r.leaseID = newUUID()
+	return r, nil
+}
+
+// Handle registers h for messages of msgType on every queue the role
+// comes to own; as Worker.Handle, a second handler for a type is refused
+// with ErrDuplicateHandler. Register every handler before Run: a queue's
+// worker gets the handlers registered when the role takes the queue.
+func (r *Role) Handle(msgType string, h Handler) error {
+	if err := CheckType(msgType); err != nil {
+		return err
+	}
+	if h == nil {
+		return fmt.Errorf("consistency: nil handler for %s", msgType)
+	}
+	r.hmu.Lock()
+	defer r.hmu.Unlock()
+	if _, ok := r.handlers[msgType]; ok {
+		return fmt.Errorf("%w: %q", ErrDuplicateHandler, msgType)
+	}
+	r.handlers[msgType] = h
+	return nil
+}
+
+// Owned lists the names of the queues the role holds now, sorted.
+func (r *Role) Owned() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.owned))
+	for name := range r.owned {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Run joins the roles of the container and works on the queues it owns
+// until ctx ends (call it once per Role); then it stops its workers (each
+// within its ShutdownGrace) and releases its leases, so the others take
+// over at once rather than after LeaseDuration. It returns the workers'
+// *FailureReport values joined, or nil when no message failed.
+func (r *Role) Run(ctx context.Context) error {
+	member, err := r.opts.LeaseFor(memberPrefix+r.opts.Name, r.leaseID)
+	if err != nil {
+		return err
+	}
+	isMember := false
+	tick := time.NewTimer(0)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			r.stopAll(member, isMember)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			return errors.Join(r.failed...)
+		case <-tick.C:
+		}
+		isMember = r.round(ctx, member, isMember)
+		tick.Reset(r.opts.Renew)
+	}
+}
+
+// round is one renewal and rebalancing pass: renew what the role holds,
+// list the container, then release or take queues toward the fair share.
+func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
+	secs := int32(r.opts.LeaseDuration / time.Second)
+	if isMember {
+		if _, err := member.RenewLease(ctx, nil); err != nil {
+			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", err)
+			isMember = false
+		}
+	}
+	for _, name := range r.Owned() {
+		r.mu.Lock()
+		run := r.owned[name]
+		r.mu.Unlock()
+		_, err := run.lease.RenewLease(ctx, nil)
+		switch {
+		case err == nil:
+			run.renewed = time.Now()
+		case leaseGone(err) || time.Since(run.renewed)+r.opts.Renew >= r.opts.LeaseDuration:
+			// Another role holds it, or it may expire before the next try:
+			// stop at once, without a release.
+			r.log.WarnContext(ctx, "tablekit: queue lease lost; stopping its worker", "queue", name, "err", err)
+			r.stopAsync(name, nil)
+		default:
+			// A transient failure with time left: try again next round.
+			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", err)
+		}
+	}
+	state, stale, err := r.list(ctx)
+	if err != nil {
+		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", err)
+		return isMember
+	}
+	if !isMember {
+		if err := r.ensure(ctx, state, memberPrefix+r.opts.Name); err == nil {
+			if _, err := member.AcquireLease(ctx, secs, nil); err == nil {
+				isMember = true
+				state[memberPrefix+r.opts.Name] = lease.StateTypeLeased
+			} else {
+				r.log.WarnContext(ctx, "tablekit: cannot join: member lease", "err", err)
+			}
+		}
+	}
+	live := 0
+	for name, st := range state {
+		if strings.HasPrefix(name, memberPrefix) && st == lease.StateTypeLeased {
+			live++
+		}
+	}
+	if !isMember || live == 0 {
+		return isMember // not counted yet: take nothing, or the others' shares would be wrong
+	}
+	for _, name := range stale {
+		// A leased blob cannot be deleted without its lease ID, so a role
+		// that came back meanwhile keeps its blob; one that comes back
+		// later re-creates it.
+		if _, err := r.store.DeleteBlob(ctx, r.container, name, nil); err == nil {
+			r.log.InfoContext(ctx, "tablekit: deleted the member blob of a role gone", "blob", name)
+		}
+	}
+	share := (len(r.queues) + live - 1) / live
+	owned := r.Owned()
+	for len(owned) > share {
+		name := owned[len(owned)-1]
+		owned = owned[:len(owned)-1]
+		r.mu.Lock()
+		run := r.owned[name]
+		r.mu.Unlock()
+		r.log.InfoContext(ctx, "tablekit: releasing a queue to rebalance", "queue", name, "share", share, "live", live)
+		r.stopAsync(name, run.lease)
+	}
+	// Take free queues, starting at an offset of the role's own, so roles
+	// that start together do not all try the same queue first.
+	start := keys.ShardBucket(r.opts.Name, len(r.queues))
+	for i := range r.queues {
+		if len(owned) >= share {
+			break
+		}
+		q := r.queues[(start+i)%len(r.queues)]
+		if slices.Contains(owned, q.Name) {
+			continue
+		}
+		blobName := queuePrefix + q.Name
+		if st, ok := state[blobName]; ok && st == lease.StateTypeLeased {
+			continue
+		}
+		if err := r.ensure(ctx, state, blobName); err != nil {
+			continue
+		}
+		l, err := r.opts.LeaseFor(blobName, r.leaseID)
+		if err != nil {
+			r.log.WarnContext(ctx, "tablekit: lease client", "queue", q.Name, "err", err)
+			continue
+		}
+		if _, err := l.AcquireLease(ctx, secs, nil); err != nil {
+			continue // taken by another role in the meantime
+		}
+		r.start(ctx, q, l)
+		owned = append(owned, q.Name)
+		r.log.InfoContext(ctx, "tablekit: took a queue", "queue", q.Name, "share", share, "live", live)
+	}
+	return isMember
+}
+
+// list returns the lease state of every blob of the container, and the
+// member blobs of roles gone: their lease expired or broken, or released
+// (a clean shutdown) more than two lease durations ago.
+func (r *Role) list(ctx context.Context) (map[string]lease.StateType, []string, error) {
+	out := map[string]lease.StateType{}
+	var stale []string
+	pager := r.store.NewListBlobsFlatPager(r.container, nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range page.Segment.BlobItems {
+			if b.Name == nil {
+				continue
+			}
+			st := lease.StateTypeAvailable
+			if b.Properties != nil && b.Properties.LeaseState != nil {
+				st = *b.Properties.LeaseState
+			}
+			out[*b.Name] = st
+			if !strings.HasPrefix(*b.Name, memberPrefix) || *b.Name == memberPrefix+r.opts.Name {
+				continue
+			}
+			old := b.Properties != nil && b.Properties.LastModified != nil && time.Since(*b.Properties.LastModified) > 2*r.opts.LeaseDuration
+			if st == lease.StateTypeExpired || st == lease.StateTypeBroken || (st == lease.StateTypeAvailable && old) {
+				stale = append(stale, *b.Name)
+			}
+		}
+	}
+	return out, stale, nil
+}
+
+// ensure creates an empty lease blob unless the listing showed it; one
+// created meanwhile by another role is fine.
+func (r *Role) ensure(ctx context.Context, state map[string]lease.StateType, name string) error {
+	if _, ok := state[name]; ok {
+		return nil
+	}
+	star := azcore.ETagAny
+	_, err := r.store.UploadBuffer(ctx, r.container, name, nil, &azblob.UploadBufferOptions{
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: &star}},
+	})
+	var re *azcore.ResponseError
+	if err != nil && errors.As(err, &re) && (re.StatusCode == 409 || re.StatusCode == 412) {
+		err = nil // exists already (and may be leased)
+	}
+	if err != nil {
+		r.log.WarnContext(ctx, "tablekit: cannot create a lease blob", "blob", name, "err", err)
+		return err
+	}
+	state[name] = lease.StateTypeAvailable
+	return nil
+}
+
+// start runs a worker on q while the role holds l.
+func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
+	w := NewWorker(q.Queue, q.Poison, r.opts.Worker)
+	r.hmu.Lock()
+	for t, h := range r.handlers {
+		_ = w.Handle(t, h) // checked by Role.Handle already
+	}
+	r.hmu.Unlock()
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	run := &ownedRun{lease: l, renewed: time.Now(), cancel: cancel, done: make(chan struct{})}
+	r.mu.Lock()
+	r.owned[q.Name] = run
+	r.mu.Unlock()
+	go func() {
+		defer close(run.done)
+		if err := w.Run(wctx); err != nil {
+			r.mu.Lock()
+			r.failed = append(r.failed, fmt.Errorf("queue %s: %w", q.Name, err))
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// finish ends the worker of a queue and waits for it (its ShutdownGrace),
+// then releases the lease if release is not nil, so the next owner starts
+// after this one's last handler.
+func (r *Role) finish(name string, run *ownedRun, release Lease) {
+	run.cancel()
+	<-run.done
+	if release != nil {
+		// A fresh context: the role's own may have ended (shutdown).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := release.ReleaseLease(ctx, nil); err != nil {
+			r.log.Warn("tablekit: releasing a queue lease failed; it expires by itself", "queue", name, "err", err)
+		}
+	}
+}
+
+// stopAsync stops a queue's worker without holding up the round: a worker
+// may take its ShutdownGrace to stop, while the role's other leases must
+// be renewed on time. The queue leaves Owned at once.
+func (r *Role) stopAsync(name string, release Lease) {
+	r.mu.Lock()
+	run := r.owned[name]
+	delete(r.owned, name)
+	r.mu.Unlock()
+	if run == nil {
+		return
+	}
+	r.stopping.Add(1)
+	go func() { defer r.stopping.Done(); r.finish(name, run, release) }()
+}
+
+// stopAll stops every worker, releases their leases, then the member lease.
+func (r *Role) stopAll(member Lease, isMember bool) {
+	for _, name := range r.Owned() {
+		r.mu.Lock()
+		run := r.owned[name]
+		r.mu.Unlock()
+		r.stopAsync(name, run.lease)
+	}
+	r.stopping.Wait()
+	if isMember {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = member.ReleaseLease(ctx, nil)
+	}
+}
+
+// leaseGone reports whether the service refused a lease operation for good
+// (another lease ID holds it, or none does): a 4xx other than a timeout or
+// throttling.
+func leaseGone(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode >= 400 && re.StatusCode < 500 && re.StatusCode != 408 && re.StatusCode != 429
+}
+
+// newUUID returns a random (version 4) UUID, the form lease IDs take.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// ShardedSender routes each message to one queue of a set by a stable hash
+// of its key (keys.ShardBucket), so all messages of a key go to the same
+// queue, and so to the same Role while it owns that queue.
+type ShardedSender struct {
+	senders []*Sender
+}
+
+// NewShardedSender returns a sender over queues, in a fixed order that
+// every sender and role of the set must share (the order is the routing).
+func NewShardedSender(queues []Queue, opts *SenderOptions) (*ShardedSender, error) {
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("%w: no queues", ErrRoleConfig)
+	}
+	s := &ShardedSender{}
+	for _, q := range queues {
+		s.senders = append(s.senders, NewSender(q, opts))
+	}
+	return s, nil
+}
+
+// QueueFor returns the index of the queue that carries key's messages.
+func (s *ShardedSender) QueueFor(key string) int { return keys.ShardBucket(key, len(s.senders)) }
+
+// Send is Sender.Send on the queue of key.
+func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any) error {
+	return s.senders[s.QueueFor(key)].Send(ctx, msgType, key, payload)
+}
+
+// SendAround is Sender.SendAround on the queue of key.
+func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
+	return s.senders[s.QueueFor(key)].SendAround(ctx, msgType, key, payload, delay, write)
+}

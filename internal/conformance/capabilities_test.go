@@ -1,0 +1,46 @@
+package conformance
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
+
+//go:generate go test -run TestCapabilityTable -update
+
+// TestCapabilityTable keeps testdata/capabilities.md, the table RELIABILITY.md
+// shows, equal to the capabilities the backends declare, and checks that
+// every capability names the cases that need it.
+func TestCapabilityTable(t *testing.T) {
+	for _, c := range Capabilities() {
+		if len(capabilityCases()[c]) == 0 {
+			t.Errorf("capability %q names no case", c)
+		}
+	}
+	for c := range azuriteLacks() {
+		if _, ok := capabilityCases()[c]; !ok {
+			t.Errorf("azurite lacks %q, which Capabilities does not list", c)
+		}
+	}
+	got := CapabilityTable(Env{Name: "fake"}, Env{Name: "Azurite 3.37", Lacks: azuriteLacks()})
+	path := filepath.Join("testdata", "capabilities.md")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go generate ./internal/conformance)", err)
+	}
+	if string(want) != got {
+		t.Fatalf("%s is out of date; run go generate ./internal/conformance. Now:\n%s", path, got)
+	}
+}
