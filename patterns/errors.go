@@ -39,22 +39,22 @@ func (e *ValueTakenError) Unwrap() error { return e.Err }
 
 func quote(s string) string { return `"` + s + `"` }
 
-// NotFoundError: a pattern's logical entity (a wide entity, say) has none
+// notFoundError: a pattern's logical entity (a wide entity, say) has none
 // of the rows that would hold it. The service answered every request, so
 // no *azcore.ResponseError is in the chain; table.IsNotFound reports it.
-type NotFoundError struct {
+type notFoundError struct {
 	Op           string
 	PartitionKey string
 	RowKey       string
 }
 
 // Error names the operation and the entity.
-func (e *NotFoundError) Error() string {
+func (e *notFoundError) Error() string {
 	return "patterns: " + e.Op + " (" + quote(e.PartitionKey) + ", " + quote(e.RowKey) + "): not found"
 }
 
 // Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
-func (e *NotFoundError) Is(target error) bool { return target == table.ErrNotFound }
+func (e *notFoundError) Is(target error) bool { return target == table.ErrNotFound }
 
 // lostRaceError: a conditional write lost to another writer (a blob's 412
 // or 409). It counts as table.ErrPreconditionFailed, so table.IsConflict

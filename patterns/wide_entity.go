@@ -302,7 +302,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 		}
 	}
 	if v.Parts == 0 {
-		return nil, &NotFoundError{Op: op, PartitionKey: partitionKey, RowKey: rowKey}
+		return nil, &notFoundError{Op: op, PartitionKey: partitionKey, RowKey: rowKey}
 	}
 	if int(declared) != v.Parts {
 		return nil, fmt.Errorf("patterns: %s: wide entity (%q, %q) has %d parts of %d; it was not written by WideEntity", op, partitionKey, rowKey, v.Parts, declared)
