@@ -3,6 +3,7 @@ package keys
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -332,25 +333,63 @@ func TestLogKeys(t *testing.T) {
 		}
 		prev = k
 	}
-	// A step back of the clock still gives a newer-sorting, unique key.
+	// A step back of the clock, or an entry appended late: the key records
+	// the instant given, and stays unique.
 	k, _ := lk.Next(at.Add(-time.Second))
-	if !(k < prev) {
-		t.Fatalf("clock step back: %q !< %q", k, prev)
+	if got, _ := ParseInvertedTicks(k); !got.Equal(at.Add(-time.Second)) || !(k > prev) {
+		t.Fatalf("an earlier instant: %q records %v", k, got)
 	}
 	later, _ := lk.Next(at.Add(time.Millisecond))
-	if !(later < k) || !strings.HasSuffix(later, "_99999") {
-		t.Fatalf("new tick restarts the sequence: %q", later)
+	if got, _ := ParseInvertedTicks(later); !got.Equal(at.Add(time.Millisecond)) || !(later < prev) {
+		t.Fatalf("a later instant: %q records %v", later, got)
+	}
+	again, _ := lk.Next(at)
+	if !(again < prev) {
+		t.Fatalf("the same tick again, after others: %q !< %q", again, prev)
 	}
 	w := LogKeys{Writer: "w1"}
 	k, _ = w.Next(at)
-	if k != InvertedTicks(at)+"_w1_99999" {
+	if k != InvertedTicks(at)+"_w1_9999999999999999999" {
 		t.Fatalf("writer key = %q", k)
+	}
+	if got, writer, err := ParseLogKey(k); err != nil || writer != "w1" || !got.Equal(at) {
+		t.Fatalf("ParseLogKey(%q) = %v, %q, %v", k, got, writer, err)
+	}
+	for _, notLog := range []string{"2026-11", "!profile", InvertedTicks(at), InvertedTicks(at) + "_", InvertedTicks(at) + "_w_1_99999", InvertedTicks(at) + "_123", InvertedTicks(at) + "x99999"} {
+		if _, _, err := ParseLogKey(notLog); err == nil {
+			t.Errorf("ParseLogKey(%q) accepted", notLog)
+		}
+	}
+	if _, _, err := ParseLogKey(InvertedTicks(at) + "_99999"); err != nil {
+		t.Errorf("a key of the earlier five-digit format: %v", err)
+	}
+	if _, err := (&LogKeys{Writer: "w_1"}).Next(at); !errors.Is(err, ErrForbiddenChar) {
+		t.Fatalf("writer with _: %v", err)
 	}
 	if _, err := (&LogKeys{Writer: "a/b"}).Next(at); !errors.Is(err, ErrForbiddenChar) {
 		t.Fatalf("bad writer: %v", err)
 	}
 	if _, err := lk.Next(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); !errors.Is(err, ErrOutOfRange) {
 		t.Fatalf("out of range: %v", err)
+	}
+}
+
+// Out-of-order instants over several partitions, as LogTail.AppendAt
+// sees them: every key records its own instant and none repeats.
+func TestLogKeysOutOfOrder(t *testing.T) {
+	var lk LogKeys
+	base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(200) {
+		at := base.Add(time.Duration(i/2) * time.Second)
+		k, err := lk.Next(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := ParseInvertedTicks(k); !got.Equal(at) || seen[k] {
+			t.Fatalf("key %q for %v records %v (seen before: %v)", k, at, got, seen[k])
+		}
+		seen[k] = true
 	}
 }
 

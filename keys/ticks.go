@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -102,25 +103,33 @@ func ParseInvertedTicks(s string) (time.Time, error) {
 	return TimeOfTicks(MaxTicks - n), nil
 }
 
-// seqWidth digits of descending sequence follow a tick; 10^5 keys per 100 ns
-// per writer is far beyond what one process issues.
-const seqWidth = 5
+// seqWidth digits of descending sequence follow a tick: the sequence
+// counts every key one LogKeys issues, and 10^19 keys never run out.
+const seqWidth = 19
 
-// LogKeys issues log-tail RowKeys: the inverted ticks of an instant, then
-// "_", an optional writer id, and a descending sequence number, so that keys
-// issued in the same tick stay unique and still sort newest first. Keys from
-// one LogKeys never repeat and always sort in the reverse of issue order,
-// even if the clock steps back (the tick is then held until the clock passes
-// it). Writers in other processes need distinct Writer ids. Safe for
-// concurrent use.
+// maxSeq is the largest sequence number, written first.
+const maxSeq uint64 = 9999999999999999999
+
+// legacySeqWidth is the sequence width of keys issued before the sequence
+// counted every key (five digits, restarted per tick); ParseLogKey still
+// reads them.
+const legacySeqWidth = 5
+
+// LogKeys issues log-tail RowKeys: the inverted ticks of the instant given
+// (keys.InvertedTicks), then "_", an optional writer id and "_", and a
+// descending sequence number. The key records the instant exactly, in
+// whatever order the instants come (entries appended late, several
+// partitions, a clock that steps back). The sequence counts every key this
+// LogKeys issues and never repeats, so keys issued for the same tick are
+// unique and sort newest first (the last issued first). Writers in other
+// processes need distinct Writer ids. Safe for concurrent use.
 type LogKeys struct {
 	// Writer distinguishes concurrent writers; it must be valid in a key and
 	// must not contain "_". Default: empty.
 	Writer string
 
-	mu   sync.Mutex
-	last int64
-	seq  uint32
+	mu  sync.Mutex
+	seq uint64 // keys issued so far
 }
 
 // Next returns the key for an entry written at t.
@@ -131,28 +140,56 @@ func (k *LogKeys) Next(t time.Time) (string, error) {
 	if err := checkKeyChars("key component", k.Writer); err != nil {
 		return "", err
 	}
-	tick := TicksOf(t)
-	k.mu.Lock()
-	if tick <= k.last {
-		tick = k.last
-		k.seq++
-		if k.seq >= 100000 {
-			tick, k.seq = tick+1, 0
-		}
-	} else {
-		k.seq = 0
+	if strings.Contains(k.Writer, "_") {
+		return "", invalid("writer id", k.Writer, ErrForbiddenChar, "a log key's writer id must not contain \"_\", which separates the key's parts")
 	}
-	k.last = tick
+	k.mu.Lock()
 	seq := k.seq
+	if seq > maxSeq {
+		k.mu.Unlock()
+		return "", invalid("log key", "", ErrOutOfRange, "this LogKeys issued all 10^19 sequence numbers")
+	}
+	k.seq++
 	k.mu.Unlock()
 
 	b := make([]byte, 0, TicksWidth+2+len(k.Writer)+seqWidth)
-	b = appendPadded(b, uint64(MaxTicks-tick), TicksWidth)
+	b = appendPadded(b, uint64(MaxTicks-TicksOf(t)), TicksWidth)
 	b = append(b, '_')
 	if k.Writer != "" {
 		b = append(b, k.Writer...)
 		b = append(b, '_')
 	}
-	b = appendPadded(b, uint64(99999-seq), seqWidth)
+	b = appendPadded(b, maxSeq-seq, seqWidth)
 	return unsafeString(b), nil
+}
+
+// ParseLogKey reads a key that LogKeys issued: the instant it records and
+// the writer id. Any other string is an error, so a reader can tell a log's
+// entries from the other rows of a shared partition.
+func ParseLogKey(s string) (at time.Time, writer string, err error) {
+	bad := func(why string) error { return invalid("log key", s, ErrBadSyntax, why) }
+	if len(s) < TicksWidth+2 || s[TicksWidth] != '_' {
+		return time.Time{}, "", bad("a log key is 19 digits of inverted ticks, \"_\", [writer \"_\"] and a sequence number")
+	}
+	at, err = ParseInvertedTicks(s[:TicksWidth])
+	if err != nil {
+		return time.Time{}, "", err
+	}
+	rest := s[TicksWidth+1:]
+	seq := rest
+	if i := strings.LastIndexByte(rest, '_'); i >= 0 {
+		writer, seq = rest[:i], rest[i+1:]
+		if writer == "" || strings.Contains(writer, "_") {
+			return time.Time{}, "", bad("the writer id is empty or holds \"_\"")
+		}
+	}
+	if len(seq) != seqWidth && len(seq) != legacySeqWidth {
+		return time.Time{}, "", bad("the sequence number has 19 digits (5 in keys issued by earlier versions)")
+	}
+	for i := 0; i < len(seq); i++ {
+		if seq[i] < '0' || seq[i] > '9' {
+			return time.Time{}, "", bad("the sequence number is not digits")
+		}
+	}
+	return at, writer, nil
 }

@@ -270,6 +270,12 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 						}
 					}
 					resp.Body.Close()
+					if err := sc.Err(); err != nil {
+						// A blob read short (a line over the limit, a broken
+						// connection) must not pass for a complete one.
+						yield(LogEntry{}, fmt.Errorf("patterns: log blob %s: %w", *item.Name, err))
+						return
+					}
 				}
 			}
 			sort.SliceStable(hour, func(i, j int) bool { return hour[i].Time.Before(hour[j].Time) })

@@ -2,13 +2,11 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -29,7 +27,7 @@ type Series[V int32 | int64 | float64] struct {
 // one point query and a slot is one merge ("Data series pattern", and the
 // checklist's "storing data series in a single entity").
 type DataSeries[V int32 | int64 | float64] struct {
-	client table.Client
+	tbl    *table.Table[table.Entity]
 	prefix string
 	slots  int
 	width  int
@@ -45,7 +43,11 @@ func NewDataSeries[V int32 | int64 | float64](client table.Client, prefix string
 	if err := keys.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	return &DataSeries[V]{client: client, prefix: prefix, slots: slots, width: width}, nil
+	tbl, err := table.New[table.Entity](client, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &DataSeries[V]{tbl: tbl, prefix: prefix, slots: slots, width: width}, nil
 }
 
 func (d *DataSeries[V]) prop(slot int) string { return fmt.Sprintf("%s%0*d", d.prefix, d.width, slot) }
@@ -58,32 +60,29 @@ type SetOptions struct {
 	IfMatch *azcore.ETag
 }
 
-func (d *DataSeries[V]) encode(pk, rk string, values map[int]V) ([]byte, error) {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return nil, &table.InputError{Op: "DataSeries", Field: "PartitionKey", Rule: err}
+func (d *DataSeries[V]) entity(op, pk, rk string, values map[int]V) (*table.Entity, error) {
+	if err := validKeys(op, pk, "RowKey", rk); err != nil {
+		return nil, err
 	}
-	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "DataSeries", Field: "RowKey", Rule: err}
-	}
-	m := map[string]any{"PartitionKey": pk, "RowKey": rk}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
 	for slot, v := range values {
 		if slot < 0 || slot >= d.slots {
-			return nil, &table.InputError{Op: "DataSeries", Field: "slot", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("slot %d of 0..%d", slot, d.slots-1)}
+			return nil, &table.InputError{Op: op, Field: "slot", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("slot %d of 0..%d", slot, d.slots-1)}
 		}
 		p := d.prop(slot)
 		switch x := any(v).(type) {
 		case int32:
-			m[p] = x
+			e.Set(p, table.Int32Value(x))
 		case int64:
-			m[p], m[p+"@odata.type"] = strconv.FormatInt(x, 10), table.EdmInt64
+			e.Set(p, table.Int64Value(x))
 		case float64:
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, &table.InputError{Op: "DataSeries", Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
+				return nil, &table.InputError{Op: op, Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
 			}
-			m[p], m[p+"@odata.type"] = x, table.EdmDouble
+			e.Set(p, table.DoubleValue(x))
 		}
 	}
-	return json.Marshal(m)
+	return e, nil
 }
 
 // Set writes one slot with one merge: one request. It returns the series'
@@ -94,64 +93,51 @@ func (d *DataSeries[V]) Set(ctx context.Context, partitionKey, rowKey string, sl
 
 // SetMany writes several slots with one merge: one request.
 func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string, values map[int]V, opts *SetOptions) (azcore.ETag, error) {
-	body, err := d.encode(partitionKey, rowKey, values)
+	e, err := d.entity("DataSeries.Set", partitionKey, rowKey, values)
 	if err != nil {
 		return "", err
 	}
+	// Merge, not Replace: the other slots stay as they are.
 	if opts != nil && opts.IfMatch != nil {
-		resp, err := d.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: opts.IfMatch, UpdateMode: aztables.UpdateModeMerge})
-		if err != nil {
-			return "", &table.ServiceError{Op: "DataSeries.Set", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
-		}
-		return resp.ETag, nil
+		e.ETag = *opts.IfMatch
+		err = d.tbl.Update(ctx, e, &table.UpdateOptions{Mode: table.Merge})
+	} else {
+		err = d.tbl.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Merge})
 	}
-	resp, err := d.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge})
 	if err != nil {
-		return "", &table.ServiceError{Op: "DataSeries.Set", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
+		return "", fmt.Errorf("patterns: DataSeries.Set: %w", err)
 	}
-	return resp.ETag, nil
+	return e.ETag, nil
 }
 
 // Get reads the whole series with one point query.
 func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string) (*Series[V], error) {
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := validKeys("DataSeries.Get", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
-	resp, err := d.client.GetEntity(ctx, partitionKey, rowKey, nil)
+	e, err := d.tbl.Get(ctx, partitionKey, rowKey, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "DataSeries.Get", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
+		return nil, fmt.Errorf("patterns: DataSeries.Get: %w", err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(resp.Value, &m); err != nil {
-		return nil, err
-	}
-	s := &Series[V]{Values: make([]V, d.slots), Set: make([]bool, d.slots), ETag: resp.ETag}
+	s := &Series[V]{Values: make([]V, d.slots), Set: make([]bool, d.slots), ETag: e.ETag}
 	for i := 0; i < d.slots; i++ {
-		raw, ok := m[d.prop(i)]
+		val, ok := e.Get(d.prop(i))
 		if !ok {
 			continue
 		}
-		var f float64
-		switch x := raw.(type) {
-		case float64:
-			f = x
-		case string:
-			n, err := strconv.ParseFloat(x, 64)
-			if err != nil {
-				return nil, fmt.Errorf("patterns: slot %s holds %q", d.prop(i), x)
-			}
-			if iv, err := strconv.ParseInt(x, 10, 64); err == nil {
-				var zero V
-				if _, isInt := any(zero).(int64); isInt {
-					s.Values[i], s.Set[i] = V(iv), true
-					continue
-				}
-			}
-			f = n
-		default:
-			return nil, fmt.Errorf("patterns: slot %s holds %v", d.prop(i), raw)
+		var got V
+		switch p := any(&got).(type) {
+		case *int32:
+			*p, ok = val.AsInt32()
+		case *int64:
+			*p, ok = val.AsInt64()
+		case *float64:
+			*p, ok = val.AsDouble()
 		}
-		s.Values[i], s.Set[i] = V(f), true
+		if !ok {
+			return nil, fmt.Errorf("patterns: DataSeries.Get: slot %s holds %v", d.prop(i), val)
+		}
+		s.Values[i], s.Set[i] = got, true
 	}
 	return s, nil
 }

@@ -14,8 +14,15 @@
 // second: every write is one transaction, so a crash or a failed request
 // leaves the old state or the new one, never a mix, and there is nothing to
 // repair after a crash. What can go stale is what was written around
-// tablekit (by hand, by an older version): IntraPartitionIndex.Verify finds
-// it and Repair fixes it, which is also how a new index is backfilled.
+// tablekit (by hand, by an older version): every index verifies and
+// repairs itself the same way (IntraPartitionIndex and IndexEntities
+// Verify and Repair, InterPartitionIndex VerifyAll and RepairAll, one
+// IndexReport of missing, orphaned and stale copies), which is also how a
+// new index is backfilled. The indexes share one core (index_core.go): a
+// copy is a table.Entity written whole, so a property the primary loses
+// leaves its copies too; it names its owner (IndexOfProperty), so a copy
+// in the primaries' own table is never taken for a primary, and a copy is
+// removed only while it still belongs to its owner, under its ETag.
 // Writers that race are serialised by ETags: the loser's transaction fails
 // whole with 412 and is retried with jittered back-off (table.RetryOnConflict),
 // so nothing is lost. When the indexed entities span partitions, or a
@@ -26,11 +33,14 @@
 // queue (package consistency) around the write, hidden until it is done, so
 // a crash at any step leaves a message that converges the copies to the
 // primary; between a write and its handling, readers can see the copies lag.
+// Each index sends under its own message type (its Name in the options,
+// MessageType), so any number of them share one queue and one worker.
 //
-// The patterns of shape and time: LogTail (inverted-tick keys, the n most
-// recent entries in one request), DataSeries (a property per slot),
-// WideEntity (more than 252 properties or 1 MiB over parts written in one
-// transaction), LargeEntity (big fields in blobs, blob first, Sweep for
+// The patterns of shape and time: LogTail (inverted-tick keys that record
+// the instant given, the n most recent entries in one request, rows of a
+// shared partition that are not log keys skipped), DataSeries (a property
+// per slot), WideEntity (more than 252 properties or 1 MiB over parts
+// written in one transaction, under part keys no other RowKey can produce), LargeEntity (big fields in blobs, blob first, Sweep for
 // what a crash leaves), RollingTables (a table per period, expiry by
 // dropping tables), Sharded (appends over N partitions, a merged reader),
 // BlobLog (log data in blobs by hour) and TableSAS (a token for one key

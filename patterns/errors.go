@@ -2,6 +2,8 @@ package patterns
 
 import (
 	"errors"
+
+	"github.com/tablekit/tablekit/table"
 )
 
 // Errors of the patterns, matched with errors.Is.
@@ -36,3 +38,37 @@ func (e *ValueTakenError) Error() string {
 func (e *ValueTakenError) Unwrap() error { return e.Err }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// notFoundError: a pattern's logical entity (a wide entity, say) has none
+// of the rows that would hold it. The service answered every request, so
+// no *azcore.ResponseError is in the chain; table.IsNotFound reports it.
+type notFoundError struct {
+	Op           string
+	PartitionKey string
+	RowKey       string
+}
+
+// Error names the operation and the entity.
+func (e *notFoundError) Error() string {
+	return "patterns: " + e.Op + " (" + quote(e.PartitionKey) + ", " + quote(e.RowKey) + "): not found"
+}
+
+// Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
+func (e *notFoundError) Is(target error) bool { return target == table.ErrNotFound }
+
+// lostRaceError: a conditional write lost to another writer (a blob's 412
+// or 409). It counts as table.ErrPreconditionFailed, so table.IsConflict
+// and RetryOnConflict treat it as the lost race it is; the service's
+// *azcore.ResponseError stays in the chain.
+type lostRaceError struct {
+	Op  string
+	Err error
+}
+
+func (e *lostRaceError) Error() string {
+	return "patterns: " + e.Op + ": lost a race with another writer: " + e.Err.Error()
+}
+
+func (e *lostRaceError) Unwrap() error { return e.Err }
+
+func (e *lostRaceError) Is(target error) bool { return target == table.ErrPreconditionFailed }

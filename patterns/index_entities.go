@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type IndexEntitiesOptions struct {
 // cross-partition patterns.)
 type IndexEntities[T any] struct {
 	tbl    *table.Table[T]
+	raw    *table.Table[table.Entity] // the same table, for index entities
 	client table.Client
 	prefix string
 	value  func(*T) string
@@ -78,7 +80,7 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 	if err := keys.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	x := &IndexEntities[T]{tbl: tbl, client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
+	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
 		retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5e6, MaxDelay: 5e8}, par: 8}
 	if opts != nil {
 		if opts.MaxListUnits > 0 && opts.MaxListUnits < DefaultMaxListUnits {
@@ -129,17 +131,18 @@ func (x *IndexEntities[T]) partKey(value string, n int) (string, error) {
 }
 
 // read returns every index entity of value, in part order: one request.
-func (x *IndexEntities[T]) read(ctx context.Context, pk, value string) ([]indexPart, error) {
+// op names the operation in errors.
+func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]indexPart, error) {
 	p, err := x.valuePrefix(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "IndexEntities", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	var parts []indexPart
-	for raw, err := range rawQuery(ctx, x.client, table.RowPrefix(pk, p)) {
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(pk, p)}) {
 		if err != nil {
 			return nil, err
 		}
-		part, err := decodePart(raw)
+		part, err := decodePart(e)
 		if err != nil {
 			return nil, err
 		}
@@ -148,46 +151,49 @@ func (x *IndexEntities[T]) read(ctx context.Context, pk, value string) ([]indexP
 	return parts, nil
 }
 
-func decodePart(raw []byte) (indexPart, error) {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return indexPart{}, err
-	}
-	part := indexPart{}
-	part.rowKey, _ = m["RowKey"].(string)
-	etag, _ := m["odata.etag"].(string)
-	part.etag = azcore.ETag(etag)
+// idsProperty is the name of the i-th string property of an ID list.
+func idsProperty(i int) string { return fmt.Sprintf("IDs%02d", i) }
+
+func decodePart(e *table.Entity) (indexPart, error) {
+	part := indexPart{rowKey: e.RowKey, etag: e.ETag}
 	var list strings.Builder
 	for i := 0; i < maxChunks; i++ {
-		s, ok := m[fmt.Sprintf("IDs%02d", i)].(string)
+		v, ok := e.Get(idsProperty(i))
 		if !ok {
 			break
+		}
+		s, ok := v.AsString()
+		if !ok {
+			return indexPart{}, fmt.Errorf("patterns: index entity %q: %s is not a string", e.RowKey, idsProperty(i))
 		}
 		list.WriteString(s)
 	}
 	if list.Len() > 0 {
 		if err := json.Unmarshal([]byte(list.String()), &part.ids); err != nil {
-			return indexPart{}, fmt.Errorf("patterns: index entity %q has a malformed ID list: %w", part.rowKey, err)
+			return indexPart{}, fmt.Errorf("patterns: index entity %q has a malformed ID list: %w", e.RowKey, err)
 		}
 	}
 	return part, nil
 }
 
-// encodePart writes an index entity holding ids, or reports that they do not fit.
-func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string) ([]byte, bool) {
+// encodePart is an index entity holding ids, or false when they do not fit.
+func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string) (*table.Entity, bool) {
+	// The list is a JSON array of strings (the one use of encoding/json
+	// left in the index entities: a list format, not an entity), cut over
+	// string properties of 64 KiB.
 	list, _ := json.Marshal(ids)
 	s := string(list)
 	if keys.UTF16Len(s) > x.max {
 		return nil, false
 	}
-	m := map[string]any{"PartitionKey": pk, "RowKey": rk, "Value": value}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+	e.Set("Value", table.StringValue(value))
 	for i := 0; s != ""; i++ {
 		cut := cutUnits(s, chunkUnits)
-		m[fmt.Sprintf("IDs%02d", i)] = s[:cut]
+		e.Set(idsProperty(i), table.StringValue(s[:cut]))
 		s = s[cut:]
 	}
-	body, _ := json.Marshal(m)
-	return body, true
+	return e, true
 }
 
 // cutUnits is the longest prefix of s, cut between runes, within n UTF-16 units.
@@ -210,9 +216,9 @@ func cutUnits(s string, n int) int {
 func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch.Op, error) {
 	if len(parts) > 0 {
 		last := parts[len(parts)-1]
-		if body, ok := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id)); ok {
-			etag := last.etag
-			return batch.Raw(batch.KindUpdateReplace, body, &etag), nil
+		if e, ok := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id)); ok {
+			e.ETag = last.etag
+			return batch.Update(e, table.Replace), nil
 		}
 	}
 	n := 0
@@ -227,11 +233,11 @@ func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch
 	if err != nil {
 		return batch.Op{}, err
 	}
-	body, ok := x.encodePart(pk, rk, value, []string{id})
+	e, ok := x.encodePart(pk, rk, value, []string{id})
 	if !ok {
 		return batch.Op{}, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", id)
 	}
-	return batch.Raw(batch.KindAdd, body, nil), nil
+	return batch.Add(e), nil
 }
 
 func partNumber(rk string) (int, error) {
@@ -254,9 +260,9 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		if len(rest) == 0 {
 			return batch.DeleteIf(pk, p.rowKey, p.etag), true
 		}
-		body, _ := x.encodePart(pk, p.rowKey, value, rest)
-		etag := p.etag
-		return batch.Raw(batch.KindUpdateReplace, body, &etag), true
+		e, _ := x.encodePart(pk, p.rowKey, value, rest)
+		e.ETag = p.etag
+		return batch.Update(e, table.Replace), true
 	}
 	return batch.Op{}, false
 }
@@ -308,7 +314,7 @@ func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions
 		if err := tx.Append(batch.Add(v)); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, m.PartitionKey, value)
+		parts, err := x.read(ctx, "IndexEntities.Add", m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -354,7 +360,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
 		if err := tx.Append(del); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, m.PartitionKey, value)
+		parts, err := x.read(ctx, "IndexEntities.Remove", m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -393,11 +399,11 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 		if oldV == newV {
 			return tx, nil
 		}
-		oldParts, err := x.read(ctx, pm.PartitionKey, oldV)
+		oldParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, oldV)
 		if err != nil {
 			return nil, err
 		}
-		newParts, err := x.read(ctx, pm.PartitionKey, newV)
+		newParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, newV)
 		if err != nil {
 			return nil, err
 		}
@@ -424,13 +430,19 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 }
 
 // Lookup returns the RowKeys of the entities with value in a partition:
-// one query (a point query in all but the rare multi-part case, where it is
-// the range of the value's parts).
+// one range query over the value's index entities (one request, unless the
+// list spans so many parts that the service pages it). It is a range
+// query, not a point query, because a long list continues in further
+// parts, which a single read would miss.
 func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string) ([]string, error) {
+	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
+}
+
+func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
-	parts, err := x.read(ctx, partitionKey, value)
+	parts, err := x.read(ctx, op, partitionKey, value)
 	if err != nil {
 		return nil, err
 	}
@@ -471,4 +483,162 @@ func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, val
 		return nil, err
 	}
 	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
+}
+
+// listState is one value's list as Verify read it and as its entities
+// call for it, kept for Repair.
+type listState struct {
+	pk    string
+	value string
+	parts []indexPart // as stored, in part order
+	want  []string    // the IDs of the entities with the value, in key order
+}
+
+// Verify reads one partition (one request per page) and compares every
+// value's ID list with the entities that have the value: an entity missing
+// from its value's list is Missing, an ID whose entity is gone or has
+// another value is an Orphan, an ID listed twice is Stale. Rows whose
+// RowKey starts with the prefix are index entities; every other row is an
+// entity of T.
+func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: "IndexEntities.Verify", Field: "PartitionKey", Rule: err}
+	}
+	r := &IndexReport{lists: map[string]*listState{}}
+	list := func(value string) *listState {
+		l := r.lists[value]
+		if l == nil {
+			l = &listState{pk: partitionKey, value: value}
+			r.lists[value] = l
+		}
+		return l
+	}
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(e.RowKey, x.prefix) {
+			part, err := decodePart(e)
+			if err != nil {
+				return nil, err
+			}
+			value, _ := e.Get("Value")
+			s, _ := value.AsString()
+			l := list(s)
+			l.parts = append(l.parts, part)
+			r.Copies += len(part.ids)
+			continue
+		}
+		v, err := x.tbl.FromEntity(e)
+		if err != nil {
+			return nil, err
+		}
+		r.Primaries++
+		if value := x.value(v); value != "" {
+			l := list(value)
+			l.want = append(l.want, e.RowKey)
+		}
+	}
+	for value, l := range r.lists {
+		issues := len(r.Missing) + len(r.Orphans) + len(r.Stale)
+		want := map[string]bool{}
+		for _, id := range l.want {
+			want[id] = true
+		}
+		listed := map[string]bool{}
+		for _, p := range l.parts {
+			for _, id := range p.ids {
+				issue := IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
+				switch {
+				case listed[id]:
+					r.Stale = append(r.Stale, issue)
+				case !want[id]:
+					r.Orphans = append(r.Orphans, issue)
+				}
+				listed[id] = true
+			}
+		}
+		for _, id := range l.want {
+			if !listed[id] {
+				first := ""
+				if len(l.parts) > 0 {
+					first = l.parts[0].rowKey
+				}
+				r.Missing = append(r.Missing, IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: first})
+			}
+		}
+		if len(r.Missing)+len(r.Orphans)+len(r.Stale) == issues {
+			delete(r.lists, value) // a healthy list: Repair leaves it alone
+		}
+	}
+	return r, nil
+}
+
+// Repair rewrites every list Verify found wrong to hold exactly the IDs of
+// the entities with its value, in key order: each value's index entities
+// are rewritten together, each guarded by the ETag Verify read, so a list
+// that changed since (an Add, Remove or Change) makes that value's repair
+// fail instead of losing the change: run Verify again. The values of a
+// partition share transactions (see RepairOptions).
+func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+	var groups []repairGroup
+	values := slices.Sorted(maps.Keys(r.lists))
+	for _, value := range values {
+		g, err := x.relist(r.lists[value])
+		if err != nil {
+			return RepairSummary{}, err
+		}
+		groups = append(groups, g)
+	}
+	return repairPacked(ctx, x.client, groups, opts)
+}
+
+// relist is the operations that make one value's index entities hold
+// exactly l.want: the parts renumbered from 0, each filled as far as it
+// holds, the old ones updated or deleted under their ETags.
+func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
+	var g repairGroup
+	pk := l.pk
+	// Chunk the list greedily into parts that fit.
+	var chunks [][]string
+	var cur []string
+	for _, id := range l.want {
+		if _, ok := x.encodePart(pk, "", l.value, append(cur, id)); ok || len(cur) == 0 {
+			cur = append(cur, id)
+			continue
+		}
+		chunks, cur = append(chunks, cur), []string{id}
+	}
+	if len(cur) > 0 {
+		chunks = append(chunks, cur)
+	}
+	old := map[string]indexPart{}
+	for _, p := range l.parts {
+		old[p.rowKey] = p
+	}
+	for i, ids := range chunks {
+		rk, err := x.partKey(l.value, i)
+		if err != nil {
+			return g, err
+		}
+		e, ok := x.encodePart(pk, rk, l.value, ids)
+		if !ok {
+			return g, fmt.Errorf("patterns: IndexEntities.Repair: the ID %q alone outgrows an index entity", ids[0])
+		}
+		if p, had := old[rk]; had {
+			e.ETag = p.etag
+			g.ops = append(g.ops, batch.Update(e, table.Replace))
+			delete(old, rk)
+		} else {
+			g.ops = append(g.ops, batch.Add(e))
+		}
+		g.written++
+	}
+	for _, p := range l.parts {
+		if _, left := old[p.rowKey]; left {
+			g.ops = append(g.ops, batch.DeleteIf(pk, p.rowKey, p.etag))
+			g.deleted++
+		}
+	}
+	return g, nil
 }

@@ -2,14 +2,11 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -32,8 +29,24 @@ type CrossIndexDef[T any] struct {
 	Project []string
 }
 
-// IndexMessageType is the message type of InterPartitionIndex updates.
+// IndexMessageType is the message type of an InterPartitionIndex with no
+// Name. Indexes that share a worker need distinct Names, and so distinct
+// types (MessageType): a worker takes one handler per type.
 const IndexMessageType = "tablekit.index.v1"
+
+// messageType is the type of an index's messages: IndexMessageType for an
+// unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
+// package's rules.
+func messageType(base, name string) (string, error) {
+	if name == "" {
+		return base + ".v1", nil
+	}
+	t := base + "." + name + ".v1"
+	if err := consistency.CheckType(t); err != nil {
+		return "", fmt.Errorf("%w: index name %q makes no message type: %w", ErrBadDefinition, name, err)
+	}
+	return t, nil
+}
 
 // indexMessage carries keys only: the handler reads the primary and makes
 // the copies match it, so messages can arrive late, twice or out of order.
@@ -60,15 +73,21 @@ type copyAddr struct {
 type InterPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	defs    []CrossIndexDef[T]
-	copies  []*table.Table[T]
+	copies  []*table.Table[table.Entity]
 	project []map[string]bool
 	byName  map[string]int
 	sender  *consistency.Sender
 	delay   time.Duration
+	msgType string
 }
 
 // InterPartitionIndexOptions configure an InterPartitionIndex.
 type InterPartitionIndexOptions struct {
+	// Name names the index in its message type ("tablekit.index.<Name>.v1",
+	// see MessageType), so several indexes can share one queue and one
+	// worker; letters, digits, "_", "-" and ".". Default: "", and the
+	// type is IndexMessageType.
+	Name string
 	// PublishDelay hides a Put's message until Put has written the primary
 	// (Put then shows it at once); after a crash in between, the message
 	// appears when the delay ends and converges to whatever the primary is.
@@ -91,8 +110,15 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, IndexOfProperty)
 	}
 	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
-	if opts != nil && opts.PublishDelay > 0 {
-		x.delay = opts.PublishDelay
+	var name string
+	if opts != nil {
+		if opts.PublishDelay > 0 {
+			x.delay = opts.PublishDelay
+		}
+		name = opts.Name
+	}
+	if x.msgType, err = messageType("tablekit.index", name); err != nil {
+		return nil, err
 	}
 	for i, d := range defs {
 		if d.Name == "" || d.PartitionKey == nil || d.Value == nil {
@@ -106,7 +132,10 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 		if c == nil {
 			c = primary
 		}
-		ct, _ := table.New[T](c, nil)
+		ct, err := table.New[table.Entity](c, nil)
+		if err != nil {
+			return nil, err
+		}
 		x.copies = append(x.copies, ct)
 		var proj map[string]bool
 		if d.Project != nil {
@@ -126,8 +155,13 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 // Table is the typed table of the primaries.
 func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
 
-// addrs are v's copies, one per index (zero addr for none).
-func (x *InterPartitionIndex[T]) addrs(v *T) ([]copyAddr, error) {
+// MessageType is the type of this index's messages: register Handle under
+// it (Worker.Handle(x.MessageType(), x.Handle)).
+func (x *InterPartitionIndex[T]) MessageType() string { return x.msgType }
+
+// addrs are v's copies, one per index (zero addr for none); op names the
+// operation in errors.
+func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	out := make([]copyAddr, len(x.defs))
 	for i, d := range x.defs {
 		val := d.Value(v)
@@ -136,10 +170,10 @@ func (x *InterPartitionIndex[T]) addrs(v *T) ([]copyAddr, error) {
 		}
 		a := copyAddr{Index: i, PK: d.PartitionKey(v), RK: val}
 		if err := keys.ValidatePartitionKey(a.PK); err != nil {
-			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the index's PartitionKey"}
 		}
 		if err := keys.ValidateRowKey(a.RK); err != nil {
-			return nil, fmt.Errorf("patterns: index %s: %w", d.Name, err)
+			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the indexed value is the copy's RowKey"}
 		}
 		out[i] = a
 	}
@@ -160,9 +194,9 @@ type InterPutOptions[T any] struct {
 // appears after PublishDelay and converges to whatever the primary is then.
 func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) error {
 	if v == nil {
-		return &table.InputError{Op: "Put", Rule: table.ErrNilValue}
+		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
 	}
-	next, err := x.addrs(v)
+	next, err := x.addrs("InterPartitionIndex.Put", v)
 	if err != nil {
 		return err
 	}
@@ -180,7 +214,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
 	if cur != nil {
-		prev, err := x.addrs(cur)
+		prev, err := x.addrs("InterPartitionIndex.Put", cur)
 		if err != nil {
 			return err
 		}
@@ -203,9 +237,9 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 // steps as Put.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
 	if v == nil {
-		return &table.InputError{Op: "Delete", Rule: table.ErrNilValue}
+		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
 	}
-	prev, err := x.addrs(v)
+	prev, err := x.addrs("InterPartitionIndex.Delete", v)
 	if err != nil {
 		return err
 	}
@@ -229,16 +263,20 @@ func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
 // publish sends msg around write (see consistency.Sender.SendAround).
 func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, write func() error) error {
 	key, _ := keys.EncodeTuple(msg.PK, msg.RK)
-	return x.sender.SendAround(ctx, IndexMessageType, key, msg, x.delay, write)
+	return x.sender.SendAround(ctx, x.msgType, key, msg, x.delay, write)
 }
 
-// Handle is the consistency.Handler for IndexMessageType: it reads the
-// primary and makes every copy match it, deleting the copies the message
-// names as stale when they still belong to this primary.
+// Handle is the consistency.Handler for MessageType: it reads the primary
+// and makes every copy match it, deleting the copies the message names as
+// stale when they still belong to this primary. A message of another type
+// (another index's) is refused as permanent, never applied to this index.
 func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	if m.Type != x.msgType {
+		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
+	}
 	var msg indexMessage
-	if err := json.Unmarshal(m.Payload, &msg); err != nil {
-		return consistency.Permanent(fmt.Errorf("%w: index message: %v", consistency.ErrMalformed, err))
+	if err := m.Decode(&msg); err != nil {
+		return err
 	}
 	return x.converge(ctx, msg.PK, msg.RK, msg.Stale)
 }
@@ -252,7 +290,7 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 	case err != nil:
 		return err
 	default:
-		if want, err = x.addrs(v); err != nil {
+		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
 			return consistency.Permanent(err)
 		}
 	}
@@ -260,11 +298,13 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 		if a.RK == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, a)
+		c, err := x.copyOf(i, v, a)
 		if err != nil {
 			return consistency.Permanent(err)
 		}
-		if _, err := x.copies[i].Client().UpsertEntity(ctx, body, nil); err != nil {
+		// Replace, never Merge: a property the primary lost must leave the
+		// copy too.
+		if err := x.copies[i].Upsert(ctx, c, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
 	}
@@ -272,67 +312,27 @@ func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 		if s.Index < 0 || s.Index >= len(x.defs) || s == want[s.Index] {
 			continue
 		}
-		if err := x.deleteIfMine(ctx, s, pk, rk); err != nil {
+		if _, err := removeIfOwned(ctx, x.copies[s.Index], s.PK, s.RK, ownerRef(pk, rk)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// deleteIfMine deletes a copy only if it still belongs to primary (pk, rk):
-// another entity may have taken its value since.
-func (x *InterPartitionIndex[T]) deleteIfMine(ctx context.Context, a copyAddr, pk, rk string) error {
-	resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
-	if table.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var ref struct {
-		Of   string      `json:"TkIndexOf"`
-		ETag azcore.ETag `json:"odata.etag"`
-	}
-	_ = json.Unmarshal(resp.Value, &ref)
-	if ref.Of != ownerRef(pk, rk) {
-		return nil
-	}
-	etag := resp.ETag
-	err = x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	if table.IsPreconditionFailed(err) {
-		return errors.New("patterns: the stale copy changed while being removed; retrying")
-	}
-	return err
-}
-
-// ownerRef names a primary in its copies: the tuple of its keys.
-func ownerRef(pk, rk string) string {
-	k, _ := keys.EncodeTuple(pk, rk)
-	return k
-}
-
-func (x *InterPartitionIndex[T]) copyBody(i int, v *T, a copyAddr) ([]byte, error) {
+// copyOf is v's copy in index i, at a.
+func (x *InterPartitionIndex[T]) copyOf(i int, v *T, a copyAddr) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
-	return encodeCopy(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
+	return copyEntity(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
 }
 
 // decodeCopy decodes a copy into T under its primary's keys (no ETag).
-func (x *InterPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
-	v := new(T)
-	if err := x.tbl.Decode(raw, v); err != nil {
-		return nil, err
+func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
+	ref, _ := ownerOf(e)
+	pk, rk, ok := ownerKeys(ref)
+	if !ok {
+		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, IndexOfProperty)
 	}
-	var ref struct {
-		Of string `json:"TkIndexOf"`
-	}
-	_ = json.Unmarshal(raw, &ref)
-	parts, err := keys.DecodeTuple(ref.Of)
-	if err != nil || len(parts) != 2 {
-		return nil, fmt.Errorf("patterns: %q is not an index copy", x.tbl.Meta(v).RowKey)
-	}
-	m := x.tbl.Meta(v)
-	m.PartitionKey, m.RowKey, m.ETag = parts[0], parts[1], ""
-	return v, nil
+	return fromCopy(x.tbl, e, pk, rk)
 }
 
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
@@ -343,25 +343,30 @@ func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := validKeyPair(partitionKey, value); err != nil {
+	if err := validKeys("InterPartitionIndex.Lookup", partitionKey, "value", value); err != nil {
 		return nil, err
 	}
-	resp, err := x.copies[i].Client().GetEntity(ctx, partitionKey, value, nil)
+	c, err := x.copies[i].Get(ctx, partitionKey, value, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: value, Err: err}
+		return nil, fmt.Errorf("patterns: InterPartitionIndex.Lookup: %w", err)
 	}
-	return x.decodeCopy(resp.Value)
+	return x.decodeCopy(c)
 }
 
-func validKeyPair(pk, rk string) error {
+// validKeys checks a PartitionKey and a RowKey (called rkField in errors)
+// for operation op.
+func validKeys(op, pk, rkField, rk string) error {
 	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+		return &table.InputError{Op: op, Field: rkField, Rule: err}
 	}
 	return nil
 }
+
+// validKeyPair is validKeys for LargeEntity, which has not moved to it.
+func validKeyPair(pk, rk string) error { return validKeys("Lookup", pk, "value", rk) }
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
@@ -371,12 +376,12 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
 	}
 	return func(yield func(*T, error) bool) {
-		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
+		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			v, err := x.decodeCopy(raw)
+			v, err := x.decodeCopy(c)
 			if !yield(v, err) || err != nil {
 				return
 			}
@@ -384,26 +389,14 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 	}
 }
 
-// CrossReport is what VerifyAll found.
-type CrossReport struct {
-	Primaries, Copies       int
-	Missing, Orphans, Stale []IndexIssue
-	// toFix names the primaries whose copies must be rebuilt, and the stale
-	// copies with their owner.
-	toFix   map[[2]string]bool
-	orphans []copyAddr
-}
-
-// OK reports that every copy agrees with its primary.
-func (r *CrossReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
-
 // VerifyAll reads the primaries that filter selects (zero: all) and every
 // copy in the indexes' tables, and reports missing, orphaned and stale
-// copies. progress, when set, is called with the entities read so far.
-// Orphans are judged among the primaries read: verify with the zero filter
-// for a full check.
-func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*CrossReport, error) {
-	r := &CrossReport{toFix: map[[2]string]bool{}}
+// copies; copies kept in the primaries' own table are told from primaries
+// by their owner reference. progress, when set, is called with the
+// entities read so far. Orphans are judged among the primaries read:
+// verify with the zero filter for a full check.
+func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*IndexReport, error) {
+	r := &IndexReport{toFix: map[[2]string]bool{}}
 	read := 0
 	tick := func() {
 		read++
@@ -413,15 +406,21 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	}
 	expected := map[copyAddr]*T{}
 	owners := map[string]bool{}
-	for v, err := range x.tbl.Query(ctx, &table.QueryOptions{Filter: filter}) {
+	for e, err := range x.tbl.Entities().Query(ctx, &table.QueryOptions{Filter: filter}) {
 		if err != nil {
 			return nil, err
 		}
 		tick()
-		m := x.tbl.Meta(v)
-		owners[ownerRef(m.PartitionKey, m.RowKey)] = true
+		if _, isCopy := ownerOf(e); isCopy {
+			continue // a copy kept in the primaries' table is no primary
+		}
+		v, err := x.tbl.FromEntity(e)
+		if err != nil {
+			return nil, err
+		}
+		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
 		r.Primaries++
-		want, err := x.addrs(v)
+		want, err := x.addrs("InterPartitionIndex.VerifyAll", v)
 		if err != nil {
 			return nil, err
 		}
@@ -434,31 +433,30 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	seen := map[copyAddr]bool{}
 	for i := range x.defs {
 		hasRef := table.Prop(IndexOfProperty).Ge("")
-		for raw, err := range table.QueryRaw(ctx, x.copies[i].Client(), &table.QueryOptions{Filter: hasRef}) {
+		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: hasRef}) {
 			if err != nil {
 				return nil, err
 			}
 			tick()
-			var head struct {
-				PartitionKey, RowKey string
-				Of                   string `json:"TkIndexOf"`
-			}
-			_ = json.Unmarshal(raw, &head)
-			a := copyAddr{Index: i, PK: head.PartitionKey, RK: head.RowKey}
+			of, _ := ownerOf(c)
+			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
 			v, ok := expected[a]
 			if !ok {
-				if owners[head.Of] || filter.IsZero() {
-					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: head.Of})
+				if owners[of] || filter.IsZero() {
+					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: of, CopyETag: c.ETag})
 					r.orphans = append(r.orphans, a)
 				}
 				continue
 			}
 			r.Copies++
 			seen[a] = true
-			want, _ := x.copyBody(i, v, a)
-			if !x.sameCopy(i, raw, want) {
+			want, err := x.copyOf(i, v, a)
+			if err != nil {
+				return nil, err
+			}
+			if !want.SameProperties(c) {
 				m := x.tbl.Meta(v)
-				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
+				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey, CopyETag: c.ETag})
 				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 			}
 		}
@@ -476,67 +474,52 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 	return r, nil
 }
 
-func (x *InterPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
-	a, b := new(T), new(T)
-	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
-		return false
-	}
-	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
-	enc := x.tbl.Encode
-	if x.project[i] != nil {
-		enc = func(v *T) ([]byte, error) { return x.tbl.EncodeOnly(v, x.project[i]) }
-	}
-	ea, _ := enc(a)
-	eb, _ := enc(b)
-	return string(ea) == string(eb)
-}
-
 // RepairAll fixes what VerifyAll found: each primary with missing or stale
-// copies is converged as Handle would (reads and upserts), and each orphan
-// is deleted if it still has no primary. Backfilling a new index is
-// VerifyAll then RepairAll. progress, when set, is called per item fixed.
-func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *CrossReport, progress func(done, total int)) error {
+// copies is converged as Handle would (a read, and a Replace per copy),
+// and each orphan is deleted while it still has no primary (guarded by
+// its ETag). Backfilling a new index is VerifyAll then RepairAll.
+// progress, when set, is called per item fixed.
+func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
-	for k := range r.toFix {
-		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
-			return err
-		}
+	step := func() {
 		done++
 		if progress != nil {
 			progress(done, total)
 		}
 	}
+	for k := range r.toFix {
+		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
+			return err
+		}
+		step()
+	}
 	for _, a := range r.orphans {
-		resp, err := x.copies[a.Index].Client().GetEntity(ctx, a.PK, a.RK, nil)
+		c, err := x.copies[a.Index].Get(ctx, a.PK, a.RK, nil)
 		if table.IsNotFound(err) {
+			step()
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		var ref struct {
-			Of string `json:"TkIndexOf"`
-		}
-		_ = json.Unmarshal(resp.Value, &ref)
-		parts, _ := keys.DecodeTuple(ref.Of)
-		if len(parts) == 2 {
-			if _, err := x.tbl.Get(ctx, parts[0], parts[1], nil); err == nil {
-				// Its primary exists after all: converge it instead.
-				if err := x.converge(ctx, parts[0], parts[1], []copyAddr{a}); err != nil {
+		of, _ := ownerOf(c)
+		if pk, rk, ok := ownerKeys(of); ok {
+			if _, err := x.tbl.Get(ctx, pk, rk, nil); err == nil {
+				// Its primary exists after all: converge it instead, which
+				// removes this copy if the primary no longer calls for it.
+				if err := x.converge(ctx, pk, rk, []copyAddr{a}); err != nil {
 					return err
 				}
+				step()
 				continue
 			}
 		}
-		etag := resp.ETag
+		etag := c.ETag
 		if err := x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true}); err != nil {
 			return err
 		}
-		done++
-		if progress != nil {
-			progress(done, total)
-		}
+		step()
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package patterns
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -11,15 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
-
-// IndexOfProperty is the property every index copy carries: the RowKey of
-// the primary entity it copies, so copies can be verified and repaired.
-const IndexOfProperty = "TkIndexOf"
 
 // IndexDef defines one secondary index of an IntraPartitionIndex.
 type IndexDef[T any] struct {
@@ -49,6 +42,7 @@ type IndexDef[T any] struct {
 type IntraPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	client  table.Client
+	raw     *table.Table[table.Entity] // the same table, for copies
 	primary string
 	defs    []IndexDef[T]
 	project []map[string]bool
@@ -76,7 +70,7 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 		return nil, bad("%s is a field of the type; it is reserved for index copies", IndexOfProperty)
 	}
 	prefixes := []string{primaryPrefix}
-	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, primary: primaryPrefix, defs: defs, byName: map[string]int{}}
+	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
 	for i, d := range defs {
 		switch {
 		case d.Name == "":
@@ -120,16 +114,16 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 // Table is the typed table of the primary entities.
 func (x *IntraPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
 
-func (x *IntraPartitionIndex[T]) primaryID(m *table.Meta) (string, error) {
+func (x *IntraPartitionIndex[T]) primaryID(op string, m *table.Meta) (string, error) {
 	id, ok := strings.CutPrefix(m.RowKey, x.primary)
 	if !ok {
-		return "", fmt.Errorf("%w: RowKey %q lacks the prefix %q", ErrNotPrimary, m.RowKey, x.primary)
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the prefix %q", m.RowKey, x.primary)}
 	}
 	return id, nil
 }
 
 // copyKey is the RowKey of v's copy in index i, or "" when v has none.
-func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
+func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error) {
 	d := x.defs[i]
 	val := d.Value(v)
 	if val == "" {
@@ -138,62 +132,48 @@ func (x *IntraPartitionIndex[T]) copyKey(i int, v *T) (string, error) {
 	if d.Unique {
 		k := d.Prefix + val
 		if err := keys.ValidateRowKey(k); err != nil {
-			return "", fmt.Errorf("patterns: index %s: value %q cannot be a unique key: %w", d.Name, val, err)
+			return "", &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the value of a unique index is part of its copy's RowKey"}
 		}
 		return k, nil
 	}
-	id, err := x.primaryID(x.tbl.Meta(v))
+	id, err := x.primaryID(op, x.tbl.Meta(v))
 	if err != nil {
 		return "", err
 	}
 	enc, err := keys.EncodeTuple(val, id)
 	if err != nil {
-		return "", fmt.Errorf("patterns: index %s: %w", d.Name, err)
+		return "", &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the value and the id form the copy's RowKey"}
 	}
 	return d.Prefix + enc, nil
 }
 
-// copyBody encodes v's copy for index i under RowKey rk.
-func (x *IntraPartitionIndex[T]) copyBody(i int, v *T, rk string) ([]byte, error) {
+// copyOf is v's copy for index i under RowKey rk.
+func (x *IntraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
-	return encodeCopy(x.tbl, v, x.project[i], m.PartitionKey, rk, m.RowKey)
+	return copyEntity(x.tbl, v, x.project[i], m.PartitionKey, rk, ownerRef(m.PartitionKey, m.RowKey))
 }
 
-// encodeCopy encodes v as an index copy at (pk, rk): the projected
-// properties (all when project is nil) and IndexOfProperty naming owner.
-func encodeCopy[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) ([]byte, error) {
-	c := *v
-	m := tbl.Meta(&c)
-	m.PartitionKey, m.RowKey, m.ETag = pk, rk, ""
-	var body []byte
-	var err error
-	if project != nil {
-		body, err = tbl.EncodeOnly(&c, project)
-	} else {
-		body, err = tbl.Encode(&c)
+// copyOp writes a copy whole: Add when its unique value must be free,
+// Replace otherwise.
+func copyOp(c *table.Entity, mustBeNew bool) batch.Op {
+	if mustBeNew {
+		return batch.Add(c)
 	}
-	if err != nil {
-		return nil, err
-	}
-	ref, _ := json.Marshal(owner)
-	out := make([]byte, 0, len(body)+len(IndexOfProperty)+len(ref)+4)
-	out = append(out, body[:len(body)-1]...)
-	out = append(out, `,"`+IndexOfProperty+`":`...)
-	out = append(out, ref...)
-	return append(out, '}'), nil
+	return batch.Upsert(c, table.Replace)
 }
 
-// plan is the copies a value needs: RowKey per index ("" for none).
-func (x *IntraPartitionIndex[T]) plan(v *T) ([]string, error) {
+// plan is the copies a value needs: RowKey per index ("" for none). op
+// names the operation in errors.
+func (x *IntraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 	if v == nil {
-		return nil, &table.InputError{Op: "index", Rule: table.ErrNilValue}
+		return nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
-	if _, err := x.primaryID(x.tbl.Meta(v)); err != nil {
+	if _, err := x.primaryID(op, x.tbl.Meta(v)); err != nil {
 		return nil, err
 	}
 	out := make([]string, len(x.defs))
 	for i := range x.defs {
-		k, err := x.copyKey(i, v)
+		k, err := x.copyKey(op, i, v)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +201,7 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
 func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
-	copies, err := x.plan(v)
+	copies, err := x.plan("IntraPartitionIndex.Add", v)
 	if err != nil {
 		return err
 	}
@@ -234,16 +214,14 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 		if rk == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, rk)
+		c, err := x.copyOf(i, v, rk)
 		if err != nil {
 			return err
 		}
-		kind := batch.KindUpsertReplace
 		if x.defs[i].Unique {
-			kind = batch.KindAdd
 			uniqueAt[tx.Len()] = i
 		}
-		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+		if err := tx.Append(copyOp(c, x.defs[i].Unique)); err != nil {
 			return err
 		}
 	}
@@ -270,7 +248,7 @@ type PutOptions[T any] struct {
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
 func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) error {
-	next, err := x.plan(v)
+	next, err := x.plan("IntraPartitionIndex.Put", v)
 	if err != nil {
 		return err
 	}
@@ -290,12 +268,12 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	cm := x.tbl.Meta(cur)
 	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
-		return &table.InputError{Op: "Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
+		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
 	}
 	if cm.ETag == "" {
-		return &table.InputError{Op: "Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
 	}
-	prev, err := x.plan(cur)
+	prev, err := x.plan("IntraPartitionIndex.Put", cur)
 	if err != nil {
 		return err
 	}
@@ -344,16 +322,15 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 		if next[i] == "" {
 			continue
 		}
-		body, err := x.copyBody(i, v, next[i])
+		c, err := x.copyOf(i, v, next[i])
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		kind := batch.KindUpsertReplace
-		if x.defs[i].Unique && next[i] != prev[i] {
-			kind = batch.KindAdd // a value new to this entity must be free
+		isNew := x.defs[i].Unique && next[i] != prev[i] // a value new to this entity must be free
+		if isNew {
 			uniqueAt[tx.Len()] = i
 		}
-		if err := tx.Append(batch.Raw(kind, body, nil)); err != nil {
+		if err := tx.Append(copyOp(c, isNew)); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -365,7 +342,7 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 // without contention. It returns the stored value.
 func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (*T, error) {
 	if change == nil {
-		return nil, &table.InputError{Op: "Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
 	var out *T
 	_, err := table.RetryOnConflict(ctx, opts, func(int) error {
@@ -373,17 +350,39 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		if err != nil {
 			return err
 		}
+		// change gets a copy of cur, but a shallow one: a pointer, slice or
+		// map field is shared, and a change through it would change the
+		// version Put compares with. So Put compares with a snapshot taken
+		// through the codec, which shares nothing.
+		snap, err := x.snapshot(cur)
+		if err != nil {
+			return err
+		}
 		next := *cur
 		if err := change(&next); err != nil {
 			return err
 		}
-		if err := x.Put(ctx, &next, &PutOptions[T]{Current: cur}); err != nil {
+		if err := x.Put(ctx, &next, &PutOptions[T]{Current: snap}); err != nil {
 			return err
 		}
 		out = &next
 		return nil
 	})
 	return out, err
+}
+
+// snapshot is a deep copy of v as the codec sees it, Meta included.
+func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
+	body, err := x.tbl.Encode(v)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := x.tbl.Decode(body, out); err != nil {
+		return nil, err
+	}
+	*x.tbl.Meta(out) = *x.tbl.Meta(v)
+	return out, nil
 }
 
 // DeleteOptions configure Delete.
@@ -411,7 +410,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			return err
 		}
 	}
-	prev, err := x.plan(cur)
+	prev, err := x.plan("IntraPartitionIndex.Delete", cur)
 	if err != nil {
 		return err
 	}
@@ -448,20 +447,12 @@ func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
 
 // decodeCopy decodes an index copy into T with the primary's keys; its
 // ETag is left empty, since the copy's version is not the primary's.
-func (x *IntraPartitionIndex[T]) decodeCopy(raw []byte) (*T, error) {
-	v := new(T)
-	if err := x.tbl.Decode(raw, v); err != nil {
-		return nil, err
+func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
+	of, ok := ownerOf(c)
+	if !ok || of == "" {
+		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, IndexOfProperty)
 	}
-	var ref struct {
-		Of string `json:"TkIndexOf"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil || ref.Of == "" {
-		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", x.tbl.Meta(v).RowKey, IndexOfProperty)
-	}
-	m := x.tbl.Meta(v)
-	m.RowKey, m.ETag = ref.Of, ""
-	return v, nil
+	return fromCopy(x.tbl, c, c.PartitionKey, ownerRowKey(of, c.PartitionKey))
 }
 
 // Lookup finds the entity whose value in a unique index is value: one point
@@ -478,16 +469,16 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	rk := x.defs[i].Prefix + value
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "value", Rule: err}
 	}
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "PartitionKey", Rule: err}
 	}
-	resp, err := x.client.GetEntity(ctx, partitionKey, rk, nil)
+	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
-		return nil, &table.ServiceError{Op: "Lookup", PartitionKey: partitionKey, RowKey: rk, Err: err}
+		return nil, fmt.Errorf("patterns: IntraPartitionIndex.Lookup: %w", err)
 	}
-	return x.decodeCopy(resp.Value)
+	return x.decodeCopy(c)
 }
 
 // Find returns the entities whose value in an index equals value, in the
@@ -551,12 +542,12 @@ func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey
 
 func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		for raw, err := range rawQuery(ctx, x.client, f) {
+		for c, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: f}) {
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			v, err := x.decodeCopy(raw)
+			v, err := x.decodeCopy(c)
 			if !yield(v, err) || err != nil {
 				return
 			}
@@ -568,82 +559,36 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
 
-// rawQuery yields the raw entities of a filtered query.
-func rawQuery(ctx context.Context, client table.Client, f table.Filter) iter.Seq2[[]byte, error] {
-	return table.QueryRaw(ctx, client, &table.QueryOptions{Filter: f})
-}
-
-// IndexIssue is one disagreement between a primary entity and its copies.
-type IndexIssue struct {
-	Index        string
-	PartitionKey string
-	Primary      string      // the primary's RowKey ("" if it is missing)
-	Copy         string      // the copy's RowKey
-	CopyETag     azcore.ETag // the copy's version, when the copy exists
-}
-
-// IndexReport is what Verify found in a partition.
-type IndexReport struct {
-	Primaries, Copies int
-	// Missing: a primary lacks the copy its value calls for (also every
-	// entity of an index added to an existing partition).
-	Missing []IndexIssue
-	// Orphans: a copy whose primary does not exist or no longer calls for it.
-	Orphans []IndexIssue
-	// Stale: a copy in its place whose values differ from its primary's.
-	Stale []IndexIssue
-
-	primaries map[string]*seenPrimary
-}
-
-// seenPrimary is a primary as Verify read it, kept for Repair.
-type seenPrimary struct {
-	raw  []byte
-	etag azcore.ETag
-}
-
-// OK reports a partition whose copies all agree with their primaries.
-func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
-
 // Verify reads one partition (one request per page) and reports every copy
 // that is missing, orphaned or stale.
 func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
-	r := &IndexReport{primaries: map[string]*seenPrimary{}}
+	r := &IndexReport{primaries: map[string]*table.Entity{}}
 	type copyRow struct {
 		index int
-		raw   []byte
+		e     *table.Entity
 		of    string
-		etag  azcore.ETag
 	}
 	copies := map[string]copyRow{} // by RowKey
 	var order []string
 	var prim []*T
-	for raw, err := range rawQuery(ctx, x.client, table.Partition(partitionKey)) {
+	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
 		if err != nil {
 			return nil, err
 		}
-		var head struct {
-			RowKey string
-			ETag   azcore.ETag `json:"odata.etag"`
-			Of     string      `json:"TkIndexOf"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, err
-		}
-		if strings.HasPrefix(head.RowKey, x.primary) {
-			v := new(T)
-			if err := x.tbl.Decode(raw, v); err != nil {
+		if strings.HasPrefix(e.RowKey, x.primary) {
+			v, err := x.tbl.FromEntity(e)
+			if err != nil {
 				return nil, err
 			}
-			x.tbl.Meta(v).ETag = head.ETag
 			prim = append(prim, v)
-			r.primaries[head.RowKey] = &seenPrimary{raw: raw, etag: head.ETag}
+			r.primaries[e.RowKey] = e
 			continue
 		}
 		for i, d := range x.defs {
-			if strings.HasPrefix(head.RowKey, d.Prefix) {
-				copies[head.RowKey] = copyRow{index: i, raw: raw, of: head.Of, etag: head.ETag}
-				order = append(order, head.RowKey)
+			if strings.HasPrefix(e.RowKey, d.Prefix) {
+				of, _ := ownerOf(e)
+				copies[e.RowKey] = copyRow{index: i, e: e, of: ownerRowKey(of, partitionKey)}
+				order = append(order, e.RowKey)
 				break
 			}
 		}
@@ -652,7 +597,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
-		want, err := x.plan(v)
+		want, err := x.plan("IntraPartitionIndex.Verify", v)
 		if err != nil {
 			return nil, err
 		}
@@ -669,16 +614,16 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			}
 			if c.of != m.RowKey {
 				// Another entity's copy holds this entity's unique value.
-				issue.CopyETag = c.etag
+				issue.CopyETag = c.e.ETag
 				r.Stale = append(r.Stale, issue)
 				continue
 			}
-			wantBody, err := x.copyBody(i, v, rk)
+			want, err := x.copyOf(i, v, rk)
 			if err != nil {
 				return nil, err
 			}
-			if !x.sameCopy(i, c.raw, wantBody) {
-				issue.CopyETag = c.etag
+			if !want.SameProperties(c.e) {
+				issue.CopyETag = c.e.ETag
 				r.Stale = append(r.Stale, issue)
 			}
 		}
@@ -688,7 +633,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			continue
 		}
 		c := copies[rk]
-		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.etag})
+		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
 	}
 	// The report keeps only the primaries Repair will need, so a healthy
 	// partition's report holds no entity bodies.
@@ -704,46 +649,6 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	return r, nil
 }
 
-// sameCopy compares a stored copy with the one its primary calls for, both
-// passed through the same projection of T.
-func (x *IntraPartitionIndex[T]) sameCopy(i int, stored, want []byte) bool {
-	a, b := new(T), new(T)
-	if x.tbl.Decode(stored, a) != nil || x.tbl.Decode(want, b) != nil {
-		return false
-	}
-	*x.tbl.Meta(a), *x.tbl.Meta(b) = table.Meta{}, table.Meta{}
-	var ea, eb []byte
-	if x.project[i] != nil {
-		ea, _ = x.tbl.EncodeOnly(a, x.project[i])
-		eb, _ = x.tbl.EncodeOnly(b, x.project[i])
-	} else {
-		ea, _ = x.tbl.Encode(a)
-		eb, _ = x.tbl.Encode(b)
-	}
-	return bytes.Equal(ea, eb)
-}
-
-// RepairSummary counts what Repair did.
-type RepairSummary struct {
-	Transactions int
-	Written      int // copies written (missing or stale)
-	Deleted      int // orphan copies deleted
-}
-
-// RepairOptions configure Repair. nil means the defaults.
-type RepairOptions struct {
-	// PerTransaction caps the operations of one repair transaction, 2 to
-	// 100. Default: 100 (up to 50 primaries, each with its guard and copy).
-	PerTransaction int
-}
-
-// repairGroup is one primary's repair: its guard and copy operations,
-// which must commit together.
-type repairGroup struct {
-	ops              []batch.Op
-	written, deleted int
-}
-
 // Repair fixes what Verify reported. Each primary's missing and stale copies
 // are rewritten, and the copies it no longer calls for deleted, together
 // with a guard on the primary's ETag as Verify read it (a merge that changes
@@ -755,11 +660,6 @@ type repairGroup struct {
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
-	per := batch.MaxOperations
-	if opts != nil && opts.PerTransaction >= 2 && opts.PerTransaction < per {
-		per = opts.PerTransaction
-	}
-	var sum RepairSummary
 	byPrimary := map[string][]IndexIssue{}
 	var order []string
 	add := func(is IndexIssue) {
@@ -783,52 +683,12 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	for _, rk := range order {
 		g, err := x.repairOps(r.primaries[rk], byPrimary[rk])
 		if err != nil {
-			return sum, err
+			return RepairSummary{}, err
 		}
 		groups = append(groups, g)
 	}
-	submit := func(gs []repairGroup) error {
-		tx := batch.NewTransaction(nil)
-		for _, g := range gs {
-			for _, op := range g.ops {
-				if err := tx.Append(op); err != nil {
-					return err
-				}
-			}
-		}
-		if _, err := tx.Submit(ctx, x.client); err != nil {
-			return err
-		}
-		sum.Transactions++
-		for _, g := range gs {
-			sum.Written += g.written
-			sum.Deleted += g.deleted
-		}
-		return nil
-	}
-	var errs []error
-	for i := 0; i < len(groups); {
-		j, n := i, 0
-		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
-			n += len(groups[j].ops)
-			j++
-		}
-		if err := submit(groups[i:j]); err != nil {
-			// Only a changed entity (412, or 404 when it is gone) is worth
-			// retrying the others without it; a failing service is not.
-			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err)
-			if j-i == 1 || !changed {
-				errs = append(errs, err)
-			} else {
-				for _, g := range groups[i:j] { // one changed primary must not hold back the rest
-					if err := submit([]repairGroup{g}); err != nil {
-						errs = append(errs, err)
-					}
-				}
-			}
-		}
-		i = j
-	}
+	sum, err := repairPacked(ctx, x.client, groups, opts)
+	errs := []error{err}
 	var ops []batch.Op
 	for _, is := range lone {
 		ops = append(ops, batch.DeleteIf(is.PartitionKey, is.Copy, is.CopyETag))
@@ -845,28 +705,28 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 }
 
 // repairOps builds one primary's repair: the guard, then its copies.
-func (x *IntraPartitionIndex[T]) repairOps(p *seenPrimary, issues []IndexIssue) (repairGroup, error) {
+func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
-	v := new(T)
-	if err := x.tbl.Decode(p.raw, v); err != nil {
+	v, err := x.tbl.FromEntity(p)
+	if err != nil {
 		return g, err
 	}
 	m := x.tbl.Meta(v)
-	guard := p.etag
-	keysOnly, _ := json.Marshal(struct{ PartitionKey, RowKey string }{m.PartitionKey, m.RowKey})
-	g.ops = append(g.ops, batch.Raw(batch.KindUpdateMerge, keysOnly, &guard))
-	want, err := x.plan(v)
+	// The guard: a merge of no property, which changes nothing but the
+	// ETag, and fails if the primary changed since Verify read it.
+	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
+	want, err := x.plan("IntraPartitionIndex.Repair", v)
 	if err != nil {
 		return g, err
 	}
 	for _, is := range issues {
 		i := x.byName[is.Index]
 		if want[i] == is.Copy {
-			body, err := x.copyBody(i, v, is.Copy)
+			c, err := x.copyOf(i, v, is.Copy)
 			if err != nil {
 				return g, err
 			}
-			g.ops = append(g.ops, batch.Raw(batch.KindUpsertReplace, body, nil))
+			g.ops = append(g.ops, copyOp(c, false))
 			g.written++
 		} else {
 			g.ops = append(g.ops, batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag))

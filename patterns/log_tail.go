@@ -13,7 +13,10 @@ import (
 // newest first and the n most recent entries are one request ($top=n): the
 // guide's "Log tail pattern" (the ten most recent expense claims of an
 // employee). Keys are .NET-compatible (keys.InvertedTicks) with a suffix that
-// keeps entries of the same tick unique and in order (keys.LogKeys). Every
+// keeps entries of the same tick unique and in order (keys.LogKeys); a key
+// records the instant given, so entries may be appended in any order. The
+// log may share its partition with other rows: reads skip every row whose
+// RowKey is not a log key (keys.ParseLogKey). Every
 // append to a partition lands at its start, so a partition written by many
 // clients is a hot spot: keep a log's partition to one writer's worth of
 // load (2,000 entities/s), or shard it (Sharded).
@@ -75,12 +78,60 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 }
 
 // Latest returns the n most recent entries of a partition, newest first:
-// one request. n is 1 to 1,000.
+// one request, when the partition holds nothing else in the range of log
+// keys. n is 1 to 1,000. Only the log's own entries count: the other rows
+// of a shared partition (a profile, a summary) are skipped, and a page
+// they shortened is followed by the next.
 func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int) ([]*T, error) {
 	if n < 1 || n > table.MaxPageSize {
 		return nil, &table.InputError{Op: "LogTail.Latest", Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
 	}
-	return table.Collect(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey), Top: n}))
+	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, logKeysTo), Top: n}
+	var out []*T
+	for token := ""; ; {
+		page, err := l.tbl.QueryPage(ctx, opts, token)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range page.Items {
+			if l.isEntry(v) {
+				out = append(out, v)
+				if len(out) == n {
+					return out, nil
+				}
+			}
+		}
+		if token = page.Next; token == "" {
+			return out, nil
+		}
+	}
+}
+
+// Every log key lies in [logKeysFrom, logKeysTo): inverted ticks, from
+// MaxTime's all zeros to MinTime's, then "_" ('`' follows '_').
+const (
+	logKeysFrom = "0000000000000000000_"
+	logKeysTo   = "3155378975999999999`"
+)
+
+// isEntry tells the log's entries from other rows of a shared partition.
+func (l *LogTail[T]) isEntry(v *T) bool {
+	_, _, err := keys.ParseLogKey(l.tbl.Meta(v).RowKey)
+	return err == nil
+}
+
+// entries is q without the rows that are not log entries.
+func (l *LogTail[T]) entries(q iter.Seq2[*T, error]) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		for v, err := range q {
+			if err == nil && !l.isEntry(v) {
+				continue
+			}
+			if !yield(v, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Between returns the entries written in [from, to), newest first, at the
@@ -93,13 +144,13 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 	if !to.After(from) {
 		return func(func(*T, error) bool) {}
 	}
-	return l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)})
+	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}))
 }
 
 // Since returns the entries written at or after since, newest first.
 func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time) iter.Seq2[*T, error] {
 	_, hi := keys.PrefixRange(keys.InvertedTicks(since))
-	return l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, "", hi)})
+	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
 }
 
 // EntryTime is the instant an entry's RowKey records.

@@ -54,7 +54,7 @@ func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string) (
 	}
 	_, hi := keys.PrefixRange(prefix)
 	var out []any
-	for raw, err := range rawQuery(ctx, r.client, table.RowRange(partitionKey, parentID, hi)) {
+	for raw, err := range table.QueryRaw(ctx, r.client, &table.QueryOptions{Filter: table.RowRange(partitionKey, parentID, hi)}) {
 		if err != nil {
 			return nil, err
 		}

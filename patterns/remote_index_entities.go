@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -63,9 +64,9 @@ func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts 
 	return &RemoteIndexEntities{client: client, partition: partition, x: x, retry: x.retry}, nil
 }
 
-func (r *RemoteIndexEntities) change(ctx context.Context, op func(parts []indexPart) (*batch.Op, error), value string) error {
+func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
 	_, err := table.RetryOnConflict(ctx, &r.retry, func(int) error {
-		parts, err := r.x.read(ctx, r.partition, value)
+		parts, err := r.x.read(ctx, name, r.partition, value)
 		if err != nil {
 			return err
 		}
@@ -81,7 +82,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, op func(parts []indexP
 
 // Add puts id in value's list (no change if it is there).
 func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
-	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, "RemoteIndexEntities.Add", func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
 		}
@@ -92,7 +93,7 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
 
 // Remove takes id out of value's list (no change if it is not there).
 func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) error {
-	return r.change(ctx, func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
 		o, ok := r.x.removeFrom(r.partition, value, id, parts)
 		if !ok {
 			return nil, nil
@@ -103,7 +104,7 @@ func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) erro
 
 // IDs returns value's list: one query.
 func (r *RemoteIndexEntities) IDs(ctx context.Context, value string) ([]string, error) {
-	return r.x.Lookup(ctx, r.partition, value)
+	return r.x.lookup(ctx, "RemoteIndexEntities.IDs", r.partition, value)
 }
 
 // BlobIndex keeps value → IDs lists in blobs, one per value (option 1), for
@@ -158,13 +159,10 @@ func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETa
 	return ids, *resp.ETag, nil
 }
 
-// blobConflict stands for a lost race on a blob, so RetryOnConflict retries.
-var blobConflict = &azcore.ResponseError{StatusCode: http.StatusPreconditionFailed, ErrorCode: "ConditionNotMet"}
-
-func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) ([]string, bool)) error {
+func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
 	name, err := b.name(value)
 	if err != nil {
-		return &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+		return &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
 		ids, etag, err := b.read(ctx, name)
@@ -183,7 +181,9 @@ func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) (
 		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
-			return &table.ServiceError{Op: "BlobIndex", Err: blobConflict}
+			// 412 (changed since read) or 409 (created since): a lost race,
+			// which RetryOnConflict retries.
+			return &lostRaceError{Op: op, Err: err}
 		}
 		return err
 	})
@@ -192,7 +192,7 @@ func (b *BlobIndex) change(ctx context.Context, value string, f func([]string) (
 
 // Add puts id in value's list.
 func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
-	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
 		}
@@ -202,7 +202,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
 
 // Remove takes id out of value's list.
 func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
-	return b.change(ctx, value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
 			return ids, false
@@ -215,13 +215,15 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
 func (b *BlobIndex) IDs(ctx context.Context, value string) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "BlobIndex", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
 	}
 	ids, _, err := b.read(ctx, name)
 	return ids, err
 }
 
 // ListIndexMessageType is the message type of EventualIndexEntities updates.
+//
+// Indexes that share a worker need distinct Names (see MessageType).
 const ListIndexMessageType = "tablekit.listindex.v1"
 
 type listMessage struct {
@@ -237,11 +239,13 @@ type listMessage struct {
 // The window of inconsistency is the queue's latency; after the queue
 // drains, every list holds exactly the entities with that value.
 type EventualIndexEntities[T any] struct {
-	tbl    *table.Table[T]
-	list   IDList
-	value  func(*T) string
-	sender *consistency.Sender
-	delay  time.Duration
+	tbl     *table.Table[T]
+	list    IDList
+	value   func(*T) string
+	sender  *consistency.Sender
+	delay   time.Duration
+	msgType string
+	badName error // a Name that makes no message type, refused by Write
 }
 
 // EventualIndexEntitiesOptions configure NewEventualIndexEntities. nil
@@ -252,16 +256,31 @@ type EventualIndexEntitiesOptions struct {
 	// SDK retried the enqueue after a lost response, a message appears
 	// when the delay ends. Default: PublishDelay (30 s).
 	PublishDelay time.Duration
+	// Name names the index in its message type
+	// ("tablekit.listindex.<Name>.v1", see MessageType), so several indexes
+	// can share one queue and one worker; letters, digits, "_", "-" and
+	// ".". An invalid Name makes Write fail with ErrBadDefinition before
+	// any request. Default: "", and the type is ListIndexMessageType.
+	Name string
 }
 
 // NewEventualIndexEntities indexes the entities of tbl by value into list.
 func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
 	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: PublishDelay}
-	if opts != nil && opts.PublishDelay > 0 {
-		e.delay = opts.PublishDelay
+	var name string
+	if opts != nil {
+		if opts.PublishDelay > 0 {
+			e.delay = opts.PublishDelay
+		}
+		name = opts.Name
 	}
+	e.msgType, e.badName = messageType("tablekit.listindex", name)
 	return e
 }
+
+// MessageType is the type of this index's messages: register Handle under
+// it (Worker.Handle(e.MessageType(), e.Handle)).
+func (e *EventualIndexEntities[T]) MessageType() string { return e.msgType }
 
 // ID names an entity in the lists: the tuple of its keys.
 func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
@@ -275,14 +294,21 @@ const PublishDelay = 30 * time.Second
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
 func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error) error {
-	return e.sender.SendAround(ctx, ListIndexMessageType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
+	if e.badName != nil {
+		return e.badName
+	}
+	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
 }
 
-// Handle is the consistency.Handler for ListIndexMessageType.
+// Handle is the consistency.Handler for MessageType. A message of another
+// type (another index's) is refused as permanent, never applied here.
 func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	if m.Type != e.msgType {
+		return consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
+	}
 	var msg listMessage
-	if err := json.Unmarshal(m.Payload, &msg); err != nil {
-		return consistency.Permanent(fmt.Errorf("%w: list message: %v", consistency.ErrMalformed, err))
+	if err := m.Decode(&msg); err != nil {
+		return err
 	}
 	id := ID(msg.PK, msg.RK)
 	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
@@ -301,6 +327,144 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 	}
 	if msg.Old != "" && msg.Old != current {
 		return e.list.Remove(ctx, msg.Old, id)
+	}
+	return nil
+}
+
+// lists returns every value's list of the partition: one query per page.
+// EventualIndexEntities.VerifyAll uses it to find lists of values no
+// entity has any more.
+func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	for e, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(r.partition, r.x.prefix)}) {
+		if err != nil {
+			return nil, err
+		}
+		part, err := decodePart(e)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := e.Get("Value")
+		value, _ := v.AsString()
+		out[value] = append(out[value], part.ids...)
+	}
+	return out, nil
+}
+
+// VerifyAll reads every entity of the table and the lists, and reports
+// each entity missing from its value's list (Missing), each listed ID
+// whose entity is gone or has another value (Orphans) and each ID listed
+// twice (Stale); IndexIssue.Primary is the ID and Copy the value. Lists of
+// values that no entity has are found when the list can enumerate its
+// values (RemoteIndexEntities); a BlobIndex, whose port cannot list blobs,
+// is checked for the values the entities have. progress, when set, is
+// called with the entities read so far.
+func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int)) (*IndexReport, error) {
+	r := &IndexReport{}
+	want := map[string][]string{}
+	for v, err := range e.tbl.Query(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		r.Primaries++
+		if progress != nil && r.Primaries%100 == 0 {
+			progress(r.Primaries)
+		}
+		if value := e.value(v); value != "" {
+			m := e.tbl.Meta(v)
+			want[value] = append(want[value], ID(m.PartitionKey, m.RowKey))
+		}
+	}
+	if progress != nil {
+		progress(r.Primaries)
+	}
+	var have map[string][]string
+	if l, ok := e.list.(interface {
+		lists(context.Context) (map[string][]string, error)
+	}); ok {
+		var err error
+		if have, err = l.lists(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		have = map[string][]string{}
+		for value := range want {
+			ids, err := e.list.IDs(ctx, value)
+			if err != nil {
+				return nil, err
+			}
+			have[value] = ids
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(have)) {
+		wanted := map[string]bool{}
+		for _, id := range want[value] {
+			wanted[id] = true
+		}
+		listed := map[string]bool{}
+		for _, id := range have[value] {
+			r.Copies++
+			issue := IndexIssue{Index: e.msgType, Primary: id, Copy: value}
+			switch {
+			case listed[id]:
+				r.Stale = append(r.Stale, issue)
+			case !wanted[id]:
+				r.Orphans = append(r.Orphans, issue)
+			}
+			listed[id] = true
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(want)) {
+		for _, id := range want[value] {
+			if !slices.Contains(have[value], id) {
+				r.Missing = append(r.Missing, IndexIssue{Index: e.msgType, Primary: id, Copy: value})
+			}
+		}
+	}
+	return r, nil
+}
+
+// RepairAll fixes what VerifyAll found, one list change at a time (each
+// guarded by its list's ETag): a missing ID is added; an orphan is removed
+// after a read of its entity confirms it still lacks the value (a change
+// since VerifyAll is left to the queue); a duplicate is removed once.
+// progress, when set, is called per issue fixed.
+func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
+	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
+	done := 0
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	for _, is := range r.Missing {
+		if err := e.list.Add(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Orphans {
+		if pk, rk, ok := ownerKeys(is.Primary); ok {
+			v, err := e.tbl.Get(ctx, pk, rk, nil)
+			if err != nil && !table.IsNotFound(err) {
+				return err
+			}
+			if err == nil && e.value(v) == is.Copy {
+				step() // it has the value again: not an orphan any more
+				continue
+			}
+		}
+		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Stale {
+		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+			return err
+		}
+		step()
 	}
 	return nil
 }

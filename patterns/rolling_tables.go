@@ -73,7 +73,7 @@ func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time) (*table.T
 	r.mu.Unlock()
 	if !ok {
 		var err error
-		if name, err = r.create(ctx, at); err != nil {
+		if name, err = r.create(ctx, "RollingTables.TableFor", at); err != nil {
 			return nil, err
 		}
 		r.mu.Lock()
@@ -83,7 +83,7 @@ func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time) (*table.T
 	return table.New[T](r.svc.NewClient(name), &table.Options{Name: name})
 }
 
-func (r *RollingTables[T]) create(ctx context.Context, at time.Time) (string, error) {
+func (r *RollingTables[T]) create(ctx context.Context, op string, at time.Time) (string, error) {
 	for gen := 0; ; gen++ {
 		name, err := keys.PeriodTable(r.prefix, r.period, at, gen)
 		if err != nil {
@@ -96,7 +96,7 @@ func (r *RollingTables[T]) create(ctx context.Context, at time.Time) (string, er
 		case table.ErrorCode(err) == "TableBeingDeleted":
 			continue // recently dropped: take the next generation's name
 		}
-		return "", &table.ServiceError{Op: "CreateTable", Table: name, Err: err}
+		return "", &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}
 	}
 }
 
@@ -112,7 +112,7 @@ func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T, opts *ta
 }
 
 // tables lists this prefix's tables with their periods, oldest first.
-func (r *RollingTables[T]) tables(ctx context.Context) ([]periodTable, error) {
+func (r *RollingTables[T]) tables(ctx context.Context, op string) ([]periodTable, error) {
 	lo, hi := keys.PrefixRange(r.prefix)
 	f := fmt.Sprintf("TableName ge '%s' and TableName lt '%s'", lo, hi)
 	pager := r.svc.NewListTablesPager(&aztables.ListTablesOptions{Filter: &f})
@@ -120,7 +120,7 @@ func (r *RollingTables[T]) tables(ctx context.Context) ([]periodTable, error) {
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
-			return nil, &table.ServiceError{Op: "ListTables", Err: err}
+			return nil, &table.ServiceError{Op: op + " (list tables)", Err: err}
 		}
 		for _, t := range page.Tables {
 			if t.Name == nil {
@@ -153,7 +153,7 @@ type periodTable struct {
 // one per page of each table.
 func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *table.QueryOptions) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		ts, err := r.tables(ctx)
+		ts, err := r.tables(ctx, "RollingTables.Query")
 		if err != nil {
 			yield(nil, err)
 			return
@@ -180,7 +180,7 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 // Expire drops the tables of periods that ended more than Retention ago:
 // one request to list, then one per dropped table. It returns their names.
 func (r *RollingTables[T]) Expire(ctx context.Context) ([]string, error) {
-	ts, err := r.tables(ctx)
+	ts, err := r.tables(ctx, "RollingTables.Expire")
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func (r *RollingTables[T]) Expire(ctx context.Context) ([]string, error) {
 			continue
 		}
 		if _, err := r.svc.DeleteTable(ctx, pt.name, nil); err != nil && !table.IsNotFound(err) {
-			return dropped, &table.ServiceError{Op: "DeleteTable", Table: pt.name, Err: err}
+			return dropped, &table.ServiceError{Op: "RollingTables.Expire (delete table)", Table: pt.name, Err: err}
 		}
 		dropped = append(dropped, pt.name)
 		r.mu.Lock()

@@ -2,10 +2,9 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -37,123 +36,156 @@ type Wide struct {
 }
 
 // WideEntity splits a logical entity with more than 252 properties or more
-// than 1 MiB over several physical entities of one partition, RowKeys
-// "<rowKey>_p00", "_p01", … (the guide's 365 days of message statistics):
-// the "Wide entities pattern". They are written in one transaction, so a
-// reader sees all of a version or none of it, and read back with one range
-// query.
+// than 1 MiB over several physical entities of one partition (the guide's
+// 365 days of message statistics): the "Wide entities pattern". They are
+// written in one transaction, so a reader sees all of a version or none of
+// it, and read back with one range query.
+//
+// A part's RowKey is the tuple encoding of the wide entity's RowKey and a
+// two-digit part number: "2026!00", "2026!01", … (keys.EncodeTuple). The
+// encoding is prefix-free, so the parts of one wide entity never fall in
+// the range of another, whatever their RowKeys; a row written around
+// WideEntity under such a key is reported, not read as a part.
 type WideEntity struct {
 	client table.Client
+	tbl    *table.Table[table.Entity]
 }
 
 // NewWideEntity returns a WideEntity over client.
-func NewWideEntity(client table.Client) *WideEntity { return &WideEntity{client: client} }
+func NewWideEntity(client table.Client) *WideEntity {
+	tbl, _ := table.New[table.Entity](client, nil) // Entity always has a plan
+	return &WideEntity{client: client, tbl: tbl}
+}
 
-const partSep = "_p"
+// partPrefix starts the RowKey of every part of the wide entity rk, and
+// part i's RowKey is partPrefix(rk) and i in two digits. A RowKey whose
+// parts' keys would be too long is refused before any request.
+func partPrefix(op, rk string) (string, error) {
+	p, err := keys.EncodeTuple(rk)
+	if err == nil {
+		err = keys.ValidateRowKey(p + "00")
+	}
+	if err != nil {
+		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "a wide entity's part keys are the RowKey's tuple encoding and two digits"}
+	}
+	return p, nil
+}
 
-func partKey(rk string, i int) string { return rk + partSep + fmt.Sprintf("%02d", i) }
+func partKey(prefix string, i int) string { return prefix + fmt.Sprintf("%02d", i) }
 
-// wideProp is one property ready to place: its JSON and the size the
-// service counts for it.
+// partIndex is the part number of a RowKey in prefix's range, or -1 when
+// the RowKey is not a part key.
+func partIndex(prefix, rk string) int {
+	n, ok := strings.CutPrefix(rk, prefix)
+	if !ok || len(n) != 2 || n[0] < '0' || n[0] > '9' || n[1] < '0' || n[1] > '9' {
+		return -1
+	}
+	return int(n[0]-'0')*10 + int(n[1]-'0')
+}
+
+// wideProp is one property ready to place: its value, the size the
+// service counts for it, and the length of its JSON in a request body.
 type wideProp struct {
-	name string
-	json []byte // `"name@odata.type":"…","name":value` or `"name":value`
-	size int
+	name  string
+	value table.Value
+	size  int
+	json  int
 }
 
-func encodeWideProp(name string, v any) (wideProp, error) {
+func encodeWideProp(op, name string, v any) (wideProp, error) {
 	if err := keys.ValidatePropertyName(name); err != nil {
-		return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: err}
+		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
-	annot := func(edm string) string { return `"` + name + `@odata.type":"` + edm + `",` }
-	qn, _ := json.Marshal(name)
-	var b []byte
-	size := 8 + 2*keys.UTF16Len(name)
-	switch x := v.(type) {
-	case string:
-		n := keys.UTF16Len(x)
-		if n > table.MaxStringUTF16 {
-			return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrStringTooLong}
+	val, err := table.ValueOf(v)
+	if err != nil {
+		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
+	}
+	// The parts are checked again when the transaction encodes them; here
+	// a bad property is named before it is placed.
+	n := len(name) + 3 // "name":
+	switch val.Type() {
+	case table.EdmString:
+		s, _ := val.AsString()
+		if keys.UTF16Len(s) > table.MaxStringUTF16 {
+			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrStringTooLong}
 		}
-		q, _ := json.Marshal(x)
-		b, size = append(append(append(b, qn...), ':'), q...), size+4+2*n
-	case bool:
-		b, size = strconv.AppendBool(append(append(b, qn...), ':'), x), size+1
-	case int32:
-		b, size = strconv.AppendInt(append(append(b, qn...), ':'), int64(x), 10), size+4
-	case int64:
-		b = append(b, annot(table.EdmInt64)...)
-		b = append(append(append(b, qn...), ':', '"'), strconv.FormatInt(x, 10)+`"`...)
-		size += 8
-	case int:
-		return encodeWideProp(name, int64(x))
-	case float64:
-		b = append(b, annot(table.EdmDouble)...)
-		f, _ := json.Marshal(x)
-		b, size = append(append(append(b, qn...), ':'), f...), size+8
-	case []byte:
-		if len(x) > table.MaxBinaryBytes {
-			return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrBinaryTooLong}
+		n += jsonStringLen(s)
+	case table.EdmBinary:
+		b, _ := val.AsBinary()
+		if len(b) > table.MaxBinaryBytes {
+			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrBinaryTooLong}
 		}
-		b = append(b, annot(table.EdmBinary)...)
-		q, _ := json.Marshal(x) // base64
-		b, size = append(append(append(b, qn...), ':'), q...), size+4+len(x)
+		n += 2 + 4*((len(b)+2)/3) // base64
 	default:
-		return wideProp{}, &table.InputError{Op: "WideEntity", Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
+		n += 40 // a number, a time or a GUID, quoted
 	}
-	return wideProp{name: name, json: b, size: size}, nil
+	if val.Type() != table.EdmString && val.Type() != table.EdmBoolean && val.Type() != table.EdmInt32 {
+		n += len(name) + len(`"@odata.type":"Edm.DateTime",`)
+	}
+	return wideProp{name: name, value: val, size: table.PropertySize(name, val), json: n}, nil
 }
+
+// jsonStringLen is at most the length of s as a JSON string: escapes take
+// up to six bytes.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			n += 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 6
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// partsProperty records in every part how many parts the value has.
+const partsProperty = "TkParts"
 
 // split places the properties, in name order, into parts within the
 // entity limits; each part also records the total number of parts.
-func split(pk, rk string, props map[string]any) ([][]byte, error) {
+func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error) {
 	names := make([]string, 0, len(props))
 	for n := range props {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	base := 4 + 2*keys.UTF16Len(pk) + 2*(keys.UTF16Len(rk)+len(partSep)+2) + 8 + 18 + 8 + (8 + 2*len("TkParts") + 4)
+	head := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, 0)}}
+	head.Set(partsProperty, table.Int32Value(MaxWideParts))
+	base := head.Size()
 	// A part must fit the service's count (size) and, since Azurite
 	// measures the request body instead (binary as base64), its JSON too.
-	jsonBase := 2*len(pk) + 2*len(rk) + 96
+	jsonBase := 2*len(pk) + 2*len(prefix) + 96
 	var groups [][]wideProp
 	var cur []wideProp
 	size, jsonLen := base, jsonBase
 	for _, n := range names {
-		p, err := encodeWideProp(n, props[n])
+		p, err := encodeWideProp(op, n, props[n])
 		if err != nil {
 			return nil, err
 		}
-		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-1 || size+p.size > table.MaxEntityBytes || jsonLen+len(p.json)+1 > table.MaxEntityBytes) {
+		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-1 || size+p.size > table.MaxEntityBytes || jsonLen+p.json+1 > table.MaxEntityBytes) {
 			groups, cur, size, jsonLen = append(groups, cur), nil, base, jsonBase
 		}
-		cur, size, jsonLen = append(cur, p), size+p.size, jsonLen+len(p.json)+1
+		cur, size, jsonLen = append(cur, p), size+p.size, jsonLen+p.json+1
 	}
 	groups = append(groups, cur)
 	if len(groups) > MaxWideParts {
 		return nil, fmt.Errorf("%w: %d parts", ErrTooWide, len(groups))
 	}
-	bodies := make([][]byte, len(groups))
+	parts := make([]*table.Entity, len(groups))
 	for i, g := range groups {
-		var b []byte
-		b = append(b, `{"PartitionKey":`...)
-		b, _ = appendJSON(b, pk)
-		b = append(b, `,"RowKey":`...)
-		b, _ = appendJSON(b, partKey(rk, i))
-		b = append(b, `,"TkParts":`...)
-		b = strconv.AppendInt(b, int64(len(groups)), 10)
+		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, i)}, Properties: make(map[string]table.Value, len(g)+1)}
+		e.Set(partsProperty, table.Int32Value(int32(len(groups))))
 		for _, p := range g {
-			b = append(b, ',')
-			b = append(b, p.json...)
+			e.Set(p.name, p.value)
 		}
-		bodies[i] = append(b, '}')
+		parts[i] = e
 	}
-	return bodies, nil
-}
-
-func appendJSON(b []byte, s string) ([]byte, error) {
-	q, err := json.Marshal(s)
-	return append(b, q...), err
+	return parts, nil
 }
 
 // WidePutOptions configure Put.
@@ -171,10 +203,14 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if v == nil {
 		return &table.InputError{Op: "WideEntity.Put", Rule: table.ErrNilValue}
 	}
-	if err := validKeyPair(v.PartitionKey, v.RowKey); err != nil {
+	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
+		return &table.InputError{Op: "WideEntity.Put", Field: "PartitionKey", Rule: err}
+	}
+	prefix, err := partPrefix("WideEntity.Put", v.RowKey)
+	if err != nil {
 		return err
 	}
-	bodies, err := split(v.PartitionKey, v.RowKey, v.Properties)
+	parts, err := split("WideEntity.Put", v.PartitionKey, prefix, v.Properties)
 	if err != nil {
 		return err
 	}
@@ -182,7 +218,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if opts != nil && opts.Current != nil {
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
-		cur, err := w.Get(ctx, v.PartitionKey, v.RowKey, true)
+		cur, err := w.get(ctx, "WideEntity.Put", v.PartitionKey, v.RowKey, true)
 		if err != nil && !table.IsNotFound(err) {
 			return err
 		}
@@ -191,23 +227,25 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 		}
 	}
 	tx := batch.NewTransaction(nil)
-	for i, body := range bodies {
-		op := batch.Raw(batch.KindUpsertReplace, body, nil)
+	for i, part := range parts {
+		// Every part is written whole; the first carries the version.
+		op := batch.Upsert(part, table.Replace)
 		switch {
 		case i == 0 && etag != "":
-			op = batch.Raw(batch.KindUpdateReplace, body, &etag)
+			part.ETag = etag
+			op = batch.Update(part, table.Replace)
 		case i == 0:
-			op = batch.Raw(batch.KindAdd, body, nil)
+			op = batch.Add(part)
 		}
 		if err := tx.Append(op); err != nil {
-			if errorsIsTooLarge(err) {
-				return fmt.Errorf("%w: %v", ErrTooWide, err)
+			if errors.Is(err, batch.ErrTooLarge) || errors.Is(err, batch.ErrTooManyOperations) {
+				return fmt.Errorf("%w: %w", ErrTooWide, err)
 			}
 			return err
 		}
 	}
-	for i := len(bodies); i < old; i++ {
-		if err := tx.Append(batch.Delete(v.PartitionKey, partKey(v.RowKey, i))); err != nil {
+	for i := len(parts); i < old; i++ {
+		if err := tx.Append(batch.Delete(v.PartitionKey, partKey(prefix, i))); err != nil {
 			return err
 		}
 	}
@@ -215,103 +253,78 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 	if err != nil {
 		return err
 	}
-	v.Parts, v.ETag = len(bodies), res.ETags[0]
+	v.Parts, v.ETag = len(parts), res.ETags[0]
 	return nil
-}
-
-func errorsIsTooLarge(err error) bool {
-	return strings.Contains(err.Error(), batch.ErrTooLarge.Error()) || strings.Contains(err.Error(), batch.ErrTooManyOperations.Error())
 }
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
 func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
+}
+
+func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
+	}
+	prefix, err := partPrefix(op, rowKey)
+	if err != nil {
 		return nil, err
 	}
-	lo, hi := keys.PrefixRange(rowKey + partSep)
-	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}
+	// Part numbers are two digits, and ':' follows '9'.
+	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, prefix+"0", prefix+":")}
 	if keysOnly {
-		opts.Select = []string{"TkParts"}
+		opts.Select = []string{partsProperty}
 	}
 	v := &Wide{PartitionKey: partitionKey, RowKey: rowKey, Properties: map[string]any{}}
-	declared := 0
-	for raw, err := range table.QueryRaw(ctx, w.client, opts) {
+	declared := int32(0)
+	for e, err := range w.tbl.Query(ctx, opts) {
 		if err != nil {
 			return nil, err
 		}
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, err
+		if partIndex(prefix, e.RowKey) != v.Parts {
+			return nil, fmt.Errorf("patterns: %s: wide entity (%q, %q): row %q sits among its parts and was not written by WideEntity", op, partitionKey, rowKey, e.RowKey)
 		}
-		rk, _ := m["RowKey"].(string)
-		if rk == partKey(rowKey, 0) {
-			e, _ := m["odata.etag"].(string)
-			v.ETag = azcore.ETag(e)
-		}
-		if n, ok := m["TkParts"].(float64); ok && v.Parts == 0 {
-			declared = int(n)
+		if v.Parts == 0 {
+			v.ETag = e.ETag
+			if n, ok := e.Get(partsProperty); ok {
+				declared, _ = n.AsInt32()
+			}
 		}
 		v.Parts++
 		if keysOnly {
 			continue
 		}
-		for k, val := range m {
-			if k == "PartitionKey" || k == "RowKey" || k == "Timestamp" || k == "TkParts" || strings.HasPrefix(k, "odata.") || strings.Contains(k, "@odata.type") {
-				continue
+		for name, val := range e.Properties {
+			if name != partsProperty {
+				v.Properties[name] = val.Interface()
 			}
-			typ, _ := m[k+"@odata.type"].(string)
-			v.Properties[k] = wideValue(val, typ)
 		}
 	}
 	if v.Parts == 0 {
-		return nil, &table.ServiceError{Op: "WideEntity.Get", PartitionKey: partitionKey, RowKey: rowKey, Err: notFound}
+		return nil, &notFoundError{Op: op, PartitionKey: partitionKey, RowKey: rowKey}
 	}
-	if declared != v.Parts {
-		return nil, fmt.Errorf("patterns: wide entity %s/%s has %d parts of %d; it was not written by WideEntity", partitionKey, rowKey, v.Parts, declared)
+	if int(declared) != v.Parts {
+		return nil, fmt.Errorf("patterns: %s: wide entity (%q, %q) has %d parts of %d; it was not written by WideEntity", op, partitionKey, rowKey, v.Parts, declared)
 	}
 	return v, nil
 }
 
-func wideValue(v any, typ string) any {
-	switch typ {
-	case table.EdmInt64:
-		s, _ := v.(string)
-		n, _ := strconv.ParseInt(s, 10, 64)
-		return n
-	case table.EdmBinary:
-		s, _ := v.(string)
-		var b []byte
-		_ = json.Unmarshal([]byte(strconv.Quote(s)), &b)
-		return b
-	case table.EdmDouble:
-		if f, ok := v.(float64); ok {
-			return f
-		}
-	}
-	if f, ok := v.(float64); ok && typ == "" && f == float64(int32(f)) {
-		return int32(f)
-	}
-	return v
-}
-
 // Delete removes every part in one transaction (reading their keys first).
 func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) error {
-	cur, err := w.Get(ctx, partitionKey, rowKey, true)
+	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
 	if err != nil {
 		return err
 	}
+	prefix, _ := partPrefix("WideEntity.Delete", rowKey) // Get checked it
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
-			ops = append(ops, batch.DeleteIf(partitionKey, partKey(rowKey, 0), cur.ETag))
+			ops = append(ops, batch.DeleteIf(partitionKey, partKey(prefix, 0), cur.ETag))
 		} else {
-			ops = append(ops, batch.Delete(partitionKey, partKey(rowKey, i)))
+			ops = append(ops, batch.Delete(partitionKey, partKey(prefix, i)))
 		}
 	}
 	_, err = batch.Submit(ctx, w.client, ops...)
 	return err
 }
-
-// notFound stands for a wide entity with no parts.
-var notFound = &azcore.ResponseError{StatusCode: 404, ErrorCode: "ResourceNotFound"}

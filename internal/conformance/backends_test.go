@@ -288,3 +288,6 @@ func TestEventStreamsOnAzurite(t *testing.T) { RunEventStreams(t, azuriteEnv(t))
 
 func TestAccountsOnFake(t *testing.T)    { RunAccounts(t, fakeTwoAccounts()) }
 func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t)) }
+
+func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
+func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }

@@ -1,0 +1,237 @@
+package patterns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The index core: what every index of this package does the same way.
+// A copy is an entity of its own, written whole (Replace, never Merge), so
+// a property the primary loses leaves the copy too; it carries
+// IndexOfProperty, the reference to its owner, so a copy is removed only
+// while it still belongs to the primary that no longer wants it, and
+// verify can tell copies from primaries wherever they live.
+
+// IndexOfProperty is the property every index copy carries: the reference
+// to the primary entity it copies, the tuple of its keys (ownerRef), so
+// copies can be verified and repaired.
+const IndexOfProperty = "TkIndexOf"
+
+// ownerRef names a primary in its copies, for every index kind: the tuple
+// of its keys (keys.EncodeTuple).
+func ownerRef(pk, rk string) string {
+	k, _ := keys.EncodeTuple(pk, rk)
+	return k
+}
+
+// ownerKeys reads an owner reference back into the primary's keys.
+func ownerKeys(ref string) (pk, rk string, ok bool) {
+	parts, err := keys.DecodeTuple(ref)
+	if err != nil || len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// ownerRowKey is the RowKey of the owner that ref names in partition pk.
+// Copies written by earlier versions of IntraPartitionIndex name their
+// owner by RowKey alone; Verify reports them stale and Repair rewrites
+// them with the tuple.
+func ownerRowKey(ref, pk string) string {
+	if p, rk, ok := ownerKeys(ref); ok && p == pk {
+		return rk
+	}
+	return ref
+}
+
+// copyEntity is v's copy at (pk, rk): the properties v is stored with, only
+// those of project when it is not nil, and IndexOfProperty naming owner.
+func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) (*table.Entity, error) {
+	e, err := tbl.ToEntity(v)
+	if err != nil {
+		return nil, err
+	}
+	if project != nil {
+		for name := range e.Properties {
+			if !project[name] {
+				delete(e.Properties, name)
+			}
+		}
+	}
+	e.Meta = table.Meta{PartitionKey: pk, RowKey: rk}
+	e.Set(IndexOfProperty, table.StringValue(owner))
+	return e, nil
+}
+
+// ownerOf is the owner reference of a copy; false for an entity that is no
+// copy (a primary, or any other row).
+func ownerOf(e *table.Entity) (string, bool) {
+	v, ok := e.Get(IndexOfProperty)
+	if !ok {
+		return "", false
+	}
+	return v.AsString()
+}
+
+// fromCopy decodes a copy into T under its primary's keys, with no ETag:
+// the copy's version is not the primary's.
+func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, error) {
+	v, err := tbl.FromEntity(e)
+	if err != nil {
+		return nil, err
+	}
+	m := tbl.Meta(v)
+	m.PartitionKey, m.RowKey, m.ETag = pk, rk, ""
+	return v, nil
+}
+
+// removeIfOwned deletes the copy at (pk, rk) only while it belongs to
+// owner, guarded by the ETag it was read at: another primary may have
+// taken its value since, and its copy is not ours to remove. Two requests
+// (one when the copy is gone or not ours). A 412 means the copy changed
+// in between; the error says so and the caller runs again.
+func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, rk, owner string) (bool, error) {
+	c, err := copies.Get(ctx, pk, rk, nil)
+	if table.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if of, _ := ownerOf(c); of != owner {
+		return false, nil
+	}
+	etag := c.ETag
+	err = copies.Delete(ctx, pk, rk, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+	if table.IsPreconditionFailed(err) {
+		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
+	}
+	return err == nil, err
+}
+
+// RepairSummary counts what a repair did.
+type RepairSummary struct {
+	Transactions int
+	Written      int // copies or index entities written (missing or stale)
+	Deleted      int // orphan copies or emptied index entities deleted
+}
+
+// RepairOptions configure a repair. nil means the defaults.
+type RepairOptions struct {
+	// PerTransaction caps the operations of one repair transaction, 2 to
+	// 100. Default: 100.
+	PerTransaction int
+	// Progress, when set, is called after each transaction with the
+	// entities (primaries, or values of index entities) repaired so far
+	// and their total. Default: nil.
+	Progress func(done, total int)
+}
+
+// repairGroup is the repair of one primary (or one value's list): its
+// operations, which must commit together.
+type repairGroup struct {
+	ops              []batch.Op
+	written, deleted int
+}
+
+// repairPacked submits groups packed into transactions of at most
+// PerTransaction operations (the groups of one partition share them). If
+// a packed transaction fails because one of its entities changed (412, or
+// 404 when it is gone, or 409 when it was created), its groups are sent
+// one by one, so the others are still repaired; a failing service is not
+// retried. Every group's own guard makes a concurrent change fail its
+// repair instead of writing stale data: Verify again.
+func repairPacked(ctx context.Context, client table.Client, groups []repairGroup, opts *RepairOptions) (RepairSummary, error) {
+	per := batch.MaxOperations
+	var progress func(done, total int)
+	if opts != nil {
+		if opts.PerTransaction >= 2 && opts.PerTransaction < per {
+			per = opts.PerTransaction
+		}
+		progress = opts.Progress
+	}
+	var sum RepairSummary
+	done := 0
+	submit := func(gs []repairGroup) error {
+		tx := batch.NewTransaction(nil)
+		for _, g := range gs {
+			for _, op := range g.ops {
+				if err := tx.Append(op); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.Submit(ctx, client); err != nil {
+			return err
+		}
+		sum.Transactions++
+		for _, g := range gs {
+			sum.Written += g.written
+			sum.Deleted += g.deleted
+		}
+		done += len(gs)
+		if progress != nil {
+			progress(done, len(groups))
+		}
+		return nil
+	}
+	var errs []error
+	for i := 0; i < len(groups); {
+		j, n := i, 0
+		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
+			n += len(groups[j].ops)
+			j++
+		}
+		if err := submit(groups[i:j]); err != nil {
+			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err) || table.IsAlreadyExists(err)
+			if j-i == 1 || !changed {
+				errs = append(errs, err)
+			} else {
+				for _, g := range groups[i:j] { // one changed entity must not hold back the rest
+					if err := submit([]repairGroup{g}); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
+		}
+		i = j
+	}
+	return sum, errors.Join(errs...)
+}
+
+// IndexIssue is one disagreement between a primary entity and its copies
+// (for IndexEntities: between an entity and its value's ID list, where
+// Copy is the RowKey of the index entity concerned).
+type IndexIssue struct {
+	Index        string
+	PartitionKey string
+	Primary      string      // the primary's RowKey ("" if it is missing)
+	Copy         string      // the copy's RowKey
+	CopyETag     azcore.ETag // the copy's version, when the copy exists
+}
+
+// IndexReport is what a Verify found, for every index kind.
+type IndexReport struct {
+	Primaries, Copies int
+	// Missing: a primary lacks the copy its value calls for (also every
+	// entity of an index added to an existing partition).
+	Missing []IndexIssue
+	// Orphans: a copy whose primary does not exist or no longer calls for it.
+	Orphans []IndexIssue
+	// Stale: a copy in its place whose values differ from its primary's.
+	Stale []IndexIssue
+
+	primaries map[string]*table.Entity // as Verify read them, for Repair
+	lists     map[string]*listState    // IndexEntities: by value, for Repair
+	toFix     map[[2]string]bool       // InterPartitionIndex: primaries to converge
+	orphans   []copyAddr               // InterPartitionIndex: orphan copies
+}
+
+// OK reports a partition whose copies all agree with their primaries.
+func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
