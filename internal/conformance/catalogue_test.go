@@ -77,6 +77,8 @@ func TestBadInputCatalogue(t *testing.T) {
 	// Cases that need state from a service (a real continuation token)
 	// build it on services of their own before the counters start.
 	more := rawEntityCases(t, env)
+	more = append(more, batchAndMessageCases(t, env)...)
+	more = append(more, keyCases()...)
 	tables.ResetCounts()
 	queues.ResetCounts()
 	blobs.ResetCounts()
