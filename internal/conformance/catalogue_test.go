@@ -79,6 +79,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	more := rawEntityCases(t, env)
 	more = append(more, batchAndMessageCases(t, env)...)
 	more = append(more, keyCases()...)
+	more = append(more, patternCases(t, env)...)
 	tables.ResetCounts()
 	queues.ResetCounts()
 	blobs.ResetCounts()
