@@ -37,6 +37,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	sh, err := patterns.NewSharded[Event](env.tc, "events", 4)
 	must(err)
 	wide := patterns.NewWideEntity(env.tc)
+	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0)
+	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
 	hour := time.Now().Add(time.Hour)
 	sas := func(table string, perms patterns.SASPermissions, start, expiry time.Time, r patterns.KeyRange, key string) func(context.Context) error {
@@ -75,6 +77,14 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			_, err := idx.Lookup(ctx, "lname", "Sales", "Jones")
 			return err
 		}, nil},
+		{"intra-partition find in an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
+			_, err := table.Collect(idx.Find(ctx, "phone", "Sales", "555"))
+			return err
+		}, nil},
+		{"intra-partition Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
+		}, nil},
+		{"intra-partition Put of nil", table.ErrNilValue, func(ctx context.Context) error { return idx.Put(ctx, nil, nil) }, nil},
 		{"intra-partition Put of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
@@ -163,6 +173,13 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 
+		{"large entity Put of nil", table.ErrNilValue, func(ctx context.Context) error { return large.Put(ctx, nil) }, inputRule(table.ErrNilValue)},
+		{"large entity Put with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			return large.Put(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "a?b"}, Name: "x"})
+		}, validation("RowKey")},
+		{"large entity Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := large.Get(ctx, "a\\b", "r"); return err }, validation("PartitionKey")},
+		{"large entity Delete with a bad RowKey", keys.ErrControlChar, func(ctx context.Context) error { return large.Delete(ctx, "p", "r\x7f") }, validation("RowKey")},
+
 		// LogTail
 		{"log tail of a negative count", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", -1); return err }, nil},
 		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001); return err }, nil},
@@ -194,6 +211,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"wide entity: bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a b": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}, nil},
+		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false); return err }, nil},
+		{"wide entity: Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p", "a?b") }, nil},
 		{"wide entity: bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a/b", Properties: map[string]any{"A": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}, nil},
@@ -214,6 +233,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		// BlobLog, BlobIndex and ReadLog
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewBlobIndex(env.bc, "Bad_Name", "x")
+			return err
+		}, nil},
+
+		{"log data in blobs: badly named container", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewBlobLog(env.bc, "ab", "x", nil)
 			return err
 		}, nil},
 

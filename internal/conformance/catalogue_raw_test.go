@@ -188,6 +188,13 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, opAt(1, inputRule(keys.ErrInvalidName))},
 
+		{"Get with a slash in the RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := ents.Get(ctx, "p", "a/b", nil); return err }, validation("RowKey")},
+		{"Delete with a number sign in the PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return ents.Delete(ctx, "a#b", "r", nil) }, validation("PartitionKey")},
+		{"Modify with a control character in the RowKey", keys.ErrControlChar, func(ctx context.Context) error {
+			_, err := ents.Modify(ctx, "p", "r\x1f", func(*table.Entity) error { return nil }, nil)
+			return err
+		}, validation("RowKey")},
+
 		// table.Extra: the properties a struct does not name
 		{"Extra: value that is not JSON", table.ErrInvalidValue,
 			addKept(table.Extra{"X": {Value: []byte(`{`)}}), inputField(table.ErrInvalidValue, "X")},
