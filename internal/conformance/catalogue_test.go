@@ -324,6 +324,16 @@ func TestBadInputCatalogue(t *testing.T) {
 	if len(cases) < 100 {
 		t.Fatalf("the catalogue has %d cases; at least 100", len(cases))
 	}
+	// The control: one real request to each service through the same
+	// clients moves the counters by exactly three, so the zeros above come
+	// from counters that count.
+	before := env.requests()
+	_, _ = tc.GetEntity(ctx, "p", "r", nil)
+	_, _ = qc.GetProperties(ctx, nil)
+	_, _ = bc.DeleteBlob(ctx, "catalogue", "absent", nil)
+	if n := env.requests() - before; n != 3 {
+		t.Fatalf("three control requests counted as %d", n)
+	}
 	t.Logf("%d bad inputs, each a typed error, no request, nothing written", len(cases))
 }
 
