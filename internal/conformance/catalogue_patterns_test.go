@@ -83,8 +83,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, nil},
 		{"intra-partition Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
-		}, nil},
-		{"intra-partition Put of nil", table.ErrNilValue, func(ctx context.Context) error { return idx.Put(ctx, nil, nil) }, nil},
+		}, anyValidation()},
+		{"intra-partition Put of nil", table.ErrNilValue, func(ctx context.Context) error { return idx.Put(ctx, nil, nil) }, inputRule(table.ErrNilValue)},
 		{"intra-partition Put of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
@@ -92,7 +92,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, nil},
 		{"intra-partition unique value that is not a valid key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1), nil)
-		}, nil},
+		}, anyValidation()},
 
 		// InterPartitionIndex
 		{"inter-partition index without a queue", patterns.ErrBadDefinition, func(context.Context) error {
@@ -124,7 +124,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			v := staff("1", "a", "b", "c@x.com", 1)
 			v.PartitionKey = "Sa/les"
 			return cross.Put(ctx, v, nil)
-		}, nil},
+		}, anyValidation()},
 
 		// IndexEntities and RemoteIndexEntities
 		{"index entities without a prefix", patterns.ErrBadDefinition, func(context.Context) error {
@@ -138,7 +138,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"index entities Add of a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			_, err := ents.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "a#b"}, LastName: "Jones"}, nil)
 			return err
-		}, nil},
+		}, anyValidation()},
 		{"remote index entities in a bad partition", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewRemoteIndexEntities(env.tc, "a/b", "lname_", nil)
 			return err
@@ -146,12 +146,12 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// DataSeries
 		{"data series with a bad prefix", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewDataSeries[int64](env.tc, "1 H", 24); return err }, nil},
-		{"data series negative slot", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", -1, 1, nil); return err }, nil},
+		{"data series negative slot", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", -1, 1, nil); return err }, inputRule(table.ErrValueOutOfRange)},
 		{"data series SetMany with a slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error {
 			_, err := ds.SetMany(ctx, "p", "r", map[int]int64{0: 1, 99: 2}, nil)
 			return err
-		}, nil},
-		{"data series Set with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "a?b", 1, 1, nil); return err }, nil},
+		}, inputRule(table.ErrValueOutOfRange)},
+		{"data series Set with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "a?b", 1, 1, nil); return err }, anyValidation()},
 
 		// Denormalized
 		{"denormalization without fields", patterns.ErrBadDefinition, func(context.Context) error {
@@ -181,9 +181,9 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"large entity Delete with a bad RowKey", keys.ErrControlChar, func(ctx context.Context) error { return large.Delete(ctx, "p", "r\x7f") }, validation("RowKey")},
 
 		// LogTail
-		{"log tail of a negative count", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", -1); return err }, nil},
-		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001); return err }, nil},
-		{"log tail append to a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return lt.Append(ctx, "a/b", &Claim{}) }, nil},
+		{"log tail of a negative count", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", -1); return err }, inputRule(table.ErrBadOption)},
+		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001); return err }, inputRule(table.ErrBadOption)},
+		{"log tail append to a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return lt.Append(ctx, "a/b", &Claim{}) }, anyValidation()},
 		{"log tail append by a writer with a slash", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			l, err := patterns.NewLogTail[Claim](env.tc, &patterns.LogTailOptions{Writer: "w/1"})
 			if err != nil {
@@ -198,24 +198,24 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"sharded read of a negative Top", table.ErrBadOption, func(ctx context.Context) error {
 			_, err := table.Collect(sh.Read(ctx, &patterns.ShardedReadOptions{Top: -1}))
 			return err
-		}, nil},
+		}, inputRule(table.ErrBadOption)},
 		{"sharded append with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return sh.Append(ctx, "k", &Event{Meta: table.Meta{RowKey: "a#b"}}, nil)
-		}, nil},
+		}, anyValidation()},
 
 		// WideEntity
-		{"wide entity: nil", table.ErrNilValue, func(ctx context.Context) error { return wide.Put(ctx, nil, nil) }, nil},
+		{"wide entity: nil", table.ErrNilValue, func(ctx context.Context) error { return wide.Put(ctx, nil, nil) }, inputRule(table.ErrNilValue)},
 		{"wide entity: property of an unsupported type", table.ErrUnsupportedType, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"C": make(chan int)}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
-		}, nil},
+		}, inputRule(table.ErrUnsupportedType)},
 		{"wide entity: bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a b": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
-		}, nil},
-		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false); return err }, nil},
-		{"wide entity: Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p", "a?b") }, nil},
+		}, anyValidation()},
+		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false); return err }, anyValidation()},
+		{"wide entity: Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p", "a?b") }, anyValidation()},
 		{"wide entity: bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a/b", Properties: map[string]any{"A": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
-		}, nil},
+		}, anyValidation()},
 
 		// RollingTables (table per period)
 		{"table per period of an unknown period", patterns.ErrBadDefinition, func(context.Context) error {
@@ -245,11 +245,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"related rows key part holding the separator", keys.ErrForbiddenChar, func(context.Context) error {
 			_, err := rel.Key("order1", "line_2")
 			return err
-		}, nil},
+		}, anyValidation()},
 		{"related rows read with a bad parent id", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			_, err := rel.Read(ctx, "p", "a_b")
 			return err
-		}, nil},
+		}, anyValidation()},
 	}
 
 }

@@ -60,6 +60,18 @@ func validation(what string) *typedCheck {
 	}}
 }
 
+// anyValidation checks that the chain holds a *keys.ValidationError: the
+// value, rule and position, not only a message.
+func anyValidation() *typedCheck {
+	return &typedCheck{doc: "in a `*keys.ValidationError`", check: func(err error) error {
+		var ve *keys.ValidationError
+		if !errors.As(err, &ve) {
+			return errors.New("no *keys.ValidationError in the chain")
+		}
+		return nil
+	}}
+}
+
 // opAt checks that the chain holds a *batch.OpError for the operation at
 // index, then runs inner (if any) on the error.
 func opAt(index int, inner *typedCheck) *typedCheck {
@@ -176,7 +188,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"value of an unsupported Go type (ValueOf)", table.ErrUnsupportedType, func(context.Context) error {
 			_, err := table.ValueOf(struct{}{})
 			return err
-		}, nil},
+		}, inputRule(table.ErrUnsupportedType)},
 		{"raw entity in a batch: binary over 64 KiB", table.ErrBinaryTooLong, func(ctx context.Context) error {
 			_, err := batch.Submit(ctx, env.tc, batch.Add(rawEntity(map[string]table.Value{"B": table.BinaryValue(make([]byte, 64*1024+1))})))
 			return err
@@ -230,7 +242,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"filter string literal of invalid UTF-8", table.ErrBadFilter, func(ctx context.Context) error {
 			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("FirstName").Eq("a\xff")}))
 			return err
-		}, nil},
+		}, inputRule(table.ErrBadFilter)},
 		{"raw entity query: filter of 16 comparisons", table.ErrBadFilter, func(ctx context.Context) error {
 			var fs []table.Filter
 			for i := 0; i < 16; i++ {
@@ -238,12 +250,12 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			}
 			_, err := ents.QueryPage(ctx, &table.QueryOptions{Filter: table.Or(fs...)}, "")
 			return err
-		}, nil},
+		}, inputRule(table.ErrBadFilter)},
 		{"raw query: select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
 			for _, err := range table.QueryRaw(ctx, env.tc, &table.QueryOptions{Select: []string{"a-b"}}) {
 				return err
 			}
 			return nil
-		}, nil},
+		}, anyValidation()},
 	}
 }
