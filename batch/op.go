@@ -178,6 +178,9 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 			return nil, err
 		}
 		e.pk, e.rk, e.meta = m.PartitionKey, m.RowKey, m
+		if e.pk == "" {
+			return nil, validKeys(e.pk, e.rk)
+		}
 		if o.Kind == KindDelete {
 			if err := validKeys(e.pk, e.rk); err != nil {
 				return nil, err
@@ -207,6 +210,20 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 		}
 		if o.Kind == KindDelete {
 			e.body = deleteKeysJSON(e.pk, e.rk)
+		} else {
+			// Checked exactly like a typed value (names, EDM types and
+			// values, sizes) by reading it as a table.Entity and encoding
+			// that, which is also what is sent: the same properties with
+			// the same types.
+			var ent table.Entity
+			if err := codec.Unmarshal(o.raw, &ent); err != nil {
+				return nil, err
+			}
+			body, err := codec.Marshal(&ent)
+			if err != nil {
+				return nil, err
+			}
+			e.body = body
 		}
 		e.ifMatch = o.ifMatch
 	case o.Kind == KindDelete:
@@ -244,6 +261,10 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 }
 
 func validKeys(pk, rk string) error {
+	if pk == "" {
+		// See table.ErrEmptyPartitionKey: the SDK cannot address it after.
+		return &table.InputError{Op: "batch", Field: "PartitionKey", Rule: table.ErrEmptyPartitionKey}
+	}
 	if err := keys.ValidatePartitionKey(pk); err != nil {
 		return err
 	}

@@ -8,10 +8,20 @@
 // the optimistic-concurrency loop (read, change, write with the ETag, retry
 // on 412 with jittered back-off). Queries are iter.Seq2 iterators that follow
 // continuation tokens through short and empty pages, or one page at a time
-// with an opaque token to resume after a restart; Filter builds $filter
+// with an opaque token to resume after a restart (bound to its filter and
+// table, so a foreign or edited token is an ErrBadToken input error);
+// Filter builds $filter
 // text in which every literal is typed and quoted by construction, and
 // Classify tells a point query from a table scan. Registry decodes tables
-// that hold several entity types.
+// that hold several entity types. Entity is the untyped form: Meta plus
+// EDM-typed Values, a T like any struct (Table[Entity], Table.Entities,
+// ToEntity, FromEntity), checked exactly like typed values.
+//
+// An empty PartitionKey is refused by every write, Get and Delete
+// (ErrEmptyPartitionKey): the service accepts it, but the Azure SDK cannot
+// address such an entity after adding it. A Meta's ETag belongs to the
+// table it was read from: writing the value to another table leaves it
+// alone (see Meta).
 //
 // Every limit of the service is checked before a request is sent: keys and
 // property names (package keys), 252 properties, 32 K UTF-16 units per

@@ -1,8 +1,10 @@
 package table
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strconv"
@@ -117,11 +119,8 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 	}
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	typ := p.typ.String()
-	if err := keys.ValidatePartitionKey(meta.PartitionKey); err != nil {
-		return nil, &InputError{Op: "encode", Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(meta.RowKey); err != nil {
-		return nil, &InputError{Op: "encode", Type: typ, Field: "RowKey", Rule: err}
+	if err := validateKeys("encode", typ, meta.PartitionKey, meta.RowKey); err != nil {
+		return nil, err
 	}
 	if b == nil {
 		b = make([]byte, 0, 64+len(p.fields)*32)
@@ -162,21 +161,21 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 			if err := keys.ValidatePropertyName(name); err != nil {
 				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: err}
 			}
-			if !json.Valid(prop.Value) {
-				return nil, inputErr("encode", typ, name, ErrInvalidValue, "Extra value is not JSON")
+			// Checked like a typed field: a JSON scalar of its EDM type,
+			// within the service's sizes; then written as a Value, which
+			// keeps its type (an unannotated integral number stays
+			// unannotated, a Double keeps its annotation).
+			v, ok, err := prop.decode()
+			if err != nil {
+				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: ErrInvalidValue, Detail: "Extra: " + err.Error()}
+			}
+			if !ok {
+				continue // null: the service stores no such property
 			}
 			count++
-			b = append(b, ',')
-			if prop.Type != "" {
-				b, _ = appendJSONString(b, name+"@odata.type")
-				b = append(b, ':')
-				b, _ = appendJSONString(b, prop.Type)
-				b = append(b, ',')
+			if b, err = appendValue(b, typ, name, v, &sz); err != nil {
+				return nil, err
 			}
-			b, _ = appendJSONString(b, name)
-			b = append(b, ':')
-			b = append(b, prop.Value...)
-			sz.prop(name, extraSize(prop))
 		}
 	}
 	if count > MaxUserProperties {
@@ -188,20 +187,21 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 	return append(b, '}'), nil
 }
 
-// extraSize estimates a kept property's size by its type.
-func extraSize(p Property) int {
-	switch p.Type {
-	case EdmInt64, EdmDouble, EdmDateTime:
-		return 8
-	case EdmGUID:
-		return 16
-	case EdmBinary:
-		return base64.StdEncoding.DecodedLen(len(p.Value)) + 4
+// decode reads a kept property as a Value: its JSON must be one scalar of
+// its EDM type; ok is false for null.
+func (p Property) decode() (Value, bool, error) {
+	raw := bytes.TrimSpace(p.Value)
+	if len(raw) == 0 || !json.Valid(raw) {
+		return Value{}, false, errors.New("not a JSON value")
 	}
-	if len(p.Value) > 0 && p.Value[0] == '"' {
-		return 4 + 2*len(p.Value)
+	jv := jsonValue{raw: raw}
+	switch raw[0] {
+	case '"':
+		jv.str = true
+	case '{', '[':
+		return Value{}, false, errors.New("nested JSON values are not entity properties")
 	}
-	return 8
+	return parseValue(p.Type, jv)
 }
 
 func fieldByIndex(v reflect.Value, index []int) reflect.Value {

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"encoding/base64"
 	"math"
 	"reflect"
@@ -58,6 +59,21 @@ func (e *Entity) Set(name string, v Value) {
 	e.Properties[name] = v
 }
 
+// SameProperties reports whether e and o hold the same properties with the
+// Same values; keys, ETag and Timestamp are not compared.
+func (e *Entity) SameProperties(o *Entity) bool {
+	if len(e.Properties) != len(o.Properties) {
+		return false
+	}
+	for name, v := range e.Properties {
+		w, ok := o.Properties[name]
+		if !ok || !v.Same(w) {
+			return false
+		}
+	}
+	return true
+}
+
 var entityType = reflect.TypeFor[Entity]()
 
 // entityPlan is the plan of Entity: no fields, meta at index 0, raw.
@@ -67,11 +83,8 @@ var entityPlan = &plan{typ: entityType, byName: map[string]int{}, meta: []int{0}
 // would; only, when non-nil, restricts the properties written.
 func encodeEntity(b []byte, e *Entity, only map[string]bool) ([]byte, error) {
 	const op, typ = "encode", "table.Entity"
-	if err := keys.ValidatePartitionKey(e.PartitionKey); err != nil {
-		return nil, &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(e.RowKey); err != nil {
-		return nil, &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
+	if err := validateKeys(op, typ, e.PartitionKey, e.RowKey); err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(e.Properties))
 	for name := range e.Properties {
@@ -113,54 +126,55 @@ func encodeEntity(b []byte, e *Entity, only map[string]bool) ([]byte, error) {
 func appendValue(b []byte, typ, name string, v Value, sz *sizer) ([]byte, error) {
 	const op = "encode"
 	b = append(b, ',')
-	switch v.typ {
-	case EdmInt64, EdmDouble, EdmDateTime, EdmGUID, EdmBinary:
+	switch v.k {
+	case kindInt64, kindDouble, kindDateTime, kindGUID, kindBinary:
 		b, _ = appendJSONString(b, name+"@odata.type")
 		b = append(b, ':', '"')
-		b = append(b, v.typ...)
+		b = append(b, v.Type()...)
 		b = append(b, '"', ',')
 	}
 	b, _ = appendJSONString(b, name)
 	b = append(b, ':')
-	switch v.typ {
-	case EdmString:
+	switch v.k {
+	case kindString:
 		return appendStringProp(b, sz, typ, name, v.s, "string")
-	case EdmBoolean:
+	case kindBoolean:
 		b = strconv.AppendBool(b, v.n != 0)
 		sz.prop(name, 1)
-	case EdmInt32:
+	case kindInt32:
 		if v.n < math.MinInt32 || v.n > math.MaxInt32 {
 			return nil, inputErr(op, typ, name, ErrValueOutOfRange, "Edm.Int32 holds 32 bits, got %d", v.n)
 		}
 		b = strconv.AppendInt(b, v.n, 10)
 		sz.prop(name, 4)
-	case EdmInt64:
+	case kindInt64:
 		b = append(b, '"')
 		b = strconv.AppendInt(b, v.n, 10)
 		b = append(b, '"')
 		sz.prop(name, 8)
-	case EdmDouble:
-		b = appendDouble(b, v.f, 64)
+	case kindDouble:
+		b = appendDouble(b, v.float(), 64)
 		sz.prop(name, 8)
-	case EdmDateTime:
-		if v.t.Unix() < minDateTimeUnix || v.t.After(keys.MaxTime) {
-			return nil, inputErr(op, typ, name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s", v.t.UTC().Format(time.RFC3339))
+	case kindDateTime:
+		t := v.time()
+		if v.s != "" || t.Unix() < minDateTimeUnix || t.After(keys.MaxTime) {
+			return nil, inputErr(op, typ, name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s", t.Format(time.RFC3339))
 		}
 		b = append(b, '"')
-		b = v.t.UTC().AppendFormat(b, dateTimeLayout)
+		b = t.AppendFormat(b, dateTimeLayout)
 		b = append(b, '"')
 		sz.prop(name, 8)
-	case EdmBinary:
-		if len(v.b) > MaxBinaryBytes {
-			return nil, inputErr(op, typ, name, ErrBinaryTooLong, "%d bytes, at most %d", len(v.b), MaxBinaryBytes)
+	case kindBinary:
+		if len(v.s) > MaxBinaryBytes {
+			return nil, inputErr(op, typ, name, ErrBinaryTooLong, "%d bytes, at most %d", len(v.s), MaxBinaryBytes)
 		}
 		b = append(b, '"')
-		b = base64.StdEncoding.AppendEncode(b, v.b)
+		b = base64.StdEncoding.AppendEncode(b, []byte(v.s))
 		b = append(b, '"')
-		sz.prop(name, len(v.b)+4)
-	case EdmGUID:
+		sz.prop(name, len(v.s)+4)
+	case kindGUID:
 		b = append(b, '"')
-		b = append(b, v.g.String()...)
+		b = append(b, v.guid().String()...)
 		b = append(b, '"')
 		sz.prop(name, 16)
 	default:
@@ -190,7 +204,9 @@ func decodeEntity(data []byte, e *Entity) error {
 		name string
 		v    jsonValue
 	}
-	var members []member
+	// One allocation for the members: every one is a `":` in the text
+	// (strings may hold more, which only over-sizes).
+	members := make([]member, 0, bytes.Count(data, []byte(`":`)))
 	var types map[string]string
 	err := scanObject(data, func(key string, v jsonValue) error {
 		switch key {
@@ -267,7 +283,7 @@ func parseValue(edm string, v jsonValue) (Value, bool, error) {
 			return DoubleValue(x), true, nil
 		}
 		if n, err := strconv.ParseInt(raw, 10, 32); err == nil {
-			return Value{typ: EdmInt32, n: n, inferred: true}, true, nil
+			return Value{k: kindInt32, n: n, inferred: true}, true, nil
 		}
 		// Too big for an Int32, which the service never sends unannotated
 		// beyond its range: a Double.
@@ -330,7 +346,7 @@ func parseValue(edm string, v jsonValue) (Value, bool, error) {
 		if err != nil {
 			return Value{}, false, errWant("base64", v)
 		}
-		return Value{typ: EdmBinary, b: b}, true, nil
+		return Value{k: kindBinary, s: string(b)}, true, nil
 	}
 	return Value{}, false, &decodeErr{want: "a known EDM type", got: edm}
 }
@@ -400,16 +416,16 @@ func (t *Table[T]) FromEntity(e *Entity) (*T, error) {
 // as a wide entity's use it to fill parts up to MaxEntityBytes.
 func PropertySize(name string, v Value) int {
 	n := 0
-	switch v.typ {
-	case EdmString:
+	switch v.k {
+	case kindString:
 		n = 4 + 2*keys.UTF16Len(v.s)
-	case EdmBinary:
-		n = 4 + len(v.b)
-	case EdmBoolean:
+	case kindBinary:
+		n = 4 + len(v.s)
+	case kindBoolean:
 		n = 1
-	case EdmInt32:
+	case kindInt32:
 		n = 4
-	case EdmGUID:
+	case kindGUID:
 		n = 16
 	default:
 		n = 8

@@ -149,3 +149,25 @@ func TestEntitySizeMatchesTheCheck(t *testing.T) {
 		t.Fatalf("one byte over: %v", err)
 	}
 }
+
+func TestSameTreatsAnInferredInt32AsItsDouble(t *testing.T) {
+	var c table.Codec
+	var got table.Entity
+	if err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","D":2,"S":"x"}`), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := &table.Entity{Properties: map[string]table.Value{"D": table.DoubleValue(2), "S": table.StringValue("x")}}
+	if !got.SameProperties(want) || !want.SameProperties(&got) {
+		t.Fatalf("an inferred 2 is not the same as Double 2: %v", got.Properties)
+	}
+	if got.Properties["D"].Equal(table.DoubleValue(2)) {
+		t.Fatal("Equal must stay strict")
+	}
+	want.Set("D", table.DoubleValue(2.5))
+	if got.SameProperties(want) {
+		t.Fatal("2 is the same as 2.5")
+	}
+	if table.Int32Value(2).Same(table.DoubleValue(2)) {
+		t.Fatal("a declared Int32 is the same as a Double")
+	}
+}

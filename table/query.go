@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"iter"
+	"net/http"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
@@ -30,41 +34,101 @@ type Page[T any] struct {
 	Items []*T
 	// Next resumes the query after this page; "" when the query is done.
 	// It is an opaque string that can be stored and used after a restart.
+	// It is bound to its query's filter and its table, with a checksum: a
+	// token from another filter, or garbled or edited, is an *InputError
+	// (ErrBadToken) before any request; one from another table too, once
+	// the Table has learned its table's name from any earlier query page,
+	// and otherwise right after the first page's response, whose entities
+	// are then not returned.
 	Next string
 }
 
-// token is what Page.Next encodes: the service's continuation keys.
+// token is what Page.Next encodes: the service's continuation keys, bound
+// to the query and table they came from, with a checksum so that an edited
+// or truncated token is refused rather than silently restarting or
+// skipping part of the query.
 type token struct {
 	PK string `json:"p"`
 	RK string `json:"r"`
+	// Query is a hash of the $filter text; Table a hash of the table's
+	// name (lower case), 0 when it was not known.
+	Query uint64 `json:"q"`
+	Table uint64 `json:"t,omitempty"`
+	Sum   uint64 `json:"c"`
 }
 
-func encodeToken(pk, rk *string) string {
+func (t token) sum() uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q\x00%q\x00%d\x00%d", t.PK, t.RK, t.Query, t.Table)
+	return h.Sum64()
+}
+
+func hashText(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// tokenV2 prefixes tokens bound to their query and table; tokens of the
+// first format ("tk1.") carry no binding and are still accepted.
+const tokenV2 = "tk2."
+
+func encodeToken(pk, rk *string, query, table uint64) string {
 	if (pk == nil || *pk == "") && (rk == nil || *rk == "") {
 		return ""
 	}
-	var t token
+	t := token{Query: query, Table: table}
 	if pk != nil {
 		t.PK = *pk
 	}
 	if rk != nil {
 		t.RK = *rk
 	}
+	t.Sum = t.sum()
 	b, _ := json.Marshal(t)
-	return "tk1." + base64.RawURLEncoding.EncodeToString(b)
+	return tokenV2 + base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeToken(s string) (pk, rk *string, err error) {
+// decodeToken reads s; bound is false for a first-format token.
+func decodeToken(s string) (t token, bound bool, err error) {
 	if s == "" {
-		return nil, nil, nil
+		return token{}, false, nil
 	}
-	raw, ok := strings.CutPrefix(s, "tk1.")
+	bad := func(why string) error {
+		return inputErr("Query", "", "token", ErrBadToken, "%s; pass \"\" or a Page.Next of this query", why)
+	}
+	if raw, ok := strings.CutPrefix(s, "tk1."); ok {
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil || json.Unmarshal(b, &t) != nil {
+			return token{}, false, bad("not a token from Page.Next")
+		}
+		return t, false, nil
+	}
+	raw, ok := strings.CutPrefix(s, tokenV2)
+	if !ok {
+		return token{}, false, bad("not a token from Page.Next")
+	}
 	b, err := base64.RawURLEncoding.DecodeString(raw)
-	var t token
-	if !ok || err != nil || json.Unmarshal(b, &t) != nil {
-		return nil, nil, inputErr("Query", "", "", ErrBadToken, "not a token from Page.Next")
+	if err != nil || json.Unmarshal(b, &t) != nil || t.Sum != t.sum() {
+		return token{}, false, bad("garbled or edited token")
 	}
-	return &t.PK, &t.RK, nil
+	return t, true, nil
+}
+
+// tableOf names the table a response answered for: the last segment of
+// its request path ("/account/Name()" on Azurite, "/Name()" on Azure).
+func tableOf(resp *http.Response) string {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return ""
+	}
+	p := resp.Request.URL.Path
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	if i := strings.IndexByte(p, '('); i >= 0 {
+		p = p[:i]
+	}
+	return strings.ToLower(p)
 }
 
 func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntitiesOptions, error) {
@@ -123,25 +187,62 @@ func (t *Table[T]) QueryPage(ctx context.Context, opts *QueryOptions, token stri
 	return t.page(ctx, lo, token)
 }
 
-func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, token string) (*Page[T], error) {
-	pk, rk, err := decodeToken(token)
+func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, next string) (*Page[T], error) {
+	tok, bound, err := decodeToken(next)
 	if err != nil {
 		return nil, err
 	}
-	lo.NextPartitionKey, lo.NextRowKey = pk, rk
-	resp, err := t.client.NewListEntitiesPager(lo).NextPage(ctx)
+	query := uint64(0)
+	if lo.Filter != nil {
+		query = hashText(*lo.Filter)
+	}
+	known := t.tableName()
+	if bound {
+		if tok.Query != query {
+			return nil, inputErr("Query", t.typeName(), "token", ErrBadToken, "the token belongs to a query with another filter")
+		}
+		if tok.Table != 0 && known != "" && tok.Table != hashText(known) {
+			return nil, inputErr("Query", t.typeName(), "token", ErrBadToken, "the token belongs to another table than %q", known)
+		}
+	}
+	if next != "" {
+		lo.NextPartitionKey, lo.NextRowKey = &tok.PK, &tok.RK
+	}
+	var raw *http.Response
+	resp, err := t.client.NewListEntitiesPager(lo).NextPage(runtime.WithCaptureResponse(ctx, &raw))
 	if err != nil {
 		return nil, t.svcErr("Query", "", "", err)
 	}
-	p := &Page[T]{Items: make([]*T, len(resp.Entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey)}
-	for i, raw := range resp.Entities {
+	name := tableOf(raw)
+	if name != "" && known == "" {
+		t.learned.Store(&name)
+	}
+	if bound && tok.Table != 0 && name != "" && tok.Table != hashText(name) {
+		// This Table had not learned its name before: one request went
+		// out, but nothing of another table's query is returned.
+		return nil, inputErr("Query", t.typeName(), "token", ErrBadToken, "the token belongs to another table than %q", name)
+	}
+	tableHash := uint64(0)
+	if name != "" {
+		tableHash = hashText(name)
+	}
+	p := &Page[T]{Items: make([]*T, len(resp.Entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
+	for i, data := range resp.Entities {
 		v := new(T)
-		if err := t.decodeFrom(ctx, raw, v, lo.Select == nil); err != nil {
+		if err := t.decodeFrom(ctx, data, v, lo.Select == nil); err != nil {
 			return nil, err
 		}
 		p.Items[i] = v
 	}
 	return p, nil
+}
+
+// tableName is the table's name as learned from a response, or "".
+func (t *Table[T]) tableName() string {
+	if p := t.learned.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // Query returns every entity that opts select, following continuation

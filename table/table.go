@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -21,6 +21,9 @@ type Table[T any] struct {
 	name   string
 	log    *slog.Logger
 	enc    *Encryption
+	// learned is the table's name as a query response showed it, which
+	// binds continuation tokens to their table.
+	learned atomic.Pointer[string]
 }
 
 // Options configure a Table. nil means the defaults.
@@ -86,6 +89,9 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if m := t.Meta(v); m.PartitionKey == "" {
+		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
+	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {
 		return plain, plain, err
@@ -146,15 +152,7 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 	return &ServiceError{Op: op, Table: t.name, PartitionKey: pk, RowKey: rk, Err: err}
 }
 
-func checkKeys(op, typ, pk, rk string) error {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
-		return &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(rk); err != nil {
-		return &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
-	}
-	return nil
-}
+func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
 // Get reads one entity: one request.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {

@@ -13,25 +13,48 @@ import (
 // DateTimeValue, BinaryValue, GUIDValue or ValueOf; the zero Value has no
 // type and is refused on write (ErrInvalidValue). A Value is immutable
 // (BinaryValue and AsBinary copy their bytes), so Entities can share them.
+// It is 32 bytes, so maps of them stay small.
 type Value struct {
-	typ string // one of the Edm* constants, "" for the zero Value
-	s   string
-	n   int64 // Int32, Int64, Boolean (0 or 1)
-	f   float64
-	t   time.Time
-	b   []byte
-	g   GUID
+	// s: a String's text, a Binary's bytes, a Guid's 16 bytes; for a
+	// DateTime outside years 1 to 9999, the time (refused on write).
+	s string
+	// n: Int32, Int64, Boolean (0 or 1), a Double's IEEE bits, a
+	// DateTime in 100 ns ticks since 0001-01-01 UTC.
+	n int64
+	k kind
 	// inferred: an integral number the payload sent with no type
 	// annotation, read as Int32 (see Entity on Doubles).
 	inferred bool
 }
 
+// kind is a Value's EDM type, compactly.
+type kind uint8
+
+const (
+	kindNone kind = iota
+	kindString
+	kindBoolean
+	kindInt32
+	kindInt64
+	kindDouble
+	kindDateTime
+	kindBinary
+	kindGUID
+)
+
+var kindNames = [...]string{"", EdmString, EdmBoolean, EdmInt32, EdmInt64, EdmDouble, EdmDateTime, EdmBinary, EdmGUID}
+
+// ticksAt0001 is 0001-01-01T00:00:00Z in Unix seconds: DateTime values
+// count 100 ns ticks from it, as .NET does, which covers every time the
+// service stores (1601 to 9999) in an int64.
+const ticksAt0001 = -62135596800
+
 // StringValue is an Edm.String.
-func StringValue(s string) Value { return Value{typ: EdmString, s: s} }
+func StringValue(s string) Value { return Value{k: kindString, s: s} }
 
 // BoolValue is an Edm.Boolean.
 func BoolValue(b bool) Value {
-	v := Value{typ: EdmBoolean}
+	v := Value{k: kindBoolean}
 	if b {
 		v.n = 1
 	}
@@ -39,27 +62,48 @@ func BoolValue(b bool) Value {
 }
 
 // Int32Value is an Edm.Int32.
-func Int32Value(n int32) Value { return Value{typ: EdmInt32, n: int64(n)} }
+func Int32Value(n int32) Value { return Value{k: kindInt32, n: int64(n)} }
 
 // Int64Value is an Edm.Int64. It is written with its annotation, as a
 // string, so values beyond 2^53 survive JSON.
-func Int64Value(n int64) Value { return Value{typ: EdmInt64, n: n} }
+func Int64Value(n int64) Value { return Value{k: kindInt64, n: n} }
 
 // DoubleValue is an Edm.Double. It is written with its annotation, so an
 // integral value such as 2.0 stays a Double; NaN and ±Inf are allowed.
-func DoubleValue(x float64) Value { return Value{typ: EdmDouble, f: x} }
+func DoubleValue(x float64) Value { return Value{k: kindDouble, n: int64(math.Float64bits(x))} }
 
-// DateTimeValue is an Edm.DateTime, kept in UTC. The service stores
-// 1601-01-01 to 9999-12-31 at 100 ns; a time outside is refused on write.
-func DateTimeValue(t time.Time) Value { return Value{typ: EdmDateTime, t: t.UTC()} }
-
-// BinaryValue is an Edm.Binary (at most MaxBinaryBytes); b is copied.
-func BinaryValue(b []byte) Value {
-	return Value{typ: EdmBinary, b: append(make([]byte, 0, len(b)), b...)}
+// DateTimeValue is an Edm.DateTime, kept in UTC at 100 ns, as the service
+// stores it (finer digits are dropped). The service stores 1601-01-01 to
+// 9999-12-31; a time outside is refused on write.
+func DateTimeValue(t time.Time) Value {
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return Value{k: kindDateTime, s: t.Format(time.RFC3339Nano)}
+	}
+	return Value{k: kindDateTime, n: (t.Unix()-ticksAt0001)*1e7 + int64(t.Nanosecond()/100)}
 }
 
+// BinaryValue is an Edm.Binary (at most MaxBinaryBytes); b is copied.
+func BinaryValue(b []byte) Value { return Value{k: kindBinary, s: string(b)} }
+
 // GUIDValue is an Edm.Guid.
-func GUIDValue(g GUID) Value { return Value{typ: EdmGUID, g: g} }
+func GUIDValue(g GUID) Value { return Value{k: kindGUID, s: string(g[:])} }
+
+func (v Value) float() float64 { return math.Float64frombits(uint64(v.n)) }
+
+func (v Value) time() time.Time {
+	if v.s != "" {
+		t, _ := time.Parse(time.RFC3339Nano, v.s)
+		return t
+	}
+	return time.Unix(ticksAt0001+v.n/1e7, (v.n%1e7)*100).UTC()
+}
+
+func (v Value) guid() GUID {
+	var g GUID
+	copy(g[:], v.s)
+	return g
+}
 
 // ValueOf converts a Go value: string, bool, int32 (and int8, int16,
 // uint8, uint16), int64 (and int, uint32), float64 (and float32),
@@ -105,110 +149,136 @@ func ValueOf(x any) (Value, error) {
 
 // Type is the value's EDM type (EdmString, EdmInt64, ...), or "" for the
 // zero Value.
-func (v Value) Type() string { return v.typ }
+func (v Value) Type() string { return kindNames[v.k] }
 
 // IsZero reports the zero Value (no type), which cannot be written.
-func (v Value) IsZero() bool { return v.typ == "" }
+func (v Value) IsZero() bool { return v.k == kindNone }
 
 // Inferred reports an integral number that the payload sent without a type
-// annotation, which the service does for Edm.Int32 and also for an
-// Edm.Double whose value is integral: it reads as Int32, and AsDouble
-// gives it as a float64 (see Entity on Doubles).
+// annotation, which the service does for Edm.Int32 and a backend may do
+// for an integral Edm.Double: it reads as Int32, and AsDouble gives it as
+// a float64 (see Entity on Doubles).
 func (v Value) Inferred() bool { return v.inferred }
 
 // Interface returns the value as its Go type: string, bool, int32, int64,
 // float64, time.Time, []byte (a copy), GUID; nil for the zero Value.
 func (v Value) Interface() any {
-	switch v.typ {
-	case EdmString:
+	switch v.k {
+	case kindString:
 		return v.s
-	case EdmBoolean:
+	case kindBoolean:
 		return v.n != 0
-	case EdmInt32:
+	case kindInt32:
 		return int32(v.n)
-	case EdmInt64:
+	case kindInt64:
 		return v.n
-	case EdmDouble:
-		return v.f
-	case EdmDateTime:
-		return v.t
-	case EdmBinary:
-		return append([]byte(nil), v.b...)
-	case EdmGUID:
-		return v.g
+	case kindDouble:
+		return v.float()
+	case kindDateTime:
+		return v.time()
+	case kindBinary:
+		return []byte(v.s)
+	case kindGUID:
+		return v.guid()
 	}
 	return nil
 }
 
 // AsString returns an Edm.String's text.
-func (v Value) AsString() (string, bool) { return v.s, v.typ == EdmString }
+func (v Value) AsString() (string, bool) {
+	if v.k != kindString {
+		return "", false
+	}
+	return v.s, true
+}
 
 // AsBool returns an Edm.Boolean.
-func (v Value) AsBool() (bool, bool) { return v.n != 0, v.typ == EdmBoolean }
+func (v Value) AsBool() (bool, bool) { return v.n != 0 && v.k == kindBoolean, v.k == kindBoolean }
 
 // AsInt32 returns an Edm.Int32.
-func (v Value) AsInt32() (int32, bool) { return int32(v.n), v.typ == EdmInt32 }
+func (v Value) AsInt32() (int32, bool) {
+	if v.k != kindInt32 {
+		return 0, false
+	}
+	return int32(v.n), true
+}
 
 // AsInt64 returns an Edm.Int64, or an Edm.Int32 widened.
-func (v Value) AsInt64() (int64, bool) { return v.n, v.typ == EdmInt64 || v.typ == EdmInt32 }
+func (v Value) AsInt64() (int64, bool) {
+	if v.k != kindInt64 && v.k != kindInt32 {
+		return 0, false
+	}
+	return v.n, true
+}
 
 // AsDouble returns an Edm.Double, or an Edm.Int32 as a float64: an integral
-// Double the payload sent without annotation reads as Int32 (Inferred),
-// and this gives it back exactly.
+// Double a payload sent without annotation reads as Int32 (Inferred), and
+// this gives it back exactly.
 func (v Value) AsDouble() (float64, bool) {
-	switch v.typ {
-	case EdmDouble:
-		return v.f, true
-	case EdmInt32:
+	switch v.k {
+	case kindDouble:
+		return v.float(), true
+	case kindInt32:
 		return float64(v.n), true
 	}
 	return 0, false
 }
 
 // AsTime returns an Edm.DateTime, in UTC.
-func (v Value) AsTime() (time.Time, bool) { return v.t, v.typ == EdmDateTime }
+func (v Value) AsTime() (time.Time, bool) {
+	if v.k != kindDateTime {
+		return time.Time{}, false
+	}
+	return v.time(), true
+}
 
 // AsBinary returns a copy of an Edm.Binary's bytes.
 func (v Value) AsBinary() ([]byte, bool) {
-	if v.typ != EdmBinary {
+	if v.k != kindBinary {
 		return nil, false
 	}
-	return append([]byte(nil), v.b...), true
+	return []byte(v.s), true
 }
 
 // AsGUID returns an Edm.Guid.
-func (v Value) AsGUID() (GUID, bool) { return v.g, v.typ == EdmGUID }
+func (v Value) AsGUID() (GUID, bool) {
+	if v.k != kindGUID {
+		return GUID{}, false
+	}
+	return v.guid(), true
+}
 
 // Equal reports the same type and value (Doubles bit for bit, so NaN
-// equals NaN; times by instant).
-func (v Value) Equal(w Value) bool {
-	if v.typ != w.typ {
-		return false
+// equals NaN; times at 100 ns).
+func (v Value) Equal(w Value) bool { return v.k == w.k && v.n == w.n && v.s == w.s }
+
+// Same is Equal, except that an Inferred Int32 (an integral number read
+// without annotation) is the same as a Double of equal value: what a
+// backend that omits the annotation of integral Doubles sends back for
+// DoubleValue(2). Compare stored entities with it (index copies against
+// their primaries, for one).
+func (v Value) Same(w Value) bool {
+	if v.Equal(w) {
+		return true
 	}
-	switch v.typ {
-	case EdmString:
-		return v.s == w.s
-	case EdmDouble:
-		return math.Float64bits(v.f) == math.Float64bits(w.f)
-	case EdmDateTime:
-		return v.t.Equal(w.t)
-	case EdmBinary:
-		return string(v.b) == string(w.b)
-	case EdmGUID:
-		return v.g == w.g
+	if v.inferred && w.k == kindDouble {
+		return float64(v.n) == w.float()
 	}
-	return v.n == w.n
+	if w.inferred && v.k == kindDouble {
+		return float64(w.n) == v.float()
+	}
+	return false
 }
 
 // String formats the value for logs and errors: its type and value.
 func (v Value) String() string {
-	switch v.typ {
-	case "":
+	switch v.k {
+	case kindNone:
 		return "<no value>"
-	case EdmString:
+	case kindString:
 		return strconv.Quote(v.s)
-	case EdmBinary:
-		return EdmBinary + "(" + base64.StdEncoding.EncodeToString(v.b) + ")"
+	case kindBinary:
+		return EdmBinary + "(" + base64.StdEncoding.EncodeToString([]byte(v.s)) + ")"
 	}
-	return fmt.Sprintf("%s(%v)", v.typ, v.Interface())
+	return fmt.Sprintf("%s(%v)", v.Type(), v.Interface())
 }

@@ -197,7 +197,7 @@ examples:
 						}
 					})
 					if unreadable {
-						return problemsFound
+						return errProblemsFound
 					}
 					return nil
 				}

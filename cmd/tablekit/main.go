@@ -42,9 +42,9 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// problemsFound means the command ran and found something to fix: exit 1
+// errProblemsFound means the command ran and found something to fix: exit 1
 // with no error message beyond the command's own output.
-var problemsFound = errors.New("problems found")
+var errProblemsFound = errors.New("problems found")
 
 // command is one subcommand, such as "poison list".
 type command struct {
@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)
 		fs.Usage()
 		return exitUsage
-	case errors.Is(err, problemsFound):
+	case errors.Is(err, errProblemsFound):
 		return exitProblems
 	default:
 		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)

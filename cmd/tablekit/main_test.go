@@ -177,7 +177,7 @@ func testPoison(t *testing.T, tk runner, a *account) {
 	var listed struct {
 		Messages []poisonRow
 	}
-	if err := json.Unmarshal([]byte(out), &listed); err != nil || len(listed.Messages) != 2 || listed.Messages[0].Payload == "" {
+	if err := json.Unmarshal([]byte(out), &listed); code != exitProblems || err != nil || len(listed.Messages) != 2 || listed.Messages[0].Payload == "" {
 		t.Fatalf("list -json -type bill.v1: %v, %q", err, out)
 	}
 	out, _, code = tk(t, "poison", "replay", "-queue", "work-poison", "-work", "work", "-type", "bill.v1", "-dry-run")

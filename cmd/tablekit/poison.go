@@ -149,7 +149,7 @@ examples:
 						fmt.Fprintf(w, "%d shown, about %d in the queue\n", len(rows), peek.Approximate)
 					})
 					if peek.Approximate > 0 {
-						return problemsFound
+						return errProblemsFound
 					}
 					return nil
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
@@ -166,7 +167,7 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 // runMissingContainers checks that a missing queue or blob container is
 // told apart from a missing message or blob: the service's codes are
 // QueueNotFound and ContainerNotFound, which table.IsNotFound does not
-// match (consistency is to classify them; see the errors report).
+// match; consistency.IsQueueNotFound and IsContainerNotFound do.
 func runMissingContainers(t *testing.T, env Env) {
 	ctx := t.Context()
 	q := env.NewQueue(t, nil)
@@ -174,19 +175,19 @@ func runMissingContainers(t *testing.T, env Env) {
 		t.Fatal(err)
 	}
 	_, err := q.EnqueueMessage(ctx, "x", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.IsNotFound(err) {
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.IsNotFound(err) || !consistency.IsQueueNotFound(err) {
 		t.Errorf("enqueue to a deleted queue: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
 	}
 	blobs, container := env.NewContainer(t, nil)
 	_, err = blobs.DownloadStream(ctx, container, "absent", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.IsNotFound(err) {
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.IsNotFound(err) || consistency.IsContainerNotFound(err) {
 		t.Errorf("a missing blob: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
 	}
 	if _, err := blobs.DeleteContainer(ctx, container, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = blobs.UploadBuffer(ctx, container, "a", []byte("x"), nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.IsNotFound(err) {
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.IsNotFound(err) || !consistency.IsContainerNotFound(err) {
 		t.Errorf("upload to a deleted container: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
 	}
 }

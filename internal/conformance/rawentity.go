@@ -25,6 +25,9 @@ func RunRawEntity(t *testing.T, env Env) {
 	t.Run("TypedAndRawViewsAgree", func(t *testing.T) { rawTypedViews(t, env) })
 	t.Run("QuotedKeysInBatch", func(t *testing.T) { quotedKeysInBatch(t, env) })
 	t.Run("ETagStaysWithItsTable", func(t *testing.T) { etagStaysWithItsTable(t, env) })
+	t.Run("ForeignContinuationTokens", func(t *testing.T) { foreignTokens(t, env) })
+	t.Run("EmptyPartitionKey", func(t *testing.T) { emptyPartitionKey(t, env) })
+	t.Run("ExtraAndRawValuesChecked", func(t *testing.T) { extraAndRawChecked(t, env) })
 }
 
 func newRaw(t *testing.T, env Env) (*table.Table[table.Entity], *reqcount.Counter) {
@@ -517,4 +520,218 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 	if err := a.DeleteValue(ctx, v); err != nil {
 		t.Fatalf("DeleteValue with the ETag A's Update recorded: %v", err)
 	}
+}
+
+// foreignTokens: issue 17 §2. A continuation token resumes only the query
+// and table it came from; a token of another filter or table, or a
+// garbled or edited one, is an ErrBadToken input error, before any request
+// where the table is known, and never silently restarts the query.
+func foreignTokens(t *testing.T, env Env) {
+	ctx := t.Context()
+	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
+	clientA, clientB := env.NewTable(t, ca), env.NewTable(t, cb)
+	a, _ := table.New[Employee](clientA, nil)
+	b, _ := table.New[Employee](clientB, nil)
+	for i := 0; i < 5; i++ {
+		for _, tb := range []*table.Table[Employee]{a, b} {
+			if err := tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Uint64(uint64(i))}, Age: i}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all := &table.QueryOptions{Filter: table.Partition("p"), Top: 2}
+	first, err := a.QueryPage(ctx, all, "")
+	if err != nil || first.Next == "" {
+		t.Fatalf("first page: %v, Next %q", err, first.Next)
+	}
+	// The token resumes its query, also through a new Table (a restart).
+	restarted, _ := table.New[Employee](clientA, nil)
+	n, next := len(first.Items), first.Next
+	for next != "" {
+		p, err := restarted.QueryPage(ctx, all, next)
+		if err != nil {
+			t.Fatalf("resume: %v", err)
+		}
+		n, next = n+len(p.Items), p.Next
+	}
+	if n != 5 {
+		t.Fatalf("resumed query returned %d of 5", n)
+	}
+	wantBad := func(what string, c *reqcount.Counter, requests int, err error, p *table.Page[Employee]) {
+		t.Helper()
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, table.ErrBadToken) || p != nil {
+			t.Errorf("%s: %v (page %v), want an *InputError with ErrBadToken", what, err, p)
+		}
+		if c.N() != requests {
+			t.Errorf("%s sent %d requests, want %d", what, c.N(), requests)
+		}
+	}
+	ca.Reset()
+	other := &table.QueryOptions{Filter: table.And(table.Partition("p"), table.Prop("Age").Ge(1)), Top: 2}
+	p, err := a.QueryPage(ctx, other, first.Next)
+	wantBad("token of another filter", ca, 0, err, p)
+	for _, garbled := range []string{first.Next[:len(first.Next)-3], first.Next + "A", "tk2.bm90IGEgdG9rZW4", "nonsense",
+		strings.Replace(first.Next, first.Next[8:9], string(first.Next[8]^1), 1)} {
+		ca.Reset()
+		p, err := a.QueryPage(ctx, all, garbled)
+		wantBad("garbled token "+garbled, ca, 0, err, p)
+	}
+	// Another table: b learned its name from a query, so no request; a
+	// fresh Table over b's client learns it from the first response and
+	// returns none of its entities.
+	if _, err := b.QueryPage(ctx, all, ""); err != nil {
+		t.Fatal(err)
+	}
+	cb.Reset()
+	p, err = b.QueryPage(ctx, all, first.Next)
+	wantBad("token of another table", cb, 0, err, p)
+	fresh, _ := table.New[Employee](clientB, nil)
+	cb.Reset()
+	p, err = fresh.QueryPage(ctx, all, first.Next)
+	wantBad("token of another table, table not yet known", cb, 1, err, p)
+	// Query (the iterator) never takes a token; Top still applies.
+	got, err := table.Collect(a.Query(ctx, all))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Query with Top 2: %d, %v", len(got), err)
+	}
+}
+
+// emptyPartitionKey: issue 17 §2. The service stores an entity under an
+// empty PartitionKey, but aztables v1.4.1 cannot get, update or delete it,
+// so tablekit refuses "" in every write and point operation before any
+// request; Query still reads such entities.
+func emptyPartitionKey(t *testing.T, env Env) {
+	ctx := t.Context()
+	c := &reqcount.Counter{}
+	client := env.NewTable(t, c)
+	// What the SDK allows: Add, and a query; Get, Update, Delete fail in
+	// the SDK without sending anything.
+	if _, err := client.AddEntity(ctx, []byte(`{"PartitionKey":"","RowKey":"r","N":1}`), nil); err != nil {
+		t.Fatalf("the service takes an empty PartitionKey: %v", err)
+	}
+	c.Reset()
+	if _, err := client.GetEntity(ctx, "", "r", nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Get of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	if _, err := client.DeleteEntity(ctx, "", "r", nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Delete of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	if _, err := client.UpsertEntity(ctx, []byte(`{"PartitionKey":"","RowKey":"r","N":2}`), nil); err == nil || c.N() != 0 {
+		t.Fatalf("SDK Upsert of an empty PartitionKey: %v after %d requests", err, c.N())
+	}
+	tb, _ := table.New[table.Entity](client, nil)
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "", RowKey: "s", ETag: azcore.ETagAny}}
+	e.Set("N", table.Int32Value(1))
+	for name, op := range map[string]func() error{
+		"Add":          func() error { return tb.Add(ctx, e, nil) },
+		"Upsert":       func() error { return tb.Upsert(ctx, e, nil) },
+		"Update":       func() error { return tb.Update(ctx, e, nil) },
+		"Get":          func() error { _, err := tb.Get(ctx, "", "r", nil); return err },
+		"Delete":       func() error { return tb.Delete(ctx, "", "r", nil) },
+		"batch Add":    func() error { _, err := batch.Submit(ctx, client, batch.Add(e)); return err },
+		"batch Delete": func() error { _, err := batch.Submit(ctx, client, batch.Delete("", "r")); return err },
+	} {
+		c.Reset()
+		err := op()
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, table.ErrEmptyPartitionKey) || c.N() != 0 {
+			t.Errorf("%s with an empty PartitionKey: %v after %d requests, want ErrEmptyPartitionKey before any", name, err, c.N())
+		}
+	}
+	got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("")}))
+	if err != nil || len(got) != 1 || got[0].RowKey != "r" {
+		t.Fatalf("Query of the empty partition: %v %v", got, err)
+	}
+	// An empty RowKey is fine everywhere.
+	r := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: ""}}
+	r.Set("N", table.Int32Value(1))
+	if err := tb.Add(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Update(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := batch.Submit(ctx, client, batch.DeleteValue(r)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// extraAndRawChecked: issue 17 §2. Properties kept in table.Extra and raw
+// batch entities are checked like typed fields (names, EDM types and
+// values, sizes) before any request, and round-trip with their types.
+func extraAndRawChecked(t *testing.T, env Env) {
+	ctx := t.Context()
+	c := &reqcount.Counter{}
+	client := env.NewTable(t, c)
+	tb, _ := table.New[Kept](client, nil)
+	kept := func(name string, p table.Property) *Kept {
+		return &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: table.Extra{name: p}}
+	}
+	long := `"` + strings.Repeat("x", table.MaxStringUTF16+1) + `"`
+	for _, tc := range []struct {
+		name string
+		v    *Kept
+		rule error
+	}{
+		{"bad name", kept("a-b", table.Property{Value: []byte("1")}), keys.ErrForbiddenChar},
+		{"not JSON", kept("A", table.Property{Value: []byte("{")}), table.ErrInvalidValue},
+		{"nested object", kept("A", table.Property{Value: []byte(`{"x":1}`)}), table.ErrInvalidValue},
+		{"unknown EDM type", kept("A", table.Property{Type: "Edm.Decimal", Value: []byte(`"1"`)}), table.ErrInvalidValue},
+		{"Int64 not a number", kept("A", table.Property{Type: table.EdmInt64, Value: []byte(`"x"`)}), table.ErrInvalidValue},
+		{"Guid malformed", kept("A", table.Property{Type: table.EdmGUID, Value: []byte(`"nope"`)}), table.ErrInvalidValue},
+		{"string too long", kept("A", table.Property{Value: []byte(long)}), table.ErrStringTooLong},
+		{"binary too long", kept("A", table.Property{Type: table.EdmBinary, Value: []byte(`"` + strings.Repeat("A", 4*(table.MaxBinaryBytes/3+1)) + `"`)}), table.ErrBinaryTooLong},
+		{"DateTime before 1601", kept("A", table.Property{Type: table.EdmDateTime, Value: []byte(`"1600-01-01T00:00:00Z"`)}), table.ErrValueOutOfRange},
+	} {
+		c.Reset()
+		err := tb.Upsert(ctx, tc.v, nil)
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
+			t.Errorf("Extra %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
+		}
+		c.Reset()
+		body := []byte(`{"PartitionKey":"p","RowKey":"r",` + strings.TrimPrefix(string(mustEncodeExtra(tc.v)), "{"))
+		_, err = batch.Submit(ctx, client, batch.Raw(batch.KindUpsertReplace, body, nil))
+		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
+			t.Errorf("raw batch %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
+		}
+	}
+	// Kept properties keep their types, an integral Double included.
+	v := &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "ok"}, Name: "n", Other: table.Extra{
+		"D": {Type: table.EdmDouble, Value: []byte("2")}, "I64": {Type: table.EdmInt64, Value: []byte(`"9007199254740993"`)},
+		"I": {Value: []byte("7")}, "S": {Value: []byte(`"s"`)}, "F": {Value: []byte("2.5")}}}
+	if err := tb.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tb.Entities().Get(ctx, "p", "ok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"I64": table.EdmInt64, "I": table.EdmInt32, "S": table.EdmString, "F": table.EdmDouble} {
+		if got := raw.Properties[name].Type(); got != want {
+			t.Errorf("Extra %s stored as %s, want %s", name, got, want)
+		}
+	}
+	switch d := raw.Properties["D"]; {
+	case d.Type() == table.EdmDouble:
+	case env.Fake == nil && d.Inferred():
+		t.Logf("not run on %s: Extra integral Double type check, the backend answers it as %v without annotation", env.Name, d)
+	default:
+		t.Errorf("Extra integral Double stored as %v", d)
+	}
+}
+
+// mustEncodeExtra renders a Kept's Extra as JSON members, unchecked, for
+// the raw batch form of the same bad input.
+func mustEncodeExtra(v *Kept) []byte {
+	b := []byte("{")
+	for name, p := range v.Other {
+		if p.Type != "" {
+			b = append(b, `"`+name+`@odata.type":"`+p.Type+`",`...)
+		}
+		b = append(b, `"`+name+`":`...)
+		b = append(b, p.Value...)
+	}
+	return append(b, '}')
 }

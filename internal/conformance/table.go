@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
@@ -192,7 +192,7 @@ func RunTable(t *testing.T, env Env) {
 		if err != nil || echo.ETag == "" || !bytes.Contains(echo.Value, []byte(`"LastName":"Hall"`)) {
 			t.Fatalf("default insert: %s %q %v", echo.Value, echo.ETag, err)
 		}
-		quiet, err := client.AddEntity(runtime.WithHTTPHeader(ctx, http.Header{"Prefer": {"return-no-content"}}),
+		quiet, err := client.AddEntity(policy.WithHTTPHeader(ctx, http.Header{"Prefer": {"return-no-content"}}),
 			[]byte(`{"PartitionKey":"Sales","RowKey":"quiet","LastName":"Hall"}`), nil)
 		if err != nil || quiet.ETag == "" || bytes.Contains(quiet.Value, []byte("Hall")) {
 			t.Fatalf("insert with return-no-content: %s %q %v", quiet.Value, quiet.ETag, err)
