@@ -40,6 +40,13 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		b.WriteString("}")
 		return batch.Raw(batch.KindAdd, []byte(b.String()), nil)
 	}
+	var wb strings.Builder
+	wb.WriteString(`{"PartitionKey":"p","RowKey":"r"`)
+	for i := 0; i <= table.MaxUserProperties; i++ {
+		fmt.Fprintf(&wb, `,"P%03d":1`, i)
+	}
+	wb.WriteString("}")
+	wideRaw := []byte(wb.String())
 	var rawDeletes []batch.Op
 	for i := 0; i <= batch.MaxOperations; i++ {
 		rawDeletes = append(rawDeletes, raw(batch.KindDelete, "a", fmt.Sprint(i), 0))
@@ -56,6 +63,12 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"batch: operation of an unknown kind", batch.ErrBadOperation, submit(batch.Raw(batch.Kind(99), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)), opAt(0, nil)},
 		{"batch: raw entity that is not JSON", table.ErrInvalidValue, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":`), nil)), opAt(0, inputRule(table.ErrInvalidValue))},
 		{"batch: raw entity with a slash in its PartitionKey", keys.ErrForbiddenChar, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"a/b","RowKey":"r"}`), nil)), opAt(0, validation("PartitionKey"))},
+		{"raw batch: bad property name", keys.ErrInvalidName, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r","a b":1}`), nil)), opAt(0, inputRule(keys.ErrInvalidName))},
+		{"raw batch: string over 32 K UTF-16 units", table.ErrStringTooLong, submit(raw(batch.KindUpsertReplace, "p", "r", 32*1024+1)), opAt(0, inputField(table.ErrStringTooLong, "S"))},
+		{"raw batch: 253 properties", table.ErrTooManyProperties, submit(batch.Raw(batch.KindAdd, wideRaw, nil)), opAt(0, inputRule(table.ErrTooManyProperties))},
+		{"raw batch: DateTime before 1601", table.ErrValueOutOfRange, submit(batch.Raw(batch.KindUpsertMerge,
+			[]byte(`{"PartitionKey":"p","RowKey":"r","T":"1600-01-01T00:00:00Z","T@odata.type":"Edm.DateTime"}`), nil)), opAt(0, inputField(table.ErrValueOutOfRange, "T"))},
+		{"raw batch: empty PartitionKey", table.ErrEmptyPartitionKey, submit(raw(batch.KindAdd, "", "r", 0)), opAt(0, nil)},
 		{"batch: Delete with a number sign in its RowKey", keys.ErrForbiddenChar, submit(batch.Delete("p", "a#b")), opAt(0, validation("RowKey"))},
 		{"batch: single quote in the key of an upsert", batch.ErrQuoteInKey, submit(batch.Upsert(e("O'Brien", "r"), table.Replace)), opAt(0, nil)},
 		{"batch: single quote in the key of a raw merge", batch.ErrQuoteInKey, submit(batch.Raw(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"O'Brien"}`), nil)), opAt(0, nil)},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -116,6 +117,52 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Real tokens, made on a service of their own so that nothing is
+	// written to the catalogue's: one of a filtered query of a table
+	// named like the catalogue's, one of another table.
+	elsewhere := fake.NewTableService(nil)
+	tokenOf := func(name string, f table.Filter) string {
+		c := elsewhere.NewClient(name, nil)
+		if _, err := c.CreateTable(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		tb, err := table.New[Employee](c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			if err := tb.Add(t.Context(), &Employee{Meta: table.Meta{PartitionKey: "q", RowKey: fmt.Sprint(i)}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := tb.QueryPage(t.Context(), &table.QueryOptions{Filter: f, Top: 1}, "")
+		if err != nil || p.Next == "" {
+			t.Fatalf("no continuation token: %v", err)
+		}
+		return p.Next
+	}
+	filtered := tokenOf("catalogue", table.Partition("q"))
+	foreign := tokenOf("elsewhere", table.Filter{})
+	// A Table learns its table's name from its first page (a read of the
+	// empty table, before the counters start); a foreign table's token is
+	// refused before any request from then on, and after the first
+	// response before it.
+	learned, err := table.New[Employee](env.tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := learned.QueryPage(t.Context(), nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	// One character of the token's payload changed: still base64, still
+	// JSON, but no longer what Page.Next signed.
+	edited := []byte(foreign)
+	i := len(edited) - 8
+	if edited[i] == 'A' {
+		edited[i] = 'B'
+	} else {
+		edited[i] = 'A'
+	}
 	add := func(v *table.Entity) func(context.Context) error {
 		return func(ctx context.Context) error { return ents.Add(ctx, v, nil) }
 	}
@@ -173,6 +220,15 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			add(&table.Entity{Meta: table.Meta{PartitionKey: "a/b", RowKey: "r"}}), validation("PartitionKey")},
 		{"raw entity: RowKey with a control character", keys.ErrControlChar,
 			add(&table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r\n"}}), validation("RowKey")},
+		{"raw entity: empty PartitionKey", table.ErrEmptyPartitionKey,
+			add(&table.Entity{Meta: table.Meta{PartitionKey: "", RowKey: "r"}}), inputField(table.ErrEmptyPartitionKey, "PartitionKey")},
+		{"Upsert with an empty PartitionKey", table.ErrEmptyPartitionKey, func(ctx context.Context) error {
+			return emps.Upsert(ctx, &Employee{Meta: table.Meta{RowKey: "r"}}, nil)
+		}, inputField(table.ErrEmptyPartitionKey, "PartitionKey")},
+		{"Get with an empty PartitionKey", table.ErrEmptyPartitionKey, func(ctx context.Context) error {
+			_, err := emps.Get(ctx, "", "r", nil)
+			return err
+		}, inputField(table.ErrEmptyPartitionKey, "PartitionKey")},
 		{"raw entity: nil", table.ErrNilValue, add(nil), inputRule(table.ErrNilValue)},
 		{"raw entity: Upsert with a zero Value", table.ErrInvalidValue, func(ctx context.Context) error {
 			return ents.Upsert(ctx, rawEntity(map[string]table.Value{"Z": {}}), nil)
@@ -210,6 +266,22 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 		// table.Extra: the properties a struct does not name
 		{"Extra: value that is not JSON", table.ErrInvalidValue,
 			addKept(table.Extra{"X": {Value: []byte(`{`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: EDM type that does not exist", table.ErrInvalidValue,
+			addKept(table.Extra{"X": {Type: "Edm.Decimal", Value: []byte(`"1.5"`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: Int64 that is not a number", table.ErrInvalidValue,
+			addKept(table.Extra{"X": {Type: table.EdmInt64, Value: []byte(`"twelve"`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: GUID that is not a GUID", table.ErrInvalidValue,
+			addKept(table.Extra{"X": {Type: table.EdmGUID, Value: []byte(`"nope"`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: JSON object as a value", table.ErrInvalidValue,
+			addKept(table.Extra{"X": {Value: []byte(`{"a":1}`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: JSON array as a value", table.ErrInvalidValue,
+			addKept(table.Extra{"X": {Value: []byte(`[1,2]`)}}), inputField(table.ErrInvalidValue, "X")},
+		{"Extra: string over 32 K UTF-16 units", table.ErrStringTooLong,
+			addKept(table.Extra{"X": {Value: []byte(`"` + strings.Repeat("x", 32*1024+1) + `"`)}}), inputField(table.ErrStringTooLong, "X")},
+		{"Extra: binary over 64 KiB", table.ErrBinaryTooLong,
+			addKept(table.Extra{"X": {Type: table.EdmBinary, Value: []byte(`"` + base64.StdEncoding.EncodeToString(make([]byte, 64*1024+1)) + `"`)}}), inputField(table.ErrBinaryTooLong, "X")},
+		{"Extra: DateTime before 1601", table.ErrValueOutOfRange,
+			addKept(table.Extra{"X": {Type: table.EdmDateTime, Value: []byte(`"1600-01-01T00:00:00Z"`)}}), inputField(table.ErrValueOutOfRange, "X")},
 		{"Extra: property named RowKey", keys.ErrInvalidName,
 			addKept(table.Extra{"RowKey": {Value: []byte(`"q"`)}}), inputRule(keys.ErrInvalidName)},
 
@@ -227,6 +299,18 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			_, err := emps.QueryPage(ctx, nil, tok[:len(tok)-5])
 			return err
 		}, inputRule(table.ErrBadToken)},
+		{"continuation token of another filter", table.ErrBadToken, func(ctx context.Context) error {
+			_, err := emps.QueryPage(ctx, nil, filtered)
+			return err
+		}, inputField(table.ErrBadToken, "token")},
+		{"continuation token of another table, once a page named the table", table.ErrBadToken, func(ctx context.Context) error {
+			_, err := learned.QueryPage(ctx, nil, foreign)
+			return err
+		}, inputField(table.ErrBadToken, "token")},
+		{"continuation token with one character changed", table.ErrBadToken, func(ctx context.Context) error {
+			_, err := emps.QueryPage(ctx, nil, string(edited))
+			return err
+		}, inputField(table.ErrBadToken, "token")},
 		{"negative Top for a page", table.ErrBadOption, func(ctx context.Context) error {
 			_, err := emps.QueryPage(ctx, &table.QueryOptions{Top: -1}, "")
 			return err

@@ -364,7 +364,7 @@ func sentinelName(err error) string {
 		table.ErrValueOutOfRange: "table.ErrValueOutOfRange", table.ErrInvalidValue: "table.ErrInvalidValue",
 		table.ErrNoETag: "table.ErrNoETag", table.ErrBadOption: "table.ErrBadOption",
 		table.ErrBadFilter: "table.ErrBadFilter", table.ErrBadToken: "table.ErrBadToken",
-		table.ErrEncryptedType: "table.ErrEncryptedType", table.ErrMergeEncrypted: "table.ErrMergeEncrypted",
+		table.ErrEmptyPartitionKey: "table.ErrEmptyPartitionKey", table.ErrEncryptedType: "table.ErrEncryptedType", table.ErrMergeEncrypted: "table.ErrMergeEncrypted",
 
 		batch.ErrEmpty: "batch.ErrEmpty", batch.ErrTooManyOperations: "batch.ErrTooManyOperations",
 		batch.ErrTooLarge: "batch.ErrTooLarge", batch.ErrMixedPartitions: "batch.ErrMixedPartitions",
