@@ -33,7 +33,7 @@ func inputRule(rule error) *typedCheck {
 
 // inputField is inputRule that also names the field or property at fault.
 func inputField(rule error, field string) *typedCheck {
-	return &typedCheck{doc: fmt.Sprintf("in a `*table.InputError` of field %s", field), check: func(err error) error {
+	return &typedCheck{doc: fmt.Sprintf("in a `*table.InputError` of field `%s`", field), check: func(err error) error {
 		if e := inputRule(rule).check(err); e != nil {
 			return e
 		}
