@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -240,6 +242,37 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			_, err := patterns.NewBlobLog(env.bc, "ab", "x", nil)
 			return err
 		}, nil},
+
+		{"denormalization Update of 100 targets", batch.ErrTooManyOperations, func(ctx context.Context) error {
+			d, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
+			if err != nil {
+				return err
+			}
+			targets := make([]string, 100)
+			for i := range targets {
+				targets[i] = fmt.Sprintf("t%03d", i)
+			}
+			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), targets...)
+		}, nil},
+		{"denormalization Update of a target with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			d, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
+			if err != nil {
+				return err
+			}
+			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), "t/1")
+		}, anyValidation()},
+		{"index entities Change that moves the entity to other keys", table.ErrInvalidValue, func(ctx context.Context) error {
+			_, err := ents.Change(ctx, staff("1", "a", "Jones", "c@x.com", 1), staff("2", "a", "Smith", "c@x.com", 1))
+			return err
+		}, inputRule(table.ErrInvalidValue)},
+		{"index entities lookup in a bad partition", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			_, err := ents.Lookup(ctx, "Sa/les", "Jones")
+			return err
+		}, anyValidation()},
+		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {
+			return rel.Write(ctx, &Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, &Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}})
+		}, opAt(1, nil)},
+		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, err := ds.Get(ctx, "p\x00", "r"); return err }, anyValidation()},
 
 		// RelatedRows
 		{"related rows key part holding the separator", keys.ErrForbiddenChar, func(context.Context) error {
