@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -22,7 +25,40 @@ type badCase struct {
 	name string
 	want error
 	call func(ctx context.Context) error
+	// typed, when set, checks the typed error in the chain (errors.As) and
+	// its fields beyond the sentinel: an *table.InputError's Rule, a
+	// *batch.OpError's Index, a *keys.ValidationError's What.
+	typed *typedCheck
 }
+
+// typedCheck is a check of the typed error in a chain, and how
+// RELIABILITY.md describes it.
+type typedCheck struct {
+	doc   string
+	check func(err error) error
+}
+
+// plainCase is a case checked by its sentinel alone (the first 62).
+type plainCase struct {
+	name string
+	want error
+	call func(ctx context.Context) error
+}
+
+// catalogueEnv holds the fake services every case runs against and the
+// clients of the one table, queue and container named "catalogue".
+type catalogueEnv struct {
+	tables *fake.TableService
+	queues *fake.QueueService
+	blobs  *fake.BlobService
+	tc     *aztables.Client
+	qc     *azqueue.QueueClient
+	bc     *azblob.Client
+}
+
+// requests is every request the fake services have received since the
+// last ResetCounts.
+func (e *catalogueEnv) requests() int { return e.tables.Total() + e.queues.Total() + e.blobs.Total() }
 
 // TestBadInputCatalogue: every bad input gets its typed error before any
 // request, and nothing is written. Each case is listed in RELIABILITY.md.
@@ -37,6 +73,13 @@ func TestBadInputCatalogue(t *testing.T) {
 	_, _ = qc.Create(ctx, nil)
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "catalogue", nil)
+	env := &catalogueEnv{tables: tables, queues: queues, blobs: blobs, tc: tc, qc: qc, bc: bc}
+	// Cases that need state from a service (a real continuation token)
+	// build it on services of their own before the counters start.
+	more := rawEntityCases(t, env)
+	more = append(more, batchAndMessageCases(t, env)...)
+	more = append(more, keyCases()...)
+	more = append(more, patternCases(t, env)...)
 	tables.ResetCounts()
 	queues.ResetCounts()
 	blobs.ResetCounts()
@@ -101,7 +144,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	idx, _ := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes())
 	none := azcore.ETag("")
 
-	cases := []badCase{
+	plain := []plainCase{
 		// keys and names
 		{"PartitionKey with a slash", keys.ErrForbiddenChar, add(e("a/b", "r"))},
 		{"RowKey with a number sign", keys.ErrForbiddenChar, add(e("p", "a#b"))},
@@ -243,14 +286,33 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 	}
+	var cases []badCase
+	for _, c := range plain {
+		cases = append(cases, badCase{name: c.name, want: c.want, call: c.call})
+	}
+	cases = append(cases, more...)
 	doc, _ := os.ReadFile("../../RELIABILITY.md")
-	for _, c := range cases {
+	seen := map[string]bool{}
+	for i, c := range cases {
+		if seen[c.name] {
+			t.Errorf("two cases named %q", c.name)
+		}
+		seen[c.name] = true
+		before := env.requests()
 		err := c.call(ctx)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		} else if c.typed != nil {
+			if terr := c.typed.check(err); terr != nil {
+				t.Errorf("%s: %v: %v", c.name, err, terr)
+			}
 		}
-		if !strings.Contains(string(doc), "| "+c.name+" |") {
-			t.Errorf("RELIABILITY.md does not list %q", c.name)
+		// Counted per case, so a case that sends names itself.
+		if n := env.requests() - before; n != 0 {
+			t.Errorf("%s: sent %d requests: %v %v %v", c.name, n, tables.Counts(), queues.Counts(), blobs.Counts())
+		}
+		if row := catalogueRow(i+1, c); !strings.Contains(string(doc), row) {
+			t.Errorf("RELIABILITY.md does not list case %d; the row:\n%s", i+1, row)
 		}
 	}
 	if n := tables.Total() + queues.Total() + blobs.Total(); n != 0 {
@@ -259,8 +321,96 @@ func TestBadInputCatalogue(t *testing.T) {
 	if tables.Len("catalogue") != 0 || queues.Len("catalogue") != 0 || len(blobs.Names("catalogue")) != 0 {
 		t.Fatal("a bad input wrote something")
 	}
-	if len(cases) < 40 {
-		t.Fatalf("the catalogue has %d cases; at least 40", len(cases))
+	if len(cases) < 100 {
+		t.Fatalf("the catalogue has %d cases; at least 100", len(cases))
+	}
+	// The control: one real request to each service through the same
+	// clients moves the counters by exactly three, so the zeros above come
+	// from counters that count.
+	before := env.requests()
+	_, _ = tc.GetEntity(ctx, "p", "r", nil)
+	_, _ = qc.GetProperties(ctx, nil)
+	_, _ = bc.DeleteBlob(ctx, "catalogue", "absent", nil)
+	if n := env.requests() - before; n != 3 {
+		t.Fatalf("three control requests counted as %d", n)
 	}
 	t.Logf("%d bad inputs, each a typed error, no request, nothing written", len(cases))
+}
+
+// catalogueRow is case n's row in RELIABILITY.md's table: the bad input,
+// the sentinel errors.Is matches, and the typed error that carries it.
+func catalogueRow(n int, c badCase) string {
+	e := "`" + sentinelName(c.want) + "`"
+	if c.typed != nil {
+		e += " " + c.typed.doc
+	}
+	return fmt.Sprintf("| %d | %s | %s |", n, c.name, e)
+}
+
+// sentinelName is the Go name of a sentinel error of tablekit, as
+// RELIABILITY.md writes it.
+func sentinelName(err error) string {
+	names := map[error]string{
+		keys.ErrInvalidKey: "keys.ErrInvalidKey", keys.ErrInvalidName: "keys.ErrInvalidName",
+		keys.ErrEmpty: "keys.ErrEmpty", keys.ErrTooLong: "keys.ErrTooLong", keys.ErrTooShort: "keys.ErrTooShort",
+		keys.ErrForbiddenChar: "keys.ErrForbiddenChar", keys.ErrControlChar: "keys.ErrControlChar",
+		keys.ErrInvalidUTF8: "keys.ErrInvalidUTF8", keys.ErrBadSyntax: "keys.ErrBadSyntax",
+		keys.ErrReserved: "keys.ErrReserved", keys.ErrOutOfRange: "keys.ErrOutOfRange",
+
+		table.ErrNilValue: "table.ErrNilValue", table.ErrNotStructPointer: "table.ErrNotStructPointer",
+		table.ErrUnsupportedType: "table.ErrUnsupportedType", table.ErrNoMeta: "table.ErrNoMeta",
+		table.ErrTooManyProperties: "table.ErrTooManyProperties", table.ErrEntityTooLarge: "table.ErrEntityTooLarge",
+		table.ErrStringTooLong: "table.ErrStringTooLong", table.ErrBinaryTooLong: "table.ErrBinaryTooLong",
+		table.ErrValueOutOfRange: "table.ErrValueOutOfRange", table.ErrInvalidValue: "table.ErrInvalidValue",
+		table.ErrNoETag: "table.ErrNoETag", table.ErrBadOption: "table.ErrBadOption",
+		table.ErrBadFilter: "table.ErrBadFilter", table.ErrBadToken: "table.ErrBadToken",
+		table.ErrEmptyPartitionKey: "table.ErrEmptyPartitionKey", table.ErrEncryptedType: "table.ErrEncryptedType", table.ErrMergeEncrypted: "table.ErrMergeEncrypted",
+
+		batch.ErrEmpty: "batch.ErrEmpty", batch.ErrTooManyOperations: "batch.ErrTooManyOperations",
+		batch.ErrTooLarge: "batch.ErrTooLarge", batch.ErrMixedPartitions: "batch.ErrMixedPartitions",
+		batch.ErrDuplicateRowKey: "batch.ErrDuplicateRowKey", batch.ErrQuoteInKey: "batch.ErrQuoteInKey",
+		batch.ErrBadOperation: "batch.ErrBadOperation",
+
+		consistency.ErrBadType: "consistency.ErrBadType", consistency.ErrNoKey: "consistency.ErrNoKey",
+		consistency.ErrBadKey: "consistency.ErrBadKey", consistency.ErrMessageTooLarge: "consistency.ErrMessageTooLarge",
+		consistency.ErrMalformed: "consistency.ErrMalformed", consistency.ErrBadPoisonOption: "consistency.ErrBadPoisonOption",
+
+		patterns.ErrBadDefinition: "patterns.ErrBadDefinition", patterns.ErrUnknownIndex: "patterns.ErrUnknownIndex",
+		patterns.ErrNotUnique: "patterns.ErrNotUnique", patterns.ErrNotPrimary: "patterns.ErrNotPrimary",
+		patterns.ErrBadSAS: "patterns.ErrBadSAS", patterns.ErrTooManySlots: "patterns.ErrTooManySlots",
+		patterns.ErrTooWide: "patterns.ErrTooWide",
+	}
+	if n, ok := names[err]; ok {
+		return n
+	}
+	return err.Error()
+}
+
+// TestCatalogueChecksCanFail: each typed check refuses an error that is
+// not the one it names, so a case whose check passes proved something.
+func TestCatalogueChecksCanFail(t *testing.T) {
+	plain := fmt.Errorf("wrapped: %w", table.ErrInvalidValue)
+	field := &table.InputError{Op: "Add", Field: "A", Rule: table.ErrInvalidValue}
+	op := &batch.OpError{Index: 0, Err: field}
+	ve := keys.ValidateQueueName("Bad")
+	for name, fails := range map[string]error{
+		"inputRule of a bare sentinel":     inputRule(table.ErrInvalidValue).check(plain),
+		"inputRule of another rule":        inputRule(table.ErrNoETag).check(field),
+		"inputField of another field":      inputField(table.ErrInvalidValue, "B").check(field),
+		"validation of another name":       validation("table").check(ve),
+		"validation without one":           validation("table").check(plain),
+		"opAt of another index":            opAt(1, nil).check(op),
+		"opAt whose inner check fails":     opAt(0, inputField(table.ErrInvalidValue, "B")).check(op),
+		"opAt without an OpError in chain": opAt(0, nil).check(field),
+	} {
+		if fails == nil {
+			t.Errorf("%s: passed", name)
+		}
+	}
+	if err := opAt(0, inputField(table.ErrInvalidValue, "A")).check(op); err != nil {
+		t.Errorf("a matching OpError: %v", err)
+	}
+	if err := validation("queue").check(ve); err != nil {
+		t.Errorf("a matching ValidationError: %v", err)
+	}
 }
