@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/table"
@@ -144,7 +145,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
 	var raw *http.Response
-	_, err := client.SubmitTransaction(runtime.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
+	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
 	if err != nil {
 		return nil, tx.failure(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -164,7 +165,7 @@ func TestTransactions(t *testing.T) {
 	// Success: every operation's ETag is in the captured multipart body.
 	var raw *http.Response
 	ok := adds("z", 3)
-	if _, err := c.SubmitTransaction(runtime.WithCaptureResponse(ctx, &raw), ok, nil); err != nil {
+	if _, err := c.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), ok, nil); err != nil {
 		t.Fatal(err)
 	}
 	body, _ := runtime.Payload(raw)

@@ -121,13 +121,13 @@ func TestLogTailAppendAfterALostResponse(t *testing.T) {
 }
 
 func TestShardedAppendAfterALostResponse(t *testing.T) {
-	svc, client := lossyTable(t, 1)
+	_, client := lossyTable(t, 1)
 	s, _ := patterns.NewSharded[person](client, "events", 4)
 	e := &person{Meta: table.Meta{RowKey: "0001"}}
 	if err := s.Append(t.Context(), "src", e, nil); !table.IsAlreadyExists(err) {
 		t.Fatalf("plain Append: %v", err)
 	}
-	svc, client = lossyTable(t, 1)
+	svc, client := lossyTable(t, 1)
 	s, _ = patterns.NewSharded[person](client, "events", 4)
 	if err := s.Append(t.Context(), "src", &person{Meta: table.Meta{RowKey: "0001"}}, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type employee struct {
 	LastName  string `table:"Surname"`
 	Age       int
 	Secret    string `table:"-"`
-	note      string //nolint:unused // unexported fields are skipped
+	note      string //lint:ignore U1000 unexported fields are skipped: this one shows it
 	Hired     *time.Time
 	Address   address `table:",json"`
 	Rating    float64 `table:",omitempty"`

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
@@ -209,7 +209,7 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, n
 		lo.NextPartitionKey, lo.NextRowKey = &tok.PK, &tok.RK
 	}
 	var raw *http.Response
-	resp, err := t.client.NewListEntitiesPager(lo).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+	resp, err := t.client.NewListEntitiesPager(lo).NextPage(policy.WithCaptureResponse(ctx, &raw))
 	if err != nil {
 		return nil, t.svcErr("Query", "", "", err)
 	}

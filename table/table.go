@@ -216,7 +216,7 @@ func (t *Table[T]) sameAsSent(ctx context.Context, plain, stored []byte) bool {
 // exposes no option for it): the ETag comes in a header, so the body is
 // wasted bytes and decoding.
 func noContent(ctx context.Context) context.Context {
-	return runtime.WithHTTPHeader(ctx, http.Header{"Prefer": []string{"return-no-content"}})
+	return policy.WithHTTPHeader(ctx, http.Header{"Prefer": []string{"return-no-content"}})
 }
 
 // AddOptions configure Add. nil means the defaults.

@@ -158,7 +158,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	if len(jones) != 0 {
-		return fmt.Errorf("Jones after the last one left: %v", jones)
+		return fmt.Errorf("after the last one left, Jones still lists %v", jones)
 	}
 	step("remove Jun Jones: read the list, delete the employee and its ID in one transaction; Jones now %v", jones)
 

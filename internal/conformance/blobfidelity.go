@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -472,7 +472,7 @@ func RunBlobFidelity(t *testing.T, env Env) {
 			ac := &blob.AccessConditions{ModifiedAccessConditions: mc}
 			// The SDK takes a 304 from Get Blob as a success.
 			var resp *http.Response
-			_, err := bc.DownloadStream(runtime.WithCaptureResponse(ctx, &resp), &blob.DownloadStreamOptions{AccessConditions: ac})
+			_, err := bc.DownloadStream(policy.WithCaptureResponse(ctx, &resp), &blob.DownloadStreamOptions{AccessConditions: ac})
 			if readFails[name] == http.StatusNotModified {
 				if err != nil || resp == nil || resp.StatusCode != http.StatusNotModified {
 					t.Errorf("get %s: %v, want 304", name, err)

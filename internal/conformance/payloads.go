@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func RunPayloads(t *testing.T, env Env) {
 		// The HTTP payload itself: aztables hands back a re-marshalled map,
 		// in which 2.0 is already 2.
 		var resp *http.Response
-		if _, err := client.GetEntity(runtime.WithCaptureResponse(ctx, &resp), "p", "r", nil); err != nil {
+		if _, err := client.GetEntity(policy.WithCaptureResponse(ctx, &resp), "p", "r", nil); err != nil {
 			t.Fatal(err)
 		}
 		payload, err := runtime.Payload(resp)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/internal/testenv"
@@ -167,7 +167,7 @@ func wantBadParam(t *testing.T, err error, code string) {
 func createStatus(t *testing.T, q *azqueue.QueueClient, meta map[string]*string) int {
 	t.Helper()
 	var resp *http.Response
-	if _, err := q.Create(runtime.WithCaptureResponse(t.Context(), &resp), &azqueue.CreateOptions{Metadata: meta}); err != nil {
+	if _, err := q.Create(policy.WithCaptureResponse(t.Context(), &resp), &azqueue.CreateOptions{Metadata: meta}); err != nil {
 		t.Fatal(err)
 	}
 	return resp.StatusCode
