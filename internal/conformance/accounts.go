@@ -61,7 +61,11 @@ func azuriteTwoAccounts(t *testing.T) TwoAccounts {
 	first := testenv.ConnectionString(t)
 	second := os.Getenv(SecondConnectionStringEnv)
 	if second == "" {
-		t.Skipf("not run on azurite: the two-account cases need a second instance in %s (see its doc)", SecondConnectionStringEnv)
+		const why = "the two-account cases need a second instance in %s (scripts/test starts one; see its doc)"
+		if testenv.Required() {
+			t.Fatalf(why, SecondConnectionStringEnv)
+		}
+		t.Skipf("not run on azurite: "+why, SecondConnectionStringEnv)
 	}
 	return TwoAccounts{Name: "azurite", Connect: [2]connectFunc{accounts.ConnectionString(first), accounts.ConnectionString(second)}}
 }
