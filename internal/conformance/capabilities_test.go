@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +43,12 @@ func TestCapabilityTable(t *testing.T) {
 	}
 	if string(want) != got {
 		t.Fatalf("%s is out of date; run go generate ./internal/conformance. Now:\n%s", path, got)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "RELIABILITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), strings.TrimSpace(got)) {
+		t.Fatalf("RELIABILITY.md does not carry the capability table as generated; paste %s there", path)
 	}
 }
