@@ -33,7 +33,7 @@ func TestWriterSendsBeforeItHasEverything(t *testing.T) {
 	svc, c := newFake(t, nil)
 	yielded := 0
 	ops := func(yield func(batch.Op) bool) {
-		for op := range roundRobin(20_000, 1000, "x") {
+		for op := range roundRobin(5_000, 1000, "x") {
 			if svc.Count(fake.OpBatch) == 0 && yielded == 2000 {
 				deadline := time.Now().Add(10 * time.Second)
 				for svc.Count(fake.OpBatch) == 0 && time.Now().Before(deadline) {
@@ -51,25 +51,25 @@ func TestWriterSendsBeforeItHasEverything(t *testing.T) {
 		}
 	}
 	sum, err := batch.NewWriter(c, nil).Write(t.Context(), ops)
-	if err != nil || sum.Operations != 20_000 {
+	if err != nil || sum.Operations != 5_000 {
 		t.Fatalf("write: %+v %v", sum, err)
 	}
 	// Only the start is partial: 8 transactions (one per sender) of the
-	// first 2,000 entities, then every partition's 20 in one more.
+	// first 2,000 entities, then every partition's 5 in one more.
 	if sum.Transactions > 1000+8 {
-		t.Errorf("%d transactions for 20 entities in each of 1,000 partitions, want at most 1,008", sum.Transactions)
+		t.Errorf("%d transactions for 5 entities in each of 1,000 partitions, want at most 1,008", sum.Transactions)
 	}
 }
 
 // The writer holds at most MaxBufferedBytes of encoded operations that are
 // not in flight, whatever the number of partitions.
 func TestWriterKeepsItsMemoryBound(t *testing.T) {
-	for _, parts := range []int{10, 1000, 5000} {
+	for _, parts := range []int{10, 300, 1000} {
 		svc, c := newFake(t, nil)
-		const budget = 1 << 20
+		const budget = 128 << 10
 		w := batch.NewWriter(c, &batch.WriterOptions{MaxBufferedBytes: budget})
-		sum, err := w.Write(t.Context(), roundRobin(20_000, parts, "the quick brown fox jumps over the lazy dog"))
-		if err != nil || sum.Operations != 20_000 {
+		sum, err := w.Write(t.Context(), roundRobin(3_000, parts, "the quick brown fox jumps over the lazy dog"))
+		if err != nil || sum.Operations != 3_000 {
 			t.Fatalf("%d partitions: %+v %v", parts, sum, err)
 		}
 		if sum.PeakBufferedBytes > budget {
