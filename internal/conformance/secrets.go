@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -126,15 +127,16 @@ func brokenEndpoints(t *testing.T) map[string]string {
 				}
 				go func() {
 					defer conn.Close()
-					// Read the request's headers, answer part of a
-					// response, and reset: SO_LINGER 0 sends RST.
+					// Read the whole request, body included, answer part
+					// of a response, and reset: SO_LINGER 0 sends RST.
+					// Reading the body first matters: a reset while
+					// net/http's write loop still sends it races with the
+					// SDK's retry rewinding that body (a race inside
+					// net/http and azcore the race detector reports).
 					_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-					r := bufio.NewReader(conn)
-					for {
-						line, err := r.ReadString('\n')
-						if err != nil || line == "\r\n" {
-							break
-						}
+					req, err := http.ReadRequest(bufio.NewReader(conn))
+					if err == nil {
+						_, _ = io.Copy(io.Discard, req.Body)
 					}
 					_, _ = conn.Write([]byte(partial))
 					if tc, ok := conn.(*net.TCPConn); ok {
