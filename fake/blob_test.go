@@ -2,7 +2,7 @@ package fake
 
 import (
 	"bytes"
-	"os"
+	"github.com/tablekit/tablekit/internal/testenv"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -15,9 +15,7 @@ import (
 // peak, so it runs only with TABLEKIT_LONG=1; UploadStream's cases in
 // internal/conformance send the same two operations in every run.
 func TestUploadBufferOverThePutBlobLimit(t *testing.T) {
-	if os.Getenv("TABLEKIT_LONG") == "" {
-		t.Skip("needs about 2 GB of memory; set TABLEKIT_LONG=1 to run")
-	}
+	testenv.Long(t, "an upload over 256 MiB, about 2 GB of memory")
 	s := NewBlobService(nil)
 	c := s.NewClient(nil)
 	if _, err := c.CreateContainer(t.Context(), "big", nil); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -43,7 +44,7 @@ func queueLen(t *testing.T, q *azqueue.QueueClient) int {
 // whose processing was cut short come back after their visibility timeout.
 func drainAll(t *testing.T, q *azqueue.QueueClient, workers ...*consistency.Worker) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(180 * time.Second)
 	for time.Now().Before(deadline) {
 		var wg sync.WaitGroup
 		for _, w := range workers {
@@ -228,6 +229,7 @@ func RunConsistency(t *testing.T, env Env) {
 	}))
 
 	t.Run("soak: 3,000 moves, 2 workers, faults and lost responses, every entity moved once", virtual(env, func(t *testing.T) {
+		testenv.Long(t, "3,000 moves under faults")
 		ctx := t.Context() // the bubble's own on the fake
 		const n, bad = 3000, 20
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)

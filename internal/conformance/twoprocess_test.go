@@ -159,6 +159,7 @@ func TestSoakChildProcess(t *testing.T) {
 // moved once.
 func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	cs := testenv.ConnectionString(t)
+	testenv.Long(t, "two processes under faults")
 	ctx := t.Context()
 	admin, err := aztables.NewServiceClientFromConnectionString(cs, nil)
 	if err != nil {

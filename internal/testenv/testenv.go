@@ -76,3 +76,18 @@ func NewTable(tb testing.TB, prefix string) *aztables.Client {
 	tb.Cleanup(func() { _, _ = svc.DeleteTable(context0(), name, nil) })
 	return svc.NewClient(name)
 }
+
+// LongEnv, when set to anything but "" or "0", runs the long tests: soaks
+// and exhaustive matrices. scripts/test sets it under CI (CI=true) or with
+// -long; a developer's default run leaves them out, saying which.
+const LongEnv = "TABLEKIT_LONG"
+
+// Long skips tb, naming what it leaves out, unless long tests are asked
+// for.
+func Long(tb testing.TB, what string) {
+	tb.Helper()
+	if v := os.Getenv(LongEnv); v != "" && v != "0" {
+		return
+	}
+	tb.Skipf("long test (%s): set %s=1 to run it (scripts/test -long; CI runs it)", what, LongEnv)
+}
