@@ -137,6 +137,9 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 		return lo, nil
 	}
 	if !opts.Filter.IsZero() {
+		if err := t.refuseEncryptedFilter(opts.Filter); err != nil {
+			return nil, err
+		}
 		f, err := opts.Filter.Build()
 		if err != nil {
 			return nil, err
