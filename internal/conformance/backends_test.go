@@ -220,3 +220,6 @@ func TestErrorChainOnAzurite(t *testing.T) {
 
 func TestEncryptionOnFake(t *testing.T)    { RunEncryption(t, fakeEnv()) }
 func TestEncryptionOnAzurite(t *testing.T) { RunEncryption(t, azuriteEnv(t)) }
+
+func TestWirePathOnFake(t *testing.T)    { RunWirePath(t, fakeEnv()) }
+func TestWirePathOnAzurite(t *testing.T) { RunWirePath(t, azuriteEnv(t)) }
