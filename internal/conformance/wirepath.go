@@ -25,6 +25,21 @@ func RunWirePath(t *testing.T, env Env) {
 	t.Run("quoted keys in batch updates and upserts", func(t *testing.T) { wireQuotedKeys(t, env) })
 	t.Run("a client without the policy writes nothing", func(t *testing.T) { wireWithoutPolicy(t, env) })
 	t.Run("differential: SDK path and own path", func(t *testing.T) { wireDifferential(t, env) })
+	// Every table and raw-entity case again, with the policy on the
+	// client: queries then decode the raw pages.
+	t.Run("table suite on the own query path", func(t *testing.T) { RunTable(t, withWirePolicy(env)) })
+	t.Run("raw entity suite on the own query path", func(t *testing.T) { RunRawEntity(t, withWirePolicy(env)) })
+}
+
+// withWirePolicy is env whose tables come with table.WirePolicy on their
+// clients.
+func withWirePolicy(env Env) Env {
+	w := env
+	w.NewTable = func(t *testing.T, c *reqcount.Counter) *aztables.Client {
+		client, _ := newTableOf(t, env, c, true)
+		return client
+	}
+	return w
 }
 
 // newWireTable is env.NewTable with table.WirePolicy among the client's
