@@ -50,12 +50,19 @@ func (tx *Transaction) wireBody(tableURL string) ([]byte, string) {
 	var b bytes.Buffer
 	b.Grow(tx.size)
 	b.WriteString("--" + wireBatchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + wireChangesetBoundary + "\r\n\r\n")
+	cosmos := isCosmos(tableURL)
 	for _, e := range tx.ops {
 		b.WriteString("--" + wireChangesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
 		method, keyed := "POST", false
 		switch e.op.Kind {
 		case KindUpsertMerge, KindUpdateMerge:
-			method, keyed = "MERGE", true
+			// PATCH, as the SDK sends a merge; the Cosmos DB Table API
+			// takes it as a POST that names MERGE (the SDK's
+			// transformPatchToCosmosPost).
+			method, keyed = "PATCH", true
+			if cosmos {
+				method = "POST"
+			}
 		case KindUpsertReplace, KindUpdateReplace:
 			method, keyed = "PUT", true
 		case KindDelete:
@@ -72,6 +79,9 @@ func (tx *Transaction) wireBody(tableURL string) ([]byte, string) {
 			b.WriteString("')")
 		}
 		b.WriteString(" HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\nDataServiceVersion: 3.0\r\n")
+		if method == "POST" && keyed {
+			b.WriteString("X-HTTP-Method: MERGE\r\n")
+		}
 		ifMatch := e.ifMatch
 		if e.op.Kind == KindDelete && ifMatch == "" {
 			ifMatch = azcore.ETagAny
@@ -140,4 +150,11 @@ func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
 	}
 	e.size = opSize(e)
 	return e, nil
+}
+
+// isCosmos is aztables' isCosmosEndpoint (v1.4.1, service_client.go): the
+// Cosmos DB Table API, or its emulator.
+func isCosmos(u string) bool {
+	return strings.Contains(u, "localhost") && strings.Contains(u, "8902") ||
+		strings.Contains(u, ".table.cosmos.") || strings.Contains(u, ".table.cosmosdb.")
 }

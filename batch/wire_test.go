@@ -61,7 +61,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 		t.Fatalf("%d tries, want 2", len(f.bodies))
 	}
 	for i, b := range f.bodies {
-		if !bytes.Contains(b, []byte("MERGE http://127.0.0.1/devstoreaccount1/Bench(PartitionKey='O%27%27Brien',RowKey='r') HTTP/1.1")) ||
+		if !bytes.Contains(b, []byte("PATCH http://127.0.0.1/devstoreaccount1/Bench(PartitionKey='O%27%27Brien',RowKey='r') HTTP/1.1")) ||
 			!bytes.Contains(b, []byte(`"PartitionKey":"O'Brien"`)) || !bytes.Contains(b, []byte("If-Match: *")) || bytes.Contains(b, []byte("DELETE")) {
 			t.Errorf("try %d sent:\n%s", i+1, b)
 		}
