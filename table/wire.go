@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -105,16 +106,18 @@ func (wirePolicy) Do(req *policy.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-var (
-	emptyPage        = []byte(`{"value":[]}`)
-	emptyBatchAnswer = []byte("--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--c--\r\n--b--\r\n")
+// The bodies handed to the SDK in place of the service's (constants: no
+// package-level mutable state).
+const (
+	emptyPage        = `{"value":[]}`
+	emptyBatchAnswer = "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--c--\r\n--b--\r\n"
 )
 
 // withBody is resp with another body; resp itself (which the policies
 // after this one logged) is left as it was.
-func withBody(resp *http.Response, body []byte) *http.Response {
+func withBody(resp *http.Response, body string) *http.Response {
 	r := *resp
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = io.NopCloser(strings.NewReader(body))
 	r.ContentLength = int64(len(body))
 	return &r
 }
