@@ -1,13 +1,9 @@
 package batch
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,6 +22,7 @@ import (
 // applies all of it or none of it.
 type Transaction struct {
 	codec *table.Codec
+	wire  bool
 	ops   []*encoded
 	rows  map[string]int
 	size  int
@@ -37,6 +34,16 @@ type TransactionOptions struct {
 	// cached per type for the whole package, so a fresh Transaction per
 	// write costs no plan building.
 	Codec *table.Codec
+	// WirePolicy says that the client this transaction is submitted
+	// through has table.WirePolicy among its per-call policies. tablekit
+	// then writes the $batch body itself, in one buffer, and reads the
+	// answer once; and updates and upserts on keys with a single quote
+	// (O'Brien), which the SDK cannot send (see ErrQuoteInKey), work. The
+	// SDK still sends the request through the client's pipeline (auth,
+	// retry, logging, tracing). Submitted through a client without the
+	// policy, the transaction fails with ErrNoWirePolicy and writes
+	// nothing. Default: false, the SDK builds the body.
+	WirePolicy bool
 }
 
 // NewTransaction returns an empty transaction.
@@ -47,6 +54,7 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 	} else {
 		tx.codec = &table.Codec{}
 	}
+	tx.wire = opts != nil && opts.WirePolicy
 	return tx
 }
 
@@ -54,6 +62,9 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 // breaks and leaves the transaction unchanged.
 func (tx *Transaction) Append(op Op) error {
 	e, err := op.encode(tx.codec)
+	if tx.wire && errors.Is(err, ErrQuoteInKey) {
+		e, err = encodeQuoted(op, tx.codec)
+	}
 	if err != nil {
 		return tx.opErr(op, err)
 	}
@@ -144,22 +155,15 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result
 	if len(tx.ops) == 0 {
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
-	var raw *http.Response
-	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
-	if err != nil {
-		return nil, tx.failure(err)
+	var res *Result
+	var err error
+	if tx.wire {
+		res, err = tx.submitWire(ctx, client)
+	} else {
+		res, err = tx.submitSDK(ctx, client)
 	}
-	res := &Result{ETags: make([]azcore.ETag, len(tx.ops))}
-	if raw != nil {
-		body, perr := runtime.Payload(raw)
-		if perr == nil {
-			parts, perr := parseMultipart(body)
-			if perr == nil && len(parts) == len(tx.ops) {
-				for i, p := range parts {
-					res.ETags[i] = azcore.ETag(p.header.Get("ETag"))
-				}
-			}
-		}
+	if err != nil {
+		return nil, err
 	}
 	for i, e := range tx.ops {
 		if e.meta == nil {
@@ -173,6 +177,27 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result
 			e.meta.WrittenVia(client, "", guarded)
 		} else if res.ETags[i] != "" {
 			e.meta.WrittenVia(client, res.ETags[i], guarded)
+		}
+	}
+	return res, nil
+}
+
+// submitSDK sends tx through the SDK's own transaction builder, and reads
+// the ETags from the raw answer, which the SDK parses and discards.
+func (tx *Transaction) submitSDK(ctx context.Context, client table.Client) (*Result, error) {
+	var raw *http.Response
+	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
+	if err != nil {
+		return nil, tx.failure(err)
+	}
+	res := &Result{ETags: make([]azcore.ETag, len(tx.ops))}
+	if raw != nil {
+		if body, perr := runtime.Payload(raw); perr == nil {
+			if parts, perr := parseMultipart(body); perr == nil && len(parts) == len(tx.ops) {
+				for i, p := range parts {
+					res.ETags[i] = azcore.ETag(p.etag)
+				}
+			}
 		}
 	}
 	return res, nil
@@ -213,8 +238,8 @@ func (tx *Transaction) failure(err error) *TransactionError {
 		}
 		_ = json.Unmarshal(p.body, &e)
 		te.ErrorCode, te.Message = e.Err.Code, e.Err.Message.Value
-		if c := p.header.Get("X-Ms-Error-Code"); te.ErrorCode == "" {
-			te.ErrorCode = c
+		if te.ErrorCode == "" {
+			te.ErrorCode = p.errorCode
 		}
 		te.Index = -1
 		if k, rest, ok := strings.Cut(te.Message, ":"); ok {
@@ -223,7 +248,7 @@ func (tx *Transaction) failure(err error) *TransactionError {
 			}
 		}
 		if te.Index < 0 {
-			if n, err := strconv.Atoi(p.header.Get("Content-ID")); err == nil {
+			if n, err := strconv.Atoi(p.contentID); err == nil {
 				te.Index = n - 1
 			} else if len(tx.ops) == 1 {
 				te.Index = 0
@@ -240,66 +265,6 @@ func (tx *Transaction) failure(err error) *TransactionError {
 		return te
 	}
 	return te
-}
-
-type part struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// parseMultipart reads the service's batch answer: a changeset of HTTP
-// responses inside a batch part.
-func parseMultipart(body []byte) ([]part, error) {
-	outer := multipart.NewReader(bytes.NewReader(body), boundaryOf(body))
-	first, err := outer.NextPart()
-	if err != nil {
-		return nil, err
-	}
-	inner, err := io.ReadAll(first)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
-	}
-	if !bytes.HasPrefix(bytes.TrimSpace(inner), []byte("--")) {
-		// Some services answer a whole-batch error without a changeset.
-		return readResponses([][]byte{inner})
-	}
-	mr := multipart.NewReader(bytes.NewReader(inner), boundaryOf(bytes.TrimLeft(inner, "\r\n")))
-	var raws [][]byte
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(p)
-		if err != nil {
-			return nil, err
-		}
-		raws = append(raws, b)
-	}
-	return readResponses(raws)
-}
-
-func readResponses(raws [][]byte) ([]part, error) {
-	var out []part
-	for _, b := range raws {
-		r, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
-		if err != nil {
-			return nil, err
-		}
-		rb, _ := io.ReadAll(r.Body)
-		out = append(out, part{status: r.StatusCode, header: r.Header, body: rb})
-	}
-	return out, nil
-}
-
-// boundaryOf reads the boundary from a body's first line ("--boundary").
-func boundaryOf(b []byte) string {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	return strings.TrimSpace(strings.TrimPrefix(string(line), "--"))
 }
 
 // Submit builds one transaction from ops and sends it.

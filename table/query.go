@@ -137,6 +137,9 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 		return lo, nil
 	}
 	if !opts.Filter.IsZero() {
+		if err := t.refuseEncryptedFilter(opts.Filter); err != nil {
+			return nil, err
+		}
 		f, err := opts.Filter.Build()
 		if err != nil {
 			return nil, err
@@ -209,7 +212,12 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, n
 		lo.NextPartitionKey, lo.NextRowKey = &tok.PK, &tok.RK
 	}
 	var raw *http.Response
-	resp, err := t.client.NewListEntitiesPager(lo).NextPage(policy.WithCaptureResponse(ctx, &raw))
+	x := &WireExchange{}
+	resp, err := t.client.NewListEntitiesPager(lo).NextPage(policy.WithCaptureResponse(WithWireExchange(ctx, x), &raw))
+	if err != nil {
+		return nil, t.svcErr("Query", "", "", err)
+	}
+	entities, err := pageEntities(x, resp.Entities)
 	if err != nil {
 		return nil, t.svcErr("Query", "", "", err)
 	}
@@ -226,8 +234,8 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, n
 	if name != "" {
 		tableHash = hashText(name)
 	}
-	p := &Page[T]{Items: make([]*T, len(resp.Entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
-	for i, data := range resp.Entities {
+	p := &Page[T]{Items: make([]*T, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
+	for i, data := range entities {
 		v := new(T)
 		if err := t.decodeFrom(ctx, data, v, lo.Select == nil); err != nil {
 			return nil, err
@@ -330,12 +338,18 @@ func QueryRaw(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[
 		n := 0
 		pager := client.NewListEntitiesPager(lo)
 		for pager.More() {
-			page, err := pager.NextPage(ctx)
+			x := &WireExchange{}
+			page, err := pager.NextPage(WithWireExchange(ctx, x))
 			if err != nil {
 				yield(nil, &ServiceError{Op: "Query", Err: err})
 				return
 			}
-			for _, raw := range page.Entities {
+			entities, err := pageEntities(x, page.Entities)
+			if err != nil {
+				yield(nil, &ServiceError{Op: "Query", Err: err})
+				return
+			}
+			for _, raw := range entities {
 				if !yield(raw, nil) {
 					return
 				}

@@ -160,13 +160,12 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
-	var raw *http.Response
-	resp, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), partitionKey, rowKey, nil)
+	resp, body, err := getEntity(ctx, t.client, partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
 	v := new(T)
-	if err := t.decodeFrom(ctx, serviceBody(raw, resp.Value), v, true); err != nil {
+	if err := t.decodeFrom(ctx, body, v, true); err != nil {
 		return nil, err
 	}
 	if resp.ETag != "" {
@@ -279,8 +278,7 @@ func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
-	var raw *http.Response
-	got, err := t.client.GetEntity(policy.WithCaptureResponse(ctx, &raw), m.PartitionKey, m.RowKey, nil)
+	got, body, err := getEntity(ctx, t.client, m.PartitionKey, m.RowKey, nil)
 	if err != nil {
 		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
 		if IsNotFound(err) {
@@ -288,7 +286,7 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 		}
 		return false, err
 	}
-	if !t.sameAsSent(ctx, plain, serviceBody(raw, got.Value)) {
+	if !t.sameAsSent(ctx, plain, body) {
 		return false, nil
 	}
 	// A read of this table: the ETag is this table's.

@@ -291,3 +291,6 @@ func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t))
 
 func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
 func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }
+
+func TestWirePathOnFake(t *testing.T)    { RunWirePath(t, fakeEnv()) }
+func TestWirePathOnAzurite(t *testing.T) { RunWirePath(t, azuriteEnv(t)) }

@@ -1,0 +1,79 @@
+package batch_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/table"
+)
+
+// flakyBatch answers the first try with 503 and later ones as cannedBatch,
+// recording every body it received.
+type flakyBatch struct {
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (f *flakyBatch) Do(req *http.Request) (*http.Response, error) {
+	body, _ := io.ReadAll(req.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	first := len(f.bodies) == 1
+	f.mu.Unlock()
+	if first {
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return cannedBatch{}.Do(req)
+}
+
+// The policy runs per call: the SDK's retry resends tablekit's own body
+// (not the placeholder), and the transaction succeeds after one retry,
+// two tries in all; the quoted key is doubled in the URL only.
+func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
+	f := &flakyBatch{}
+	opts := &aztables.ClientOptions{}
+	opts.Transport = f
+	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = time.Millisecond, time.Millisecond
+	opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
+	e.Set("Name", table.StringValue("O'Brien"))
+	tx := batch.NewTransaction(&batch.TransactionOptions{WirePolicy: true})
+	if err := tx.Append(batch.UpdateAny(e, table.Merge)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tx.Submit(t.Context(), client)
+	if err != nil || len(res.ETags) != 1 || res.ETags[0] == "" {
+		t.Fatalf("%v %v", res, err)
+	}
+	if len(f.bodies) != 2 {
+		t.Fatalf("%d tries, want 2", len(f.bodies))
+	}
+	for i, b := range f.bodies {
+		if !bytes.Contains(b, []byte("PATCH http://127.0.0.1/devstoreaccount1/Bench(PartitionKey='O%27%27Brien',RowKey='r') HTTP/1.1")) ||
+			!bytes.Contains(b, []byte(`"PartitionKey":"O'Brien"`)) || !bytes.Contains(b, []byte("If-Match: *")) || bytes.Contains(b, []byte("DELETE")) {
+			t.Errorf("try %d sent:\n%s", i+1, b)
+		}
+	}
+}
+
+// Without TransactionOptions.WirePolicy, quoted updates stay refused
+// before sending (the SDK cannot send them).
+func TestQuotedUpdateWithoutWirePolicyIsRefused(t *testing.T) {
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
+	e.Set("N", table.Int32Value(1))
+	if err := batch.NewTransaction(nil).Append(batch.Upsert(e, table.Replace)); err == nil {
+		t.Fatal("quoted upsert accepted on the SDK path")
+	}
+}

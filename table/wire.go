@@ -1,0 +1,165 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+)
+
+// WirePolicy returns the azcore policy that lets tablekit send request
+// bodies it built itself, and read raw response bodies, through a client's
+// own pipeline, so that the client's authentication, retry, logging and
+// tracing policies apply to them as to any request. The SDK's client keeps
+// its pipeline unexported; this policy is the public way in. Add it to the
+// client's per-call policies:
+//
+//	opts := &aztables.ClientOptions{}
+//	opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+//
+// Per call, not per retry: the policy runs once, before the SDK's retry
+// policy, so every try (retries included) sends the body it set and is
+// signed, logged and traced by the policies after it, and it reads the
+// final response once. It acts only on requests tablekit marked with a
+// WireExchange in their context; every other request passes through
+// untouched. Without it every tablekit operation still works through the
+// SDK's own path (see batch.TransactionOptions.WirePolicy for what needs it).
+func WirePolicy() policy.Policy { return wirePolicy{} }
+
+type wirePolicy struct{}
+
+type wireKey struct{}
+
+// WireExchange is one request routed through WirePolicy: what tablekit
+// asks the policy to send, and what the policy saw come back. batch uses
+// it for transactions; it is exported only so that packages of tablekit
+// layered on table can use it.
+type WireExchange struct {
+	// Body, when set, builds the request body (and its Content-Type) that
+	// replaces the SDK's; tableURL is the table's URL as the SDK's own
+	// request names it. A $batch request only: the SDK's body must hold one
+	// placeholder operation whose request line names the table.
+	Body func(tableURL string) (body []byte, contentType string)
+	// Invoked is set when the policy saw the request: false after the call
+	// means the client does not have the policy.
+	Invoked bool
+	// Status, Header and Response are the service's final answer (after
+	// the SDK's retries), set when one came back.
+	Status   int
+	Header   http.Header
+	Response []byte
+}
+
+// WithWireExchange marks the requests made with the returned context for
+// WirePolicy.
+func WithWireExchange(ctx context.Context, x *WireExchange) context.Context {
+	return context.WithValue(ctx, wireKey{}, x)
+}
+
+// Do acts on marked requests only.
+func (wirePolicy) Do(req *policy.Request) (*http.Response, error) {
+	x, _ := req.Raw().Context().Value(wireKey{}).(*WireExchange)
+	if x == nil {
+		return req.Next()
+	}
+	x.Invoked = true
+	batchReq := x.Body != nil
+	if batchReq {
+		u, err := placeholderTableURL(req.Body())
+		if err != nil {
+			return nil, err
+		}
+		body, ct := x.Body(u)
+		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), ct); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := req.Next()
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	payload, err := runtime.Payload(resp)
+	if err != nil {
+		return resp, err
+	}
+	x.Status, x.Header, x.Response = resp.StatusCode, resp.Header, payload
+	switch {
+	case batchReq && resp.StatusCode == http.StatusAccepted && !batchFailed(payload):
+		// tablekit reads the ETags from x.Response; the SDK, which only
+		// looks for a failed part, gets a one-part answer to parse.
+		return withBody(resp, emptyBatchAnswer), nil
+	case !batchReq && resp.StatusCode == http.StatusOK:
+		// A query page: tablekit decodes x.Response straight into its
+		// values; the SDK's pager, which would decode every entity into a
+		// map and marshal it again, gets an empty page with the same
+		// continuation headers.
+		return withBody(resp, emptyPage), nil
+	}
+	// Errors reach the SDK as the service sent them, so that its
+	// *azcore.ResponseError carries the real status, code and body.
+	return resp, nil
+}
+
+// The bodies handed to the SDK in place of the service's (constants: no
+// package-level mutable state).
+const (
+	emptyPage        = `{"value":[]}`
+	emptyBatchAnswer = "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--c--\r\n--b--\r\n"
+)
+
+// withBody is resp with another body; resp itself (which the policies
+// after this one logged) is left as it was.
+func withBody(resp *http.Response, body string) *http.Response {
+	r := *resp
+	r.Body = io.NopCloser(strings.NewReader(body))
+	r.ContentLength = int64(len(body))
+	return &r
+}
+
+var errNoPlaceholder = errors.New("table: WirePolicy: the $batch request holds no placeholder operation")
+
+// placeholderTableURL reads the table's URL from the request line of the
+// SDK's placeholder operation ("DELETE <table URL>(PartitionKey=…").
+func placeholderTableURL(body io.ReadSeekCloser) (string, error) {
+	if body == nil {
+		return "", errNoPlaceholder
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return "", err
+	}
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	_, after, ok := bytes.Cut(b, []byte("\nDELETE "))
+	if !ok {
+		return "", errNoPlaceholder
+	}
+	u, _, ok := bytes.Cut(after, []byte("("))
+	if !ok {
+		return "", errNoPlaceholder
+	}
+	return string(u), nil
+}
+
+// batchFailed reports whether any operation's response in a $batch answer
+// has a 4xx or 5xx status line.
+func batchFailed(b []byte) bool {
+	const line = "\nHTTP/1.1 "
+	for {
+		i := bytes.Index(b, []byte(line))
+		if i < 0 {
+			return false
+		}
+		b = b[i+len(line):]
+		if len(b) > 0 && (b[0] == '4' || b[0] == '5') {
+			return true
+		}
+	}
+}
