@@ -44,10 +44,12 @@ func Rows(n, parts int) []*Row {
 // Account makes clients for one storage account, counting requests.
 type Account struct {
 	Tables *aztables.ServiceClient
-	Conn   string
-	Ledger *ledger.Ledger
-	rtt    *roundTrip
-	slow   atomic.Int64 // requests slower than SlowRequest since the last measure
+	// WireTables is Tables with table.WirePolicy in its pipeline.
+	WireTables *aztables.ServiceClient
+	Conn       string
+	Ledger     *ledger.Ledger
+	rtt        *roundTrip
+	slow       atomic.Int64 // requests slower than SlowRequest since the last measure
 }
 
 // NewAccount connects to the account of a connection string.
@@ -62,9 +64,18 @@ func NewAccount(conn string) (*Account, error) {
 	if err != nil {
 		return nil, err
 	}
+	wire := *opts
+	wire.PerCallPolicies = append(append([]policy.Policy(nil), opts.PerCallPolicies...), table.WirePolicy())
+	if a.WireTables, err = aztables.NewServiceClientFromConnectionString(conn, &wire); err != nil {
+		return nil, err
+	}
 	a.Tables = svc
 	return a, nil
 }
+
+// WireClient is a client of the same table with table.WirePolicy in its
+// pipeline: tablekit's own query pages and point reads.
+func (a *Account) WireClient(name string) *aztables.Client { return a.WireTables.NewClient(name) }
 
 // QueueOptions are client options for the account's queues: requests
 // counted in the ledger, the round trip added, slow requests flagged.
@@ -108,11 +119,16 @@ func (r *roundTrip) Do(req *policy.Request) (*http.Response, error) {
 
 // NewTable creates a uniquely named table; drop deletes it.
 func (a *Account) NewTable(ctx context.Context, base string) (client *aztables.Client, drop func(), err error) {
-	name := fmt.Sprintf("%s%d", base, time.Now().UnixNano())
+	_, client, drop, err = a.newTable(ctx, base)
+	return client, drop, err
+}
+
+func (a *Account) newTable(ctx context.Context, base string) (name string, client *aztables.Client, drop func(), err error) {
+	name = fmt.Sprintf("%s%d", base, time.Now().UnixNano())
 	if _, err := a.Tables.CreateTable(ctx, name, nil); err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
-	return a.Tables.NewClient(name), func() { _, _ = a.Tables.DeleteTable(context.Background(), name, nil) }, nil
+	return name, a.Tables.NewClient(name), func() { _, _ = a.Tables.DeleteTable(context.Background(), name, nil) }, nil
 }
 
 // LoadPerEntity is the naive bulk load: one AddEntity per entity.

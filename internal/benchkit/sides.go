@@ -183,6 +183,23 @@ func (a *Account) Writer(n, parts, parallelism int) Side {
 	}}
 }
 
+// filledVia is filled, read through a client with table.WirePolicy when
+// wire is set.
+func (a *Account) filledVia(ctx context.Context, base string, n int, wire bool) (*aztables.Client, func(), error) {
+	name, client, drop, err := a.newTable(ctx, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := LoadWriter(ctx, client, Rows(n, 1), 8); err != nil {
+		drop()
+		return nil, nil, err
+	}
+	if wire {
+		client = a.WireClient(name)
+	}
+	return client, drop, nil
+}
+
 // filled is a round's table holding n rows in one partition, p00.
 func (a *Account) filled(ctx context.Context, base string, n int) (*aztables.Client, func(), error) {
 	return a.tableRound(ctx, base, func(c *aztables.Client) error { return LoadWriter(ctx, c, Rows(n, 1), 8) })
@@ -212,10 +229,15 @@ func (a *Account) GetRaw(n int) Side {
 	}}
 }
 
-// GetTablekit reads n rows one by one with table.Get.
-func (a *Account) GetTablekit(n int) Side {
-	return Side{Name: "table.Get", Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		client, drop, err := a.filled(ctx, "benchget", n)
+// GetTablekit reads n rows one by one with table.Get; wire puts
+// table.WirePolicy on the client.
+func (a *Account) GetTablekit(n int, wire bool) Side {
+	name := "table.Get"
+	if wire {
+		name += " + WirePolicy"
+	}
+	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		client, drop, err := a.filledVia(ctx, "benchget", n, wire)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -264,10 +286,15 @@ func (a *Account) QueryRaw(n int) Side {
 	}}
 }
 
-// QueryTablekit reads a partition of n rows with table.Query.
-func (a *Account) QueryTablekit(n int) Side {
-	return Side{Name: "table.Query", Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		client, drop, err := a.filled(ctx, "benchq", n)
+// QueryTablekit reads a partition of n rows with table.Query; wire puts
+// table.WirePolicy on the client.
+func (a *Account) QueryTablekit(n int, wire bool) Side {
+	name := "table.Query"
+	if wire {
+		name += " + WirePolicy"
+	}
+	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		client, drop, err := a.filledVia(ctx, "benchq", n, wire)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -390,6 +417,44 @@ func (a *Account) ArchiveHand(n, conc int) Side {
 			}
 			return moved, nil
 		}, r.cleanup, nil
+	}}
+}
+
+// ArchiveBatches moves n rows Current → Archive with Mover.MoveBatches:
+// 32 messages a dequeue, one transaction per partition, conc requests of
+// a batch in flight.
+func (a *Account) ArchiveBatches(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("Mover.MoveBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, err := a.archiveRound(ctx, n, func(*azqueue.QueueClient, *aztables.Client, string) error { return nil })
+		if err != nil {
+			return nil, nil, err
+		}
+		current, err := table.New[Row](r.cur, nil)
+		if err == nil {
+			var archive *table.Table[Row]
+			if archive, err = table.New[Row](r.arc, nil); err == nil {
+				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil))
+				for i := 0; err == nil && i < n; i++ {
+					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)))
+				}
+				var poison *azqueue.QueueClient
+				if err == nil {
+					poison, err = azqueue.NewQueueClientFromConnectionString(a.Conn, "benchp"+nowNano(), nil)
+				}
+				if err == nil {
+					_, err = poison.Create(ctx, nil)
+				}
+				if err == nil {
+					cleanup := func() { r.cleanup(); _, _ = poison.Delete(context.Background(), nil) }
+					return func(ctx context.Context) (int, error) {
+						st, err := mover.MoveBatches(ctx, r.q, poison, &consistency.BatchOptions{Concurrency: conc})
+						return int(st.Moved), err
+					}, cleanup, nil
+				}
+			}
+		}
+		r.cleanup()
+		return nil, nil, err
 	}}
 }
 

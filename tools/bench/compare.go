@@ -38,10 +38,14 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		{"bulk at concurrency 1 vs SDK-documented hand loop", acct.HandTransactions(n, 20, 1, benchkit.EncodeEDM), acct.Writer(n, 20, 1), cpuAtMost(0.6)},
 		{"bulk at concurrency 8 vs SDK-documented hand loop", acct.HandTransactions(n, 20, 8, benchkit.EncodeEDM), acct.Writer(n, 20, 8), cpuAtMost(0.6)},
 		{"bulk at concurrency 8 vs struct+json hand loop", acct.HandTransactions(n, 20, 8, benchkit.EncodeStruct), acct.Writer(n, 20, 8), cpuAtMost(0.6)},
-		{"point Get, one at a time", acct.GetRaw(1000), acct.GetTablekit(1000), cpuAtMost(0.8)},
-		{"query one partition of 5,000", acct.QueryRaw(5000), acct.QueryTablekit(5000), cpuAtMost(0.8)},
-		{"archive 300 through the queue, concurrency 1", acct.ArchiveHand(300, 1), acct.ArchiveMover(300, 1), atLeast(1.8)},
-		{"archive 500 through the queue, concurrency 8", acct.ArchiveHand(500, 8), acct.ArchiveMover(500, 8), atLeast(1.8)},
+		{"point Get, one at a time", acct.GetRaw(1000), acct.GetTablekit(1000, false), cpuAtMost(0.8)},
+		{"point Get with WirePolicy", acct.GetRaw(1000), acct.GetTablekit(1000, true), cpuAtMost(0.8)},
+		{"query one partition of 5,000", acct.QueryRaw(5000), acct.QueryTablekit(5000, false), cpuAtMost(0.8)},
+		{"query one partition of 5,000 with WirePolicy", acct.QueryRaw(5000), acct.QueryTablekit(5000, true), cpuAtMost(0.8)},
+		{"archive 300 through the queue, concurrency 1: Mover on a Worker", acct.ArchiveHand(300, 1), acct.ArchiveMover(300, 1), nil},
+		{"archive 300 through the queue, concurrency 1: MoveBatches", acct.ArchiveHand(300, 1), acct.ArchiveBatches(300, 1), atLeast(1.8)},
+		{"archive 500 through the queue, concurrency 8: Mover on a Worker", acct.ArchiveHand(500, 8), acct.ArchiveMover(500, 8), nil},
+		{"archive 500 through the queue, concurrency 8: MoveBatches", acct.ArchiveHand(500, 8), acct.ArchiveBatches(500, 8), atLeast(1.8)},
 	}
 	fmt.Printf("A/B comparisons: %d rounds each, A and B interleaved (A B, B A, …); throughput and ratio as median (min–max);\n", rounds)
 	fmt.Printf("CPU is this process's user+system time per entity (getrusage); busy is the whole machine's CPU use during the rounds.\n\n")
