@@ -291,3 +291,13 @@ func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t))
 
 func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
 func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }
+
+func TestPeriodsOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunPeriods(t, env, services(t, env))
+}
+
+func TestPeriodsOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunPeriods(t, env, services(t, env))
+}
