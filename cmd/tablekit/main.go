@@ -58,6 +58,7 @@ func commands() []command {
 	var all []command
 	all = append(all, keysCommands()...)
 	all = append(all, poisonCommands()...)
+	all = append(all, periodsCommands()...)
 	return all
 }
 

@@ -50,6 +50,9 @@ type runner func(t *testing.T, args ...string) (stdout, stderr string, code int)
 
 func inProcess(a *account) runner {
 	return func(t *testing.T, args ...string) (string, string, int) {
+		if a != nil {
+			a.ledger.Reset() // -stats is one run's requests, as in a process of its own
+		}
 		var out, errOut bytes.Buffer
 		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil })
 		return out.String(), errOut.String(), code
@@ -247,6 +250,7 @@ func TestBinaryOnAzurite(t *testing.T) {
 		}
 	})
 	testPoison(t, tk, a)
+	testPeriods(t, tk, a)
 	if out, _, code := tk(t, "keys", "encode", "-as", "tuple", "Sales", "000123"); code != exitOK || strings.TrimSpace(out) == "" {
 		t.Errorf("keys encode: exit %d, %q", code, out)
 	}
