@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func inProcess(a *account) runner {
 			a.ledger.Reset() // -stats is one run's requests, as in a process of its own
 		}
 		var out, errOut bytes.Buffer
-		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil })
+		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil }, nil)
 		return out.String(), errOut.String(), code
 	}
 }
@@ -128,7 +128,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestNoAccountIsAUsageError(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"poison", "list", "-queue", "archive-poison"}, &out, &errOut, func(string) string { return "" }, nil)
+	code := run(t.Context(), []string{"poison", "list", "-queue", "archive-poison"}, &out, &errOut, func(string) string { return "" }, nil, nil)
 	if code != exitUsage || !strings.Contains(errOut.String(), "no account") {
 		t.Errorf("exit %d: %s", code, errOut.String())
 	}
@@ -216,7 +216,7 @@ func TestPoisonOnFake(t *testing.T) {
 func TestBinaryOnAzurite(t *testing.T) {
 	conn := testenv.ConnectionString(t)
 	bin := filepath.Join(t.TempDir(), "tablekit")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/tablekit")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
