@@ -50,6 +50,7 @@ type cli struct {
 	getenv      func(string) string
 	accounts    func() (*account, error) // tests: the fakes
 	indexes     []Registration
+	large       []LargeRegistration
 	acct        *account
 }
 

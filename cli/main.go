@@ -66,6 +66,8 @@ type Options struct {
 	// Indexes are what "index verify" and "index repair" can name.
 	// Default: none.
 	Indexes []Registration
+	// Large are what "large sweep" can name. Default: none.
+	Large []LargeRegistration
 	// Ledger is the request ledger the registered indexes' clients are
 	// attached to (ledger.Attach); -stats prints it for the index
 	// commands. Default: none, and -stats then says it saw no requests.
@@ -89,7 +91,14 @@ func Main(ctx context.Context, args []string, opts *Options) int {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	return run(ctx, args, o.Stdout, o.Stderr, o.Getenv, nil, o.Ledger, o.Indexes...)
+	var regs []registrant
+	for _, r := range o.Indexes {
+		regs = append(regs, r)
+	}
+	for _, r := range o.Large {
+		regs = append(regs, r)
+	}
+	return run(ctx, args, o.Stdout, o.Stderr, o.Getenv, nil, o.Ledger, regs...)
 }
 
 // usageError is a mistake in the command line: exit 2.
@@ -113,6 +122,7 @@ type command struct {
 
 func commands() []command {
 	all := indexCommands()
+	all = append(all, largeCommands()...)
 	all = append(all, keysCommands()...)
 	all = append(all, poisonCommands()...)
 	all = append(all, periodsCommands()...)
@@ -122,7 +132,7 @@ func commands() []command {
 // run is the whole program, callable from tests: args without the
 // program's name; accounts, when non-nil, replaces the account the flags
 // would open (tests pass the fakes); indexes are the registered ones.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, indexes ...Registration) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, regs ...registrant) int {
 	g := flag.NewFlagSet("tablekit", flag.ContinueOnError)
 	g.SetOutput(stderr)
 	var common commonFlags
@@ -167,7 +177,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		}
 		return exitUsage
 	}
-	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts, indexes: indexes}
+	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts}
+	for _, r := range regs {
+		switch r := r.(type) {
+		case Registration:
+			cl.indexes = append(cl.indexes, r)
+		case LargeRegistration:
+			cl.large = append(cl.large, r)
+		}
+	}
 	err := do(ctx, cl, fs.Args())
 	if cl.flags.stats {
 		switch {
@@ -194,6 +212,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return exitProblems
 	}
 }
+
+// registrant is a Registration or a LargeRegistration.
+type registrant interface{ registered() }
+
+func (Registration) registered()      {}
+func (LargeRegistration) registered() {}
 
 // find picks the longest command name that args start with.
 func find(args []string) (command, []string, bool) {
