@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
@@ -173,5 +174,37 @@ func TestIndexUsage(t *testing.T) {
 		if code := run(t.Context(), c.args, &out, &errOut, func(string) string { return "" }, nil, l, idx); code != exitUsage || !strings.Contains(errOut.String(), c.says) {
 			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
 		}
+	}
+}
+
+// TestIndexProgressOnATerminal runs the progress bar path: /dev/null is a
+// character device, as a terminal is, so the bar is drawn (into nothing)
+// and must finish and release the run, not hang it.
+func TestIndexProgressOnATerminal(t *testing.T) {
+	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer tty.Close()
+	svc := fake.NewTableService(nil)
+	if _, err := svc.NewServiceClient(nil).CreateTable(t.Context(), "people", nil); err != nil {
+		t.Fatal(err)
+	}
+	idx := damagedIndex(t, svc.NewClient("people", nil))
+	c := &cli{errOut: tty}
+	if p := c.progress(t.Context(), "verify", 2); p.bar == nil {
+		t.Fatal("no bar on a character device")
+	} else {
+		p.step(time.Now())
+		p.done()
+	}
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR"}, &out, tty, func(string) string { return "" }, nil, nil, Index("emails", idx))
+	if code != exitOK || strings.Count(out.String(), "repaired: 1 written") != 2 {
+		t.Fatalf("repair with a bar: exit %d, %s", code, out.String())
+	}
+	c.flags.json = true
+	if p := c.progress(t.Context(), "verify", 2); p.bar != nil {
+		t.Fatal("a bar with -json")
 	}
 }
