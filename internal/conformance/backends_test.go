@@ -294,3 +294,13 @@ func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv
 
 func TestWirePathOnFake(t *testing.T)    { RunWirePath(t, fakeEnv()) }
 func TestWirePathOnAzurite(t *testing.T) { RunWirePath(t, azuriteEnv(t)) }
+
+func TestPeriodsOnFake(t *testing.T) {
+	env := fakeEnv()
+	RunPeriods(t, env, services(t, env))
+}
+
+func TestPeriodsOnAzurite(t *testing.T) {
+	env := azuriteEnv(t)
+	RunPeriods(t, env, services(t, env))
+}

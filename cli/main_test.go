@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -50,8 +50,11 @@ type runner func(t *testing.T, args ...string) (stdout, stderr string, code int)
 
 func inProcess(a *account) runner {
 	return func(t *testing.T, args ...string) (string, string, int) {
+		if a != nil {
+			a.ledger.Reset() // -stats is one run's requests, as in a process of its own
+		}
 		var out, errOut bytes.Buffer
-		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil })
+		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil }, nil)
 		return out.String(), errOut.String(), code
 	}
 }
@@ -125,7 +128,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestNoAccountIsAUsageError(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"poison", "list", "-queue", "archive-poison"}, &out, &errOut, func(string) string { return "" }, nil)
+	code := run(t.Context(), []string{"poison", "list", "-queue", "archive-poison"}, &out, &errOut, func(string) string { return "" }, nil, nil)
 	if code != exitUsage || !strings.Contains(errOut.String(), "no account") {
 		t.Errorf("exit %d: %s", code, errOut.String())
 	}
@@ -213,7 +216,7 @@ func TestPoisonOnFake(t *testing.T) {
 func TestBinaryOnAzurite(t *testing.T) {
 	conn := testenv.ConnectionString(t)
 	bin := filepath.Join(t.TempDir(), "tablekit")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/tablekit")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -247,6 +250,7 @@ func TestBinaryOnAzurite(t *testing.T) {
 		}
 	})
 	testPoison(t, tk, a)
+	testPeriods(t, tk, a)
 	if out, _, code := tk(t, "keys", "encode", "-as", "tuple", "Sales", "000123"); code != exitOK || strings.TrimSpace(out) == "" {
 		t.Errorf("keys encode: exit %d, %q", code, out)
 	}

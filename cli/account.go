@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -49,6 +49,8 @@ type cli struct {
 	flags       commonFlags
 	getenv      func(string) string
 	accounts    func() (*account, error) // tests: the fakes
+	indexes     []Registration
+	large       []LargeRegistration
 	acct        *account
 }
 
@@ -157,10 +159,10 @@ func tableOptions(l *ledger.Ledger) *aztables.ClientOptions {
 var _ azcore.TokenCredential = (*azidentity.DefaultAzureCredential)(nil)
 
 // printStats writes the ledger: requests by service, operation and resource.
-func (c *cli) printStats() {
-	entries := c.acct.ledger.Entries()
+func (c *cli) printStats(l *ledger.Ledger) {
+	entries := l.Entries()
 	if c.flags.json {
-		_ = json.NewEncoder(c.errOut).Encode(map[string]any{"requests": c.acct.ledger.Total(), "retries": c.acct.ledger.Retries(), "entries": entries})
+		_ = json.NewEncoder(c.errOut).Encode(map[string]any{"requests": l.Total(), "retries": l.Retries(), "entries": entries})
 		return
 	}
 	w := tabwriter.NewWriter(c.errOut, 0, 0, 2, ' ', 0)
@@ -168,7 +170,7 @@ func (c *cli) printStats() {
 	for _, e := range entries {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\n", e.Requests, e.Service, e.Operation, e.Resource)
 	}
-	fmt.Fprintf(w, "%d\ttotal (%d retries)\t\t\n", c.acct.ledger.Total(), c.acct.ledger.Retries())
+	fmt.Fprintf(w, "%d\ttotal (%d retries)\t\t\n", l.Total(), l.Retries())
 	_ = w.Flush()
 }
 

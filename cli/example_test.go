@@ -1,0 +1,43 @@
+package cli_test
+
+import (
+	"context"
+	"os"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/cli"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Employee is the application's own entity.
+type Employee struct {
+	table.Meta
+	Email string
+	Photo []byte
+}
+
+// An operator binary of your own: the tablekit commands plus index verify
+// and repair for your index, and large sweep for your large entity.
+func Example_operatorBinary() {
+	conn := os.Getenv("TABLEKIT_CONNECTION_STRING")
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, nil)
+	if err != nil {
+		os.Exit(cli.ExitUsage)
+	}
+	client := svc.NewClient("Employees")
+	emails, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
+		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
+	})
+	if err != nil {
+		os.Exit(cli.ExitUsage)
+	}
+	photos := cli.Large("photos", func(b patterns.BlobStore) (cli.Sweeper, error) {
+		return patterns.NewLargeEntity[Employee](client, b, "photos", []string{"Photo"}, 0)
+	})
+	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
+		Indexes: []cli.Registration{cli.Index("emails", emails)},
+		Large:   []cli.LargeRegistration{photos},
+	})
+	_ = code // os.Exit(code) in a real main
+}

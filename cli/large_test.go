@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type photo struct {
+	table.Meta
+	Photo []byte
+}
+
+// testLarge leaves one orphan blob (its entity deleted around tablekit),
+// finds it with -dry-run without deleting it, then sweeps it.
+func testLarge(t *testing.T, a *account) {
+	ctx := t.Context()
+	name, container := testenv.UniqueName("clilarge"), strings.ToLower(testenv.UniqueName("clilarge"))
+	svc, err := a.tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateTable(ctx, name, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
+	blobs, err := a.blobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blobs.CreateContainer(ctx, container, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = blobs.DeleteContainer(context.Background(), container, nil) })
+	open := func(b patterns.BlobStore) (Sweeper, error) {
+		tc, err := a.table(name)
+		if err != nil {
+			return nil, err
+		}
+		return patterns.NewLargeEntity[photo](tc, b, container, []string{"Photo"}, 1024)
+	}
+	le, err := open(blobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rk := range []string{"kept", "gone"} {
+		if err := le.(*patterns.LargeEntity[photo]).Put(ctx, &photo{Meta: table.Meta{PartitionKey: "emp", RowKey: rk}, Photo: bytes.Repeat([]byte("x"), 4096)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc, _ := a.table(name)
+	if _, err := tc.DeleteEntity(ctx, "emp", "gone", nil); err != nil {
+		t.Fatal(err)
+	}
+	tk := func(args ...string) (string, string, int) {
+		var out, errOut bytes.Buffer
+		a.ledger.Reset()
+		code := run(ctx, args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil }, nil, Large("photos", open))
+		return out.String(), errOut.String(), code
+	}
+	var res struct {
+		Deleted     int
+		WouldDelete []string
+	}
+	out, errOut, code := tk("-json", "large", "sweep", "-large", "photos", "-grace", "0s", "-dry-run")
+	if code != exitProblems || json.Unmarshal([]byte(out), &res) != nil || len(res.WouldDelete) != 1 || res.Deleted != 0 {
+		t.Fatalf("dry run: exit %d, %s%s", code, out, errOut)
+	}
+	if n := a.ledger.Operation("blob", "DeleteBlob"); n != 0 {
+		t.Fatalf("the dry run sent %d DeleteBlob", n)
+	}
+	out, errOut, code = tk("-stats", "-json", "large", "sweep", "-large", "photos", "-grace", "0s")
+	if code != exitProblems || json.Unmarshal([]byte(out), &res) != nil || res.Deleted != 1 {
+		t.Fatalf("sweep: exit %d, %s%s", code, out, errOut)
+	}
+	if n := a.ledger.Operation("blob", "DeleteBlob"); n != 1 { // the dry run's check counts the right thing
+		t.Fatalf("the sweep sent %d DeleteBlob, want 1; %s", n, errOut)
+	}
+	out, errOut, code = tk("large", "sweep", "-large", "photos", "-grace", "0s")
+	if code != exitOK || !strings.Contains(out, "0 orphan blobs deleted") {
+		t.Fatalf("second sweep: exit %d, %s%s", code, out, errOut)
+	}
+	if _, err := le.(*patterns.LargeEntity[photo]).Get(ctx, "emp", "kept"); err != nil {
+		t.Fatalf("the named blob was swept: %v", err)
+	}
+}
+
+func TestLargeOnFake(t *testing.T) {
+	a, _ := fakeAccount()
+	testLarge(t, a)
+}
+
+func TestLargeOnAzurite(t *testing.T) {
+	testLarge(t, connAccount(testenv.ConnectionString(t)))
+}
+
+func TestLargeUsage(t *testing.T) {
+	a, _ := fakeAccount()
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"large", "sweep", "-large", "photos"}, "no large entity is registered"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), c.args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil }, nil); code != exitUsage || !strings.Contains(errOut.String(), c.says) {
+			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
+		}
+	}
+	reg := Large("photos", func(patterns.BlobStore) (Sweeper, error) { return nil, nil })
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"large", "sweep", "-large", "videos"}, `-large "videos": want one of photos`},
+		{[]string{"large", "sweep", "-large", "photos", "-grace", "-1s"}, "-grace"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), c.args, &out, &errOut, func(string) string { return "" }, func() (*account, error) { return a, nil }, nil, reg); code != exitUsage || !strings.Contains(errOut.String(), c.says) {
+			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
+		}
+	}
+	if n := a.ledger.Total(); n != 0 {
+		t.Errorf("usage errors sent %d requests", n)
+	}
+}

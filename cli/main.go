@@ -1,0 +1,247 @@
+// Package cli is the tablekit maintenance command as a library: Main runs
+// it with the indexes a program registers, so that an operator builds a
+// binary that can verify and repair their own Go index definitions in ten
+// lines (cmd/tablekit is Main with no indexes):
+//
+//	func main() {
+//		emails, _ := patterns.NewIntraPartitionIndex[Employee](client, ...)
+//		os.Exit(cli.Main(context.Background(), os.Args[1:], &cli.Options{
+//			Indexes: []cli.Registration{cli.Index("emails", emails)},
+//		}))
+//	}
+//
+// The commands inspect and repair what tablekit's patterns leave in a
+// storage account: the worker's poison queue, period tables, indexes, and
+// keys that need decoding.
+//
+//	tablekit keys decode 2519880551999999999
+//	tablekit poison list -queue archive-poison
+//	tablekit poison replay -queue archive-poison -work archive -type archive.v1
+//	tablekit periods precreate -prefix Logins -period daily -ahead 7
+//	tablekit -stats keys encode -as tuple Sales 000123
+//
+// It works against a connection string (-conn, or TABLEKIT_CONNECTION_STRING
+// or AZURE_STORAGE_CONNECTION_STRING), an account with Microsoft Entra ID
+// (-account NAME, through azidentity.DefaultAzureCredential), or Azurite.
+// Every subcommand has -help with examples and -json output.
+//
+// Exit codes: 0 when all is well, 1 when problems were found or an
+// operation failed, 2 for a usage error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tablekit/tablekit/ledger"
+)
+
+// Main's exit codes.
+const (
+	ExitOK       = 0 // all is well
+	ExitProblems = 1 // problems found, or an operation failed
+	ExitUsage    = 2 // a mistake in the command line
+)
+
+const (
+	exitOK       = ExitOK
+	exitProblems = ExitProblems
+	exitUsage    = ExitUsage
+)
+
+// Options configure Main. nil means the defaults.
+type Options struct {
+	// Stdout gets the results. Default: os.Stdout.
+	Stdout io.Writer
+	// Stderr gets usage, errors, -stats and the progress bar. Default:
+	// os.Stderr (the bar shows only when it is a terminal).
+	Stderr io.Writer
+	// Getenv reads the connection string variables. Default: os.Getenv.
+	Getenv func(string) string
+	// Indexes are what "index verify" and "index repair" can name.
+	// Default: none.
+	Indexes []Registration
+	// Large are what "large sweep" can name. Default: none.
+	Large []LargeRegistration
+	// Ledger is the request ledger the registered indexes' clients are
+	// attached to (ledger.Attach); -stats prints it for the index
+	// commands. Default: none, and -stats then says it saw no requests.
+	Ledger *ledger.Ledger
+}
+
+// Main runs the command line args (without the program's name) and returns
+// the exit code: ExitOK, ExitProblems or ExitUsage. ctx ends the run
+// (a program passes one that ends on SIGINT).
+func Main(ctx context.Context, args []string, opts *Options) int {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	var regs []registrant
+	for _, r := range o.Indexes {
+		regs = append(regs, r)
+	}
+	for _, r := range o.Large {
+		regs = append(regs, r)
+	}
+	return run(ctx, args, o.Stdout, o.Stderr, o.Getenv, nil, o.Ledger, regs...)
+}
+
+// usageError is a mistake in the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// errProblemsFound means the command ran and found something to fix: exit 1
+// with no error message beyond the command's own output.
+var errProblemsFound = errors.New("problems found")
+
+// command is one subcommand, such as "poison list".
+type command struct {
+	name    string // "poison list"
+	summary string
+	usage   string // the arguments after the flags, and examples
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, cl *cli, args []string) error
+}
+
+func commands() []command {
+	all := indexCommands()
+	all = append(all, largeCommands()...)
+	all = append(all, keysCommands()...)
+	all = append(all, poisonCommands()...)
+	all = append(all, periodsCommands()...)
+	return all
+}
+
+// run is the whole program, callable from tests: args without the
+// program's name; accounts, when non-nil, replaces the account the flags
+// would open (tests pass the fakes); indexes are the registered ones.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, regs ...registrant) int {
+	g := flag.NewFlagSet("tablekit", flag.ContinueOnError)
+	g.SetOutput(stderr)
+	var common commonFlags
+	common.register(g)
+	g.Usage = func() { topUsage(stderr, g) }
+	if err := g.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	rest := g.Args()
+	if len(rest) == 0 {
+		topUsage(stderr, g)
+		return exitUsage
+	}
+	if rest[0] == "stats" { // "tablekit stats CMD …" is "tablekit -stats CMD …"
+		common.stats = true
+		rest = rest[1:]
+	}
+	cmd, args, ok := find(rest)
+	if !ok {
+		fmt.Fprintf(stderr, "tablekit: unknown command %q\n\n", strings.Join(rest, " "))
+		topUsage(stderr, g)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("tablekit "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var local commonFlags
+	local.register(fs)
+	do := cmd.flags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("tablekit "+cmd.name+" [flags] "+firstLine(cmd.usage)), cmd.summary)
+		fs.PrintDefaults()
+		if rest := restLines(cmd.usage); rest != "" {
+			fmt.Fprintf(stderr, "\n%s\n", rest)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts}
+	for _, r := range regs {
+		switch r := r.(type) {
+		case Registration:
+			cl.indexes = append(cl.indexes, r)
+		case LargeRegistration:
+			cl.large = append(cl.large, r)
+		}
+	}
+	err := do(ctx, cl, fs.Args())
+	if cl.flags.stats {
+		switch {
+		case cl.acct != nil:
+			cl.printStats(cl.acct.ledger)
+		case strings.HasPrefix(cmd.name, "index ") && indexLedger != nil:
+			cl.printStats(indexLedger)
+		default:
+			fmt.Fprintf(stderr, "no storage requests seen (the index commands count only clients attached to Options.Ledger)\n")
+		}
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)
+		fs.Usage()
+		return exitUsage
+	case errors.Is(err, errProblemsFound):
+		return exitProblems
+	default:
+		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)
+		return exitProblems
+	}
+}
+
+// registrant is a Registration or a LargeRegistration.
+type registrant interface{ registered() }
+
+func (Registration) registered()      {}
+func (LargeRegistration) registered() {}
+
+// find picks the longest command name that args start with.
+func find(args []string) (command, []string, bool) {
+	for n := min(len(args), 2); n > 0; n-- {
+		name := strings.Join(args[:n], " ")
+		for _, c := range commands() {
+			if c.name == name {
+				return c, args[n:], true
+			}
+		}
+	}
+	return command{}, nil, false
+}
+
+func topUsage(w io.Writer, g *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: tablekit [flags] COMMAND [flags] [args]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  %-18s %s\n", "stats COMMAND", "run COMMAND and print its storage requests (same as -stats)")
+	fmt.Fprintf(w, "\nflags (also accepted after the command):\n")
+	g.PrintDefaults()
+	fmt.Fprintf(w, "\n'tablekit COMMAND -help' shows a command's flags and examples.\nExit codes: 0 all well, 1 problems found or an operation failed, 2 usage.\n")
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+func restLines(s string) string { _, r, _ := strings.Cut(s, "\n"); return strings.TrimSpace(r) }

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// periodFlags are the flags both periods commands share.
+type periodFlags struct {
+	prefix, period, at string
+}
+
+func (p *periodFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.prefix, "prefix", "", "the tables' name `prefix`, as given to patterns.NewRollingTables (required)")
+	fs.StringVar(&p.period, "period", "", "hourly, daily or monthly (required)")
+	fs.StringVar(&p.at, "at", "", "an RFC 3339 `time` taken as now (default: now)")
+}
+
+// rolling checks the flags and opens the RollingTables they name, keeping
+// retention(period, now) (nil: the default).
+func (p *periodFlags) rolling(c *cli, args []string, retention func(keys.Period, time.Time) time.Duration) (*patterns.RollingTables[table.Entity], error) {
+	if len(args) != 0 {
+		return nil, usagef("unexpected arguments %q", args)
+	}
+	if p.prefix == "" {
+		return nil, usagef("-prefix is required")
+	}
+	var period keys.Period
+	switch strings.ToLower(p.period) {
+	case "hourly":
+		period = keys.Hourly
+	case "daily":
+		period = keys.Daily
+	case "monthly":
+		period = keys.Monthly
+	case "":
+		return nil, usagef("-period is required: hourly, daily or monthly")
+	default:
+		return nil, usagef("-period %q: want hourly, daily or monthly (weekly tables are not a keys.Period)", p.period)
+	}
+	now := time.Now()
+	if p.at != "" {
+		t, err := time.Parse(time.RFC3339Nano, p.at)
+		if err != nil {
+			return nil, usagef("-at: want an RFC 3339 time such as 2026-11-23T10:00:00Z: %v", err)
+		}
+		now = t
+	}
+	// A bad prefix is found before the account is opened.
+	if _, err := keys.PeriodTable(p.prefix, period, now, 0); err != nil {
+		return nil, usagef("-prefix %q: %v", p.prefix, err)
+	}
+	a, err := c.open()
+	if err != nil {
+		return nil, err
+	}
+	svc, err := a.tables()
+	if err != nil {
+		return nil, err
+	}
+	o := &patterns.RollingTablesOptions{Now: func() time.Time { return now }}
+	if retention != nil {
+		// A zero Retention means the 60-day default, and -keep 1 at a
+		// period's first instant asks for exactly zero: the clock and the
+		// retention both move 1 ns later, which leaves now-Retention as is.
+		later := now.Add(time.Nanosecond)
+		o.Now = func() time.Time { return later }
+		o.Retention = retention(period, now) + time.Nanosecond
+	}
+	return patterns.NewRollingTables[table.Entity](svc, p.prefix, period, o)
+}
+
+// back is the start of the period n periods before the one containing t.
+func back(p keys.Period, t time.Time, n int) time.Time {
+	s := p.Start(t)
+	switch p {
+	case keys.Hourly:
+		return s.Add(-time.Duration(n) * time.Hour)
+	case keys.Daily:
+		return s.AddDate(0, 0, -n)
+	}
+	return s.AddDate(0, -n, 0)
+}
+
+func periodsCommands() []command {
+	return []command{
+		{
+			name:    "periods expire",
+			summary: "drop the period tables older than the newest -keep periods (RollingTables.Expire)",
+			usage: `
+
+-keep N keeps the current period and the N-1 before it; every older table
+of the prefix is dropped, one request each after one to list. A dropped
+name stays unusable for at least 40 s (409 TableBeingDeleted); a write to
+that period afterwards takes the next generation's name.
+
+examples:
+  tablekit periods expire -prefix Logins -period daily -keep 60
+  tablekit periods expire -prefix Audit -period monthly -keep 13 -json`,
+			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+				var p periodFlags
+				p.register(fs)
+				keep := fs.Int("keep", 0, "how many periods to keep, the current one included (required, at least 1)")
+				return func(ctx context.Context, c *cli, args []string) error {
+					if *keep < 1 {
+						return usagef("-keep is required and must be at least 1, got %d", *keep)
+					}
+					// Expire drops a period that ended at or before now-Retention:
+					// that cutoff is the start of the oldest period kept.
+					var cutoff time.Time
+					r, err := p.rolling(c, args, func(period keys.Period, now time.Time) time.Duration {
+						cutoff = back(period, now, *keep-1)
+						return now.Sub(cutoff)
+					})
+					if err != nil {
+						return err
+					}
+					dropped, err := r.Expire(ctx)
+					if dropped == nil {
+						dropped = []string{}
+					}
+					c.emit(map[string]any{"dropped": dropped, "keptFrom": cutoff}, func(w io.Writer) {
+						for _, n := range dropped {
+							fmt.Fprintf(w, "dropped %s\n", n)
+						}
+						fmt.Fprintf(w, "%d dropped; periods from %s kept\n", len(dropped), cutoff.Format(time.RFC3339))
+					})
+					return err
+				}
+			},
+		},
+		{
+			name:    "periods precreate",
+			summary: "create the current and the next -ahead periods' tables before their first write (RollingTables.Precreate)",
+			usage: `
+
+One request lists the prefix's tables, then one Create Table per period that
+has none. A name still being deleted (409 TableBeingDeleted) is refused:
+exit 1 with the table's name; run again after a minute.
+
+examples:
+  tablekit periods precreate -prefix Logins -period daily -ahead 7
+  tablekit -stats periods precreate -prefix Audit -period monthly -ahead 2 -json`,
+			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
+				var p periodFlags
+				p.register(fs)
+				ahead := fs.Int("ahead", 1, fmt.Sprintf("how many periods after the current one (0..%d)", patterns.MaxPrecreateAhead))
+				return func(ctx context.Context, c *cli, args []string) error {
+					if *ahead < 0 || *ahead > patterns.MaxPrecreateAhead {
+						return usagef("-ahead %d: want 0..%d", *ahead, patterns.MaxPrecreateAhead)
+					}
+					r, err := p.rolling(c, args, nil)
+					if err != nil {
+						return err
+					}
+					names, err := r.Precreate(ctx, *ahead, nil)
+					if names == nil {
+						names = []string{}
+					}
+					c.emit(map[string]any{"tables": names}, func(w io.Writer) {
+						for _, n := range names {
+							fmt.Fprintf(w, "%s\n", n)
+						}
+						fmt.Fprintf(w, "%d period tables in place\n", len(names))
+					})
+					return err
+				}
+			},
+		},
+	}
+}

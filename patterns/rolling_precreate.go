@@ -1,0 +1,127 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// MaxPrecreateAhead bounds Precreate's k: a year of daily tables. It is no
+// service limit (an account holds any number of tables) but each period is
+// one Create Table request, and a larger k is far more likely a mistake
+// (minutes for days) than a plan.
+const MaxPrecreateAhead = 366
+
+// PeriodBeingDeletedError is Precreate's refusal of a period whose table
+// name is still being deleted: the service answered 409 TableBeingDeleted
+// (Delete Table: the name stays unusable for "at least 40 seconds"). It
+// wraps the *table.ServiceError, so errors.Is(err, table.ErrTableBeingDeleted)
+// holds and the *azcore.ResponseError stays in the chain.
+type PeriodBeingDeletedError struct {
+	Table string    // the name refused
+	Start time.Time // the start of its period
+	Err   error     // the service's answer
+}
+
+// Error names the table, its period and what to do.
+func (e *PeriodBeingDeletedError) Error() string {
+	return fmt.Sprintf("patterns: RollingTables.Precreate: table %s (period from %s) is still being deleted (409 TableBeingDeleted); "+
+		"the service frees a deleted name after at least 40 s, so run again later; a write to that period meanwhile takes the next generation's name",
+		e.Table, e.Start.Format(time.RFC3339))
+}
+
+// Unwrap returns the service's answer.
+func (e *PeriodBeingDeletedError) Unwrap() error { return e.Err }
+
+// PrecreateOptions configure Precreate. nil means the defaults.
+type PrecreateOptions struct {
+	// From is an instant of the first period to create. Default: the
+	// RollingTables' clock (RollingTablesOptions.Now), so the current
+	// period and the k after it.
+	From time.Time
+	// Logger, when set, gets one Debug record per table created. Default:
+	// no logging.
+	Logger *slog.Logger
+}
+
+// Precreate creates the tables of the period of From (default: now) and of
+// the k periods after it, so that the first write of a new period pays no
+// Create Table and never meets a name being deleted: the guide creates a
+// period's table ahead of its first write. It lists this prefix's tables
+// once, then sends one Create Table per period that has none; periods that
+// already have a table (of any generation) are left as they are. It returns
+// the table of every period, oldest first, in use from now on by TableFor.
+//
+// A period whose name is still being deleted (409 TableBeingDeleted) is
+// refused with a *PeriodBeingDeletedError rather than given the next
+// generation's name quietly: a table dropped ahead of its period means an
+// Expire with a wrong clock or a hand-made drop, which an operator should
+// see. The periods before it have been created; rerunning is safe.
+//
+// k outside 0..MaxPrecreateAhead is refused with a *table.InputError before
+// any request.
+func (r *RollingTables[T]) Precreate(ctx context.Context, k int, opts *PrecreateOptions) ([]string, error) {
+	const op = "RollingTables.Precreate"
+	if k < 0 || k > MaxPrecreateAhead {
+		return nil, &table.InputError{Op: op, Field: "k", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("%d periods ahead; want 0..%d (MaxPrecreateAhead)", k, MaxPrecreateAhead)}
+	}
+	var o PrecreateOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.From.IsZero() {
+		o.From = r.now()
+	}
+	ts, err := r.tables(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	// The newest generation of each period is the one in use.
+	have := map[time.Time]periodTable{}
+	for _, pt := range ts {
+		if cur, ok := have[pt.start]; !ok || pt.gen > cur.gen {
+			have[pt.start] = pt
+		}
+	}
+	names := make([]string, 0, k+1)
+	start := r.period.Start(o.From)
+	for i := 0; i <= k; i, start = i+1, r.period.Next(start) {
+		name := ""
+		if pt, ok := have[start]; ok {
+			name = pt.name
+		} else {
+			if name, err = r.createOnce(ctx, op, start, 0); err != nil {
+				return names, err
+			}
+			if o.Logger != nil {
+				o.Logger.DebugContext(ctx, "tablekit: period table created ahead", "table", name, "start", start)
+			}
+		}
+		r.mu.Lock()
+		r.known[start] = name
+		r.mu.Unlock()
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// createOnce creates generation gen of start's table, one request, and
+// refuses a name being deleted instead of moving to the next generation.
+func (r *RollingTables[T]) createOnce(ctx context.Context, op string, start time.Time, gen int) (string, error) {
+	name, err := keys.PeriodTable(r.prefix, r.period, start, gen)
+	if err != nil {
+		return "", err
+	}
+	_, err = r.svc.CreateTable(ctx, name, nil)
+	switch {
+	case err == nil, table.IsAlreadyExists(err): // a concurrent Precreate or first write made it
+		return name, nil
+	case table.ErrorCode(err) == "TableBeingDeleted":
+		return "", &PeriodBeingDeletedError{Table: name, Start: start, Err: &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}}
+	}
+	return "", &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}
+}
