@@ -156,8 +156,9 @@ func TestIndexUsage(t *testing.T) {
 		t.Errorf("no index registered: exit %d, %s", code, errOut.String())
 	}
 	errOut.Reset()
-	if code := run(t.Context(), []string{"index", "verify", "-help"}, &out, &errOut, func(string) string { return "" }, nil, nil); code != exitOK || !strings.Contains(errOut.String(), "registers no index") || !strings.Contains(errOut.String(), "examples:") {
-		t.Errorf("index verify -help: exit %d, %s", code, errOut.String())
+	out.Reset()
+	if code := run(t.Context(), []string{"index", "verify", "-help"}, &out, &errOut, func(string) string { return "" }, nil, nil); code != exitOK || !strings.Contains(out.String(), "registers no index") || !strings.Contains(out.String(), "examples:") {
+		t.Errorf("index verify -help: exit %d, %s", code, out.String())
 	}
 	l := ledger.New()
 	idx := Index("emails", &failOnce{})

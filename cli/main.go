@@ -31,9 +31,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/table"
 	"io"
 	"os"
 	"strings"
@@ -133,11 +136,19 @@ func commands() []command {
 // program's name; accounts, when non-nil, replaces the account the flags
 // would open (tests pass the fakes); indexes are the registered ones.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, regs ...registrant) int {
+	// Help that was asked for goes to stdout; usage after a mistake, to
+	// stderr.
+	help := stderr
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			help = stdout
+		}
+	}
 	g := flag.NewFlagSet("tablekit", flag.ContinueOnError)
 	g.SetOutput(stderr)
 	var common commonFlags
 	common.register(g)
-	g.Usage = func() { topUsage(stderr, g) }
+	g.Usage = func() { topUsage(help, g) }
 	if err := g.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -152,9 +163,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if rest[0] == "stats" { // "tablekit stats CMD …" is "tablekit -stats CMD …"
 		common.stats = true
 		rest = rest[1:]
+		if len(rest) == 0 || strings.TrimLeft(rest[0], "-") == "help" || strings.TrimLeft(rest[0], "-") == "h" {
+			fmt.Fprintf(help, "usage: tablekit stats COMMAND [flags] [args]\n\nRuns COMMAND and prints the storage requests it made (the request ledger) to stderr;\nthe same as tablekit -stats COMMAND. Example:\n  tablekit stats poison list -queue archive-poison\n")
+			if help == stdout {
+				return exitOK
+			}
+			return exitUsage
+		}
 	}
 	cmd, args, ok := find(rest)
 	if !ok {
+		if group := groupOf(rest[0]); len(group) > 0 {
+			// "tablekit poison" or "tablekit poison -help": the group's commands.
+			fmt.Fprintf(help, "usage: tablekit %s COMMAND [flags] [args]\n\ncommands:\n", rest[0])
+			for _, c := range group {
+				fmt.Fprintf(help, "  %-18s %s\n", c.name, c.summary)
+			}
+			fmt.Fprintf(help, "\n'tablekit %s COMMAND -help' shows a command's flags and examples.\n", rest[0])
+			if help == stdout {
+				return exitOK
+			}
+			return exitUsage
+		}
 		fmt.Fprintf(stderr, "tablekit: unknown command %q\n\n", strings.Join(rest, " "))
 		topUsage(stderr, g)
 		return exitUsage
@@ -165,10 +195,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	local.register(fs)
 	do := cmd.flags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("tablekit "+cmd.name+" [flags] "+firstLine(cmd.usage)), cmd.summary)
+		fmt.Fprintf(help, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("tablekit "+cmd.name+" [flags] "+firstLine(cmd.usage)), cmd.summary)
+		fs.SetOutput(help)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 		if rest := restLines(cmd.usage); rest != "" {
-			fmt.Fprintf(stderr, "\n%s\n", rest)
+			fmt.Fprintf(help, "\n%s\n", rest)
 		}
 	}
 	if err := fs.Parse(args); err != nil {
@@ -208,9 +240,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case errors.Is(err, errProblemsFound):
 		return exitProblems
 	default:
-		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)
+		msg := err.Error()
+		// The service's answers that mean the names are wrong, in a
+		// sentence rather than the SDK's whole response dump.
+		switch {
+		case consistency.IsQueueNotFound(err):
+			msg = "the queue does not exist (404 QueueNotFound): check the queue flags, or create it"
+		case consistency.IsContainerNotFound(err):
+			msg = "the blob container does not exist (404 ContainerNotFound)"
+		case table.IsTableNotFound(err):
+			msg = "the table does not exist (404 TableNotFound)"
+		}
+		if cl.flags.json {
+			_ = json.NewEncoder(stderr).Encode(map[string]any{"error": msg, "status": table.StatusCode(err), "code": table.ErrorCode(err)})
+		} else {
+			fmt.Fprintf(stderr, "tablekit %s: %s\n", cmd.name, msg)
+		}
 		return exitProblems
 	}
+}
+
+// groupOf is the commands whose name starts with word ("poison"), for
+// "tablekit poison" with no command after it.
+func groupOf(word string) []command {
+	var out []command
+	for _, c := range commands() {
+		if first, _, _ := strings.Cut(c.name, " "); first == word {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // registrant is a Registration or a LargeRegistration.
@@ -239,6 +298,7 @@ func topUsage(w io.Writer, g *flag.FlagSet) {
 	}
 	fmt.Fprintf(w, "  %-18s %s\n", "stats COMMAND", "run COMMAND and print its storage requests (same as -stats)")
 	fmt.Fprintf(w, "\nflags (also accepted after the command):\n")
+	g.SetOutput(w)
 	g.PrintDefaults()
 	fmt.Fprintf(w, "\n'tablekit COMMAND -help' shows a command's flags and examples.\nExit codes: 0 all well, 1 problems found or an operation failed, 2 usage.\n")
 }

@@ -266,3 +266,45 @@ func mustTime(t *testing.T, s string) time.Time {
 }
 
 func toPtr[T any](v T) *T { return &v }
+
+// Help that is asked for goes to stdout with exit 0; a group name alone
+// lists its commands; stats explains itself.
+func TestHelpAndGroups(t *testing.T) {
+	tk := inProcess(nil)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"-help"}, exitOK, "commands:"},
+		{[]string{"poison", "-help"}, exitOK, "poison replay"},
+		{[]string{"keys"}, exitUsage, ""},
+		{[]string{"stats", "-help"}, exitOK, "tablekit stats COMMAND"},
+		{[]string{"keys", "decode", "-help"}, exitOK, "examples:"},
+	} {
+		out, errOut, code := tk(t, c.args...)
+		if code != c.code || !strings.Contains(out, c.stdout) {
+			t.Errorf("tablekit %q: exit %d, stdout %q (stderr %q); want exit %d and %q on stdout", c.args, code, out, errOut, c.code, c.stdout)
+		}
+	}
+	if _, errOut, _ := tk(t, "keys"); !strings.Contains(errOut, "keys decode") {
+		t.Errorf("tablekit keys: %q, want the group's commands on stderr", errOut)
+	}
+}
+
+// A missing queue is one sentence, not the SDK's response dump, and JSON
+// under -json.
+func TestMissingQueueIsASentence(t *testing.T) {
+	a, _ := fakeAccount()
+	tk := inProcess(a)
+	_, errOut, code := tk(t, "poison", "list", "-queue", "never-made")
+	if code != exitProblems || !strings.Contains(errOut, "QueueNotFound") || strings.Contains(errOut, "RESPONSE") {
+		t.Errorf("missing queue: exit %d, %q", code, errOut)
+	}
+	// stdout stays the command's own result; the error is JSON on stderr.
+	_, errOut, code = tk(t, "-json", "poison", "list", "-queue", "never-made")
+	var got struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(errOut), &got); code != exitProblems || err != nil || got.Code != "QueueNotFound" {
+		t.Errorf("missing queue -json: exit %d, %q (%v)", code, errOut, err)
+	}
+}
