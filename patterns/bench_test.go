@@ -161,7 +161,8 @@ func BenchmarkIntraPartitionAdd(b *testing.B) {
 	idx, err := patterns.NewIntraPartitionIndex[benchStaff](client, "empid_", []patterns.IndexDef[benchStaff]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(s *benchStaff) string { return s.Email }},
 		{Name: "lname", Prefix: "lname_", Value: func(s *benchStaff) string { return s.LastName }, Project: []string{"FirstName", "LastName"}},
-	})
+	}, nil)
+
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func BenchmarkWidePut(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	w := patterns.NewWideEntity(client)
+	w := patterns.NewWideEntity(client, nil)
 	props := map[string]any{}
 	for d := 0; d < 300; d++ {
 		props[fmt.Sprintf("D%03d", d)] = int64(d)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -19,8 +20,10 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -41,6 +44,14 @@ type BlobLogOptions struct {
 	MaxAge time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// TracingProvider opens one span per Flush (BlobLog.Flush, with the
+	// entry count and outcome as attributes) around the SDK's HTTP spans;
+	// give it the provider the clients use (for OpenTelemetry,
+	// azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// Logger receives, at Warn, the flushes Run retries on its next tick.
+	// Default: no logging.
+	Logger *slog.Logger
 }
 
 // BlobLog writes log data to blobs instead of a table, the fix of the
@@ -63,6 +74,7 @@ type BlobLog struct {
 	size   int
 	oldest time.Time
 	seq    map[string]int // hour path -> last sequence used
+	tr     tracer
 }
 
 // NewBlobLog writes under prefix in container. No request is sent.
@@ -83,6 +95,7 @@ func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions)
 	if l.opts.MaxAge <= 0 {
 		l.opts.MaxAge = time.Minute
 	}
+	l.tr = newTracer(l.opts.TracingProvider, "")
 	if l.opts.Now == nil {
 		l.opts.Now = time.Now
 	}
@@ -123,9 +136,11 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 // moves to the next sequence number, after one read that tells such a blob
 // from this upload's own earlier attempt whose response was lost: the
 // blob's metadata carries the SHA-256 of its content).
-func (l *BlobLog) Flush(ctx context.Context) error {
+func (l *BlobLog) Flush(ctx context.Context) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	ctx, end := l.tr.start(ctx, "BlobLog.Flush", "", len(l.buf))
+	defer func() { end(err) }()
 	if len(l.buf) == 0 {
 		return nil
 	}
@@ -222,6 +237,9 @@ func (l *BlobLog) Run(ctx context.Context) error {
 			l.mu.Unlock()
 			if due {
 				if err := l.Flush(ctx); err != nil && ctx.Err() == nil {
+					if l.opts.Logger != nil {
+						l.opts.Logger.WarnContext(ctx, "tablekit: BlobLog flush failed; the entries stay buffered for the next tick", "container", l.container, "prefix", l.prefix, "error", redact.Error(err))
+					}
 					continue // kept buffered; the next tick tries again
 				}
 			}

@@ -54,7 +54,7 @@ func ExampleDataSeries() {
 func ExampleWideEntity() {
 	ctx := context.Background()
 	_, client := newClient("Stats")
-	w := patterns.NewWideEntity(client)
+	w := patterns.NewWideEntity(client, nil)
 	days := map[string]any{}
 	for d := 0; d < 365; d++ {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)
@@ -108,7 +108,7 @@ func ExampleLargeEntity() {
 		table.Meta
 		Photo []byte
 	}
-	photos, _ := patterns.NewLargeEntity[Employee](client, bc, "photos", []string{"Photo"}, 0)
+	photos, _ := patterns.NewLargeEntity[Employee](client, bc, "photos", []string{"Photo"}, 0, nil)
 	_ = photos.Put(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Photo: make([]byte, 200_000)})
 	back, _ := photos.Get(ctx, "Sales", "000123")
 	fmt.Println(len(back.Photo), len(blobs.Names("photos")))

@@ -24,7 +24,8 @@ func ExampleIntraPartitionIndex() {
 
 	employees, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	})
+	}, nil)
+
 	if err != nil {
 		panic(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -39,6 +40,14 @@ type IndexEntitiesOptions struct {
 	// LookupParallelism bounds the point queries of LookupEntities.
 	// Default: 8.
 	LookupParallelism int
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
 }
 
 // IndexEntities keeps, for each value of a property, the list of the IDs
@@ -65,6 +74,7 @@ type IndexEntities[T any] struct {
 	max    int
 	retry  table.RetryOptions
 	par    int
+	tr     tracer
 }
 
 // NewIndexEntities indexes T by value(v) under RowKeys that start with
@@ -89,6 +99,7 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 		if opts.Retry != nil {
 			x.retry = *opts.Retry
 		}
+		x.tr = newTracer(opts.TracingProvider, opts.TableName)
 		if opts.LookupParallelism > 0 {
 			x.par = opts.LookupParallelism
 		}
@@ -303,7 +314,9 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // exists; with opts.Idempotent, v already stored exactly as sent is a
 // success (one more read), as after a retry whose first response was
 // lost. nil opts means the defaults.
-func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (Stats, error) {
+func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Add", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Add", Rule: table.ErrNilValue}
 	}
@@ -345,7 +358,9 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Remove", Rule: table.ErrNilValue}
 	}
@@ -377,7 +392,9 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
 // indexed value changed, moves the RowKey from the old value's index entity
 // to the new one's: three entities in one transaction, after reading both
 // index entities (three requests; one when the value did not change).
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, error) {
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
+	defer func() { end(err) }()
 	if prev == nil || next == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Rule: table.ErrNilValue}
 	}
@@ -580,7 +597,9 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*In
 // that changed since (an Add, Remove or Change) makes that value's repair
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
-func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Repair", "", r.problems())
+	defer func() { end(err) }()
 	var groups []repairGroup
 	values := slices.Sorted(maps.Keys(r.lists))
 	for _, value := range values {

@@ -74,7 +74,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *I
 			t.Fatal(err)
 		}
 	}
-	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
+	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

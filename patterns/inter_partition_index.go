@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -79,6 +82,8 @@ type InterPartitionIndex[T any] struct {
 	sender  *consistency.Sender
 	delay   time.Duration
 	msgType string
+	tr      tracer
+	log     *slog.Logger
 }
 
 // InterPartitionIndexOptions configure an InterPartitionIndex.
@@ -93,6 +98,17 @@ type InterPartitionIndexOptions struct {
 	// appears when the delay ends and converges to whatever the primary is.
 	// Default: 30 s.
 	PublishDelay time.Duration
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
+	// Logger receives the failures the pattern retries or leaves to a
+	// later run, at Warn. Default: no logging.
+	Logger *slog.Logger
 }
 
 // NewInterPartitionIndex defines the indexes of T, whose primaries live in
@@ -116,6 +132,8 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 			x.delay = opts.PublishDelay
 		}
 		name = opts.Name
+		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+		x.log = opts.Logger
 	}
 	if x.msgType, err = messageType("tablekit.index", name); err != nil {
 		return nil, err
@@ -192,7 +210,9 @@ type InterPutOptions[T any] struct {
 // hidden message, write the primary, show the message (three requests; four
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
-func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) error {
+func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
 	}
@@ -235,7 +255,9 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
-func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
+func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
 	}
@@ -270,7 +292,9 @@ func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, 
 // and makes every copy match it, deleting the copies the message names as
 // stale when they still belong to this primary. A message of another type
 // (another index's) is refused as permanent, never applied to this index.
-func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) error {
+func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Handle", "", 1)
+	defer func() { end(err) }()
 	if m.Type != x.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
 	}
@@ -278,7 +302,13 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 	if err := m.Decode(&msg); err != nil {
 		return err
 	}
-	return x.converge(ctx, msg.PK, msg.RK, msg.Stale)
+	if err := x.converge(ctx, msg.PK, msg.RK, msg.Stale); err != nil {
+		if x.log != nil {
+			x.log.WarnContext(ctx, "tablekit: InterPartitionIndex.Handle could not converge the copies; the message returns to the queue", "type", x.msgType, "partition", msg.PK, "row", msg.RK, "error", redact.Error(err))
+		}
+		return err
+	}
+	return nil
 }
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency"
@@ -61,6 +63,23 @@ type LargeEntity[T any] struct {
 	threshold int
 	// now is the clock of PutWindow; tests stop it.
 	now func() time.Time
+	tr  tracer
+	log *slog.Logger
+}
+
+// LargeEntityOptions configure a LargeEntity. nil means the defaults.
+type LargeEntityOptions struct {
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
+	// Logger receives, at Warn, the orphan blobs Sweep could not delete
+	// and leaves to its next run. Default: no logging.
+	Logger *slog.Logger
 }
 
 // DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
@@ -116,7 +135,7 @@ func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissi
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means DefaultLargeThreshold).
-func NewLargeEntity[T any](client table.Client, blobs BlobStore, container string, fields []string, threshold int) (*LargeEntity[T], error) {
+func NewLargeEntity[T any](client table.Client, blobs BlobStore, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	tbl, err := table.New[T](client, nil)
 	if err != nil {
 		return nil, err
@@ -134,7 +153,12 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if threshold <= 0 {
 		threshold = DefaultLargeThreshold
 	}
-	return &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}, nil
+	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
+	if opts != nil {
+		l.tr = newTracer(opts.TracingProvider, opts.TableName)
+		l.log = opts.Logger
+	}
+	return l, nil
 }
 
 func fieldBytes(fv reflect.Value) []byte {
@@ -240,7 +264,9 @@ const (
 // whatever the stored version: the last writer wins. To not lose a
 // concurrent writer's change, read with Get and write with Update, or use
 // Modify. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
+func (l *LargeEntity[T]) Put(ctx context.Context, v *T) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
+	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
 }
 
@@ -249,7 +275,9 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T) error {
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
+	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Update", v, updateMode)
 }
 
@@ -261,7 +289,9 @@ func (l *LargeEntity[T]) Update(ctx context.Context, v *T) error {
 // opts.Create starts from a new value when the entity does not exist;
 // opts.Mode is ignored (a large entity is always written whole). Without
 // contention: the reads of Get, then the requests of Update.
-func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
+func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Modify", partitionKey, 1)
+	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
@@ -275,7 +305,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		create = opts.Create
 	}
 	var result *T
-	_, err := table.RetryOnConflict(ctx, &ro, func(int) error {
+	_, err = table.RetryOnConflict(ctx, &ro, func(int) error {
 		v, err := l.Get(ctx, partitionKey, rowKey)
 		mode := updateMode
 		if err != nil {
@@ -579,12 +609,14 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // read, a delete guarded by the ETag read (a newer version sends it round
 // again), and one request per blob. A crash in between leaves blobs that
 // Sweep removes. A missing entity is success.
-func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string) error {
+func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Delete", partitionKey, 1)
+	defer func() { end(err) }()
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
 		return err
 	}
 	var refs map[string]blobRef
-	_, err := table.RetryOnConflict(ctx, nil, func(int) error {
+	_, err = table.RetryOnConflict(ctx, nil, func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 		if table.IsNotFound(err) {
 			refs = nil
@@ -624,7 +656,9 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, error) {
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (_ int, err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Sweep", "", 1)
+	defer func() { end(err) }()
 	deleted := 0
 	type entityKey struct{ pk, rk string }
 	var lastKey entityKey
@@ -673,6 +707,8 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, e
 			switch {
 			case err == nil:
 				deleted++
+			case isBlobStatus(err, http.StatusPreconditionFailed) && l.log != nil:
+				l.log.WarnContext(ctx, "tablekit: LargeEntity.Sweep left a blob that changed since it was listed; the next Sweep decides it", "container", l.container, "blob", name)
 			case !isBlobStatus(err, http.StatusNotFound) && !isBlobStatus(err, http.StatusPreconditionFailed):
 				return deleted, err
 			}

@@ -46,13 +46,13 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 
 	// Without the option the SDK's retry meets the committed transaction.
 	svc, client := lossyTable(t, 1)
-	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
 	if err := idx.Add(t.Context(), don(), nil); !table.IsAlreadyExists(err) || svc.Len("people") != 2 {
 		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
 	}
 
 	svc, client = lossyTable(t, 1)
-	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
 	v := don()
 	if err := idx.Add(t.Context(), v, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)

@@ -102,7 +102,8 @@ func run(ctx context.Context, conn, account string) error {
 	fmt.Println("\nintra-partition secondary index (Sales / empid_… and Sales / email_…)")
 	byEmail, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	})
+	}, nil)
+
 	if err != nil {
 		return err
 	}

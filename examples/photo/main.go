@@ -88,7 +88,7 @@ func run(ctx context.Context, conn, account string) error {
 	defer blobs.DeleteContainer(context.Background(), container, nil)
 	step("create the table %s and the container %s", name, container)
 
-	employees, err := patterns.NewLargeEntity[Employee](tables.NewClient(name), blobs, container, []string{"Photo"}, 0)
+	employees, err := patterns.NewLargeEntity[Employee](tables.NewClient(name), blobs, container, []string{"Photo"}, 0, nil)
 	if err != nil {
 		return err
 	}

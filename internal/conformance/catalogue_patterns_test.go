@@ -24,7 +24,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			t.Fatal(err)
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", staffIndexes())
+	idx, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", staffIndexes(), nil)
 	must(err)
 	cross, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
@@ -38,8 +38,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	must(err)
 	sh, err := patterns.NewSharded[Event](env.tc, "events", 4)
 	must(err)
-	wide := patterns.NewWideEntity(env.tc)
-	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0)
+	wide := patterns.NewWideEntity(env.tc, nil)
+	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
 	hour := time.Now().Add(time.Hour)
@@ -55,20 +55,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	return []badCase{
 		// IntraPartitionIndex
 		{"intra-partition index without a name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}, nil)
 			return err
 		}, nil},
 		{"two intra-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{
-				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}})
+				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}, nil)
+
 			return err
 		}, nil},
 		{"intra-partition index without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}, nil)
 			return err
 		}, nil},
 		{"intra-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}, nil)
 			return err
 		}, nil},
 		{"intra-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -167,11 +168,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// LargeEntity
 		{"large entity of a field that does not exist", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Photo"}, 0)
+			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Photo"}, 0, nil)
 			return err
 		}, nil},
 		{"large entity in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "Bad_Name", []string{"Name"}, 0)
+			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "Bad_Name", []string{"Name"}, 0, nil)
 			return err
 		}, nil},
 

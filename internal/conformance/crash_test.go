@@ -272,7 +272,7 @@ func moverOf(p *crashProc) *consistency.Mover[Staff] {
 }
 
 func largeOf(p *crashProc) *patterns.LargeEntity[Profile] {
-	le, _ := patterns.NewLargeEntity[Profile](p.table(p.names.Current), p.blobs, p.names.Container, []string{"Photo"}, 0)
+	le, _ := patterns.NewLargeEntity[Profile](p.table(p.names.Current), p.blobs, p.names.Container, []string{"Photo"}, 0, nil)
 	return le
 }
 

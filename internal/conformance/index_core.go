@@ -42,7 +42,8 @@ func runIndexCore(t *testing.T, env Env) {
 		idx, err := patterns.NewIntraPartitionIndex[Member](env.NewTable(t, &reqcount.Counter{}), "empid_", []patterns.IndexDef[Member]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(m *Member) string { return m.Email }},
 			{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }},
-		})
+		}, nil)
+
 		if err != nil {
 			t.Fatal(err)
 		}

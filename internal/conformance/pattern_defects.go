@@ -159,7 +159,8 @@ func RunPatternDefects(t *testing.T, env Env) {
 					return ""
 				}
 				return *p.Email
-			}}})
+			}}}, nil)
+
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// the data of another.
 	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		w := patterns.NewWideEntity(client)
+		w := patterns.NewWideEntity(client, nil)
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -348,7 +349,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		q := env.NewQueue(t, nil)
 		bc, container := env.NewContainer(t, c)
 		c.Reset()
-		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +363,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		remote, _ := patterns.NewRemoteIndexEntities(client, "lastnames", "lname_", nil)
 		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
 		series, _ := patterns.NewDataSeries[int64](client, "D", 24)
-		wide := patterns.NewWideEntity(client)
+		wide := patterns.NewWideEntity(client, nil)
 		badPK := "a/b"
 		long := strings.Repeat("x", 600)
 		other := staff("000999", "X", "Y", "x@y", 1)

@@ -57,7 +57,7 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("intra-partition index: writes, lookups and their request counts", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func RunPatterns(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		emailOnly := staffIndexes()[:1]
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly)
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly, nil)
 		for i, s := range []*Staff{staff("000001", "A", "Jones", "a@x.com", 1), staff("000002", "B", "Jones", "b@x.com", 2), staff("000003", "C", "Smith", "c@x.com", 3)} {
 			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(i, err)
@@ -204,7 +204,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
-		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		rep, _ = both.Verify(ctx, "Sales")
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
@@ -251,11 +251,11 @@ func RunPatterns(t *testing.T, env Env) {
 			"bad prefix":                     {{Name: "a", Prefix: "a/", Value: v}},
 		}
 		for name, defs := range cases {
-			if _, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", defs); !errors.Is(err, patterns.ErrBadDefinition) {
+			if _, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", defs, nil); !errors.Is(err, patterns.ErrBadDefinition) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}, nil); !errors.Is(err, patterns.ErrNotPrimary) {
 			t.Errorf("RowKey without the primary prefix: %v", err)
 		}

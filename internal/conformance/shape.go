@@ -138,7 +138,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("wide entity: 1,000 properties and 3 MiB in one transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(env.NewTable(t, c))
+		w := patterns.NewWideEntity(env.NewTable(t, c), nil)
 		stats := map[string]any{}
 		for d := 0; d < 1000; d++ {
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)

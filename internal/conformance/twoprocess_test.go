@@ -61,7 +61,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	}
 	ctx := t.Context()
 	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes())
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
@@ -191,7 +191,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	q, poison := newQueue(), newQueue()
 	primaries, copies := newTable(), newTable()
 
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes())
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
 	for i := 0; i < soakStaff; i++ {
 		if err := idx.Add(ctx, staff(fmt.Sprintf("%06d", i), "F", "Jones", fmt.Sprintf("start%d@contoso.com", i), i), nil); err != nil {
 			t.Fatal(err)

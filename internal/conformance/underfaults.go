@@ -235,7 +235,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 21, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -380,7 +380,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("wide entity", func(t *testing.T) {
 		underFaults(t, env, svc, 26, func(r *faultRun) state {
 			return oneTable(r, "stats", func(ctx context.Context, client *aztables.Client) {
-				w := patterns.NewWideEntity(client)
+				w := patterns.NewWideEntity(client, nil)
 				days := func(n, scale int) map[string]any {
 					m := map[string]any{}
 					for d := 0; d < n; d++ {

@@ -309,7 +309,7 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 			return nil, err
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}})
+	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +422,7 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops)); err != nil {
 		return 0, err
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}})
+	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
 	if err != nil {
 		return 0, err
 	}
