@@ -62,7 +62,7 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 				wg.Wait()
 				elapsed += time.Since(start)
 				b.StopTimer()
-				ids, err := ix.Lookup(context.Background(), "Sales", "Jones")
+				ids, err := ix.Lookup(context.Background(), "Sales", "Jones", nil)
 				if err != nil || len(ids) != adds {
 					b.Fatalf("%d IDs in the index, want %d (%v)", len(ids), adds, err)
 				}
@@ -132,7 +132,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
 			ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, &patterns.IndexEntitiesOptions{LookupParallelism: par})
 			for b.Loop() {
-				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones")
+				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones", nil)
 				if err != nil || len(got) != n {
 					b.Fatalf("%d entities, want %d (%v)", len(got), n, err)
 				}

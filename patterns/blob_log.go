@@ -111,12 +111,12 @@ func (l *BlobLog) hourPath(t time.Time) string {
 
 // Append buffers an entry stamped now, flushing when the buffer is full or
 // old enough. The entry is acknowledged only by a Flush that returns nil.
-func (l *BlobLog) Append(ctx context.Context, text string) error {
-	return l.AppendAt(ctx, l.opts.Now(), text)
+func (l *BlobLog) Append(ctx context.Context, text string, options *BlobLogAppendOptions) error {
+	return l.AppendAt(ctx, l.opts.Now(), text, nil)
 }
 
 // AppendAt buffers an entry with its own time.
-func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error {
+func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *BlobLogAppendAtOptions) error {
 	l.mu.Lock()
 	if len(l.buf) == 0 {
 		l.oldest = l.opts.Now()
@@ -126,7 +126,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 	full := l.size >= l.opts.MaxBytes || l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
 	l.mu.Unlock()
 	if full {
-		return l.Flush(ctx)
+		return l.Flush(ctx, nil)
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 // moves to the next sequence number, after one read that tells such a blob
 // from this upload's own earlier attempt whose response was lost: the
 // blob's metadata carries the SHA-256 of its content).
-func (l *BlobLog) Flush(ctx context.Context) (err error) {
+func (l *BlobLog) Flush(ctx context.Context, options *BlobLogFlushOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx, end := l.tr.start(ctx, "BlobLog.Flush", "", len(l.buf))
@@ -224,19 +224,19 @@ func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) 
 
 // Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx
 // ends; then it flushes what is left.
-func (l *BlobLog) Run(ctx context.Context) error {
+func (l *BlobLog) Run(ctx context.Context, options *BlobLogRunOptions) error {
 	t := time.NewTicker(max(l.opts.MaxAge/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return l.Flush(context.WithoutCancel(ctx))
+			return l.Flush(context.WithoutCancel(ctx), nil)
 		case <-t.C:
 			l.mu.Lock()
 			due := len(l.buf) > 0 && l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
 			l.mu.Unlock()
 			if due {
-				if err := l.Flush(ctx); err != nil && ctx.Err() == nil {
+				if err := l.Flush(ctx, nil); err != nil && ctx.Err() == nil {
 					if l.opts.Logger != nil {
 						l.opts.Logger.WarnContext(ctx, "tablekit: BlobLog flush failed; the entries stay buffered for the next tick", "container", l.container, "prefix", l.prefix, "error", redact.Error(err))
 					}
@@ -248,12 +248,14 @@ func (l *BlobLog) Run(ctx context.Context) error {
 }
 
 // Close flushes what is buffered.
-func (l *BlobLog) Close(ctx context.Context) error { return l.Flush(ctx) }
+func (l *BlobLog) Close(ctx context.Context, options *BlobLogCloseOptions) error {
+	return l.Flush(ctx, nil)
+}
 
 // ReadLog returns the entries of [from, to) written under prefix, in time
 // order: one listing request per hour the range covers, one read per blob
 // whose first/last times overlap the range.
-func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time) iter.Seq2[LogEntry, error] {
+func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
 		l := &BlobLog{prefix: prefix}
 		for h := from.UTC().Truncate(time.Hour); h.Before(until); h = h.Add(time.Hour) {
@@ -321,3 +323,21 @@ func skip(meta map[string]*string, from, until time.Time) bool {
 	last, ok2 := get("last")
 	return ok1 && ok2 && (last.Before(from) || !first.Before(until))
 }
+
+// BlobLogAppendOptions configure BlobLog.Append. There are none yet; pass nil.
+type BlobLogAppendOptions struct{}
+
+// BlobLogAppendAtOptions configure BlobLog.AppendAt. There are none yet; pass nil.
+type BlobLogAppendAtOptions struct{}
+
+// BlobLogFlushOptions configure BlobLog.Flush. There are none yet; pass nil.
+type BlobLogFlushOptions struct{}
+
+// BlobLogRunOptions configure BlobLog.Run. There are none yet; pass nil.
+type BlobLogRunOptions struct{}
+
+// BlobLogCloseOptions configure BlobLog.Close. There are none yet; pass nil.
+type BlobLogCloseOptions struct{}
+
+// ReadLogOptions configure ReadLog. There are none yet; pass nil.
+type ReadLogOptions struct{}

@@ -231,7 +231,7 @@ func eventKey(version int64) string {
 
 // Open reads the stream's header: one request. A stream that does not
 // exist yet has Version 0 and no ETag; the first Append creates it.
-func (s *EventStream[E]) Open(ctx context.Context, stream string) (*StreamHead, error) {
+func (s *EventStream[E]) Open(ctx context.Context, stream string, options *EventStreamOpenOptions) (*StreamHead, error) {
 	if err := keys.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
@@ -448,7 +448,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 			return nil
 		}
 	}
-	head, err := s.Open(ctx, stream)
+	head, err := s.Open(ctx, stream, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +477,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 			if err := backoff(); err != nil {
 				return nil, err
 			}
-			if head, err = s.Open(ctx, stream); err != nil {
+			if head, err = s.Open(ctx, stream, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -932,7 +932,7 @@ func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64
 		if from < 1 {
 			return nil, &table.InputError{Op: "ReadPage", Field: "from", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("version %d: versions start at 1", from)}
 		}
-		head, err := s.Open(ctx, stream)
+		head, err := s.Open(ctx, stream, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -1047,10 +1047,16 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
 // no error when the stream has none.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string) (*S, error) {
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *SnapshotsLoadOptions) (*S, error) {
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.IsNotFound(err) {
 		return nil, nil
 	}
 	return v, err
 }
+
+// EventStreamOpenOptions configure EventStream.Open. There are none yet; pass nil.
+type EventStreamOpenOptions struct{}
+
+// SnapshotsLoadOptions configure Snapshots.Load. There are none yet; pass nil.
+type SnapshotsLoadOptions struct{}

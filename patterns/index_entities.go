@@ -358,7 +358,7 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (_ Stats, err error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntitiesRemoveOptions) (_ Stats, err error) {
 	ctx, end := x.tr.start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
@@ -392,7 +392,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (_ Stats, err error
 // indexed value changed, moves the RowKey from the old value's index entity
 // to the new one's: three entities in one transaction, after reading both
 // index entities (three requests; one when the value did not change).
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (_ Stats, err error) {
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
 	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
 	if prev == nil || next == nil {
@@ -451,7 +451,7 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (_ Stats, 
 // list spans so many parts that the service pages it). It is a range
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string) ([]string, error) {
+func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupOptions) ([]string, error) {
 	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
 }
 
@@ -473,8 +473,8 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string) ([]*T, error) {
-	ids, err := x.Lookup(ctx, partitionKey, value)
+func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+	ids, err := x.Lookup(ctx, partitionKey, value, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -517,7 +517,7 @@ type listState struct {
 // another value is an Orphan, an ID listed twice is Stale. Rows whose
 // RowKey starts with the prefix are index entities; every other row is an
 // entity of T.
-func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, options *IndexEntitiesVerifyOptions) (*IndexReport, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: "IndexEntities.Verify", Field: "PartitionKey", Rule: err}
 	}
@@ -661,3 +661,18 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	}
 	return g, nil
 }
+
+// IndexEntitiesRemoveOptions configure IndexEntities.Remove. There are none yet; pass nil.
+type IndexEntitiesRemoveOptions struct{}
+
+// IndexEntitiesChangeOptions configure IndexEntities.Change. There are none yet; pass nil.
+type IndexEntitiesChangeOptions struct{}
+
+// IndexEntitiesLookupOptions configure IndexEntities.Lookup. There are none yet; pass nil.
+type IndexEntitiesLookupOptions struct{}
+
+// IndexEntitiesLookupEntitiesOptions configure IndexEntities.LookupEntities. There are none yet; pass nil.
+type IndexEntitiesLookupEntitiesOptions struct{}
+
+// IndexEntitiesVerifyOptions configure IndexEntities.Verify. There are none yet; pass nil.
+type IndexEntitiesVerifyOptions struct{}

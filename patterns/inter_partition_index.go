@@ -255,7 +255,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
-func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) (err error) {
+func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
 	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
@@ -368,7 +368,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
 // value): one point query on the index's table. The result holds what the
 // copy stores, under the primary's keys.
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *InterPartitionIndexLookupOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
@@ -400,7 +400,7 @@ func validKeyPair(pk, rk string) error { return validKeys("Lookup", pk, "value",
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *InterPartitionIndexRangeOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
@@ -425,7 +425,7 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 // by their owner reference. progress, when set, is called with the
 // entities read so far. Orphans are judged among the primaries read:
 // verify with the zero filter for a full check.
-func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*IndexReport, error) {
+func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int), options *InterPartitionIndexVerifyAllOptions) (*IndexReport, error) {
 	r := &IndexReport{toFix: map[[2]string]bool{}}
 	read := 0
 	tick := func() {
@@ -509,7 +509,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 // and each orphan is deleted while it still has no primary (guarded by
 // its ETag). Backfilling a new index is VerifyAll then RepairAll.
 // progress, when set, is called per item fixed.
-func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
+func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *InterPartitionIndexRepairAllOptions) error {
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
 	step := func() {
@@ -553,3 +553,18 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, 
 	}
 	return nil
 }
+
+// InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
+type InterPartitionIndexDeleteOptions struct{}
+
+// InterPartitionIndexLookupOptions configure InterPartitionIndex.Lookup. There are none yet; pass nil.
+type InterPartitionIndexLookupOptions struct{}
+
+// InterPartitionIndexRangeOptions configure InterPartitionIndex.Range. There are none yet; pass nil.
+type InterPartitionIndexRangeOptions struct{}
+
+// InterPartitionIndexVerifyAllOptions configure InterPartitionIndex.VerifyAll. There are none yet; pass nil.
+type InterPartitionIndexVerifyAllOptions struct{}
+
+// InterPartitionIndexRepairAllOptions configure InterPartitionIndex.RepairAll. There are none yet; pass nil.
+type InterPartitionIndexRepairAllOptions struct{}

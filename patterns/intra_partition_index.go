@@ -459,7 +459,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 }
 
 // Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *IntraPartitionIndexGetOptions) (*T, error) {
 	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
 }
 
@@ -485,7 +485,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexLookupOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -509,7 +509,7 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 
 // Find returns the entities whose value in an index equals value, in the
 // index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexFindOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -517,7 +517,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 	d := x.defs[i]
 	if d.Unique {
 		return func(yield func(*T, error) bool) {
-			v, err := x.Lookup(ctx, index, partitionKey, value)
+			v, err := x.Lookup(ctx, index, partitionKey, value, nil)
 			if table.IsNotFound(err) {
 				return
 			}
@@ -533,7 +533,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 
 // Range returns the entities whose value in an index lies in [lo, hi), in
 // the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *IntraPartitionIndexRangeOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -553,7 +553,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 
 // Prefix returns the entities whose value in an index starts with prefix,
 // in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *IntraPartitionIndexPrefixOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -587,7 +587,7 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 
 // Verify reads one partition (one request per page) and reports every copy
 // that is missing, orphaned or stale.
-func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string, options *IntraPartitionIndexVerifyOptions) (*IndexReport, error) {
 	r := &IndexReport{primaries: map[string]*table.Entity{}}
 	type copyRow struct {
 		index int
@@ -763,3 +763,21 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	}
 	return g, nil
 }
+
+// IntraPartitionIndexGetOptions configure IntraPartitionIndex.Get. There are none yet; pass nil.
+type IntraPartitionIndexGetOptions struct{}
+
+// IntraPartitionIndexLookupOptions configure IntraPartitionIndex.Lookup. There are none yet; pass nil.
+type IntraPartitionIndexLookupOptions struct{}
+
+// IntraPartitionIndexFindOptions configure IntraPartitionIndex.Find. There are none yet; pass nil.
+type IntraPartitionIndexFindOptions struct{}
+
+// IntraPartitionIndexRangeOptions configure IntraPartitionIndex.Range. There are none yet; pass nil.
+type IntraPartitionIndexRangeOptions struct{}
+
+// IntraPartitionIndexPrefixOptions configure IntraPartitionIndex.Prefix. There are none yet; pass nil.
+type IntraPartitionIndexPrefixOptions struct{}
+
+// IntraPartitionIndexVerifyOptions configure IntraPartitionIndex.Verify. There are none yet; pass nil.
+type IntraPartitionIndexVerifyOptions struct{}

@@ -264,7 +264,7 @@ const (
 // whatever the stored version: the last writer wins. To not lose a
 // concurrent writer's change, read with Get and write with Update, or use
 // Modify. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Put(ctx context.Context, v *T) (err error) {
+func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutOptions) (err error) {
 	ctx, end := l.tr.start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
@@ -275,7 +275,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T) (err error) {
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T) (err error) {
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityUpdateOptions) (err error) {
 	ctx, end := l.tr.start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Update", v, updateMode)
@@ -306,7 +306,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 	}
 	var result *T
 	_, err = table.RetryOnConflict(ctx, &ro, func(int) error {
-		v, err := l.Get(ctx, partitionKey, rowKey)
+		v, err := l.Get(ctx, partitionKey, rowKey, nil)
 		mode := updateMode
 		if err != nil {
 			if !create || !table.IsNotFound(err) {
@@ -501,15 +501,15 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // Get reads the entity and every offloaded field: one request, plus one
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
-func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
+func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetOptions) (*T, error) {
 	const rounds = 3
 	for round := 1; ; round++ {
-		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey)
+		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey, nil)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range l.fields {
-			if err = lazy.Load(ctx, f); err != nil {
+			if err = lazy.Load(ctx, f, nil); err != nil {
 				break
 			}
 		}
@@ -546,7 +546,7 @@ func (z *Lazy[T]) Fields() []string {
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
-func (z *Lazy[T]) Load(ctx context.Context, field string) error {
+func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptions) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
@@ -582,7 +582,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string) error {
 
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
-func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string) (*T, *Lazy[T], error) {
+func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetLazyOptions) (*T, *Lazy[T], error) {
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
 		return nil, nil, err
 	}
@@ -609,7 +609,7 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // read, a delete guarded by the ETag read (a newer version sends it round
 // again), and one request per blob. A crash in between leaves blobs that
 // Sweep removes. A missing entity is success.
-func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string) (err error) {
+func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
 	ctx, end := l.tr.start(ctx, "LargeEntity.Delete", partitionKey, 1)
 	defer func() { end(err) }()
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
@@ -656,7 +656,7 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (_ int, err error) {
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *LargeEntitySweepOptions) (_ int, err error) {
 	ctx, end := l.tr.start(ctx, "LargeEntity.Sweep", "", 1)
 	defer func() { end(err) }()
 	deleted := 0
@@ -716,3 +716,24 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (_ int,
 	}
 	return deleted, nil
 }
+
+// LargeEntityPutOptions configure LargeEntity.Put. There are none yet; pass nil.
+type LargeEntityPutOptions struct{}
+
+// LargeEntityUpdateOptions configure LargeEntity.Update. There are none yet; pass nil.
+type LargeEntityUpdateOptions struct{}
+
+// LargeEntityGetOptions configure LargeEntity.Get. There are none yet; pass nil.
+type LargeEntityGetOptions struct{}
+
+// LazyLoadOptions configure Lazy.Load. There are none yet; pass nil.
+type LazyLoadOptions struct{}
+
+// LargeEntityGetLazyOptions configure LargeEntity.GetLazy. There are none yet; pass nil.
+type LargeEntityGetLazyOptions struct{}
+
+// LargeEntityDeleteOptions configure LargeEntity.Delete. There are none yet; pass nil.
+type LargeEntityDeleteOptions struct{}
+
+// LargeEntitySweepOptions configure LargeEntity.Sweep. There are none yet; pass nil.
+type LargeEntitySweepOptions struct{}

@@ -118,7 +118,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	if err := plain.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_2"}, Email: "e@x.com"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := intra.Verify(ctx, "Sales")
+	rep, err := intra.Verify(ctx, "Sales", nil)
 	if err != nil || rep.problems() != 1 {
 		t.Fatalf("Verify: %v, %d problems, want the one missing copy", err, rep.problems())
 	}
@@ -140,10 +140,10 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	next := *w
 	next.Email = "y@x.com"
 	from = len(rec.Spans())
-	_, err = ie.Change(ctx, w, &next)
+	_, err = ie.Change(ctx, w, &next, nil)
 	checkSpan(t, &rec, from, "IndexEntities.Change", "Ops", err != nil)
 	from = len(rec.Spans())
-	_, err = ie.Remove(ctx, &next)
+	_, err = ie.Remove(ctx, &next, nil)
 	checkSpan(t, &rec, from, "IndexEntities.Remove", "Ops", err != nil)
 
 	wide := NewWideEntity(client, &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
@@ -168,10 +168,10 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	}
 	p := &traced{Meta: table.Meta{PartitionKey: "Photos", RowKey: "p1"}, Photo: make([]byte, 64)}
 	from = len(rec.Spans())
-	err = le.Put(ctx, p)
+	err = le.Put(ctx, p, nil)
 	checkSpan(t, &rec, from, "LargeEntity.Put", "Photos", err != nil)
 	from = len(rec.Spans())
-	err = le.Delete(ctx, "Photos", "p1")
+	err = le.Delete(ctx, "Photos", "p1", nil)
 	checkSpan(t, &rec, from, "LargeEntity.Delete", "Photos", err != nil)
 }
 
@@ -238,6 +238,6 @@ func TestInterPartitionIndexSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	from = len(rec.Spans())
-	err = x.Delete(ctx, cur)
+	err = x.Delete(ctx, cur, nil)
 	checkSpan(t, &rec, from, "InterPartitionIndex.Delete", "Sales", err != nil)
 }

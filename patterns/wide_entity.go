@@ -279,7 +279,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) (er
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
-func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
+func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *WideEntityGetOptions) (*Wide, error) {
 	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
 }
 
@@ -331,7 +331,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 }
 
 // Delete removes every part in one transaction (reading their keys first).
-func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) (err error) {
+func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, options *WideEntityDeleteOptions) (err error) {
 	ctx, end := w.tr.start(ctx, "WideEntity.Delete", partitionKey, 1)
 	defer func() { end(err) }()
 	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
@@ -350,3 +350,9 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) (e
 	_, err = batch.Submit(ctx, w.client, ops...)
 	return err
 }
+
+// WideEntityGetOptions configure WideEntity.Get. There are none yet; pass nil.
+type WideEntityGetOptions struct{}
+
+// WideEntityDeleteOptions configure WideEntity.Delete. There are none yet; pass nil.
+type WideEntityDeleteOptions struct{}

@@ -271,7 +271,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
 			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}},
-		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0); return err }},
+		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
 		{"SAS without permissions", patterns.ErrBadSAS, func(context.Context) error {
 			_, err := patterns.TableSAS("a", "bm90IGtleQ==", "good", patterns.SASPermissions{}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
 			return err

@@ -235,7 +235,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
 	seen := map[string]int{}
 	for _, last := range surnames {
-		ids, err := ix.Lookup(ctx, "Sales", last)
+		ids, err := ix.Lookup(ctx, "Sales", last, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 		t.Fatalf("index entities list %d IDs, want %d", len(seen), want)
 	}
 	// Intra-partition index: no missing, orphaned or stale copy.
-	rep, err := idx.Verify(ctx, "Sales")
+	rep, err := idx.Verify(ctx, "Sales", nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify: %+v %v", rep, err)
 	}
@@ -270,7 +270,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
 	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
-	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil)
+	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("VerifyAll: %+v %v", crep, err)
 	}
