@@ -291,3 +291,6 @@ func TestAccountsOnAzurite(t *testing.T) { RunAccounts(t, azuriteTwoAccounts(t))
 
 func TestPatternDefectsOnFake(t *testing.T)    { RunPatternDefects(t, fakeEnv()) }
 func TestPatternDefectsOnAzurite(t *testing.T) { RunPatternDefects(t, azuriteEnv(t)) }
+
+func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
+func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
