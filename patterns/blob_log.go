@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
 )
 
 // LogEntry is one line of a BlobLog.
@@ -85,6 +86,12 @@ func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions)
 	l := &BlobLog{blobs: blobs, container: container, prefix: prefix, seq: map[string]int{}}
 	if opts != nil {
 		l.opts = *opts
+	}
+	if l.opts.MaxBytes < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", l.opts.MaxBytes)})
+	}
+	if l.opts.MaxAge < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxAge", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%s is negative; 0 means the default", l.opts.MaxAge)})
 	}
 	if l.opts.Writer == "" {
 		l.opts.Writer = "w"
@@ -257,6 +264,14 @@ func (l *BlobLog) Close(ctx context.Context, options *BlobLogCloseOptions) error
 // whose first/last times overlap the range.
 func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
+		if err := keys.ValidateContainerName(container); err != nil {
+			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "container", Rule: err})
+			return
+		}
+		if until.Before(from) {
+			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "until", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("until %s is before from %s", until.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+			return
+		}
 		l := &BlobLog{prefix: prefix}
 		for h := from.UTC().Truncate(time.Hour); h.Before(until); h = h.Add(time.Hour) {
 			var hour []LogEntry

@@ -36,7 +36,10 @@ type DataSeries[V int32 | int64 | float64] struct {
 // NewDataSeries defines series of slots values stored as properties named
 // prefix and the zero-padded slot number. No request is sent.
 func NewDataSeries[V int32 | int64 | float64](client table.Client, prefix string, slots int) (*DataSeries[V], error) {
-	if slots < 1 || slots > table.MaxUserProperties {
+	if slots < 1 {
+		return nil, fmt.Errorf("%w: a data series needs at least 1 slot, not %d", ErrBadDefinition, slots)
+	}
+	if slots > table.MaxUserProperties {
 		return nil, ErrTooManySlots
 	}
 	width := len(strconv.Itoa(slots - 1))

@@ -93,6 +93,9 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
 		retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5e6, MaxDelay: 5e8}, par: 8}
 	if opts != nil {
+		if opts.MaxListUnits < 0 || opts.MaxListUnits > DefaultMaxListUnits {
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to DefaultMaxListUnits (%d), what one entity holds", opts.MaxListUnits, DefaultMaxListUnits)})
+		}
 		if opts.MaxListUnits > 0 && opts.MaxListUnits < DefaultMaxListUnits {
 			x.max = opts.MaxListUnits
 		}
@@ -600,6 +603,9 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
 	ctx, end := x.tr.start(ctx, "IndexEntities.Repair", "", r.problems())
 	defer func() { end(err) }()
+	if err := checkRepairOptions("IndexEntities.Repair", opts); err != nil {
+		return RepairSummary{}, err
+	}
 	var groups []repairGroup
 	values := slices.Sorted(maps.Keys(r.lists))
 	for _, value := range values {

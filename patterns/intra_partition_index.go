@@ -688,6 +688,9 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
 	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Repair", "", r.problems())
 	defer func() { end(err) }()
+	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
+		return RepairSummary{}, err
+	}
 	byPrimary := map[string][]IndexIssue{}
 	var order []string
 	add := func(is IndexIssue) {

@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"time"
 
@@ -141,8 +142,13 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 	// t >= from is RowKey below every key that starts with inv(from).
 	lo := keys.InvertedTicks(keys.TimeOfTicks(keys.TicksOf(to) - 1))
 	_, hi := keys.PrefixRange(keys.InvertedTicks(from))
+	if to.Before(from) {
+		return func(yield func(*T, error) bool) {
+			yield(nil, &table.InputError{Op: "LogTail.Between", Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+		}
+	}
 	if !to.After(from) {
-		return func(func(*T, error) bool) {}
+		return func(func(*T, error) bool) {} // [from, from) is empty
 	}
 	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}))
 }

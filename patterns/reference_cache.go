@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -29,6 +30,7 @@ type ReferenceCache[T any] struct {
 	query *table.QueryOptions
 	ttl   time.Duration
 	now   func() time.Time
+	bad   error // an option out of range, returned by every lookup
 
 	mu       sync.Mutex
 	byKey    map[[2]string]*T
@@ -47,6 +49,10 @@ func NewReferenceCache[T any](tbl *table.Table[T], opts *ReferenceCacheOptions) 
 		if opts.TTL > 0 {
 			c.ttl = opts.TTL
 		}
+		if opts.TTL < 0 {
+			// NewReferenceCache returns no error, so the first lookup does.
+			c.bad = &table.InputError{Op: "NewReferenceCache", Field: "TTL", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%s is negative; 0 means the default", opts.TTL)}
+		}
 		if opts.Now != nil {
 			c.now = opts.Now
 		}
@@ -56,6 +62,9 @@ func NewReferenceCache[T any](tbl *table.Table[T], opts *ReferenceCacheOptions) 
 
 // fresh returns the loaded data, loading it when absent or expired.
 func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, error) {
+	if c.bad != nil {
+		return nil, nil, c.bad
+	}
 	for {
 		c.mu.Lock()
 		if c.byKey != nil && c.now().Sub(c.loadedAt) < c.ttl {

@@ -306,6 +306,15 @@ func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowK
 	if e.badName != nil {
 		return e.badName
 	}
+	// The keys are checked before the message goes out: a key the table
+	// refuses would otherwise leave a message behind for a write that
+	// never happened.
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(rowKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "RowKey", Rule: err}
+	}
 	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
 }
 

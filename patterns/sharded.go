@@ -96,6 +96,10 @@ func (s *Sharded[T]) Read(ctx context.Context, opts *ShardedReadOptions) iter.Se
 		o.Parallelism = s.n
 	}
 	return func(yield func(*T, error) bool) {
+		if opts != nil && opts.Parallelism < 0 {
+			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Parallelism", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means all shards", opts.Parallelism)})
+			return
+		}
 		if o.Top < 0 {
 			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Top", Rule: table.ErrBadOption})
 			return
