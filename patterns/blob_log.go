@@ -194,6 +194,7 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 			Metadata:         meta,
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}},
 		})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
 			// Taken. By this very upload, if the SDK retried it after its
@@ -217,6 +218,7 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 // request, for the metadata of its first byte.
 func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) {
 	resp, err := l.blobs.DownloadStream(ctx, l.container, name, &azblob.DownloadStreamOptions{Range: azblob.HTTPRange{Count: 1}})
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	if err != nil {
 		return false, err
 	}
@@ -278,6 +280,7 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 			pager := blobs.NewListBlobsFlatPager(container, &azblob.ListBlobsFlatOptions{Prefix: to.Ptr(l.hourPath(h) + "/"), Include: azblob.ListBlobsInclude{Metadata: true}})
 			for pager.More() {
 				page, err := pager.NextPage(ctx)
+				err = redact.Error(err) // a transport error names the URL, SAS token included
 				if err != nil {
 					yield(LogEntry{}, err)
 					return
@@ -287,6 +290,7 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 						continue
 					}
 					resp, err := blobs.DownloadStream(ctx, container, *item.Name, nil)
+					err = redact.Error(err) // a transport error names the URL, SAS token included
 					if err != nil {
 						yield(LogEntry{}, err)
 						return

@@ -23,6 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -451,6 +452,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		// answer was lost, can find it taken.
 		_, err := l.blobs.UploadBuffer(ctx, l.container, name, b, &azblob.UploadBufferOptions{
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		if err != nil && !isBlobStatus(err, http.StatusConflict) {
 			return fmt.Errorf("patterns: %s: large field %s: %w", op, f, err)
 		}
@@ -553,6 +555,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 	}
 	m := z.l.tbl.Meta(z.v)
 	resp, err := z.l.blobs.DownloadStream(ctx, z.l.container, r.name, nil)
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	if err != nil {
 		if !isBlobStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)
@@ -638,7 +641,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 			continue
 		}
 		if _, err := l.blobs.DeleteBlob(ctx, l.container, r.name, nil); err != nil && !isBlobStatus(err, http.StatusNotFound) {
-			return err
+			return redact.Error(err)
 		}
 	}
 	return nil
@@ -666,6 +669,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 	pager := l.blobs.NewListBlobsFlatPager(l.container, nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		if err != nil {
 			return deleted, err
 		}
@@ -704,6 +708,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 				o = &azblob.DeleteBlobOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: item.Properties.ETag}}}
 			}
 			_, err := l.blobs.DeleteBlob(ctx, l.container, name, o)
+			err = redact.Error(err) // a transport error names the URL, SAS token included
 			switch {
 			case err == nil:
 				deleted++

@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -147,6 +148,7 @@ func (b *BlobIndex) name(value string) (string, error) {
 // read returns the list and its ETag ("" when the blob does not exist).
 func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
 	resp, err := b.blobs.DownloadStream(ctx, b.container, name, nil)
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 		return nil, "", nil
@@ -188,6 +190,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 			cond = &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}
 		}
 		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
 			// 412 (changed since read) or 409 (created since): a lost race,
