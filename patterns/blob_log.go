@@ -38,10 +38,12 @@ type LogEntry struct {
 type BlobLogOptions struct {
 	// Writer tells this process's blobs from other writers'. Default: "w".
 	Writer string
-	// MaxBytes flushes when the buffer reaches this size. Default: 1 MiB.
+	// MaxBytes flushes when the buffer reaches this size. Default (0):
+	// 1 MiB; a negative size is refused by NewBlobLog.
 	MaxBytes int
 	// MaxAge flushes when the oldest buffered entry is this old, checked
-	// on Append and by Run. Default: 1 minute.
+	// on Append and by Run. Default (0): 1 minute; a negative age is
+	// refused by NewBlobLog.
 	MaxAge time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time

@@ -125,7 +125,7 @@ type RepairSummary struct {
 // RepairOptions configure a repair. nil means the defaults.
 type RepairOptions struct {
 	// PerTransaction caps the operations of one repair transaction, 2 to
-	// 100. Default: 100.
+	// 100; other values are refused before any request. Default (0): 100.
 	PerTransaction int
 	// Progress, when set, is called after each transaction with the
 	// entities (primaries, or values of index entities) repaired so far

@@ -32,7 +32,9 @@ const DefaultMaxListUnits = maxChunks * chunkUnits
 type IndexEntitiesOptions struct {
 	// MaxListUnits caps the JSON ID list of one index entity, in UTF-16
 	// units; a list that would outgrow it continues in another index
-	// entity of the same value. Default (and maximum): DefaultMaxListUnits.
+	// entity of the same value. Default (0) and maximum:
+	// DefaultMaxListUnits; a negative or larger value is refused by
+	// NewIndexEntities.
 	MaxListUnits int
 	// Retry bounds the read-and-transact rounds when writers race on one
 	// index entity. Default: 64 attempts, 5 ms doubling to 500 ms.

@@ -14,7 +14,8 @@ type ReferenceCacheOptions struct {
 	// Query selects the entities to keep. Default: the whole table.
 	Query *table.QueryOptions
 	// TTL is how long a load serves lookups before the next lookup
-	// reloads it. Default: 5 minutes.
+	// reloads it. Default (0): 5 minutes; a negative TTL makes every
+	// lookup fail with ErrBadOption, before any request.
 	TTL time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time

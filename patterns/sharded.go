@@ -60,7 +60,8 @@ type ShardedReadOptions struct {
 	From, To string
 	// Top caps the merged stream. Default: 0, no cap.
 	Top int
-	// Parallelism bounds the shards queried at once. Default: all of them.
+	// Parallelism bounds the shards queried at once. Default (0): all of
+	// them; a negative value is refused before any request.
 	Parallelism int
 }
 
