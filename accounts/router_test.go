@@ -232,7 +232,7 @@ func TestRouterOverTwoFakes(t *testing.T) {
 		if _, err := streams.For(id).Append(ctx, patterns.NewStreamHead(id), []*ledgerEvent{{Amount: 1}, {Amount: 2}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		h, err := streams.For(id).Open(ctx, id)
+		h, err := streams.For(id).Open(ctx, id, nil)
 		if err != nil || h.Version() != 2 {
 			t.Fatalf("stream %s: %v", id, err)
 		}

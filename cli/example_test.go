@@ -28,12 +28,12 @@ func Example_operatorBinary() {
 	client := svc.NewClient("Employees")
 	emails, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	})
+	}, nil)
 	if err != nil {
 		os.Exit(cli.ExitUsage)
 	}
 	photos := cli.Large("photos", func(b patterns.BlobStore) (cli.Sweeper, error) {
-		return patterns.NewLargeEntity[Employee](client, b, "photos", []string{"Photo"}, 0)
+		return patterns.NewLargeEntity[Employee](client, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
 		Indexes: []cli.Registration{cli.Index("emails", emails)},

@@ -20,20 +20,37 @@ import (
 
 // Indexer is what "index verify" and "index repair" need of an index: the
 // Verify and Repair every index kind of package patterns has
-// (IntraPartitionIndex, IndexEntities, ...).
-type Indexer interface {
-	Verify(ctx context.Context, partitionKey string) (*patterns.IndexReport, error)
+// (IntraPartitionIndex, IndexEntities, ...). Verify takes the index kind's
+// own options type, O; the commands pass nil (the defaults).
+type Indexer[O any] interface {
+	Verify(ctx context.Context, partitionKey string, opts *O) (*patterns.IndexReport, error)
 	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
+}
+
+// indexer is an Indexer with its options type fixed, as the commands use it.
+type indexer interface {
+	verify(ctx context.Context, partitionKey string) (*patterns.IndexReport, error)
+	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
+}
+
+type anyIndexer[O any] struct{ Indexer[O] }
+
+func (a anyIndexer[O]) verify(ctx context.Context, pk string) (*patterns.IndexReport, error) {
+	return a.Verify(ctx, pk, nil)
 }
 
 // Registration is an index under the name the command line uses for it.
 type Registration struct {
 	name string
-	idx  Indexer
+	idx  indexer
 }
 
-// Index registers idx as -index name for Main's index commands.
-func Index(name string, idx Indexer) Registration { return Registration{name: name, idx: idx} }
+// Index registers idx as -index name for Main's index commands:
+// cli.Index("emails", idx) for any index of package patterns (O is
+// inferred from its Verify).
+func Index[O any](name string, idx Indexer[O]) Registration {
+	return Registration{name: name, idx: anyIndexer[O]{idx}}
+}
 
 // indexFlags are the flags both index commands share.
 type indexFlags struct {
@@ -52,14 +69,14 @@ func (f *indexFlags) register(fs *flag.FlagSet) {
 }
 
 // resolve checks the flags: the index and the partitions, in order, once each.
-func (f *indexFlags) resolve(c *cli, args []string) (Indexer, []string, error) {
+func (f *indexFlags) resolve(c *cli, args []string) (indexer, []string, error) {
 	if len(args) != 0 {
 		return nil, nil, usagef("unexpected arguments %q", args)
 	}
 	if len(c.indexes) == 0 {
 		return nil, nil, usagef("no index is registered in this binary: tablekit cannot know your Go index definitions; build your own with package github.com/tablekit/tablekit/cli and cli.Index")
 	}
-	var idx Indexer
+	var idx indexer
 	var names []string
 	for _, r := range c.indexes {
 		names = append(names, r.name)
@@ -252,7 +269,7 @@ examples:
 					bad := false
 					for _, p := range parts {
 						start := time.Now()
-						r, err := idx.Verify(ctx, p)
+						r, err := idx.verify(ctx, p)
 						bar.step(start)
 						if err != nil {
 							bar.done()
@@ -331,8 +348,8 @@ examples:
 	}
 }
 
-func repairOne(ctx context.Context, idx Indexer, p string) (partitionResult, error) {
-	r, err := idx.Verify(ctx, p)
+func repairOne(ctx context.Context, idx indexer, p string) (partitionResult, error) {
+	r, err := idx.verify(ctx, p)
 	if err != nil {
 		return partitionResult{Partition: p, Missing: []patterns.IndexIssue{}, Orphans: []patterns.IndexIssue{}, Stale: []patterns.IndexIssue{}}, err
 	}

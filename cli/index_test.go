@@ -21,8 +21,8 @@ import (
 
 // The index kinds with a per-partition Verify and Repair are Indexers.
 var (
-	_ Indexer = (*patterns.IntraPartitionIndex[member])(nil)
-	_ Indexer = (*patterns.IndexEntities[member])(nil)
+	_ Indexer[patterns.IntraPartitionIndexVerifyOptions] = (*patterns.IntraPartitionIndex[member])(nil)
+	_ Indexer[patterns.IndexEntitiesVerifyOptions]       = (*patterns.IndexEntities[member])(nil)
 )
 
 type member struct {
@@ -36,7 +36,7 @@ func damagedIndex(t *testing.T, client *aztables.Client) *patterns.IntraPartitio
 	ctx := t.Context()
 	idx, err := patterns.NewIntraPartitionIndex[member](client, "emp_", []patterns.IndexDef[member]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,15 +55,15 @@ func damagedIndex(t *testing.T, client *aztables.Client) *patterns.IntraPartitio
 
 // failOnce fails the first Repair of one partition, as a crash would.
 type failOnce struct {
-	Indexer
+	Indexer[patterns.IntraPartitionIndexVerifyOptions]
 	partition string
 	failed    bool
 	verified  []string // the partitions verified, in order
 }
 
-func (f *failOnce) Verify(ctx context.Context, pk string) (*patterns.IndexReport, error) {
+func (f *failOnce) Verify(ctx context.Context, pk string, o *patterns.IntraPartitionIndexVerifyOptions) (*patterns.IndexReport, error) {
 	f.verified = append(f.verified, pk)
-	return f.Indexer.Verify(ctx, pk)
+	return f.Indexer.Verify(ctx, pk, o)
 }
 
 func (f *failOnce) Repair(ctx context.Context, r *patterns.IndexReport, o *patterns.RepairOptions) (patterns.RepairSummary, error) {

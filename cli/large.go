@@ -17,7 +17,7 @@ import (
 // Sweeper is what "large sweep" needs of a large entity: the Sweep of
 // patterns.LargeEntity.
 type Sweeper interface {
-	Sweep(ctx context.Context, grace time.Duration) (int, error)
+	Sweep(ctx context.Context, grace time.Duration, opts *patterns.LargeEntitySweepOptions) (int, error)
 }
 
 // LargeRegistration is a large entity under the name the command line
@@ -115,7 +115,7 @@ examples:
 				if err != nil {
 					return err
 				}
-				n, err := sw.Sweep(ctx, *grace)
+				n, err := sw.Sweep(ctx, *grace, nil)
 				would := slices.Clip(dryStore.would)
 				if would == nil {
 					would = []string{}

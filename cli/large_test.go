@@ -43,14 +43,14 @@ func testLarge(t *testing.T, a *account) {
 		if err != nil {
 			return nil, err
 		}
-		return patterns.NewLargeEntity[photo](tc, b, container, []string{"Photo"}, 1024)
+		return patterns.NewLargeEntity[photo](tc, b, container, []string{"Photo"}, 1024, nil)
 	}
 	le, err := open(blobs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, rk := range []string{"kept", "gone"} {
-		if err := le.(*patterns.LargeEntity[photo]).Put(ctx, &photo{Meta: table.Meta{PartitionKey: "emp", RowKey: rk}, Photo: bytes.Repeat([]byte("x"), 4096)}); err != nil {
+		if err := le.(*patterns.LargeEntity[photo]).Put(ctx, &photo{Meta: table.Meta{PartitionKey: "emp", RowKey: rk}, Photo: bytes.Repeat([]byte("x"), 4096)}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +86,7 @@ func testLarge(t *testing.T, a *account) {
 	if code != exitOK || !strings.Contains(out, "0 orphan blobs deleted") {
 		t.Fatalf("second sweep: exit %d, %s%s", code, out, errOut)
 	}
-	if _, err := le.(*patterns.LargeEntity[photo]).Get(ctx, "emp", "kept"); err != nil {
+	if _, err := le.(*patterns.LargeEntity[photo]).Get(ctx, "emp", "kept", nil); err != nil {
 		t.Fatalf("the named blob was swept: %v", err)
 	}
 }

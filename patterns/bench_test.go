@@ -62,7 +62,7 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 				wg.Wait()
 				elapsed += time.Since(start)
 				b.StopTimer()
-				ids, err := ix.Lookup(context.Background(), "Sales", "Jones")
+				ids, err := ix.Lookup(context.Background(), "Sales", "Jones", nil)
 				if err != nil || len(ids) != adds {
 					b.Fatalf("%d IDs in the index, want %d (%v)", len(ids), adds, err)
 				}
@@ -132,7 +132,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
 			ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, &patterns.IndexEntitiesOptions{LookupParallelism: par})
 			for b.Loop() {
-				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones")
+				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones", nil)
 				if err != nil || len(got) != n {
 					b.Fatalf("%d entities, want %d (%v)", len(got), n, err)
 				}
@@ -161,7 +161,8 @@ func BenchmarkIntraPartitionAdd(b *testing.B) {
 	idx, err := patterns.NewIntraPartitionIndex[benchStaff](client, "empid_", []patterns.IndexDef[benchStaff]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(s *benchStaff) string { return s.Email }},
 		{Name: "lname", Prefix: "lname_", Value: func(s *benchStaff) string { return s.LastName }, Project: []string{"FirstName", "LastName"}},
-	})
+	}, nil)
+
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func BenchmarkWidePut(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	w := patterns.NewWideEntity(client)
+	w := patterns.NewWideEntity(client, nil)
 	props := map[string]any{}
 	for d := 0; d < 300; d++ {
 		props[fmt.Sprintf("D%03d", d)] = int64(d)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -19,9 +20,12 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
 )
 
 // LogEntry is one line of a BlobLog.
@@ -34,13 +38,23 @@ type LogEntry struct {
 type BlobLogOptions struct {
 	// Writer tells this process's blobs from other writers'. Default: "w".
 	Writer string
-	// MaxBytes flushes when the buffer reaches this size. Default: 1 MiB.
+	// MaxBytes flushes when the buffer reaches this size. Default (0):
+	// 1 MiB; a negative size is refused by NewBlobLog.
 	MaxBytes int
 	// MaxAge flushes when the oldest buffered entry is this old, checked
-	// on Append and by Run. Default: 1 minute.
+	// on Append and by Run. Default (0): 1 minute; a negative age is
+	// refused by NewBlobLog.
 	MaxAge time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// TracingProvider opens one span per Flush (BlobLog.Flush, with the
+	// entry count and outcome as attributes) around the SDK's HTTP spans;
+	// give it the provider the clients use (for OpenTelemetry,
+	// azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// Logger receives, at Warn, the flushes Run retries on its next tick.
+	// Default: no logging.
+	Logger *slog.Logger
 }
 
 // BlobLog writes log data to blobs instead of a table, the fix of the
@@ -63,6 +77,7 @@ type BlobLog struct {
 	size   int
 	oldest time.Time
 	seq    map[string]int // hour path -> last sequence used
+	tr     tracer
 }
 
 // NewBlobLog writes under prefix in container. No request is sent.
@@ -74,6 +89,12 @@ func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions)
 	if opts != nil {
 		l.opts = *opts
 	}
+	if l.opts.MaxBytes < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", l.opts.MaxBytes)})
+	}
+	if l.opts.MaxAge < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxAge", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%s is negative; 0 means the default", l.opts.MaxAge)})
+	}
 	if l.opts.Writer == "" {
 		l.opts.Writer = "w"
 	}
@@ -83,6 +104,7 @@ func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions)
 	if l.opts.MaxAge <= 0 {
 		l.opts.MaxAge = time.Minute
 	}
+	l.tr = newTracer(l.opts.TracingProvider, "")
 	if l.opts.Now == nil {
 		l.opts.Now = time.Now
 	}
@@ -98,12 +120,12 @@ func (l *BlobLog) hourPath(t time.Time) string {
 
 // Append buffers an entry stamped now, flushing when the buffer is full or
 // old enough. The entry is acknowledged only by a Flush that returns nil.
-func (l *BlobLog) Append(ctx context.Context, text string) error {
-	return l.AppendAt(ctx, l.opts.Now(), text)
+func (l *BlobLog) Append(ctx context.Context, text string, options *BlobLogAppendOptions) error {
+	return l.AppendAt(ctx, l.opts.Now(), text, nil)
 }
 
 // AppendAt buffers an entry with its own time.
-func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error {
+func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *BlobLogAppendAtOptions) error {
 	l.mu.Lock()
 	if len(l.buf) == 0 {
 		l.oldest = l.opts.Now()
@@ -113,7 +135,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 	full := l.size >= l.opts.MaxBytes || l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
 	l.mu.Unlock()
 	if full {
-		return l.Flush(ctx)
+		return l.Flush(ctx, nil)
 	}
 	return nil
 }
@@ -123,9 +145,11 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string) error
 // moves to the next sequence number, after one read that tells such a blob
 // from this upload's own earlier attempt whose response was lost: the
 // blob's metadata carries the SHA-256 of its content).
-func (l *BlobLog) Flush(ctx context.Context) error {
+func (l *BlobLog) Flush(ctx context.Context, options *BlobLogFlushOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	ctx, end := l.tr.start(ctx, "BlobLog.Flush", "", len(l.buf))
+	defer func() { end(err) }()
 	if len(l.buf) == 0 {
 		return nil
 	}
@@ -172,6 +196,7 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 			Metadata:         meta,
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}},
 		})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
 			// Taken. By this very upload, if the SDK retried it after its
@@ -195,6 +220,7 @@ func (l *BlobLog) writeHour(ctx context.Context, hour string, entries []LogEntry
 // request, for the metadata of its first byte.
 func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) {
 	resp, err := l.blobs.DownloadStream(ctx, l.container, name, &azblob.DownloadStreamOptions{Range: azblob.HTTPRange{Count: 1}})
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	if err != nil {
 		return false, err
 	}
@@ -209,19 +235,22 @@ func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) 
 
 // Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx
 // ends; then it flushes what is left.
-func (l *BlobLog) Run(ctx context.Context) error {
+func (l *BlobLog) Run(ctx context.Context, options *BlobLogRunOptions) error {
 	t := time.NewTicker(max(l.opts.MaxAge/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return l.Flush(context.WithoutCancel(ctx))
+			return l.Flush(context.WithoutCancel(ctx), nil)
 		case <-t.C:
 			l.mu.Lock()
 			due := len(l.buf) > 0 && l.opts.Now().Sub(l.oldest) >= l.opts.MaxAge
 			l.mu.Unlock()
 			if due {
-				if err := l.Flush(ctx); err != nil && ctx.Err() == nil {
+				if err := l.Flush(ctx, nil); err != nil && ctx.Err() == nil {
+					if l.opts.Logger != nil {
+						l.opts.Logger.WarnContext(ctx, "tablekit: BlobLog flush failed; the entries stay buffered for the next tick", "container", l.container, "prefix", l.prefix, "error", redact.Error(err))
+					}
 					continue // kept buffered; the next tick tries again
 				}
 			}
@@ -230,19 +259,30 @@ func (l *BlobLog) Run(ctx context.Context) error {
 }
 
 // Close flushes what is buffered.
-func (l *BlobLog) Close(ctx context.Context) error { return l.Flush(ctx) }
+func (l *BlobLog) Close(ctx context.Context, options *BlobLogCloseOptions) error {
+	return l.Flush(ctx, nil)
+}
 
 // ReadLog returns the entries of [from, to) written under prefix, in time
 // order: one listing request per hour the range covers, one read per blob
 // whose first/last times overlap the range.
-func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time) iter.Seq2[LogEntry, error] {
+func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
+		if err := keys.ValidateContainerName(container); err != nil {
+			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "container", Rule: err})
+			return
+		}
+		if until.Before(from) {
+			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "until", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("until %s is before from %s", until.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+			return
+		}
 		l := &BlobLog{prefix: prefix}
 		for h := from.UTC().Truncate(time.Hour); h.Before(until); h = h.Add(time.Hour) {
 			var hour []LogEntry
 			pager := blobs.NewListBlobsFlatPager(container, &azblob.ListBlobsFlatOptions{Prefix: to.Ptr(l.hourPath(h) + "/"), Include: azblob.ListBlobsInclude{Metadata: true}})
 			for pager.More() {
 				page, err := pager.NextPage(ctx)
+				err = redact.Error(err) // a transport error names the URL, SAS token included
 				if err != nil {
 					yield(LogEntry{}, err)
 					return
@@ -252,6 +292,7 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 						continue
 					}
 					resp, err := blobs.DownloadStream(ctx, container, *item.Name, nil)
+					err = redact.Error(err) // a transport error names the URL, SAS token included
 					if err != nil {
 						yield(LogEntry{}, err)
 						return
@@ -303,3 +344,21 @@ func skip(meta map[string]*string, from, until time.Time) bool {
 	last, ok2 := get("last")
 	return ok1 && ok2 && (last.Before(from) || !first.Before(until))
 }
+
+// BlobLogAppendOptions configure BlobLog.Append. There are none yet; pass nil.
+type BlobLogAppendOptions struct{}
+
+// BlobLogAppendAtOptions configure BlobLog.AppendAt. There are none yet; pass nil.
+type BlobLogAppendAtOptions struct{}
+
+// BlobLogFlushOptions configure BlobLog.Flush. There are none yet; pass nil.
+type BlobLogFlushOptions struct{}
+
+// BlobLogRunOptions configure BlobLog.Run. There are none yet; pass nil.
+type BlobLogRunOptions struct{}
+
+// BlobLogCloseOptions configure BlobLog.Close. There are none yet; pass nil.
+type BlobLogCloseOptions struct{}
+
+// ReadLogOptions configure ReadLog. There are none yet; pass nil.
+type ReadLogOptions struct{}

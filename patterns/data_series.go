@@ -36,7 +36,10 @@ type DataSeries[V int32 | int64 | float64] struct {
 // NewDataSeries defines series of slots values stored as properties named
 // prefix and the zero-padded slot number. No request is sent.
 func NewDataSeries[V int32 | int64 | float64](client table.Client, prefix string, slots int) (*DataSeries[V], error) {
-	if slots < 1 || slots > table.MaxUserProperties {
+	if slots < 1 {
+		return nil, fmt.Errorf("%w: a data series needs at least 1 slot, not %d", ErrBadDefinition, slots)
+	}
+	if slots > table.MaxUserProperties {
 		return nil, ErrTooManySlots
 	}
 	width := len(strconv.Itoa(slots - 1))
@@ -111,7 +114,7 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 }
 
 // Get reads the whole series with one point query.
-func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string) (*Series[V], error) {
+func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *DataSeriesGetOptions) (*Series[V], error) {
 	if err := validKeys("DataSeries.Get", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
@@ -141,3 +144,6 @@ func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string) (*
 	}
 	return s, nil
 }
+
+// DataSeriesGetOptions configure DataSeries.Get. There are none yet; pass nil.
+type DataSeriesGetOptions struct{}

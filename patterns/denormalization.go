@@ -57,7 +57,7 @@ func NewDenormalized[S, D any](client table.Client, fields []string, copyFn func
 // guarded by its ETag when it has one (upserted otherwise); each target
 // must exist (If-Match: *) and only the copied properties of it change.
 // Up to 99 targets.
-func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys ...string) error {
+func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys []string, options *DenormalizedUpdateOptions) error {
 	if src == nil {
 		return &table.InputError{Op: "Denormalized.Update", Rule: table.ErrNilValue}
 	}
@@ -90,3 +90,6 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys .
 	_, err := tx.Submit(ctx, d.client)
 	return err
 }
+
+// DenormalizedUpdateOptions configure Denormalized.Update. There are none yet; pass nil.
+type DenormalizedUpdateOptions struct{}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -144,6 +145,14 @@ type EventStreamOptions struct {
 	// Logger receives a warning when an append removes the uncommitted
 	// events of an earlier one. Default: no logging.
 	Logger *slog.Logger
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
 }
 
 // EventStream is an append-only sequence of events of type E per
@@ -183,6 +192,7 @@ type EventStream[E any] struct {
 	heads  *table.Table[streamHeadRow]
 	keys   *table.Table[eventKeyRow]
 	logger *slog.Logger
+	tr     tracer
 }
 
 // NewEventStream defines streams of events of type E over client. It sends
@@ -207,6 +217,7 @@ func NewEventStream[E any](client table.Client, opts *EventStreamOptions) (*Even
 	s := &EventStream[E]{client: client, codec: codec, events: events, heads: heads, keys: ks}
 	if opts != nil {
 		s.logger = opts.Logger
+		s.tr = newTracer(opts.TracingProvider, opts.TableName)
 	}
 	return s, nil
 }
@@ -220,7 +231,7 @@ func eventKey(version int64) string {
 
 // Open reads the stream's header: one request. A stream that does not
 // exist yet has Version 0 and no ETag; the first Append creates it.
-func (s *EventStream[E]) Open(ctx context.Context, stream string) (*StreamHead, error) {
+func (s *EventStream[E]) Open(ctx context.Context, stream string, options *EventStreamOpenOptions) (*StreamHead, error) {
 	if err := keys.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
@@ -348,7 +359,9 @@ type appendRun[E any] struct {
 // If the SDK retried a transaction whose first answer was lost, the retry
 // meets 412 although the append committed; Append then reads the header
 // (one request) and, finding its own append there, succeeds.
-func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []*E, opts *AppendOptions) (*StreamHead, error) {
+func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []*E, opts *AppendOptions) (_ *StreamHead, err error) {
+	ctx, end := s.tr.start(ctx, "EventStream.Append", streamOf(head), len(events))
+	defer func() { end(err) }()
 	return s.append(ctx, head, events, opts, nil)
 }
 
@@ -435,7 +448,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 			return nil
 		}
 	}
-	head, err := s.Open(ctx, stream)
+	head, err := s.Open(ctx, stream, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +477,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 			if err := backoff(); err != nil {
 				return nil, err
 			}
-			if head, err = s.Open(ctx, stream); err != nil {
+			if head, err = s.Open(ctx, stream, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -919,7 +932,7 @@ func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64
 		if from < 1 {
 			return nil, &table.InputError{Op: "ReadPage", Field: "from", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("version %d: versions start at 1", from)}
 		}
-		head, err := s.Open(ctx, stream)
+		head, err := s.Open(ctx, stream, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -1034,10 +1047,16 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
 // no error when the stream has none.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string) (*S, error) {
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *SnapshotsLoadOptions) (*S, error) {
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.IsNotFound(err) {
 		return nil, nil
 	}
 	return v, err
 }
+
+// EventStreamOpenOptions configure EventStream.Open. There are none yet; pass nil.
+type EventStreamOpenOptions struct{}
+
+// SnapshotsLoadOptions configure Snapshots.Load. There are none yet; pass nil.
+type SnapshotsLoadOptions struct{}

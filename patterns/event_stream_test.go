@@ -144,7 +144,7 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.rule)
 		}
 	}
-	if _, err := s.Open(ctx, ""); !errors.Is(err, table.ErrInvalidValue) {
+	if _, err := s.Open(ctx, "", nil); !errors.Is(err, table.ErrInvalidValue) {
 		t.Errorf("Open of an empty ID: %v", err)
 	}
 	if n := svc.Total(); n != 0 {
@@ -193,7 +193,7 @@ func TestEventStreamDuplicateInALaterTransactionTakesTheEarlierBack(t *testing.T
 	if svc.Count(fake.OpBatch) != 3 || svc.Total() != 4 {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
-	now, _ := s.Open(ctx, "acct")
+	now, _ := s.Open(ctx, "acct", nil)
 	if now.Version() != 1 || now.Pending() != 0 || svc.Len("streams") != 3 {
 		t.Fatalf("after the refused append: version %d, pending %d, %d rows", now.Version(), now.Pending(), svc.Len("streams"))
 	}
@@ -279,7 +279,7 @@ func BenchmarkEventStreamAppends(b *testing.B) {
 				b.StartTimer()
 				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
 					_, err := table.RetryOnConflict(ctx, backoff, func(int) error {
-						head, err := s.Open(ctx, "bench")
+						head, err := s.Open(ctx, "bench", nil)
 						if err != nil {
 							return err
 						}
@@ -414,7 +414,7 @@ func TestEventStreamBadInputOnAPendingStreamSendsNothing(t *testing.T) {
 		t.Fatal("the dying append succeeded")
 	}
 	s, _ := patterns.NewEventStream[deposited](client, nil)
-	head, err := s.Open(ctx, "acct")
+	head, err := s.Open(ctx, "acct", nil)
 	if err != nil || head.Version() != 0 || head.Pending() != 100 {
 		t.Fatalf("after the crash: %+v, %v", head, err)
 	}

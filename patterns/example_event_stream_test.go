@@ -81,7 +81,7 @@ func ExampleEventStream() {
 	fmt.Println("stale head:", errors.Is(err, patterns.ErrStreamConflict), table.IsConflict(err))
 
 	// Rebuild the state: the snapshot, then the events after it.
-	snap, err := snapshots.Load(ctx, "acct-42")
+	snap, err := snapshots.Load(ctx, "acct-42", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -153,7 +153,7 @@ func ExampleEventStream_AppendFunc() {
 	}
 	_, _ = accounts.Append(ctx, patterns.NewStreamHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
 	fmt.Println(withdraw("w1", 30), withdraw("w2", 30), withdraw("w3", 20))
-	head, _ := accounts.Open(ctx, "acct-7")
+	head, _ := accounts.Open(ctx, "acct-7", nil)
 	fmt.Println("version", head.Version())
 	// Output:
 	// <nil> <nil> <nil>

@@ -55,7 +55,7 @@ func ExampleDenormalized() {
 	}
 	svc.ResetCounts()
 	don := &Person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
-	if err := managers.Update(ctx, don, "department"); err != nil {
+	if err := managers.Update(ctx, don, []string{"department"}, nil); err != nil {
 		panic(err)
 	}
 	d, _ := deps.Get(ctx, "Sales", "department", nil)
@@ -80,10 +80,10 @@ func ExampleRelatedRows() {
 		reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 4})
 	}
 	svc.ResetCounts()
-	if err := rows.Write(ctx, don, reviews...); err != nil {
+	if err := rows.Write(ctx, don, reviews, nil); err != nil {
 		panic(err)
 	}
-	got, err := rows.Read(ctx, "Sales", "000123")
+	got, err := rows.Read(ctx, "Sales", "000123", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -115,11 +115,11 @@ func ExampleReferenceCache() {
 	cache := patterns.NewReferenceCache(deps, nil)
 	svc.ResetCounts()
 	for i := 0; i < 100; i++ {
-		if _, _, err := cache.Get(ctx, "Sales", "department"); err != nil {
+		if _, _, err := cache.Get(ctx, "Sales", "department", nil); err != nil {
 			panic(err)
 		}
 	}
-	d, ok, _ := cache.Get(ctx, "Marketing", "department")
+	d, ok, _ := cache.Get(ctx, "Marketing", "department", nil)
 	fmt.Println(d.ManagerName, ok, "loads:", cache.Loads(), "requests:", svc.Total())
 	// Output: Marketing manager true loads: 1 requests: 1
 }
@@ -151,7 +151,7 @@ func ExampleInterPartitionIndex() {
 	if _, err := worker.Drain(ctx); err != nil { // in production: worker.Run on its own
 		panic(err)
 	}
-	found, err := byEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com")
+	found, err := byEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -182,7 +182,7 @@ func ExampleEventualIndexEntities() {
 		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, LastName: "Jones"},
 		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000223"}, LastName: "Jones"},
 	} {
-		if err := index.Write(ctx, p.PartitionKey, p.RowKey, "", func() error { return employees.Add(ctx, p, nil) }); err != nil {
+		if err := index.Write(ctx, p.PartitionKey, p.RowKey, "", func() error { return employees.Add(ctx, p, nil) }, nil); err != nil {
 			panic(err)
 		}
 	}
@@ -191,7 +191,7 @@ func ExampleEventualIndexEntities() {
 	if _, err := worker.Drain(ctx); err != nil {
 		panic(err)
 	}
-	ids, _ := byLastName.IDs(ctx, "Jones")
+	ids, _ := byLastName.IDs(ctx, "Jones", nil)
 	slices.Sort(ids)
 	fmt.Println(len(ids), slices.Contains(ids, patterns.ID("Sales", "000152")), slices.Contains(ids, patterns.ID("Marketing", "000223")))
 	// Output: 2 true true
@@ -208,10 +208,10 @@ func ExampleBlobIndex() {
 	if err != nil {
 		panic(err)
 	}
-	_ = byLastName.Add(ctx, "Jones", "000152")
-	_ = byLastName.Add(ctx, "Jones", "000223")
-	_ = byLastName.Remove(ctx, "Jones", "000152")
-	ids, _ := byLastName.IDs(ctx, "Jones")
+	_ = byLastName.Add(ctx, "Jones", "000152", nil)
+	_ = byLastName.Add(ctx, "Jones", "000223", nil)
+	_ = byLastName.Remove(ctx, "Jones", "000152", nil)
+	ids, _ := byLastName.IDs(ctx, "Jones", nil)
 	fmt.Println(ids, blobs.Names("indexes")) // the value is tuple-encoded in the name
 	// Output: [000223] [lname/Jones!]
 }

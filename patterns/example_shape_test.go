@@ -30,9 +30,9 @@ func ExampleLogTail() {
 	claims, _ := patterns.NewLogTail[Claim](client, nil)
 	base := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < 15; i++ {
-		_ = claims.AppendAt(ctx, "empid_000123", base.AddDate(0, 0, i), &Claim{Amount: float64(i) + 0.5})
+		_ = claims.AppendAt(ctx, "empid_000123", base.AddDate(0, 0, i), &Claim{Amount: float64(i) + 0.5}, nil)
 	}
-	latest, _ := claims.Latest(ctx, "empid_000123", 10)
+	latest, _ := claims.Latest(ctx, "empid_000123", 10, nil)
 	at, _ := patterns.EntryTime(latest[0].RowKey)
 	fmt.Println(len(latest), latest[0].Amount, at.Format("2006-01-02"))
 	// Output: 10 14.5 2026-11-15
@@ -45,7 +45,7 @@ func ExampleDataSeries() {
 	perHour, _ := patterns.NewDataSeries[int64](client, "H", 24)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 14, 42, nil)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 15, 7, nil)
-	day, _ := perHour.Get(ctx, "messages", "2026-11-21")
+	day, _ := perHour.Get(ctx, "messages", "2026-11-21", nil)
 	fmt.Println(day.Values[14], day.Values[15], day.Set[16])
 	// Output: 42 7 false
 }
@@ -54,14 +54,14 @@ func ExampleDataSeries() {
 func ExampleWideEntity() {
 	ctx := context.Background()
 	_, client := newClient("Stats")
-	w := patterns.NewWideEntity(client)
+	w := patterns.NewWideEntity(client, nil)
 	days := map[string]any{}
 	for d := 0; d < 365; d++ {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)
 	}
 	v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: days}
 	_ = w.Put(ctx, v, &patterns.WidePutOptions{Current: &patterns.Wide{}})
-	back, _ := w.Get(ctx, "stats", "2026", false)
+	back, _ := w.Get(ctx, "stats", "2026", false, nil)
 	fmt.Println(v.Parts, len(back.Properties), back.Properties["Day364"])
 	// Output: 2 365 3640
 }
@@ -108,9 +108,9 @@ func ExampleLargeEntity() {
 		table.Meta
 		Photo []byte
 	}
-	photos, _ := patterns.NewLargeEntity[Employee](client, bc, "photos", []string{"Photo"}, 0)
-	_ = photos.Put(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Photo: make([]byte, 200_000)})
-	back, _ := photos.Get(ctx, "Sales", "000123")
+	photos, _ := patterns.NewLargeEntity[Employee](client, bc, "photos", []string{"Photo"}, 0, nil)
+	_ = photos.Put(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Photo: make([]byte, 200_000)}, nil)
+	back, _ := photos.Get(ctx, "Sales", "000123", nil)
 	fmt.Println(len(back.Photo), len(blobs.Names("photos")))
 	// Output: 200000 1
 }
@@ -123,9 +123,9 @@ func ExampleBlobLog() {
 	_, _ = bc.CreateContainer(ctx, "logs", nil)
 	log, _ := patterns.NewBlobLog(bc, "logs", "app", &patterns.BlobLogOptions{Writer: "web1"})
 	at := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
-	_ = log.AppendAt(ctx, at, "GET /employees 200")
-	_ = log.Close(ctx)
-	for e, _ := range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Minute)) {
+	_ = log.AppendAt(ctx, at, "GET /employees 200", nil)
+	_ = log.Close(ctx, nil)
+	for e, _ := range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Minute), nil) {
 		fmt.Println(e.Text)
 	}
 	fmt.Println(blobs.Names("logs"))

@@ -24,7 +24,8 @@ func ExampleIntraPartitionIndex() {
 
 	employees, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	})
+	}, nil)
+
 	if err != nil {
 		panic(err)
 	}
@@ -32,7 +33,7 @@ func ExampleIntraPartitionIndex() {
 	if err := employees.Add(ctx, e, nil); err != nil { // the entity and its email copy, one transaction
 		panic(err)
 	}
-	found, err := employees.Lookup(ctx, "email", "Sales", "jonesj@contoso.com") // one point query
+	found, err := employees.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", nil) // one point query
 	if err != nil {
 		panic(err)
 	}
@@ -58,7 +59,7 @@ func ExampleIndexEntities() {
 			panic(err)
 		}
 	}
-	ids, err := byLastName.Lookup(ctx, "Sales", "Jones")
+	ids, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
 	if err != nil {
 		panic(err)
 	}

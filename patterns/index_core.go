@@ -125,7 +125,7 @@ type RepairSummary struct {
 // RepairOptions configure a repair. nil means the defaults.
 type RepairOptions struct {
 	// PerTransaction caps the operations of one repair transaction, 2 to
-	// 100. Default: 100.
+	// 100; other values are refused before any request. Default (0): 100.
 	PerTransaction int
 	// Progress, when set, is called after each transaction with the
 	// entities (primaries, or values of index entities) repaired so far
@@ -147,6 +147,19 @@ type repairGroup struct {
 // one by one, so the others are still repaired; a failing service is not
 // retried. Every group's own guard makes a concurrent change fail its
 // repair instead of writing stale data: Verify again.
+// checkRepairOptions refuses a PerTransaction outside its documented range
+// before any request: 0 is the default, else 2 (a group's smallest) to the
+// service's 100 operations.
+func checkRepairOptions(op string, opts *RepairOptions) error {
+	if opts == nil || opts.PerTransaction == 0 {
+		return nil
+	}
+	if opts.PerTransaction < 2 || opts.PerTransaction > batch.MaxOperations {
+		return &table.InputError{Op: op, Field: "PerTransaction", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 2 to %d (the service's operations per transaction); 0 means the default", opts.PerTransaction, batch.MaxOperations)}
+	}
+	return nil
+}
+
 func repairPacked(ctx context.Context, client table.Client, groups []repairGroup, opts *RepairOptions) (RepairSummary, error) {
 	per := batch.MaxOperations
 	var progress func(done, total int)

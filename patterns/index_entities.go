@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -31,7 +32,9 @@ const DefaultMaxListUnits = maxChunks * chunkUnits
 type IndexEntitiesOptions struct {
 	// MaxListUnits caps the JSON ID list of one index entity, in UTF-16
 	// units; a list that would outgrow it continues in another index
-	// entity of the same value. Default (and maximum): DefaultMaxListUnits.
+	// entity of the same value. Default (0) and maximum:
+	// DefaultMaxListUnits; a negative or larger value is refused by
+	// NewIndexEntities.
 	MaxListUnits int
 	// Retry bounds the read-and-transact rounds when writers race on one
 	// index entity. Default: 64 attempts, 5 ms doubling to 500 ms.
@@ -39,6 +42,14 @@ type IndexEntitiesOptions struct {
 	// LookupParallelism bounds the point queries of LookupEntities.
 	// Default: 8.
 	LookupParallelism int
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
 }
 
 // IndexEntities keeps, for each value of a property, the list of the IDs
@@ -65,6 +76,7 @@ type IndexEntities[T any] struct {
 	max    int
 	retry  table.RetryOptions
 	par    int
+	tr     tracer
 }
 
 // NewIndexEntities indexes T by value(v) under RowKeys that start with
@@ -83,12 +95,16 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
 		retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5e6, MaxDelay: 5e8}, par: 8}
 	if opts != nil {
+		if opts.MaxListUnits < 0 || opts.MaxListUnits > DefaultMaxListUnits {
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to DefaultMaxListUnits (%d), what one entity holds", opts.MaxListUnits, DefaultMaxListUnits)})
+		}
 		if opts.MaxListUnits > 0 && opts.MaxListUnits < DefaultMaxListUnits {
 			x.max = opts.MaxListUnits
 		}
 		if opts.Retry != nil {
 			x.retry = *opts.Retry
 		}
+		x.tr = newTracer(opts.TracingProvider, opts.TableName)
 		if opts.LookupParallelism > 0 {
 			x.par = opts.LookupParallelism
 		}
@@ -303,7 +319,9 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // exists; with opts.Idempotent, v already stored exactly as sent is a
 // success (one more read), as after a retry whose first response was
 // lost. nil opts means the defaults.
-func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (Stats, error) {
+func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Add", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Add", Rule: table.ErrNilValue}
 	}
@@ -345,7 +363,9 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntitiesRemoveOptions) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Remove", Rule: table.ErrNilValue}
 	}
@@ -377,7 +397,9 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T) (Stats, error) {
 // indexed value changed, moves the RowKey from the old value's index entity
 // to the new one's: three entities in one transaction, after reading both
 // index entities (three requests; one when the value did not change).
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, error) {
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
+	defer func() { end(err) }()
 	if prev == nil || next == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Rule: table.ErrNilValue}
 	}
@@ -434,7 +456,7 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T) (Stats, er
 // list spans so many parts that the service pages it). It is a range
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string) ([]string, error) {
+func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupOptions) ([]string, error) {
 	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
 }
 
@@ -456,8 +478,8 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string) ([]*T, error) {
-	ids, err := x.Lookup(ctx, partitionKey, value)
+func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+	ids, err := x.Lookup(ctx, partitionKey, value, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +522,7 @@ type listState struct {
 // another value is an Orphan, an ID listed twice is Stale. Rows whose
 // RowKey starts with the prefix are index entities; every other row is an
 // entity of T.
-func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, options *IndexEntitiesVerifyOptions) (*IndexReport, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: "IndexEntities.Verify", Field: "PartitionKey", Rule: err}
 	}
@@ -580,7 +602,12 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string) (*In
 // that changed since (an Add, Remove or Change) makes that value's repair
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
-func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
+	ctx, end := x.tr.start(ctx, "IndexEntities.Repair", "", r.problems())
+	defer func() { end(err) }()
+	if err := checkRepairOptions("IndexEntities.Repair", opts); err != nil {
+		return RepairSummary{}, err
+	}
 	var groups []repairGroup
 	values := slices.Sorted(maps.Keys(r.lists))
 	for _, value := range values {
@@ -642,3 +669,18 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	}
 	return g, nil
 }
+
+// IndexEntitiesRemoveOptions configure IndexEntities.Remove. There are none yet; pass nil.
+type IndexEntitiesRemoveOptions struct{}
+
+// IndexEntitiesChangeOptions configure IndexEntities.Change. There are none yet; pass nil.
+type IndexEntitiesChangeOptions struct{}
+
+// IndexEntitiesLookupOptions configure IndexEntities.Lookup. There are none yet; pass nil.
+type IndexEntitiesLookupOptions struct{}
+
+// IndexEntitiesLookupEntitiesOptions configure IndexEntities.LookupEntities. There are none yet; pass nil.
+type IndexEntitiesLookupEntitiesOptions struct{}
+
+// IndexEntitiesVerifyOptions configure IndexEntities.Verify. There are none yet; pass nil.
+type IndexEntitiesVerifyOptions struct{}

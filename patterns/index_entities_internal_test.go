@@ -74,11 +74,11 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *I
 			t.Fatal(err)
 		}
 	}
-	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
+	idx, err := NewIntraPartitionIndex[staffer](client, "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := idx.Verify(ctx, "Sales")
+	rep, _ := idx.Verify(ctx, "Sales", nil)
 	if len(rep.Missing) != 5 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -99,14 +99,14 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	if err == nil || sum.Transactions != 4 {
 		t.Fatalf("interrupted Repair: %+v %v", sum, err)
 	}
-	rep, _ = idx.Verify(ctx, "Sales")
+	rep, _ = idx.Verify(ctx, "Sales", nil)
 	if len(rep.Missing) != 1 || len(rep.Stale)+len(rep.Orphans) != 0 {
 		t.Fatalf("after the interruption: %+v", rep)
 	}
 	if _, err := idx.Repair(ctx, rep, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := idx.Verify(ctx, "Sales"); !rep.OK() {
+	if rep, _ := idx.Verify(ctx, "Sales", nil); !rep.OK() {
 		t.Fatalf("after the rerun: %+v", rep)
 	}
 }
@@ -133,7 +133,7 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 	if n := svc.Count(fake.OpBatch); n != 6 || svc.Total() != 6 {
 		t.Fatalf("requests: %d batches of %d", n, svc.Total())
 	}
-	rep, _ = idx.Verify(ctx, "Sales")
+	rep, _ = idx.Verify(ctx, "Sales", nil)
 	if len(rep.Missing) != 1 || rep.Missing[0].Copy != "email_new@x.com" {
 		t.Fatalf("after the fallback: %+v", rep)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -79,6 +82,8 @@ type InterPartitionIndex[T any] struct {
 	sender  *consistency.Sender
 	delay   time.Duration
 	msgType string
+	tr      tracer
+	log     *slog.Logger
 }
 
 // InterPartitionIndexOptions configure an InterPartitionIndex.
@@ -93,6 +98,17 @@ type InterPartitionIndexOptions struct {
 	// appears when the delay ends and converges to whatever the primary is.
 	// Default: 30 s.
 	PublishDelay time.Duration
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
+	// Logger receives the failures the pattern retries or leaves to a
+	// later run, at Warn. Default: no logging.
+	Logger *slog.Logger
 }
 
 // NewInterPartitionIndex defines the indexes of T, whose primaries live in
@@ -116,6 +132,8 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 			x.delay = opts.PublishDelay
 		}
 		name = opts.Name
+		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+		x.log = opts.Logger
 	}
 	if x.msgType, err = messageType("tablekit.index", name); err != nil {
 		return nil, err
@@ -192,7 +210,9 @@ type InterPutOptions[T any] struct {
 // hidden message, write the primary, show the message (three requests; four
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
-func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) error {
+func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
 	}
@@ -235,7 +255,9 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOp
 
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
-func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T) error {
+func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
 	}
@@ -270,7 +292,9 @@ func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, 
 // and makes every copy match it, deleting the copies the message names as
 // stale when they still belong to this primary. A message of another type
 // (another index's) is refused as permanent, never applied to this index.
-func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) error {
+func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
+	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Handle", "", 1)
+	defer func() { end(err) }()
 	if m.Type != x.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
 	}
@@ -278,7 +302,13 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 	if err := m.Decode(&msg); err != nil {
 		return err
 	}
-	return x.converge(ctx, msg.PK, msg.RK, msg.Stale)
+	if err := x.converge(ctx, msg.PK, msg.RK, msg.Stale); err != nil {
+		if x.log != nil {
+			x.log.WarnContext(ctx, "tablekit: InterPartitionIndex.Handle could not converge the copies; the message returns to the queue", "type", x.msgType, "partition", msg.PK, "row", msg.RK, "error", redact.Error(err))
+		}
+		return err
+	}
+	return nil
 }
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
@@ -338,7 +368,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
 // value): one point query on the index's table. The result holds what the
 // copy stores, under the primary's keys.
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *InterPartitionIndexLookupOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
@@ -370,7 +400,7 @@ func validKeyPair(pk, rk string) error { return validKeys("Lookup", pk, "value",
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *InterPartitionIndexRangeOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
@@ -395,7 +425,7 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 // by their owner reference. progress, when set, is called with the
 // entities read so far. Orphans are judged among the primaries read:
 // verify with the zero filter for a full check.
-func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int)) (*IndexReport, error) {
+func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int), options *InterPartitionIndexVerifyAllOptions) (*IndexReport, error) {
 	r := &IndexReport{toFix: map[[2]string]bool{}}
 	read := 0
 	tick := func() {
@@ -479,7 +509,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 // and each orphan is deleted while it still has no primary (guarded by
 // its ETag). Backfilling a new index is VerifyAll then RepairAll.
 // progress, when set, is called per item fixed.
-func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
+func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *InterPartitionIndexRepairAllOptions) error {
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
 	step := func() {
@@ -523,3 +553,18 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, 
 	}
 	return nil
 }
+
+// InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
+type InterPartitionIndexDeleteOptions struct{}
+
+// InterPartitionIndexLookupOptions configure InterPartitionIndex.Lookup. There are none yet; pass nil.
+type InterPartitionIndexLookupOptions struct{}
+
+// InterPartitionIndexRangeOptions configure InterPartitionIndex.Range. There are none yet; pass nil.
+type InterPartitionIndexRangeOptions struct{}
+
+// InterPartitionIndexVerifyAllOptions configure InterPartitionIndex.VerifyAll. There are none yet; pass nil.
+type InterPartitionIndexVerifyAllOptions struct{}
+
+// InterPartitionIndexRepairAllOptions configure InterPartitionIndex.RepairAll. There are none yet; pass nil.
+type InterPartitionIndexRepairAllOptions struct{}

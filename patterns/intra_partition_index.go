@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -47,6 +48,20 @@ type IntraPartitionIndex[T any] struct {
 	defs    []IndexDef[T]
 	project []map[string]bool
 	byName  map[string]int
+	tr      tracer
+}
+
+// IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
+// defaults.
+type IntraPartitionIndexOptions struct {
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
 }
 
 // NewIntraPartitionIndex defines the indexes of T over client. Every rule is
@@ -54,7 +69,7 @@ type IntraPartitionIndex[T any] struct {
 // of another, names unique, projections naming T's properties, and the
 // largest transaction a change can need (the entity, plus a delete and a
 // write per index) within the service's 100 operations.
-func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, defs []IndexDef[T]) (*IntraPartitionIndex[T], error) {
+func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
 	tbl, err := table.New[T](client, nil)
 	if err != nil {
 		return nil, err
@@ -71,6 +86,9 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 	}
 	prefixes := []string{primaryPrefix}
 	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
+	if opts != nil {
+		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+	}
 	for i, d := range defs {
 		switch {
 		case d.Name == "":
@@ -200,7 +218,9 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // entity already stored exactly as v is a success (one more request, a
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
-func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
+func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
+	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Add", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	copies, err := x.plan("IntraPartitionIndex.Add", v)
 	if err != nil {
 		return err
@@ -247,7 +267,9 @@ type PutOptions[T any] struct {
 // two. If the entity does not exist it is added. If another writer changed
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
-func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) error {
+func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
+	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	defer func() { end(err) }()
 	next, err := x.plan("IntraPartitionIndex.Put", v)
 	if err != nil {
 		return err
@@ -340,12 +362,14 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 // Modify reads the entity, applies change and Puts the result with the
 // ETag it read, retrying lost races with jittered back-off: two requests
 // without contention. It returns the stored value.
-func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (_ *T, err error) {
+	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
+	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
 	var out *T
-	_, err := table.RetryOnConflict(ctx, opts, func(int) error {
+	_, err = table.RetryOnConflict(ctx, opts, func(int) error {
 		cur, err := x.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if err != nil {
 			return err
@@ -395,7 +419,9 @@ type DeleteOptions[T any] struct {
 }
 
 // Delete removes the entity and every copy in one transaction.
-func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) error {
+func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
+	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Delete", partitionKey, 1)
+	defer func() { end(err) }()
 	var cur *T
 	if opts != nil {
 		cur = opts.Current
@@ -433,7 +459,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 }
 
 // Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *IntraPartitionIndexGetOptions) (*T, error) {
 	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
 }
 
@@ -459,7 +485,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string) (*T, error) {
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexLookupOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -483,7 +509,7 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 
 // Find returns the entities whose value in an index equals value, in the
 // index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexFindOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -491,7 +517,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 	d := x.defs[i]
 	if d.Unique {
 		return func(yield func(*T, error) bool) {
-			v, err := x.Lookup(ctx, index, partitionKey, value)
+			v, err := x.Lookup(ctx, index, partitionKey, value, nil)
 			if table.IsNotFound(err) {
 				return
 			}
@@ -507,7 +533,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 
 // Range returns the entities whose value in an index lies in [lo, hi), in
 // the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *IntraPartitionIndexRangeOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -527,7 +553,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 
 // Prefix returns the entities whose value in an index starts with prefix,
 // in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *IntraPartitionIndexPrefixOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -561,7 +587,7 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 
 // Verify reads one partition (one request per page) and reports every copy
 // that is missing, orphaned or stale.
-func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string) (*IndexReport, error) {
+func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string, options *IntraPartitionIndexVerifyOptions) (*IndexReport, error) {
 	r := &IndexReport{primaries: map[string]*table.Entity{}}
 	type copyRow struct {
 		index int
@@ -659,7 +685,12 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 // by one so the others still are. Orphans of missing primaries are deleted
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
-func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
+func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
+	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Repair", "", r.problems())
+	defer func() { end(err) }()
+	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
+		return RepairSummary{}, err
+	}
 	byPrimary := map[string][]IndexIssue{}
 	var order []string
 	add := func(is IndexIssue) {
@@ -735,3 +766,21 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	}
 	return g, nil
 }
+
+// IntraPartitionIndexGetOptions configure IntraPartitionIndex.Get. There are none yet; pass nil.
+type IntraPartitionIndexGetOptions struct{}
+
+// IntraPartitionIndexLookupOptions configure IntraPartitionIndex.Lookup. There are none yet; pass nil.
+type IntraPartitionIndexLookupOptions struct{}
+
+// IntraPartitionIndexFindOptions configure IntraPartitionIndex.Find. There are none yet; pass nil.
+type IntraPartitionIndexFindOptions struct{}
+
+// IntraPartitionIndexRangeOptions configure IntraPartitionIndex.Range. There are none yet; pass nil.
+type IntraPartitionIndexRangeOptions struct{}
+
+// IntraPartitionIndexPrefixOptions configure IntraPartitionIndex.Prefix. There are none yet; pass nil.
+type IntraPartitionIndexPrefixOptions struct{}
+
+// IntraPartitionIndexVerifyOptions configure IntraPartitionIndex.Verify. There are none yet; pass nil.
+type IntraPartitionIndexVerifyOptions struct{}

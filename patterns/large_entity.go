@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"reflect"
@@ -18,9 +19,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -61,6 +64,23 @@ type LargeEntity[T any] struct {
 	threshold int
 	// now is the clock of PutWindow; tests stop it.
 	now func() time.Time
+	tr  tracer
+	log *slog.Logger
+}
+
+// LargeEntityOptions configure a LargeEntity. nil means the defaults.
+type LargeEntityOptions struct {
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
+	// Logger receives, at Warn, the orphan blobs Sweep could not delete
+	// and leaves to its next run. Default: no logging.
+	Logger *slog.Logger
 }
 
 // DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
@@ -116,7 +136,7 @@ func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissi
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means DefaultLargeThreshold).
-func NewLargeEntity[T any](client table.Client, blobs BlobStore, container string, fields []string, threshold int) (*LargeEntity[T], error) {
+func NewLargeEntity[T any](client table.Client, blobs BlobStore, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	tbl, err := table.New[T](client, nil)
 	if err != nil {
 		return nil, err
@@ -134,7 +154,12 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if threshold <= 0 {
 		threshold = DefaultLargeThreshold
 	}
-	return &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}, nil
+	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
+	if opts != nil {
+		l.tr = newTracer(opts.TracingProvider, opts.TableName)
+		l.log = opts.Logger
+	}
+	return l, nil
 }
 
 func fieldBytes(fv reflect.Value) []byte {
@@ -240,7 +265,9 @@ const (
 // whatever the stored version: the last writer wins. To not lose a
 // concurrent writer's change, read with Get and write with Update, or use
 // Modify. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
+func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutOptions) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
+	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
 }
 
@@ -249,7 +276,9 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T) error {
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T) error {
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityUpdateOptions) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
+	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Update", v, updateMode)
 }
 
@@ -261,7 +290,9 @@ func (l *LargeEntity[T]) Update(ctx context.Context, v *T) error {
 // opts.Create starts from a new value when the entity does not exist;
 // opts.Mode is ignored (a large entity is always written whole). Without
 // contention: the reads of Get, then the requests of Update.
-func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
+func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Modify", partitionKey, 1)
+	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
@@ -275,8 +306,8 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		create = opts.Create
 	}
 	var result *T
-	_, err := table.RetryOnConflict(ctx, &ro, func(int) error {
-		v, err := l.Get(ctx, partitionKey, rowKey)
+	_, err = table.RetryOnConflict(ctx, &ro, func(int) error {
+		v, err := l.Get(ctx, partitionKey, rowKey, nil)
 		mode := updateMode
 		if err != nil {
 			if !create || !table.IsNotFound(err) {
@@ -421,6 +452,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		// answer was lost, can find it taken.
 		_, err := l.blobs.UploadBuffer(ctx, l.container, name, b, &azblob.UploadBufferOptions{
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		if err != nil && !isBlobStatus(err, http.StatusConflict) {
 			return fmt.Errorf("patterns: %s: large field %s: %w", op, f, err)
 		}
@@ -471,15 +503,15 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // Get reads the entity and every offloaded field: one request, plus one
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
-func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string) (*T, error) {
+func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetOptions) (*T, error) {
 	const rounds = 3
 	for round := 1; ; round++ {
-		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey)
+		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey, nil)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range l.fields {
-			if err = lazy.Load(ctx, f); err != nil {
+			if err = lazy.Load(ctx, f, nil); err != nil {
 				break
 			}
 		}
@@ -516,13 +548,14 @@ func (z *Lazy[T]) Fields() []string {
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
-func (z *Lazy[T]) Load(ctx context.Context, field string) error {
+func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptions) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
 	}
 	m := z.l.tbl.Meta(z.v)
 	resp, err := z.l.blobs.DownloadStream(ctx, z.l.container, r.name, nil)
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	if err != nil {
 		if !isBlobStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)
@@ -552,7 +585,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string) error {
 
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
-func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string) (*T, *Lazy[T], error) {
+func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetLazyOptions) (*T, *Lazy[T], error) {
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
 		return nil, nil, err
 	}
@@ -579,12 +612,14 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // read, a delete guarded by the ETag read (a newer version sends it round
 // again), and one request per blob. A crash in between leaves blobs that
 // Sweep removes. A missing entity is success.
-func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string) error {
+func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Delete", partitionKey, 1)
+	defer func() { end(err) }()
 	if err := validKeyPair(partitionKey, rowKey); err != nil {
 		return err
 	}
 	var refs map[string]blobRef
-	_, err := table.RetryOnConflict(ctx, nil, func(int) error {
+	_, err = table.RetryOnConflict(ctx, nil, func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 		if table.IsNotFound(err) {
 			refs = nil
@@ -606,7 +641,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 			continue
 		}
 		if _, err := l.blobs.DeleteBlob(ctx, l.container, r.name, nil); err != nil && !isBlobStatus(err, http.StatusNotFound) {
-			return err
+			return redact.Error(err)
 		}
 	}
 	return nil
@@ -624,7 +659,9 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, error) {
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *LargeEntitySweepOptions) (_ int, err error) {
+	ctx, end := l.tr.start(ctx, "LargeEntity.Sweep", "", 1)
+	defer func() { end(err) }()
 	deleted := 0
 	type entityKey struct{ pk, rk string }
 	var lastKey entityKey
@@ -632,6 +669,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, e
 	pager := l.blobs.NewListBlobsFlatPager(l.container, nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		if err != nil {
 			return deleted, err
 		}
@@ -670,9 +708,12 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, e
 				o = &azblob.DeleteBlobOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: item.Properties.ETag}}}
 			}
 			_, err := l.blobs.DeleteBlob(ctx, l.container, name, o)
+			err = redact.Error(err) // a transport error names the URL, SAS token included
 			switch {
 			case err == nil:
 				deleted++
+			case isBlobStatus(err, http.StatusPreconditionFailed) && l.log != nil:
+				l.log.WarnContext(ctx, "tablekit: LargeEntity.Sweep left a blob that changed since it was listed; the next Sweep decides it", "container", l.container, "blob", name)
 			case !isBlobStatus(err, http.StatusNotFound) && !isBlobStatus(err, http.StatusPreconditionFailed):
 				return deleted, err
 			}
@@ -680,3 +721,24 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration) (int, e
 	}
 	return deleted, nil
 }
+
+// LargeEntityPutOptions configure LargeEntity.Put. There are none yet; pass nil.
+type LargeEntityPutOptions struct{}
+
+// LargeEntityUpdateOptions configure LargeEntity.Update. There are none yet; pass nil.
+type LargeEntityUpdateOptions struct{}
+
+// LargeEntityGetOptions configure LargeEntity.Get. There are none yet; pass nil.
+type LargeEntityGetOptions struct{}
+
+// LazyLoadOptions configure Lazy.Load. There are none yet; pass nil.
+type LazyLoadOptions struct{}
+
+// LargeEntityGetLazyOptions configure LargeEntity.GetLazy. There are none yet; pass nil.
+type LargeEntityGetLazyOptions struct{}
+
+// LargeEntityDeleteOptions configure LargeEntity.Delete. There are none yet; pass nil.
+type LargeEntityDeleteOptions struct{}
+
+// LargeEntitySweepOptions configure LargeEntity.Sweep. There are none yet; pass nil.
+type LargeEntitySweepOptions struct{}

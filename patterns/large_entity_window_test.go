@@ -65,7 +65,7 @@ func TestLargeEntityPutWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	newLE := func(b BlobStore) *LargeEntity[photoRow] {
-		le, err := NewLargeEntity[photoRow](client, b, "photos", []string{"Photo"}, 0)
+		le, err := NewLargeEntity[photoRow](client, b, "photos", []string{"Photo"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,36 +74,36 @@ func TestLargeEntityPutWindow(t *testing.T) {
 	}
 	le := newLE(bc)
 	photo := func(b byte) []byte { return bytes.Repeat([]byte{b}, 40_000) }
-	if err := le.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v1", Photo: photo(1)}); err != nil {
+	if err := le.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v1", Photo: photo(1)}, nil); err != nil {
 		t.Fatal(err)
 	}
 
 	// Within the window: the write takes PutWindow minus a second.
 	slow := newLE(&slowUploads{BlobStore: bc, c: c, stall: PutWindow - time.Second})
-	if err := slow.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v2", Photo: photo(2)}); err != nil {
+	if err := slow.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v2", Photo: photo(2)}, nil); err != nil {
 		t.Fatalf("a write inside PutWindow: %v", err)
 	}
 	// Past the window: nothing is written, and the blob it left is an
 	// orphan that Sweep may take once it is MinSweepGrace old.
 	stalled := newLE(&slowUploads{BlobStore: bc, c: c, stall: PutWindow + time.Second})
-	err := stalled.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v3", Photo: photo(3)})
+	err := stalled.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v3", Photo: photo(3)}, nil)
 	if !errors.Is(err, ErrPutWindow) {
 		t.Fatalf("a write stalled past PutWindow: %v, want ErrPutWindow", err)
 	}
-	got, err := le.Get(ctx, "p", "r")
+	got, err := le.Get(ctx, "p", "r", nil)
 	if err != nil || got.Name != "v2" || !bytes.Equal(got.Photo, photo(2)) {
 		t.Fatalf("after the stalled write: %v %+v, want v2", err, got)
 	}
 	// A Sweep with MinSweepGrace now: v1's blob is old enough, v2's blob
 	// is named, the stalled write's blob is too young.
-	if n, err := le.Sweep(ctx, MinSweepGrace); err != nil || n != 0 {
+	if n, err := le.Sweep(ctx, MinSweepGrace, nil); err != nil || n != 0 {
 		t.Fatalf("Sweep: %d %v, want 0 (v1's blob is %v old)", n, err, 2*PutWindow)
 	}
 	c.add(MinSweepGrace)
-	if n, err := le.Sweep(ctx, MinSweepGrace); err != nil || n != 2 {
+	if n, err := le.Sweep(ctx, MinSweepGrace, nil); err != nil || n != 2 {
 		t.Fatalf("Sweep: %d %v, want v1's and the stalled write's blobs", n, err)
 	}
-	if got, err := le.Get(ctx, "p", "r"); err != nil || got.Name != "v2" || !bytes.Equal(got.Photo, photo(2)) {
+	if got, err := le.Get(ctx, "p", "r", nil); err != nil || got.Name != "v2" || !bytes.Equal(got.Photo, photo(2)) {
 		t.Fatalf("after Sweep: %v", err)
 	}
 	if names := blobs.Names("photos"); len(names) != 1 {

@@ -46,13 +46,13 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 
 	// Without the option the SDK's retry meets the committed transaction.
 	svc, client := lossyTable(t, 1)
-	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
 	if err := idx.Add(t.Context(), don(), nil); !table.IsAlreadyExists(err) || svc.Len("people") != 2 {
 		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
 	}
 
 	svc, client = lossyTable(t, 1)
-	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs)
+	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
 	v := don()
 	if err := idx.Add(t.Context(), v, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
@@ -61,11 +61,11 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity) != 1 || svc.Total() != 3 {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
-	stored, _ := idx.Get(t.Context(), "Sales", "empid_000123")
+	stored, _ := idx.Get(t.Context(), "Sales", "empid_000123", nil)
 	if v.ETag == "" || v.ETag != stored.ETag || svc.Len("people") != 2 {
 		t.Fatalf("ETag %q, stored %q; %d entities", v.ETag, stored.ETag, svc.Len("people"))
 	}
-	if got, err := idx.Lookup(t.Context(), "email", "Sales", "donh@contoso.com"); err != nil || got.RowKey != "empid_000123" {
+	if got, err := idx.Lookup(t.Context(), "email", "Sales", "donh@contoso.com", nil); err != nil || got.RowKey != "empid_000123" {
 		t.Fatalf("Lookup: %v %v", got, err)
 	}
 	// A different entity under the key stays a conflict.
@@ -103,7 +103,7 @@ func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
 	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity)+svc.Count(fake.OpQueryEntities) != 2 {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
-	if ids, err := ix.Lookup(t.Context(), "Sales", "Jones"); err != nil || len(ids) != 1 {
+	if ids, err := ix.Lookup(t.Context(), "Sales", "Jones", nil); err != nil || len(ids) != 1 {
 		t.Fatalf("Lookup: %q %v", ids, err)
 	}
 }
@@ -111,7 +111,7 @@ func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
 func TestLogTailAppendAfterALostResponse(t *testing.T) {
 	svc, client := lossyTable(t, 1)
 	log, _ := patterns.NewLogTail[person](client, nil)
-	if err := log.Append(t.Context(), "empid_000123", &person{Email: "a"}); err != nil {
+	if err := log.Append(t.Context(), "empid_000123", &person{Email: "a"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The insert, the SDK's retry (409), one read: one entry, not two.
@@ -150,11 +150,11 @@ func TestBlobLogFlushAfterALostResponse(t *testing.T) {
 	at := time.Date(2014, 7, 31, 18, 5, 0, 0, time.UTC)
 	log, _ := patterns.NewBlobLog(blobs.NewClient(opts), "logs", "applog", &patterns.BlobLogOptions{Writer: "web1"})
 	for i := 0; i < 3; i++ {
-		if err := log.AppendAt(t.Context(), at.Add(time.Duration(i)*time.Minute), "GET /"); err != nil {
+		if err := log.AppendAt(t.Context(), at.Add(time.Duration(i)*time.Minute), "GET /", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := log.Flush(t.Context()); err != nil {
+	if err := log.Flush(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	// The upload, its retry (409), one ranged read of the metadata.
@@ -164,8 +164,8 @@ func TestBlobLogFlushAfterALostResponse(t *testing.T) {
 	}
 	// Another writer's blob under the name is not ours: next number.
 	log2, _ := patterns.NewBlobLog(blobs.NewClient(nil), "logs", "applog", &patterns.BlobLogOptions{Writer: "web1"})
-	_ = log2.AppendAt(t.Context(), at, "GET /other")
-	if err := log2.Flush(t.Context()); err != nil {
+	_ = log2.AppendAt(t.Context(), at, "GET /other", nil)
+	if err := log2.Flush(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if names := blobs.Names("logs"); len(names) != 2 || !strings.HasSuffix(names[1], "web1-000002.log") {
@@ -196,7 +196,7 @@ func TestEventualIndexEntitiesPublishDelay(t *testing.T) {
 	rec := &hiddenFor{Queue: q}
 	for _, opts := range []*patterns.EventualIndexEntitiesOptions{nil, {PublishDelay: 2 * time.Second}} {
 		ix := patterns.NewEventualIndexEntities(tb, func(p *person) string { return p.LastName }, list, consistency.NewSender(rec, nil), opts)
-		if err := ix.Write(ctx, "Sales", "000123", "", func() error { return nil }); err != nil {
+		if err := ix.Write(ctx, "Sales", "000123", "", func() error { return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

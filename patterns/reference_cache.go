@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,7 +14,8 @@ type ReferenceCacheOptions struct {
 	// Query selects the entities to keep. Default: the whole table.
 	Query *table.QueryOptions
 	// TTL is how long a load serves lookups before the next lookup
-	// reloads it. Default: 5 minutes.
+	// reloads it. Default (0): 5 minutes; a negative TTL makes every
+	// lookup fail with ErrBadOption, before any request.
 	TTL time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
@@ -29,6 +31,7 @@ type ReferenceCache[T any] struct {
 	query *table.QueryOptions
 	ttl   time.Duration
 	now   func() time.Time
+	bad   error // an option out of range, returned by every lookup
 
 	mu       sync.Mutex
 	byKey    map[[2]string]*T
@@ -47,6 +50,10 @@ func NewReferenceCache[T any](tbl *table.Table[T], opts *ReferenceCacheOptions) 
 		if opts.TTL > 0 {
 			c.ttl = opts.TTL
 		}
+		if opts.TTL < 0 {
+			// NewReferenceCache returns no error, so the first lookup does.
+			c.bad = &table.InputError{Op: "NewReferenceCache", Field: "TTL", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%s is negative; 0 means the default", opts.TTL)}
+		}
 		if opts.Now != nil {
 			c.now = opts.Now
 		}
@@ -56,6 +63,9 @@ func NewReferenceCache[T any](tbl *table.Table[T], opts *ReferenceCacheOptions) 
 
 // fresh returns the loaded data, loading it when absent or expired.
 func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, error) {
+	if c.bad != nil {
+		return nil, nil, c.bad
+	}
 	for {
 		c.mu.Lock()
 		if c.byKey != nil && c.now().Sub(c.loadedAt) < c.ttl {
@@ -105,7 +115,7 @@ func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, 
 
 // Get returns the cached entity with these keys; ok is false when the table
 // has none. Values are shared: do not modify them.
-func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string) (v *T, ok bool, err error) {
+func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReferenceCacheGetOptions) (v *T, ok bool, err error) {
 	byKey, _, err := c.fresh(ctx)
 	if err != nil {
 		return nil, false, err
@@ -115,7 +125,7 @@ func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string
 }
 
 // All returns every cached entity, in the table's order.
-func (c *ReferenceCache[T]) All(ctx context.Context) ([]*T, error) {
+func (c *ReferenceCache[T]) All(ctx context.Context, options *ReferenceCacheAllOptions) ([]*T, error) {
 	_, all, err := c.fresh(ctx)
 	return all, err
 }
@@ -133,3 +143,9 @@ func (c *ReferenceCache[T]) Loads() int {
 	defer c.mu.Unlock()
 	return c.loads
 }
+
+// ReferenceCacheGetOptions configure ReferenceCache.Get. There are none yet; pass nil.
+type ReferenceCacheGetOptions struct{}
+
+// ReferenceCacheAllOptions configure ReferenceCache.All. There are none yet; pass nil.
+type ReferenceCacheAllOptions struct{}

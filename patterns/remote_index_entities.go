@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -28,11 +29,20 @@ import (
 type IDList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
-	Add(ctx context.Context, value, id string) error
-	Remove(ctx context.Context, value, id string) error
+	Add(ctx context.Context, value, id string, options *IDListAddOptions) error
+	Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error
 	// IDs returns the list: one request.
-	IDs(ctx context.Context, value string) ([]string, error)
+	IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error)
 }
+
+// IDListAddOptions configure IDList.Add. There are none yet; pass nil.
+type IDListAddOptions struct{}
+
+// IDListRemoveOptions configure IDList.Remove. There are none yet; pass nil.
+type IDListRemoveOptions struct{}
+
+// IDListIDsOptions configure IDList.IDs. There are none yet; pass nil.
+type IDListIDsOptions struct{}
 
 // RemoteIndexEntities keeps value → IDs lists as index entities in another
 // partition or table (option 3: the guide's EmployeeDetails for a last
@@ -81,7 +91,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
+func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Add", func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
@@ -92,7 +102,7 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string) error {
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) error {
+func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
 		o, ok := r.x.removeFrom(r.partition, value, id, parts)
 		if !ok {
@@ -103,7 +113,7 @@ func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string) erro
 }
 
 // IDs returns value's list: one query.
-func (r *RemoteIndexEntities) IDs(ctx context.Context, value string) ([]string, error) {
+func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
 	return r.x.lookup(ctx, "RemoteIndexEntities.IDs", r.partition, value)
 }
 
@@ -138,6 +148,7 @@ func (b *BlobIndex) name(value string) (string, error) {
 // read returns the list and its ETag ("" when the blob does not exist).
 func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
 	resp, err := b.blobs.DownloadStream(ctx, b.container, name, nil)
+	err = redact.Error(err) // a transport error names the URL, SAS token included
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 		return nil, "", nil
@@ -179,6 +190,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 			cond = &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}
 		}
 		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
 			// 412 (changed since read) or 409 (created since): a lost race,
@@ -191,7 +203,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
+func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
 	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
@@ -201,7 +213,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string) error {
 }
 
 // Remove takes id out of value's list.
-func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
+func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
 	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
@@ -212,7 +224,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string) error {
 }
 
 // IDs returns value's list: one request.
-func (b *BlobIndex) IDs(ctx context.Context, value string) ([]string, error) {
+func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
 		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
@@ -293,9 +305,18 @@ const PublishDelay = 30 * time.Second
 // its message sent around it, crash-safe (consistency.Sender.SendAround):
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
-func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error) error {
+func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *EventualIndexEntitiesWriteOptions) error {
 	if e.badName != nil {
 		return e.badName
+	}
+	// The keys are checked before the message goes out: a key the table
+	// refuses would otherwise leave a message behind for a write that
+	// never happened.
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(rowKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "RowKey", Rule: err}
 	}
 	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
 }
@@ -321,12 +342,12 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 		current = e.value(v)
 	}
 	if current != "" {
-		if err := e.list.Add(ctx, current, id); err != nil {
+		if err := e.list.Add(ctx, current, id, nil); err != nil {
 			return err
 		}
 	}
 	if msg.Old != "" && msg.Old != current {
-		return e.list.Remove(ctx, msg.Old, id)
+		return e.list.Remove(ctx, msg.Old, id, nil)
 	}
 	return nil
 }
@@ -359,7 +380,7 @@ func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, e
 // values (RemoteIndexEntities); a BlobIndex, whose port cannot list blobs,
 // is checked for the values the entities have. progress, when set, is
 // called with the entities read so far.
-func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int)) (*IndexReport, error) {
+func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int), options *EventualIndexEntitiesVerifyAllOptions) (*IndexReport, error) {
 	r := &IndexReport{}
 	want := map[string][]string{}
 	for v, err := range e.tbl.Query(ctx, nil) {
@@ -389,7 +410,7 @@ func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(
 	} else {
 		have = map[string][]string{}
 		for value := range want {
-			ids, err := e.list.IDs(ctx, value)
+			ids, err := e.list.IDs(ctx, value, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -429,7 +450,7 @@ func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(
 // after a read of its entity confirms it still lacks the value (a change
 // since VerifyAll is left to the queue); a duplicate is removed once.
 // progress, when set, is called per issue fixed.
-func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int)) error {
+func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *EventualIndexEntitiesRepairAllOptions) error {
 	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
 	done := 0
 	step := func() {
@@ -439,7 +460,7 @@ func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport
 		}
 	}
 	for _, is := range r.Missing {
-		if err := e.list.Add(ctx, is.Copy, is.Primary); err != nil {
+		if err := e.list.Add(ctx, is.Copy, is.Primary, nil); err != nil {
 			return err
 		}
 		step()
@@ -455,16 +476,25 @@ func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport
 				continue
 			}
 		}
-		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
 			return err
 		}
 		step()
 	}
 	for _, is := range r.Stale {
-		if err := e.list.Remove(ctx, is.Copy, is.Primary); err != nil {
+		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
 			return err
 		}
 		step()
 	}
 	return nil
 }
+
+// EventualIndexEntitiesWriteOptions configure EventualIndexEntities.Write. There are none yet; pass nil.
+type EventualIndexEntitiesWriteOptions struct{}
+
+// EventualIndexEntitiesVerifyAllOptions configure EventualIndexEntities.VerifyAll. There are none yet; pass nil.
+type EventualIndexEntitiesVerifyAllOptions struct{}
+
+// EventualIndexEntitiesRepairAllOptions configure EventualIndexEntities.RepairAll. There are none yet; pass nil.
+type EventualIndexEntitiesRepairAllOptions struct{}

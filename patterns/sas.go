@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
 )
 
 // KeyRange bounds what a table SAS reaches: entities from (StartPartitionKey,
@@ -71,6 +72,13 @@ func TableSAS(accountName, accountKey, tableName string, perms SASPermissions, s
 		if err := keys.ValidateRowKey(k); err != nil {
 			return "", fmt.Errorf("%w: %w", ErrBadSAS, err)
 		}
+	}
+	// The service compares keys as strings; a reversed range would grant
+	// nothing, silently.
+	if r.StartPartitionKey != "" && r.EndPartitionKey != "" && (r.StartPartitionKey > r.EndPartitionKey ||
+		r.StartPartitionKey == r.EndPartitionKey && r.StartRowKey != "" && r.EndRowKey != "" && r.StartRowKey > r.EndRowKey) {
+		return "", fmt.Errorf("%w: %w", ErrBadSAS, &table.InputError{Op: "TableSAS", Field: "KeyRange", Rule: table.ErrInvalidValue,
+			Detail: fmt.Sprintf("start (%q, %q) is after end (%q, %q)", r.StartPartitionKey, r.StartRowKey, r.EndPartitionKey, r.EndRowKey)})
 	}
 	key, err := base64.StdEncoding.DecodeString(accountKey)
 	if err != nil {

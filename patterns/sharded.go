@@ -60,7 +60,8 @@ type ShardedReadOptions struct {
 	From, To string
 	// Top caps the merged stream. Default: 0, no cap.
 	Top int
-	// Parallelism bounds the shards queried at once. Default: all of them.
+	// Parallelism bounds the shards queried at once. Default (0): all of
+	// them; a negative value is refused before any request.
 	Parallelism int
 }
 
@@ -96,6 +97,10 @@ func (s *Sharded[T]) Read(ctx context.Context, opts *ShardedReadOptions) iter.Se
 		o.Parallelism = s.n
 	}
 	return func(yield func(*T, error) bool) {
+		if opts != nil && opts.Parallelism < 0 {
+			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Parallelism", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means all shards", opts.Parallelism)})
+			return
+		}
 		if o.Top < 0 {
 			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Top", Rule: table.ErrBadOption})
 			return

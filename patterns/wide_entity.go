@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -49,12 +50,29 @@ type Wide struct {
 type WideEntity struct {
 	client table.Client
 	tbl    *table.Table[table.Entity]
+	tr     tracer
+}
+
+// WideEntityOptions configure a WideEntity. nil means the defaults.
+type WideEntityOptions struct {
+	// TracingProvider opens one span per operation (Type.Method, with the
+	// table, partition, operation count and outcome as attributes) around
+	// the SDK's HTTP spans; give it the provider the clients use (for
+	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	TracingProvider tracing.Provider
+	// TableName names the table in the spans (aztables does not expose a
+	// client's table name). Default: "", no table attribute.
+	TableName string
 }
 
 // NewWideEntity returns a WideEntity over client.
-func NewWideEntity(client table.Client) *WideEntity {
+func NewWideEntity(client table.Client, opts *WideEntityOptions) *WideEntity {
 	tbl, _ := table.New[table.Entity](client, nil) // Entity always has a plan
-	return &WideEntity{client: client, tbl: tbl}
+	w := &WideEntity{client: client, tbl: tbl}
+	if opts != nil {
+		w.tr = newTracer(opts.TracingProvider, opts.TableName)
+	}
+	return w
 }
 
 // partPrefix starts the RowKey of every part of the wide entity rk, and
@@ -199,7 +217,9 @@ type WidePutOptions struct {
 // Put writes v: every part in one transaction, the parts a smaller value no
 // longer needs deleted in the same transaction. One request with
 // opts.Current (or for a new entity); two otherwise.
-func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) error {
+func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) (err error) {
+	ctx, end := w.tr.start(ctx, "WideEntity.Put", widePartition(v), 1)
+	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "WideEntity.Put", Rule: table.ErrNilValue}
 	}
@@ -259,7 +279,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) err
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
-func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
+func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *WideEntityGetOptions) (*Wide, error) {
 	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
 }
 
@@ -311,7 +331,9 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 }
 
 // Delete removes every part in one transaction (reading their keys first).
-func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) error {
+func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, options *WideEntityDeleteOptions) (err error) {
+	ctx, end := w.tr.start(ctx, "WideEntity.Delete", partitionKey, 1)
+	defer func() { end(err) }()
 	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
 	if err != nil {
 		return err
@@ -328,3 +350,9 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string) er
 	_, err = batch.Submit(ctx, w.client, ops...)
 	return err
 }
+
+// WideEntityGetOptions configure WideEntity.Get. There are none yet; pass nil.
+type WideEntityGetOptions struct{}
+
+// WideEntityDeleteOptions configure WideEntity.Delete. There are none yet; pass nil.
+type WideEntityDeleteOptions struct{}

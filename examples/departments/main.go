@@ -122,7 +122,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
-	if err := managers.Update(ctx, don, "department"); err != nil {
+	if err := managers.Update(ctx, don, []string{"department"}, nil); err != nil {
 		return err
 	}
 	step("write manager 000123 and the department's copy of his name and email in one transaction")
@@ -156,11 +156,11 @@ func run(ctx context.Context, conn, account string) error {
 		}
 		reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 4, PeerRating: 5})
 	}
-	if err := related.Write(ctx, don, reviews...); err != nil {
+	if err := related.Write(ctx, don, reviews, nil); err != nil {
 		return err
 	}
 	step("write employee 000123 with reviews 000123_2011 and 000123_2012 in one transaction")
-	rows, err := related.Read(ctx, "Sales", "000123")
+	rows, err := related.Read(ctx, "Sales", "000123", nil)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func run(ctx context.Context, conn, account string) error {
 
 	cache := patterns.NewReferenceCache(departments, nil)
 	for range 100 {
-		d, ok, err := cache.Get(ctx, "Sales", "department")
+		d, ok, err := cache.Get(ctx, "Sales", "department", nil)
 		if err != nil {
 			return err
 		}

@@ -102,7 +102,8 @@ func run(ctx context.Context, conn, account string) error {
 	fmt.Println("\nintra-partition secondary index (Sales / empid_… and Sales / email_…)")
 	byEmail, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	})
+	}, nil)
+
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("add empid_000123 and its copy email_donh@contoso.com in one transaction")
-	found, err := byEmail.Lookup(ctx, "email", "Sales", "donh@contoso.com")
+	found, err := byEmail.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("adding a second employee with Don's email: want *patterns.ValueTakenError, got %v", err)
 	}
 	step("add empid_000152 with Don's new email: refused whole (%s), nothing written", taken.Value)
-	report, err := byEmail.Verify(ctx, "Sales")
+	report, err := byEmail.Verify(ctx, "Sales", nil)
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("put empid_Sales / 000223: a hidden message, the employee, then the message shown")
-	if _, err := byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com"); !table.IsNotFound(err) {
+	if _, err := byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil); !table.IsNotFound(err) {
 		return fmt.Errorf("the copy exists before the worker ran: %v", err)
 	}
 	step("look up jonesj@contoso.com at once: not found yet (the window of inconsistency)")
@@ -170,7 +171,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the worker processed %d messages, want 1", stats.Processed)
 	}
 	step("the worker handles the message: reads the employee, writes email_Sales / jonesj@contoso.com")
-	found, err = byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com")
+	found, err = byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
 	if err != nil {
 		return err
 	}

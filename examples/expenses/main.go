@@ -86,12 +86,12 @@ func run(ctx context.Context, conn, account string) error {
 
 	base := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	for i := range 25 {
-		if err := claims.AppendAt(ctx, "empid_000123", base.Add(time.Duration(i)*time.Hour), &Expense{Amount: float64(10*i) + 0.5}); err != nil {
+		if err := claims.AppendAt(ctx, "empid_000123", base.Add(time.Duration(i)*time.Hour), &Expense{Amount: float64(10*i) + 0.5}, nil); err != nil {
 			return err
 		}
 	}
 	step("25 expense claims of employee 000123, one an hour from %s, under inverted-tick RowKeys", base.Format(time.RFC3339))
-	latest, err := claims.Latest(ctx, "empid_000123", 10)
+	latest, err := claims.Latest(ctx, "empid_000123", 10, nil)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func run(ctx context.Context, conn, account string) error {
 		times[0].Format(time.RFC3339), latest[0].Amount, times[9].Format(time.RFC3339), latest[9].Amount)
 	since := base.Add(22 * time.Hour)
 	n := 0
-	for _, err := range claims.Since(ctx, "empid_000123", since) {
+	for _, err := range claims.Since(ctx, "empid_000123", since, nil) {
 		if err != nil {
 			return err
 		}

@@ -118,7 +118,7 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("add 3 employees, each with its ID added to lname_<LastName>: a read and one transaction each")
-	ids, err := byLastName.Lookup(ctx, "Sales", "Jones")
+	ids, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the Joneses of Sales: %v", ids)
 	}
 	step("EmployeeIDs of Jones in Sales: %v, one point query on lname_Jones", ids)
-	joneses, err := byLastName.LookupEntities(ctx, "Sales", "Jones")
+	joneses, err := byLastName.LookupEntities(ctx, "Sales", "Jones", nil)
 	if err != nil {
 		return err
 	}
@@ -134,14 +134,14 @@ func run(ctx context.Context, conn, account string) error {
 
 	married := *staff[2]
 	married.LastName = "Smith"
-	if _, err := byLastName.Change(ctx, staff[2], &married); err != nil {
+	if _, err := byLastName.Change(ctx, staff[2], &married, nil); err != nil {
 		return err
 	}
-	jones, err := byLastName.Lookup(ctx, "Sales", "Jones")
+	jones, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
 	if err != nil {
 		return err
 	}
-	smith, err := byLastName.Lookup(ctx, "Sales", "Smith")
+	smith, err := byLastName.Lookup(ctx, "Sales", "Smith", nil)
 	if err != nil {
 		return err
 	}
@@ -150,10 +150,10 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("Ben Jones becomes Ben Smith: read both lists, write employee and lists in one transaction; look up Jones %v, Smith %v", jones, smith)
 
-	if _, err := byLastName.Remove(ctx, staff[1]); err != nil {
+	if _, err := byLastName.Remove(ctx, staff[1], nil); err != nil {
 		return err
 	}
-	jones, err = byLastName.Lookup(ctx, "Sales", "Jones")
+	jones, err = byLastName.Lookup(ctx, "Sales", "Jones", nil)
 	if err != nil {
 		return err
 	}
@@ -182,12 +182,12 @@ func run(ctx context.Context, conn, account string) error {
 	} {
 		// The write runs between the message's enqueue and its showing, so
 		// a crash in between still updates the list ("" : no old value).
-		if err := everywhere.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return directory.Add(ctx, e, nil) }); err != nil {
+		if err := everywhere.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return directory.Add(ctx, e, nil) }, nil); err != nil {
 			return err
 		}
 	}
 	step("add Jun Jones (Sales) and Ana Jones (Marketing): a hidden message, the employee, the message shown")
-	if ids, err := lists.IDs(ctx, "Jones"); err != nil || len(ids) != 0 {
+	if ids, err := lists.IDs(ctx, "Jones", nil); err != nil || len(ids) != 0 {
 		return fmt.Errorf("the Jones list before the worker ran: %v, %v", ids, err)
 	}
 	step("the Jones list at once: empty (the window of inconsistency)")
@@ -199,7 +199,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the worker processed %d messages, want 2", stats.Processed)
 	}
 	step("the worker handles both messages: reads each employee, adds its ID to lname_Jones")
-	ids, err = lists.IDs(ctx, "Jones")
+	ids, err = lists.IDs(ctx, "Jones", nil)
 	if err != nil {
 		return err
 	}

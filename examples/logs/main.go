@@ -82,11 +82,11 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	for i := range 600 {
-		if err := log.AppendAt(ctx, base.Add(time.Duration(i)*time.Second), fmt.Sprintf("GET /employees/%06d 200", i)); err != nil {
+		if err := log.AppendAt(ctx, base.Add(time.Duration(i)*time.Second), fmt.Sprintf("GET /employees/%06d 200", i), nil); err != nil {
 			return err
 		}
 	}
-	if err := log.Close(ctx); err != nil {
+	if err := log.Close(ctx, nil); err != nil {
 		return err
 	}
 	step("600 entries from 17:55 to 18:05, buffered and written on Close as one blob per hour")
@@ -108,7 +108,7 @@ func run(ctx context.Context, conn, account string) error {
 
 	from, until := base.Add(4*time.Minute), base.Add(6*time.Minute)
 	n := 0
-	for entry, err := range patterns.ReadLog(ctx, blobs, container, "applog", from, until) {
+	for entry, err := range patterns.ReadLog(ctx, blobs, container, "applog", from, until, nil) {
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("data series: the counts of 09:00 and 14:00 set with one merge each")
-	day, err := hourly.Get(ctx, "messages", "2026-11-21")
+	day, err := hourly.Get(ctx, "messages", "2026-11-21", nil)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("the day's 24 hourly counts with one point query: H09 = %d, H14 = %d, H10 unset", day.Values[9], day.Values[14])
 
-	wide := patterns.NewWideEntity(client)
+	wide := patterns.NewWideEntity(client, nil)
 	year := map[string]any{}
 	for d := range 365 {
 		year[fmt.Sprintf("Day%03d", d)] = int64(1000 + d)
@@ -108,7 +108,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("wide entity: 365 daily counts in %d entities of at most 252 properties, one transaction", v.Parts)
-	back, err := wide.Get(ctx, "stats", "2026", false)
+	back, err := wide.Get(ctx, "stats", "2026", false, nil)
 	if err != nil {
 		return err
 	}

@@ -88,17 +88,17 @@ func run(ctx context.Context, conn, account string) error {
 	defer blobs.DeleteContainer(context.Background(), container, nil)
 	step("create the table %s and the container %s", name, container)
 
-	employees, err := patterns.NewLargeEntity[Employee](tables.NewClient(name), blobs, container, []string{"Photo"}, 0)
+	employees, err := patterns.NewLargeEntity[Employee](tables.NewClient(name), blobs, container, []string{"Photo"}, 0, nil)
 	if err != nil {
 		return err
 	}
 	photo := bytes.Repeat([]byte{0xff, 0xd8, 0xff, 0xe0}, 64*1024) // a 256 KiB "JPEG"
 	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "Don Hall", Photo: photo}
-	if err := employees.Put(ctx, don); err != nil {
+	if err := employees.Put(ctx, don, nil); err != nil {
 		return err
 	}
 	step("store employee 000123 with a %d KiB photo: the photo to a blob, then the entity naming it", len(photo)/1024)
-	back, err := employees.Get(ctx, "Sales", "000123")
+	back, err := employees.Get(ctx, "Sales", "000123", nil)
 	if err != nil {
 		return err
 	}
@@ -108,11 +108,11 @@ func run(ctx context.Context, conn, account string) error {
 	step("read it back: %s, photo of %d KiB checked against its SHA-256", back.Name, len(back.Photo)/1024)
 
 	don.Photo = bytes.Repeat([]byte{0xff, 0xd8, 0xff, 0xe1}, 32*1024)
-	if err := employees.Put(ctx, don); err != nil {
+	if err := employees.Put(ctx, don, nil); err != nil {
 		return err
 	}
 	step("a new %d KiB photo: a new blob, then the entity; the old blob is left behind", len(don.Photo)/1024)
-	swept, err := employees.Sweep(ctx, 0)
+	swept, err := employees.Sweep(ctx, 0, nil)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the sweep deleted %d blobs, want the old photo's 1", swept)
 	}
 	step("sweep the blobs no entity names: %d deleted, the old photo", swept)
-	back, err = employees.Get(ctx, "Sales", "000123")
+	back, err = employees.Get(ctx, "Sales", "000123", nil)
 	if err != nil {
 		return err
 	}

@@ -278,7 +278,7 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		for a, s := range streams.All() {
 			for i := range 8 {
 				id := fmt.Sprint("acct-", i)
-				h, err := s.Open(ctx, id)
+				h, err := s.Open(ctx, id, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

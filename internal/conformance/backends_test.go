@@ -304,3 +304,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 	env := azuriteEnv(t)
 	RunPeriods(t, env, services(t, env))
 }
+
+func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
+func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }

@@ -79,73 +79,73 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
 		photo := bytes.Repeat([]byte{0xff, 0xd8, 0x00, 0x42}, 50000) // 200 KB
-		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo", "Bio"}, 0)
+		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo", "Bio"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "Don Hall", Photo: photo, Bio: "short"}
-		if err := le.Put(ctx, p); err != nil {
+		if err := le.Put(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := le.Get(ctx, "Sales", "000123")
+		got, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil || !bytes.Equal(got.Photo, photo) || got.Bio != "short" || got.Name != "Don Hall" {
 			t.Fatalf("Get: %v", err)
 		}
-		lazy, z, err := le.GetLazy(ctx, "Sales", "000123")
+		lazy, z, err := le.GetLazy(ctx, "Sales", "000123", nil)
 		if err != nil || len(lazy.Photo) != 0 || len(z.Fields()) != 1 {
 			t.Fatalf("GetLazy: %v %v", z.Fields(), err)
 		}
-		if err := z.Load(ctx, "Photo"); err != nil || !bytes.Equal(lazy.Photo, photo) {
+		if err := z.Load(ctx, "Photo", nil); err != nil || !bytes.Equal(lazy.Photo, photo) {
 			t.Fatalf("Load: %v", err)
 		}
 		// A crash between the blob and the entity: the blob is orphaned,
 		// the entity still names the old photo.
-		crashing, _ := patterns.NewLargeEntity[Profile](&dieOnUpsert{Client: client}, bc, container, []string{"Photo"}, 0)
+		crashing, _ := patterns.NewLargeEntity[Profile](&dieOnUpsert{Client: client}, bc, container, []string{"Photo"}, 0, nil)
 		p2 := *p
 		p2.Photo = bytes.Repeat([]byte{1}, 100000)
-		if err := crashing.Put(ctx, &p2); err == nil {
+		if err := crashing.Put(ctx, &p2, nil); err == nil {
 			t.Fatal("the crash did not happen")
 		}
-		if got, _ := le.Get(ctx, "Sales", "000123"); !bytes.Equal(got.Photo, photo) {
+		if got, _ := le.Get(ctx, "Sales", "000123", nil); !bytes.Equal(got.Photo, photo) {
 			t.Fatal("the entity changed although its write failed")
 		}
 		if n := blobCount(t, bc, container); n != 2 {
 			t.Fatalf("%d blobs, want the photo and the orphan", n)
 		}
-		if n, err := le.Sweep(ctx, 0); err != nil || n != 1 {
+		if n, err := le.Sweep(ctx, 0, nil); err != nil || n != 1 {
 			t.Fatalf("Sweep removed %d (%v), want the orphan", n, err)
 		}
-		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || !bytes.Equal(got.Photo, photo) {
+		if got, err := le.Get(ctx, "Sales", "000123", nil); err != nil || !bytes.Equal(got.Photo, photo) {
 			t.Fatalf("after Sweep the photo must still load: %v", err)
 		}
 		// A blob whose upload fails is never named by an entity.
 		fu := &failUploads{BlobStore: bc, on: true}
-		failing, _ := patterns.NewLargeEntity[Profile](client, fu, container, []string{"Photo"}, 0)
-		if err := failing.Put(ctx, &p2); err == nil {
+		failing, _ := patterns.NewLargeEntity[Profile](client, fu, container, []string{"Photo"}, 0, nil)
+		if err := failing.Put(ctx, &p2, nil); err == nil {
 			t.Fatal("upload failure not reported")
 		}
 		// Shrinking below the threshold drops the reference.
 		p3 := *p
 		p3.Photo = []byte("tiny")
-		if err := le.Put(ctx, &p3); err != nil {
+		if err := le.Put(ctx, &p3, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := le.Get(ctx, "Sales", "000123"); string(got.Photo) != "tiny" {
+		if got, _ := le.Get(ctx, "Sales", "000123", nil); string(got.Photo) != "tiny" {
 			t.Fatalf("inline photo = %q", got.Photo)
 		}
-		if n, _ := le.Sweep(ctx, 0); n != 1 {
+		if n, _ := le.Sweep(ctx, 0, nil); n != 1 {
 			t.Fatalf("Sweep after shrinking removed %d, want 1", n)
 		}
-		if err := le.Put(ctx, p); err != nil {
+		if err := le.Put(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := le.Delete(ctx, "Sales", "000123"); err != nil {
+		if err := le.Delete(ctx, "Sales", "000123", nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := blobCount(t, bc, container); n != 0 {
 			t.Fatalf("%d blobs left after Delete", n)
 		}
-		if _, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Name2"}, 0); !errors.Is(err, patterns.ErrBadDefinition) {
+		if _, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Name2"}, 0, nil); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("unknown field: %v", err)
 		}
 	})
@@ -159,11 +159,11 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		}
 		for i := 0; i < 200; i++ {
 			at := base.Add(time.Duration(i) * 6 * time.Second) // 17:50 to 18:09:54
-			if err := log.AppendAt(ctx, at, fmt.Sprintf("request %03d <ok> & done", i)); err != nil {
+			if err := log.AppendAt(ctx, at, fmt.Sprintf("request %03d <ok> & done", i), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := log.Close(ctx); err != nil {
+		if err := log.Close(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		var names []string
@@ -184,7 +184,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 			t.Fatalf("blob names: %q", names)
 		}
 		var got []string
-		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", base.Add(9*time.Minute), base.Add(11*time.Minute)) {
+		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", base.Add(9*time.Minute), base.Add(11*time.Minute), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,16 +196,16 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		// A failed flush keeps its entries; the next flush writes them.
 		fu := &failUploads{BlobStore: bc, on: true}
 		l2, _ := patterns.NewBlobLog(fu, container, "applog2", nil)
-		_ = l2.AppendAt(ctx, base, "kept")
-		if err := l2.Flush(ctx); err == nil {
+		_ = l2.AppendAt(ctx, base, "kept", nil)
+		if err := l2.Flush(ctx, nil); err == nil {
 			t.Fatal("a failing flush reported success")
 		}
 		fu.on = false
-		if err := l2.Close(ctx); err != nil {
+		if err := l2.Close(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		for e, err := range patterns.ReadLog(ctx, bc, container, "applog2", base.Add(-time.Hour), base.Add(time.Hour)) {
+		for e, err := range patterns.ReadLog(ctx, bc, container, "applog2", base.Add(-time.Hour), base.Add(time.Hour), nil) {
 			if err != nil || e.Text != "kept" {
 				t.Fatalf("%v %v", e, err)
 			}
@@ -230,16 +230,16 @@ func RunLargeBySize(t *testing.T, env Env) {
 	client := env.NewTable(t, &reqcount.Counter{})
 	bc, container := env.NewContainer(t, nil)
 	fields := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q"}
-	le, err := patterns.NewLargeEntity[Doc](client, bc, container, fields, 64*1024)
+	le, err := patterns.NewLargeEntity[Doc](client, bc, container, fields, 64*1024, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	chunk := bytes.Repeat([]byte("x"), 63*1024) // each under the threshold
 	d := &Doc{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, A: chunk, B: chunk, C: chunk, D: chunk, E: chunk, F: chunk, G: chunk, H: chunk, I: chunk, J: chunk, K: chunk, L: chunk, M: chunk, N: chunk, O: chunk, P: chunk, Q: chunk}
-	if err := le.Put(t.Context(), d); err != nil {
+	if err := le.Put(t.Context(), d, nil); err != nil {
 		t.Fatalf("17 x 63 KiB (1.07 MiB): %v", err)
 	}
-	got, err := le.Get(t.Context(), "p", "r")
+	got, err := le.Get(t.Context(), "p", "r", nil)
 	if err != nil || !bytes.Equal(got.Q, chunk) || !bytes.Equal(got.A, chunk) {
 		t.Fatalf("round trip: %v", err)
 	}

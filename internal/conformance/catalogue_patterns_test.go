@@ -24,7 +24,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			t.Fatal(err)
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", staffIndexes())
+	idx, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", staffIndexes(), nil)
 	must(err)
 	cross, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
@@ -38,8 +38,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	must(err)
 	sh, err := patterns.NewSharded[Event](env.tc, "events", 4)
 	must(err)
-	wide := patterns.NewWideEntity(env.tc)
-	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0)
+	wide := patterns.NewWideEntity(env.tc, nil)
+	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
 	hour := time.Now().Add(time.Hour)
@@ -55,32 +55,33 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	return []badCase{
 		// IntraPartitionIndex
 		{"intra-partition index without a name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}, nil)
 			return err
 		}, nil},
 		{"two intra-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{
-				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}})
+				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}, nil)
+
 			return err
 		}, nil},
 		{"intra-partition index without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}, nil)
 			return err
 		}, nil},
 		{"intra-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}, nil)
 			return err
 		}, nil},
 		{"intra-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := idx.Lookup(ctx, "phone", "Sales", "555")
+			_, err := idx.Lookup(ctx, "phone", "Sales", "555", nil)
 			return err
 		}, nil},
 		{"intra-partition point lookup of a non-unique index", patterns.ErrNotUnique, func(ctx context.Context) error {
-			_, err := idx.Lookup(ctx, "lname", "Sales", "Jones")
+			_, err := idx.Lookup(ctx, "lname", "Sales", "Jones", nil)
 			return err
 		}, nil},
 		{"intra-partition find in an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := table.Collect(idx.Find(ctx, "phone", "Sales", "555"))
+			_, err := table.Collect(idx.Find(ctx, "phone", "Sales", "555", nil))
 			return err
 		}, nil},
 		{"intra-partition Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
@@ -115,11 +116,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 		{"inter-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := cross.Lookup(ctx, "phone", "Sales", "555")
+			_, err := cross.Lookup(ctx, "phone", "Sales", "555", nil)
 			return err
 		}, nil},
 		{"inter-partition range of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := table.Collect(cross.Range(ctx, "phone", "Sales", "a", "b"))
+			_, err := table.Collect(cross.Range(ctx, "phone", "Sales", "a", "b", nil))
 			return err
 		}, nil},
 		{"inter-partition Put with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
@@ -167,31 +168,31 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// LargeEntity
 		{"large entity of a field that does not exist", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Photo"}, 0)
+			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Photo"}, 0, nil)
 			return err
 		}, nil},
 		{"large entity in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "Bad_Name", []string{"Name"}, 0)
+			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "Bad_Name", []string{"Name"}, 0, nil)
 			return err
 		}, nil},
 
-		{"large entity Put of nil", table.ErrNilValue, func(ctx context.Context) error { return large.Put(ctx, nil) }, inputRule(table.ErrNilValue)},
+		{"large entity Put of nil", table.ErrNilValue, func(ctx context.Context) error { return large.Put(ctx, nil, nil) }, inputRule(table.ErrNilValue)},
 		{"large entity Put with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			return large.Put(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "a?b"}, Name: "x"})
+			return large.Put(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "a?b"}, Name: "x"}, nil)
 		}, validation("RowKey")},
-		{"large entity Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := large.Get(ctx, "a\\b", "r"); return err }, validation("PartitionKey")},
-		{"large entity Delete with a bad RowKey", keys.ErrControlChar, func(ctx context.Context) error { return large.Delete(ctx, "p", "r\x7f") }, validation("RowKey")},
+		{"large entity Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := large.Get(ctx, "a\\b", "r", nil); return err }, validation("PartitionKey")},
+		{"large entity Delete with a bad RowKey", keys.ErrControlChar, func(ctx context.Context) error { return large.Delete(ctx, "p", "r\x7f", nil) }, validation("RowKey")},
 
 		// LogTail
-		{"log tail of a negative count", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", -1); return err }, inputRule(table.ErrBadOption)},
-		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001); return err }, inputRule(table.ErrBadOption)},
-		{"log tail append to a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return lt.Append(ctx, "a/b", &Claim{}) }, anyValidation()},
+		{"log tail of a negative count", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", -1, nil); return err }, inputRule(table.ErrBadOption)},
+		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001, nil); return err }, inputRule(table.ErrBadOption)},
+		{"log tail append to a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return lt.Append(ctx, "a/b", &Claim{}, nil) }, anyValidation()},
 		{"log tail append by a writer with a slash", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			l, err := patterns.NewLogTail[Claim](env.tc, &patterns.LogTailOptions{Writer: "w/1"})
 			if err != nil {
 				return err
 			}
-			return l.Append(ctx, "p", &Claim{})
+			return l.Append(ctx, "p", &Claim{}, nil)
 		}, validation("key component")},
 
 		// Sharded
@@ -213,10 +214,10 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"wide entity: bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a b": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}, anyValidation()},
-		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false); return err }, anyValidation()},
+		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false, nil); return err }, anyValidation()},
 		// A wide entity's RowKey is stored tuple-encoded, which escapes
 		// every character; its PartitionKey is stored as given.
-		{"wide entity: Delete with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p?q", "ab") }, anyValidation()},
+		{"wide entity: Delete with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p?q", "ab", nil) }, anyValidation()},
 		{"wide entity: bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p/q", RowKey: "ab", Properties: map[string]any{"A": 1}}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}, anyValidation()},
@@ -254,27 +255,27 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			for i := range targets {
 				targets[i] = fmt.Sprintf("t%03d", i)
 			}
-			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), targets...)
+			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), targets, nil)
 		}, nil},
 		{"denormalization Update of a target with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			d, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
 			if err != nil {
 				return err
 			}
-			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), "t/1")
+			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), []string{"t/1"}, nil)
 		}, anyValidation()},
 		{"index entities Change that moves the entity to other keys", table.ErrInvalidValue, func(ctx context.Context) error {
-			_, err := ents.Change(ctx, staff("1", "a", "Jones", "c@x.com", 1), staff("2", "a", "Smith", "c@x.com", 1))
+			_, err := ents.Change(ctx, staff("1", "a", "Jones", "c@x.com", 1), staff("2", "a", "Smith", "c@x.com", 1), nil)
 			return err
 		}, inputRule(table.ErrInvalidValue)},
 		{"index entities lookup in a bad partition", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			_, err := ents.Lookup(ctx, "Sa/les", "Jones")
+			_, err := ents.Lookup(ctx, "Sa/les", "Jones", nil)
 			return err
 		}, anyValidation()},
 		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {
-			return rel.Write(ctx, &Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, &Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}})
+			return rel.Write(ctx, &Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, []any{&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}}, nil)
 		}, opAt(1, nil)},
-		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, err := ds.Get(ctx, "p\x00", "r"); return err }, anyValidation()},
+		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, err := ds.Get(ctx, "p\x00", "r", nil); return err }, anyValidation()},
 
 		// RelatedRows
 		{"related rows key part holding the separator", keys.ErrForbiddenChar, func(context.Context) error {
@@ -282,7 +283,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, anyValidation()},
 		{"related rows read with a bad parent id", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			_, err := rel.Read(ctx, "p", "a_b")
+			_, err := rel.Read(ctx, "p", "a_b", nil)
 			return err
 		}, anyValidation()},
 	}

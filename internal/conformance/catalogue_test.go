@@ -141,7 +141,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	ds, _ := patterns.NewDataSeries[int64](tc, "H", 24)
 	lt, _ := patterns.NewLogTail[Claim](tc, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes())
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes(), nil)
 	none := azcore.ETag("")
 
 	plain := []plainCase{
@@ -253,11 +253,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		// patterns and options
 		{"50 intra-partition indexes", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", fifty)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", fifty, nil)
 			return err
 		}},
 		{"index prefixes that overlap", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}})
+			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}}, nil)
 			return err
 		}},
 		{"entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
@@ -269,9 +269,9 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"data series slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", 24, 1, nil); return err }},
 		{"zero shards", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](tc, "events", 0); return err }},
 		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
-			return patterns.NewWideEntity(tc).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
+			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
 		}},
-		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0); return err }},
+		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
 		{"SAS without permissions", patterns.ErrBadSAS, func(context.Context) error {
 			_, err := patterns.TableSAS("a", "bm90IGtleQ==", "good", patterns.SASPermissions{}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
 			return err
@@ -282,7 +282,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		{"blob log in a badly named container", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewBlobLog(bc, "Bad_Name", "x", nil); return err }},
 		{"large entity field that is not []byte or string", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Staff](tc, bc, "catalogue", []string{"Age"}, 0)
+			_, err := patterns.NewLargeEntity[Staff](tc, bc, "catalogue", []string{"Age"}, 0, nil)
 			return err
 		}},
 	}

@@ -272,7 +272,7 @@ func moverOf(p *crashProc) *consistency.Mover[Staff] {
 }
 
 func largeOf(p *crashProc) *patterns.LargeEntity[Profile] {
-	le, _ := patterns.NewLargeEntity[Profile](p.table(p.names.Current), p.blobs, p.names.Container, []string{"Photo"}, 0)
+	le, _ := patterns.NewLargeEntity[Profile](p.table(p.names.Current), p.blobs, p.names.Container, []string{"Photo"}, 0, nil)
 	return le
 }
 
@@ -423,18 +423,18 @@ var crashScenarios = []crashScenario{{
 	name: "large entity put",
 	ack:  2, // the photo's blob, the entity
 	setup: func(ctx context.Context, p *crashProc) error {
-		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA})
+		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA}, nil)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v2", Photo: crashPhotoB})
+		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v2", Photo: crashPhotoB}, nil)
 	},
 	recover: func(t *testing.T, p *crashProc) {
-		if _, err := largeOf(p).Sweep(t.Context(), 0); err != nil {
+		if _, err := largeOf(p).Sweep(t.Context(), 0, nil); err != nil {
 			t.Fatal(err)
 		}
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
-		got, err := largeOf(p).Get(t.Context(), "Sales", "000123")
+		got, err := largeOf(p).Get(t.Context(), "Sales", "000123", nil)
 		if err != nil {
 			t.Fatalf("Get: %v", err)
 		}
@@ -451,7 +451,7 @@ var crashScenarios = []crashScenario{{
 	name: "large entity modify",
 	ack:  4, // read the entity and its blob, the new blob, the guarded update
 	setup: func(ctx context.Context, p *crashProc) error {
-		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA})
+		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA}, nil)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		_, err := largeOf(p).Modify(ctx, "Sales", "000123", func(v *Profile) error {
@@ -461,12 +461,12 @@ var crashScenarios = []crashScenario{{
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
-		if _, err := largeOf(p).Sweep(t.Context(), 0); err != nil {
+		if _, err := largeOf(p).Sweep(t.Context(), 0, nil); err != nil {
 			t.Fatal(err)
 		}
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
-		got, err := largeOf(p).Get(t.Context(), "Sales", "000123")
+		got, err := largeOf(p).Get(t.Context(), "Sales", "000123", nil)
 		if err != nil {
 			t.Fatalf("Get: %v", err)
 		}
@@ -483,18 +483,18 @@ var crashScenarios = []crashScenario{{
 	name: "large entity delete",
 	ack:  3, // the read, the entity's delete, the blob's delete
 	setup: func(ctx context.Context, p *crashProc) error {
-		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA})
+		return largeOf(p).Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Name: "v1", Photo: crashPhotoA}, nil)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		return largeOf(p).Delete(ctx, "Sales", "000123")
+		return largeOf(p).Delete(ctx, "Sales", "000123", nil)
 	},
 	recover: func(t *testing.T, p *crashProc) {
-		if _, err := largeOf(p).Sweep(t.Context(), 0); err != nil {
+		if _, err := largeOf(p).Sweep(t.Context(), 0, nil); err != nil {
 			t.Fatal(err)
 		}
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
-		got, err := largeOf(p).Get(t.Context(), "Sales", "000123")
+		got, err := largeOf(p).Get(t.Context(), "Sales", "000123", nil)
 		b := blobsIn(t, p)
 		switch {
 		case table.IsNotFound(err) && len(b) == 0:
@@ -550,7 +550,7 @@ var crashScenarios = []crashScenario{{
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com")); err != nil {
+		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx)
@@ -578,7 +578,7 @@ var crashScenarios = []crashScenario{{
 	setup: func(ctx context.Context, p *crashProc) error {
 		ev, _, people := eventualOf(p)
 		s := staff("000007", "Bo", "Jones", "bo@contoso.com", 30)
-		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }); err != nil {
+		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx)
@@ -589,7 +589,7 @@ var crashScenarios = []crashScenario{{
 		s := staff("000007", "Bo", "Hall", "bo@contoso.com", 30)
 		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "Jones", func() error {
 			return people.Upsert(ctx, s, &table.UpsertOptions{Mode: table.Replace})
-		}); err != nil {
+		}, nil); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx)
@@ -610,7 +610,7 @@ var crashScenarios = []crashScenario{{
 		}
 		id := patterns.ID("Sales", "empid_000007")
 		for _, name := range []string{"Hall", "Jones"} {
-			ids, err := lists.IDs(t.Context(), name)
+			ids, err := lists.IDs(t.Context(), name, nil)
 			if err != nil && !table.IsNotFound(err) {
 				t.Fatal(err)
 			}
@@ -628,7 +628,7 @@ var crashScenarios = []crashScenario{{
 // checkCross verifies the index against its primaries and lists its copies.
 func checkCross(t *testing.T, p *crashProc, x *patterns.InterPartitionIndex[Emp], want []string) {
 	t.Helper()
-	rep, err := x.VerifyAll(t.Context(), table.Filter{}, nil)
+	rep, err := x.VerifyAll(t.Context(), table.Filter{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,12 +64,12 @@ func RunCrossPartition(t *testing.T, env Env) {
 			}
 		}
 		drainAll(t, q, w)
-		got, err := idx.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com")
+		got, err := idx.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
 		if err != nil || got.PartitionKey != "empid_Sales" || got.RowKey != "000223" || got.FirstName != "Ben" {
 			t.Fatalf("Lookup = %+v, %v", got, err)
 		}
 		var r []string
-		for v, err := range idx.Range(ctx, "email", "email_Sales", "a", "z") {
+		for v, err := range idx.Range(ctx, "email", "email_Sales", "a", "z", nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,20 +87,20 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		wantRequests(t, pc, 1, "Put with Current (primary table)")
-		if err := idx.Delete(ctx, staffList[2]); err != nil {
+		if err := idx.Delete(ctx, staffList[2], nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("the old email's copy is still there: %v", err)
 		}
-		if v, err := idx.Lookup(ctx, "email", "email_Sales", "don.hall@contoso.com"); err != nil || v.RowKey != "000123" {
+		if v, err := idx.Lookup(ctx, "email", "email_Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "000123" {
 			t.Fatalf("new email: %v %v", v, err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("the deleted entity's copy is still there: %v", err)
 		}
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 2 {
 			t.Fatalf("VerifyAll: %+v %v", rep, err)
 		}
@@ -145,11 +145,11 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		drainAll(t, q, w)
 		for _, old := range []string{"a@x.com", "b@x.com"} {
-			if _, err := idx.Lookup(ctx, "email", "email_Sales", old); !table.IsNotFound(err) {
+			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.IsNotFound(err) {
 				t.Fatalf("stale copy %s survived reordered, duplicated messages: %v", old, err)
 			}
 		}
-		if v, err := idx.Lookup(ctx, "email", "email_Sales", "c@x.com"); err != nil || v.Email != "c@x.com" {
+		if v, err := idx.Lookup(ctx, "email", "email_Sales", "c@x.com", nil); err != nil || v.Email != "c@x.com" {
 			t.Fatalf("current copy: %v %v", v, err)
 		}
 
@@ -163,7 +163,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "d@x.com"); err != nil {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "d@x.com", nil); err != nil {
 			t.Fatalf("after a crash before showing the message: %v", err)
 		}
 		// A write that fails after the enqueue: the message converges to the
@@ -177,10 +177,10 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		time.Sleep(1100 * time.Millisecond)
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("a copy was made for a write that failed: %v", err)
 		}
-		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil); !rep.OK() {
+		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil, nil); !rep.OK() {
 			t.Fatalf("VerifyAll: %+v", rep)
 		}
 	})
@@ -197,12 +197,12 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		idx, _ := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
 		var seen []int
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, func(n int) { seen = append(seen, n) })
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, func(n int) { seen = append(seen, n) }, nil)
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
 			t.Fatalf("backfill report: %d missing, progress %v, %v", len(rep.Missing), seen, err)
 		}
 		var done int
-		if err := idx.RepairAll(ctx, rep, func(d, total int) { done = d }); err != nil || done != 150 {
+		if err := idx.RepairAll(ctx, rep, func(d, total int) { done = d }, nil); err != nil || done != 150 {
 			t.Fatalf("RepairAll: %d done, %v", done, err)
 		}
 		// Damage: a lost copy, a stale one, an orphan.
@@ -219,14 +219,14 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err = idx.VerifyAll(ctx, table.Filter{}, nil)
+		rep, err = idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 		if err != nil || len(rep.Missing) != 1 || len(rep.Stale) != 1 || len(rep.Orphans) != 1 {
 			t.Fatalf("report: %+v %v", rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil); err != nil {
+		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil); !rep.OK() {
+		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil, nil); !rep.OK() {
 			t.Fatalf("after repair: %+v", rep)
 		}
 	})
@@ -256,14 +256,14 @@ func RunCrossPartition(t *testing.T, env Env) {
 			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
 			for _, e := range all {
-				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }); err != nil {
+				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			drainAll(t, q, w)
 			check := func(value string, want ...string) {
 				t.Helper()
-				ids, err := list.IDs(ctx, value)
+				ids, err := list.IDs(ctx, value, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -283,10 +283,10 @@ func RunCrossPartition(t *testing.T, env Env) {
 			// Don Hall becomes Jones; Ben Jones leaves.
 			don, _ := tb.Get(ctx, "empid_Sales", "000123", nil)
 			don.LastName = "Jones"
-			if err := ix.Write(ctx, don.PartitionKey, don.RowKey, "Hall", func() error { return tb.Update(ctx, don, nil) }); err != nil {
+			if err := ix.Write(ctx, don.PartitionKey, don.RowKey, "Hall", func() error { return tb.Update(ctx, don, nil) }, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := ix.Write(ctx, "empid_Marketing", "000223", "Jones", func() error { return tb.Delete(ctx, "empid_Marketing", "000223", nil) }); err != nil {
+			if err := ix.Write(ctx, "empid_Marketing", "000223", "Jones", func() error { return tb.Delete(ctx, "empid_Marketing", "000223", nil) }, nil); err != nil {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)

@@ -42,7 +42,8 @@ func runIndexCore(t *testing.T, env Env) {
 		idx, err := patterns.NewIntraPartitionIndex[Member](env.NewTable(t, &reqcount.Counter{}), "empid_", []patterns.IndexDef[Member]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(m *Member) string { return m.Email }},
 			{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }},
-		})
+		}, nil)
+
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := idx.Delete(ctx, "Sales", "empid_3", nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := idx.Verify(ctx, "Sales")
+		r, err := idx.Verify(ctx, "Sales", nil)
 		wantOK(t, "intra-partition", r, err)
 		if r.Primaries != 2 || r.Copies != 4 {
 			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.Copies)
@@ -77,17 +78,17 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
-		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x"); err != nil || v.RowKey != "empid_2" {
+		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x", nil); err != nil || v.RowKey != "empid_2" {
 			t.Fatalf("Lookup through a copy of the earlier format: %+v, %v", v, err)
 		}
-		r, err = idx.Verify(ctx, "Sales")
+		r, err = idx.Verify(ctx, "Sales", nil)
 		if err != nil || len(r.Stale) != 1 || r.Stale[0].Copy != "email_b2@x" {
 			t.Fatalf("a copy of the earlier format: %+v, %v", r, err)
 		}
 		if _, err := idx.Repair(ctx, r, nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = idx.Verify(ctx, "Sales")
+		r, err = idx.Verify(ctx, "Sales", nil)
 		wantOK(t, "intra-partition after migrating", r, err)
 	})
 
@@ -117,11 +118,11 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		if err := idx.Delete(ctx, all[2]); err != nil {
+		if err := idx.Delete(ctx, all[2], nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		r, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		r, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
 			t.Fatalf("inter-partition: verify found %+v, %v", r, err)
 		}
@@ -141,14 +142,14 @@ func runIndexCore(t *testing.T, env Env) {
 		cur, _ := ix.Table().Get(ctx, "Sales", "empid_1", nil)
 		next := *cur
 		next.Nick, next.LastName = nil, "Hall"
-		if _, err := ix.Change(ctx, cur, &next); err != nil {
+		if _, err := ix.Change(ctx, cur, &next, nil); err != nil {
 			t.Fatal(err)
 		}
 		three, _ := ix.Table().Get(ctx, "Sales", "empid_3", nil)
-		if _, err := ix.Remove(ctx, three); err != nil {
+		if _, err := ix.Remove(ctx, three, nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := ix.Verify(ctx, "Sales")
+		r, err := ix.Verify(ctx, "Sales", nil)
 		wantOK(t, "index entities", r, err)
 		if r.Primaries != 2 || r.Copies != 2 {
 			t.Fatalf("index entities: %d entities, %d IDs listed", r.Primaries, r.Copies)
@@ -161,7 +162,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := ix.Table().Add(ctx, member("4", "d@x", "Jones"), nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = ix.Verify(ctx, "Sales")
+		r, err = ix.Verify(ctx, "Sales", nil)
 		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 || r.Orphans[0].Primary != "empid_2" || r.Missing[0].Primary != "empid_4" {
 			t.Fatalf("index entities after damage: %+v, %v", r, err)
 		}
@@ -170,9 +171,9 @@ func runIndexCore(t *testing.T, env Env) {
 		if err != nil || sum.Transactions != 1 || sum.Written != 1 || len(progress) != 2 || progress[0] != 1 || progress[1] != 1 {
 			t.Fatalf("Repair: %+v, progress %v, %v", sum, progress, err)
 		}
-		r, err = ix.Verify(ctx, "Sales")
+		r, err = ix.Verify(ctx, "Sales", nil)
 		wantOK(t, "index entities after repair", r, err)
-		if ids, err := ix.Lookup(ctx, "Sales", "Jones"); err != nil || len(ids) != 1 || ids[0] != "empid_4" {
+		if ids, err := ix.Lookup(ctx, "Sales", "Jones", nil); err != nil || len(ids) != 1 || ids[0] != "empid_4" {
 			t.Fatalf("Lookup after repair: %q, %v", ids, err)
 		}
 	})
@@ -203,20 +204,20 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			for _, m := range []*Member{member("1", "a@x", "Jones"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")} {
-				if err := ix.Write(ctx, m.PartitionKey, m.RowKey, "", func() error { return tb.Add(ctx, m, nil) }); err != nil {
+				if err := ix.Write(ctx, m.PartitionKey, m.RowKey, "", func() error { return tb.Add(ctx, m, nil) }, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			one, _ := tb.Get(ctx, "Sales", "empid_1", nil)
 			one.Nick, one.LastName = nil, "Hall"
-			if err := ix.Write(ctx, "Sales", "empid_1", "Jones", func() error { return tb.Update(ctx, one, &table.UpdateOptions{Mode: table.Replace}) }); err != nil {
+			if err := ix.Write(ctx, "Sales", "empid_1", "Jones", func() error { return tb.Update(ctx, one, &table.UpdateOptions{Mode: table.Replace}) }, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := ix.Write(ctx, "Sales", "empid_3", "Cao", func() error { return tb.Delete(ctx, "Sales", "empid_3", nil) }); err != nil {
+			if err := ix.Write(ctx, "Sales", "empid_3", "Cao", func() error { return tb.Delete(ctx, "Sales", "empid_3", nil) }, nil); err != nil {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)
-			r, err := ix.VerifyAll(ctx, nil)
+			r, err := ix.VerifyAll(ctx, nil, nil)
 			wantOK(t, kind, r, err)
 			if r.Primaries != 2 || r.Copies != 2 {
 				t.Fatalf("%s: %d entities, %d IDs listed", kind, r.Primaries, r.Copies)
@@ -227,18 +228,18 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			ghost := patterns.ID("Sales", "empid_9")
-			if err := list.Add(ctx, "Jones", ghost); err != nil {
+			if err := list.Add(ctx, "Jones", ghost, nil); err != nil {
 				t.Fatal(err)
 			}
-			r, err = ix.VerifyAll(ctx, nil)
+			r, err = ix.VerifyAll(ctx, nil, nil)
 			if err != nil || len(r.Missing) != 1 || len(r.Orphans) != 1 || r.Orphans[0].Primary != ghost {
 				t.Fatalf("%s after damage: %+v, %v", kind, r, err)
 			}
 			var done int
-			if err := ix.RepairAll(ctx, r, func(d, total int) { done = d }); err != nil || done != 2 {
+			if err := ix.RepairAll(ctx, r, func(d, total int) { done = d }, nil); err != nil || done != 2 {
 				t.Fatalf("RepairAll: %d done, %v", done, err)
 			}
-			r, err = ix.VerifyAll(ctx, nil)
+			r, err = ix.VerifyAll(ctx, nil, nil)
 			wantOK(t, kind+" after repair", r, err)
 		})
 	}

@@ -157,33 +157,33 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("put racing sweep keeps the new write", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
 		// Photo X, then photo Y: X's blob is now unreferenced and, for
 		// this test, an hour old.
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}); err != nil {
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "y", Photo: photo('Y')}); err != nil {
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "y", Photo: photo('Y')}, nil); err != nil {
 			t.Fatal(err)
 		}
 		aged := &agedListing{BlobStore: bc, old: blobNames(t, bc, container)}
-		sweeper, _ := patterns.NewLargeEntity[Profile](client, aged, container, []string{"Photo"}, 0)
+		sweeper, _ := patterns.NewLargeEntity[Profile](client, aged, container, []string{"Photo"}, 0, nil)
 		// Put X again, held after its blob and before its entity, while
 		// Sweep runs.
 		p := &pause{}
-		writer, _ := patterns.NewLargeEntity[Profile](&pauseBeforeEntityWrite{Client: client, p: p}, bc, container, []string{"Photo"}, 0)
+		writer, _ := patterns.NewLargeEntity[Profile](&pauseBeforeEntityWrite{Client: client, p: p}, bc, container, []string{"Photo"}, 0, nil)
 		p.arm()
 		done := make(chan error, 1)
-		go func() { done <- writer.Put(ctx, &Profile{Meta: key(), Name: "x again", Photo: photo('X')}) }()
+		go func() { done <- writer.Put(ctx, &Profile{Meta: key(), Name: "x again", Photo: photo('X')}, nil) }()
 		p.wait(t)
-		if _, err := sweeper.Sweep(ctx, grace); err != nil {
+		if _, err := sweeper.Sweep(ctx, grace, nil); err != nil {
 			t.Fatal(err)
 		}
 		p.resume()
 		if err := <-done; err != nil {
 			t.Fatalf("Put: %v", err)
 		}
-		got, err := le.Get(ctx, "Sales", "000123")
+		got, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil || got.Name != "x again" || !bytes.Equal(got.Photo, photo('X')) {
 			t.Fatalf("the acknowledged Put was lost: %v (name %q)", err, nameOf(got))
 		}
@@ -192,26 +192,26 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("delete racing a put of the same content keeps the new write", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "old", Photo: photo('X')}); err != nil {
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "old", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// Delete, held after its entity is gone and before its blobs go,
 		// while the same photo is put again.
 		p := &pause{}
-		deleter, _ := patterns.NewLargeEntity[Profile](client, &pauseBeforeBlobDelete{BlobStore: bc, p: p}, container, []string{"Photo"}, 0)
+		deleter, _ := patterns.NewLargeEntity[Profile](client, &pauseBeforeBlobDelete{BlobStore: bc, p: p}, container, []string{"Photo"}, 0, nil)
 		p.arm()
 		done := make(chan error, 1)
-		go func() { done <- deleter.Delete(ctx, "Sales", "000123") }()
+		go func() { done <- deleter.Delete(ctx, "Sales", "000123", nil) }()
 		p.wait(t)
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "new", Photo: photo('X')}); err != nil {
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "new", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
 		p.resume()
 		if err := <-done; err != nil {
 			t.Fatalf("Delete: %v", err)
 		}
-		got, err := le.Get(ctx, "Sales", "000123")
+		got, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil || got.Name != "new" || !bytes.Equal(got.Photo, photo('X')) {
 			t.Fatalf("the Put acknowledged after the Delete was lost: %v (name %q)", err, nameOf(got))
 		}
@@ -220,25 +220,25 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("two writers: Update refuses a stale ETag, Modify keeps both changes", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "start", Photo: photo('S')}); err != nil {
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "start", Photo: photo('S')}, nil); err != nil {
 			t.Fatal(err)
 		}
-		a, err := le.Get(ctx, "Sales", "000123")
+		a, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := le.Get(ctx, "Sales", "000123")
+		b, _ := le.Get(ctx, "Sales", "000123", nil)
 		a.Name, a.Photo = "a", photo('A')
 		b.Name, b.Photo = "b", photo('B')
-		if err := le.Update(ctx, a); err != nil {
+		if err := le.Update(ctx, a, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := le.Update(ctx, b); !table.IsPreconditionFailed(err) {
+		if err := le.Update(ctx, b, nil); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Update over a stale ETag: %v, want a precondition failure", err)
 		}
 		noTag := &Profile{Meta: key(), Name: "x"}
-		if err := le.Update(ctx, noTag); !errors.Is(err, table.ErrNoETag) {
+		if err := le.Update(ctx, noTag, nil); !errors.Is(err, table.ErrNoETag) {
 			t.Fatalf("Update without an ETag: %v, want ErrNoETag", err)
 		}
 		// Modify: writer 1 holds inside its change while writer 2 modifies
@@ -263,7 +263,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		got, err := le.Get(ctx, "Sales", "000123")
+		got, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil || got.Name != "a+2+1" || !bytes.Equal(got.Photo, photo('M')) {
 			t.Fatalf("after two Modify calls: %v, name %q; want a+2+1 with the second writer's photo", err, nameOf(got))
 		}
@@ -271,10 +271,10 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		// write removes its own at once (B, the lost round's copy of A);
 		// the superseded versions are Sweep's: S, A, and M as the second
 		// writer stored it.
-		if n, err := le.Sweep(ctx, 0); err != nil || n != 3 {
+		if n, err := le.Sweep(ctx, 0, nil); err != nil || n != 3 {
 			t.Fatalf("Sweep: %d, %v; want the 3 superseded photos", n, err)
 		}
-		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || !bytes.Equal(got.Photo, photo('M')) {
+		if got, err := le.Get(ctx, "Sales", "000123", nil); err != nil || !bytes.Equal(got.Photo, photo('M')) {
 			t.Fatalf("after Sweep: %v", err)
 		}
 	})
@@ -282,7 +282,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("entities written by earlier versions still read, update and sweep", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
 		// The earlier format: a content-addressed blob "<tuple>/<field>/<sha[:32]>".
 		old := photo('O')
 		sum := sha256.Sum256(old)
@@ -296,28 +296,28 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		if _, err := client.UpsertEntity(ctx, body, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := le.Get(ctx, "Sales", "000123")
+		got, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil || got.Name != "legacy" || !bytes.Equal(got.Photo, old) {
 			t.Fatalf("legacy Get: %v", err)
 		}
-		if n, err := le.Sweep(ctx, 0); err != nil || n != 0 {
+		if n, err := le.Sweep(ctx, 0, nil); err != nil || n != 0 {
 			t.Fatalf("Sweep took %d of a legacy entity's blobs (%v)", n, err)
 		}
 		got.Name = "updated"
-		if err := le.Update(ctx, got); err != nil {
+		if err := le.Update(ctx, got, nil); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := le.Sweep(ctx, 0); err != nil || n != 1 {
+		if n, err := le.Sweep(ctx, 0, nil); err != nil || n != 1 {
 			t.Fatalf("Sweep after the update: %d (%v), want the legacy blob", n, err)
 		}
-		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || got.Name != "updated" || !bytes.Equal(got.Photo, old) {
+		if got, err := le.Get(ctx, "Sales", "000123", nil); err != nil || got.Name != "updated" || !bytes.Equal(got.Photo, old) {
 			t.Fatalf("after the update: %v", err)
 		}
 		// Modify with Create starts a missing entity.
 		if _, err := le.Modify(ctx, "Sales", "000999", func(p *Profile) error { p.Name, p.Photo = "created", photo('C'); return nil }, &table.ModifyOptions{Create: true}); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := le.Get(ctx, "Sales", "000999"); err != nil || got.Name != "created" || !bytes.Equal(got.Photo, photo('C')) {
+		if got, err := le.Get(ctx, "Sales", "000999", nil); err != nil || got.Name != "created" || !bytes.Equal(got.Photo, photo('C')) {
 			t.Fatalf("created by Modify: %v", err)
 		}
 		if _, err := le.Modify(ctx, "Sales", "000998", func(*Profile) error { return nil }, nil); !table.IsNotFound(err) {
@@ -334,11 +334,11 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		}
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[ProfileX](client, bc, container, []string{"Photo"}, 0)
-		if err := le.Put(ctx, &ProfileX{Meta: key(), Name: "big", Photo: photo('X')}); err != nil {
+		le, _ := patterns.NewLargeEntity[ProfileX](client, bc, container, []string{"Photo"}, 0, nil)
+		if err := le.Put(ctx, &ProfileX{Meta: key(), Name: "big", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
-		v, err := le.Get(ctx, "Sales", "000123")
+		v, err := le.Get(ctx, "Sales", "000123", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,10 +346,10 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 			t.Fatalf("the blob references reached the value: %v", v.More)
 		}
 		v.Photo = []byte("small")
-		if err := le.Update(ctx, v); err != nil {
+		if err := le.Update(ctx, v, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := le.Get(ctx, "Sales", "000123"); err != nil || string(got.Photo) != "small" {
+		if got, err := le.Get(ctx, "Sales", "000123", nil); err != nil || string(got.Photo) != "small" {
 			t.Fatalf("after shrinking the photo: %v %q", err, got.Photo)
 		}
 	})
@@ -357,8 +357,8 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("a missing blob is corruption, not not-found", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
-		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}); err != nil {
+		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
 		for name := range blobNames(t, bc, container) {
@@ -366,7 +366,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		_, err := le.Get(ctx, "Sales", "000123")
+		_, err := le.Get(ctx, "Sales", "000123", nil)
 		if err == nil || table.IsNotFound(err) {
 			t.Fatalf("Get of an entity whose blob is gone: %v (IsNotFound %v); the entity exists", err, table.IsNotFound(err))
 		}
@@ -417,7 +417,7 @@ func RunLargeEntityUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *
 		ctx := r.t.Context()
 		client := r.table()
 		bc, container := r.container()
-		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0)
+		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -431,11 +431,11 @@ func RunLargeEntityUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *
 		r.start()
 		for i := 0; i < 24; i++ {
 			p := &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", 500+i)}, Name: fmt.Sprint(i), Photo: photo(i, 20_000+i*5_000)}
-			r.do("Put", func() error { return le.Put(ctx, p) })
+			r.do("Put", func() error { return le.Put(ctx, p, nil) })
 		}
 		for i := 0; i < 8; i++ {
 			p := &Profile{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", 500+i)}, Name: "new", Photo: photo(i+50, 40_000)}
-			r.do("Put replace", func() error { return le.Put(ctx, p) })
+			r.do("Put replace", func() error { return le.Put(ctx, p, nil) })
 		}
 		for i := 0; i < 4; i++ {
 			rk := fmt.Sprintf("%06d", 500+i)
@@ -445,9 +445,9 @@ func RunLargeEntityUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *
 			})
 		}
 		for _, rk := range []string{"000507", "000510", "000520"} {
-			r.do("Delete", func() error { return le.Delete(ctx, "Sales", rk) })
+			r.do("Delete", func() error { return le.Delete(ctx, "Sales", rk, nil) })
 		}
-		r.do("Sweep", func() error { _, err := le.Sweep(ctx, 0); return err })
+		r.do("Sweep", func() error { _, err := le.Sweep(ctx, 0, nil); return err })
 		r.stop()
 		s := state{}
 		s.addTable(t, "profiles", client)

@@ -94,17 +94,17 @@ func RunPatternDefects(t *testing.T, env Env) {
 		// A copy left with an extra property (by an older writer) is stale,
 		// and RepairAll removes the property.
 		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 		if err != nil || len(rep.Stale) != 1 {
 			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil); err != nil {
+		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
 			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
 		}
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
 			t.Fatalf("after RepairAll: %+v, %v", rep, err)
 		}
 	})
@@ -132,18 +132,18 @@ func RunPatternDefects(t *testing.T, env Env) {
 			}
 		}
 		drainAll(t, q, w)
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
 			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
 		}
 		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
 			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil); err != nil {
+		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil); err != nil || !rep.OK() {
+		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
 			t.Fatalf("after RepairAll: %+v, %v", rep, err)
 		}
 	})
@@ -159,7 +159,8 @@ func RunPatternDefects(t *testing.T, env Env) {
 					return ""
 				}
 				return *p.Email
-			}}})
+			}}}, nil)
+
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,13 +174,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("the old unique copy survived Modify: %v", err)
 		}
-		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com"); err != nil || *v.Email != "don.hall@contoso.com" {
+		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || *v.Email != "don.hall@contoso.com" {
 			t.Fatalf("the new unique copy: %v, %v", v, err)
 		}
-		if rep, err := idx.Verify(ctx, "Sales"); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, "Sales", nil); err != nil || !rep.OK() {
 			t.Fatalf("Verify after Modify: %+v, %v", rep, err)
 		}
 	})
@@ -190,11 +191,11 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// the data of another.
 	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		w := patterns.NewWideEntity(client)
+		w := patterns.NewWideEntity(client, nil)
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := w.Get(ctx, "p", "g", false); !table.IsNotFound(err) {
+		if got, err := w.Get(ctx, "p", "g", false, nil); !table.IsNotFound(err) {
 			t.Fatalf("Get of a wide entity never written: %+v, %v", got, err)
 		}
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a", Properties: map[string]any{"Who": "a"}}, nil); err != nil {
@@ -207,7 +208,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		for _, rk := range []string{"a", "a_p00", "g_p01"} {
-			got, err := w.Get(ctx, "p", rk, false)
+			got, err := w.Get(ctx, "p", rk, false, nil)
 			if err != nil || got.Properties["Who"] != rk || got.Parts != 1 {
 				t.Fatalf("Get(%s) next to other rows: %+v, %v", rk, got, err)
 			}
@@ -215,13 +216,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 				t.Fatalf("Put(%s) next to other rows: %v", rk, err)
 			}
 		}
-		if err := w.Delete(ctx, "p", "a"); err != nil {
+		if err := w.Delete(ctx, "p", "a", nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := rawProps(t, client, "p", "a_p01"); m["Who"] != "plain" {
 			t.Fatalf("the plain row a_p01 changed: %v", m)
 		}
-		if got, err := w.Get(ctx, "p", "a_p00", false); err != nil || got.Properties["N"] != int64(2) {
+		if got, err := w.Get(ctx, "p", "a_p00", false, nil); err != nil || got.Properties["N"] != int64(2) {
 			t.Fatalf("Get(a_p00) after deleting a: %+v, %v", got, err)
 		}
 	})
@@ -247,14 +248,14 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		rand.New(rand.NewPCG(15, 8)).Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 		for i, e := range all {
-			if err := log.AppendAt(ctx, e.pk, e.at, &Claim{Amount: float64(i), Note: e.at.Format(time.RFC3339Nano)}); err != nil {
+			if err := log.AppendAt(ctx, e.pk, e.at, &Claim{Amount: float64(i), Note: e.at.Format(time.RFC3339Nano)}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		wrong, found := 0, 0
 		for p := range 4 {
 			pk := fmt.Sprintf("emp%d", p)
-			for c, err := range log.Between(ctx, pk, base, base.Add(time.Hour)) {
+			for c, err := range log.Between(ctx, pk, base, base.Add(time.Hour), nil) {
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -285,11 +286,11 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 		for i := range 3 {
-			if err := log.AppendAt(ctx, "emp1", base.Add(time.Duration(i)*time.Minute), &Claim{Amount: float64(i), Note: "entry"}); err != nil {
+			if err := log.AppendAt(ctx, "emp1", base.Add(time.Duration(i)*time.Minute), &Claim{Amount: float64(i), Note: "entry"}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		latest, err := log.Latest(ctx, "emp1", 2)
+		latest, err := log.Latest(ctx, "emp1", 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +302,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatalf("Latest(2) = %q", notes)
 		}
 		var since []string
-		for c, err := range log.Since(ctx, "emp1", base) {
+		for c, err := range log.Since(ctx, "emp1", base, nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -326,7 +327,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		var got []string
 		var failed error
-		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", at.Add(-time.Minute), at.Add(time.Minute)) {
+		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", at.Add(-time.Minute), at.Add(time.Minute), nil) {
 			if err != nil {
 				failed = err
 				break
@@ -348,7 +349,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		q := env.NewQueue(t, nil)
 		bc, container := env.NewContainer(t, c)
 		c.Reset()
-		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +363,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		remote, _ := patterns.NewRemoteIndexEntities(client, "lastnames", "lname_", nil)
 		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
 		series, _ := patterns.NewDataSeries[int64](client, "D", 24)
-		wide := patterns.NewWideEntity(client)
+		wide := patterns.NewWideEntity(client, nil)
 		badPK := "a/b"
 		long := strings.Repeat("x", 600)
 		other := staff("000999", "X", "Y", "x@y", 1)
@@ -378,24 +379,24 @@ func RunPatternDefects(t *testing.T, env Env) {
 			}},
 			{"IntraPartitionIndex.Add", func() error { return intra.Add(ctx, staff("000123", "A", "B", long, 1), nil) }},
 			{"IntraPartitionIndex.Modify", func() error { _, err := intra.Modify(ctx, "Sales", "empid_1", nil, nil); return err }},
-			{"IntraPartitionIndex.Lookup", func() error { _, err := intra.Lookup(ctx, "email", badPK, "a@b"); return err }},
+			{"IntraPartitionIndex.Lookup", func() error { _, err := intra.Lookup(ctx, "email", badPK, "a@b", nil); return err }},
 			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, nil, nil) }},
 			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, emp("Sales", "1", "A", "B", long), nil) }},
-			{"InterPartitionIndex.Delete", func() error { return inter.Delete(ctx, nil) }},
-			{"InterPartitionIndex.Lookup", func() error { _, err := inter.Lookup(ctx, "email", badPK, "a@b"); return err }},
-			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, badPK, "Jones"); return err }},
-			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, "Sales", long); return err }},
-			{"RemoteIndexEntities.IDs", func() error { _, err := remote.IDs(ctx, long); return err }},
-			{"RemoteIndexEntities.Add", func() error { return remote.Add(ctx, long, "id") }},
-			{"BlobIndex.Add", func() error { return blobs.Add(ctx, strings.Repeat("x", 2000), "id") }},
-			{"BlobIndex.IDs", func() error { _, err := blobs.IDs(ctx, strings.Repeat("x", 2000)); return err }},
-			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r"); return err }},
+			{"InterPartitionIndex.Delete", func() error { return inter.Delete(ctx, nil, nil) }},
+			{"InterPartitionIndex.Lookup", func() error { _, err := inter.Lookup(ctx, "email", badPK, "a@b", nil); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, badPK, "Jones", nil); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, "Sales", long, nil); return err }},
+			{"RemoteIndexEntities.IDs", func() error { _, err := remote.IDs(ctx, long, nil); return err }},
+			{"RemoteIndexEntities.Add", func() error { return remote.Add(ctx, long, "id", nil) }},
+			{"BlobIndex.Add", func() error { return blobs.Add(ctx, strings.Repeat("x", 2000), "id", nil) }},
+			{"BlobIndex.IDs", func() error { _, err := blobs.IDs(ctx, strings.Repeat("x", 2000), nil); return err }},
+			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r", nil); return err }},
 			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
 			{"WideEntity.Put", func() error {
 				return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"bad name": 1}}, nil)
 			}},
-			{"WideEntity.Get", func() error { _, err := wide.Get(ctx, badPK, "r", false); return err }},
-			{"WideEntity.Delete", func() error { return wide.Delete(ctx, badPK, "r") }},
+			{"WideEntity.Get", func() error { _, err := wide.Get(ctx, badPK, "r", false, nil); return err }},
+			{"WideEntity.Delete", func() error { return wide.Delete(ctx, badPK, "r", nil) }},
 		}
 		for _, tc := range cases {
 			err := tc.call()
@@ -444,10 +445,10 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if v, err := byEmail.Lookup(ctx, "email", "email_Sales", "donh@contoso.com"); err != nil || v.RowKey != "000123" {
+		if v, err := byEmail.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); err != nil || v.RowKey != "000123" {
 			t.Fatalf("the first index's copy: %v, %v", v, err)
 		}
-		if v, err := byName.Lookup(ctx, "lastname", "lname_Sales", "Jones_000223"); err != nil || v.RowKey != "000223" {
+		if v, err := byName.Lookup(ctx, "lastname", "lname_Sales", "Jones_000223", nil); err != nil || v.RowKey != "000223" {
 			t.Fatalf("the second index's copy: %v, %v", v, err)
 		}
 		if n := queueLen(t, poison); n != 0 {
@@ -468,7 +469,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		unnamed := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "no spaces"})
 		wrote := false
-		if err := unnamed.Write(ctx, "p", "r", "", func() error { wrote = true; return nil }); !errors.Is(err, patterns.ErrBadDefinition) || wrote {
+		if err := unnamed.Write(ctx, "p", "r", "", func() error { wrote = true; return nil }, nil); !errors.Is(err, patterns.ErrBadDefinition) || wrote {
 			t.Fatalf("a list index name that makes no message type: %v (wrote: %v)", err, wrote)
 		}
 	})

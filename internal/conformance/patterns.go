@@ -57,7 +57,7 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("intra-partition index: writes, lookups and their request counts", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,28 +73,28 @@ func RunPatterns(t *testing.T, env Env) {
 			}
 		}
 		c.Reset()
-		got, err := idx.Lookup(ctx, "email", "Sales", "jonesj@contoso.com")
+		got, err := idx.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", nil)
 		if err != nil || got.RowKey != "empid_000223" || got.FirstName != "Ben" || got.Age != 65 || got.ETag != "" {
 			t.Fatalf("Lookup = %+v, %v", got, err)
 		}
 		wantRequests(t, c, 1, "Lookup")
 		meta := func(s *Staff) *table.Meta { return &s.Meta }
-		if jones := rowKeysOf(t, idx.Find(ctx, "lname", "Sales", "Jones"), meta); !slices.Equal(jones, []string{"empid_000152", "empid_000223"}) {
+		if jones := rowKeysOf(t, idx.Find(ctx, "lname", "Sales", "Jones", nil), meta); !slices.Equal(jones, []string{"empid_000152", "empid_000223"}) {
 			t.Fatalf("Find Jones = %q", jones)
 		}
 		wantRequests(t, c, 1, "Find")
-		for v, _ := range idx.Find(ctx, "lname", "Sales", "Jones") {
+		for v, _ := range idx.Find(ctx, "lname", "Sales", "Jones", nil) {
 			if v.Age != 0 || v.FirstName == "" {
 				t.Fatalf("the lname copy stores only its projection: %+v", v)
 			}
 		}
-		if r := rowKeysOf(t, idx.Range(ctx, "email", "Sales", "d", "k"), meta); !slices.Equal(r, []string{"empid_000123", "empid_000223", "empid_000152"}) {
+		if r := rowKeysOf(t, idx.Range(ctx, "email", "Sales", "d", "k", nil), meta); !slices.Equal(r, []string{"empid_000123", "empid_000223", "empid_000152"}) {
 			t.Fatalf("Range email [d, k) = %q", r)
 		}
-		if r := rowKeysOf(t, idx.Prefix(ctx, "lname", "Sales", "Ha"), meta); !slices.Equal(r, []string{"empid_000123"}) {
+		if r := rowKeysOf(t, idx.Prefix(ctx, "lname", "Sales", "Ha", nil), meta); !slices.Equal(r, []string{"empid_000123"}) {
 			t.Fatalf("Prefix lname Ha = %q", r)
 		}
-		if r := rowKeysOf(t, idx.Range(ctx, "lname", "Sales", "Hall", "Jones"), meta); !slices.Equal(r, []string{"empid_000123"}) {
+		if r := rowKeysOf(t, idx.Range(ctx, "lname", "Sales", "Hall", "Jones", nil), meta); !slices.Equal(r, []string{"empid_000123"}) {
 			t.Fatalf("Range lname [Hall, Jones) = %q", r)
 		}
 		c.Reset()
@@ -106,10 +106,10 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Put with Current")
-		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("the old email copy is still there: %v", err)
 		}
-		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com"); err != nil || v.RowKey != "empid_000123" {
+		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "empid_000123" {
 			t.Fatalf("new email: %+v %v", v, err)
 		}
 		// The guard: a Put from the stale version fails whole.
@@ -118,7 +118,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := idx.Put(ctx, &stale, &patterns.PutOptions[Staff]{Current: don}); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Put from a stale version: %v", err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "Sales", "stale@contoso.com"); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "stale@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatal("a failed Put wrote a copy")
 		}
 		c.Reset()
@@ -140,22 +140,22 @@ func RunPatterns(t *testing.T, env Env) {
 		if !errors.As(err, &taken) || taken.Index != "email" || !errors.As(err, &re) || table.IsConflict(err) {
 			t.Fatalf("duplicate unique value: %v", err)
 		}
-		if _, err := idx.Get(ctx, "Sales", "empid_000999"); !table.IsNotFound(err) {
+		if _, err := idx.Get(ctx, "Sales", "empid_000999", nil); !table.IsNotFound(err) {
 			t.Fatal("the refused entity was written")
 		}
-		cur, _ := idx.Get(ctx, "Sales", "empid_000223")
+		cur, _ := idx.Get(ctx, "Sales", "empid_000223", nil)
 		c.Reset()
 		if err := idx.Delete(ctx, "Sales", "empid_000223", &patterns.DeleteOptions[Staff]{Current: cur}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Delete with Current")
-		if jones := rowKeysOf(t, idx.Find(ctx, "lname", "Sales", "Jones"), meta); !slices.Equal(jones, []string{"empid_000152"}) {
+		if jones := rowKeysOf(t, idx.Find(ctx, "lname", "Sales", "Jones", nil), meta); !slices.Equal(jones, []string{"empid_000152"}) {
 			t.Fatalf("after delete, Jones = %q", jones)
 		}
 		if err := idx.Delete(ctx, "Sales", "empid_000223", &patterns.DeleteOptions[Staff]{IfExists: true}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, "Sales")
+		rep, err := idx.Verify(ctx, "Sales", nil)
 		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 4 {
 			t.Fatalf("Verify after clean writes: %+v %v", rep, err)
 		}
@@ -165,7 +165,7 @@ func RunPatterns(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		emailOnly := staffIndexes()[:1]
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly)
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly, nil)
 		for i, s := range []*Staff{staff("000001", "A", "Jones", "a@x.com", 1), staff("000002", "B", "Jones", "b@x.com", 2), staff("000003", "C", "Smith", "c@x.com", 3)} {
 			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(i, err)
@@ -186,7 +186,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := kt.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, "Sales")
+		rep, err := idx.Verify(ctx, "Sales", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,12 +200,12 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("Repair = %+v, %v", sum, err)
 		}
 		wantRequests(t, c, 2, "Repair of two primaries (one packed transaction) and one orphan")
-		if rep, err := idx.Verify(ctx, "Sales"); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, "Sales", nil); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
-		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
-		rep, _ = both.Verify(ctx, "Sales")
+		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+		rep, _ = both.Verify(ctx, "Sales", nil)
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
 		}
@@ -213,7 +213,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		meta := func(s *Staff) *table.Meta { return &s.Meta }
-		if jones := rowKeysOf(t, both.Find(ctx, "lname", "Sales", "Jones"), meta); len(jones) != 2 {
+		if jones := rowKeysOf(t, both.Find(ctx, "lname", "Sales", "Jones", nil), meta); len(jones) != 2 {
 			t.Fatalf("after backfill, Jones = %q", jones)
 		}
 		// A Repair from a report older than a change of the entity fails
@@ -221,14 +221,14 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := plain.Delete(ctx, "Sales", "lname_Smith!000003!", nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, _ = both.Verify(ctx, "Sales")
+		rep, _ = both.Verify(ctx, "Sales", nil)
 		if _, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := both.Repair(ctx, rep, nil); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Repair from an old report: %v", err)
 		}
-		if rep, _ := both.Verify(ctx, "Sales"); !rep.OK() {
+		if rep, _ := both.Verify(ctx, "Sales", nil); !rep.OK() {
 			t.Fatalf("the guarded repair left damage: %+v", rep)
 		}
 	})
@@ -251,11 +251,11 @@ func RunPatterns(t *testing.T, env Env) {
 			"bad prefix":                     {{Name: "a", Prefix: "a/", Value: v}},
 		}
 		for name, defs := range cases {
-			if _, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", defs); !errors.Is(err, patterns.ErrBadDefinition) {
+			if _, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", defs, nil); !errors.Is(err, patterns.ErrBadDefinition) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}, nil); !errors.Is(err, patterns.ErrNotPrimary) {
 			t.Errorf("RowKey without the primary prefix: %v", err)
 		}
@@ -265,10 +265,10 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := idx.Add(ctx, nil, nil); !errors.Is(err, table.ErrNilValue) {
 			t.Errorf("nil: %v", err)
 		}
-		if _, err := idx.Lookup(ctx, "lname", "Sales", "Jones"); !errors.Is(err, patterns.ErrNotUnique) {
+		if _, err := idx.Lookup(ctx, "lname", "Sales", "Jones", nil); !errors.Is(err, patterns.ErrNotUnique) {
 			t.Errorf("Lookup on a non-unique index: %v", err)
 		}
-		if _, err := idx.Lookup(ctx, "nope", "Sales", "x"); !errors.Is(err, patterns.ErrUnknownIndex) {
+		if _, err := idx.Lookup(ctx, "nope", "Sales", "x", nil); !errors.Is(err, patterns.ErrUnknownIndex) {
 			t.Errorf("unknown index: %v", err)
 		}
 		wantRequests(t, c, 0, "bad definitions and inputs")
@@ -294,7 +294,7 @@ func RunPatterns(t *testing.T, env Env) {
 			}
 		}
 		c.Reset()
-		ids, err := ix.Lookup(ctx, "Sales", "O'Brien")
+		ids, err := ix.Lookup(ctx, "Sales", "O'Brien", nil)
 		if err != nil || !slices.Equal(ids, []string{"000152", "000223", "000301", "000302", "000303"}) {
 			t.Fatalf("Lookup = %q, %v", ids, err)
 		}
@@ -306,7 +306,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if _, err := ix.Add(ctx, first, nil); !table.IsAlreadyExists(err) {
 			t.Fatalf("Add of an existing entity: %v", err)
 		}
-		ents, err := ix.LookupEntities(ctx, "Sales", "O'Brien")
+		ents, err := ix.LookupEntities(ctx, "Sales", "O'Brien", nil)
 		if err != nil || len(ents) != 5 || ents[0].RowKey != "000152" {
 			t.Fatalf("LookupEntities: %d %v", len(ents), err)
 		}
@@ -315,22 +315,22 @@ func RunPatterns(t *testing.T, env Env) {
 		next := *cur
 		next.LastName = "Jones"
 		c.Reset()
-		if _, err := ix.Change(ctx, cur, &next); err != nil {
+		if _, err := ix.Change(ctx, cur, &next, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 3, "Change of value (two reads and the transaction)")
-		jones, _ := ix.Lookup(ctx, "Sales", "Jones")
-		obrien, _ := ix.Lookup(ctx, "Sales", "O'Brien")
+		jones, _ := ix.Lookup(ctx, "Sales", "Jones", nil)
+		obrien, _ := ix.Lookup(ctx, "Sales", "O'Brien", nil)
 		if !slices.Equal(jones, []string{"000223"}) || slices.Contains(obrien, "000223") || len(obrien) != 4 {
 			t.Fatalf("after Change: Jones %q, O'Brien %q", jones, obrien)
 		}
-		if _, err := ix.Change(ctx, cur, &next); !table.IsPreconditionFailed(err) {
+		if _, err := ix.Change(ctx, cur, &next, nil); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Change from a stale version: %v", err)
 		}
-		if _, err := ix.Remove(ctx, &next); err != nil {
+		if _, err := ix.Remove(ctx, &next, nil); err != nil {
 			t.Fatal(err)
 		}
-		if jones, _ := ix.Lookup(ctx, "Sales", "Jones"); len(jones) != 0 {
+		if jones, _ := ix.Lookup(ctx, "Sales", "Jones", nil); len(jones) != 0 {
 			t.Fatalf("after Remove: %q", jones)
 		}
 		if _, err := ix.Table().Get(ctx, "Sales", "000223", nil); !table.IsNotFound(err) {
@@ -362,7 +362,7 @@ func RunPatterns(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		ids, err := ix.Lookup(ctx, "Sales", "Jones")
+		ids, err := ix.Lookup(ctx, "Sales", "Jones", nil)
 		if err != nil || len(ids) != writers {
 			t.Fatalf("%d of %d IDs in the index (%v)", len(ids), writers, err)
 		}
@@ -395,7 +395,7 @@ func RunPatterns(t *testing.T, env Env) {
 		}
 		mgr := staff("000123", "Don", "Hall", "donh@contoso.com", 34)
 		c.Reset()
-		if err := d.Update(ctx, mgr, "dept"); err != nil {
+		if err := d.Update(ctx, mgr, []string{"dept"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "source and copy")
@@ -404,7 +404,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("department = %+v", dep)
 		}
 		mgr.Email = "don.hall@contoso.com"
-		if err := d.Update(ctx, mgr, "dept", "missing"); !table.IsNotFound(err) {
+		if err := d.Update(ctx, mgr, []string{"dept", "missing"}, nil); !table.IsNotFound(err) {
 			t.Fatalf("missing target: %v", err)
 		}
 		st, _ := table.New[Staff](client, nil)
@@ -444,15 +444,15 @@ func RunPatterns(t *testing.T, env Env) {
 			}
 			reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 3, PeerRating: 4, Comments: "ok " + year})
 		}
-		if err := rr.Write(ctx, parent, reviews...); err != nil {
+		if err := rr.Write(ctx, parent, reviews, nil); err != nil {
 			t.Fatal(err)
 		}
 		other := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "0001230"}, EntityType: "Employee", Name: "Not related"}
-		if err := rr.Write(ctx, other); err != nil {
+		if err := rr.Write(ctx, other, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		c.Reset()
-		rows, err := rr.Read(ctx, "Sales", "000123")
+		rows, err := rr.Read(ctx, "Sales", "000123", nil)
 		if err != nil || len(rows) != 4 {
 			t.Fatalf("Read = %d rows, %v", len(rows), err)
 		}
@@ -491,7 +491,7 @@ func RunPatterns(t *testing.T, env Env) {
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 50; j++ {
-					v, ok, err := cache.Get(ctx, "dept", "sales")
+					v, ok, err := cache.Get(ctx, "dept", "sales", nil)
 					if err != nil || !ok || v.Name != "Sales" {
 						t.Errorf("Get = %v %v %v", v, ok, err)
 						return
@@ -504,13 +504,13 @@ func RunPatterns(t *testing.T, env Env) {
 		if cache.Loads() != 1 {
 			t.Fatalf("%d loads", cache.Loads())
 		}
-		if _, ok, _ := cache.Get(ctx, "dept", "finance"); ok {
+		if _, ok, _ := cache.Get(ctx, "dept", "finance", nil); ok {
 			t.Fatal("found a department that does not exist")
 		}
 		mu.Lock()
 		now = now.Add(time.Minute)
 		mu.Unlock()
-		all, err := cache.All(ctx)
+		all, err := cache.All(ctx, nil)
 		if err != nil || len(all) != 3 || cache.Loads() != 2 {
 			t.Fatalf("after TTL: %d entities, %d loads, %v", len(all), cache.Loads(), err)
 		}

@@ -48,12 +48,12 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			if i == 29 {
 				at = base.Add(28 * time.Minute) // two claims in one tick
 			}
-			if err := log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.5, Note: fmt.Sprint(i)}); err != nil {
+			if err := log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.5, Note: fmt.Sprint(i)}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		c.Reset()
-		latest, err := log.Latest(ctx, "empid_000123", 10)
+		latest, err := log.Latest(ctx, "empid_000123", 10, nil)
 		if err != nil || len(latest) != 10 {
 			t.Fatalf("Latest: %d %v", len(latest), err)
 		}
@@ -65,7 +65,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("EntryTime = %v", at)
 		}
 		var between []string
-		for v, err := range log.Between(ctx, "empid_000123", base.Add(5*time.Minute), base.Add(8*time.Minute)) {
+		for v, err := range log.Between(ctx, "empid_000123", base.Add(5*time.Minute), base.Add(8*time.Minute), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +75,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("Between [5m, 8m) = %q", between)
 		}
 		n := 0
-		for _, err := range log.Since(ctx, "empid_000123", base.Add(25*time.Minute)) {
+		for _, err := range log.Since(ctx, "empid_000123", base.Add(25*time.Minute), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if n != 5 { // 25, 26, 27, 28 and the second 28
 			t.Fatalf("Since 25m: %d", n)
 		}
-		if _, err := log.Latest(ctx, "p", 0); !errors.Is(err, table.ErrBadOption) {
+		if _, err := log.Latest(ctx, "p", 0, nil); !errors.Is(err, table.ErrBadOption) {
 			t.Fatalf("Latest 0: %v", err)
 		}
 	})
@@ -107,7 +107,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "one slot")
-		s, err := ds.Get(ctx, "messages", "2026-11-21")
+		s, err := ds.Get(ctx, "messages", "2026-11-21", nil)
 		if err != nil || s.Values[7] != 1<<40 || s.Values[21] != 210 || s.Set[8] || !s.Set[0] || s.ETag != etag {
 			t.Fatalf("series = %+v, %v", s, err)
 		}
@@ -123,7 +123,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if _, err := doubles.SetMany(ctx, "d", "r", map[int]float64{0: 2.5, 3: -1.25}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if s, err := doubles.Get(ctx, "d", "r"); err != nil || s.Values[0] != 2.5 || s.Values[3] != -1.25 {
+		if s, err := doubles.Get(ctx, "d", "r", nil); err != nil || s.Values[0] != 2.5 || s.Values[3] != -1.25 {
 			t.Fatalf("double series: %+v %v", s, err)
 		}
 		c.Reset()
@@ -138,7 +138,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("wide entity: 1,000 properties and 3 MiB in one transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(env.NewTable(t, c))
+		w := patterns.NewWideEntity(env.NewTable(t, c), nil)
 		stats := map[string]any{}
 		for d := 0; d < 1000; d++ {
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)
@@ -148,7 +148,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "writing 1,000 properties")
-		got, err := w.Get(ctx, "stats", "2026", false)
+		got, err := w.Get(ctx, "stats", "2026", false, nil)
 		if err != nil || len(got.Properties) != 1000 || got.Properties["D999"] != int64(6993) || got.Parts != 4 {
 			t.Fatalf("Get: %d properties in %d parts, %v", len(got.Properties), got.Parts, err)
 		}
@@ -162,7 +162,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if err := w.Put(ctx, bv, nil); err != nil {
 			t.Fatal(err)
 		}
-		gb, err := w.Get(ctx, "stats", "big", false)
+		gb, err := w.Get(ctx, "stats", "big", false, nil)
 		if err != nil || len(gb.Properties) != 100 || gb.Properties["S042"] != big["S042"] || gb.Parts < 6 {
 			t.Fatalf("3 MiB: %d properties in %d parts, %v", len(gb.Properties), gb.Parts, err)
 		}
@@ -173,7 +173,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "shrinking with the current value")
-		if g, err := w.Get(ctx, "stats", "2026", false); err != nil || len(g.Properties) != 2 || g.Parts != 1 {
+		if g, err := w.Get(ctx, "stats", "2026", false, nil); err != nil || len(g.Properties) != 2 || g.Parts != 1 {
 			t.Fatalf("after shrinking: %+v %v", g, err)
 		}
 		if err := w.Put(ctx, small, &patterns.WidePutOptions{Current: got}); !table.IsPreconditionFailed(err) {
@@ -188,10 +188,10 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("over 4 MiB: %v", err)
 		}
 		wantRequests(t, c, 0, "a value too wide for one transaction")
-		if err := w.Delete(ctx, "stats", "big"); err != nil {
+		if err := w.Delete(ctx, "stats", "big", nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Get(ctx, "stats", "big", false); !table.IsNotFound(err) {
+		if _, err := w.Get(ctx, "stats", "big", false, nil); !table.IsNotFound(err) {
 			t.Fatalf("after Delete: %v", err)
 		}
 	})

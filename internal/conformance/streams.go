@@ -96,7 +96,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		head, err := s.Open(ctx, "acct-1")
+		head, err := s.Open(ctx, "acct-1", nil)
 		if err != nil || head.Version() != 0 || head.ETag() != "" {
 			t.Fatalf("Open of a new stream: %+v, %v", head, err)
 		}
@@ -185,7 +185,7 @@ func RunEventStreams(t *testing.T, env Env) {
 	t.Run("a stale head is a ConcurrencyError and writes nothing", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
-		h0, _ := s.Open(ctx, "acct")
+		h0, _ := s.Open(ctx, "acct", nil)
 		h1, err := s.Append(ctx, h0, deposits("a", 2, 1), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -255,7 +255,7 @@ func RunEventStreams(t *testing.T, env Env) {
 					// A redelivered event: the stream must refuse it.
 					redo := &Deposit{StreamEvent: patterns.StreamEvent{ID: ev.ID}, Amount: ev.Amount}
 					for {
-						head, err := s.Open(ctx, "hot")
+						head, err := s.Open(ctx, "hot", nil)
 						if err == nil {
 							_, err = s.Append(ctx, head, []*Deposit{redo}, nil)
 						}
@@ -309,7 +309,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			t.Fatalf("dying append: %v", err)
 		}
 		c.Reset()
-		opened, err := s.Open(ctx, "acct")
+		opened, err := s.Open(ctx, "acct", nil)
 		if err != nil || opened.Version() != 5 || opened.Pending() != 155 {
 			t.Fatalf("after the crash: %+v, %v", opened, err)
 		}
@@ -356,7 +356,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			t.Fatalf("dying append: %v", err)
 		}
 		s, _ := patterns.NewEventStream[Deposit](client, nil)
-		head, err := s.Open(ctx, "acct")
+		head, err := s.Open(ctx, "acct", nil)
 		if err != nil || head.Pending() != 60 {
 			t.Fatalf("after the crash: %+v, %v", head, err)
 		}
@@ -376,7 +376,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		var otherErr error
 		slow := &crashClient{Client: client, before: func(n int) error {
 			if n == 2 { // between A's first and second transaction, B opens and appends
-				h, err := s.Open(ctx, "acct")
+				h, err := s.Open(ctx, "acct", nil)
 				if err == nil {
 					other, otherErr = s.Append(ctx, h, deposits("b", 2, 2), nil)
 				} else {
@@ -397,7 +397,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		if len(got) != 2 || got[0].ID != "b0" || got[1].ID != "b1" {
 			t.Fatalf("stream after the race: %d events", len(got))
 		}
-		head, _ := s.Open(ctx, "acct")
+		head, _ := s.Open(ctx, "acct", nil)
 		if head.Pending() != 0 {
 			t.Fatalf("head after the race: %+v", head)
 		}
@@ -421,7 +421,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "append with an include and a snapshot")
-		snap, err := snaps.Load(ctx, "acct")
+		snap, err := snaps.Load(ctx, "acct", nil)
 		if err != nil || snap == nil || snap.Version != 3 || snap.Balance != 30 {
 			t.Fatalf("snapshot: %+v, %v", snap, err)
 		}
@@ -434,7 +434,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		if !table.IsAlreadyExists(err) || errors.Is(err, patterns.ErrStreamConflict) {
 			t.Fatalf("append with a failing include: %v", err)
 		}
-		if snap, _ := snaps.Load(ctx, "acct"); snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {
+		if snap, _ := snaps.Load(ctx, "acct", nil); snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {
 			t.Fatalf("a failed include left the snapshot at %d", snap.Version)
 		}
 		// Includes ride the last transaction of a split append.
@@ -446,7 +446,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		if err != nil || head.Version() != 103 {
 			t.Fatalf("split append with includes: %+v, %v", head, err)
 		}
-		snap, _ = snaps.Load(ctx, "acct")
+		snap, _ = snaps.Load(ctx, "acct", nil)
 		tb, _ := table.New[Balance](client, nil)
 		stored, _ := tb.Get(ctx, "acct", "balance", nil)
 		if snap.Version != 103 || snap.Balance != 130 || stored.Amount != 150 {

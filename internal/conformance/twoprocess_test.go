@@ -61,7 +61,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	}
 	ctx := t.Context()
 	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes())
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
@@ -192,7 +192,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	q, poison := newQueue(), newQueue()
 	primaries, copies := newTable(), newTable()
 
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes())
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
 	for i := 0; i < soakStaff; i++ {
 		if err := idx.Add(ctx, staff(fmt.Sprintf("%06d", i), "F", "Jones", fmt.Sprintf("start%d@contoso.com", i), i), nil); err != nil {
 			t.Fatal(err)
@@ -236,7 +236,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
 	seen := map[string]int{}
 	for _, last := range surnames {
-		ids, err := ix.Lookup(ctx, "Sales", last)
+		ids, err := ix.Lookup(ctx, "Sales", last, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +254,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 		t.Fatalf("index entities list %d IDs, want %d", len(seen), want)
 	}
 	// Intra-partition index: no missing, orphaned or stale copy.
-	rep, err := idx.Verify(ctx, "Sales")
+	rep, err := idx.Verify(ctx, "Sales", nil)
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify: %+v %v", rep, err)
 	}
@@ -271,7 +271,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
 	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
-	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil)
+	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("VerifyAll: %+v %v", crep, err)
 	}

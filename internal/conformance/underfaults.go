@@ -235,7 +235,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 21, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes())
+			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,7 +264,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			r.stop()
-			rep, err := idx.Verify(ctx, "Sales")
+			rep, err := idx.Verify(ctx, "Sales", nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
@@ -290,10 +290,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					next := *all[i]
 					next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
 					next.LastName = surnames[(i+1)%4]
-					r.do("Change", func() error { _, err := ix.Change(ctx, all[i], &next); return err })
+					r.do("Change", func() error { _, err := ix.Change(ctx, all[i], &next, nil); return err })
 				}
 				for i := 25; i < 30; i++ {
-					r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i]); return err })
+					r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i], nil); return err })
 				}
 			})
 		})
@@ -325,10 +325,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			for i := 13; i < 16; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "", "", "")
-				r.do("Delete", func() error { return idx.Delete(ctx, e) })
+				r.do("Delete", func() error { return idx.Delete(ctx, e, nil) })
 			}
 			r.drain(q, poison, w)
-			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil)
+			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("VerifyAll: %+v %v", rep, err)
 			}
@@ -356,13 +356,13 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			for i := 0; i < 16; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[i%4], "")
 				r.do("Write", func() error {
-					return ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Upsert(ctx, e, nil) })
+					return ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Upsert(ctx, e, nil) }, nil)
 				})
 			}
 			for i := 0; i < 6; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[(i+2)%4], "")
 				r.do("Write change", func() error {
-					return ix.Write(ctx, e.PartitionKey, e.RowKey, surnames[i%4], func() error { return tb.Upsert(ctx, e, nil) })
+					return ix.Write(ctx, e.PartitionKey, e.RowKey, surnames[i%4], func() error { return tb.Upsert(ctx, e, nil) }, nil)
 				})
 			}
 			r.drain(q, poison, w)
@@ -380,7 +380,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("wide entity", func(t *testing.T) {
 		underFaults(t, env, svc, 26, func(r *faultRun) state {
 			return oneTable(r, "stats", func(ctx context.Context, client *aztables.Client) {
-				w := patterns.NewWideEntity(client)
+				w := patterns.NewWideEntity(client, nil)
 				days := func(n, scale int) map[string]any {
 					m := map[string]any{}
 					for d := 0; d < n; d++ {
@@ -407,7 +407,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				for i := 0; i < 40; i++ {
 					at := base.Add(time.Duration(i/2) * time.Minute) // pairs share a tick
 					r.do("Append", func() error {
-						return log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.25, Note: fmt.Sprint(i)})
+						return log.AppendAt(ctx, "empid_000123", at, &Claim{Amount: float64(i) + 0.25, Note: fmt.Sprint(i)}, nil)
 					})
 				}
 			})
@@ -502,9 +502,9 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			for round := 0; round < 72; round++ { // an hour a round, flushed at its end
 				for i := 0; i < 10; i++ {
 					at := base.Add(time.Duration(round*10+i) * 6 * time.Minute)
-					r.do("Append", func() error { return log.AppendAt(ctx, at, fmt.Sprintf("GET /orders/%d 200", round*10+i)) })
+					r.do("Append", func() error { return log.AppendAt(ctx, at, fmt.Sprintf("GET /orders/%d 200", round*10+i), nil) })
 				}
-				r.do("Flush", func() error { return log.Flush(ctx) })
+				r.do("Flush", func() error { return log.Flush(ctx, nil) })
 			}
 			r.stop()
 			s := state{}
@@ -545,7 +545,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			r.start()
 			for i := 0; i < 40; i++ {
 				mgr := staff("000123", "Don", surnames[i%4], fmt.Sprintf("don%d@contoso.com", i), 34)
-				r.do("Denormalized.Update", func() error { return d.Update(ctx, mgr, "dept") })
+				r.do("Denormalized.Update", func() error { return d.Update(ctx, mgr, []string{"dept"}, nil) })
 			}
 			for i := 0; i < 40; i++ {
 				id := fmt.Sprintf("%06d", 700+i)
@@ -558,7 +558,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", Rating: i % 5})
 				}
 				parent := &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, FirstName: "F", LastName: surnames[i%4]}
-				r.do("RelatedRows.Write", func() error { return rr.Write(ctx, parent, reviews...) })
+				r.do("RelatedRows.Write", func() error { return rr.Write(ctx, parent, reviews, nil) })
 			}
 			r.stop()
 			s := state{}

@@ -309,7 +309,7 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 			return nil, err
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}})
+	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -324,12 +324,12 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 		f   func() error
 	}{
 		{"IntraPartitionIndex.Add (entity + copy)", 1, func() error { return idx.Add(ctx, e1, nil) }},
-		{"IntraPartitionIndex.Lookup", 1, func() error { _, err := idx.Lookup(ctx, "email", "Dept", "jonesj@contoso.com"); return err }},
+		{"IntraPartitionIndex.Lookup", 1, func() error { _, err := idx.Lookup(ctx, "email", "Dept", "jonesj@contoso.com", nil); return err }},
 		{"IndexEntities.Add (read + transaction)", 2, func() error {
 			_, err := ie.Add(ctx, &emp{Meta: table.Meta{PartitionKey: "Dept", RowKey: "000152"}, LastName: "Jones"}, nil)
 			return err
 		}},
-		{"IndexEntities.Lookup", 1, func() error { _, err := ie.Lookup(ctx, "Dept", "Jones"); return err }},
+		{"IndexEntities.Lookup", 1, func() error { _, err := ie.Lookup(ctx, "Dept", "Jones", nil); return err }},
 	}
 	for _, s := range more {
 		if err := measure(s.op, s.min, s.f); err != nil {
@@ -422,12 +422,12 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops)); err != nil {
 		return 0, err
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}})
+	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
 	if err != nil {
 		return 0, err
 	}
 	start := time.Now()
-	rep, err := idx.Verify(ctx, "Sales")
+	rep, err := idx.Verify(ctx, "Sales", nil)
 	if err != nil || len(rep.Missing) != n {
 		return 0, fmt.Errorf("verify: %d missing of %d: %v", len(rep.Missing), n, err)
 	}

@@ -1,0 +1,243 @@
+package patterns
+
+import (
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/trace"
+	"github.com/tablekit/tablekit/table"
+)
+
+type traced struct {
+	table.Meta
+	Email string
+	Photo []byte
+}
+
+type tracedEvent struct {
+	StreamEvent
+	What string
+}
+
+// checkSpan finds the span of one pattern operation among spans[from:] and
+// checks that it is a root, ended, carries the table, partition, operation
+// count and outcome, has the SDK's HTTP spans as its descendants, and
+// records an error status exactly when the operation failed.
+func checkSpan(t *testing.T, rec *trace.Recorder, from int, name, partition string, failed bool) {
+	t.Helper()
+	spans := rec.Spans()
+	at := -1
+	for i := from; i < len(spans); i++ {
+		if spans[i].Name == name {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Errorf("%s: no span among %d new ones", name, len(spans)-from)
+		return
+	}
+	s := spans[at]
+	wantOutcome, wantStatus := "ok", tracing.SpanStatusUnset
+	if failed {
+		wantOutcome, wantStatus = "error", tracing.SpanStatusError
+	}
+	if s.Parent != -1 || !s.Ended || s.Attributes[trace.AttrOutcome] != wantOutcome || s.Status != wantStatus {
+		t.Errorf("%s: span %+v: want a root, ended, outcome %s, status %v", name, s, wantOutcome, wantStatus)
+	}
+	if s.Attributes[trace.AttrTable] != "Traced" || s.Attributes[trace.AttrOperations] == nil {
+		t.Errorf("%s: attributes %v: want table Traced and an operation count", name, s.Attributes)
+	}
+	if partition != "" && s.Attributes[trace.AttrPartition] != partition {
+		t.Errorf("%s: partition attribute %v, want %s", name, s.Attributes[trace.AttrPartition], partition)
+	}
+	// Every span opened after it until the next root is its descendant: the
+	// SDK's spans of this operation, and at least one of them.
+	children := 0
+	for i := at + 1; i < len(spans) && spans[i].Parent != -1; i++ {
+		if spans[i].Parent < at {
+			t.Errorf("%s: span %q is not under it (parent %d)", name, spans[i].Name, spans[i].Parent)
+		}
+		children++
+	}
+	if children == 0 {
+		t.Errorf("%s: no SDK span under it", name)
+	}
+}
+
+// TestPatternOperationsOpenOneSpanEach gives one recorder to the clients and
+// to the patterns, runs each traced operation once, and finds its span
+// around the SDK's HTTP spans; a failing operation records an error status.
+func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
+	var rec trace.Recorder
+	ctx := t.Context()
+	tables := fake.NewTableService(nil)
+	copts := &aztables.ClientOptions{}
+	copts.TracingProvider = rec.Provider()
+	client := tables.NewClient("Traced", copts)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	bopts := &azblob.ClientOptions{}
+	bopts.TracingProvider = rec.Provider()
+	blobs := fake.NewBlobService(nil).NewClient(bopts)
+	if _, err := blobs.CreateContainer(ctx, "traced", nil); err != nil {
+		t.Fatal(err)
+	}
+	tp := rec.Provider()
+
+	intra, err := NewIntraPartitionIndex[traced](client, "id_", []IndexDef[traced]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *traced) string { return v.Email }}},
+		&IntraPartitionIndexOptions{TracingProvider: tp, TableName: "Traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_1"}, Email: "a@x.com"}
+	from := len(rec.Spans())
+	err = intra.Add(ctx, v, nil)
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Add", "Sales", err != nil)
+	from = len(rec.Spans())
+	v.Email = "b@x.com"
+	err = intra.Put(ctx, v, nil)
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Put", "Sales", err != nil)
+	from = len(rec.Spans())
+	_, err = intra.Modify(ctx, "Sales", "id_1", func(v *traced) error { v.Email = "c@x.com"; return nil }, nil)
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Modify", "Sales", err != nil)
+	from = len(rec.Spans())
+	err = intra.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_1"}, Email: "d@x.com"}, nil)
+	if !table.IsConflict(err) {
+		t.Fatalf("adding id_1 again: %v, want a conflict", err)
+	}
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Add", "Sales", true)
+	// A primary written around the index lacks its copy: Repair has work.
+	plain, _ := table.New[traced](client, nil)
+	if err := plain.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_2"}, Email: "e@x.com"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := intra.Verify(ctx, "Sales", nil)
+	if err != nil || rep.problems() != 1 {
+		t.Fatalf("Verify: %v, %d problems, want the one missing copy", err, rep.problems())
+	}
+	from = len(rec.Spans())
+	_, err = intra.Repair(ctx, rep, nil)
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Repair", "", err != nil)
+	from = len(rec.Spans())
+	err = intra.Delete(ctx, "Sales", "id_1", nil)
+	checkSpan(t, &rec, from, "IntraPartitionIndex.Delete", "Sales", err != nil)
+
+	ie, err := NewIndexEntities[traced](client, "mail_", func(v *traced) string { return v.Email }, &IndexEntitiesOptions{TracingProvider: tp, TableName: "Traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &traced{Meta: table.Meta{PartitionKey: "Ops", RowKey: "w1"}, Email: "x@x.com"}
+	from = len(rec.Spans())
+	_, err = ie.Add(ctx, w, nil)
+	checkSpan(t, &rec, from, "IndexEntities.Add", "Ops", err != nil)
+	next := *w
+	next.Email = "y@x.com"
+	from = len(rec.Spans())
+	_, err = ie.Change(ctx, w, &next, nil)
+	checkSpan(t, &rec, from, "IndexEntities.Change", "Ops", err != nil)
+	from = len(rec.Spans())
+	_, err = ie.Remove(ctx, &next, nil)
+	checkSpan(t, &rec, from, "IndexEntities.Remove", "Ops", err != nil)
+
+	wide := NewWideEntity(client, &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	from = len(rec.Spans())
+	err = wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
+	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
+
+	es, err := NewEventStream[tracedEvent](client, &EventStreamOptions{TracingProvider: tp, TableName: "Traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from = len(rec.Spans())
+	_, err = es.Append(ctx, NewStreamHead("order-1"), []*tracedEvent{{What: "placed"}, {What: "paid"}}, nil)
+	checkSpan(t, &rec, from, "EventStream.Append", "order-1", err != nil)
+	if s := rec.Spans()[from]; s.Attributes[trace.AttrOperations] != 2 {
+		t.Errorf("EventStream.Append of 2 events: operation count %v", s.Attributes[trace.AttrOperations])
+	}
+
+	le, err := NewLargeEntity[traced](client, blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &traced{Meta: table.Meta{PartitionKey: "Photos", RowKey: "p1"}, Photo: make([]byte, 64)}
+	from = len(rec.Spans())
+	err = le.Put(ctx, p, nil)
+	checkSpan(t, &rec, from, "LargeEntity.Put", "Photos", err != nil)
+	from = len(rec.Spans())
+	err = le.Delete(ctx, "Photos", "p1", nil)
+	checkSpan(t, &rec, from, "LargeEntity.Delete", "Photos", err != nil)
+}
+
+// TestNoProviderNoSpans: a pattern without a TracingProvider opens no span
+// of its own; only the SDK's spans reach the client's recorder.
+func TestNoProviderNoSpans(t *testing.T) {
+	var rec trace.Recorder
+	copts := &aztables.ClientOptions{}
+	copts.TracingProvider = rec.Provider()
+	client := fake.NewTableService(nil).NewClient("Traced", copts)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	wide := NewWideEntity(client, nil)
+	if err := wide.Put(t.Context(), &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range rec.Spans() {
+		if s.Name == "WideEntity.Put" {
+			t.Fatalf("a span %+v without a TracingProvider", s)
+		}
+	}
+}
+
+// TestInterPartitionIndexSpans: Put and Delete each open one span around
+// the table and queue requests; Handle, run by the worker, one around the
+// copy writes.
+func TestInterPartitionIndexSpans(t *testing.T) {
+	var rec trace.Recorder
+	ctx := t.Context()
+	copts := &aztables.ClientOptions{}
+	copts.TracingProvider = rec.Provider()
+	client := fake.NewTableService(nil).NewClient("Traced", copts)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	qopts := &azqueue.ClientOptions{}
+	qopts.TracingProvider = rec.Provider()
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("index", qopts), queues.NewQueueClient("index-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+	x, err := NewInterPartitionIndex[traced](client, q, []CrossIndexDef[traced]{{
+		Name: "email", PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
+	}}, &InterPartitionIndexOptions{TracingProvider: rec.Provider(), TableName: "Traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Email: "a@x.com"}
+	from := len(rec.Spans())
+	err = x.Put(ctx, v, nil)
+	checkSpan(t, &rec, from, "InterPartitionIndex.Put", "Sales", err != nil)
+	w := consistency.NewWorker(q, poison, nil)
+	if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+		t.Fatal(err)
+	}
+	from = len(rec.Spans())
+	if _, err := w.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkSpan(t, &rec, from, "InterPartitionIndex.Handle", "", false)
+	cur, err := x.Table().Get(ctx, "Sales", "1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from = len(rec.Spans())
+	err = x.Delete(ctx, cur, nil)
+	checkSpan(t, &rec, from, "InterPartitionIndex.Delete", "Sales", err != nil)
+}
