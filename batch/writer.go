@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -77,6 +79,14 @@ type WriterOptions struct {
 	// request more. 0 means the default, DefaultIdleFlushOps; a negative
 	// value waits for full transactions from the start too.
 	IdleFlushOps int
+	// TracingProvider opens a "Writer.Write" span per Write, with the
+	// operations, transactions and failed transactions it counted and its
+	// outcome as attributes. Give it the provider the client was built
+	// with (for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP
+	// spans of the Write's requests are then its children. aztables keeps
+	// a client's provider to itself, hence this option. Default: the zero
+	// provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // Defaults of WriterOptions.
@@ -196,7 +206,25 @@ type partitionQueue struct {
 // The write as a whole is not atomic: each transaction is. A transaction
 // whose answer was lost may have committed; retrying it then fails (an Add
 // gets 409), and the failure says so.
-func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
+func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (sum Summary, err error) {
+	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, "Writer.Write")
+	defer func() {
+		w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
+			trace.Attr(trace.AttrOperations, sum.Operations),
+			trace.Attr(attrTransactions, sum.Transactions),
+			trace.Attr(attrFailed, sum.Failed))
+		end(err)
+	}()
+	return w.write(ctx, ops)
+}
+
+// Span attributes of Writer.Write besides trace's own.
+const (
+	attrTransactions = "tablekit.transactions"
+	attrFailed       = "tablekit.failed"
+)
+
+func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)

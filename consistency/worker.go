@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/trace"
 )
 
 // Message is a dequeued message handed to a handler.
@@ -93,6 +96,15 @@ type WorkerOptions struct {
 	OnProcessed func(*Message)
 	OnRetried   func(*Message, error)
 	OnPoisoned  func(m *Message, raw string, err error)
+	// TracingProvider opens a "Worker.handle" span per dequeued message,
+	// with the queue's name (when the Queue has a URL method, as
+	// *azqueue.QueueClient does), the message type and what became of it
+	// (tablekit.disposition: processed, retried, poisoned or abandoned) as
+	// attributes, and an error status unless it was processed. The
+	// handler's requests, and the SDK's HTTP spans of the worker's own,
+	// are its children when the clients use the same provider. Default:
+	// the zero provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // Stats counts a worker's outcomes.
@@ -126,6 +138,9 @@ type Worker struct {
 	iterations atomic.Int64
 	// meanRun is a running mean of handler run times, in nanoseconds.
 	meanRun atomic.Int64
+	// tracer opens Worker.handle spans; queueName is their queue attribute.
+	tracer    trace.Tracer
+	queueName string
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -166,7 +181,22 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	w.tracer = trace.New(o.TracingProvider)
+	w.queueName = queueName(queue)
 	return w
+}
+
+// queueName is the last path segment of queue's URL, when it has one.
+func queueName(q Queue) string {
+	u, ok := q.(interface{ URL() string })
+	if !ok {
+		return ""
+	}
+	s := strings.TrimRight(u.URL(), "/")
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	return s[strings.LastIndexByte(s, '/')+1:]
 }
 
 // Handle registers h for messages of msgType ("archive.v1"). A type has
@@ -393,23 +423,39 @@ func derefInt(p *int64) int64 {
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
 // retries or poisons the message.
 func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
+	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
+	msgType, disposition, err := w.handle(ctx, dm, dequeued, failed, slots)
+	w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
+		trace.Attr(trace.AttrMessage, msgType), trace.Attr(attrDisposition, disposition))
+	end(err)
+}
+
+// attrDisposition is the span attribute of what became of a message:
+// processed, retried, poisoned or abandoned.
+const attrDisposition = "tablekit.disposition"
+
+// handle is process without its span: it returns the message's type, what
+// became of it, and the error that made it fail.
+func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
 	env, err := decodeEnvelope(text)
 	if err != nil {
 		w.toPoison(ctx, failed, msg, rc, text, err)
-		return
+		return "", "poisoned", err
 	}
 	msg.Envelope = *env
 	h := w.handler(env.Type)
 	switch {
 	case h == nil:
-		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
-		return
+		err := fmt.Errorf("consistency: no handler for message type %q", env.Type)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	case msg.DequeueCount > w.opts.MaxDequeues:
-		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
-		return
+		err := fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	}
 	stop := w.renew(ctx, rc, text, dequeued)
 	select {
@@ -418,7 +464,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		// Shut down while waiting for a slot: it reappears.
 		stop()
 		w.count(func(s *Stats) { s.Abandoned++ })
-		return
+		return env.Type, "abandoned", ctx.Err()
 	}
 	start := time.Now()
 	err = w.run(ctx, h, msg)
@@ -444,14 +490,18 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		if w.opts.OnProcessed != nil {
 			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
+		return env.Type, "processed", nil
 	case errors.As(err, &perm):
 		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	case ctx.Err() != nil && !isPanic(err):
 		// Shutdown cancelled the handler past ShutdownGrace: not the
 		// message's failure; it reappears after its visibility timeout.
 		w.count(func(s *Stats) { s.Abandoned++ })
+		return env.Type, "abandoned", err
 	default:
 		w.retry(ctx, failed, msg, rc, err)
+		return env.Type, "retried", err
 	}
 }
 
