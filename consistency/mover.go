@@ -546,7 +546,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		v := found[it.req.RowKey]
 		cp := *v
 		puts = append(puts, batch.Upsert(&cp, table.Replace))
-		dels = append(dels, batch.DeleteIf(pk, it.req.RowKey, src.Meta(v).ETag))
+		dels = append(dels, batch.Delete(pk, it.req.RowKey).IfMatch(src.Meta(v).ETag))
 	}
 	if err := submitAll(ctx, dst.Client(), puts); err != nil {
 		return // retried: the next delivery writes again (insert-or-replace)
