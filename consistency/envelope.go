@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -181,7 +182,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 		_, _ = rand.Read(rnd[:])
 		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
 		if _, err := s.opts.Blobs.UploadBuffer(ctx, ref.Container, ref.Name, raw, nil); err != nil {
-			return fmt.Errorf("consistency: payload blob: %w", err)
+			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref
 		text, err = env.encode()
@@ -189,8 +190,10 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 	if err != nil {
 		return err
 	}
+	// The transport's error names the queue's URL, a SAS signature
+	// included: redacted, with the error itself still in the chain.
 	_, err = s.queue.EnqueueMessage(ctx, text, nil)
-	return err
+	return redact.Error(err)
 }
 
 func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {

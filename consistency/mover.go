@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -340,7 +341,7 @@ func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *Ba
 		case err != nil:
 			last = err
 			if o.Logger != nil {
-				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", err)
+				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", redact.Error(err))
 			}
 		case st.Dequeued > before:
 			last, poll = nil, o.PollInterval
@@ -623,7 +624,7 @@ func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*mov
 			defer func() { <-sem }()
 			if _, err := queue.DeleteMessage(ctx, id, receipt, nil); err != nil && o.Logger != nil {
 				// It reappears and finds its move done: harmless.
-				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", err)
+				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", redact.Error(err))
 			}
 		}()
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 )
 
@@ -338,7 +339,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", redact.Error(err))
 			loopErr = err
 			if drain {
 				break
@@ -480,7 +481,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil {
 			// The message will reappear and its handler run again: harmless,
 			// since handlers converge.
-			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
+			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
 			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
@@ -602,7 +603,7 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 // records the error in it for the next attempt and the poison queue.
 func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
 	w.fail(failed, failRetried, msg.Type, herr)
-	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", redact.Error(herr))
 	if w.opts.OnRetried != nil {
 		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
@@ -613,7 +614,7 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 	if env.PayloadBlob != nil {
 		env.Payload = nil
 	}
-	env.LastError = truncate(herr.Error(), 4096)
+	env.LastError = truncate(redact.String(herr.Error()), 4096)
 	text, err := env.encode()
 	if err != nil {
 		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
@@ -636,7 +637,7 @@ type PoisonRecord struct {
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
 func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
-	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
+	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(redact.String(cause.Error()), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
 		rec.Envelope = &env
@@ -654,12 +655,12 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 		// The message stays and reappears: a failure to retry.
 		err = fmt.Errorf("consistency: cannot enqueue to the poison queue (%w); cause: %w", err, cause)
 		w.fail(failed, failRetried, msg.Type, err)
-		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", err)
+		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", redact.Error(err))
 		return
 	}
 	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
 	w.fail(failed, failPoisoned, msg.Type, cause)
-	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", redact.Error(cause))
 	if w.opts.OnPoisoned != nil {
 		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}
