@@ -34,6 +34,15 @@ var (
 	// ErrDuplicateHandler: a type has one handler; a second registration
 	// would silently take its messages from the first.
 	ErrDuplicateHandler = errors.New("consistency: a handler is already registered for this message type")
+	// ErrNilHandler: Worker.Handle was given a nil Handler.
+	ErrNilHandler = errors.New("consistency: nil handler")
+	// ErrBadPayload: Send's payload cannot be encoded as JSON (a channel, a
+	// function, a cycle, a NaN); the encoder's error is wrapped with it.
+	ErrBadPayload = errors.New("consistency: payload cannot be encoded as JSON")
+	// ErrBadOption: an option is outside its documented range (see
+	// WorkerOptions); Run and Drain return it before any request instead
+	// of silently using a default.
+	ErrBadOption = errors.New("consistency: option out of range")
 )
 
 // Envelope is what a message carries, as JSON in the queue's text.
@@ -156,7 +165,7 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
-		return nil, fmt.Errorf("consistency: payload: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadPayload, err)
 	}
 	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }

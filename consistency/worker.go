@@ -64,17 +64,18 @@ const (
 // WorkerOptions configure a Worker. nil means the defaults.
 type WorkerOptions struct {
 	// BatchSize is the most messages one dequeue asks for, 1 to 32.
-	// Default: 32.
+	// Default (0): 32. Out of range, Run and Drain fail with ErrBadOption.
 	BatchSize int
 	// Concurrency bounds the handlers running at once. The worker holds up
 	// to twice as many messages while handlers take under a third of
-	// Visibility, and only as many otherwise. Default: 16.
+	// Visibility, and only as many otherwise. Default (0): 16; negative: ErrBadOption.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
-	// Default: DefaultVisibility.
+	// Default (0): DefaultVisibility. Below 1 s or negative, Run and Drain
+	// fail with ErrBadOption.
 	Visibility time.Duration
 	// MaxDequeues: a message dequeued more often goes to the poison queue
-	// with its last error. Default: DefaultMaxDequeues.
+	// with its last error. Default (0): DefaultMaxDequeues; negative: ErrBadOption.
 	MaxDequeues int64
 	// Backoff is how long a failed message stays hidden, by its dequeue
 	// count. Default: 2 s doubling per delivery, at most 10 minutes.
@@ -139,6 +140,8 @@ type Worker struct {
 	iterations atomic.Int64
 	// meanRun is a running mean of handler run times, in nanoseconds.
 	meanRun atomic.Int64
+	// optErr is an option out of range, returned by Run and Drain.
+	optErr error
 	// tracer opens Worker.handle spans; queueName is their queue attribute.
 	tracer    trace.Tracer
 	queueName string
@@ -152,16 +155,28 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 		w.opts = *opts
 	}
 	o := &w.opts
-	if o.BatchSize <= 0 || o.BatchSize > 32 {
-		o.BatchSize = 32
+	// Out of range is an error, not a default: Run and Drain return it
+	// before any request (NewWorker has no error return).
+	switch {
+	case o.BatchSize < 0 || o.BatchSize > maxDequeueBatch:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.BatchSize %d: 1 to %d (\"Get Messages\": numofmessages), 0 for the default", ErrBadOption, o.BatchSize, maxDequeueBatch)
+	case o.Concurrency < 0:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.Concurrency %d: at least 1, 0 for the default", ErrBadOption, o.Concurrency)
+	case o.Visibility < 0 || (o.Visibility > 0 && o.Visibility < time.Second):
+		w.optErr = fmt.Errorf("%w: WorkerOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, o.Visibility)
+	case o.MaxDequeues < 0:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.MaxDequeues %d: at least 1, 0 for the default", ErrBadOption, o.MaxDequeues)
 	}
-	if o.Concurrency <= 0 {
+	if o.BatchSize == 0 {
+		o.BatchSize = maxDequeueBatch
+	}
+	if o.Concurrency == 0 {
 		o.Concurrency = 16
 	}
-	if o.Visibility < time.Second {
+	if o.Visibility == 0 {
 		o.Visibility = DefaultVisibility
 	}
-	if o.MaxDequeues <= 0 {
+	if o.MaxDequeues == 0 {
 		o.MaxDequeues = DefaultMaxDequeues
 	}
 	if o.Backoff == nil {
@@ -209,7 +224,7 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 		return err
 	}
 	if h == nil {
-		return fmt.Errorf("consistency: nil handler for %s", msgType)
+		return fmt.Errorf("%w for %s", ErrNilHandler, msgType)
 	}
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
@@ -259,6 +274,9 @@ func (w *Worker) count(f func(*Stats)) {
 // last dequeue error if dequeues were still failing; nil when nothing
 // failed.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.optErr != nil {
+		return w.optErr
+	}
 	_, err, failed := w.loop(ctx, false)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = nil
@@ -273,6 +291,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // failures can test err.(*FailureReport)), joined with a dequeue error
 // that ended it; nil when everything succeeded.
 func (w *Worker) Drain(ctx context.Context) (Stats, error) {
+	if w.optErr != nil {
+		return Stats{}, w.optErr
+	}
 	st, err, failed := w.loop(ctx, true)
 	return st, join(err, failed)
 }
