@@ -96,3 +96,36 @@ func TestCoreCatalogueGaps(t *testing.T) {
 		t.Fatalf("control drain: %v, %d requests", err, queues.Total())
 	}
 }
+
+// TestCoreCatalogueGapsPlanAndPurge: PlanOptions.MaxOperations out of 1 to
+// 100 is an error, not a silent 100; Purge without Match checks
+// VisibilitySeconds as Purge with Match does, before clearing anything.
+func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
+	ctx := t.Context()
+	type row struct {
+		table.Meta
+		N int
+	}
+	ops := []batch.Op{batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})}
+	for _, n := range []int{101, -1} {
+		if _, err := batch.Plan(ops, &batch.PlanOptions{MaxOperations: n}); !errors.Is(err, batch.ErrBadOption) {
+			t.Errorf("Plan with MaxOperations %d: %v, want ErrBadOption", n, err)
+		}
+	}
+	queues := fake.NewQueueService(nil)
+	q, p := queues.NewQueueClient("gaps", nil), queues.NewQueueClient("gaps-poison", nil)
+	for _, c := range []*azqueue.QueueClient{q, p} {
+		if _, err := c.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.EnqueueMessage(ctx, `{"messageId":"1"}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	queues.ResetCounts()
+	_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonFilterOptions{VisibilitySeconds: -1})
+	if !errors.Is(err, consistency.ErrBadPoisonOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
+		t.Errorf("Purge with VisibilitySeconds -1: %v, %d requests, %d messages left; want ErrBadPoisonOption, none sent, the message kept",
+			err, queues.Total(), queues.Len("gaps-poison"))
+	}
+}
