@@ -129,3 +129,32 @@ func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 			err, queues.Total(), queues.Len("gaps-poison"))
 	}
 }
+
+// TestCoreCatalogueGapsExtraShadowsField: an Extra entry named like one of
+// the struct's properties used to be dropped silently (the field won); it
+// is refused with a typed error, and nothing is sent.
+func TestCoreCatalogueGapsExtraShadowsField(t *testing.T) {
+	ctx := t.Context()
+	type withExtra struct {
+		table.Meta
+		Name string
+		More table.Extra
+	}
+	tables := fake.NewTableService(nil)
+	c := tables.NewClient("gaps", nil)
+	if _, err := c.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New[withExtra](c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables.ResetCounts()
+	v := &withExtra{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "field",
+		More: table.Extra{"Name": {Value: []byte(`"extra"`)}}}
+	err = tb.Add(ctx, v, nil)
+	var ie *table.InputError
+	if !errors.Is(err, table.ErrDuplicateProperty) || !errors.As(err, &ie) || ie.Field != "Name" || tables.Total() != 0 {
+		t.Errorf("Add with an Extra entry named like a field: %v, %d requests; want ErrDuplicateProperty on Name, none sent", err, tables.Total())
+	}
+}
