@@ -139,7 +139,7 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 		c := *e
 		c.ETag = ""
 		copyOps = append(copyOps, batch.Upsert(&c, table.Replace))
-		deleteOps = append(deleteOps, batch.DeleteIf(e.PartitionKey, e.RowKey, e.ETag))
+		deleteOps = append(deleteOps, batch.Delete(e.PartitionKey, e.RowKey).IfMatch(e.ETag))
 	}
 	sum.Requests++
 	if _, err := batch.Submit(ctx, dst.Table(name), copyOps...); err != nil {

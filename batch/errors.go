@@ -29,6 +29,10 @@ var (
 	ErrDuplicateRowKey   = errors.New("RowKey appears twice")
 	ErrQuoteInKey        = errors.New("single quote in a key of a batch update or delete")
 	ErrBadOperation      = errors.New("bad operation")
+	// ErrBadOption: an option is outside its documented range (see
+	// WriterOptions, PlanOptions); returned before any request instead of
+	// silently using a default.
+	ErrBadOption = errors.New("option out of range")
 )
 
 // OpError is an operation refused before sending: which one, and why.

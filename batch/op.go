@@ -79,6 +79,21 @@ type Op struct {
 	pk, rk  string
 	ifMatch azcore.ETag // "" means any version, sent as *
 	useETag bool        // take If-Match from the value's Meta
+	// explicit: IfMatch set ifMatch, which then wins over the value's Meta.
+	explicit bool
+}
+
+// IfMatch returns o conditioned on etag, the one way tablekit takes a
+// condition (see package table): azcore.ETagAny means any version,
+// another ETag that version only (the transaction fails
+// with 412 otherwise). It applies to updates and deletes, whose defaults
+// are documented on their constructors (Update and DeleteValue: the
+// value's Meta.ETag; Delete: any version); on an Add or an upsert, or with
+// an empty etag, the operation is refused with an *table.InputError before
+// any request.
+func (o Op) IfMatch(etag azcore.ETag) Op {
+	o.ifMatch, o.useETag, o.explicit = etag, true, true
+	return o
 }
 
 // PartitionKey is the partition the operation acts on.
@@ -120,6 +135,9 @@ func Update(v any, mode table.UpdateMode) Op {
 
 // UpdateAny changes the existing entity whatever its version (If-Match: *);
 // the transaction fails with 404 if it does not exist.
+//
+// Deprecated: use Update(v, mode).IfMatch(azcore.ETagAny), the one way
+// tablekit takes a condition. UpdateAny keeps working.
 func UpdateAny(v any, mode table.UpdateMode) Op {
 	k := KindUpdateMerge
 	if mode == table.Replace {
@@ -134,6 +152,9 @@ func Delete(partitionKey, rowKey string) Op {
 }
 
 // DeleteIf removes an entity only at version etag.
+//
+// Deprecated: use Delete(partitionKey, rowKey).IfMatch(etag), the one way
+// tablekit takes a condition. DeleteIf keeps working.
 func DeleteIf(partitionKey, rowKey string, etag azcore.ETag) Op {
 	return Op{Kind: KindDelete, pk: partitionKey, rk: rowKey, ifMatch: etag, useETag: true}
 }
@@ -172,6 +193,12 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 	switch {
 	case o.Kind < KindAdd || o.Kind > KindDelete:
 		return nil, ErrBadOperation
+	case o.explicit && (o.Kind == KindAdd || o.Kind == KindUpsertMerge || o.Kind == KindUpsertReplace):
+		return nil, &table.InputError{Op: o.Kind.String(), Field: "IfMatch", Rule: table.ErrInvalidValue,
+			Detail: "an add or upsert takes no If-Match; use an update to require a version"}
+	case o.explicit && o.ifMatch == "":
+		return nil, &table.InputError{Op: o.Kind.String(), Field: "IfMatch", Rule: table.ErrNoETag,
+			Detail: "empty ETag; azcore.ETagAny means any version"}
 	case o.value != nil:
 		m, err := codec.MetaOf(o.value)
 		if err != nil {
@@ -189,10 +216,13 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 		} else if e.body, err = codec.Marshal(o.value); err != nil {
 			return nil, err
 		}
-		if o.useETag {
+		switch {
+		case o.explicit:
+			e.ifMatch = o.ifMatch
+		case o.useETag:
 			if m.ETag == "" {
 				return nil, &table.InputError{Op: o.Kind.String(), Field: "ETag", Rule: table.ErrNoETag,
-					Detail: "read the entity first, or use UpdateAny / Delete"}
+					Detail: "read the entity first, or condition the operation with IfMatch(azcore.ETagAny)"}
 			}
 			e.ifMatch = m.ETag
 		}

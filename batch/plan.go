@@ -2,6 +2,7 @@ package batch
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/tablekit/tablekit/table"
@@ -11,7 +12,8 @@ import (
 type PlanOptions struct {
 	// Codec encodes typed values. Default: a new Codec.
 	Codec *table.Codec
-	// MaxOperations caps each transaction, 1 to 100. Default: 100.
+	// MaxOperations caps each transaction, 1 to 100. Default (0): 100;
+	// out of range, Plan fails with ErrBadOption.
 	MaxOperations int
 }
 
@@ -28,6 +30,9 @@ type PlanOptions struct {
 // An operation that can never be sent (bad keys, an entity over the limits)
 // fails the whole plan with an *OpError whose Index is its position in ops.
 func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
+	if opts != nil && (opts.MaxOperations < 0 || opts.MaxOperations > MaxOperations) {
+		return nil, fmt.Errorf("%w: PlanOptions.MaxOperations %d: 1 to %d (the service's operations per transaction), 0 for the default", ErrBadOption, opts.MaxOperations, MaxOperations)
+	}
 	p := newPlanner(opts)
 	byPK := map[string][]*Transaction{}
 	var order []string // partitions in order of first appearance

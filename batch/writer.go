@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"log/slog"
 	"math/rand/v2"
@@ -11,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -27,7 +30,9 @@ const (
 // WriterOptions configure a Writer. nil means the defaults.
 type WriterOptions struct {
 	// Parallelism is how many transactions are in flight at once, each on
-	// a different partition. 1 to MaxParallelism. Default: DefaultParallelism.
+	// a different partition. 1 to MaxParallelism (more is capped there).
+	// Default (0): DefaultParallelism; negative: Write fails with
+	// ErrBadOption before any request.
 	Parallelism int
 	// MaxAttempts bounds the sends of one transaction whose failed
 	// operation the service reports as throttled or timed out (408, 429,
@@ -36,7 +41,8 @@ type WriterOptions struct {
 	// Writer: a whole-request 408, 429 or 5xx, a timeout and a lost
 	// connection are retried by the client's own retry policy
 	// (azcore policy.RetryOptions: MaxRetries, RetryDelay, TryTimeout),
-	// once, and configured there. Default: 5.
+	// once, and configured there. Default (0): 5; negative: Write fails
+	// with ErrBadOption before any request.
 	MaxAttempts int
 	// BaseDelay and MaxDelay shape the exponential back-off with jitter
 	// before such a resend: each wait is between half and all of a delay
@@ -77,6 +83,14 @@ type WriterOptions struct {
 	// request more. 0 means the default, DefaultIdleFlushOps; a negative
 	// value waits for full transactions from the start too.
 	IdleFlushOps int
+	// TracingProvider opens a "Writer.Write" span per Write, with the
+	// operations, transactions and failed transactions it counted and its
+	// outcome as attributes. Give it the provider the client was built
+	// with (for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP
+	// spans of the Write's requests are then its children. aztables keeps
+	// a client's provider to itself, hence this option. Default: the zero
+	// provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // Defaults of WriterOptions.
@@ -136,6 +150,9 @@ func (e *WriteError) Unwrap() []error {
 type Writer struct {
 	client table.Client
 	opts   WriterOptions
+	// optErr is an option out of range, returned by Write before any
+	// request.
+	optErr error
 }
 
 // NewWriter returns a Writer over client.
@@ -144,11 +161,19 @@ func NewWriter(client table.Client, opts *WriterOptions) *Writer {
 	if opts != nil {
 		w.opts = *opts
 	}
-	if w.opts.Parallelism <= 0 {
+	// Out of range is an error, not a default: Write returns it before any
+	// request (NewWriter has no error return).
+	switch {
+	case w.opts.Parallelism < 0:
+		w.optErr = fmt.Errorf("%w: WriterOptions.Parallelism %d: 1 to %d, 0 for the default", ErrBadOption, w.opts.Parallelism, MaxParallelism)
+	case w.opts.MaxAttempts < 0:
+		w.optErr = fmt.Errorf("%w: WriterOptions.MaxAttempts %d: at least 1, 0 for the default", ErrBadOption, w.opts.MaxAttempts)
+	}
+	if w.opts.Parallelism == 0 {
 		w.opts.Parallelism = DefaultParallelism
 	}
-	w.opts.Parallelism = min(w.opts.Parallelism, MaxParallelism)
-	if w.opts.MaxAttempts <= 0 {
+	w.opts.Parallelism = max(1, min(w.opts.Parallelism, MaxParallelism))
+	if w.opts.MaxAttempts == 0 {
 		w.opts.MaxAttempts = 5
 	}
 	if w.opts.BaseDelay <= 0 {
@@ -196,7 +221,28 @@ type partitionQueue struct {
 // The write as a whole is not atomic: each transaction is. A transaction
 // whose answer was lost may have committed; retrying it then fails (an Add
 // gets 409), and the failure says so.
-func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
+func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (sum Summary, err error) {
+	if w.optErr != nil {
+		return Summary{}, w.optErr
+	}
+	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, "Writer.Write")
+	defer func() {
+		w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
+			trace.Attr(trace.AttrOperations, sum.Operations),
+			trace.Attr(attrTransactions, sum.Transactions),
+			trace.Attr(attrFailed, sum.Failed))
+		end(err)
+	}()
+	return w.write(ctx, ops)
+}
+
+// Span attributes of Writer.Write besides trace's own.
+const (
+	attrTransactions = "tablekit.transactions"
+	attrFailed       = "tablekit.failed"
+)
+
+func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -33,6 +34,15 @@ var (
 	// ErrDuplicateHandler: a type has one handler; a second registration
 	// would silently take its messages from the first.
 	ErrDuplicateHandler = errors.New("consistency: a handler is already registered for this message type")
+	// ErrNilHandler: Worker.Handle was given a nil Handler.
+	ErrNilHandler = errors.New("consistency: nil handler")
+	// ErrBadPayload: Send's payload cannot be encoded as JSON (a channel, a
+	// function, a cycle, a NaN); the encoder's error is wrapped with it.
+	ErrBadPayload = errors.New("consistency: payload cannot be encoded as JSON")
+	// ErrBadOption: an option is outside its documented range (see
+	// WorkerOptions); Run and Drain return it before any request instead
+	// of silently using a default.
+	ErrBadOption = errors.New("consistency: option out of range")
 )
 
 // Envelope is what a message carries, as JSON in the queue's text.
@@ -155,7 +165,7 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
-		return nil, fmt.Errorf("consistency: payload: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrBadPayload, err)
 	}
 	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }
@@ -181,7 +191,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 		_, _ = rand.Read(rnd[:])
 		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
 		if _, err := s.opts.Blobs.UploadBuffer(ctx, ref.Container, ref.Name, raw, nil); err != nil {
-			return fmt.Errorf("consistency: payload blob: %w", err)
+			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref
 		text, err = env.encode()
@@ -189,8 +199,10 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 	if err != nil {
 		return err
 	}
+	// The transport's error names the queue's URL, a SAS signature
+	// included: redacted, with the error itself still in the chain.
 	_, err = s.queue.EnqueueMessage(ctx, text, nil)
-	return err
+	return redact.Error(err)
 }
 
 func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {

@@ -12,8 +12,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -121,12 +124,36 @@ type Mover[T any] struct {
 	to      Target[T]
 	sender  *Sender
 	msgType string
+	opts    MoverOptions
+	tracer  trace.Tracer
+}
+
+// MoverOptions configure a Mover. nil means the defaults.
+type MoverOptions struct {
+	// TracingProvider opens a "Mover.move" span per message Handle moves
+	// (attributes: partition and outcome) and a "Mover.MoveBatches" span
+	// per MoveBatches call and per round of RunBatches (attributes: the
+	// messages dequeued, moved, poisoned and retried, and the outcome). The SDK's HTTP spans of their
+	// requests are their children when the clients use the same provider
+	// (aztables keeps a client's provider to itself, hence this option).
+	// Default: the zero provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // NewMover moves entities of from (a *table.Table[T], or a Source that
 // also removes index copies) to to, with messages sent by sender.
-func NewMover[T any](from Source[T], to Target[T], sender *Sender) *Mover[T] {
-	return &Mover[T]{from: from, to: to, sender: sender, msgType: DefaultMoveType}
+func NewMover[T any](from Source[T], to Target[T], sender *Sender, opts *MoverOptions) *Mover[T] {
+	m := &Mover[T]{from: from, to: to, sender: sender, msgType: DefaultMoveType}
+	if opts != nil {
+		m.opts = *opts
+	}
+	m.tracer = trace.New(m.opts.TracingProvider)
+	return m
+}
+
+// setAttributes adds attrs to the span in ctx, if any.
+func (m *Mover[T]) setAttributes(ctx context.Context, attrs ...tracing.Attribute) {
+	m.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(attrs...)
 }
 
 // Type is the message type to register Handle under.
@@ -177,11 +204,18 @@ func validMoveKeys(partitionKey, rowKey string) error {
 
 // Handle moves the entity a message names: a read, the target write and a
 // delete (three requests), or one read when it has already moved.
-func (m *Mover[T]) Handle(ctx context.Context, msg *Message) error {
+func (m *Mover[T]) Handle(ctx context.Context, msg *Message) (err error) {
+	ctx, end := m.tracer.Start(ctx, "Mover.move")
+	defer func() { end(err) }()
+	return m.move(ctx, msg)
+}
+
+func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	var req MoveRequest
 	if err := json.Unmarshal(msg.Payload, &req); err != nil {
 		return Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 	}
+	m.setAttributes(ctx, trace.Attr(trace.AttrPartition, req.PartitionKey))
 	src, err := m.from.Get(ctx, req.PartitionKey, req.RowKey, nil)
 	if table.IsNotFound(err) {
 		return nil // already moved (or never there): nothing left to do
@@ -307,7 +341,7 @@ func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *Ba
 		case err != nil:
 			last = err
 			if o.Logger != nil {
-				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", err)
+				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", redact.Error(err))
 			}
 		case st.Dequeued > before:
 			last, poll = nil, o.PollInterval
@@ -348,7 +382,29 @@ func batchDefaults(opts *BatchOptions) *BatchOptions {
 }
 
 // moveBatches dequeues and moves batches until the queue is empty.
-func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
+func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) (err error) {
+	ctx, end := m.tracer.Start(ctx, "Mover.MoveBatches")
+	before := *st
+	defer func() {
+		m.setAttributes(ctx,
+			trace.Attr(attrMessages, st.Dequeued-before.Dequeued),
+			trace.Attr(attrMoved, st.Moved-before.Moved),
+			trace.Attr(attrPoisoned, st.Poisoned-before.Poisoned),
+			trace.Attr(attrRetried, st.Retried-before.Retried))
+		end(err)
+	}()
+	return m.moveBatchesOnce(ctx, queue, poison, o, st)
+}
+
+// Span attributes of Mover.MoveBatches besides trace's own.
+const (
+	attrMessages = "tablekit.messages"
+	attrMoved    = "tablekit.moved"
+	attrPoisoned = "tablekit.poisoned"
+	attrRetried  = "tablekit.retried"
+)
+
+func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
 	for {
 		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
@@ -491,7 +547,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		v := found[it.req.RowKey]
 		cp := *v
 		puts = append(puts, batch.Upsert(&cp, table.Replace))
-		dels = append(dels, batch.DeleteIf(pk, it.req.RowKey, src.Meta(v).ETag))
+		dels = append(dels, batch.Delete(pk, it.req.RowKey).IfMatch(src.Meta(v).ETag))
 	}
 	if err := submitAll(ctx, dst.Client(), puts); err != nil {
 		return // retried: the next delivery writes again (insert-or-replace)
@@ -568,7 +624,7 @@ func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*mov
 			defer func() { <-sem }()
 			if _, err := queue.DeleteMessage(ctx, id, receipt, nil); err != nil && o.Logger != nil {
 				// It reappears and finds its move done: harmless.
-				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", err)
+				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", redact.Error(err))
 			}
 		}()
 	}

@@ -98,7 +98,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 					ctx := context.Background()
 					current, _ := table.New[employee](cur, nil)
 					archive, _ := table.New[employee](arc, nil)
-					mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil))
+					mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
 					for i := range n {
 						var err error
 						if side == "hand loop" {
@@ -212,7 +212,7 @@ func runBatches(t *testing.T) {
 	}
 	current, _ := table.New[employee](cur, nil)
 	archive, _ := table.New[employee](arc, nil)
-	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil))
+	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
 	runCtx, stop := context.WithCancel(ctx)
 	type result struct {
 		st  consistency.BatchStats

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -258,7 +259,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 	secs := int32(r.opts.LeaseDuration / time.Second)
 	if isMember {
 		if _, err := member.RenewLease(ctx, nil); err != nil {
-			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", err)
+			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", redact.Error(err))
 			isMember = false
 		}
 	}
@@ -273,16 +274,16 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		case leaseGone(err) || time.Since(run.renewed)+r.opts.Renew >= r.opts.LeaseDuration:
 			// Another role holds it, or it may expire before the next try:
 			// stop at once, without a release.
-			r.log.WarnContext(ctx, "tablekit: queue lease lost; stopping its worker", "queue", name, "err", err)
+			r.log.WarnContext(ctx, "tablekit: queue lease lost; stopping its worker", "queue", name, "err", redact.Error(err))
 			r.stopAsync(name, nil)
 		default:
 			// A transient failure with time left: try again next round.
-			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", err)
+			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", redact.Error(err))
 		}
 	}
 	state, stale, err := r.list(ctx)
 	if err != nil {
-		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", err)
+		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", redact.Error(err))
 		return isMember
 	}
 	if !isMember {
@@ -291,7 +292,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 				isMember = true
 				state[memberPrefix+r.opts.Name] = lease.StateTypeLeased
 			} else {
-				r.log.WarnContext(ctx, "tablekit: cannot join: member lease", "err", err)
+				r.log.WarnContext(ctx, "tablekit: cannot join: member lease", "err", redact.Error(err))
 			}
 		}
 	}
@@ -343,7 +344,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		}
 		l, err := r.opts.LeaseFor(blobName, r.leaseID)
 		if err != nil {
-			r.log.WarnContext(ctx, "tablekit: lease client", "queue", q.Name, "err", err)
+			r.log.WarnContext(ctx, "tablekit: lease client", "queue", q.Name, "err", redact.Error(err))
 			continue
 		}
 		if _, err := l.AcquireLease(ctx, secs, nil); err != nil {
@@ -404,7 +405,7 @@ func (r *Role) ensure(ctx context.Context, state map[string]lease.StateType, nam
 		err = nil // exists already (and may be leased)
 	}
 	if err != nil {
-		r.log.WarnContext(ctx, "tablekit: cannot create a lease blob", "blob", name, "err", err)
+		r.log.WarnContext(ctx, "tablekit: cannot create a lease blob", "blob", name, "err", redact.Error(err))
 		return err
 	}
 	state[name] = lease.StateTypeAvailable
@@ -445,7 +446,7 @@ func (r *Role) finish(name string, run *ownedRun, release Lease) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if _, err := release.ReleaseLease(ctx, nil); err != nil {
-			r.log.Warn("tablekit: releasing a queue lease failed; it expires by itself", "queue", name, "err", err)
+			r.log.Warn("tablekit: releasing a queue lease failed; it expires by itself", "queue", name, "err", redact.Error(err))
 		}
 	}
 }

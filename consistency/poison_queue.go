@@ -178,6 +178,11 @@ func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (Po
 // Purge deletes matching messages from the poison queue. With no Match it
 // clears the queue in one request.
 func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+	// The options are checked the same with or without Match: a bad value
+	// must not clear the queue.
+	if opts != nil && opts.VisibilitySeconds < 0 {
+		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadPoisonOption, opts.VisibilitySeconds)
+	}
 	if opts == nil || opts.Match == nil {
 		props, err := q.poison.GetProperties(ctx, nil)
 		if err != nil {

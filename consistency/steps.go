@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -32,7 +33,7 @@ func DeleteIfUnchanged[T any](ctx context.Context, tbl *table.Table[T], partitio
 // PutBlob writes data to a blob, replacing what is there.
 func PutBlob(ctx context.Context, blobs Blobs, container, name string, data []byte) error {
 	_, err := blobs.UploadBuffer(ctx, container, name, data, nil)
-	return err
+	return redact.Error(err) // a transport error names the blob's URL, SAS signature included
 }
 
 // ErrSourceChanged: WriteIfSourceUnchanged skipped its write because the

@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/trace"
 )
 
 // Message is a dequeued message handed to a handler.
@@ -60,17 +64,18 @@ const (
 // WorkerOptions configure a Worker. nil means the defaults.
 type WorkerOptions struct {
 	// BatchSize is the most messages one dequeue asks for, 1 to 32.
-	// Default: 32.
+	// Default (0): 32. Out of range, Run and Drain fail with ErrBadOption.
 	BatchSize int
 	// Concurrency bounds the handlers running at once. The worker holds up
 	// to twice as many messages while handlers take under a third of
-	// Visibility, and only as many otherwise. Default: 16.
+	// Visibility, and only as many otherwise. Default (0): 16; negative: ErrBadOption.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
-	// Default: DefaultVisibility.
+	// Default (0): DefaultVisibility. Below 1 s or negative, Run and Drain
+	// fail with ErrBadOption.
 	Visibility time.Duration
 	// MaxDequeues: a message dequeued more often goes to the poison queue
-	// with its last error. Default: DefaultMaxDequeues.
+	// with its last error. Default (0): DefaultMaxDequeues; negative: ErrBadOption.
 	MaxDequeues int64
 	// Backoff is how long a failed message stays hidden, by its dequeue
 	// count. Default: 2 s doubling per delivery, at most 10 minutes.
@@ -93,6 +98,15 @@ type WorkerOptions struct {
 	OnProcessed func(*Message)
 	OnRetried   func(*Message, error)
 	OnPoisoned  func(m *Message, raw string, err error)
+	// TracingProvider opens a "Worker.handle" span per dequeued message,
+	// with the queue's name (when the Queue has a URL method, as
+	// *azqueue.QueueClient does), the message type and what became of it
+	// (tablekit.disposition: processed, retried, poisoned or abandoned) as
+	// attributes, and an error status unless it was processed. The
+	// handler's requests, and the SDK's HTTP spans of the worker's own,
+	// are its children when the clients use the same provider. Default:
+	// the zero provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // Stats counts a worker's outcomes.
@@ -126,6 +140,11 @@ type Worker struct {
 	iterations atomic.Int64
 	// meanRun is a running mean of handler run times, in nanoseconds.
 	meanRun atomic.Int64
+	// optErr is an option out of range, returned by Run and Drain.
+	optErr error
+	// tracer opens Worker.handle spans; queueName is their queue attribute.
+	tracer    trace.Tracer
+	queueName string
 }
 
 // NewWorker returns a worker for queue that moves messages it cannot
@@ -136,16 +155,28 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 		w.opts = *opts
 	}
 	o := &w.opts
-	if o.BatchSize <= 0 || o.BatchSize > 32 {
-		o.BatchSize = 32
+	// Out of range is an error, not a default: Run and Drain return it
+	// before any request (NewWorker has no error return).
+	switch {
+	case o.BatchSize < 0 || o.BatchSize > maxDequeueBatch:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.BatchSize %d: 1 to %d (\"Get Messages\": numofmessages), 0 for the default", ErrBadOption, o.BatchSize, maxDequeueBatch)
+	case o.Concurrency < 0:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.Concurrency %d: at least 1, 0 for the default", ErrBadOption, o.Concurrency)
+	case o.Visibility < 0 || (o.Visibility > 0 && o.Visibility < time.Second):
+		w.optErr = fmt.Errorf("%w: WorkerOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, o.Visibility)
+	case o.MaxDequeues < 0:
+		w.optErr = fmt.Errorf("%w: WorkerOptions.MaxDequeues %d: at least 1, 0 for the default", ErrBadOption, o.MaxDequeues)
 	}
-	if o.Concurrency <= 0 {
+	if o.BatchSize == 0 {
+		o.BatchSize = maxDequeueBatch
+	}
+	if o.Concurrency == 0 {
 		o.Concurrency = 16
 	}
-	if o.Visibility < time.Second {
+	if o.Visibility == 0 {
 		o.Visibility = DefaultVisibility
 	}
-	if o.MaxDequeues <= 0 {
+	if o.MaxDequeues == 0 {
 		o.MaxDequeues = DefaultMaxDequeues
 	}
 	if o.Backoff == nil {
@@ -166,7 +197,22 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	w.tracer = trace.New(o.TracingProvider)
+	w.queueName = queueName(queue)
 	return w
+}
+
+// queueName is the last path segment of queue's URL, when it has one.
+func queueName(q Queue) string {
+	u, ok := q.(interface{ URL() string })
+	if !ok {
+		return ""
+	}
+	s := strings.TrimRight(u.URL(), "/")
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	return s[strings.LastIndexByte(s, '/')+1:]
 }
 
 // Handle registers h for messages of msgType ("archive.v1"). A type has
@@ -178,7 +224,7 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 		return err
 	}
 	if h == nil {
-		return fmt.Errorf("consistency: nil handler for %s", msgType)
+		return fmt.Errorf("%w for %s", ErrNilHandler, msgType)
 	}
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
@@ -228,6 +274,9 @@ func (w *Worker) count(f func(*Stats)) {
 // last dequeue error if dequeues were still failing; nil when nothing
 // failed.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.optErr != nil {
+		return w.optErr
+	}
 	_, err, failed := w.loop(ctx, false)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		err = nil
@@ -242,6 +291,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // failures can test err.(*FailureReport)), joined with a dequeue error
 // that ended it; nil when everything succeeded.
 func (w *Worker) Drain(ctx context.Context) (Stats, error) {
+	if w.optErr != nil {
+		return Stats{}, w.optErr
+	}
 	st, err, failed := w.loop(ctx, true)
 	return st, join(err, failed)
 }
@@ -308,7 +360,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", err)
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", redact.Error(err))
 			loopErr = err
 			if drain {
 				break
@@ -393,23 +445,39 @@ func derefInt(p *int64) int64 {
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
 // retries or poisons the message.
 func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
+	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
+	msgType, disposition, err := w.handle(ctx, dm, dequeued, failed, slots)
+	w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
+		trace.Attr(trace.AttrMessage, msgType), trace.Attr(attrDisposition, disposition))
+	end(err)
+}
+
+// attrDisposition is the span attribute of what became of a message:
+// processed, retried, poisoned or abandoned.
+const attrDisposition = "tablekit.disposition"
+
+// handle is process without its span: it returns the message's type, what
+// became of it, and the error that made it fail.
+func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
 	text := deref(dm.MessageText)
 	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
 	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
 	env, err := decodeEnvelope(text)
 	if err != nil {
 		w.toPoison(ctx, failed, msg, rc, text, err)
-		return
+		return "", "poisoned", err
 	}
 	msg.Envelope = *env
 	h := w.handler(env.Type)
 	switch {
 	case h == nil:
-		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: no handler for message type %q", env.Type))
-		return
+		err := fmt.Errorf("consistency: no handler for message type %q", env.Type)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	case msg.DequeueCount > w.opts.MaxDequeues:
-		w.toPoison(ctx, failed, msg, rc, text, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
-		return
+		err := fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError)
+		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	}
 	stop := w.renew(ctx, rc, text, dequeued)
 	select {
@@ -418,7 +486,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		// Shut down while waiting for a slot: it reappears.
 		stop()
 		w.count(func(s *Stats) { s.Abandoned++ })
-		return
+		return env.Type, "abandoned", ctx.Err()
 	}
 	start := time.Now()
 	err = w.run(ctx, h, msg)
@@ -434,7 +502,7 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil {
 			// The message will reappear and its handler run again: harmless,
 			// since handlers converge.
-			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", derr)
+			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
 			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
@@ -444,14 +512,18 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 		if w.opts.OnProcessed != nil {
 			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
+		return env.Type, "processed", nil
 	case errors.As(err, &perm):
 		w.toPoison(ctx, failed, msg, rc, text, err)
+		return env.Type, "poisoned", err
 	case ctx.Err() != nil && !isPanic(err):
 		// Shutdown cancelled the handler past ShutdownGrace: not the
 		// message's failure; it reappears after its visibility timeout.
 		w.count(func(s *Stats) { s.Abandoned++ })
+		return env.Type, "abandoned", err
 	default:
 		w.retry(ctx, failed, msg, rc, err)
+		return env.Type, "retried", err
 	}
 }
 
@@ -552,7 +624,7 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 // records the error in it for the next attempt and the poison queue.
 func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
 	w.fail(failed, failRetried, msg.Type, herr)
-	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", redact.Error(herr))
 	if w.opts.OnRetried != nil {
 		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
@@ -563,7 +635,7 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 	if env.PayloadBlob != nil {
 		env.Payload = nil
 	}
-	env.LastError = truncate(herr.Error(), 4096)
+	env.LastError = truncate(redact.String(herr.Error()), 4096)
 	text, err := env.encode()
 	if err != nil {
 		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
@@ -586,7 +658,7 @@ type PoisonRecord struct {
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
 func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
-	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
+	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(redact.String(cause.Error()), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
 		rec.Envelope = &env
@@ -604,12 +676,12 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 		// The message stays and reappears: a failure to retry.
 		err = fmt.Errorf("consistency: cannot enqueue to the poison queue (%w); cause: %w", err, cause)
 		w.fail(failed, failRetried, msg.Type, err)
-		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", err)
+		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", redact.Error(err))
 		return
 	}
 	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
 	w.fail(failed, failPoisoned, msg.Type, cause)
-	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", redact.Error(cause))
 	if w.opts.OnPoisoned != nil {
 		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}

@@ -233,7 +233,7 @@ func TestMoveToBlob(t *testing.T) {
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "archive", nil)
 	sender := consistency.NewSender(q, nil)
-	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: bc, Container: "archive"}, sender)
+	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: bc, Container: "archive"}, sender, nil)
 	for range 2 { // the second request is a duplicate
 		if err := mover.Request(ctx, "Sales", "000456"); err != nil {
 			t.Fatal(err)

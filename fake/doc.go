@@ -29,4 +29,14 @@
 // DeletedContainerWindow (negative: no window). It enforces the documented limits of
 // the service that the Azurite emulator does not. internal/conformance runs
 // the same behaviour suite against this fake and against Azurite.
+//
+// Retry delays: unlike an account, every fake writes short retry delays into
+// the options of the clients it hands out, by default FastRetryDelay (1 ms)
+// and FastMaxRetryDelay (4 ms) instead of the SDK's 0.8 s doubling up to
+// 60 s, so that a test of failures runs in milliseconds. Only the waits
+// change: the SDK's retry policy still makes the same tries (MaxRetries,
+// statuses) as against the service, so request counts are true. Options
+// that set a delay themselves are never changed. Call SetRetryDelays(0, 0)
+// on a service before making its clients to keep the SDK's own delays, or
+// pass other values; RetryDelays reports what its clients get.
 package fake

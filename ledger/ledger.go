@@ -58,13 +58,16 @@ type Entry struct {
 type Ledger struct {
 	mu      sync.Mutex
 	counts  map[Key]int
+	retried map[Key]int // of counts, the tries that repeated an earlier one
 	total   int
 	retries int
 	seen    map[string]struct{} // client request ids, to tell retries
 }
 
 // New returns an empty ledger.
-func New() *Ledger { return &Ledger{counts: map[Key]int{}, seen: map[string]struct{}{}} }
+func New() *Ledger {
+	return &Ledger{counts: map[Key]int{}, retried: map[Key]int{}, seen: map[string]struct{}{}}
+}
 
 // Attach adds the ledger to a client's options: a per-call policy that
 // gives each call a client request id (x-ms-client-request-id, when the
@@ -110,6 +113,7 @@ func (p servicePolicy) Do(req *policy.Request) (*http.Response, error) {
 	if id != "" {
 		if _, again := p.l.seen[id]; again {
 			p.l.retries++
+			p.l.retried[key]++
 		} else {
 			if len(p.l.seen) >= maxSeen {
 				clear(p.l.seen)
@@ -179,10 +183,73 @@ func (l *Ledger) Entries() []Entry {
 	return out
 }
 
+// Snapshot is a ledger's counts at one moment, shaped for export as
+// metrics: cumulative (monotonic) counters since New or the last Reset,
+// with a small, bounded set of labels.
+type Snapshot struct {
+	// Requests is every request counted, retries included; Retries is how
+	// many of them repeated an earlier request (a retry of the SDK's
+	// policy, told by its repeated x-ms-client-request-id).
+	Requests, Retries int
+	// Counts splits both by service, operation and resource, sorted by
+	// those. The partition is left out: it is unbounded, a poor metric
+	// label; Entries has it.
+	Counts []Count
+}
+
+// Count is a Snapshot's requests and retries under one service, operation
+// and resource (table, queue or container).
+type Count struct {
+	Service   Service
+	Operation string
+	Resource  string
+	Requests  int
+	Retries   int
+}
+
+// Snapshot returns the counts so far. Export them as counters: with
+// OpenTelemetry, an Int64ObservableCounter per field whose callback
+// observes each Count with attributes service, operation and resource (see
+// the package Example); with Prometheus, a CounterFunc per Count. Taking a
+// Snapshot does not reset the ledger.
+func (l *Ledger) Snapshot() Snapshot {
+	type sk struct {
+		s      Service
+		op, rs string
+	}
+	l.mu.Lock()
+	agg := make(map[sk]*Count, len(l.counts))
+	for k, c := range l.counts {
+		g := sk{k.Service, k.Operation, k.Resource}
+		if agg[g] == nil {
+			agg[g] = &Count{Service: k.Service, Operation: k.Operation, Resource: k.Resource}
+		}
+		agg[g].Requests += c
+		agg[g].Retries += l.retried[k]
+	}
+	snap := Snapshot{Requests: l.total, Retries: l.retries, Counts: make([]Count, 0, len(agg))}
+	l.mu.Unlock()
+	for _, c := range agg {
+		snap.Counts = append(snap.Counts, *c)
+	}
+	sort.Slice(snap.Counts, func(i, j int) bool {
+		a, b := snap.Counts[i], snap.Counts[j]
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		if a.Operation != b.Operation {
+			return a.Operation < b.Operation
+		}
+		return a.Resource < b.Resource
+	})
+	return snap
+}
+
 // Reset empties the ledger.
 func (l *Ledger) Reset() {
 	l.mu.Lock()
 	clear(l.counts)
+	clear(l.retried)
 	clear(l.seen)
 	l.total, l.retries = 0, 0
 	l.mu.Unlock()

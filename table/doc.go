@@ -3,7 +3,7 @@
 // RowKey, ETag, Timestamp) and its exported fields become typed properties
 // (see Codec). Table[T] offers Azure's verbs with Azure's meaning: Get, Add
 // (fails if present), Upsert (either way, merge or replace), Update (needs
-// the entity's ETag, or an explicit AnyETag: it never becomes an upsert) and
+// the entity's ETag, or an explicit IfMatch: it never becomes an upsert) and
 // Delete (with an ETag or unconditional, optionally if-exists); Modify is
 // the optimistic-concurrency loop (read, change, write with the ETag, retry
 // on 412 with jittered back-off). Queries are iter.Seq2 iterators that follow
@@ -16,6 +16,17 @@
 // that hold several entity types. Entity is the untyped form: Meta plus
 // EDM-typed Values, a T like any struct (Table[Entity], Table.Entities,
 // ToEntity, FromEntity), checked exactly like typed values.
+//
+// One way to pass a condition, as the SDK does: a conditional write takes
+// an If-Match ETag as IfMatch *azcore.ETag in its options (UpdateOptions,
+// DeleteOptions; in package batch, Op.IfMatch), where nil is the verb's
+// documented default (Update and DeleteValue: the value's Meta.ETag;
+// Delete: any version), to.Ptr(azcore.ETagAny) means any version, and any other
+// ETag means that version only (ErrPreconditionFailed otherwise). A value
+// read from the table carries its ETag in Meta, so the common guarded
+// write needs no option at all. A pointer to an empty ETag is ErrNoETag
+// before any request. The older spellings (UpdateOptions.AnyETag,
+// batch.UpdateAny, batch.DeleteIf) still work and are deprecated.
 //
 // An empty PartitionKey is refused by every write, Get and Delete
 // (ErrEmptyPartitionKey): the service accepts it, but the Azure SDK cannot

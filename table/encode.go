@@ -156,7 +156,10 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 		extra := rv.FieldByIndex(p.extra).Interface().(Extra)
 		for name, prop := range extra {
 			if _, named := p.byName[name]; named {
-				continue // the struct's field wins
+				// Sending both would give the entity the name twice; keeping
+				// one would lose the other without a word.
+				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: ErrDuplicateProperty,
+					Detail: "an Extra entry has the name of a struct field; set the field, or delete the entry"}
 			}
 			if err := keys.ValidatePropertyName(name); err != nil {
 				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: err}

@@ -28,6 +28,9 @@ var (
 	ErrBadOption         = errors.New("bad option")
 	ErrBadFilter         = errors.New("bad filter")
 	ErrBadToken          = errors.New("bad continuation token")
+	// ErrDuplicateProperty: an Extra entry has the name of a property the
+	// struct already writes; one of the two would be lost.
+	ErrDuplicateProperty = errors.New("property named twice")
 )
 
 // InputError is a bad input refused before any request: which type and

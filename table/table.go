@@ -341,15 +341,25 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 type UpdateOptions struct {
 	// Mode: Merge (default, as in the SDK) or Replace.
 	Mode UpdateMode
-	// AnyETag updates the entity whatever its version (If-Match: *). It
-	// still fails with ErrNotFound when the entity does not exist. Default:
-	// false, and v's ETag is required.
+	// IfMatch is the version the update requires, as the SDK's
+	// UpdateEntityOptions.IfMatch: to.Ptr(azcore.ETagAny) updates whatever the
+	// version (it still fails with ErrNotFound when the entity does not
+	// exist), a pointer to another ETag updates only that version. A
+	// pointer to an empty ETag is ErrNoETag. Default (nil): v's Meta.ETag,
+	// which must be set.
+	IfMatch *azcore.ETag
+	// AnyETag updates the entity whatever its version (If-Match: *).
+	//
+	// Deprecated: set IfMatch to to.Ptr(azcore.ETagAny), the one way tablekit
+	// takes a condition (see the package doc). AnyETag still works; with
+	// IfMatch also set, IfMatch wins.
 	AnyETag bool
 }
 
 // Update changes an existing entity, guarded by v's ETag: ErrPreconditionFailed
 // if another writer changed it since it was read, ErrNotFound if it is gone.
-// With neither an ETag in v nor AnyETag, it fails with ErrNoETag before any
+// opts.IfMatch chooses another version (to.Ptr(azcore.ETagAny): any). With
+// neither an ETag in v nor IfMatch, it fails with ErrNoETag before any
 // request: it never turns into an upsert. One request.
 func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error {
 	if opts == nil {
@@ -361,16 +371,24 @@ func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	}
 	m := t.Meta(v)
 	etag := m.ETag
-	if opts.AnyETag {
+	switch {
+	case opts.IfMatch != nil:
+		if *opts.IfMatch == "" {
+			return inputErr("Update", t.plan.typ.String(), "IfMatch", ErrNoETag, "IfMatch points at an empty ETag; to.Ptr(azcore.ETagAny) means any version")
+		}
+		etag = *opts.IfMatch
+	case opts.AnyETag:
 		etag = azcore.ETagAny
-	} else if etag == "" {
-		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.AnyETag")
+	case etag == "":
+		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}
 	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: opts.Mode.sdk()})
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}
-	t.written(v, resp.ETag, !opts.AnyETag)
+	// guarded only when the write sent v's own ETag: then v held the
+	// version the write replaced (see Meta.WrittenVia).
+	t.written(v, resp.ETag, etag == m.ETag && etag != azcore.ETagAny)
 	return nil
 }
 

@@ -216,7 +216,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	defer p.Delete(context.Background(), nil)
 	current, _ := table.New[Row](cur, nil)
 	archive, _ := table.New[Row](arc, nil)
-	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil))
+	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil), nil)
 	for i := 0; i < n; i++ {
 		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i))); err != nil {
 			return 0, err

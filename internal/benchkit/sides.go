@@ -477,7 +477,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 			r.cleanup()
 			return nil, nil, err
 		}
-		mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil))
+		mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 		for i := range n {
 			if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i))); err != nil {
 				r.cleanup()

@@ -94,7 +94,7 @@ func RunBatch(t *testing.T, env Env) {
 				case f.status == http.StatusConflict:
 					op = batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}})
 				case f.status == http.StatusNotFound:
-					op = batch.UpdateAny(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, table.Merge)
+					op = batch.Update(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, table.Merge).IfMatch(azcore.ETagAny)
 				default:
 					op = batch.Update(&stale, table.Replace)
 				}
@@ -152,7 +152,7 @@ func RunBatch(t *testing.T, env Env) {
 			{"invalid key", []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "x/y")}, keys.ErrForbiddenChar, 1},
 			{"nil value", []batch.Op{batch.Add(nil)}, table.ErrNilValue, 0},
 			{"update without ETag", []batch.Op{batch.Update(e("a", "1"), table.Merge)}, table.ErrNoETag, 0},
-			{"quote in a key of an update", []batch.Op{batch.UpdateAny(e("a", "O'Brien"), table.Merge)}, batch.ErrQuoteInKey, 0},
+			{"quote in a key of an update", []batch.Op{batch.Update(e("a", "O'Brien"), table.Merge).IfMatch(azcore.ETagAny)}, batch.ErrQuoteInKey, 0},
 			{"entity over the limits", []batch.Op{batch.Add(&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}})}, keys.ErrInvalidName, 0},
 			{"request over 4 MiB", []batch.Op{batch.Add(big("1")), batch.Add(big("2"))}, batch.ErrTooLarge, 1},
 		}
@@ -178,7 +178,7 @@ func RunBatch(t *testing.T, env Env) {
 
 	t.Run("update-only never upserts", func(t *testing.T) {
 		tb, _, client := newEmployees(t, env)
-		_, err := batch.Submit(ctx, client, batch.UpdateAny(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace))
+		_, err := batch.Submit(ctx, client, batch.Update(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny))
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
@@ -198,7 +198,7 @@ func RunBatch(t *testing.T, env Env) {
 		}
 		// Later operations on the same entities: they must apply after the adds.
 		for i := 0; i < 5; i++ {
-			ops = append(ops, batch.UpdateAny(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge))
+			ops = append(ops, batch.Update(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
 		}
 		ops = append(ops, batch.Delete("HR", keys.Uint64(0)))
 		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, batch.Slice(ops))

@@ -137,7 +137,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 				return err
 			}
 			to := consistency.TableTarget[Employee]{Table: from}
-			return consistency.NewMover[Employee](from, to, sender).Request(ctx, "p", "a/b")
+			return consistency.NewMover[Employee](from, to, sender, nil).Request(ctx, "p", "a/b")
 		}, anyValidation()},
 	}
 }

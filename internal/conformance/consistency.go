@@ -93,7 +93,7 @@ func RunConsistency(t *testing.T, env Env) {
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		addStaff(t, current, 20)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		for _, rk := range keysIn(t, current) {
 			if err := mover.Request(ctx, "Sales", rk); err != nil {
 				t.Fatal(err)
@@ -148,10 +148,10 @@ func RunConsistency(t *testing.T, env Env) {
 				queue = &dieOnDelete{Queue: q} // the message's delete
 			}
 			src, _ := table.New[Staff](from, nil)
-			mover := consistency.NewMover[Staff](src, to, consistency.NewSender(q, nil))
+			mover := consistency.NewMover[Staff](src, to, consistency.NewSender(q, nil), nil)
 			// Request reads the version to move: through the unwrapped
 			// table, so that the kills count the handler's calls only.
-			if err := consistency.NewMover[Staff](current, to, consistency.NewSender(q, nil)).Request(ctx, "Sales", "empid_000000"); err != nil {
+			if err := consistency.NewMover[Staff](current, to, consistency.NewSender(q, nil), nil).Request(ctx, "Sales", "empid_000000"); err != nil {
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(queue, poison, quick(nil))
@@ -242,7 +242,7 @@ func RunConsistency(t *testing.T, env Env) {
 			c := newChaos(uint64(i+1), 0.10)
 			src, _ := table.New[Staff](faultyTable{Client: current.Client(), c: c}, nil)
 			dst, _ := table.New[Staff](faultyTable{Client: archive.Client(), c: c}, nil)
-			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: dst}, sender)
+			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: dst}, sender, nil)
 			// MaxDequeues is 50, not the default 5, on purpose: 10% of
 			// requests fail (before or after the service), so about a third
 			// of deliveries fail, and five failures in a row poison a healthy
@@ -257,7 +257,7 @@ func RunConsistency(t *testing.T, env Env) {
 				t.Logf("%s worker %d: %+v; faults: %d before, %d after the service", env.Name, i, w.Stats(), c.before, c.after)
 			}()
 		}
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, sender)
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, sender, nil)
 		for _, rk := range keysIn(t, current) {
 			if err := mover.Request(ctx, "Sales", rk); err != nil {
 				t.Fatal(err)

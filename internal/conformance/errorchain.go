@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
@@ -133,7 +134,7 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 		cases := map[string]error{
 			"Get":                getErr,
 			"Add":                tb.Add(ctx, e, nil),
-			"Update":             tb.Update(ctx, e, &table.UpdateOptions{AnyETag: true}),
+			"Update":             tb.Update(ctx, e, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}),
 			"Delete":             tb.Delete(ctx, "Sales", "1", nil),
 			"Delete IfExists":    tb.Delete(ctx, "Sales", "1", &table.DeleteOptions{IfExists: true}),
 			"batch Submit":       subErr,

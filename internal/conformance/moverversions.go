@@ -53,7 +53,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		rq := &recordingQueue{Queue: q}
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(rq, nil))
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(rq, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(mover.Type(), mover.Handle)
 
@@ -85,7 +85,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(mover.Type(), mover.Handle)
 		v := staff("000002", "Ann", "Lee", "ann@contoso.com", 30)
@@ -115,7 +115,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		qc := &reqcount.Counter{}
 		q := env.NewQueue(t, qc)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: current}, consistency.NewSender(q, nil))
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: current}, consistency.NewSender(q, nil), nil)
 		qc.Reset()
 		if err := mover.RequestValue(ctx, staff("000003", "No", "Tag", "", 1)); !errors.Is(err, table.ErrNoETag) {
 			t.Fatalf("RequestValue without an ETag: %v", err)
@@ -143,8 +143,8 @@ func RunMoverVersions(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		plain := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
-		indexed := consistency.NewMover[Staff](withCopies{current}, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
+		plain := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
+		indexed := consistency.NewMover[Staff](withCopies{current}, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		if err := indexed.Request(ctx, "Sales", "empid_000004"); err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		current, _ := table.New[Staff](env.NewTable(t, cc), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
 		q, poison := env.NewQueue(t, qc), env.NewQueue(t, nil)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil))
+		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		var all []*Staff
 		for i := 0; i < 100; i++ {
 			s := staff(fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%d@contoso.com", i), i)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
@@ -297,7 +298,7 @@ func rawBadInput(t *testing.T, env Env) {
 			"Upsert": func() error { return tb.Upsert(ctx, tc.e, &table.UpsertOptions{Mode: table.Replace}) },
 			"Update": func() error { return tb.Update(ctx, tc.e, nil) },
 			"batch": func() error {
-				_, err := batch.Submit(ctx, tb.Client(), batch.UpdateAny(tc.e, table.Merge))
+				_, err := batch.Submit(ctx, tb.Client(), batch.Update(tc.e, table.Merge).IfMatch(azcore.ETagAny))
 				return err
 			},
 		}
@@ -404,14 +405,14 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 	// The index's delete: the entity at its version, and its copies.
 	c.Reset()
 	if _, err := batch.Submit(ctx, tb.Client(),
-		batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.DeleteIf(pk, byName.RowKey, byName.ETag)); err != nil {
+		batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.Delete(pk, byName.RowKey).IfMatch(byName.ETag)); err != nil {
 		t.Fatalf("index delete transaction on %q: %v", pk, err)
 	}
 	if c.N() != 1 {
 		t.Fatalf("delete transaction took %d requests", c.N())
 	}
 	// Keys made of quotes; a stale ETag still fails the transaction.
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteIf(pk, "''", `W/"datetime'2000-01-01T00%3A00%3A00Z'"`)); !table.IsPreconditionFailed(err) {
+	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.Delete(pk, "''").IfMatch(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`)); !table.IsPreconditionFailed(err) {
 		t.Fatalf("stale DeleteIf on a quoted key: %v", err)
 	}
 	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteValue(q2)); err != nil {
@@ -425,7 +426,7 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 	// single-entity verbs do them.
 	q3.Set("N", table.Int32Value(2))
 	for name, op := range map[string]batch.Op{
-		"Update": batch.Update(q3, table.Merge), "UpdateAny": batch.UpdateAny(q3, table.Replace),
+		"Update": batch.Update(q3, table.Merge), "UpdateAny": batch.Update(q3, table.Replace).IfMatch(azcore.ETagAny),
 		"UpsertMerge": batch.Upsert(q3, table.Merge), "UpsertReplace": batch.Upsert(q3, table.Replace),
 	} {
 		c.Reset()
@@ -465,7 +466,7 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 		{"Upsert", func(v *Employee) error { return b.Upsert(ctx, v, nil) }},
 		{"Add", func(v *Employee) error { return b.Add(ctx, v, nil) }},
 		{"Update AnyETag", func(v *Employee) error {
-			return b.Update(ctx, v, &table.UpdateOptions{AnyETag: true, Mode: table.Replace})
+			return b.Update(ctx, v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny), Mode: table.Replace})
 		}},
 		{"batch Upsert", func(v *Employee) error {
 			_, err := batch.Submit(ctx, b.Client(), batch.Upsert(v, table.Replace))

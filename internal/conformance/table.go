@@ -15,6 +15,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
@@ -139,7 +140,7 @@ func RunTable(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 0, "Update without an ETag")
 		missing := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000999"}}
-		if err := tb.Update(ctx, missing, &table.UpdateOptions{AnyETag: true}); !table.IsNotFound(err) {
+		if err := tb.Update(ctx, missing, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); !table.IsNotFound(err) {
 			t.Fatalf("Update(AnyETag) of a missing entity must not upsert: %v", err)
 		}
 		if _, err := tb.Get(ctx, "Sales", "000999", nil); !errors.Is(err, table.ErrNotFound) || table.ErrorCode(err) != "ResourceNotFound" {
@@ -481,7 +482,7 @@ func RunTable(t *testing.T, env Env) {
 			for op, call := range map[string]func() error{
 				"Add":    func() error { return tb.Add(ctx, tc.v, nil) },
 				"Upsert": func() error { return tb.Upsert(ctx, tc.v, nil) },
-				"Update": func() error { return tb.Update(ctx, tc.v, &table.UpdateOptions{AnyETag: true}) },
+				"Update": func() error { return tb.Update(ctx, tc.v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}) },
 			} {
 				err := call()
 				var ie *table.InputError

@@ -64,7 +64,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
-	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
+	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
 	w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 	_ = w.Handle(mover.Type(), mover.Handle)
@@ -206,7 +206,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	if _, err := batch.NewWriter(current, nil).Write(ctx, batch.Slice(ops)); err != nil {
 		t.Fatal(err)
 	}
-	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil))
+	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)
 	for i := 0; i < soakMoves; i++ {
 		if err := mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", i)); err != nil {
 			t.Fatal(err)

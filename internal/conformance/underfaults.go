@@ -579,7 +579,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					t.Fatal(err)
 				}
 			}
-			mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
+			mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 			_ = w.Handle(mover.Type(), mover.Handle)
 			r.start()
