@@ -433,7 +433,7 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 		if err == nil {
 			var archive *table.Table[Row]
 			if archive, err = table.New[Row](r.arc, nil); err == nil {
-				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil))
+				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 				for i := 0; err == nil && i < n; i++ {
 					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)))
 				}

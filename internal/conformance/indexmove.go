@@ -40,7 +40,7 @@ func RunIndexMove(t *testing.T, env Env) {
 				src = idx.MoveSource()
 			}
 			to, _ := table.New[Emp](archive, nil)
-			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil))
+			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
 			_ = w.Handle(patterns.IndexMessageType, idx.Handle)
 			_ = w.Handle(mover.Type(), mover.Handle)
@@ -100,7 +100,7 @@ func RunIndexMove(t *testing.T, env Env) {
 				src = idx.MoveSource()
 			}
 			to, _ := table.New[Staff](archive, nil)
-			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil))
+			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
 			_ = w.Handle(mover.Type(), mover.Handle)
 			if err := mover.Request(ctx, "Sales", "empid_000001"); err != nil {
