@@ -1,0 +1,47 @@
+package patterns
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/table"
+)
+
+// TestInterPartitionIndexLogsAFailedConverge: a copy table that does not
+// exist fails every Handle; the message returns to the queue and the
+// failure is logged at Warn with its keys.
+func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
+	ctx := t.Context()
+	tables := fake.NewTableService(nil)
+	client := tables.NewClient("Primaries", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	missing := tables.NewClient("NoSuchTable", nil)
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("index", nil), queues.NewQueueClient("index-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+	var logs bytes.Buffer
+	x, err := NewInterPartitionIndex[traced](client, q, []CrossIndexDef[traced]{{
+		Name: "email", Client: missing, PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
+	}}, &InterPartitionIndexOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Put(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Email: "a@x.com"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	w := consistency.NewWorker(q, poison, nil)
+	if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Drain(ctx)
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "could not converge") || !strings.Contains(out, "partition=Sales") {
+		t.Fatalf("logs: %q, want a Warn naming the partition", out)
+	}
+}
