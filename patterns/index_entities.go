@@ -274,7 +274,7 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		}
 		rest := slices.Delete(slices.Clone(p.ids), i, i+1)
 		if len(rest) == 0 {
-			return batch.DeleteIf(pk, p.rowKey, p.etag), true
+			return batch.Delete(pk, p.rowKey).IfMatch(p.etag), true
 		}
 		e, _ := x.encodePart(pk, p.rowKey, value, rest)
 		e.ETag = p.etag
@@ -663,7 +663,7 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	}
 	for _, p := range l.parts {
 		if _, left := old[p.rowKey]; left {
-			g.ops = append(g.ops, batch.DeleteIf(pk, p.rowKey, p.etag))
+			g.ops = append(g.ops, batch.Delete(pk, p.rowKey).IfMatch(p.etag))
 			g.deleted++
 		}
 	}

@@ -722,7 +722,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	errs := []error{err}
 	var ops []batch.Op
 	for _, is := range lone {
-		ops = append(ops, batch.DeleteIf(is.PartitionKey, is.Copy, is.CopyETag))
+		ops = append(ops, batch.Delete(is.PartitionKey, is.Copy).IfMatch(is.CopyETag))
 	}
 	if len(ops) > 0 {
 		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops))
@@ -760,7 +760,7 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 			g.ops = append(g.ops, copyOp(c, false))
 			g.written++
 		} else {
-			g.ops = append(g.ops, batch.DeleteIf(m.PartitionKey, is.Copy, is.CopyETag))
+			g.ops = append(g.ops, batch.Delete(m.PartitionKey, is.Copy).IfMatch(is.CopyETag))
 			g.deleted++
 		}
 	}

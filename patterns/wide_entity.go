@@ -342,7 +342,7 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
-			ops = append(ops, batch.DeleteIf(partitionKey, partKey(prefix, 0), cur.ETag))
+			ops = append(ops, batch.Delete(partitionKey, partKey(prefix, 0)).IfMatch(cur.ETag))
 		} else {
 			ops = append(ops, batch.Delete(partitionKey, partKey(prefix, i)))
 		}

@@ -234,6 +234,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"single quote in the key of a batch update", batch.ErrQuoteInKey, func(ctx context.Context) error {
+			//lint:ignore SA1019 the deprecated spelling must keep working
 			_, err := batch.Submit(ctx, tc, batch.UpdateAny(e("p", "O'Brien"), table.Merge))
 			return err
 		}},

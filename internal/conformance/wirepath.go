@@ -122,7 +122,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	fresh := mk("new'one", 6)
 	oldTag := a.ETag
 	c.Reset()
-	res, err := submit(batch.Update(a, table.Merge), batch.UpdateAny(b, table.Replace),
+	res, err := submit(batch.Update(a, table.Merge), batch.Update(b, table.Replace).IfMatch(azcore.ETagAny),
 		batch.Upsert(q, table.Merge), batch.Upsert(qq, table.Replace), batch.Upsert(fresh, table.Replace))
 	if err != nil {
 		t.Fatalf("updates and upserts on %q: %v after %d requests", pk, err, c.N())
@@ -317,9 +317,9 @@ func wireDifferential(t *testing.T, env Env) {
 			case 2:
 				opsA, opsB = append(opsA, batch.Upsert(mk(), table.Replace)), append(opsB, batch.Upsert(mk(), table.Replace))
 			case 3:
-				opsA, opsB = append(opsA, batch.UpdateAny(mk(), table.Merge)), append(opsB, batch.UpdateAny(mk(), table.Merge))
+				opsA, opsB = append(opsA, batch.Update(mk(), table.Merge).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), table.Merge).IfMatch(azcore.ETagAny))
 			case 4:
-				opsA, opsB = append(opsA, batch.UpdateAny(mk(), table.Replace)), append(opsB, batch.UpdateAny(mk(), table.Replace))
+				opsA, opsB = append(opsA, batch.Update(mk(), table.Replace).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), table.Replace).IfMatch(azcore.ETagAny))
 			default:
 				opsA, opsB = append(opsA, batch.Delete(pk, rk)), append(opsB, batch.Delete(pk, rk))
 			}
