@@ -138,11 +138,25 @@ func (tx *Transaction) submitWire(ctx context.Context, client table.Client) (*Re
 // encode on the same value (Add differs from an update only in the quote
 // rule and the If-Match default, both applied here after).
 func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
+	// The operation's own condition is checked as its kind checks it; the
+	// encode as an Add, which takes none, only checks the entity.
+	switch {
+	case op.explicit && (op.Kind == KindUpsertMerge || op.Kind == KindUpsertReplace):
+		return nil, &table.InputError{Op: op.Kind.String(), Field: "IfMatch", Rule: table.ErrInvalidValue,
+			Detail: "an add or upsert takes no If-Match; use an update to require a version"}
+	case op.explicit && op.ifMatch == "":
+		return nil, &table.InputError{Op: op.Kind.String(), Field: "IfMatch", Rule: table.ErrNoETag,
+			Detail: "empty ETag; azcore.ETagAny means any version"}
+	}
 	asAdd := op
 	asAdd.Kind = KindAdd
+	asAdd.explicit = false
 	e, err := asAdd.encode(codec)
 	if err != nil {
 		return nil, err
+	}
+	if op.explicit {
+		e.ifMatch = op.ifMatch
 	}
 	e.op = op
 	if e.ifMatch == "" && (op.Kind == KindUpdateMerge || op.Kind == KindUpdateReplace) {
