@@ -2,6 +2,7 @@ package batch
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -15,6 +16,10 @@ type PlanOptions struct {
 	// MaxOperations caps each transaction, 1 to 100. Default (0): 100;
 	// out of range, Plan fails with ErrBadOption.
 	MaxOperations int
+	// WirePolicy makes every planned transaction a
+	// TransactionOptions.WirePolicy one: submit them through a client with
+	// table.WirePolicy. Default: false, the SDK's own $batch.
+	WirePolicy bool
 }
 
 // Plan splits ops, over any partitions, into valid transactions: grouped by
@@ -67,13 +72,15 @@ type planner struct {
 	open   map[string]*Transaction // the transaction being filled, per partition
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
-	bytes  int // encoded bytes of the open transactions
-	ops    int // operations in the open transactions
+	wire   bool // transactions take tablekit's own $batch (PlanOptions.WirePolicy)
+	bytes  int  // encoded bytes of the open transactions
+	ops    int  // operations in the open transactions
 }
 
 func newPlanner(opts *PlanOptions) *planner {
 	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}}
 	if opts != nil {
+		p.wire = opts.WirePolicy
 		if opts.Codec != nil {
 			p.codec = opts.Codec
 		}
@@ -97,6 +104,10 @@ func (p *planner) add(op Op) (*Transaction, *OpError) {
 // encode encodes op and checks it can ever be sent.
 func (p *planner) encode(op Op) (*encoded, *OpError) {
 	e, err := op.encode(p.codec)
+	if p.wire && errors.Is(err, ErrQuoteInKey) {
+		// tablekit's own $batch quotes keys as the URL needs them.
+		e, err = encodeQuoted(op, p.codec)
+	}
 	if err != nil {
 		return nil, &OpError{Kind: op.Kind, PartitionKey: op.PartitionKey(), RowKey: op.RowKey(), Err: err}
 	}
@@ -118,7 +129,7 @@ func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 		tx = nil
 	}
 	if tx == nil {
-		tx = NewTransaction(&TransactionOptions{Codec: p.codec})
+		tx = NewTransaction(&TransactionOptions{Codec: p.codec, WirePolicy: p.wire})
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next
 		p.next++

@@ -75,6 +75,11 @@ type WriterOptions struct {
 	// memory) and stops reading the input until sends free room. Default:
 	// DefaultMaxBufferedBytes.
 	MaxBufferedBytes int
+	// WirePolicy: the client has table.WirePolicy among its per-call
+	// policies, so transactions take tablekit's own $batch body (less
+	// client CPU, and updates and upserts on keys with a single quote
+	// work). Default: false, the SDK's own $batch.
+	WirePolicy bool
 	// IdleFlushOps: while nothing has been sent yet, once this many
 	// operations wait in partial transactions the Writer sends the fullest
 	// of them, so work starts early however the input spreads over
@@ -343,7 +348,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}()
 	}
 
-	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
+	p := newPlanner(&PlanOptions{Codec: w.opts.Codec, WirePolicy: w.opts.WirePolicy})
 	var planErr *OpError
 	budget := w.opts.MaxBufferedBytes
 	i := 0
