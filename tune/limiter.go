@@ -24,7 +24,7 @@ const (
 // LimiterOptions configure a Limiter. nil means the defaults.
 type LimiterOptions struct {
 	// PerPartition and PerAccount are the rates kept under, in entities per
-	// second. Defaults: PartitionTarget and AccountTarget.
+	// second. Defaults (zero or negative): PartitionTarget and AccountTarget.
 	PerPartition, PerAccount float64
 	// Now and Sleep are the clock. Defaults: time.Now and a context-aware
 	// sleep.
@@ -193,12 +193,17 @@ func (p *pageCounter) done() {
 	}
 }
 
-// Reserve takes n entities from the account's budget and, when
+// Reserve takes n entities (n > 0; otherwise it does nothing) from the
+// account's budget and, when
 // partitionKey is not "", from that partition's of table, and returns how
 // long the caller must wait before sending them. The policy calls it for
 // every request; call it yourself for work that does not go through a
 // client the Limiter is attached to.
 func (l *Limiter) Reserve(table, partitionKey string, n float64) time.Duration {
+	if !(n > 0) {
+		// Nothing to send costs nothing, and must not credit a budget.
+		return 0
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()

@@ -153,3 +153,17 @@ func BenchmarkLimiterManyPartitions(b *testing.B) {
 		runtime.KeepAlive(lim)
 	}
 }
+
+// Reserving nothing, or a negative count, neither waits nor credits the
+// budget.
+func TestLimiterReserveOfNothing(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	lim := tune.NewLimiter(&tune.LimiterOptions{PerPartition: 10, PerAccount: 100, Now: c.now, Sleep: c.sleep})
+	if w := lim.Reserve("t", "p", -1000); w != 0 {
+		t.Fatalf("Reserve(-1000) = %v", w)
+	}
+	lim.Reserve("t", "p", 10)
+	if w := lim.Reserve("t", "p", 10); w < 900*time.Millisecond {
+		t.Fatalf("after a negative reservation the partition's budget grew: 20 entities at 10/s waited only %v", w)
+	}
+}
