@@ -44,7 +44,7 @@ func TestCapabilityTable(t *testing.T) {
 	if string(want) != got {
 		t.Fatalf("%s is out of date; run go generate ./conformance. Now:\n%s", path, got)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "RELIABILITY.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "RELIABILITY.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
