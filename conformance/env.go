@@ -27,6 +27,12 @@ type Env struct {
 	// NewTable creates a fresh, uniquely named table (dropped at the end of
 	// the test) and returns a client whose every request c counts.
 	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
+	// NewServiceClient returns a client of the backend's Table service
+	// built with opts (which may carry a Counter's policies and others),
+	// for the suites that create, list and drop tables themselves (Shape,
+	// UnderFaults, ErrorChain, LargeEntityUnderFaults, Periods, WirePath).
+	// nil: RunAll reports those suites as not run.
+	NewServiceClient func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient
 	// NewQueue creates a fresh, uniquely named queue (deleted at the end)
 	// and returns a client whose requests c counts (nil: not counted).
 	NewQueue func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient
