@@ -1,12 +1,3 @@
-// Package conformance is the contract between tablekit and the services it
-// runs on: one list of behaviours, each run against the in-memory fake and
-// against Azurite (or a real account). A case that passes on one backend and
-// fails on the other is a bug in the fake. Where Azurite is laxer than the
-// documented service, a case checks that tablekit refuses the input before
-// sending anything, which holds on every backend. Where a backend lacks a
-// documented behaviour altogether, its Env says so with a Capability and a
-// reason, and the case prints "not run on <backend>: <reason>" instead of
-// passing in silence (see Capabilities and CapabilityTable).
 package conformance
 
 import (
