@@ -10,8 +10,9 @@
 //
 // The suite is exported so that you can run it too, as testing/slogtest
 // and gocloud.dev's drivertest are: one function taking a *testing.T and a
-// backend (an Env). RunAll runs every suite as a subtest; RunTable,
-// RunBatch and the other RunXxx run one.
+// backend. RunAll runs every suite as a subtest, each on a fresh Env from
+// the function it is given; RunTable, RunBatch and the other RunXxx run one
+// suite on one Env.
 //
 // # Against your own account
 //
@@ -22,7 +23,9 @@
 //		if cs == "" {
 //			t.Skip("MY_CONNECTION_STRING is not set")
 //		}
-//		conformance.RunAll(t, conformance.AccountEnv(t, cs, nil))
+//		conformance.RunAll(t, func(t *testing.T) conformance.Env {
+//			return conformance.AccountEnv(t, cs, nil)
+//		})
 //	}
 //
 // The connection string is the account's, with its key (the portal's

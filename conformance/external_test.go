@@ -52,7 +52,9 @@ func tablesOnly() conformance.Env {
 	}
 }
 
-func TestAllOnMine(t *testing.T) { conformance.RunAll(t, tablesOnly()) }
+func TestAllOnMine(t *testing.T) {
+	conformance.RunAll(t, func(t *testing.T) conformance.Env { return tablesOnly() })
+}
 `
 
 // TestExportedSuiteRunsFromAnExternalModule writes a module of its own that

@@ -111,18 +111,22 @@ func (env Env) missing(needs []Need) []string {
 	return out
 }
 
-// RunAll runs every suite of Suites on env, each as a subtest named after
-// it (go test -run 'TestX/Table' picks one). A suite that needs an Env
-// field env leaves nil is not run, and the output says so ("not run on
-// <env.Name>: needs Env.NewQueue"); a case that needs a Capability env
-// lacks says "not run on <env.Name>: <capability>: <reason>" and checks
-// what it still can. Nothing is skipped in silence. Env.Name must be set.
-func RunAll(t *testing.T, env Env) {
-	if env.Name == "" {
-		t.Fatal("conformance: Env.Name is empty; the output names the backend with it")
-	}
+// RunAll runs every suite of Suites as a subtest named after it (go test
+// -run 'TestX/^Table$' picks one), each on a fresh Env from newEnv: the
+// suites assume a backend of their own, and one that moved a fake clock
+// forward (Env.Advance) would change what the next one sees. A suite that
+// needs an Env field the backend leaves nil is not run, and the output says
+// so ("not run on <Env.Name>: suite QueueAndBlob needs Env.NewQueue"); a
+// case that needs a Capability the backend lacks says "not run on
+// <Env.Name>: <capability>: <reason>" and checks what it still can.
+// Nothing is skipped in silence. Env.Name must be set.
+func RunAll(t *testing.T, newEnv func(t *testing.T) Env) {
 	for _, s := range Suites() {
 		t.Run(s.Name, func(t *testing.T) {
+			env := newEnv(t)
+			if env.Name == "" {
+				t.Fatal("conformance: Env.Name is empty; the output names the backend with it")
+			}
 			if m := env.missing(s.Needs); len(m) > 0 {
 				t.Logf("not run on %s: suite %s needs %s", env.Name, s.Name, strings.Join(m, ", "))
 				return
