@@ -11,7 +11,7 @@ import (
 
 // The SDK's retry policy is the only transport retry: a transaction the
 // service keeps answering 503 costs the SDK's tries (MaxRetries 3 + 1), not
-// MaxAttempts times as many. (internal/conformance RunRetries counts every
+// MaxAttempts times as many. (conformance RunRetries counts every
 // failure kind on the fake and on Azurite, and the resend the Writer keeps:
 // an operation throttled inside a 202.)
 func TestWriterLeavesTransportRetriesToTheSDK(t *testing.T) {

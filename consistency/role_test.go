@@ -25,7 +25,7 @@ import (
 
 // memLeases is an in-memory container of lease blobs, on time.Now (so on
 // the virtual clock inside a synctest bubble): the Role's logic runs here
-// in milliseconds, while internal/conformance runs it on Azurite (and on
+// in milliseconds, while conformance runs it on Azurite (and on
 // the fake once its blob has leases). Errors are the SDK's own
 // *azcore.ResponseError, made by runtime.NewResponseError from a response.
 type memLeases struct {

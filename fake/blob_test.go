@@ -13,7 +13,7 @@ import (
 // the SDK takes only above 256 MiB (blockblob.MaxUploadBlobBytes): Put
 // Block in 4 MiB blocks, then Put Block List. It holds about 2 GB (RSS) at its
 // peak, so it runs only with TABLEKIT_LONG=1; UploadStream's cases in
-// internal/conformance send the same two operations in every run.
+// conformance send the same two operations in every run.
 func TestUploadBufferOverThePutBlobLimit(t *testing.T) {
 	testenv.Long(t, "an upload over 256 MiB, about 2 GB of memory")
 	s := NewBlobService(nil)

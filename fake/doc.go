@@ -27,7 +27,7 @@
 // should use a new name, as code must against the service, or shorten the
 // window with DeletedTableWindow, DeletedQueueWindow or
 // DeletedContainerWindow (negative: no window). It enforces the documented limits of
-// the service that the Azurite emulator does not. internal/conformance runs
+// the service that the Azurite emulator does not. conformance runs
 // the same behaviour suite against this fake and against Azurite.
 //
 // Retry delays: unlike an account, every fake writes short retry delays into

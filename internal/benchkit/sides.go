@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -180,6 +181,30 @@ func (a *Account) Writer(n, parts, parallelism int) Side {
 		}
 		rows := Rows(n, parts)
 		return func(ctx context.Context) (int, error) { return n, LoadWriter(ctx, client, rows, parallelism) }, drop, nil
+	}}
+}
+
+// WireWriter is Writer on a client with table.WirePolicy and
+// WriterOptions.WirePolicy: tablekit's own $batch bodies.
+func (a *Account) WireWriter(n, parts, parallelism int) Side {
+	return Side{Name: fmt.Sprintf("batch.Writer + WirePolicy, parallelism %d", parallelism), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		name, _, drop, err := a.newTable(ctx, "benchwirew")
+		if err != nil {
+			return nil, nil, err
+		}
+		client := a.WireClient(name)
+		rows := Rows(n, parts)
+		return func(ctx context.Context) (int, error) {
+			ops := make([]batch.Op, len(rows))
+			for i, r := range rows {
+				ops[i] = batch.Add(r)
+			}
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism, WirePolicy: true}).Write(ctx, batch.Slice(ops))
+			if err == nil && sum.Operations != n {
+				err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
+			}
+			return n, err
+		}, drop, nil
 	}}
 }
 

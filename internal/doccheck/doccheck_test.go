@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-var packages = []string{"keys", "table", "batch", "consistency", "patterns", "fake", "ledger", "faults", "tune", "accounts", "cli", "cmd/tablekit", "internal/trace", "internal/redact"}
+var packages = []string{"keys", "table", "batch", "consistency", "patterns", "fake", "ledger", "faults", "tune", "accounts", "cli", "cmd/tablekit", "internal/trace", "internal/redact", "conformance"}
 
 func TestExportedIdentifiersHaveDocComments(t *testing.T) {
 	fset := token.NewFileSet()

@@ -1,12 +1,3 @@
-// Package conformance is the contract between tablekit and the services it
-// runs on: one list of behaviours, each run against the in-memory fake and
-// against Azurite (or a real account). A case that passes on one backend and
-// fails on the other is a bug in the fake. Where Azurite is laxer than the
-// documented service, a case checks that tablekit refuses the input before
-// sending anything, which holds on every backend. Where a backend lacks a
-// documented behaviour altogether, its Env says so with a Capability and a
-// reason, and the case prints "not run on <backend>: <reason>" instead of
-// passing in silence (see Capabilities and CapabilityTable).
 package conformance
 
 import (
@@ -27,6 +18,12 @@ type Env struct {
 	// NewTable creates a fresh, uniquely named table (dropped at the end of
 	// the test) and returns a client whose every request c counts.
 	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
+	// NewServiceClient returns a client of the backend's Table service
+	// built with opts (which may carry a Counter's policies and others),
+	// for the suites that create, list and drop tables themselves (Shape,
+	// UnderFaults, ErrorChain, LargeEntityUnderFaults, Periods, WirePath).
+	// nil: RunAll reports those suites as not run.
+	NewServiceClient func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient
 	// NewQueue creates a fresh, uniquely named queue (deleted at the end)
 	// and returns a client whose requests c counts (nil: not counted).
 	NewQueue func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient

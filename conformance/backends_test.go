@@ -1,159 +1,21 @@
 package conformance
 
 import (
-	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
 )
 
-// azuriteKey is the emulator's public development key; the fake uses it
-// too, so SAS tokens are built the same way for both.
-const azuriteKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-
-func fakeEnv() Env {
-	// One clock for the three services: real time plus what Advance added,
-	// so cases that wait for real time still work and time-driven cases
-	// need not sleep.
-	var skew atomic.Int64
-	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey, Now: now})
-	queues := fake.NewQueueService(&fake.QueueServiceOptions{Now: now})
-	blobs := fake.NewBlobService(&fake.BlobServiceOptions{Now: now})
-	return Env{
-		Name:    "fake",
-		Fake:    svc,
-		Advance: func(d time.Duration) { skew.Add(int64(d)) },
-		QueueService: func(t *testing.T) *azqueue.ServiceClient {
-			return queues.NewServiceClient(nil)
-		},
-		SASTable: func(t *testing.T, sas func(account, key, table string) string) (*aztables.Client, *aztables.Client) {
-			name := testenv.UniqueName("sas")
-			admin := svc.NewClient(name, nil)
-			if _, err := admin.CreateTable(t.Context(), nil); err != nil {
-				t.Fatal(err)
-			}
-			opts := &aztables.ClientOptions{}
-			opts.Transport = svc
-			scoped, err := aztables.NewClientWithNoCredential(fake.URL+name+"?"+sas("devstoreaccount1", azuriteKey, name), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return admin, scoped
-		},
-		NewQueue: func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient {
-			q := queues.NewQueueClient(strings.ToLower(testenv.UniqueName("conf")), c.QueueOptions())
-			if _, err := q.Create(t.Context(), nil); err != nil {
-				t.Fatal(err)
-			}
-			return q
-		},
-		NewContainer: func(t *testing.T, rc *reqcount.Counter) (*azblob.Client, string) {
-			c := blobs.NewClient(rc.BlobOptions())
-			name := strings.ToLower(testenv.UniqueName("conf"))
-			if _, err := c.CreateContainer(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			return c, name
-		},
-		NewTable: func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-			sc := svc.NewServiceClient(c.TableOptions())
-			name := testenv.UniqueName("conf")
-			if _, err := sc.CreateTable(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			c.Reset()
-			return sc.NewClient(name)
-		},
-	}
-}
+// fakeEnv and azuriteEnv are the two backends the repository's own tests
+// run every suite on.
+func fakeEnv() Env { return FakeEnv() }
 
 func azuriteEnv(t *testing.T) Env {
-	cs := testenv.ConnectionString(t)
-	var endpoint, key, account string
-	for _, kv := range strings.Split(cs, ";") {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "TableEndpoint":
-			endpoint = strings.TrimSuffix(v, "/")
-		case "AccountKey":
-			key = kv[len("AccountKey="):]
-		case "AccountName":
-			account = v
-		}
-	}
-	return Env{
-		Name:    "azurite",
-		Lacks:   azuriteLacks(),
-		Advance: time.Sleep,
-		QueueService: func(t *testing.T) *azqueue.ServiceClient {
-			svc, err := azqueue.NewServiceClientFromConnectionString(cs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return svc
-		},
-		SASTable: func(t *testing.T, sas func(account, key, table string) string) (*aztables.Client, *aztables.Client) {
-			svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := testenv.UniqueName("sas")
-			if _, err := svc.CreateTable(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
-			scoped, err := aztables.NewClientWithNoCredential(endpoint+"/"+name+"?"+sas(account, key, name), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return svc.NewClient(name), scoped
-		},
-		NewQueue: func(t *testing.T, c *reqcount.Counter) *azqueue.QueueClient {
-			q, err := azqueue.NewQueueClientFromConnectionString(cs, strings.ToLower(testenv.UniqueName("conf")), c.QueueOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := q.Create(t.Context(), nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = q.Delete(context.Background(), nil) })
-			return q
-		},
-		NewContainer: func(t *testing.T, rc *reqcount.Counter) (*azblob.Client, string) {
-			c, err := azblob.NewClientFromConnectionString(cs, rc.BlobOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := strings.ToLower(testenv.UniqueName("conf"))
-			if _, err := c.CreateContainer(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = c.DeleteContainer(context.Background(), name, nil) })
-			return c, name
-		},
-		NewTable: func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-			sc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := testenv.UniqueName("conf")
-			if _, err := sc.CreateTable(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _, _ = sc.DeleteTable(context.Background(), strings.ToLower(name), nil) })
-			c.Reset()
-			return sc.NewClient(name)
-		},
-	}
+	env := AccountEnv(t, testenv.ConnectionString(t), AzuriteLacks())
+	env.Name = "azurite"
+	return env
 }
 
 func TestTableOnFake(t *testing.T)             { RunTable(t, fakeEnv()) }
@@ -172,18 +34,8 @@ func TestCrossPartitionOnAzurite(t *testing.T) { RunCrossPartition(t, azuriteEnv
 // services returns how the suites that list and create tables get a
 // service client of env's backend.
 func services(t *testing.T, env Env) func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-	if env.Fake != nil {
-		return func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-			return env.Fake.NewServiceClient(c.TableOptions())
-		}
-	}
-	cs := testenv.ConnectionString(t)
 	return func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
-		svc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return svc
+		return env.NewServiceClient(t, c.TableOptions())
 	}
 }
 

@@ -54,7 +54,7 @@ func fakeTwoAccounts() TwoAccounts {
 // SecondConnectionStringEnv names the second account of the two-account
 // cases; scripts/azurite started twice, nested, sets it:
 //
-//	scripts/azurite run -- bash -c 'TABLEKIT_CONNECTION_STRING_2=$TABLEKIT_CONNECTION_STRING scripts/azurite run -- go test -run TestAccountsOnAzurite ./internal/conformance/'
+//	scripts/azurite run -- bash -c 'TABLEKIT_CONNECTION_STRING_2=$TABLEKIT_CONNECTION_STRING scripts/azurite run -- go test -run TestAccountsOnAzurite ./conformance/'
 const SecondConnectionStringEnv = testenv.ConnectionStringEnv + "_2"
 
 func azuriteTwoAccounts(t *testing.T) TwoAccounts {

@@ -71,6 +71,9 @@ func serviceOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) *aztables.
 	if wire {
 		opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
 	}
+	if env.NewServiceClient != nil {
+		return env.NewServiceClient(t, opts)
+	}
 	if env.Fake != nil {
 		return env.Fake.NewServiceClient(opts)
 	}

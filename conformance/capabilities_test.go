@@ -39,12 +39,12 @@ func TestCapabilityTable(t *testing.T) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go generate ./internal/conformance)", err)
+		t.Fatalf("%v (run go generate ./conformance)", err)
 	}
 	if string(want) != got {
-		t.Fatalf("%s is out of date; run go generate ./internal/conformance. Now:\n%s", path, got)
+		t.Fatalf("%s is out of date; run go generate ./conformance. Now:\n%s", path, got)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "RELIABILITY.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "RELIABILITY.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
