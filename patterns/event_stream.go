@@ -425,18 +425,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 	if decide == nil {
 		return nil, &table.InputError{Op: "AppendFunc", Field: "decide", Rule: table.ErrNilValue, Detail: "decide func is nil"}
 	}
-	o := table.RetryOptions{MaxAttempts: 8, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second} // table.RetryOptions' defaults
-	if opts != nil {
-		if opts.MaxAttempts > 0 {
-			o.MaxAttempts = opts.MaxAttempts
-		}
-		if opts.BaseDelay > 0 {
-			o.BaseDelay = opts.BaseDelay
-		}
-		if opts.MaxDelay > 0 {
-			o.MaxDelay = opts.MaxDelay
-		}
-	}
+	o := opts.WithDefaults()
 	delay := o.BaseDelay
 	backoff := func() error {
 		wait := delay/2 + rand.N(delay/2+1)

@@ -69,6 +69,24 @@ func IsConflict(err error) bool {
 	return IsPreconditionFailed(err) || IsAlreadyExists(err) || errors.Is(err, ErrLostRace)
 }
 
+// WithDefaults is o with every unset field at its documented default (a
+// nil o: all defaults), for loops of their own that follow the same rule.
+func (o *RetryOptions) WithDefaults() RetryOptions {
+	r := RetryOptions{MaxAttempts: 8, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second}
+	if o != nil {
+		if o.MaxAttempts > 0 {
+			r.MaxAttempts = o.MaxAttempts
+		}
+		if o.BaseDelay > 0 {
+			r.BaseDelay = o.BaseDelay
+		}
+		if o.MaxDelay > 0 {
+			r.MaxDelay = o.MaxDelay
+		}
+	}
+	return r
+}
+
 // RetryOnConflict runs round until it returns an error that is not a lost
 // race (IsConflict), waiting a jittered, growing back-off between rounds.
 // round must read what it needs afresh each time. It returns how many
@@ -76,18 +94,7 @@ func IsConflict(err error) bool {
 // This is the loop behind Modify, exported for patterns whose write is a
 // transaction rather than a single update.
 func RetryOnConflict(ctx context.Context, opts *RetryOptions, round func(attempt int) error) (int, error) {
-	o := RetryOptions{MaxAttempts: 8, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Second}
-	if opts != nil {
-		if opts.MaxAttempts > 0 {
-			o.MaxAttempts = opts.MaxAttempts
-		}
-		if opts.BaseDelay > 0 {
-			o.BaseDelay = opts.BaseDelay
-		}
-		if opts.MaxDelay > 0 {
-			o.MaxDelay = opts.MaxDelay
-		}
-	}
+	o := opts.WithDefaults()
 	delay := o.BaseDelay
 	var last error
 	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
