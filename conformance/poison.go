@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tablekit/tablekit/consistency"
@@ -88,14 +89,19 @@ func RunPoisonQueue(t *testing.T, env Env) {
 			t.Errorf("kept message %q, want only ship.v1 records, text unchanged", p.Text)
 		}
 	}
-	var handled []string
+	var (
+		mu      sync.Mutex // handlers run concurrently
+		handled []string
+	)
 	ok := consistency.NewWorker(work, poison, quick(nil))
 	if err := ok.Handle("bill.v1", func(_ context0, m *consistency.Message) error {
 		var p map[string]string
 		if err := m.Decode(&p); err != nil {
 			return err
 		}
+		mu.Lock()
 		handled = append(handled, p["key"])
+		mu.Unlock()
 		return nil
 	}); err != nil {
 		t.Fatal(err)
