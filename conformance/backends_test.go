@@ -159,3 +159,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
+
+func TestIDListFormatOnFake(t *testing.T)    { RunIDListFormat(t, fakeEnv()) }
+func TestIDListFormatOnAzurite(t *testing.T) { RunIDListFormat(t, azuriteEnv(t)) }

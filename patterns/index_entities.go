@@ -2,7 +2,6 @@ package patterns
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -184,57 +184,49 @@ func decodePart(e *table.Entity) (indexPart, error) {
 		}
 		list.WriteString(s)
 	}
-	if list.Len() > 0 {
-		if err := json.Unmarshal([]byte(list.String()), &part.ids); err != nil {
-			return indexPart{}, fmt.Errorf("patterns: index entity %q has a malformed ID list: %w", e.RowKey, err)
-		}
+	ids, err := idlist.Decode(list.String())
+	if err != nil {
+		return indexPart{}, fmt.Errorf("patterns: index entity %q: %w", e.RowKey, err)
 	}
+	part.ids = ids
 	return part, nil
 }
 
-// encodePart is an index entity holding ids, or false when they do not fit.
-func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string) (*table.Entity, bool) {
-	// The list is a JSON array of strings (the one use of encoding/json
-	// left in the index entities: a list format, not an entity), cut over
-	// string properties of 64 KiB.
-	list, _ := json.Marshal(ids)
-	s := string(list)
-	if keys.UTF16Len(s) > x.max {
-		return nil, false
+// errPartFull says that a list does not fit the units an index entity
+// allows it; the caller starts another part.
+var errPartFull = errors.New("patterns: the ID list outgrows its index entity")
+
+// encodePart is an index entity holding ids, or errPartFull when their
+// list takes more than limit UTF-16 units. The IDs are RowKeys, which the
+// keys' validation keeps valid UTF-8, or IDs RemoteIndexEntities.Add
+// checked; an invalid one is still refused rather than stored as another.
+func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string, limit int) (*table.Entity, error) {
+	list, err := idlist.Encode(ids)
+	if err != nil {
+		return nil, err
+	}
+	if keys.UTF16Len(list) > limit {
+		return nil, errPartFull
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
 	e.Set("Value", table.StringValue(value))
-	for i := 0; s != ""; i++ {
-		cut := cutUnits(s, chunkUnits)
-		e.Set(idsProperty(i), table.StringValue(s[:cut]))
-		s = s[cut:]
+	for i, chunk := range idlist.Chunks(list, chunkUnits) {
+		e.Set(idsProperty(i), table.StringValue(chunk))
 	}
-	return e, true
-}
-
-// cutUnits is the longest prefix of s, cut between runes, within n UTF-16 units.
-func cutUnits(s string, n int) int {
-	units := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if units+w > n {
-			return i
-		}
-		units += w
-	}
-	return len(s)
+	return e, nil
 }
 
 // addTo returns the operation that puts id into value's list.
 func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch.Op, error) {
 	if len(parts) > 0 {
 		last := parts[len(parts)-1]
-		if e, ok := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id)); ok {
+		e, err := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id), x.max)
+		if err == nil {
 			e.ETag = last.etag
 			return batch.Update(e, table.Replace), nil
+		}
+		if !errors.Is(err, errPartFull) {
+			return batch.Op{}, err
 		}
 	}
 	n := 0
@@ -249,9 +241,12 @@ func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch
 	if err != nil {
 		return batch.Op{}, err
 	}
-	e, ok := x.encodePart(pk, rk, value, []string{id})
-	if !ok {
+	e, err := x.encodePart(pk, rk, value, []string{id}, x.max)
+	if errors.Is(err, errPartFull) {
 		return batch.Op{}, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", id)
+	}
+	if err != nil {
+		return batch.Op{}, err
 	}
 	return batch.Add(e), nil
 }
@@ -266,7 +261,7 @@ func partNumber(rk string) (int, error) {
 
 // removeFrom returns the operation that takes id out of value's list, or
 // false when no part holds it. A part left empty is deleted.
-func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (batch.Op, bool) {
+func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (batch.Op, bool, error) {
 	for _, p := range parts {
 		i := slices.Index(p.ids, id)
 		if i < 0 {
@@ -274,13 +269,19 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		}
 		rest := slices.Delete(slices.Clone(p.ids), i, i+1)
 		if len(rest) == 0 {
-			return batch.Delete(pk, p.rowKey).IfMatch(p.etag), true
+			return batch.Delete(pk, p.rowKey).IfMatch(p.etag), true, nil
 		}
-		e, _ := x.encodePart(pk, p.rowKey, value, rest)
+		// The part shrinks, so it is written even if it holds more than
+		// this index's MaxListUnits (another writer's setting); only what
+		// one entity holds at all bounds it.
+		e, err := x.encodePart(pk, p.rowKey, value, rest, DefaultMaxListUnits)
+		if err != nil {
+			return batch.Op{}, false, err
+		}
 		e.ETag = p.etag
-		return batch.Update(e, table.Replace), true
+		return batch.Update(e, table.Replace), true, nil
 	}
-	return batch.Op{}, false
+	return batch.Op{}, false, nil
 }
 
 // Stats counts the rounds an operation took: 1 without contention.
@@ -384,7 +385,11 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 		if err != nil {
 			return nil, err
 		}
-		if op, ok := x.removeFrom(m.PartitionKey, value, m.RowKey, parts); ok {
+		op, ok, err := x.removeFrom(m.PartitionKey, value, m.RowKey, parts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			if err := tx.Append(op); err != nil {
 				return nil, err
 			}
@@ -429,7 +434,11 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 		if err != nil {
 			return nil, err
 		}
-		if op, ok := x.removeFrom(pm.PartitionKey, oldV, pm.RowKey, oldParts); ok {
+		op, ok, err := x.removeFrom(pm.PartitionKey, oldV, pm.RowKey, oldParts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			if err := tx.Append(op); err != nil {
 				return nil, err
 			}
@@ -630,7 +639,11 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	var chunks [][]string
 	var cur []string
 	for _, id := range l.want {
-		if _, ok := x.encodePart(pk, "", l.value, append(cur, id)); ok || len(cur) == 0 {
+		_, err := x.encodePart(pk, "", l.value, append(cur, id), x.max)
+		if err != nil && !errors.Is(err, errPartFull) {
+			return g, err
+		}
+		if err == nil || len(cur) == 0 {
 			cur = append(cur, id)
 			continue
 		}
@@ -648,9 +661,12 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 		if err != nil {
 			return g, err
 		}
-		e, ok := x.encodePart(pk, rk, l.value, ids)
-		if !ok {
+		e, err := x.encodePart(pk, rk, l.value, ids, x.max)
+		if errors.Is(err, errPartFull) {
 			return g, fmt.Errorf("patterns: IndexEntities.Repair: the ID %q alone outgrows an index entity", ids[0])
+		}
+		if err != nil {
+			return g, err
 		}
 		if p, had := old[rk]; had {
 			e.ETag = p.etag

@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -33,11 +34,14 @@ func TestFullIndexEntityFitsTheService(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("emp%09d", i)
 	}
-	if _, ok := x.encodePart("Sales", "lname_Jones!0000", "Jones", ids); ok {
+	if _, err := x.encodePart("Sales", "lname_Jones!0000", "Jones", ids, x.max); !errors.Is(err, errPartFull) {
 		t.Fatalf("%d IDs should not fit one index entity", n+1)
 	}
 	ids = ids[:n]
-	e, _ := x.encodePart("Sales", "lname_Jones!0000", "Jones", ids)
+	e, err := x.encodePart("Sales", "lname_Jones!0000", "Jones", ids, x.max)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := x.raw.Add(t.Context(), e, nil); err != nil {
 		t.Fatalf("a full index entity (%d bytes) was refused: %v", e.Size(), err)
 	}

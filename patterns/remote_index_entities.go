@@ -1,9 +1,7 @@
 package patterns
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -92,6 +91,9 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 
 // Add puts id in value's list (no change if it is there).
 func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+	if err := idlist.CheckID(id); err != nil {
+		return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+	}
 	return r.change(ctx, "RemoteIndexEntities.Add", func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
@@ -104,9 +106,9 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options
 // Remove takes id out of value's list (no change if it is not there).
 func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
-		o, ok := r.x.removeFrom(r.partition, value, id, parts)
-		if !ok {
-			return nil, nil
+		o, ok, err := r.x.removeFrom(r.partition, value, id, parts)
+		if err != nil || !ok {
+			return nil, err
 		}
 		return &o, nil
 	}, value)
@@ -161,11 +163,9 @@ func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETa
 	if err != nil {
 		return nil, "", err
 	}
-	var ids []string
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, &ids); err != nil {
-			return nil, "", fmt.Errorf("patterns: index blob %s is not a JSON list: %w", name, err)
-		}
+	ids, err := idlist.Decode(string(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("patterns: index blob %s: %w", name, err)
 	}
 	return ids, *resp.ETag, nil
 }
@@ -184,12 +184,15 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 		if !changed {
 			return nil
 		}
-		data, _ := json.Marshal(next)
+		list, err := idlist.Encode(next)
+		if err != nil {
+			return &table.InputError{Op: op, Field: "id", Rule: err}
+		}
 		cond := &blob.ModifiedAccessConditions{IfMatch: &etag}
 		if etag == "" {
 			cond = &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}
 		}
-		_, err = b.blobs.UploadBuffer(ctx, b.container, name, data, &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
+		_, err = b.blobs.UploadBuffer(ctx, b.container, name, []byte(list), &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
 		err = redact.Error(err) // a transport error names the URL, SAS token included
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
@@ -204,6 +207,9 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 
 // Add puts id in value's list.
 func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+	if err := idlist.CheckID(id); err != nil {
+		return &table.InputError{Op: "BlobIndex.Add", Field: "id", Rule: err}
+	}
 	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
