@@ -123,7 +123,7 @@ examples:
 					if err != nil {
 						return err
 					}
-					dropped, err := r.Expire(ctx)
+					dropped, err := r.Expire(ctx, nil)
 					if dropped == nil {
 						dropped = []string{}
 					}

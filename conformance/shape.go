@@ -271,7 +271,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("two days: %q", notes)
 		}
 		c.Reset()
-		dropped, err := r.Expire(ctx)
+		dropped, err := r.Expire(ctx, nil)
 		if err != nil || len(dropped) != 2 {
 			t.Fatalf("Expire: %q %v", dropped, err)
 		}

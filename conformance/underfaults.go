@@ -471,7 +471,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					r.do("Add", func() error { return rt.Add(ctx, at, c, idempotent) })
 				}
 			}
-			r.do("Expire", func() error { _, err := rt.Expire(ctx); return err })
+			r.do("Expire", func() error { _, err := rt.Expire(ctx, nil); return err })
 			r.stop()
 			s := state{}
 			lo, hi := keys.PrefixRange(prefix)

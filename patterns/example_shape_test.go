@@ -92,7 +92,7 @@ func ExampleRollingTables() {
 	for d := -4; d <= 0; d++ {
 		_ = logins.Add(ctx, now.AddDate(0, 0, d), &Claim{Meta: table.Meta{PartitionKey: "login", RowKey: fmt.Sprint(d)}}, nil)
 	}
-	dropped, _ := logins.Expire(ctx)
+	dropped, _ := logins.Expire(ctx, nil)
 	fmt.Println(dropped)
 	// Output: [Logins20261117 Logins20261118]
 }

@@ -64,9 +64,13 @@ func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys
 	return r, nil
 }
 
+// RollingTablesTableForOptions configure RollingTables.TableFor. There are
+// none yet; pass nil.
+type RollingTablesTableForOptions struct{}
+
 // TableFor returns the table of at's period, creating it on first use (one
 // request, then none).
-func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time) (*table.Table[T], error) {
+func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *RollingTablesTableForOptions) (*table.Table[T], error) {
 	start := r.period.Start(at)
 	r.mu.Lock()
 	name, ok := r.known[start]
@@ -104,7 +108,7 @@ func (r *RollingTables[T]) create(ctx context.Context, op string, at time.Time) 
 // time a period is used). opts are table.Add's (nil means the defaults);
 // Idempotent makes a retry after a lost response succeed.
 func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T, opts *table.AddOptions) error {
-	t, err := r.TableFor(ctx, at)
+	t, err := r.TableFor(ctx, at, nil)
 	if err != nil {
 		return err
 	}
@@ -177,9 +181,13 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 	}
 }
 
+// RollingTablesExpireOptions configure RollingTables.Expire. There are none
+// yet; pass nil.
+type RollingTablesExpireOptions struct{}
+
 // Expire drops the tables of periods that ended more than Retention ago:
 // one request to list, then one per dropped table. It returns their names.
-func (r *RollingTables[T]) Expire(ctx context.Context) ([]string, error) {
+func (r *RollingTables[T]) Expire(ctx context.Context, options *RollingTablesExpireOptions) ([]string, error) {
 	ts, err := r.tables(ctx, "RollingTables.Expire")
 	if err != nil {
 		return nil, err

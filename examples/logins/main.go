@@ -115,7 +115,7 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("6 login attempts over 3 days, each in its day's table %s…, created on first use", prefix)
-	dropped, err := logins.Expire(ctx)
+	dropped, err := logins.Expire(ctx, nil)
 	if err != nil {
 		return err
 	}
