@@ -15,8 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 	"github.com/tablekit/tablekit/tune"
 )
@@ -147,7 +147,7 @@ type order struct {
 }
 
 type ledgerEvent struct {
-	patterns.StreamEvent
+	eventstream.Event
 	Amount int64
 }
 
@@ -221,15 +221,15 @@ func TestRouterOverTwoFakes(t *testing.T) {
 	}
 
 	// A pattern per account.
-	streams, err := accounts.NewEach(r, func(a *accounts.Account) (*patterns.EventStream[ledgerEvent], error) {
-		return patterns.NewEventStream[ledgerEvent](a.Table("orders"), nil)
+	streams, err := accounts.NewEach(r, func(a *accounts.Account) (*eventstream.Store[ledgerEvent], error) {
+		return eventstream.New[ledgerEvent](a.Table("orders"), nil)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for tnt := range 6 {
 		id := fmt.Sprintf("t%02d-stream", tnt)
-		if _, err := streams.For(id).Append(ctx, patterns.NewStreamHead(id), []*ledgerEvent{{Amount: 1}, {Amount: 2}}, nil); err != nil {
+		if _, err := streams.For(id).Append(ctx, eventstream.NewHead(id), []*ledgerEvent{{Amount: 1}, {Amount: 2}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		h, err := streams.For(id).Open(ctx, id, nil)

@@ -14,9 +14,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -263,15 +263,15 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 
 	t.Run("event streams through the router", func(t *testing.T) {
 		name := newTable(t, both)
-		streams, err := accounts.NewEach(both, func(a *accounts.Account) (*patterns.EventStream[Deposit], error) {
-			return patterns.NewEventStream[Deposit](a.Table(name), nil)
+		streams, err := accounts.NewEach(both, func(a *accounts.Account) (*eventstream.Store[Deposit], error) {
+			return eventstream.New[Deposit](a.Table(name), nil)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range 8 {
 			id := fmt.Sprint("acct-", i)
-			if _, err := streams.For(id).Append(ctx, patterns.NewStreamHead(id), deposits("e", 3, int64(i)), nil); err != nil {
+			if _, err := streams.For(id).Append(ctx, eventstream.NewHead(id), deposits("e", 3, int64(i)), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -12,15 +12,15 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/reqcount"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
 // Deposit is an event of an account's stream.
 type Deposit struct {
-	patterns.StreamEvent
+	eventstream.Event
 	Amount int64
 	Note   string
 	Memo   string
@@ -28,7 +28,7 @@ type Deposit struct {
 
 // AccountState is an account's snapshot.
 type AccountState struct {
-	patterns.StreamSnapshot
+	eventstream.Snapshot
 	Balance int64
 }
 
@@ -71,7 +71,7 @@ func deposits(prefix string, n int, amount int64) []*Deposit {
 
 // readStream reads a whole stream forward and checks that its versions are
 // 1..n in order.
-func readStream(t *testing.T, s *patterns.EventStream[Deposit], stream string) []*Deposit {
+func readStream(t *testing.T, s *eventstream.Store[Deposit], stream string) []*Deposit {
 	t.Helper()
 	var out []*Deposit
 	for e, err := range s.Read(t.Context(), stream, 1, nil) {
@@ -86,13 +86,13 @@ func readStream(t *testing.T, s *patterns.EventStream[Deposit], stream string) [
 	return out
 }
 
-// RunEventStreams runs the event stream (patterns.EventStream) cases.
+// RunEventStreams runs the event stream (eventstream.Store) cases.
 func RunEventStreams(t *testing.T, env Env) {
 	ctx := t.Context()
 
 	t.Run("append and read: one request per append of up to 99 events (49 with IDs)", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, err := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
+		s, err := eventstream.New[Deposit](env.NewTable(t, c), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		wantRequests(t, c, 2, "forward read of 571 events (header, one page)")
 
 		var back []int64
-		for e, err := range s.Read(ctx, "acct-1", patterns.LatestVersion, &patterns.ReadOptions{Backward: true, PageSize: 200}) {
+		for e, err := range s.Read(ctx, "acct-1", eventstream.LatestVersion, &eventstream.ReadOptions{Backward: true, PageSize: 200}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,16 +144,16 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 4, "backward read of 571 events in pages of 200")
 
-		page, err := s.ReadPage(ctx, "acct-1", 100, "", &patterns.ReadOptions{PageSize: 5})
+		page, err := s.ReadPage(ctx, "acct-1", 100, "", &eventstream.ReadOptions{PageSize: 5})
 		if err != nil || len(page.Events) != 5 || page.Events[0].Version != 100 || page.Next == "" || page.Version != want {
 			t.Fatalf("page from 100: %+v, %v", page, err)
 		}
-		page, err = s.ReadPage(ctx, "acct-1", 0, page.Next, &patterns.ReadOptions{PageSize: 5})
+		page, err = s.ReadPage(ctx, "acct-1", 0, page.Next, &eventstream.ReadOptions{PageSize: 5})
 		if err != nil || page.Events[0].Version != 105 {
 			t.Fatalf("page after the token: %+v, %v", page, err)
 		}
 		wantRequests(t, c, 3, "two pages (header, page, page)")
-		page, err = s.ReadPage(ctx, "acct-1", 3, "", &patterns.ReadOptions{PageSize: 5, Backward: true})
+		page, err = s.ReadPage(ctx, "acct-1", 3, "", &eventstream.ReadOptions{PageSize: 5, Backward: true})
 		if err != nil || len(page.Events) != 3 || page.Events[0].Version != 3 || page.Next != "" {
 			t.Fatalf("backward page from 3: %+v, %v", page, err)
 		}
@@ -162,8 +162,8 @@ func RunEventStreams(t *testing.T, env Env) {
 
 	t.Run("appends split by size: 4 MiB per transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
-		head := patterns.NewStreamHead("big")
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
+		head := eventstream.NewHead("big")
 		events := deposits("", 90, 1)
 		for _, e := range events {
 			// ASCII (Azurite's UTF-8 bug), 60 KB an event: 5.4 MB in all.
@@ -184,16 +184,16 @@ func RunEventStreams(t *testing.T, env Env) {
 
 	t.Run("a stale head is a ConcurrencyError and writes nothing", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
 		h0, _ := s.Open(ctx, "acct", nil)
 		h1, err := s.Append(ctx, h0, deposits("a", 2, 1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Reset()
-		var ce *patterns.ConcurrencyError
+		var ce *eventstream.ConcurrencyError
 		_, err = s.Append(ctx, h0, deposits("b", 3, 1), nil)
-		if !errors.As(err, &ce) || !errors.Is(err, patterns.ErrStreamConflict) || !table.IsConflict(err) || ce.Expected != 0 ||
+		if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) || !table.IsConflict(err) || ce.Expected != 0 ||
 			ce.Current == nil || ce.Current.Version() != 2 || ce.Current.ETag() != h1.ETag() {
 			t.Fatalf("stale head: %v (%+v)", err, ce)
 		}
@@ -207,19 +207,19 @@ func RunEventStreams(t *testing.T, env Env) {
 
 	t.Run("a duplicate event ID fails the append whole and is not retried", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
-		head, err := s.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 3, 1), nil)
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
+		head, err := s.Append(ctx, eventstream.NewHead("acct"), deposits("a", 3, 1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Reset()
-		again := append(deposits("b", 2, 1), &Deposit{StreamEvent: patterns.StreamEvent{ID: "a1"}, Amount: 5})
+		again := append(deposits("b", 2, 1), &Deposit{Event: eventstream.Event{ID: "a1"}, Amount: 5})
 		attempts, err := table.RetryOnConflict(ctx, nil, func(int) error {
 			_, err := s.Append(ctx, head, again, nil)
 			return err
 		})
-		var de *patterns.DuplicateEventError
-		if !errors.As(err, &de) || de.ID != "a1" || de.Stream != "acct" || !errors.Is(err, patterns.ErrDuplicateEvent) || table.IsConflict(err) || attempts != 1 {
+		var de *eventstream.DuplicateEventError
+		if !errors.As(err, &de) || de.ID != "a1" || de.Stream != "acct" || !errors.Is(err, eventstream.ErrDuplicateEvent) || table.IsConflict(err) || attempts != 1 {
 			t.Fatalf("duplicate: %v after %d attempts", err, attempts)
 		}
 		wantRequests(t, c, 1, "the refused append")
@@ -231,7 +231,7 @@ func RunEventStreams(t *testing.T, env Env) {
 
 	t.Run("32 concurrent appenders lose nothing and duplicate nothing", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
 		const writers, each = 32, 3
 		var wg sync.WaitGroup
 		var attempts, dups atomic.Int64
@@ -241,9 +241,9 @@ func RunEventStreams(t *testing.T, env Env) {
 			go func() {
 				defer wg.Done()
 				for k := range each {
-					ev := &Deposit{StreamEvent: patterns.StreamEvent{ID: fmt.Sprintf("w%02d-%d", w, k)}, Amount: int64(w*100 + k)}
+					ev := &Deposit{Event: eventstream.Event{ID: fmt.Sprintf("w%02d-%d", w, k)}, Amount: int64(w*100 + k)}
 					n := 0
-					_, err := s.AppendFunc(ctx, "hot", func(*patterns.StreamHead) ([]*Deposit, *patterns.AppendOptions, error) {
+					_, err := s.AppendFunc(ctx, "hot", func(*eventstream.Head) ([]*Deposit, *eventstream.AppendOptions, error) {
 						n++
 						return []*Deposit{ev}, nil, nil
 					}, &table.RetryOptions{MaxAttempts: 1000, BaseDelay: time.Millisecond, MaxDelay: 50 * time.Millisecond})
@@ -253,17 +253,17 @@ func RunEventStreams(t *testing.T, env Env) {
 						return
 					}
 					// A redelivered event: the stream must refuse it.
-					redo := &Deposit{StreamEvent: patterns.StreamEvent{ID: ev.ID}, Amount: ev.Amount}
+					redo := &Deposit{Event: eventstream.Event{ID: ev.ID}, Amount: ev.Amount}
 					for {
 						head, err := s.Open(ctx, "hot", nil)
 						if err == nil {
 							_, err = s.Append(ctx, head, []*Deposit{redo}, nil)
 						}
-						if errors.Is(err, patterns.ErrDuplicateEvent) {
+						if errors.Is(err, eventstream.ErrDuplicateEvent) {
 							dups.Add(1)
 							break
 						}
-						if !errors.Is(err, patterns.ErrStreamConflict) {
+						if !errors.Is(err, eventstream.ErrConflict) {
 							errs <- fmt.Errorf("writer %d redelivery %d: %v", w, k, err)
 							return
 						}
@@ -293,8 +293,8 @@ func RunEventStreams(t *testing.T, env Env) {
 	t.Run("a crash between transactions: readers see the old version; the next append removes the tail", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		s, _ := patterns.NewEventStream[Deposit](client, nil)
-		head, err := s.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 5, 1), nil)
+		s, _ := eventstream.New[Deposit](client, nil)
+		head, err := s.Append(ctx, eventstream.NewHead("acct"), deposits("a", 5, 1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			}
 			return nil
 		}}
-		ds, _ := patterns.NewEventStream[Deposit](dying, nil)
+		ds, _ := eventstream.New[Deposit](dying, nil)
 		if _, err := ds.Append(ctx, head, deposits("x", 150, 1), nil); !errors.Is(err, errCrashed) {
 			t.Fatalf("dying append: %v", err)
 		}
@@ -351,11 +351,11 @@ func RunEventStreams(t *testing.T, env Env) {
 			}
 			return nil
 		}}
-		ds, _ := patterns.NewEventStream[Deposit](dying, nil)
-		if _, err := ds.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 60, 1), nil); !errors.Is(err, errCrashed) {
+		ds, _ := eventstream.New[Deposit](dying, nil)
+		if _, err := ds.Append(ctx, eventstream.NewHead("acct"), deposits("a", 60, 1), nil); !errors.Is(err, errCrashed) {
 			t.Fatalf("dying append: %v", err)
 		}
-		s, _ := patterns.NewEventStream[Deposit](client, nil)
+		s, _ := eventstream.New[Deposit](client, nil)
 		head, err := s.Open(ctx, "acct", nil)
 		if err != nil || head.Pending() != 60 {
 			t.Fatalf("after the crash: %+v, %v", head, err)
@@ -371,8 +371,8 @@ func RunEventStreams(t *testing.T, env Env) {
 	t.Run("a writer that loses its stream midway fails on its next transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		s, _ := patterns.NewEventStream[Deposit](client, nil)
-		var other *patterns.StreamHead
+		s, _ := eventstream.New[Deposit](client, nil)
+		var other *eventstream.Head
 		var otherErr error
 		slow := &crashClient{Client: client, before: func(n int) error {
 			if n == 2 { // between A's first and second transaction, B opens and appends
@@ -385,12 +385,12 @@ func RunEventStreams(t *testing.T, env Env) {
 			}
 			return nil
 		}}
-		a, _ := patterns.NewEventStream[Deposit](slow, nil)
-		_, err := a.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 120, 1), nil)
+		a, _ := eventstream.New[Deposit](slow, nil)
+		_, err := a.Append(ctx, eventstream.NewHead("acct"), deposits("a", 120, 1), nil)
 		if otherErr != nil || other.Version() != 2 {
 			t.Fatalf("B: %+v, %v", other, otherErr)
 		}
-		if !errors.Is(err, patterns.ErrStreamConflict) {
+		if !errors.Is(err, eventstream.ErrConflict) {
 			t.Fatalf("A after losing its stream: %v", err)
 		}
 		got := readStream(t, s, "acct")
@@ -406,14 +406,14 @@ func RunEventStreams(t *testing.T, env Env) {
 	t.Run("includes and a snapshot commit with the append or not at all", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		s, _ := patterns.NewEventStream[Deposit](client, nil)
-		snaps, err := patterns.NewSnapshots[AccountState](client)
+		s, _ := eventstream.New[Deposit](client, nil)
+		snaps, err := eventstream.NewSnapshots[AccountState](client)
 		if err != nil {
 			t.Fatal(err)
 		}
-		head := patterns.NewStreamHead("acct")
+		head := eventstream.NewHead("acct")
 		bal := &Balance{Meta: table.Meta{PartitionKey: "acct", RowKey: "balance"}, Amount: 30}
-		head, err = s.Append(ctx, head, deposits("a", 3, 10), &patterns.AppendOptions{
+		head, err = s.Append(ctx, head, deposits("a", 3, 10), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Add(bal)},
 			Snapshot: snaps.Of(&AccountState{Balance: 30}),
 		})
@@ -427,11 +427,11 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 		// The include fails (the projection exists): neither the events, nor
 		// the snapshot, nor the header moved.
-		_, err = s.Append(ctx, head, deposits("b", 1, 5), &patterns.AppendOptions{
+		_, err = s.Append(ctx, head, deposits("b", 1, 5), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Add(&Balance{Meta: table.Meta{PartitionKey: "acct", RowKey: "balance"}, Amount: 35})},
 			Snapshot: snaps.Of(&AccountState{Balance: 35}),
 		})
-		if !table.IsAlreadyExists(err) || errors.Is(err, patterns.ErrStreamConflict) {
+		if !table.IsAlreadyExists(err) || errors.Is(err, eventstream.ErrConflict) {
 			t.Fatalf("append with a failing include: %v", err)
 		}
 		if snap, _ := snaps.Load(ctx, "acct", nil); snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {
@@ -439,7 +439,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 		// Includes ride the last transaction of a split append.
 		bal.Amount = 150
-		head, err = s.Append(ctx, head, deposits("c", 100, 1), &patterns.AppendOptions{
+		head, err = s.Append(ctx, head, deposits("c", 100, 1), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Update(bal, table.Replace)},
 			Snapshot: snaps.Of(&AccountState{Balance: 130}),
 		})
@@ -458,9 +458,9 @@ func RunEventStreams(t *testing.T, env Env) {
 		inj := faults.New(21, &faults.Options{Fraction: 0.1})
 		gate := &gatedPolicy{p: inj}
 		c := &reqcount.Counter{Faults: gate}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
 		gate.on.Store(true)
-		head := patterns.NewStreamHead("acct")
+		head := eventstream.NewHead("acct")
 		var want []string
 		sizes := []int{1, 3, 60, 1, 120, 2, 49, 50, 1, 7}
 		for round := range 4 {
@@ -497,8 +497,8 @@ func RunEventStreams(t *testing.T, env Env) {
 	t.Run("a lost answer is settled by reading the header", func(t *testing.T) {
 		gate := &gatedPolicy{p: faults.LoseResponse(1)}
 		c := &reqcount.Counter{Faults: gate}
-		s, _ := patterns.NewEventStream[Deposit](env.NewTable(t, c), nil)
-		head, err := s.Append(ctx, patterns.NewStreamHead("acct"), deposits("a", 2, 1), nil)
+		s, _ := eventstream.New[Deposit](env.NewTable(t, c), nil)
+		head, err := s.Append(ctx, eventstream.NewHead("acct"), deposits("a", 2, 1), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,14 +49,6 @@ func partitionOf[T any](tbl *table.Table[T], v *T) string {
 	return tbl.Meta(v).PartitionKey
 }
 
-// streamOf is head's stream, or "" for a nil head.
-func streamOf(head *StreamHead) string {
-	if head == nil {
-		return ""
-	}
-	return head.stream
-}
-
 // widePartition is v's PartitionKey, or "" for a nil v.
 func widePartition(v *Wide) string {
 	if v == nil {

@@ -19,11 +19,6 @@ type traced struct {
 	Photo []byte
 }
 
-type tracedEvent struct {
-	StreamEvent
-	What string
-}
-
 // checkSpan finds the span of one pattern operation among spans[from:] and
 // checks that it is a root, ended, carries the table, partition, operation
 // count and outcome, has the SDK's HTTP spans as its descendants, and
@@ -150,17 +145,6 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	from = len(rec.Spans())
 	err = wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
 	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
-
-	es, err := NewEventStream[tracedEvent](client, &EventStreamOptions{TracingProvider: tp, TableName: "Traced"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	from = len(rec.Spans())
-	_, err = es.Append(ctx, NewStreamHead("order-1"), []*tracedEvent{{What: "placed"}, {What: "paid"}}, nil)
-	checkSpan(t, &rec, from, "EventStream.Append", "order-1", err != nil)
-	if s := rec.Spans()[from]; s.Attributes[trace.AttrOperations] != 2 {
-		t.Errorf("EventStream.Append of 2 events: operation count %v", s.Attributes[trace.AttrOperations])
-	}
 
 	le, err := NewLargeEntity[traced](client, blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
 	if err != nil {

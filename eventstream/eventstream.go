@@ -1,4 +1,4 @@
-package patterns
+package eventstream
 
 import (
 	"context"
@@ -25,21 +25,21 @@ import (
 
 // The rows of a stream, all in the stream's partition (Streamstone's
 // schema, with tablekit's names). Every RowKey a stream writes starts with
-// StreamRowPrefix, so the rows an append includes must not.
+// RowPrefix, so the rows an append includes must not.
 const (
-	// StreamRowPrefix starts every RowKey the stream itself writes.
-	StreamRowPrefix = "ES-"
+	// RowPrefix starts every RowKey the stream itself writes.
+	RowPrefix = "ES-"
 	// streamHeadKey is the header: the committed version, and the marker
 	// of an append spread over several transactions.
-	streamHeadKey = StreamRowPrefix + "HEAD"
+	streamHeadKey = RowPrefix + "HEAD"
 	// streamEventPrefix and a 19-digit version are an event's RowKey, so
 	// RowKey order is version order and a range of versions is a range
 	// of keys.
-	streamEventPrefix = StreamRowPrefix + "E-"
+	streamEventPrefix = RowPrefix + "E-"
 	// streamIDPrefix and an event's ID are its deduplication row.
-	streamIDPrefix = StreamRowPrefix + "ID-"
+	streamIDPrefix = RowPrefix + "ID-"
 	// streamSnapshotKey holds the latest snapshot of the stream.
-	streamSnapshotKey = StreamRowPrefix + "SNAP"
+	streamSnapshotKey = RowPrefix + "SNAP"
 	// versionDigits is the width of a version in a RowKey: every int64.
 	versionDigits = 19
 )
@@ -50,24 +50,27 @@ const LatestVersion int64 = math.MaxInt64
 
 // Errors of event streams, matched with errors.Is.
 var (
-	// ErrStreamConflict: the stream is not at the version the append
+	// ErrConflict: the stream is not at the version the append
 	// expected (another writer appended first), or an append in progress
 	// lost its stream to another. Nothing of the failed transaction was
 	// written. Open the stream again and decide again.
-	ErrStreamConflict = errors.New("patterns: stream changed")
+	ErrConflict = errors.New("eventstream: stream changed")
 	// ErrDuplicateEvent: an event's ID is already in the stream.
-	ErrDuplicateEvent = errors.New("patterns: duplicate event ID")
+	ErrDuplicateEvent = errors.New("eventstream: duplicate event ID")
 	// ErrReservedRowKey: an included operation uses a RowKey of the
-	// stream's own rows (StreamRowPrefix).
-	ErrReservedRowKey = errors.New("patterns: RowKey reserved for the stream")
-	// ErrStreamCorrupt: the stored events are not the dense sequence of
+	// stream's own rows (RowPrefix).
+	ErrReservedRowKey = errors.New("eventstream: RowKey reserved for the stream")
+	// ErrCorrupt: the stored events are not the dense sequence of
 	// versions the stream's protocol writes (rows written around tablekit).
-	ErrStreamCorrupt = errors.New("patterns: stream rows out of sequence")
+	ErrCorrupt = errors.New("eventstream: stream rows out of sequence")
+	// ErrBadDefinition: New or NewSnapshots was given a type that cannot
+	// be an event or a snapshot (reported before any request).
+	ErrBadDefinition = errors.New("eventstream: bad definition")
 )
 
-// StreamEvent is embedded in every event type of an EventStream. Append
+// Event is embedded in every event type of a Store. Append
 // fills it; Read returns it filled.
-type StreamEvent struct {
+type Event struct {
 	table.Meta
 	// Version is the event's position in its stream: 1 for the first.
 	// Append sets it.
@@ -79,40 +82,40 @@ type StreamEvent struct {
 	ID string `table:"EventID,omitempty"`
 }
 
-func (e *StreamEvent) streamEvent() *StreamEvent { return e }
+func (e *Event) streamEvent() *Event { return e }
 
-type streamEventer interface{ streamEvent() *StreamEvent }
+type streamEventer interface{ streamEvent() *Event }
 
-// StreamHead is what a writer knows of a stream: the version it has seen,
+// Head is what a writer knows of a stream: the version it has seen,
 // and the header's ETag that makes an append conditional on it. Open reads
 // it; Append returns the next one, so a single writer pays one request per
 // append. Its fields are read-only: a head always describes a header as it
 // was stored, so an append can never be aimed past the stream's end.
-type StreamHead struct {
+type Head struct {
 	stream           string
 	version, pending int64
 	etag             azcore.ETag
 }
 
-// NewStreamHead is the head of a stream that does not exist yet, for a
+// NewHead is the head of a stream that does not exist yet, for a
 // writer that knows it is new: the first Append creates the stream without
 // an Open, and fails with *ConcurrencyError if it already exists.
-func NewStreamHead(stream string) *StreamHead { return &StreamHead{stream: stream} }
+func NewHead(stream string) *Head { return &Head{stream: stream} }
 
 // Stream is the stream's ID, its PartitionKey.
-func (h *StreamHead) Stream() string { return h.stream }
+func (h *Head) Stream() string { return h.stream }
 
 // Version is the number of committed events; 0 for a new stream.
-func (h *StreamHead) Version() int64 { return h.version }
+func (h *Head) Version() int64 { return h.version }
 
 // Pending, when above Version, is the end of an append spread over several
 // transactions that has not committed (it is in progress, or its writer
 // died). Readers never see those events; the next Append removes them
 // first. 0 otherwise.
-func (h *StreamHead) Pending() int64 { return h.pending }
+func (h *Head) Pending() int64 { return h.pending }
 
 // ETag is the header's version; "" when the stream does not exist yet.
-func (h *StreamHead) ETag() azcore.ETag { return h.etag }
+func (h *Head) ETag() azcore.ETag { return h.etag }
 
 // streamHeadRow is the header entity.
 type streamHeadRow struct {
@@ -140,14 +143,14 @@ type eventKeyRow struct {
 	ID      string `table:"EventID,omitempty"`
 }
 
-// EventStreamOptions configure an EventStream. nil means the defaults.
-type EventStreamOptions struct {
+// Options configure a Store. nil means the defaults.
+type Options struct {
 	// Logger receives a warning when an append removes the uncommitted
 	// events of an earlier one. Default: no logging.
 	Logger *slog.Logger
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
+	// TracingProvider opens one span per Append ("EventStream.Append", with
+	// the table, the stream as partition, the event count and the outcome
+	// as attributes) around the SDK's HTTP spans; give it the provider the clients use (for
 	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
 	TracingProvider tracing.Provider
 	// TableName names the table in the spans (aztables does not expose a
@@ -155,7 +158,7 @@ type EventStreamOptions struct {
 	TableName string
 }
 
-// EventStream is an append-only sequence of events of type E per
+// Store is an append-only sequence of events of type E per
 // PartitionKey, on entity group transactions (Streamstone's design): a
 // header entity holds the committed version, each event is a row keyed by
 // its version, and an event with an ID has a second row keyed by the ID.
@@ -164,10 +167,10 @@ type EventStreamOptions struct {
 // expected version or not at all (optimistic concurrency), and an ID
 // already in the stream fails it whole (deduplication).
 //
-// E is a struct that embeds StreamEvent. Other entities of the partition
+// E is a struct that embeds Event. Other entities of the partition
 // can be written atomically with an append (AppendOptions.Include), such
 // as a projection or a snapshot, as long as their RowKeys do not start
-// with StreamRowPrefix.
+// with RowPrefix.
 //
 // An append too large for one transaction (100 operations, 4 MiB) is split
 // over several, with the header updated in each, guarded by its ETag, and
@@ -185,7 +188,7 @@ type EventStreamOptions struct {
 // of the header, then one range query per page, since versions are dense
 // and each page's RowKeys are known. Snapshots (Snapshots) hold the state
 // at a version, so a reader loads one and reads only the events after it.
-type EventStream[E any] struct {
+type Store[E any] struct {
 	client table.Client
 	codec  *table.Codec
 	events *table.Table[E]
@@ -195,11 +198,11 @@ type EventStream[E any] struct {
 	tr     tracer
 }
 
-// NewEventStream defines streams of events of type E over client. It sends
-// no request; E must be a struct that embeds StreamEvent.
-func NewEventStream[E any](client table.Client, opts *EventStreamOptions) (*EventStream[E], error) {
+// New defines streams of events of type E over client. It sends
+// no request; E must be a struct that embeds Event.
+func New[E any](client table.Client, opts *Options) (*Store[E], error) {
 	if _, ok := any(new(E)).(streamEventer); !ok {
-		return nil, fmt.Errorf("%w: %T does not embed patterns.StreamEvent", ErrBadDefinition, *new(E))
+		return nil, fmt.Errorf("%w: %T does not embed eventstream.Event", ErrBadDefinition, *new(E))
 	}
 	codec := &table.Codec{}
 	events, err := table.New[E](client, nil)
@@ -214,7 +217,7 @@ func NewEventStream[E any](client table.Client, opts *EventStreamOptions) (*Even
 	if err != nil {
 		return nil, err
 	}
-	s := &EventStream[E]{client: client, codec: codec, events: events, heads: heads, keys: ks}
+	s := &Store[E]{client: client, codec: codec, events: events, heads: heads, keys: ks}
 	if opts != nil {
 		s.logger = opts.Logger
 		s.tr = newTracer(opts.TracingProvider, opts.TableName)
@@ -222,7 +225,7 @@ func NewEventStream[E any](client table.Client, opts *EventStreamOptions) (*Even
 	return s, nil
 }
 
-func eventOf[E any](e *E) *StreamEvent { return any(e).(streamEventer).streamEvent() }
+func eventOf[E any](e *E) *Event { return any(e).(streamEventer).streamEvent() }
 
 func eventKey(version int64) string {
 	k, _ := keys.FixedUint(uint64(version), versionDigits) // every int64 >= 0 fits 19 digits
@@ -231,13 +234,13 @@ func eventKey(version int64) string {
 
 // Open reads the stream's header: one request. A stream that does not
 // exist yet has Version 0 and no ETag; the first Append creates it.
-func (s *EventStream[E]) Open(ctx context.Context, stream string, options *EventStreamOpenOptions) (*StreamHead, error) {
+func (s *Store[E]) Open(ctx context.Context, stream string, options *OpenOptions) (*Head, error) {
 	if err := keys.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
 	row, err := s.heads.Get(ctx, stream, streamHeadKey, nil)
 	if table.IsNotFound(err) {
-		return NewStreamHead(stream), nil
+		return NewHead(stream), nil
 	}
 	if err != nil {
 		return nil, err
@@ -245,8 +248,8 @@ func (s *EventStream[E]) Open(ctx context.Context, stream string, options *Event
 	return headOf(row), nil
 }
 
-func headOf(row *streamHeadRow) *StreamHead {
-	return &StreamHead{stream: row.PartitionKey, version: row.Version, pending: row.Pending, etag: row.ETag}
+func headOf(row *streamHeadRow) *Head {
+	return &Head{stream: row.PartitionKey, version: row.Version, pending: row.Pending, etag: row.ETag}
 }
 
 // SnapshotWrite is a snapshot to store with an append, made by
@@ -260,7 +263,7 @@ type AppendOptions struct {
 	// Include lists operations on other entities of the stream's
 	// partition, committed in the same transaction as the append's last
 	// events and its header: all of them commit with the append or none
-	// does. Their RowKeys must not start with StreamRowPrefix. Default:
+	// does. Their RowKeys must not start with RowPrefix. Default:
 	// none.
 	Include []batch.Op
 	// Snapshot is stored with the append, at the version it commits, in
@@ -270,7 +273,7 @@ type AppendOptions struct {
 
 // ConcurrencyError is an append refused because the stream was not at the
 // version it expected. It wraps the refused transaction's error, so
-// errors.Is(err, ErrStreamConflict) holds, table.IsConflict holds and
+// errors.Is(err, ErrConflict) holds, table.IsConflict holds and
 // table.RetryOnConflict retries it (open again, decide again, append).
 type ConcurrencyError struct {
 	Stream   string
@@ -281,17 +284,17 @@ type ConcurrencyError struct {
 	// without opening the stream again; after a back-off it is likely
 	// stale, so Open again, or use AppendFunc, which backs off before that
 	// read. nil when an event row refused the append, or the read failed.
-	Current *StreamHead
+	Current *Head
 	Err     error // the transaction's *batch.TransactionError (412 or 409)
 }
 
 // Error names the stream and the version expected.
 func (e *ConcurrencyError) Error() string {
-	return fmt.Sprintf("patterns: stream %q is no longer at version %d: %v", e.Stream, e.Expected, e.Err)
+	return fmt.Sprintf("eventstream: stream %q is no longer at version %d: %v", e.Stream, e.Expected, e.Err)
 }
 
-// Is matches ErrStreamConflict.
-func (e *ConcurrencyError) Is(target error) bool { return target == ErrStreamConflict }
+// Is matches ErrConflict.
+func (e *ConcurrencyError) Is(target error) bool { return target == ErrConflict }
 
 // Unwrap returns the transaction's error.
 func (e *ConcurrencyError) Unwrap() error { return e.Err }
@@ -308,7 +311,7 @@ type DuplicateEventError struct {
 
 // Error names the stream and the ID.
 func (e *DuplicateEventError) Error() string {
-	return fmt.Sprintf("patterns: event ID %q is already in stream %q", e.ID, e.Stream)
+	return fmt.Sprintf("eventstream: event ID %q is already in stream %q", e.ID, e.Stream)
 }
 
 // Is matches ErrDuplicateEvent.
@@ -328,7 +331,7 @@ type chunk struct{ lo, hi int }
 
 // appendRun is one Append's state.
 type appendRun[E any] struct {
-	s        *EventStream[E]
+	s        *Store[E]
 	head     streamHeadRow
 	from     int64 // the version the append expected
 	events   []*E
@@ -347,7 +350,7 @@ type appendRun[E any] struct {
 //
 // Cost: one request when the events, their ID rows, the includes and the
 // header fit one transaction (up to 99 events without IDs, 49 with); a
-// larger append one request per transaction (see EventStream). An append
+// larger append one request per transaction (see Store). An append
 // after a crashed multi-transaction append first removes its events: a
 // query and a transaction per 49 of them.
 //
@@ -359,7 +362,7 @@ type appendRun[E any] struct {
 // If the SDK retried a transaction whose first answer was lost, the retry
 // meets 412 although the append committed; Append then reads the header
 // (one request) and, finding its own append there, succeeds.
-func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []*E, opts *AppendOptions) (_ *StreamHead, err error) {
+func (s *Store[E]) Append(ctx context.Context, head *Head, events []*E, opts *AppendOptions) (_ *Head, err error) {
 	ctx, end := s.tr.start(ctx, "EventStream.Append", streamOf(head), len(events))
 	defer func() { end(err) }()
 	return s.append(ctx, head, events, opts, nil)
@@ -368,7 +371,7 @@ func (s *EventStream[E]) Append(ctx context.Context, head *StreamHead, events []
 // append is Append; settleWait, when set, runs before the read that
 // settles a refusal by the header (AppendFunc's back-off, so that read is
 // also the fresh head of the next round).
-func (s *EventStream[E]) append(ctx context.Context, head *StreamHead, events []*E, opts *AppendOptions, settleWait func() error) (*StreamHead, error) {
+func (s *Store[E]) append(ctx context.Context, head *Head, events []*E, opts *AppendOptions, settleWait func() error) (*Head, error) {
 	run, err := s.newAppend(head, events, opts)
 	if err != nil {
 		return nil, err
@@ -395,7 +398,7 @@ func (s *EventStream[E]) append(ctx context.Context, head *StreamHead, events []
 			}
 		}
 		if err := run.send(ctx, tx, h, c, i == len(chunks)-1); err != nil {
-			if i > 0 && !errors.Is(err, ErrStreamConflict) {
+			if i > 0 && !errors.Is(err, ErrConflict) {
 				// The header is still this append's: take its earlier
 				// transactions back now rather than leave them to the next
 				// append. If that fails too, the next append does it.
@@ -421,7 +424,7 @@ func (s *EventStream[E]) append(ctx context.Context, head *StreamHead, events []
 // Open and the append; each lost race costs two more, the read and the
 // next append. A *DuplicateEventError or any other failure ends it.
 // opts nil means table.RetryOptions' defaults.
-func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide func(head *StreamHead) ([]*E, *AppendOptions, error), opts *table.RetryOptions) (*StreamHead, error) {
+func (s *Store[E]) AppendFunc(ctx context.Context, stream string, decide func(head *Head) ([]*E, *AppendOptions, error), opts *table.RetryOptions) (*Head, error) {
 	if decide == nil {
 		return nil, &table.InputError{Op: "AppendFunc", Field: "decide", Rule: table.ErrNilValue, Detail: "decide func is nil"}
 	}
@@ -473,7 +476,7 @@ func (s *EventStream[E]) AppendFunc(ctx context.Context, stream string, decide f
 	}
 }
 
-func (s *EventStream[E]) newAppend(head *StreamHead, events []*E, opts *AppendOptions) (*appendRun[E], error) {
+func (s *Store[E]) newAppend(head *Head, events []*E, opts *AppendOptions) (*appendRun[E], error) {
 	bad := func(field string, rule error, format string, args ...any) error {
 		return &table.InputError{Op: "Append", Field: field, Rule: rule, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -510,8 +513,8 @@ func (s *EventStream[E]) newAppend(head *StreamHead, events []*E, opts *AppendOp
 			switch {
 			case op.PartitionKey() != head.stream:
 				return nil, bad(fmt.Sprintf("Include[%d]", i), batch.ErrMixedPartitions, "PartitionKey %q is not the stream's %q", op.PartitionKey(), head.stream)
-			case strings.HasPrefix(op.RowKey(), StreamRowPrefix):
-				return nil, bad(fmt.Sprintf("Include[%d]", i), ErrReservedRowKey, "RowKey %q starts with %q", op.RowKey(), StreamRowPrefix)
+			case strings.HasPrefix(op.RowKey(), RowPrefix):
+				return nil, bad(fmt.Sprintf("Include[%d]", i), ErrReservedRowKey, "RowKey %q starts with %q", op.RowKey(), RowPrefix)
 			}
 		}
 		run.include = opts.Include
@@ -600,11 +603,11 @@ func (r *appendRun[E]) explain(err error) error {
 	}
 	if v, ok := strings.CutPrefix(oe.RowKey, streamEventPrefix); ok {
 		if n, perr := strconv.ParseInt(v, 10, 64); perr == nil {
-			return fmt.Errorf("patterns: events[%d] of the append to stream %q: %w", n-r.from-1, oe.PartitionKey, err)
+			return fmt.Errorf("eventstream: events[%d] of the append to stream %q: %w", n-r.from-1, oe.PartitionKey, err)
 		}
 	}
-	if !strings.HasPrefix(oe.RowKey, StreamRowPrefix) {
-		return fmt.Errorf("patterns: an included operation on RowKey %q of stream %q: %w", oe.RowKey, oe.PartitionKey, err)
+	if !strings.HasPrefix(oe.RowKey, RowPrefix) {
+		return fmt.Errorf("eventstream: an included operation on RowKey %q of stream %q: %w", oe.RowKey, oe.PartitionKey, err)
 	}
 	return err
 }
@@ -758,7 +761,7 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 		case gerr == nil:
 			ce.Current = headOf(stored)
 		case table.IsNotFound(gerr):
-			ce.Current = NewStreamHead(stream)
+			ce.Current = NewHead(stream)
 		}
 		return ce
 	case te.Index > 0 && te.StatusCode == http.StatusConflict:
@@ -771,8 +774,8 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 			return &ConcurrencyError{Stream: stream, Expected: r.from, Err: err}
 		}
 	}
-	if te.Index > 0 && last && !strings.HasPrefix(te.Op.RowKey(), StreamRowPrefix) {
-		return fmt.Errorf("patterns: an included operation on %q failed, so the append to stream %q did not commit: %w", te.Op.RowKey(), stream, err)
+	if te.Index > 0 && last && !strings.HasPrefix(te.Op.RowKey(), RowPrefix) {
+		return fmt.Errorf("eventstream: an included operation on %q failed, so the append to stream %q did not commit: %w", te.Op.RowKey(), stream, err)
 	}
 	return err
 }
@@ -785,7 +788,7 @@ const rollbackPerTx = (batch.MaxOperations - 1) / 2
 // after h.Version, up to h.Pending) and clears the mark, each transaction
 // guarded by the header's ETag; h is updated as it goes. A live writer of
 // that append then fails on its next transaction.
-func (s *EventStream[E]) rollback(ctx context.Context, h *streamHeadRow) error {
+func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 	var rows []*eventKeyRow
 	f := table.RowBetween(h.PartitionKey, eventKey(h.Version+1), eventKey(h.Pending))
 	for row, err := range s.keys.Query(ctx, &table.QueryOptions{Filter: f, Select: []string{"StreamVersion", "EventID"}}) {
@@ -837,8 +840,8 @@ type ReadOptions struct {
 	PageSize int
 }
 
-// StreamPage is one page of a read.
-type StreamPage[E any] struct {
+// Page is one page of a read.
+type Page[E any] struct {
 	// Events are in the read's direction.
 	Events []*E
 	// Next resumes the read after this page: "" when it is done. It can be
@@ -849,7 +852,7 @@ type StreamPage[E any] struct {
 	Version int64
 }
 
-// readToken is what StreamPage.Next encodes.
+// readToken is what Page.Next encodes.
 type readToken struct {
 	backward bool
 	next     int64 // the next version to read
@@ -904,7 +907,7 @@ func readOpts(opts *ReadOptions) (bool, int, error) {
 // reads the header, one request, to cap the read at the committed version;
 // each page is then one range query over the events' RowKeys, which hold
 // exactly the page's versions. A stream that does not exist reads as empty.
-func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*StreamPage[E], error) {
+func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*Page[E], error) {
 	backward, size, err := readOpts(opts)
 	if err != nil {
 		return nil, err
@@ -926,7 +929,7 @@ func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64
 			return nil, err
 		}
 		if head.version == 0 || (!backward && from > head.version) {
-			return &StreamPage[E]{Version: head.version}, nil
+			return &Page[E]{Version: head.version}, nil
 		}
 		t = readToken{backward: backward, next: min(from, head.version), end: head.version}
 	}
@@ -934,20 +937,20 @@ func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64
 	if backward {
 		lo, hi = max(1, t.next-int64(size)+1), t.next
 	}
-	page := &StreamPage[E]{Version: t.end, Events: make([]*E, 0, hi-lo+1)}
+	page := &Page[E]{Version: t.end, Events: make([]*E, 0, hi-lo+1)}
 	want := lo
 	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.RowBetween(stream, eventKey(lo), eventKey(hi))}) {
 		if err != nil {
 			return nil, err
 		}
 		if v := eventOf(e).Version; v != want {
-			return nil, fmt.Errorf("%w: stream %q: found version %d where %d belongs", ErrStreamCorrupt, stream, v, want)
+			return nil, fmt.Errorf("%w: stream %q: found version %d where %d belongs", ErrCorrupt, stream, v, want)
 		}
 		want++
 		page.Events = append(page.Events, e)
 	}
 	if want != hi+1 {
-		return nil, fmt.Errorf("%w: stream %q: version %d is missing (committed: %d)", ErrStreamCorrupt, stream, want, t.end)
+		return nil, fmt.Errorf("%w: stream %q: version %d is missing (committed: %d)", ErrCorrupt, stream, want, t.end)
 	}
 	if backward {
 		slices.Reverse(page.Events)
@@ -964,7 +967,7 @@ func (s *EventStream[E]) ReadPage(ctx context.Context, stream string, from int64
 // as opts say, up to the version committed when it began: one request for
 // the header and one per page. Iteration stops at the first error, which is
 // yielded with a nil event.
-func (s *EventStream[E]) Read(ctx context.Context, stream string, from int64, opts *ReadOptions) iter.Seq2[*E, error] {
+func (s *Store[E]) Read(ctx context.Context, stream string, from int64, opts *ReadOptions) iter.Seq2[*E, error] {
 	return func(yield func(*E, error) bool) {
 		token := ""
 		for {
@@ -986,19 +989,19 @@ func (s *EventStream[E]) Read(ctx context.Context, stream string, from int64, op
 	}
 }
 
-// StreamSnapshot is embedded in a snapshot type: the state of a stream's
+// Snapshot is embedded in a snapshot type: the state of a stream's
 // aggregate as of Version, so a reader can load it and read only the
 // events after it.
-type StreamSnapshot struct {
+type Snapshot struct {
 	table.Meta
 	// Version is the stream version the snapshot is the state at; the
 	// append that stores it sets it.
 	Version int64 `table:"SnapshotVersion"`
 }
 
-func (s *StreamSnapshot) streamSnapshot() *StreamSnapshot { return s }
+func (s *Snapshot) streamSnapshot() *Snapshot { return s }
 
-type streamSnapshotter interface{ streamSnapshot() *StreamSnapshot }
+type streamSnapshotter interface{ streamSnapshot() *Snapshot }
 
 // Snapshots stores and loads snapshots of type S, one per stream (the
 // latest), in the stream's partition.
@@ -1007,10 +1010,10 @@ type Snapshots[S any] struct {
 }
 
 // NewSnapshots defines snapshots of type S, a struct that embeds
-// StreamSnapshot, over client. It sends no request.
+// Snapshot, over client. It sends no request.
 func NewSnapshots[S any](client table.Client) (*Snapshots[S], error) {
 	if _, ok := any(new(S)).(streamSnapshotter); !ok {
-		return nil, fmt.Errorf("%w: %T does not embed patterns.StreamSnapshot", ErrBadDefinition, *new(S))
+		return nil, fmt.Errorf("%w: %T does not embed eventstream.Snapshot", ErrBadDefinition, *new(S))
 	}
 	tbl, err := table.New[S](client, nil)
 	if err != nil {
@@ -1036,7 +1039,7 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
 // no error when the stream has none.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *SnapshotsLoadOptions) (*S, error) {
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *LoadOptions) (*S, error) {
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.IsNotFound(err) {
 		return nil, nil
@@ -1044,8 +1047,8 @@ func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *Snapsho
 	return v, err
 }
 
-// EventStreamOpenOptions configure EventStream.Open. There are none yet; pass nil.
-type EventStreamOpenOptions struct{}
+// OpenOptions configure Store.Open. There are none yet; pass nil.
+type OpenOptions struct{}
 
-// SnapshotsLoadOptions configure Snapshots.Load. There are none yet; pass nil.
-type SnapshotsLoadOptions struct{}
+// LoadOptions configure Snapshots.Load. There are none yet; pass nil.
+type LoadOptions struct{}

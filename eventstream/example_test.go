@@ -1,4 +1,4 @@
-package patterns_test
+package eventstream_test
 
 import (
 	"context"
@@ -6,21 +6,21 @@ import (
 	"fmt"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
 // AccountEvent is an event of a bank account's stream.
 type AccountEvent struct {
-	patterns.StreamEvent
+	eventstream.Event
 	Kind   string
 	Amount int64
 }
 
 // AccountSnapshot is the account's state as of a version.
 type AccountSnapshot struct {
-	patterns.StreamSnapshot
+	eventstream.Snapshot
 	Balance int64
 }
 
@@ -31,30 +31,30 @@ type AccountSummary struct {
 	Balance int64
 }
 
-func ExampleEventStream() {
+func ExampleStore() {
 	ctx := context.Background()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Accounts", nil)
 	_, _ = client.CreateTable(ctx, nil)
 	svc.ResetCounts()
 
-	accounts, err := patterns.NewEventStream[AccountEvent](client, nil)
+	accounts, err := eventstream.New[AccountEvent](client, nil)
 	if err != nil {
 		panic(err)
 	}
-	snapshots, err := patterns.NewSnapshots[AccountSnapshot](client)
+	snapshots, err := eventstream.NewSnapshots[AccountSnapshot](client)
 	if err != nil {
 		panic(err)
 	}
 
 	// A new stream needs no read: its first append creates it.
-	head := patterns.NewStreamHead("acct-42")
+	head := eventstream.NewHead("acct-42")
 	opened := []*AccountEvent{
-		{StreamEvent: patterns.StreamEvent{ID: "msg-1"}, Kind: "opened"},
-		{StreamEvent: patterns.StreamEvent{ID: "msg-2"}, Kind: "deposited", Amount: 100},
+		{Event: eventstream.Event{ID: "msg-1"}, Kind: "opened"},
+		{Event: eventstream.Event{ID: "msg-2"}, Kind: "deposited", Amount: 100},
 	}
 	summary := &AccountSummary{Meta: table.Meta{PartitionKey: "acct-42", RowKey: "summary"}, Balance: 100}
-	head, err = accounts.Append(ctx, head, opened, &patterns.AppendOptions{
+	head, err = accounts.Append(ctx, head, opened, &eventstream.AppendOptions{
 		Include:  []batch.Op{batch.Add(summary)}, // committed with the events, or not at all
 		Snapshot: snapshots.Of(&AccountSnapshot{Balance: 100}),
 	})
@@ -64,21 +64,21 @@ func ExampleEventStream() {
 	// The next append goes from the head the last one returned: one request.
 	summary.Balance = 75
 	head, err = accounts.Append(ctx, head, []*AccountEvent{
-		{StreamEvent: patterns.StreamEvent{ID: "msg-3"}, Kind: "withdrew", Amount: 25},
-	}, &patterns.AppendOptions{Include: []batch.Op{batch.Update(summary, table.Replace)}})
+		{Event: eventstream.Event{ID: "msg-3"}, Kind: "withdrew", Amount: 25},
+	}, &eventstream.AppendOptions{Include: []batch.Op{batch.Update(summary, table.Replace)}})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("version", head.Version(), "after", svc.Total(), "requests")
 
 	// A redelivered message is refused whole, and nothing is written.
-	_, err = accounts.Append(ctx, head, []*AccountEvent{{StreamEvent: patterns.StreamEvent{ID: "msg-2"}, Kind: "deposited", Amount: 100}}, nil)
-	fmt.Println("redelivery:", errors.Is(err, patterns.ErrDuplicateEvent))
+	_, err = accounts.Append(ctx, head, []*AccountEvent{{Event: eventstream.Event{ID: "msg-2"}, Kind: "deposited", Amount: 100}}, nil)
+	fmt.Println("redelivery:", errors.Is(err, eventstream.ErrDuplicateEvent))
 
 	// A writer holding an old head loses the race, and can retry.
-	stale := patterns.NewStreamHead("acct-42")
+	stale := eventstream.NewHead("acct-42")
 	_, err = accounts.Append(ctx, stale, []*AccountEvent{{Kind: "deposited", Amount: 5}}, nil)
-	fmt.Println("stale head:", errors.Is(err, patterns.ErrStreamConflict), table.IsConflict(err))
+	fmt.Println("stale head:", errors.Is(err, eventstream.ErrConflict), table.IsConflict(err))
 
 	// Rebuild the state: the snapshot, then the events after it.
 	snap, err := snapshots.Load(ctx, "acct-42", nil)
@@ -101,7 +101,7 @@ func ExampleEventStream() {
 	fmt.Println("balance", balance)
 
 	// The latest events first.
-	for e, err := range accounts.Read(ctx, "acct-42", patterns.LatestVersion, &patterns.ReadOptions{Backward: true}) {
+	for e, err := range accounts.Read(ctx, "acct-42", eventstream.LatestVersion, &eventstream.ReadOptions{Backward: true}) {
 		if err != nil {
 			panic(err)
 		}
@@ -118,17 +118,17 @@ func ExampleEventStream() {
 	// backward 1 opened
 }
 
-func ExampleEventStream_AppendFunc() {
+func ExampleStore_AppendFunc() {
 	ctx := context.Background()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Accounts", nil)
 	_, _ = client.CreateTable(ctx, nil)
-	accounts, _ := patterns.NewEventStream[AccountEvent](client, nil)
+	accounts, _ := eventstream.New[AccountEvent](client, nil)
 
 	// Withdraw only what the stream's history allows: decide sees the head
 	// it appends at, and runs again if another writer got there first.
 	withdraw := func(id string, amount int64) error {
-		_, err := accounts.AppendFunc(ctx, "acct-7", func(head *patterns.StreamHead) ([]*AccountEvent, *patterns.AppendOptions, error) {
+		_, err := accounts.AppendFunc(ctx, "acct-7", func(head *eventstream.Head) ([]*AccountEvent, *eventstream.AppendOptions, error) {
 			balance := int64(0)
 			for e, err := range accounts.Read(ctx, "acct-7", 1, nil) {
 				if err != nil {
@@ -147,11 +147,11 @@ func ExampleEventStream_AppendFunc() {
 			if balance < amount {
 				return nil, nil, table.ErrNoChange
 			}
-			return []*AccountEvent{{StreamEvent: patterns.StreamEvent{ID: id}, Kind: "withdrew", Amount: amount}}, nil, nil
+			return []*AccountEvent{{Event: eventstream.Event{ID: id}, Kind: "withdrew", Amount: amount}}, nil, nil
 		}, nil)
 		return err
 	}
-	_, _ = accounts.Append(ctx, patterns.NewStreamHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
+	_, _ = accounts.Append(ctx, eventstream.NewHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
 	fmt.Println(withdraw("w1", 30), withdraw("w2", 30), withdraw("w3", 20))
 	head, _ := accounts.Open(ctx, "acct-7", nil)
 	fmt.Println("version", head.Version())

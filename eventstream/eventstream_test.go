@@ -1,4 +1,4 @@
-package patterns_test
+package eventstream_test
 
 import (
 	"context"
@@ -15,22 +15,22 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
 type deposited struct {
-	patterns.StreamEvent
+	eventstream.Event
 	Amount int64
 	Note   string
 }
 
 type balanceState struct {
-	patterns.StreamSnapshot
+	eventstream.Snapshot
 	Balance int64
 }
 
@@ -62,25 +62,25 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 		table.Meta
 		Amount int64
 	}
-	if _, err := patterns.NewEventStream[noEvent](client, nil); !errors.Is(err, patterns.ErrBadDefinition) {
-		t.Fatalf("type without StreamEvent: %v", err)
+	if _, err := eventstream.New[noEvent](client, nil); !errors.Is(err, eventstream.ErrBadDefinition) {
+		t.Fatalf("type without Event: %v", err)
 	}
 	type clash struct {
-		patterns.StreamEvent
+		eventstream.Event
 		Version int64 `table:"StreamVersion"`
 	}
-	if _, err := patterns.NewEventStream[clash](client, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+	if _, err := eventstream.New[clash](client, nil); !errors.Is(err, eventstream.ErrBadDefinition) {
 		t.Fatalf("type whose field takes StreamVersion: %v", err)
 	}
-	if _, err := patterns.NewSnapshots[noEvent](client); !errors.Is(err, patterns.ErrBadDefinition) {
-		t.Fatalf("snapshot type without StreamSnapshot: %v", err)
+	if _, err := eventstream.NewSnapshots[noEvent](client); !errors.Is(err, eventstream.ErrBadDefinition) {
+		t.Fatalf("snapshot type without Snapshot: %v", err)
 	}
-	s, err := patterns.NewEventStream[deposited](client, nil)
+	s, err := eventstream.New[deposited](client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, _ := patterns.NewSnapshots[balanceState](client)
-	head := patterns.NewStreamHead("acct")
+	snaps, _ := eventstream.NewSnapshots[balanceState](client)
+	head := eventstream.NewHead("acct")
 	huge := &deposited{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
 	type other struct {
 		table.Meta
@@ -92,25 +92,25 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		head *patterns.StreamHead
+		head *eventstream.Head
 		evs  []*deposited
-		opts *patterns.AppendOptions
+		opts *eventstream.AppendOptions
 		rule error
 	}{
 		{"nil head", nil, newDeposits("", 1), nil, table.ErrNilValue},
-		{"empty stream ID", patterns.NewStreamHead(""), newDeposits("", 1), nil, table.ErrInvalidValue},
-		{"stream ID with /", patterns.NewStreamHead("a/b"), newDeposits("", 1), nil, table.ErrInvalidValue},
+		{"empty stream ID", eventstream.NewHead(""), newDeposits("", 1), nil, table.ErrInvalidValue},
+		{"stream ID with /", eventstream.NewHead("a/b"), newDeposits("", 1), nil, table.ErrInvalidValue},
 		{"no events", head, nil, nil, table.ErrInvalidValue},
 		{"nil event", head, []*deposited{nil}, nil, table.ErrNilValue},
-		{"ID with #", head, []*deposited{{StreamEvent: patterns.StreamEvent{ID: "a#b"}}}, nil, keys.ErrInvalidKey},
-		{"ID too long", head, []*deposited{{StreamEvent: patterns.StreamEvent{ID: strings.Repeat("i", keys.MaxKeyUTF16)}}}, nil, keys.ErrInvalidKey},
-		{"ID twice in the append", head, append(newDeposits("a", 3), &deposited{StreamEvent: patterns.StreamEvent{ID: "a1"}}), nil, patterns.ErrDuplicateEvent},
+		{"ID with #", head, []*deposited{{Event: eventstream.Event{ID: "a#b"}}}, nil, keys.ErrInvalidKey},
+		{"ID too long", head, []*deposited{{Event: eventstream.Event{ID: strings.Repeat("i", keys.MaxKeyUTF16)}}}, nil, keys.ErrInvalidKey},
+		{"ID twice in the append", head, append(newDeposits("a", 3), &deposited{Event: eventstream.Event{ID: "a1"}}), nil, eventstream.ErrDuplicateEvent},
 		{"event over the string limit", head, []*deposited{huge}, nil, table.ErrStringTooLong},
-		{"include in another partition", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Delete("other", "x")}}, batch.ErrMixedPartitions},
-		{"include on the header", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Delete("acct", "ES-HEAD")}}, patterns.ErrReservedRowKey},
-		{"include that cannot be encoded", head, newDeposits("", 1), &patterns.AppendOptions{Include: []batch.Op{batch.Add(&deposited{StreamEvent: patterns.StreamEvent{Meta: table.Meta{PartitionKey: "acct", RowKey: "x"}}, Note: huge.Note})}}, table.ErrStringTooLong},
-		{"includes that fill a transaction", head, newDeposits("", 1), &patterns.AppendOptions{Include: includes}, batch.ErrTooManyOperations},
-		{"nil snapshot", head, newDeposits("", 1), &patterns.AppendOptions{Snapshot: snaps.Of(nil)}, table.ErrNilValue},
+		{"include in another partition", head, newDeposits("", 1), &eventstream.AppendOptions{Include: []batch.Op{batch.Delete("other", "x")}}, batch.ErrMixedPartitions},
+		{"include on the header", head, newDeposits("", 1), &eventstream.AppendOptions{Include: []batch.Op{batch.Delete("acct", "ES-HEAD")}}, eventstream.ErrReservedRowKey},
+		{"include that cannot be encoded", head, newDeposits("", 1), &eventstream.AppendOptions{Include: []batch.Op{batch.Add(&deposited{Event: eventstream.Event{Meta: table.Meta{PartitionKey: "acct", RowKey: "x"}}, Note: huge.Note})}}, table.ErrStringTooLong},
+		{"includes that fill a transaction", head, newDeposits("", 1), &eventstream.AppendOptions{Include: includes}, batch.ErrTooManyOperations},
+		{"nil snapshot", head, newDeposits("", 1), &eventstream.AppendOptions{Snapshot: snaps.Of(nil)}, table.ErrNilValue},
 	}
 	for _, c := range cases {
 		_, err := s.Append(ctx, c.head, c.evs, c.opts)
@@ -128,13 +128,13 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 		stream string
 		from   int64
 		token  string
-		opts   *patterns.ReadOptions
+		opts   *eventstream.ReadOptions
 		rule   error
 	}{
 		{"from 0", "acct", 0, "", nil, table.ErrValueOutOfRange},
 		{"bad stream", "a?b", 1, "", nil, table.ErrInvalidValue},
-		{"page size over 1,000", "acct", 1, "", &patterns.ReadOptions{PageSize: 1001}, table.ErrBadOption},
-		{"negative page size", "acct", 1, "", &patterns.ReadOptions{PageSize: -1}, table.ErrBadOption},
+		{"page size over 1,000", "acct", 1, "", &eventstream.ReadOptions{PageSize: 1001}, table.ErrBadOption},
+		{"negative page size", "acct", 1, "", &eventstream.ReadOptions{PageSize: -1}, table.ErrBadOption},
 		{"garbage token", "acct", 1, "tk1.abc", nil, table.ErrBadToken},
 		{"token past its end", "acct", 1, "es1.f.9.3", nil, table.ErrBadToken},
 		{"backward token read forward", "acct", 1, "es1.b.3.9", nil, table.ErrBadToken},
@@ -160,8 +160,8 @@ func TestEventStreamLostAnswerOfAnEarlierTransaction(t *testing.T) {
 	opts.PerRetryPolicies = append(opts.PerRetryPolicies, faults.LoseResponse(1))
 	opts.Retry.RetryDelay = time.Millisecond
 	svc, client := streamTable(t, opts)
-	s, _ := patterns.NewEventStream[deposited](client, nil)
-	head, err := s.Append(t.Context(), patterns.NewStreamHead("acct"), newDeposits("a", 120), nil)
+	s, _ := eventstream.New[deposited](client, nil)
+	head, err := s.Append(t.Context(), eventstream.NewHead("acct"), newDeposits("a", 120), nil)
 	if err != nil || head.Version() != 120 || head.Pending() != 0 {
 		t.Fatalf("%+v, %v", head, err)
 	}
@@ -174,8 +174,8 @@ func TestEventStreamLostAnswerOfAnEarlierTransaction(t *testing.T) {
 func TestEventStreamDuplicateInALaterTransactionTakesTheEarlierBack(t *testing.T) {
 	svc, client := streamTable(t, nil)
 	ctx := t.Context()
-	s, _ := patterns.NewEventStream[deposited](client, nil)
-	head, err := s.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("a", 1), nil)
+	s, _ := eventstream.New[deposited](client, nil)
+	head, err := s.Append(ctx, eventstream.NewHead("acct"), newDeposits("a", 1), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestEventStreamDuplicateInALaterTransactionTakesTheEarlierBack(t *testing.T
 	evs[55].ID = "a0"
 	svc.ResetCounts()
 	_, err = s.Append(ctx, head, evs, nil)
-	var de *patterns.DuplicateEventError
+	var de *eventstream.DuplicateEventError
 	if !errors.As(err, &de) || de.ID != "a0" {
 		t.Fatalf("%v", err)
 	}
@@ -206,8 +206,8 @@ func TestEventStreamDuplicateInALaterTransactionTakesTheEarlierBack(t *testing.T
 func TestEventStreamReadNoticesAMissingEvent(t *testing.T) {
 	_, client := streamTable(t, nil)
 	ctx := t.Context()
-	s, _ := patterns.NewEventStream[deposited](client, nil)
-	if _, err := s.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("", 5), nil); err != nil {
+	s, _ := eventstream.New[deposited](client, nil)
+	if _, err := s.Append(ctx, eventstream.NewHead("acct"), newDeposits("", 5), nil); err != nil {
 		t.Fatal(err)
 	}
 	tb, _ := table.New[deposited](client, nil)
@@ -223,7 +223,7 @@ func TestEventStreamReadNoticesAMissingEvent(t *testing.T) {
 		}
 		n++
 	}
-	if !errors.Is(last, patterns.ErrStreamCorrupt) || n != 0 {
+	if !errors.Is(last, eventstream.ErrCorrupt) || n != 0 {
 		t.Fatalf("read over a deleted event: %d events, then %v", n, last)
 	}
 	// A stream that does not exist reads as empty, in one request.
@@ -234,7 +234,7 @@ func TestEventStreamReadNoticesAMissingEvent(t *testing.T) {
 
 // BenchmarkEventStreamAppends appends to one stream from w writers, per
 // events in each append, every event with a deduplication ID, through
-// EventStream and through transactions written by hand the same way (read
+// Store and through transactions written by hand the same way (read
 // the header, then the header guarded by its ETag, the events and their ID
 // rows in one transaction; on refusal back off and read again), with the
 // same jittered back-off. Both pay two requests per attempt without
@@ -260,7 +260,7 @@ func BenchmarkEventStreamAppends(b *testing.B) {
 	events := func(i, per int) []*deposited {
 		out := make([]*deposited, per)
 		for k := range out {
-			out[k] = &deposited{StreamEvent: patterns.StreamEvent{ID: fmt.Sprint("e", i*per+k)}, Amount: int64(k)}
+			out[k] = &deposited{Event: eventstream.Event{ID: fmt.Sprint("e", i*per+k)}, Amount: int64(k)}
 		}
 		return out
 	}
@@ -275,7 +275,7 @@ func BenchmarkEventStreamAppends(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/tablekit/per=%d/writers=%d", backend, c.per, c.writers), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s, _ := patterns.NewEventStream[deposited](newTable(b), nil)
+				s, _ := eventstream.New[deposited](newTable(b), nil)
 				b.StartTimer()
 				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
 					_, err := table.RetryOnConflict(ctx, backoff, func(int) error {
@@ -294,10 +294,10 @@ func BenchmarkEventStreamAppends(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/tablekit-func/per=%d/writers=%d", backend, c.per, c.writers), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
-				s, _ := patterns.NewEventStream[deposited](newTable(b), nil)
+				s, _ := eventstream.New[deposited](newTable(b), nil)
 				b.StartTimer()
 				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
-					_, err := s.AppendFunc(ctx, "bench", func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+					_, err := s.AppendFunc(ctx, "bench", func(*eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
 						return events(i, c.per), nil, nil
 					}, backoff)
 					return err
@@ -409,11 +409,11 @@ func (c *dyingClient) SubmitTransaction(ctx context.Context, actions []aztables.
 func TestEventStreamBadInputOnAPendingStreamSendsNothing(t *testing.T) {
 	svc, client := streamTable(t, nil)
 	ctx := t.Context()
-	dying, _ := patterns.NewEventStream[deposited](&dyingClient{Client: client, alive: 1}, nil)
-	if _, err := dying.Append(ctx, patterns.NewStreamHead("acct"), newDeposits("a", 100), nil); err == nil {
+	dying, _ := eventstream.New[deposited](&dyingClient{Client: client, alive: 1}, nil)
+	if _, err := dying.Append(ctx, eventstream.NewHead("acct"), newDeposits("a", 100), nil); err == nil {
 		t.Fatal("the dying append succeeded")
 	}
-	s, _ := patterns.NewEventStream[deposited](client, nil)
+	s, _ := eventstream.New[deposited](client, nil)
 	head, err := s.Open(ctx, "acct", nil)
 	if err != nil || head.Version() != 0 || head.Pending() != 100 {
 		t.Fatalf("after the crash: %+v, %v", head, err)
@@ -448,10 +448,10 @@ func (c *raceClient) SubmitTransaction(ctx context.Context, actions []aztables.T
 func TestEventStreamAppendFunc(t *testing.T) {
 	svc, client := streamTable(t, nil)
 	ctx := t.Context()
-	s, _ := patterns.NewEventStream[deposited](client, nil)
-	one := func(id string) func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
-		return func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
-			return []*deposited{{StreamEvent: patterns.StreamEvent{ID: id}}}, nil, nil
+	s, _ := eventstream.New[deposited](client, nil)
+	one := func(id string) func(*eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
+		return func(*eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
+			return []*deposited{{Event: eventstream.Event{ID: id}}}, nil, nil
 		}
 	}
 	head, err := s.AppendFunc(ctx, "acct", one("a"), nil)
@@ -459,13 +459,13 @@ func TestEventStreamAppendFunc(t *testing.T) {
 		t.Fatalf("uncontended: %+v, %v, %v", head, err, svc.Counts())
 	}
 	svc.ResetCounts()
-	head, err = s.AppendFunc(ctx, "acct", func(*patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+	head, err = s.AppendFunc(ctx, "acct", func(*eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
 		return nil, nil, table.ErrNoChange
 	}, nil)
 	if err != nil || head.Version() != 1 || svc.Total() != 1 {
 		t.Fatalf("no change: %+v, %v, %v", head, err, svc.Counts())
 	}
-	if _, err := s.AppendFunc(ctx, "acct", one("a"), nil); !errors.Is(err, patterns.ErrDuplicateEvent) {
+	if _, err := s.AppendFunc(ctx, "acct", one("a"), nil); !errors.Is(err, eventstream.ErrDuplicateEvent) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	if _, err := s.AppendFunc(ctx, "acct", nil, nil); !errors.Is(err, table.ErrNilValue) {
@@ -474,16 +474,16 @@ func TestEventStreamAppendFunc(t *testing.T) {
 
 	// Another writer appends between our Open and our transaction: we lose
 	// once, back off, read the header and win at the next version.
-	racing, _ := patterns.NewEventStream[deposited](&raceClient{Client: client, at: 1, other: func() {
+	racing, _ := eventstream.New[deposited](&raceClient{Client: client, at: 1, other: func() {
 		if _, err := s.AppendFunc(ctx, "acct", one("other"), nil); err != nil {
 			t.Error(err)
 		}
 	}}, nil)
 	var seen []int64
 	svc.ResetCounts()
-	head, err = racing.AppendFunc(ctx, "acct", func(h *patterns.StreamHead) ([]*deposited, *patterns.AppendOptions, error) {
+	head, err = racing.AppendFunc(ctx, "acct", func(h *eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
 		seen = append(seen, h.Version())
-		return []*deposited{{StreamEvent: patterns.StreamEvent{ID: "mine"}}}, nil, nil
+		return []*deposited{{Event: eventstream.Event{ID: "mine"}}}, nil, nil
 	}, &table.RetryOptions{BaseDelay: time.Millisecond})
 	if err != nil || head.Version() != 3 || len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
 		t.Fatalf("after a lost race: %+v, %v, decide saw %v", head, err, seen)
@@ -493,12 +493,12 @@ func TestEventStreamAppendFunc(t *testing.T) {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
 	// With one attempt, the lost race is the end: a *table.ConflictError.
-	racing, _ = patterns.NewEventStream[deposited](&raceClient{Client: client, at: 1, other: func() {
+	racing, _ = eventstream.New[deposited](&raceClient{Client: client, at: 1, other: func() {
 		_, _ = s.AppendFunc(ctx, "acct", one("other2"), nil)
 	}}, nil)
 	_, err = racing.AppendFunc(ctx, "acct", one("mine2"), &table.RetryOptions{MaxAttempts: 1})
 	var ce *table.ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, patterns.ErrStreamConflict) {
+	if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) {
 		t.Fatalf("exhausted: %v", err)
 	}
 }
