@@ -140,13 +140,6 @@ type repairGroup struct {
 	written, deleted int
 }
 
-// repairPacked submits groups packed into transactions of at most
-// PerTransaction operations (the groups of one partition share them). If
-// a packed transaction fails because one of its entities changed (412, or
-// 404 when it is gone, or 409 when it was created), its groups are sent
-// one by one, so the others are still repaired; a failing service is not
-// retried. Every group's own guard makes a concurrent change fail its
-// repair instead of writing stale data: Verify again.
 // checkRepairOptions refuses a PerTransaction outside its documented range
 // before any request: 0 is the default, else 2 (a group's smallest) to the
 // service's 100 operations.
@@ -160,6 +153,13 @@ func checkRepairOptions(op string, opts *RepairOptions) error {
 	return nil
 }
 
+// repairPacked submits groups packed into transactions of at most
+// PerTransaction operations (the groups of one partition share them). If
+// a packed transaction fails because one of its entities changed (412, or
+// 404 when it is gone, or 409 when it was created), its groups are sent
+// one by one, so the others are still repaired; a failing service is not
+// retried. Every group's own guard makes a concurrent change fail its
+// repair instead of writing stale data: Verify again.
 func repairPacked(ctx context.Context, client table.Client, groups []repairGroup, opts *RepairOptions) (RepairSummary, error) {
 	per := batch.MaxOperations
 	var progress func(done, total int)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
@@ -93,7 +94,7 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
-		retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5e6, MaxDelay: 5e8}, par: 8}
+		retry: listRetry(), par: 8}
 	if opts != nil {
 		if opts.MaxListUnits < 0 || opts.MaxListUnits > DefaultMaxListUnits {
 			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to DefaultMaxListUnits (%d), what one entity holds", opts.MaxListUnits, DefaultMaxListUnits)})
@@ -110,6 +111,13 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 		}
 	}
 	return x, nil
+}
+
+// listRetry is the default retry of a list change that lost a race on the
+// list's ETag (index entities and index blobs alike): many writers may add
+// to one popular value's list at once, so it tries long, with back-off.
+func listRetry() table.RetryOptions {
+	return table.RetryOptions{MaxAttempts: 64, BaseDelay: 5 * time.Millisecond, MaxDelay: 500 * time.Millisecond}
 }
 
 // Table is the typed table of the indexed entities.
@@ -260,8 +268,8 @@ func partNumber(rk string) (int, error) {
 }
 
 // removeFrom returns the operation that takes id out of value's list, or
-// false when no part holds it. A part left empty is deleted.
-func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (batch.Op, bool, error) {
+// nil when no part holds it. A part left empty is deleted.
+func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (*batch.Op, error) {
 	for _, p := range parts {
 		i := slices.Index(p.ids, id)
 		if i < 0 {
@@ -269,19 +277,21 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		}
 		rest := slices.Delete(slices.Clone(p.ids), i, i+1)
 		if len(rest) == 0 {
-			return batch.Delete(pk, p.rowKey).IfMatch(p.etag), true, nil
+			op := batch.Delete(pk, p.rowKey).IfMatch(p.etag)
+			return &op, nil
 		}
 		// The part shrinks, so it is written even if it holds more than
 		// this index's MaxListUnits (another writer's setting); only what
 		// one entity holds at all bounds it.
 		e, err := x.encodePart(pk, p.rowKey, value, rest, DefaultMaxListUnits)
 		if err != nil {
-			return batch.Op{}, false, err
+			return nil, err
 		}
 		e.ETag = p.etag
-		return batch.Update(e, table.Replace), true, nil
+		op := batch.Update(e, table.Replace)
+		return &op, nil
 	}
-	return batch.Op{}, false, nil
+	return nil, nil
 }
 
 // Stats counts the rounds an operation took: 1 without contention.
@@ -385,16 +395,11 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 		if err != nil {
 			return nil, err
 		}
-		op, ok, err := x.removeFrom(m.PartitionKey, value, m.RowKey, parts)
-		if err != nil {
-			return nil, err
+		op, err := x.removeFrom(m.PartitionKey, value, m.RowKey, parts)
+		if err != nil || op == nil {
+			return tx, err
 		}
-		if ok {
-			if err := tx.Append(op); err != nil {
-				return nil, err
-			}
-		}
-		return tx, nil
+		return tx, tx.Append(*op)
 	})
 }
 
@@ -434,12 +439,12 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 		if err != nil {
 			return nil, err
 		}
-		op, ok, err := x.removeFrom(pm.PartitionKey, oldV, pm.RowKey, oldParts)
+		op, err := x.removeFrom(pm.PartitionKey, oldV, pm.RowKey, oldParts)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			if err := tx.Append(op); err != nil {
+		if op != nil {
+			if err := tx.Append(*op); err != nil {
 				return nil, err
 			}
 		}

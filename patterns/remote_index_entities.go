@@ -106,11 +106,7 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options
 // Remove takes id out of value's list (no change if it is not there).
 func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
-		o, ok, err := r.x.removeFrom(r.partition, value, id, parts)
-		if err != nil || !ok {
-			return nil, err
-		}
-		return &o, nil
+		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
@@ -135,7 +131,7 @@ func NewBlobIndex(blobs consistency.Blobs, container, prefix string) (*BlobIndex
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	return &BlobIndex{blobs: blobs, container: container, prefix: prefix, retry: table.RetryOptions{MaxAttempts: 64, BaseDelay: 5 * time.Millisecond, MaxDelay: 500 * time.Millisecond}}, nil
+	return &BlobIndex{blobs: blobs, container: container, prefix: prefix, retry: listRetry()}, nil
 }
 
 func (b *BlobIndex) name(value string) (string, error) {
