@@ -1,0 +1,140 @@
+package patterns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// BlobIndex keeps value → IDs lists in blobs, one per value (option 1), for
+// lists beyond what index entities hold. A change reads the blob and writes
+// it back with If-Match (If-None-Match: * when it is new), retrying lost
+// races.
+type BlobIndex struct {
+	blobs     consistency.Blobs
+	container string
+	prefix    string
+	retry     table.RetryOptions
+}
+
+// NewBlobIndex keeps lists in container under names that start with prefix.
+func NewBlobIndex(blobs consistency.Blobs, container, prefix string) (*BlobIndex, error) {
+	if err := keys.ValidateContainerName(container); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	return &BlobIndex{blobs: blobs, container: container, prefix: prefix, retry: listRetry()}, nil
+}
+
+func (b *BlobIndex) name(value string) (string, error) {
+	enc, err := keys.EncodeTuple(value)
+	if err != nil {
+		return "", err
+	}
+	n := b.prefix + enc
+	return n, keys.ValidateBlobName(n)
+}
+
+// read returns the list and its ETag ("" when the blob does not exist).
+func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
+	resp, err := b.blobs.DownloadStream(ctx, b.container, name, nil)
+	err = redact.Error(err) // a transport error names the URL, SAS token included
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, "", err
+	}
+	ids, err := idlist.Decode(string(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("patterns: index blob %s: %w", name, err)
+	}
+	return ids, *resp.ETag, nil
+}
+
+func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
+	name, err := b.name(value)
+	if err != nil {
+		return &table.InputError{Op: op, Field: "value", Rule: err}
+	}
+	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
+		ids, etag, err := b.read(ctx, name)
+		if err != nil {
+			return err
+		}
+		next, changed := f(ids)
+		if !changed {
+			return nil
+		}
+		list, err := idlist.Encode(next)
+		if err != nil {
+			return &table.InputError{Op: op, Field: "id", Rule: err}
+		}
+		cond := &blob.ModifiedAccessConditions{IfMatch: &etag}
+		if etag == "" {
+			cond = &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}
+		}
+		_, err = b.blobs.UploadBuffer(ctx, b.container, name, []byte(list), &azblob.UploadBufferOptions{AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: cond}})
+		err = redact.Error(err) // a transport error names the URL, SAS token included
+		var re *azcore.ResponseError
+		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
+			// 412 (changed since read) or 409 (created since): a lost race,
+			// which RetryOnConflict retries.
+			return &lostRaceError{Op: op, Err: err}
+		}
+		return err
+	})
+	return err
+}
+
+// Add puts id in value's list.
+func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+	if err := idlist.CheckID(id); err != nil {
+		return &table.InputError{Op: "BlobIndex.Add", Field: "id", Rule: err}
+	}
+	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
+		if slices.Contains(ids, id) {
+			return ids, false
+		}
+		return append(ids, id), true
+	})
+}
+
+// Remove takes id out of value's list.
+func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
+	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
+		i := slices.Index(ids, id)
+		if i < 0 {
+			return ids, false
+		}
+		return slices.Delete(ids, i, i+1), true
+	})
+}
+
+// IDs returns value's list: one request.
+func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
+	name, err := b.name(value)
+	if err != nil {
+		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
+	}
+	ids, _, err := b.read(ctx, name)
+	return ids, err
+}

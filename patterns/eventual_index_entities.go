@@ -1,0 +1,259 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// ListIndexMessageType is the message type of EventualIndexEntities updates.
+//
+// Indexes that share a worker need distinct Names (see MessageType).
+const ListIndexMessageType = "tablekit.listindex.v1"
+
+type listMessage struct {
+	PK  string `json:"pk"`
+	RK  string `json:"rk"`
+	Old string `json:"old,omitempty"` // the value before the change, if it had one
+}
+
+// EventualIndexEntities keeps an IDList (index entities elsewhere, or
+// blobs) eventually consistent with a table of entities: Notify enqueues
+// keys and the value the entity had; Handle reads the entity and makes the
+// lists match it (its ID in its current value's list, out of the old one).
+// The window of inconsistency is the queue's latency; after the queue
+// drains, every list holds exactly the entities with that value.
+type EventualIndexEntities[T any] struct {
+	tbl     *table.Table[T]
+	list    IDList
+	value   func(*T) string
+	sender  *consistency.Sender
+	delay   time.Duration
+	msgType string
+	badName error // a Name that makes no message type, refused by Write
+}
+
+// EventualIndexEntitiesOptions configure NewEventualIndexEntities. nil
+// means the defaults.
+type EventualIndexEntitiesOptions struct {
+	// PublishDelay hides a change's message until Write has run the write
+	// (Write then shows it at once); after a crash in between, or when the
+	// SDK retried the enqueue after a lost response, a message appears
+	// when the delay ends. Default: PublishDelay (30 s).
+	PublishDelay time.Duration
+	// Name names the index in its message type
+	// ("tablekit.listindex.<Name>.v1", see MessageType), so several indexes
+	// can share one queue and one worker; letters, digits, "_", "-" and
+	// ".". An invalid Name makes Write fail with ErrBadDefinition before
+	// any request. Default: "", and the type is ListIndexMessageType.
+	Name string
+}
+
+// NewEventualIndexEntities indexes the entities of tbl by value into list.
+func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
+	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: PublishDelay}
+	var name string
+	if opts != nil {
+		if opts.PublishDelay > 0 {
+			e.delay = opts.PublishDelay
+		}
+		name = opts.Name
+	}
+	e.msgType, e.badName = messageType("tablekit.listindex", name)
+	return e
+}
+
+// MessageType is the type of this index's messages: register Handle under
+// it (Worker.Handle(e.MessageType(), e.Handle)).
+func (e *EventualIndexEntities[T]) MessageType() string { return e.msgType }
+
+// ID names an entity in the lists: the tuple of its keys.
+func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
+
+// PublishDelay is the default time a change's message stays hidden if the
+// process dies between writing the entity and showing the message.
+const PublishDelay = 30 * time.Second
+
+// Write runs write (the change of one entity: add, update or delete) with
+// its message sent around it, crash-safe (consistency.Sender.SendAround):
+// old is the value the entity had before, "" if none. Three requests
+// besides the write's.
+func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *EventualIndexEntitiesWriteOptions) error {
+	if e.badName != nil {
+		return e.badName
+	}
+	// The keys are checked before the message goes out: a key the table
+	// refuses would otherwise leave a message behind for a write that
+	// never happened.
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "PartitionKey", Rule: err}
+	}
+	if err := keys.ValidateRowKey(rowKey); err != nil {
+		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "RowKey", Rule: err}
+	}
+	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
+}
+
+// Handle is the consistency.Handler for MessageType. A message of another
+// type (another index's) is refused as permanent, never applied here.
+func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Message) error {
+	if m.Type != e.msgType {
+		return consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
+	}
+	var msg listMessage
+	if err := m.Decode(&msg); err != nil {
+		return err
+	}
+	id := ID(msg.PK, msg.RK)
+	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
+	current := ""
+	switch {
+	case table.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		current = e.value(v)
+	}
+	if current != "" {
+		if err := e.list.Add(ctx, current, id, nil); err != nil {
+			return err
+		}
+	}
+	if msg.Old != "" && msg.Old != current {
+		return e.list.Remove(ctx, msg.Old, id, nil)
+	}
+	return nil
+}
+
+// VerifyAll reads every entity of the table and the lists, and reports
+// each entity missing from its value's list (Missing), each listed ID
+// whose entity is gone or has another value (Orphans) and each ID listed
+// twice (Stale); IndexIssue.Primary is the ID and Copy the value. Lists of
+// values that no entity has are found when the list can enumerate its
+// values (RemoteIndexEntities); a BlobIndex, whose port cannot list blobs,
+// is checked for the values the entities have. progress, when set, is
+// called with the entities read so far.
+func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int), options *EventualIndexEntitiesVerifyAllOptions) (*IndexReport, error) {
+	r := &IndexReport{}
+	want := map[string][]string{}
+	for v, err := range e.tbl.Query(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		r.Primaries++
+		if progress != nil && r.Primaries%100 == 0 {
+			progress(r.Primaries)
+		}
+		if value := e.value(v); value != "" {
+			m := e.tbl.Meta(v)
+			want[value] = append(want[value], ID(m.PartitionKey, m.RowKey))
+		}
+	}
+	if progress != nil {
+		progress(r.Primaries)
+	}
+	var have map[string][]string
+	if l, ok := e.list.(interface {
+		lists(context.Context) (map[string][]string, error)
+	}); ok {
+		var err error
+		if have, err = l.lists(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		have = map[string][]string{}
+		for value := range want {
+			ids, err := e.list.IDs(ctx, value, nil)
+			if err != nil {
+				return nil, err
+			}
+			have[value] = ids
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(have)) {
+		wanted := map[string]bool{}
+		for _, id := range want[value] {
+			wanted[id] = true
+		}
+		listed := map[string]bool{}
+		for _, id := range have[value] {
+			r.Copies++
+			issue := IndexIssue{Index: e.msgType, Primary: id, Copy: value}
+			switch {
+			case listed[id]:
+				r.Stale = append(r.Stale, issue)
+			case !wanted[id]:
+				r.Orphans = append(r.Orphans, issue)
+			}
+			listed[id] = true
+		}
+	}
+	for _, value := range slices.Sorted(maps.Keys(want)) {
+		for _, id := range want[value] {
+			if !slices.Contains(have[value], id) {
+				r.Missing = append(r.Missing, IndexIssue{Index: e.msgType, Primary: id, Copy: value})
+			}
+		}
+	}
+	return r, nil
+}
+
+// RepairAll fixes what VerifyAll found, one list change at a time (each
+// guarded by its list's ETag): a missing ID is added; an orphan is removed
+// after a read of its entity confirms it still lacks the value (a change
+// since VerifyAll is left to the queue); a duplicate is removed once.
+// progress, when set, is called per issue fixed.
+func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *EventualIndexEntitiesRepairAllOptions) error {
+	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
+	done := 0
+	step := func() {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	for _, is := range r.Missing {
+		if err := e.list.Add(ctx, is.Copy, is.Primary, nil); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Orphans {
+		if pk, rk, ok := ownerKeys(is.Primary); ok {
+			v, err := e.tbl.Get(ctx, pk, rk, nil)
+			if err != nil && !table.IsNotFound(err) {
+				return err
+			}
+			if err == nil && e.value(v) == is.Copy {
+				step() // it has the value again: not an orphan any more
+				continue
+			}
+		}
+		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
+			return err
+		}
+		step()
+	}
+	for _, is := range r.Stale {
+		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
+			return err
+		}
+		step()
+	}
+	return nil
+}
+
+// EventualIndexEntitiesWriteOptions configure EventualIndexEntities.Write. There are none yet; pass nil.
+type EventualIndexEntitiesWriteOptions struct{}
+
+// EventualIndexEntitiesVerifyAllOptions configure EventualIndexEntities.VerifyAll. There are none yet; pass nil.
+type EventualIndexEntitiesVerifyAllOptions struct{}
+
+// EventualIndexEntitiesRepairAllOptions configure EventualIndexEntities.RepairAll. There are none yet; pass nil.
+type EventualIndexEntitiesRepairAllOptions struct{}
