@@ -68,8 +68,8 @@ var (
 	ErrBadDefinition = errors.New("eventstream: bad definition")
 )
 
-// Event is embedded in every event type of a Store. Append
-// fills it; Read returns it filled.
+// Event is embedded in every event type of a Store. Append fills it;
+// Read returns it filled.
 type Event struct {
 	table.Meta
 	// Version is the event's position in its stream: 1 for the first.
@@ -158,8 +158,9 @@ type Options struct {
 	TableName string
 }
 
-// Store is an append-only sequence of events of type E per
-// PartitionKey, on entity group transactions (Streamstone's design): a
+// Store keeps streams of events of type E in one table: each stream is an
+// append-only sequence in a partition of its own (the stream ID is the
+// PartitionKey), on entity group transactions (Streamstone's design): a
 // header entity holds the committed version, each event is a row keyed by
 // its version, and an event with an ID has a second row keyed by the ID.
 // An append writes the header, guarded by the ETag the writer read, with
