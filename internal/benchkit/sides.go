@@ -40,6 +40,7 @@ const (
 	EncodeStruct
 )
 
+// String is the encoding's name in the benchmark tables.
 func (e Encoding) String() string {
 	if e == EncodeStruct {
 		return "struct+json"
