@@ -86,7 +86,7 @@ type MoveSummary struct {
 // upsert of the entities (replacing, so a rerun converges) into the new
 // account, then their delete from the old one guarded by the ETags read.
 // Entities of partitions that do not move are read but never written.
-func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, error) {
+func (m *Migration) MoveTable(ctx context.Context, name string, _ *MoveTableOptions) (MoveSummary, error) {
 	var sum MoveSummary
 	var errs []error
 	for _, a := range m.from.accounts {
@@ -128,6 +128,9 @@ func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, er
 	return sum, errors.Join(errs...)
 }
 
+// MoveTableOptions configure MoveTable. There are none yet; pass nil.
+type MoveTableOptions struct{}
+
 // move copies group (one partition, at most 100 entities) from account a to
 // its new account, then deletes it from a guarded by the ETags read.
 func (m *Migration) move(ctx context.Context, a *Account, name string, group []*table.Generic, sum *MoveSummary) error {
@@ -142,12 +145,12 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 		deleteOps = append(deleteOps, batch.Delete(e.PartitionKey, e.RowKey).IfMatch(e.ETag))
 	}
 	sum.Requests++
-	if _, err := batch.Submit(ctx, dst.Table(name), copyOps...); err != nil {
+	if _, err := batch.Submit(ctx, dst.Table(name), copyOps, nil); err != nil {
 		return fmt.Errorf("accounts: copying partition %q to %q: %w", pk, dst.name, err)
 	}
 	sum.Copied += len(group)
 	sum.Requests++
-	if _, err := batch.Submit(ctx, a.Table(name), deleteOps...); err != nil {
+	if _, err := batch.Submit(ctx, a.Table(name), deleteOps, nil); err != nil {
 		if table.IsNotFound(err) {
 			// The SDK retried a delete whose answer was lost: the retry
 			// meets 404 although the first attempt deleted them all.

@@ -176,7 +176,7 @@ func TestRouterOverTwoFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.CreateTable(ctx, "orders"); err != nil {
+	if err := r.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	if svcs["east"].Count(fake.OpCreateTable) != 1 || svcs["west"].Count(fake.OpCreateTable) != 1 {
@@ -281,7 +281,7 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 	oldA.ClientOptions.PerCallPolicies = []policy.Policy{h}
 	from, _ := accounts.New([]accounts.Config{oldA, cfg(1)}, nil)
 	to, _ := accounts.New([]accounts.Config{cfg(0), cfg(1), cfg(2)}, nil)
-	if err := to.CreateTable(ctx, "orders"); err != nil {
+	if err := to.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	var ops []batch.Op
@@ -320,7 +320,7 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		}
 	}
 	h.armed.Store(true)
-	sum, err := m.MoveTable(ctx, "orders")
+	sum, err := m.MoveTable(ctx, "orders", nil)
 	if !errors.Is(err, accounts.ErrChangedDuringMove) || sum.Changed != 5 || sum.Partitions != movedParts || sum.Copied != 5*movedParts || sum.Deleted != 5*movedParts-5 {
 		t.Fatalf("first pass: %+v, %v", sum, err)
 	}
@@ -330,11 +330,11 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		t.Fatalf("the changed entity: %+v, %v", o, err)
 	}
 	// The rerun moves it, with its change.
-	sum, err = m.MoveTable(ctx, "orders")
+	sum, err = m.MoveTable(ctx, "orders", nil)
 	if err != nil || sum.Partitions != 1 || sum.Deleted != 5 {
 		t.Fatalf("second pass: %+v, %v", sum, err)
 	}
-	if sum, err = m.MoveTable(ctx, "orders"); err != nil || sum.Partitions != 0 {
+	if sum, err = m.MoveTable(ctx, "orders", nil); err != nil || sum.Partitions != 0 {
 		t.Fatalf("third pass: %+v, %v", sum, err)
 	}
 	total := 0
@@ -362,7 +362,7 @@ func TestRouterWriteStopsOnlyTheAccountOfABadOperation(t *testing.T) {
 	ctx := t.Context()
 	east, west := fake.NewTableService(nil), fake.NewTableService(nil)
 	r, _ := accounts.New([]accounts.Config{fakeConfig("east", east), fakeConfig("west", west)}, nil)
-	if err := r.CreateTable(ctx, "orders"); err != nil {
+	if err := r.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	// Find a partition of each account.
@@ -418,7 +418,7 @@ func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
 	oldA.ClientOptions.Retry.RetryDelay = time.Millisecond
 	from, _ := accounts.New([]accounts.Config{oldA}, nil)
 	to, _ := accounts.New([]accounts.Config{fakeConfig("a", a), fakeConfig("b", b)}, nil)
-	_ = to.CreateTable(ctx, "orders")
+	_ = to.CreateTable(ctx, "orders", nil)
 	var ops []batch.Op
 	for p := range 10 {
 		ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: fmt.Sprint("p", p), RowKey: "1"}}))
@@ -428,7 +428,7 @@ func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
 	}
 	m, _ := accounts.NewMigration(from, to)
 	lose.armed.Store(true) // the first delete's answer is lost
-	sum, err := m.MoveTable(ctx, "orders")
+	sum, err := m.MoveTable(ctx, "orders", nil)
 	if err != nil || sum.Deleted != sum.Copied || sum.Copied == 0 || lose.armed.Load() {
 		t.Fatalf("%+v, %v (lost: %v)", sum, err, !lose.armed.Load())
 	}

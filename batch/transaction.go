@@ -151,7 +151,7 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
 // *TransactionError that names the failed operation, its status and code;
 // nothing of the transaction was written.
-func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result, error) {
+func (tx *Transaction) Submit(ctx context.Context, client table.Client, _ *SubmitOptions) (*Result, error) {
 	if len(tx.ops) == 0 {
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
@@ -267,13 +267,17 @@ func (tx *Transaction) failure(err error) *TransactionError {
 	return te
 }
 
-// Submit builds one transaction from ops and sends it.
-func Submit(ctx context.Context, client table.Client, ops ...Op) (*Result, error) {
-	tx := NewTransaction(nil)
+// SubmitOptions configure Transaction.Submit. There are none yet; pass nil.
+type SubmitOptions struct{}
+
+// Submit builds one transaction from ops, configured by opts (nil: the
+// defaults of TransactionOptions), and sends it.
+func Submit(ctx context.Context, client table.Client, ops []Op, opts *TransactionOptions) (*Result, error) {
+	tx := NewTransaction(opts)
 	for _, op := range ops {
 		if err := tx.Append(op); err != nil {
 			return nil, err
 		}
 	}
-	return tx.Submit(ctx, client)
+	return tx.Submit(ctx, client, nil)
 }

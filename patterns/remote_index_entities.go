@@ -75,7 +75,7 @@ func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts 
 }
 
 func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
-	_, err := table.RetryOnConflict(ctx, &r.retry, func(int) error {
+	_, err := table.RetryOnConflict(ctx, func(int) error {
 		parts, err := r.x.read(ctx, name, r.partition, value)
 		if err != nil {
 			return err
@@ -84,9 +84,9 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 		if err != nil || o == nil {
 			return err
 		}
-		_, err = batch.Submit(ctx, r.client, *o)
+		_, err = batch.Submit(ctx, r.client, []batch.Op{*o}, nil)
 		return err
-	})
+	}, &r.retry)
 	return err
 }
 
@@ -175,7 +175,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 	if err != nil {
 		return &table.InputError{Op: op, Field: "value", Rule: err}
 	}
-	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		ids, etag, err := b.read(ctx, name)
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 			return &lostRaceError{Op: op, Err: err}
 		}
 		return err
-	})
+	}, &b.retry)
 	return err
 }
 

@@ -261,7 +261,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 // response was lost: the SDK's retry of an insert, or of a transaction
 // that inserts v, meets 409 although the write was the caller's. A missing
 // entity is (false, nil).
-func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
+func (t *Table[T]) Stored(ctx context.Context, v *T, _ *StoredOptions) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -275,6 +275,9 @@ func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 	}
 	return t.storedAs(ctx, v, plain)
 }
+
+// StoredOptions configure Stored. There are none yet; pass nil.
+type StoredOptions struct{}
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
@@ -428,7 +431,7 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 }
 
 // DeleteValue removes v's entity if it is still the version v was read at.
-func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
+func (t *Table[T]) DeleteValue(ctx context.Context, v *T, _ *DeleteValueOptions) error {
 	if v == nil {
 		return inputErr("Delete", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -439,6 +442,9 @@ func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
 	etag := m.ETag
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
+
+// DeleteValueOptions configure DeleteValue. There are none yet; pass nil.
+type DeleteValueOptions struct{}
 
 // Properties lists the property names T's fields are stored under.
 func (t *Table[T]) Properties() []string {
