@@ -131,6 +131,13 @@ func RetryOnConflict(ctx context.Context, round func(attempt int) error, opts *R
 // operation's own ID in the entity (a property naming the last change
 // applied) and return ErrNoChange when it is already there.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *ModifyOptions) (*T, error) {
+	ctx, end := t.span(ctx, "Modify", partitionKey)
+	v, err := t.modify(ctx, partitionKey, rowKey, change, opts)
+	end(err)
+	return v, err
+}
+
+func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *ModifyOptions) (*T, error) {
 	if change == nil {
 		return nil, inputErr("Modify", t.plan.typ.String(), "", ErrNilValue, "change func is nil")
 	}
