@@ -159,3 +159,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
+
+func TestTracingOnFake(t *testing.T)    { RunTracing(t, fakeEnv()) }
+func TestTracingOnAzurite(t *testing.T) { RunTracing(t, azuriteEnv(t)) }
