@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"sync"
@@ -270,6 +271,31 @@ func isBatch(req *policy.Request) bool {
 	return len(p) >= len("$batch") && p[len(p)-len("$batch"):] == "$batch"
 }
 
+// records is a slog.Handler that keeps every record with its attributes
+// as text.
+type records struct {
+	mu   sync.Mutex
+	list []struct {
+		slog.Record
+		attrs map[string]string
+	}
+}
+
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *records) WithGroup(string) slog.Handler            { return h }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	attrs := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.list = append(h.list, struct {
+		slog.Record
+		attrs map[string]string
+	}{r, attrs})
+	return nil
+}
+
 func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 	ctx := t.Context()
 	svcs := []*fake.TableService{fake.NewTableService(nil), fake.NewTableService(nil), fake.NewTableService(nil)}
@@ -320,9 +346,26 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		}
 	}
 	h.armed.Store(true)
-	sum, err := m.MoveTable(ctx, "orders", nil)
+	logs := &records{}
+	sum, err := m.MoveTable(ctx, "orders", &accounts.MoveTableOptions{Logger: slog.New(logs)})
 	if !errors.Is(err, accounts.ErrChangedDuringMove) || sum.Changed != 5 || sum.Partitions != movedParts || sum.Copied != 5*movedParts || sum.Deleted != 5*movedParts-5 {
 		t.Fatalf("first pass: %+v, %v", sum, err)
+	}
+	// The Logger saw each moved partition (5 entities: one group each):
+	// one warning, for the changed one, and an info record for the others.
+	infos, warns := 0, 0
+	for _, r := range logs.list {
+		switch {
+		case r.Level == slog.LevelInfo && r.attrs["entities"] == "5":
+			infos++
+		case r.Level == slog.LevelWarn && r.attrs["partition"] == victim && r.attrs["from"] == "a" && r.attrs["err"] != "":
+			warns++
+		default:
+			t.Errorf("unexpected record %s %q %v", r.Level, r.Message, r.attrs)
+		}
+	}
+	if infos != movedParts-1 || warns != 1 {
+		t.Errorf("%d info and %d warning records, want %d and 1", infos, warns, movedParts-1)
 	}
 	// The changed entity is still in its old account with its change.
 	tb, _ := table.New[order](svcs[0].NewClient("orders", nil), nil)
