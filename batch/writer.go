@@ -241,10 +241,6 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op], _ *WriteOptions) (
 	return w.write(ctx, ops)
 }
 
-// WriteOptions configure Writer.Write; the Writer's own are its
-// WriterOptions. There are none yet; pass nil.
-type WriteOptions struct{}
-
 // Span attributes of Writer.Write besides trace's own.
 const (
 	attrTransactions = "tablekit.transactions"
