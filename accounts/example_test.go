@@ -30,7 +30,7 @@ func ExampleRouter() {
 	if err != nil {
 		panic(err)
 	}
-	if err := r.CreateTable(ctx, "Orders"); err != nil {
+	if err := r.CreateTable(ctx, "Orders", nil); err != nil {
 		panic(err)
 	}
 
@@ -58,7 +58,7 @@ func ExampleRouter() {
 	// Growing to three accounts moves only the partitions the new one wins.
 	north := fake.NewTableService(nil)
 	grown, _ := accounts.New([]accounts.Config{config("east", east), config("west", west), config("north", north)}, nil)
-	_ = grown.CreateTable(ctx, "Orders")
+	_ = grown.CreateTable(ctx, "Orders", nil)
 	m, _ := accounts.NewMigration(r, grown)
 	moved := 0
 	for c := range 6 {
@@ -67,7 +67,7 @@ func ExampleRouter() {
 			fmt.Println("customer", c, "moves to", to.Name())
 		}
 	}
-	ms, err := m.MoveTable(ctx, "Orders")
+	ms, err := m.MoveTable(ctx, "Orders", nil)
 	if err != nil {
 		panic(err)
 	}

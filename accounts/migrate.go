@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
@@ -86,7 +87,11 @@ type MoveSummary struct {
 // upsert of the entities (replacing, so a rerun converges) into the new
 // account, then their delete from the old one guarded by the ETags read.
 // Entities of partitions that do not move are read but never written.
-func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, error) {
+func (m *Migration) MoveTable(ctx context.Context, name string, opts *MoveTableOptions) (MoveSummary, error) {
+	var log *slog.Logger
+	if opts != nil {
+		log = opts.Logger
+	}
 	var sum MoveSummary
 	var errs []error
 	for _, a := range m.from.accounts {
@@ -100,7 +105,17 @@ func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, er
 				return nil
 			}
 			defer func() { group = group[:0] }()
-			return m.move(ctx, a, name, group, &sum)
+			err := m.move(ctx, a, name, group, &sum)
+			if log != nil {
+				pk := group[0].PartitionKey
+				attrs := []any{"table", name, "partition", pk, "from", a.name, "to", m.to.For(pk).name, "entities", len(group)}
+				if err != nil {
+					log.WarnContext(ctx, "tablekit: partition not moved", append(attrs, "err", err)...)
+				} else {
+					log.InfoContext(ctx, "tablekit: partition moved", attrs...)
+				}
+			}
+			return err
 		}
 		last := ""
 		for e, err := range src.Query(ctx, nil) {
@@ -128,6 +143,16 @@ func (m *Migration) MoveTable(ctx context.Context, name string) (MoveSummary, er
 	return sum, errors.Join(errs...)
 }
 
+// MoveTableOptions configure MoveTable. nil means the defaults.
+type MoveTableOptions struct {
+	// Logger receives an info record per group of entities moved (one
+	// partition, at most 100 entities: a copy and a delete transaction)
+	// and a warning per group that was not, with the table, partition,
+	// both accounts and the entity count, so a long move shows its
+	// progress. Default: no logging.
+	Logger *slog.Logger
+}
+
 // move copies group (one partition, at most 100 entities) from account a to
 // its new account, then deletes it from a guarded by the ETags read.
 func (m *Migration) move(ctx context.Context, a *Account, name string, group []*table.Generic, sum *MoveSummary) error {
@@ -142,12 +167,12 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 		deleteOps = append(deleteOps, batch.Delete(e.PartitionKey, e.RowKey).IfMatch(e.ETag))
 	}
 	sum.Requests++
-	if _, err := batch.Submit(ctx, dst.Table(name), copyOps...); err != nil {
+	if _, err := batch.Submit(ctx, dst.Table(name), copyOps, nil); err != nil {
 		return fmt.Errorf("accounts: copying partition %q to %q: %w", pk, dst.name, err)
 	}
 	sum.Copied += len(group)
 	sum.Requests++
-	if _, err := batch.Submit(ctx, a.Table(name), deleteOps...); err != nil {
+	if _, err := batch.Submit(ctx, a.Table(name), deleteOps, nil); err != nil {
 		if table.IsNotFound(err) {
 			// The SDK retried a delete whose answer was lost: the retry
 			// meets 404 although the first attempt deleted them all.

@@ -191,7 +191,7 @@ func (r *Router) Table(partitionKey, name string) *aztables.Client {
 
 // CreateTable creates table name in every account; one that exists already
 // is fine. One request per account.
-func (r *Router) CreateTable(ctx context.Context, name string) error {
+func (r *Router) CreateTable(ctx context.Context, name string, _ *CreateTableOptions) error {
 	var errs []error
 	for _, a := range r.accounts {
 		if _, err := a.service.CreateTable(ctx, name, nil); err != nil && !table.IsAlreadyExists(err) {
@@ -200,6 +200,9 @@ func (r *Router) CreateTable(ctx context.Context, name string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// CreateTableOptions configure CreateTable. There are none yet; pass nil.
+type CreateTableOptions struct{}
 
 // Write bulk-writes ops to table name, each operation in the account of its
 // PartitionKey: one batch.Writer per account, all running at once, each
@@ -237,7 +240,7 @@ func (r *Router) Write(ctx context.Context, name string, ops iter.Seq[batch.Op],
 						return
 					}
 				}
-			})
+			}, nil)
 			// A writer that stopped early (a bad operation, a cancelled
 			// ctx) skips the rest of its feed, so the feed never blocks
 			// the other accounts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"sync"
@@ -176,7 +177,7 @@ func TestRouterOverTwoFakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.CreateTable(ctx, "orders"); err != nil {
+	if err := r.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	if svcs["east"].Count(fake.OpCreateTable) != 1 || svcs["west"].Count(fake.OpCreateTable) != 1 {
@@ -270,6 +271,31 @@ func isBatch(req *policy.Request) bool {
 	return len(p) >= len("$batch") && p[len(p)-len("$batch"):] == "$batch"
 }
 
+// records is a slog.Handler that keeps every record with its attributes
+// as text.
+type records struct {
+	mu   sync.Mutex
+	list []struct {
+		slog.Record
+		attrs map[string]string
+	}
+}
+
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *records) WithGroup(string) slog.Handler            { return h }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	attrs := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.list = append(h.list, struct {
+		slog.Record
+		attrs map[string]string
+	}{r, attrs})
+	return nil
+}
+
 func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 	ctx := t.Context()
 	svcs := []*fake.TableService{fake.NewTableService(nil), fake.NewTableService(nil), fake.NewTableService(nil)}
@@ -281,7 +307,7 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 	oldA.ClientOptions.PerCallPolicies = []policy.Policy{h}
 	from, _ := accounts.New([]accounts.Config{oldA, cfg(1)}, nil)
 	to, _ := accounts.New([]accounts.Config{cfg(0), cfg(1), cfg(2)}, nil)
-	if err := to.CreateTable(ctx, "orders"); err != nil {
+	if err := to.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	var ops []batch.Op
@@ -320,9 +346,26 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		}
 	}
 	h.armed.Store(true)
-	sum, err := m.MoveTable(ctx, "orders")
+	logs := &records{}
+	sum, err := m.MoveTable(ctx, "orders", &accounts.MoveTableOptions{Logger: slog.New(logs)})
 	if !errors.Is(err, accounts.ErrChangedDuringMove) || sum.Changed != 5 || sum.Partitions != movedParts || sum.Copied != 5*movedParts || sum.Deleted != 5*movedParts-5 {
 		t.Fatalf("first pass: %+v, %v", sum, err)
+	}
+	// The Logger saw each moved partition (5 entities: one group each):
+	// one warning, for the changed one, and an info record for the others.
+	infos, warns := 0, 0
+	for _, r := range logs.list {
+		switch {
+		case r.Level == slog.LevelInfo && r.attrs["entities"] == "5":
+			infos++
+		case r.Level == slog.LevelWarn && r.attrs["partition"] == victim && r.attrs["from"] == "a" && r.attrs["err"] != "":
+			warns++
+		default:
+			t.Errorf("unexpected record %s %q %v", r.Level, r.Message, r.attrs)
+		}
+	}
+	if infos != movedParts-1 || warns != 1 {
+		t.Errorf("%d info and %d warning records, want %d and 1", infos, warns, movedParts-1)
 	}
 	// The changed entity is still in its old account with its change.
 	tb, _ := table.New[order](svcs[0].NewClient("orders", nil), nil)
@@ -330,11 +373,11 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 		t.Fatalf("the changed entity: %+v, %v", o, err)
 	}
 	// The rerun moves it, with its change.
-	sum, err = m.MoveTable(ctx, "orders")
+	sum, err = m.MoveTable(ctx, "orders", nil)
 	if err != nil || sum.Partitions != 1 || sum.Deleted != 5 {
 		t.Fatalf("second pass: %+v, %v", sum, err)
 	}
-	if sum, err = m.MoveTable(ctx, "orders"); err != nil || sum.Partitions != 0 {
+	if sum, err = m.MoveTable(ctx, "orders", nil); err != nil || sum.Partitions != 0 {
 		t.Fatalf("third pass: %+v, %v", sum, err)
 	}
 	total := 0
@@ -362,7 +405,7 @@ func TestRouterWriteStopsOnlyTheAccountOfABadOperation(t *testing.T) {
 	ctx := t.Context()
 	east, west := fake.NewTableService(nil), fake.NewTableService(nil)
 	r, _ := accounts.New([]accounts.Config{fakeConfig("east", east), fakeConfig("west", west)}, nil)
-	if err := r.CreateTable(ctx, "orders"); err != nil {
+	if err := r.CreateTable(ctx, "orders", nil); err != nil {
 		t.Fatal(err)
 	}
 	// Find a partition of each account.
@@ -418,7 +461,7 @@ func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
 	oldA.ClientOptions.Retry.RetryDelay = time.Millisecond
 	from, _ := accounts.New([]accounts.Config{oldA}, nil)
 	to, _ := accounts.New([]accounts.Config{fakeConfig("a", a), fakeConfig("b", b)}, nil)
-	_ = to.CreateTable(ctx, "orders")
+	_ = to.CreateTable(ctx, "orders", nil)
 	var ops []batch.Op
 	for p := range 10 {
 		ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: fmt.Sprint("p", p), RowKey: "1"}}))
@@ -428,7 +471,7 @@ func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
 	}
 	m, _ := accounts.NewMigration(from, to)
 	lose.armed.Store(true) // the first delete's answer is lost
-	sum, err := m.MoveTable(ctx, "orders")
+	sum, err := m.MoveTable(ctx, "orders", nil)
 	if err != nil || sum.Deleted != sum.Copied || sum.Copied == 0 || lose.armed.Load() {
 		t.Fatalf("%+v, %v (lost: %v)", sum, err, !lose.armed.Load())
 	}

@@ -82,7 +82,7 @@ func TestSizeBoundsWhatIsSent(t *testing.T) {
 			}
 		}
 		rec.sizes = nil
-		_, _ = tx.Submit(t.Context(), c) // the updates of missing entities fail; the size is what counts
+		_, _ = tx.Submit(t.Context(), c, nil) // the updates of missing entities fail; the size is what counts
 		if len(rec.sizes) != 1 {
 			t.Fatalf("%s: %d requests", name, len(rec.sizes))
 		}
@@ -152,7 +152,7 @@ func TestRequestCounts(t *testing.T) {
 		for i := 0; i < n; i++ {
 			ops = append(ops, batch.Add(ev("p", i)))
 		}
-		if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+		if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := svc.Count(fake.OpBatch), (n+99)/100; got != want || svc.Total() != want {
@@ -171,7 +171,7 @@ func TestRequestCounts(t *testing.T) {
 			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
 		}
 	}
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := svc.Count(fake.OpBatch); got != 2+1+1+1 {
@@ -225,7 +225,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	// retry), so the transaction fails after exactly four requests.
 	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{BaseDelay: 1, MaxDelay: 1})
-	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}))
+	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil)
 	if err == nil || sum.Retries != 0 || sum.Failed != 1 {
 		t.Fatalf("after four 503s: %+v %v; want the transaction failed, no writer retry", sum, err)
 	}
@@ -234,7 +234,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	}
 
 	// A 409 is never retried; the failed partition stops, the others go on.
-	if _, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))})); err != nil {
+	if _, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil); err != nil {
 		t.Fatal(err)
 	}
 	svc.ResetCounts()
@@ -248,7 +248,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	}
 	var progress atomic.Int32
 	w = batch.NewWriter(c, &batch.WriterOptions{Parallelism: 2, Progress: func(batch.Summary) { progress.Add(1) }})
-	sum, err = w.Write(t.Context(), batch.Slice(ops))
+	sum, err = w.Write(t.Context(), batch.Slice(ops), nil)
 	var we *batch.WriteError
 	if !errors.As(err, &we) || len(we.Failures) != 1 || !errors.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("want one failed transaction, got %v", err)
@@ -268,7 +268,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
 	svc, c := newFake(t, nil)
 	ops := []batch.Op{batch.Add(ev("p", 1)), batch.Add(nil)}
-	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops))
+	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil)
 	var oe *batch.OpError
 	if !errors.As(err, &oe) || oe.Index != 1 || !errors.Is(err, table.ErrNilValue) {
 		t.Fatalf("bad op: %v", err)
@@ -278,7 +278,7 @@ func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := batch.NewWriter(c, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(ev("p", 1))})); !errors.Is(err, context.Canceled) {
+	if _, err := batch.NewWriter(c, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -292,7 +292,7 @@ func TestWriterParallelismIsBoundedAndPerPartitionSerial(t *testing.T) {
 			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
 		}
 	}
-	sum, err := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 3}).Write(t.Context(), batch.Slice(ops))
+	sum, err := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 3}).Write(t.Context(), batch.Slice(ops), nil)
 	if err != nil || sum.Transactions != 36 {
 		t.Fatalf("%+v %v", sum, err)
 	}
@@ -353,21 +353,21 @@ func (c *concurrency) Do(req *policy.Request) (*http.Response, error) {
 func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 	_, c := newFake(t, nil)
 	e := ev("p", 1)
-	if _, err := batch.Submit(t.Context(), c, batch.Add(e)); err != nil {
+	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(e)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	stale := *e
-	if _, err := batch.Submit(t.Context(), c, batch.Update(e, table.Merge)); err != nil {
+	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(e, table.Merge)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := batch.Submit(t.Context(), c, batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge))
+	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge)}, nil)
 	if !table.IsPreconditionFailed(err) || !table.IsConflict(err) || table.IsNotFound(err) || table.IsRetryable(err) {
 		t.Fatalf("classification of a 412 inside a transaction: %v", err)
 	}
-	attempts, err := table.RetryOnConflict(t.Context(), &table.RetryOptions{MaxAttempts: 3, BaseDelay: 1}, func(int) error {
-		_, err := batch.Submit(t.Context(), c, batch.Update(&stale, table.Merge))
+	attempts, err := table.RetryOnConflict(t.Context(), func(int) error {
+		_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(&stale, table.Merge)}, nil)
 		return err
-	})
+	}, &table.RetryOptions{MaxAttempts: 3, BaseDelay: 1})
 	var ce *table.ConflictError
 	if attempts != 3 || !errors.As(err, &ce) {
 		t.Fatalf("RetryOnConflict over transactions: %d, %v", attempts, err)
@@ -393,14 +393,14 @@ func TestWriterCrashMidwayThenRerunConverges(t *testing.T) {
 			cancel() // the process dies here
 		}
 	}})
-	sum, err := w.Write(ctx, batch.Slice(ops))
+	sum, err := w.Write(ctx, batch.Slice(ops), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted write: %+v %v", sum, err)
 	}
 	if n := svc.Len("events"); n%100 != 0 || n == 0 || n >= len(ops) {
 		t.Fatalf("after the crash %d entities: not whole transactions", n)
 	}
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err != nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := svc.Len("events"); n != len(ops) {

@@ -25,14 +25,14 @@ func Example() {
 	// The employee and its email index row change together, or not at all.
 	emp := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Name: "Don Hall", Email: "donh@contoso.com"}
 	byEmail := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_donh@contoso.com"}, Name: "Don Hall", Email: "donh@contoso.com"}
-	if _, err := batch.Submit(ctx, client, batch.Add(emp), batch.Add(byEmail)); err != nil {
+	if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(emp), batch.Add(byEmail)}, nil); err != nil {
 		panic(err)
 	}
 	fmt.Println("ETag recovered:", emp.ETag != "")
 
 	// A failed transaction names its operation; nothing of it is written.
 	other := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000152"}, Name: "Jun Cao"}
-	_, err := batch.Submit(ctx, client, batch.Add(other), batch.Add(byEmail))
+	_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(other), batch.Add(byEmail)}, nil)
 	var te *batch.TransactionError
 	if errors.As(err, &te) {
 		fmt.Println("failed at", te.Index, te.StatusCode, te.ErrorCode)
@@ -58,7 +58,7 @@ func ExampleWriter() {
 			ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: dept, RowKey: fmt.Sprintf("empid_%06d", i)}}))
 		}
 	}
-	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops))
+	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil)
 	if err != nil {
 		panic(err)
 	}

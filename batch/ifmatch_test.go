@@ -16,15 +16,15 @@ func TestOpIfMatch(t *testing.T) {
 	ctx := t.Context()
 	svc, c := newFake(t, nil)
 	a, b := ev("p", 1), ev("p", 2)
-	if _, err := batch.Submit(ctx, c, batch.Add(a), batch.Add(b)); err != nil {
+	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Add(a), batch.Add(b)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	old := a.ETag
-	if _, err := batch.Submit(ctx, c, batch.Update(a, table.Merge)); err != nil {
+	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, table.Merge)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The old version, over the value's current ETag: 412.
-	_, err := batch.Submit(ctx, c, batch.Update(a, table.Merge).IfMatch(old))
+	_, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, table.Merge).IfMatch(old)}, nil)
 	if !table.IsPreconditionFailed(err) {
 		t.Fatalf("update at an old version: %v", err)
 	}
@@ -32,14 +32,15 @@ func TestOpIfMatch(t *testing.T) {
 	blind := ev("p", 1)
 	bETag := b.ETag
 	if _, err := batch.Submit(ctx, c,
-		batch.Update(blind, table.Replace).IfMatch(azcore.ETagAny),
-		batch.Delete("p", b.RowKey).IfMatch(bETag),
+		[]batch.Op{batch.Update(blind, table.Replace).IfMatch(azcore.ETagAny),
+			batch.Delete("p", b.RowKey).IfMatch(bETag)},
+		nil,
 	); err != nil {
 		t.Fatal(err)
 	}
 	// Deprecated spellings keep working.
 	blind.ETag = ""
-	if _, err := batch.Submit(ctx, c, batch.UpdateAny(blind, table.Merge)); err != nil {
+	if _, err := batch.Submit(ctx, c, []batch.Op{batch.UpdateAny(blind, table.Merge)}, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -49,7 +50,7 @@ func TestOpIfMatch(t *testing.T) {
 		"upsert": batch.Upsert(ev("p", 3), table.Merge).IfMatch(old),
 		"empty":  batch.Delete("p", "x").IfMatch(""),
 	} {
-		_, err := batch.Submit(ctx, c, op)
+		_, err := batch.Submit(ctx, c, []batch.Op{op}, nil)
 		var ie *table.InputError
 		if !errors.As(err, &ie) || ie.Field != "IfMatch" {
 			t.Errorf("%s: %v, want an InputError on IfMatch", name, err)

@@ -35,7 +35,7 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	// Without IdempotentAdds the retry's 409 fails a transaction that was
 	// in fact committed: the ambiguity.
 	svc := fake.NewTableService(nil)
-	sum, err := batch.NewWriter(lossyClient(t, svc), nil).Write(t.Context(), batch.Slice(ops()))
+	sum, err := batch.NewWriter(lossyClient(t, svc), nil).Write(t.Context(), batch.Slice(ops()), nil)
 	if err == nil || sum.Failed != 1 || svc.Len("events") != 50 {
 		t.Fatalf("plain writer: %+v %v, %d stored", sum, err, svc.Len("events"))
 	}
@@ -43,7 +43,7 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	svc = fake.NewTableService(nil)
 	client := lossyClient(t, svc)
 	svc.ResetCounts()
-	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()))
+	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()), nil)
 	if err != nil || sum.Transactions != 1 || sum.Operations != 50 || sum.Resolved != 1 || sum.Reads != 1 {
 		t.Fatalf("idempotent writer: %+v %v", sum, err)
 	}
@@ -57,10 +57,10 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	client = lossyClient(t, svc)
 	other := ev("p", 7)
 	other.Payload = "someone else's"
-	if _, err := batch.Submit(t.Context(), svc.NewClient("events", nil), batch.Add(other)); err != nil {
+	if _, err := batch.Submit(t.Context(), svc.NewClient("events", nil), []batch.Op{batch.Add(other)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()))
+	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()), nil)
 	if !table.IsAlreadyExists(err) || sum.Resolved != 0 || sum.Failed != 1 {
 		t.Fatalf("conflict with a different entity: %+v %v", sum, err)
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -23,6 +25,7 @@ import (
 type Transaction struct {
 	codec *table.Codec
 	wire  bool
+	tr    trace.Tracer
 	ops   []*encoded
 	rows  map[string]int
 	size  int
@@ -44,6 +47,14 @@ type TransactionOptions struct {
 	// policy, the transaction fails with ErrNoWirePolicy and writes
 	// nothing. Default: false, the SDK builds the body.
 	WirePolicy bool
+	// TracingProvider opens a "Transaction.Submit" span per Submit, with
+	// the partition, the operation count and the outcome as attributes.
+	// Give it the provider the client was built with (for OpenTelemetry,
+	// azotel.NewTracingProvider): the SDK's HTTP span of the request is
+	// then its child. A transaction inside another tablekit span (a
+	// pattern's) is folded into that one. Default: the zero provider,
+	// which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // NewTransaction returns an empty transaction.
@@ -54,7 +65,9 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 	} else {
 		tx.codec = &table.Codec{}
 	}
-	tx.wire = opts != nil && opts.WirePolicy
+	if opts != nil {
+		tx.wire, tx.tr = opts.WirePolicy, trace.New(opts.TracingProvider)
+	}
 	return tx
 }
 
@@ -151,7 +164,21 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
 // *TransactionError that names the failed operation, its status and code;
 // nothing of the transaction was written.
-func (tx *Transaction) Submit(ctx context.Context, client table.Client) (*Result, error) {
+func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *SubmitOptions) (*Result, error) {
+	if !tx.tr.Enabled() {
+		return tx.submit(ctx, client, opts)
+	}
+	attrs := []tracing.Attribute{trace.Attr(trace.AttrOperations, tx.Len())}
+	if pk := tx.PartitionKey(); pk != "" {
+		attrs = append(attrs, trace.Attr(trace.AttrPartition, pk))
+	}
+	ctx, end := tx.tr.Start(ctx, "Transaction.Submit", attrs...)
+	res, err := tx.submit(ctx, client, opts)
+	end(err)
+	return res, err
+}
+
+func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *SubmitOptions) (*Result, error) {
 	if len(tx.ops) == 0 {
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
@@ -267,13 +294,17 @@ func (tx *Transaction) failure(err error) *TransactionError {
 	return te
 }
 
-// Submit builds one transaction from ops and sends it.
-func Submit(ctx context.Context, client table.Client, ops ...Op) (*Result, error) {
-	tx := NewTransaction(nil)
+// SubmitOptions configure Transaction.Submit. There are none yet; pass nil.
+type SubmitOptions struct{}
+
+// Submit builds one transaction from ops, configured by opts (nil: the
+// defaults of TransactionOptions), and sends it.
+func Submit(ctx context.Context, client table.Client, ops []Op, opts *TransactionOptions) (*Result, error) {
+	tx := NewTransaction(opts)
 	for _, op := range ops {
 		if err := tx.Append(op); err != nil {
 			return nil, err
 		}
 	}
-	return tx.Submit(ctx, client)
+	return tx.Submit(ctx, client, nil)
 }

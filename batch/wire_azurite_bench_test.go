@@ -87,7 +87,7 @@ func BenchmarkSubmitWireAzurite(b *testing.B) {
 						return err
 					}
 				}
-				if _, err := tx.Submit(ctx, client); err != nil {
+				if _, err := tx.Submit(ctx, client, nil); err != nil {
 					return err
 				}
 			}

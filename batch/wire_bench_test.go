@@ -83,7 +83,7 @@ func BenchmarkSubmitWire(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				res, err := tx.Submit(b.Context(), client)
+				res, err := tx.Submit(b.Context(), client, nil)
 				if err != nil || res.ETags[n-1] == "" {
 					b.Fatalf("%v %v", res, err)
 				}

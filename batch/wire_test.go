@@ -53,7 +53,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	if err := tx.Append(batch.UpdateAny(e, table.Merge)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := tx.Submit(t.Context(), client)
+	res, err := tx.Submit(t.Context(), client, nil)
 	if err != nil || len(res.ETags) != 1 || res.ETags[0] == "" {
 		t.Fatalf("%v %v", res, err)
 	}

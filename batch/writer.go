@@ -226,7 +226,7 @@ type partitionQueue struct {
 // The write as a whole is not atomic: each transaction is. A transaction
 // whose answer was lost may have committed; retrying it then fails (an Add
 // gets 409), and the failure says so.
-func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op]) (sum Summary, err error) {
+func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op], _ *WriteOptions) (sum Summary, err error) {
 	if w.optErr != nil {
 		return Summary{}, w.optErr
 	}
@@ -436,7 +436,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionError) {
 	delay := w.opts.BaseDelay
 	for attempt := 1; ; attempt++ {
-		_, err := tx.Submit(ctx, w.client)
+		_, err := tx.Submit(ctx, w.client, nil)
 		if err == nil {
 			return attempt, nil
 		}

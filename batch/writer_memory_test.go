@@ -50,7 +50,7 @@ func TestWriterSendsBeforeItHasEverything(t *testing.T) {
 			}
 		}
 	}
-	sum, err := batch.NewWriter(c, nil).Write(t.Context(), ops)
+	sum, err := batch.NewWriter(c, nil).Write(t.Context(), ops, nil)
 	if err != nil || sum.Operations != 5_000 {
 		t.Fatalf("write: %+v %v", sum, err)
 	}
@@ -68,7 +68,7 @@ func TestWriterKeepsItsMemoryBound(t *testing.T) {
 		svc, c := newFake(t, nil)
 		const budget = 128 << 10
 		w := batch.NewWriter(c, &batch.WriterOptions{MaxBufferedBytes: budget})
-		sum, err := w.Write(t.Context(), roundRobin(3_000, parts, "the quick brown fox jumps over the lazy dog"))
+		sum, err := w.Write(t.Context(), roundRobin(3_000, parts, "the quick brown fox jumps over the lazy dog"), nil)
 		if err != nil || sum.Operations != 3_000 {
 			t.Fatalf("%d partitions: %+v %v", parts, sum, err)
 		}

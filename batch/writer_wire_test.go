@@ -19,10 +19,10 @@ func TestWriterWithWirePolicySendsQuotedKeys(t *testing.T) {
 	e := ev("O'Brien", 1)
 	e.RowKey = "emp_O'Brien"
 	ops := []batch.Op{batch.Upsert(e, table.Merge)}
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops)); err == nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err == nil {
 		t.Fatal("an upsert on a quoted key went through the SDK's path")
 	}
-	sum, err := batch.NewWriter(c, &batch.WriterOptions{WirePolicy: true}).Write(t.Context(), batch.Slice(ops))
+	sum, err := batch.NewWriter(c, &batch.WriterOptions{WirePolicy: true}).Write(t.Context(), batch.Slice(ops), nil)
 	if err != nil || sum.Operations != 1 || svc.Count(fake.OpBatch) != 1 {
 		t.Fatalf("Writer with WirePolicy: %+v %v, %d batches", sum, err, svc.Count(fake.OpBatch))
 	}
@@ -30,7 +30,7 @@ func TestWriterWithWirePolicySendsQuotedKeys(t *testing.T) {
 	if err != nil || len(plan) != 1 {
 		t.Fatalf("Plan with WirePolicy: %v %v", plan, err)
 	}
-	if _, err := plan[0].Submit(t.Context(), c); err != nil {
+	if _, err := plan[0].Submit(t.Context(), c, nil); err != nil {
 		t.Fatalf("a planned transaction with WirePolicy: %v", err)
 	}
 }

@@ -111,7 +111,7 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 	}
 	newTable := func(t *testing.T, r *accounts.Router) string {
 		name := testenv.UniqueName("acct")
-		if err := r.CreateTable(ctx, name); err != nil {
+		if err := r.CreateTable(ctx, name, nil); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
@@ -207,11 +207,11 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 			}
 		}
 		hook.armed.Store(true)
-		sum, err := m.MoveTable(ctx, name)
+		sum, err := m.MoveTable(ctx, name, nil)
 		if !errors.Is(err, accounts.ErrChangedDuringMove) || sum.Changed != 3 || sum.Partitions != moved || sum.Deleted != 3*moved-3 {
 			t.Fatalf("first pass: %+v, %v", sum, err)
 		}
-		if sum, err = m.MoveTable(ctx, name); err != nil || sum.Partitions != 1 || sum.Deleted != 3 {
+		if sum, err = m.MoveTable(ctx, name, nil); err != nil || sum.Partitions != 1 || sum.Deleted != 3 {
 			t.Fatalf("second pass: %+v, %v", sum, err)
 		}
 		want[victim+"/1"].S = "changed"
@@ -251,7 +251,7 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		}
 		m, _ := accounts.NewMigration(old, both)
 		lose.armed.Store(true)
-		sum, err := m.MoveTable(ctx, name)
+		sum, err := m.MoveTable(ctx, name, nil)
 		if err != nil || sum.Copied == 0 || sum.Deleted != sum.Copied || lose.armed.Load() {
 			t.Fatalf("%+v, %v (answer lost: %v)", sum, err, !lose.armed.Load())
 		}

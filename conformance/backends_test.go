@@ -162,3 +162,5 @@ func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
 
 func TestIDListFormatOnFake(t *testing.T)    { RunIDListFormat(t, fakeEnv()) }
 func TestIDListFormatOnAzurite(t *testing.T) { RunIDListFormat(t, azuriteEnv(t)) }
+func TestTracingOnFake(t *testing.T)    { RunTracing(t, fakeEnv()) }
+func TestTracingOnAzurite(t *testing.T) { RunTracing(t, azuriteEnv(t)) }

@@ -34,7 +34,7 @@ func RunBatch(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		res, err := tx.Submit(ctx, client)
+		res, err := tx.Submit(ctx, client, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func RunBatch(t *testing.T, env Env) {
 		// A second transaction updates with the recovered ETags: they are real.
 		emps[3].Age = 300
 		emps[7].Age = 700
-		if _, err := batch.Submit(ctx, client, batch.Update(emps[3], table.Replace), batch.Update(emps[7], table.Merge), batch.DeleteValue(emps[9])); err != nil {
+		if _, err := batch.Submit(ctx, client, []batch.Op{batch.Update(emps[3], table.Replace), batch.Update(emps[7], table.Merge), batch.DeleteValue(emps[9])}, nil); err != nil {
 			t.Fatalf("updates guarded by recovered ETags: %v", err)
 		}
 		got, _ := tb.Get(ctx, "Sales", emps[7].RowKey, nil)
@@ -103,7 +103,7 @@ func RunBatch(t *testing.T, env Env) {
 				}
 			}
 			c.Reset()
-			_, err := tx.Submit(ctx, client)
+			_, err := tx.Submit(ctx, client, nil)
 			wantRequests(t, c, 1, "failed transaction")
 			var te *batch.TransactionError
 			if !errors.As(err, &te) {
@@ -167,7 +167,7 @@ func RunBatch(t *testing.T, env Env) {
 			at   int
 		}{"101 operations", hundredOne, batch.ErrTooManyOperations, 100})
 		for _, tc := range cases {
-			_, err := batch.Submit(ctx, client, tc.ops...)
+			_, err := batch.Submit(ctx, client, tc.ops, nil)
 			var oe *batch.OpError
 			if !errors.Is(err, tc.rule) || !errors.As(err, &oe) || oe.Index != tc.at {
 				t.Errorf("%s: %v, want %v at operation %d", tc.name, err, tc.rule, tc.at)
@@ -178,7 +178,7 @@ func RunBatch(t *testing.T, env Env) {
 
 	t.Run("update-only never upserts", func(t *testing.T) {
 		tb, _, client := newEmployees(t, env)
-		_, err := batch.Submit(ctx, client, batch.Update(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny))
+		_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny)}, nil)
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
@@ -201,7 +201,7 @@ func RunBatch(t *testing.T, env Env) {
 			ops = append(ops, batch.Update(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
 		}
 		ops = append(ops, batch.Delete("HR", keys.Uint64(0)))
-		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, batch.Slice(ops))
+		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, batch.Slice(ops), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func RunBatch(t *testing.T, env Env) {
 						FirstName: "E", LastName: fmt.Sprint(p*1000 + i), Age: i}))
 				}
 			}
-			sum, err := batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true, MaxAttempts: 10, BaseDelay: time.Millisecond}).Write(ctx, batch.Slice(ops))
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true, MaxAttempts: 10, BaseDelay: time.Millisecond}).Write(ctx, batch.Slice(ops), nil)
 			if err != nil {
 				t.Fatalf("faulty=%v: %v (%+v)", faulty, err, sum)
 			}

@@ -20,7 +20,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 	t.Helper()
 	e := func(pk, rk string) *Employee { return &Employee{Meta: table.Meta{PartitionKey: pk, RowKey: rk}} }
 	submit := func(ops ...batch.Op) func(context.Context) error {
-		return func(ctx context.Context) error { _, err := batch.Submit(ctx, env.tc, ops...); return err }
+		return func(ctx context.Context) error { _, err := batch.Submit(ctx, env.tc, ops, nil); return err }
 	}
 	// raw is a raw operation on (pk, rk) whose entity carries a string
 	// property of pad characters.
@@ -101,7 +101,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, opAt(4, nil)},
 		{"writer: bad operation in the stream", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			w := batch.NewWriter(env.tc, nil)
-			_, err := w.Write(ctx, batch.Slice([]batch.Op{batch.Add(e("p", "ok")), batch.Add(e("p", "a?b"))}))
+			_, err := w.Write(ctx, batch.Slice([]batch.Op{batch.Add(e("p", "ok")), batch.Add(e("p", "a?b"))}), nil)
 			return err
 		}, anyValidation()},
 

@@ -56,7 +56,7 @@ func TestCoreCatalogueGaps(t *testing.T) {
 	}
 	write := func(o batch.WriterOptions) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := batch.NewWriter(tc, &o).Write(ctx, batch.Slice([]batch.Op{op}))
+			_, err := batch.NewWriter(tc, &o).Write(ctx, batch.Slice([]batch.Op{op}), nil)
 			return err
 		}
 	}

@@ -135,7 +135,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 				t.Fatal(err)
 			}
 		}
-		p, err := tb.QueryPage(t.Context(), &table.QueryOptions{Filter: f, Top: 1}, "")
+		p, err := tb.QueryPage(t.Context(), "", &table.QueryOptions{Filter: f, Top: 1})
 		if err != nil || p.Next == "" {
 			t.Fatalf("no continuation token: %v", err)
 		}
@@ -151,7 +151,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := learned.QueryPage(t.Context(), nil, ""); err != nil {
+	if _, err := learned.QueryPage(t.Context(), "", nil); err != nil {
 		t.Fatal(err)
 	}
 	// One character of the token's payload changed: still base64, still
@@ -246,13 +246,13 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, inputRule(table.ErrUnsupportedType)},
 		{"raw entity in a batch: binary over 64 KiB", table.ErrBinaryTooLong, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, env.tc, batch.Add(rawEntity(map[string]table.Value{"B": table.BinaryValue(make([]byte, 64*1024+1))})))
+			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Add(rawEntity(map[string]table.Value{"B": table.BinaryValue(make([]byte, 64*1024+1))}))}, nil)
 			return err
 		}, opAt(0, inputField(table.ErrBinaryTooLong, "B"))},
 		{"raw entity in a batch: property name with a space", keys.ErrInvalidName, func(ctx context.Context) error {
 			ok := rawEntity(map[string]table.Value{"A": table.Int32Value(1)})
 			bad := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r2"}, Properties: map[string]table.Value{"a b": table.Int32Value(1)}}
-			_, err := batch.Submit(ctx, env.tc, batch.Upsert(ok, table.Merge), batch.Upsert(bad, table.Merge))
+			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(ok, table.Merge), batch.Upsert(bad, table.Merge)}, nil)
 			return err
 		}, opAt(1, inputRule(keys.ErrInvalidName))},
 
@@ -287,32 +287,32 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// continuation tokens and query options
 		{"continuation token of garbled base64", table.ErrBadToken, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, nil, "tk1.!!not base64!!")
+			_, err := emps.QueryPage(ctx, "tk1.!!not base64!!", nil)
 			return err
 		}, inputRule(table.ErrBadToken)},
 		{"continuation token without its version prefix", table.ErrBadToken, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, nil, bare)
+			_, err := emps.QueryPage(ctx, bare, nil)
 			return err
 		}, inputRule(table.ErrBadToken)},
 		{"continuation token cut short", table.ErrBadToken, func(ctx context.Context) error {
 			tok := "tk1." + base64.RawURLEncoding.EncodeToString([]byte(`{"p":"p","r":"r"}`))
-			_, err := emps.QueryPage(ctx, nil, tok[:len(tok)-5])
+			_, err := emps.QueryPage(ctx, tok[:len(tok)-5], nil)
 			return err
 		}, inputRule(table.ErrBadToken)},
 		{"continuation token of another filter", table.ErrBadToken, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, nil, filtered)
+			_, err := emps.QueryPage(ctx, filtered, nil)
 			return err
 		}, inputField(table.ErrBadToken, "token")},
 		{"continuation token of another table, once a page named the table", table.ErrBadToken, func(ctx context.Context) error {
-			_, err := learned.QueryPage(ctx, nil, foreign)
+			_, err := learned.QueryPage(ctx, foreign, nil)
 			return err
 		}, inputField(table.ErrBadToken, "token")},
 		{"continuation token with one character changed", table.ErrBadToken, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, nil, string(edited))
+			_, err := emps.QueryPage(ctx, string(edited), nil)
 			return err
 		}, inputField(table.ErrBadToken, "token")},
 		{"negative Top for a page", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, &table.QueryOptions{Top: -1}, "")
+			_, err := emps.QueryPage(ctx, "", &table.QueryOptions{Top: -1})
 			return err
 		}, inputField(table.ErrBadOption, "Top")},
 		{"negative Top for a query", table.ErrBadOption, func(ctx context.Context) error {
@@ -332,7 +332,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			for i := 0; i < 16; i++ {
 				fs = append(fs, table.Prop("N").Eq(int32(i)))
 			}
-			_, err := ents.QueryPage(ctx, &table.QueryOptions{Filter: table.Or(fs...)}, "")
+			_, err := ents.QueryPage(ctx, "", &table.QueryOptions{Filter: table.Or(fs...)})
 			return err
 		}, inputRule(table.ErrBadFilter)},
 		{"raw query: select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {

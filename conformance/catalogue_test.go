@@ -210,36 +210,36 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"Top over 1000 for a page", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := emps.QueryPage(ctx, &table.QueryOptions{Top: 1001}, "")
+			_, err := emps.QueryPage(ctx, "", &table.QueryOptions{Top: 1001})
 			return err
 		}},
-		{"continuation token not from Page.Next", table.ErrBadToken, func(ctx context.Context) error { _, err := emps.QueryPage(ctx, nil, "forged"); return err }},
+		{"continuation token not from Page.Next", table.ErrBadToken, func(ctx context.Context) error { _, err := emps.QueryPage(ctx, "forged", nil); return err }},
 		{"select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
 			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Select: []string{"bad name"}}))
 			return err
 		}},
 		// transactions
-		{"empty transaction", batch.ErrEmpty, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc); return err }},
-		{"101 operations", batch.ErrTooManyOperations, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc, ops101...); return err }},
+		{"empty transaction", batch.ErrEmpty, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc, nil, nil); return err }},
+		{"101 operations", batch.ErrTooManyOperations, func(ctx context.Context) error { _, err := batch.Submit(ctx, tc, ops101, nil); return err }},
 		{"two PartitionKeys in a transaction", batch.ErrMixedPartitions, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, tc, batch.Add(e("a", "1")), batch.Add(e("b", "1")))
+			_, err := batch.Submit(ctx, tc, []batch.Op{batch.Add(e("a", "1")), batch.Add(e("b", "1"))}, nil)
 			return err
 		}},
 		{"a RowKey twice in a transaction", batch.ErrDuplicateRowKey, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, tc, batch.Add(e("a", "1")), batch.Delete("a", "1"))
+			_, err := batch.Submit(ctx, tc, []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "1")}, nil)
 			return err
 		}},
 		{"transaction request over 4 MiB", batch.ErrTooLarge, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, tc, batch.Add(big("1")), batch.Add(big("2")))
+			_, err := batch.Submit(ctx, tc, []batch.Op{batch.Add(big("1")), batch.Add(big("2"))}, nil)
 			return err
 		}},
 		{"single quote in the key of a batch update", batch.ErrQuoteInKey, func(ctx context.Context) error {
 			//lint:ignore SA1019 the deprecated spelling must keep working
-			_, err := batch.Submit(ctx, tc, batch.UpdateAny(e("p", "O'Brien"), table.Merge))
+			_, err := batch.Submit(ctx, tc, []batch.Op{batch.UpdateAny(e("p", "O'Brien"), table.Merge)}, nil)
 			return err
 		}},
 		{"raw entity without keys", table.ErrInvalidValue, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, tc, batch.Raw(batch.KindAdd, []byte(`{"Name":"x"}`), nil))
+			_, err := batch.Submit(ctx, tc, []batch.Op{batch.Raw(batch.KindAdd, []byte(`{"Name":"x"}`), nil)}, nil)
 			return err
 		}},
 		// messages

@@ -91,16 +91,16 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 	t.Run("a failed transaction's code is its failed operation's", func(t *testing.T) {
 		_, _, client := newEmployees(t, env)
 		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "dup"}}
-		if _, err := batch.Submit(ctx, client, batch.Add(e)); err != nil {
+		if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		for name, run := range map[string]func() error{
 			"Submit": func() error {
-				_, err := batch.Submit(ctx, client, batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "other"}}), batch.Add(e))
+				_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "other"}}), batch.Add(e)}, nil)
 				return err
 			},
 			"Writer": func() error {
-				_, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}))
+				_, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}), nil)
 				return err
 			},
 		} {
@@ -130,7 +130,7 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 		client := tb.Client()
 		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}}
 		_, getErr := tb.Get(ctx, "Sales", "1", nil)
-		_, subErr := batch.Submit(ctx, client, batch.Add(e))
+		_, subErr := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil)
 		cases := map[string]error{
 			"Get":                getErr,
 			"Add":                tb.Add(ctx, e, nil),

@@ -247,8 +247,8 @@ func RunMoverVersions(t *testing.T, env Env) {
 // entity deletes the copy too.
 type withCopies struct{ *table.Table[Staff] }
 
-func (s withCopies) DeleteValue(ctx context.Context, v *Staff) error {
-	if err := s.Table.DeleteValue(ctx, v); err != nil {
+func (s withCopies) DeleteValue(ctx context.Context, v *Staff, _ *table.DeleteValueOptions) error {
+	if err := s.Table.DeleteValue(ctx, v, nil); err != nil {
 		return err
 	}
 	return s.Table.Delete(ctx, v.PartitionKey, "email_"+v.Email, &table.DeleteOptions{IfExists: true})

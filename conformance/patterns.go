@@ -477,7 +477,7 @@ func RunPatterns(t *testing.T, env Env) {
 		for _, n := range []string{"Sales", "Marketing", "HR"} {
 			ops = append(ops, batch.Add(&Dept{Meta: table.Meta{PartitionKey: "dept", RowKey: strings.ToLower(n)}, Name: n}))
 		}
-		if _, err := batch.Submit(ctx, client, ops...); err != nil {
+		if _, err := batch.Submit(ctx, client, ops, nil); err != nil {
 			t.Fatal(err)
 		}
 		now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)

@@ -139,7 +139,7 @@ func rawRoundTrip(t *testing.T, env Env) {
 		t.Fatalf("Query: %d, %v", len(all), err)
 	}
 	sameEntity(t, env, "Query", want, all[0])
-	page, err := tb.QueryPage(ctx, &table.QueryOptions{Filter: table.Partition("raw"), Select: []string{"I64", "G"}}, "")
+	page, err := tb.QueryPage(ctx, "", &table.QueryOptions{Filter: table.Partition("raw"), Select: []string{"I64", "G"}})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("QueryPage: %v", err)
 	}
@@ -185,7 +185,7 @@ func rawVerbs(t *testing.T, env Env) {
 		t.Fatalf("stale update: %v", err)
 	}
 	var ae *azcore.ResponseError
-	if !errors.As(tb.DeleteValue(ctx, &stale), &ae) || ae.StatusCode != 412 {
+	if !errors.As(tb.DeleteValue(ctx, &stale, nil), &ae) || ae.StatusCode != 412 {
 		t.Fatalf("stale delete kept no 412 in the chain")
 	}
 	// Modify works on raw entities too: read, change, write with the ETag.
@@ -197,7 +197,7 @@ func rawVerbs(t *testing.T, env Env) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.DeleteValue(ctx, got); !table.IsPreconditionFailed(err) {
+	if err := tb.DeleteValue(ctx, got, nil); !table.IsPreconditionFailed(err) {
 		t.Fatalf("delete of a version Modify replaced: %v", err)
 	}
 	cur, err := tb.Get(ctx, "p", "O'Brien", nil)
@@ -205,7 +205,7 @@ func rawVerbs(t *testing.T, env Env) {
 		t.Fatal(err)
 	}
 	c.Reset()
-	if err := tb.DeleteValue(ctx, cur); err != nil {
+	if err := tb.DeleteValue(ctx, cur, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.N() != 1 {
@@ -224,7 +224,7 @@ func rawBatch(t *testing.T, env Env) {
 	b := &table.Entity{Meta: table.Meta{PartitionKey: "raw", RowKey: "b"}}
 	b.Set("N", table.Int64Value(math.MaxInt64))
 	c.Reset()
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Add(a), batch.Upsert(b, table.Replace)); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(a), batch.Upsert(b, table.Replace)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.N() != 1 || a.ETag == "" || b.ETag == "" {
@@ -241,7 +241,7 @@ func rawBatch(t *testing.T, env Env) {
 	// Guarded update and delete in one transaction, with the ETags the
 	// batch recorded.
 	b.Set("M", table.StringValue("m"))
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Update(b, table.Merge), batch.DeleteValue(a)); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(b, table.Merge), batch.DeleteValue(a)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	gb, err := tb.Get(ctx, "raw", "b", nil)
@@ -298,7 +298,7 @@ func rawBadInput(t *testing.T, env Env) {
 			"Upsert": func() error { return tb.Upsert(ctx, tc.e, &table.UpsertOptions{Mode: table.Replace}) },
 			"Update": func() error { return tb.Update(ctx, tc.e, nil) },
 			"batch": func() error {
-				_, err := batch.Submit(ctx, tb.Client(), batch.Update(tc.e, table.Merge).IfMatch(azcore.ETagAny))
+				_, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(tc.e, table.Merge).IfMatch(azcore.ETagAny)}, nil)
 				return err
 			},
 		}
@@ -398,24 +398,24 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 	}
 	primary, byEmail, byName := mk("emp_O'Brien"), mk("email_o'brien@contoso.com"), mk("name_O'Brien_Don")
 	q1, q2, q3 := mk("'"), mk("''"), mk("a'b'c")
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Add(primary), batch.Add(byEmail), batch.Add(byName),
-		batch.Add(q1), batch.Add(q2), batch.Add(q3)); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(primary), batch.Add(byEmail), batch.Add(byName),
+		batch.Add(q1), batch.Add(q2), batch.Add(q3)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The index's delete: the entity at its version, and its copies.
 	c.Reset()
 	if _, err := batch.Submit(ctx, tb.Client(),
-		batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.Delete(pk, byName.RowKey).IfMatch(byName.ETag)); err != nil {
+		[]batch.Op{batch.DeleteValue(primary), batch.Delete(pk, byEmail.RowKey), batch.Delete(pk, byName.RowKey).IfMatch(byName.ETag)}, nil); err != nil {
 		t.Fatalf("index delete transaction on %q: %v", pk, err)
 	}
 	if c.N() != 1 {
 		t.Fatalf("delete transaction took %d requests", c.N())
 	}
 	// Keys made of quotes; a stale ETag still fails the transaction.
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.Delete(pk, "''").IfMatch(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`)); !table.IsPreconditionFailed(err) {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.Delete(pk, "''").IfMatch(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`)}, nil); !table.IsPreconditionFailed(err) {
 		t.Fatalf("stale DeleteIf on a quoted key: %v", err)
 	}
-	if _, err := batch.Submit(ctx, tb.Client(), batch.Delete(pk, "'"), batch.DeleteValue(q2)); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.DeleteValue(q2)}, nil); err != nil {
 		t.Fatalf("deletes of ' and '': %v", err)
 	}
 	all, err := table.Collect(tb.Query(ctx, nil))
@@ -430,7 +430,7 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 		"UpsertMerge": batch.Upsert(q3, table.Merge), "UpsertReplace": batch.Upsert(q3, table.Replace),
 	} {
 		c.Reset()
-		_, err := batch.Submit(ctx, tb.Client(), op)
+		_, err := batch.Submit(ctx, tb.Client(), []batch.Op{op}, nil)
 		var oe *batch.OpError
 		if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || c.N() != 0 {
 			t.Fatalf("%s on a quoted key: %v after %d requests, want ErrQuoteInKey before any", name, err, c.N())
@@ -469,7 +469,7 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 			return b.Update(ctx, v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny), Mode: table.Replace})
 		}},
 		{"batch Upsert", func(v *Employee) error {
-			_, err := batch.Submit(ctx, b.Client(), batch.Upsert(v, table.Replace))
+			_, err := batch.Submit(ctx, b.Client(), []batch.Op{batch.Upsert(v, table.Replace)}, nil)
 			return err
 		}},
 		{"raw view Upsert", func(v *Employee) error {
@@ -501,7 +501,7 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 			t.Errorf("%s into B changed the ETag read from A: %q, was %q", write.name, v.ETag, etagA)
 		}
 		// The guarded delete in A, as an index handler or a mover does.
-		if err := a.DeleteValue(ctx, v); err != nil {
+		if err := a.DeleteValue(ctx, v, nil); err != nil {
 			t.Fatalf("%s into B, then DeleteValue in A: %v", write.name, err)
 		}
 	}
@@ -518,7 +518,7 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 	if err := a.Update(ctx, v, nil); err != nil {
 		t.Fatalf("guarded Update with the ETag A's Upsert recorded: %v", err)
 	}
-	if err := a.DeleteValue(ctx, v); err != nil {
+	if err := a.DeleteValue(ctx, v, nil); err != nil {
 		t.Fatalf("DeleteValue with the ETag A's Update recorded: %v", err)
 	}
 }
@@ -541,7 +541,7 @@ func foreignTokens(t *testing.T, env Env) {
 		}
 	}
 	all := &table.QueryOptions{Filter: table.Partition("p"), Top: 2}
-	first, err := a.QueryPage(ctx, all, "")
+	first, err := a.QueryPage(ctx, "", all)
 	if err != nil || first.Next == "" {
 		t.Fatalf("first page: %v, Next %q", err, first.Next)
 	}
@@ -549,7 +549,7 @@ func foreignTokens(t *testing.T, env Env) {
 	restarted, _ := table.New[Employee](clientA, nil)
 	n, next := len(first.Items), first.Next
 	for next != "" {
-		p, err := restarted.QueryPage(ctx, all, next)
+		p, err := restarted.QueryPage(ctx, next, all)
 		if err != nil {
 			t.Fatalf("resume: %v", err)
 		}
@@ -570,26 +570,26 @@ func foreignTokens(t *testing.T, env Env) {
 	}
 	ca.Reset()
 	other := &table.QueryOptions{Filter: table.And(table.Partition("p"), table.Prop("Age").Ge(1)), Top: 2}
-	p, err := a.QueryPage(ctx, other, first.Next)
+	p, err := a.QueryPage(ctx, first.Next, other)
 	wantBad("token of another filter", ca, 0, err, p)
 	for _, garbled := range []string{first.Next[:len(first.Next)-3], first.Next + "A", "tk2.bm90IGEgdG9rZW4", "nonsense",
 		strings.Replace(first.Next, first.Next[8:9], string(first.Next[8]^1), 1)} {
 		ca.Reset()
-		p, err := a.QueryPage(ctx, all, garbled)
+		p, err := a.QueryPage(ctx, garbled, all)
 		wantBad("garbled token "+garbled, ca, 0, err, p)
 	}
 	// Another table: b learned its name from a query, so no request; a
 	// fresh Table over b's client learns it from the first response and
 	// returns none of its entities.
-	if _, err := b.QueryPage(ctx, all, ""); err != nil {
+	if _, err := b.QueryPage(ctx, "", all); err != nil {
 		t.Fatal(err)
 	}
 	cb.Reset()
-	p, err = b.QueryPage(ctx, all, first.Next)
+	p, err = b.QueryPage(ctx, first.Next, all)
 	wantBad("token of another table", cb, 0, err, p)
 	fresh, _ := table.New[Employee](clientB, nil)
 	cb.Reset()
-	p, err = fresh.QueryPage(ctx, all, first.Next)
+	p, err = fresh.QueryPage(ctx, first.Next, all)
 	wantBad("token of another table, table not yet known", cb, 1, err, p)
 	// Query (the iterator) never takes a token; Top still applies.
 	got, err := table.Collect(a.Query(ctx, all))
@@ -630,8 +630,8 @@ func emptyPartitionKey(t *testing.T, env Env) {
 		"Update":       func() error { return tb.Update(ctx, e, nil) },
 		"Get":          func() error { _, err := tb.Get(ctx, "", "r", nil); return err },
 		"Delete":       func() error { return tb.Delete(ctx, "", "r", nil) },
-		"batch Add":    func() error { _, err := batch.Submit(ctx, client, batch.Add(e)); return err },
-		"batch Delete": func() error { _, err := batch.Submit(ctx, client, batch.Delete("", "r")); return err },
+		"batch Add":    func() error { _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil); return err },
+		"batch Delete": func() error { _, err := batch.Submit(ctx, client, []batch.Op{batch.Delete("", "r")}, nil); return err },
 	} {
 		c.Reset()
 		err := op()
@@ -653,7 +653,7 @@ func emptyPartitionKey(t *testing.T, env Env) {
 	if err := tb.Update(ctx, r, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := batch.Submit(ctx, client, batch.DeleteValue(r)); err != nil {
+	if _, err := batch.Submit(ctx, client, []batch.Op{batch.DeleteValue(r)}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -693,7 +693,7 @@ func extraAndRawChecked(t *testing.T, env Env) {
 		}
 		c.Reset()
 		body := []byte(`{"PartitionKey":"p","RowKey":"r",` + strings.TrimPrefix(string(mustEncodeExtra(tc.v)), "{"))
-		_, err = batch.Submit(ctx, client, batch.Raw(batch.KindUpsertReplace, body, nil))
+		_, err = batch.Submit(ctx, client, []batch.Op{batch.Raw(batch.KindUpsertReplace, body, nil)}, nil)
 		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
 			t.Errorf("raw batch %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
 		}

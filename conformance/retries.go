@@ -194,7 +194,7 @@ func RunRetries(t *testing.T, env Env) {
 		return batch.NewWriter(client, &o)
 	}
 	write := func(w *batch.Writer, ops ...batch.Op) error {
-		_, err := w.Write(ctx, batch.Slice(ops))
+		_, err := w.Write(ctx, batch.Slice(ops), nil)
 		return err
 	}
 
@@ -250,7 +250,7 @@ func RunRetries(t *testing.T, env Env) {
 			{name: "batch Submit", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
 				persistent("Batch")()
 				arm()
-				_, err := batch.Submit(ctx, client, batch.Add(fresh("submit")))
+				_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
 				return err
 			}},
 			{name: "batch Writer", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
@@ -315,7 +315,7 @@ func RunRetries(t *testing.T, env Env) {
 		{name: "batch Submit", want: func(int) int { return 2 }, run: func(t *testing.T, arm func()) error {
 			lostOnce("Batch")
 			arm()
-			_, err := batch.Submit(ctx, client, batch.Add(fresh("submit")))
+			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
 			return err
 		}},
 		{name: "batch Writer", want: func(int) int { return 2 }, run: func(t *testing.T, arm func()) error {
@@ -360,7 +360,7 @@ func RunRetries(t *testing.T, env Env) {
 		{name: "batch Submit", want: func(int) int { return 1 }, run: func(t *testing.T, arm func()) error {
 			e := stored(t, "submit")
 			arm()
-			_, err := batch.Submit(ctx, client, batch.Add(e))
+			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil)
 			return err
 		}},
 		{name: "batch Writer", want: func(int) int { return 1 }, run: func(t *testing.T, arm func()) error {
@@ -410,7 +410,7 @@ func RunRetries(t *testing.T, env Env) {
 			e := stored(t, "submit")
 			e.ETag = staleETag(t, tb, e)
 			arm()
-			_, err := batch.Submit(ctx, client, batch.Update(e, table.Replace))
+			_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(e, table.Replace)}, nil)
 			return err
 		}},
 		{name: "batch Writer", want: func(int) int { return 1 }, run: func(t *testing.T, arm func()) error {
@@ -429,7 +429,7 @@ func RunRetries(t *testing.T, env Env) {
 		{name: "batch Submit", want: func(int) int { return 1 }, run: func(t *testing.T, arm func()) error {
 			faults.set(failInner503, -1, "Batch")
 			arm()
-			_, err := batch.Submit(ctx, client, batch.Add(fresh("submit")))
+			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
 			if !table.IsThrottled(err) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
 				t.Errorf("an operation throttled inside a transaction: IsThrottled %v, IsRetryable %v, StatusCode %d",
 					table.IsThrottled(err), table.IsRetryable(err), table.StatusCode(err))

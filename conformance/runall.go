@@ -82,6 +82,7 @@ func Suites() []Suite {
 		{"Periods", []Need{adv, svc}, withService(RunPeriods)},
 		{"IndexMove", []Need{tbl, q}, RunIndexMove},
 		{"IDListFormat", []Need{tbl, ctr}, RunIDListFormat},
+		{"Tracing", []Need{svc}, RunTracing},
 	}
 }
 

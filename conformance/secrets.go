@@ -70,10 +70,10 @@ func RunSecrets(t *testing.T, env Env) {
 	keep(err)
 	keep(tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000124"}}, nil))
 	keep(tb.Delete(ctx, "Sales", "000123", nil))
-	_, err = batch.Submit(ctx, scoped, batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000125"}}))
+	_, err = batch.Submit(ctx, scoped, []batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000125"}})}, nil)
 	keep(err)
 	_, err = batch.NewWriter(scoped, &batch.WriterOptions{Logger: logger, MaxAttempts: 2, BaseDelay: time.Millisecond}).
-		Write(ctx, batch.Slice([]batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000126"}})}))
+		Write(ctx, batch.Slice([]batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000126"}})}), nil)
 	keep(err)
 	_, err = tb.Modify(ctx, "Sales", "000123", func(e *Employee) error { e.Name = "Ben"; return nil }, nil)
 	keep(err)
@@ -214,10 +214,10 @@ func secretsInTransportFailures(t *testing.T, account, key, tableName, token str
 				keep(cname+" table Query", err)
 				break
 			}
-			_, err = batch.Submit(ctx, client, batch.Add(e))
+			_, err = batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil)
 			keep(cname+" batch Submit", err)
 			_, err = batch.NewWriter(client, &batch.WriterOptions{Logger: logger, BaseDelay: time.Millisecond}).
-				Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}))
+				Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}), nil)
 			keep(cname+" batch Writer", err)
 		}
 		qopts := &azqueue.ClientOptions{}

@@ -337,7 +337,7 @@ func RunSAS(t *testing.T, env Env) {
 	newAlice := func(rk string) batch.Op {
 		return batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"alice","RowKey":"`+rk+`"}`), nil)
 	}
-	_, err = batch.Submit(ctx, scoped, newAlice("b1"), newAlice("b2"))
+	_, err = batch.Submit(ctx, scoped, []batch.Op{newAlice("b1"), newAlice("b2")}, nil)
 	switch {
 	case err != nil && env.Fake == nil && table.StatusCode(err) == 403:
 		// The service authorizes a transaction by its operations; Azurite
@@ -346,7 +346,7 @@ func RunSAS(t *testing.T, env Env) {
 	case err != nil:
 		t.Fatalf("a transaction of adds in the token's range and permissions: %v", err)
 	}
-	_, err = batch.Submit(ctx, scoped, newAlice("b3"), batch.Delete("alice", "1"))
+	_, err = batch.Submit(ctx, scoped, []batch.Op{newAlice("b3"), batch.Delete("alice", "1")}, nil)
 	if table.StatusCode(err) != 403 {
 		t.Fatalf("a transaction with an operation the token may not do: %v, want 403", err)
 	}

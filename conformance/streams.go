@@ -214,10 +214,10 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 		c.Reset()
 		again := append(deposits("b", 2, 1), &Deposit{Event: eventstream.Event{ID: "a1"}, Amount: 5})
-		attempts, err := table.RetryOnConflict(ctx, nil, func(int) error {
+		attempts, err := table.RetryOnConflict(ctx, func(int) error {
 			_, err := s.Append(ctx, head, again, nil)
 			return err
-		})
+		}, nil)
 		var de *eventstream.DuplicateEventError
 		if !errors.As(err, &de) || de.ID != "a1" || de.Stream != "acct" || !errors.Is(err, eventstream.ErrDuplicateEvent) || table.IsConflict(err) || attempts != 1 {
 			t.Fatalf("duplicate: %v after %d attempts", err, attempts)

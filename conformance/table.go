@@ -175,7 +175,7 @@ func RunTable(t *testing.T, env Env) {
 			t.Fatalf("Delete with a stale ETag: %v", err)
 		}
 		c.Reset()
-		if err := tb.DeleteValue(ctx, replaced); err != nil {
+		if err := tb.DeleteValue(ctx, replaced, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Delete")
@@ -327,7 +327,7 @@ func RunTable(t *testing.T, env Env) {
 		var paged []string
 		token := ""
 		for pages := 0; ; pages++ {
-			p, err := tb.QueryPage(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 10}, token)
+			p, err := tb.QueryPage(ctx, token, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,10 +352,10 @@ func RunTable(t *testing.T, env Env) {
 			t.Fatalf("Top 7: %d, %v", len(top), err)
 		}
 		c.Reset()
-		if _, err := tb.QueryPage(ctx, &table.QueryOptions{Top: 1001}, ""); !errors.Is(err, table.ErrBadOption) {
+		if _, err := tb.QueryPage(ctx, "", &table.QueryOptions{Top: 1001}); !errors.Is(err, table.ErrBadOption) {
 			t.Fatalf("Top 1001: %v", err)
 		}
-		if _, err := tb.QueryPage(ctx, nil, "garbage"); !errors.Is(err, table.ErrBadToken) {
+		if _, err := tb.QueryPage(ctx, "garbage", nil); !errors.Is(err, table.ErrBadToken) {
 			t.Fatalf("bad token: %v", err)
 		}
 		wantRequests(t, c, 0, "bad Top and token")

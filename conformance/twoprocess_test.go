@@ -80,7 +80,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 				e := emp("Sales", fmt.Sprintf("%06d", (g*3+k)%soakCross), "F", "L", fmt.Sprintf("p%dg%dk%02d@contoso.com", proc, g, k))
 				// Put reads the primary and writes over that version: a lost
 				// race (or a lost response) is a conflict, so go round.
-				_, err := table.RetryOnConflict(ctx, &table.RetryOptions{MaxAttempts: 100}, func(int) error { return cross.Put(ctx, e, nil) })
+				_, err := table.RetryOnConflict(ctx, func(int) error { return cross.Put(ctx, e, nil) }, &table.RetryOptions{MaxAttempts: 100})
 				if err != nil {
 					errs <- fmt.Errorf("inter-partition Put %s: %w", e.RowKey, err)
 					return
@@ -203,7 +203,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	for i := 0; i < soakMoves; i++ {
 		ops = append(ops, batch.Add(staff(fmt.Sprintf("%06d", i), "F", "L", "", i)))
 	}
-	if _, err := batch.NewWriter(current, nil).Write(ctx, batch.Slice(ops)); err != nil {
+	if _, err := batch.NewWriter(current, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)

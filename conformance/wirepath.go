@@ -109,7 +109,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 				return nil, err
 			}
 		}
-		return tx.Submit(ctx, tb.Client())
+		return tx.Submit(ctx, tb.Client(), nil)
 	}
 	a, b, q, qq := mk("emp_O'Brien", 1), mk("a'b'c", 1), mk("'", 1), mk("''", 1)
 	if _, err := submit(batch.Add(a), batch.Add(b), batch.Add(q), batch.Add(qq)); err != nil {
@@ -194,7 +194,7 @@ func wireWithoutPolicy(t *testing.T, env Env) {
 		if err := tx.Append(op); err != nil {
 			t.Fatal(err)
 		}
-		_, err := tx.Submit(ctx, tb.Client())
+		_, err := tx.Submit(ctx, tb.Client(), nil)
 		var oe *batch.OpError
 		if !errors.Is(err, batch.ErrNoWirePolicy) || !errors.As(err, &oe) || c.N() != 1 {
 			t.Fatalf("%v without the policy: %v after %d requests, want ErrNoWirePolicy after 1", op.Kind, err, c.N())
@@ -329,7 +329,7 @@ func wireDifferential(t *testing.T, env Env) {
 		}
 		ca.Reset()
 		cb.Reset()
-		_, errA := batch.Submit(ctx, ta.Client(), opsA...)
+		_, errA := batch.Submit(ctx, ta.Client(), opsA, nil)
 		txB := batch.NewTransaction(&batch.TransactionOptions{WirePolicy: true})
 		var errB error
 		for _, op := range opsB {
@@ -338,7 +338,7 @@ func wireDifferential(t *testing.T, env Env) {
 			}
 		}
 		if errB == nil {
-			_, errB = txB.Submit(ctx, tbw.Client())
+			_, errB = txB.Submit(ctx, tbw.Client(), nil)
 		}
 		if ca.N() != cb.N() || ca.N() != 1 {
 			t.Fatalf("round %d: %d requests on the SDK path, %d on the own path, want 1", round, ca.N(), cb.N())

@@ -91,7 +91,7 @@ type Source[T any] interface {
 	// DeleteValue removes v only at the version of v's ETag: a changed
 	// entity is table.ErrPreconditionFailed, a missing one
 	// table.ErrNotFound (both are handled).
-	DeleteValue(ctx context.Context, v *T) error
+	DeleteValue(ctx context.Context, v *T, o *table.DeleteValueOptions) error
 	// Meta returns the Meta embedded in v.
 	Meta(v *T) *table.Meta
 }
@@ -233,7 +233,7 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	if err := m.to.Put(ctx, &cp); err != nil {
 		return err
 	}
-	err = m.from.DeleteValue(ctx, src)
+	err = m.from.DeleteValue(ctx, src, nil)
 	switch {
 	case err == nil, table.IsNotFound(err):
 		return nil
@@ -578,7 +578,7 @@ func submitAll(ctx context.Context, client table.Client, ops []batch.Op) error {
 		return err
 	}
 	for _, tx := range txs {
-		if _, err := tx.Submit(ctx, client); err != nil {
+		if _, err := tx.Submit(ctx, client, nil); err != nil {
 			return err
 		}
 	}

@@ -730,7 +730,7 @@ func appendAll(tx *batch.Transaction, ops []batch.Op) error {
 // send submits tx, which writes the header h and events c, and turns its
 // failure into the stream's errors.
 func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *streamHeadRow, c chunk, last bool) error {
-	_, err := tx.Submit(ctx, r.s.client)
+	_, err := tx.Submit(ctx, r.s.client, nil)
 	if err == nil {
 		r.head = *h
 		return nil
@@ -817,7 +817,7 @@ func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 				ops = append(ops, batch.Delete(row.PartitionKey, streamIDPrefix+row.ID))
 			}
 		}
-		if _, err := batch.Submit(ctx, s.client, ops...); err != nil {
+		if _, err := batch.Submit(ctx, s.client, ops, nil); err != nil {
 			var te *batch.TransactionError
 			if errors.As(err, &te) && te.Index == 0 {
 				return &ConcurrencyError{Stream: h.PartitionKey, Expected: from, Err: err}

@@ -278,14 +278,14 @@ func BenchmarkEventStreamAppends(b *testing.B) {
 				s, _ := eventstream.New[deposited](newTable(b), nil)
 				b.StartTimer()
 				runWriters(b, c.writers, n, func(ctx context.Context, i int) error {
-					_, err := table.RetryOnConflict(ctx, backoff, func(int) error {
+					_, err := table.RetryOnConflict(ctx, func(int) error {
 						head, err := s.Open(ctx, "bench", nil)
 						if err != nil {
 							return err
 						}
 						_, err = s.Append(ctx, head, events(i, c.per), nil)
 						return err
-					})
+					}, backoff)
 					return err
 				})
 			}

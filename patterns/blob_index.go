@@ -75,7 +75,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 	if err != nil {
 		return &table.InputError{Op: op, Field: "value", Rule: err}
 	}
-	_, err = table.RetryOnConflict(ctx, &b.retry, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		ids, etag, err := b.read(ctx, name)
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 			return &lostRaceError{Op: op, Err: err}
 		}
 		return err
-	})
+	}, &b.retry)
 	return err
 }
 

@@ -87,7 +87,7 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 			return err
 		}
 	}
-	_, err := tx.Submit(ctx, d.client)
+	_, err := tx.Submit(ctx, d.client, nil)
 	return err
 }
 

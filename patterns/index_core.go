@@ -180,7 +180,7 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 				}
 			}
 		}
-		if _, err := tx.Submit(ctx, client); err != nil {
+		if _, err := tx.Submit(ctx, client, nil); err != nil {
 			return err
 		}
 		sum.Transactions++

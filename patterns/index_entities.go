@@ -302,7 +302,7 @@ type Stats struct{ Attempts int }
 // ends the loop with that error.
 func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Transaction, error)) (Stats, error) {
 	var final error
-	attempts, err := table.RetryOnConflict(ctx, &x.retry, func(int) error {
+	attempts, err := table.RetryOnConflict(ctx, func(int) error {
 		tx, err := round()
 		if err != nil {
 			return err
@@ -310,14 +310,14 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 		if tx == nil {
 			return nil
 		}
-		_, err = tx.Submit(ctx, x.client)
+		_, err = tx.Submit(ctx, x.client, nil)
 		var te *batch.TransactionError
 		if errors.As(err, &te) && te.Index == 0 {
 			final = err
 			return nil
 		}
 		return err
-	})
+	}, &x.retry)
 	if err == nil {
 		err = final
 	}

@@ -202,7 +202,7 @@ func (x *IntraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 
 // submit sends tx and turns a unique copy's conflict into *ValueTakenError.
 func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transaction, uniqueAt map[int]int, v *T) error {
-	_, err := tx.Submit(ctx, x.client)
+	_, err := tx.Submit(ctx, x.client, nil)
 	var te *batch.TransactionError
 	if errors.As(err, &te) && te.StatusCode == http.StatusConflict {
 		if i, ok := uniqueAt[te.Index]; ok {
@@ -369,7 +369,7 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
 	var out *T
-	_, err = table.RetryOnConflict(ctx, opts, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		cur, err := x.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if err != nil {
 			return err
@@ -391,7 +391,7 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		}
 		out = &next
 		return nil
-	})
+	}, opts)
 	return out, err
 }
 
@@ -451,7 +451,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			}
 		}
 	}
-	_, err = tx.Submit(ctx, x.client)
+	_, err = tx.Submit(ctx, x.client, nil)
 	if err != nil && opts != nil && opts.IfExists && table.IsNotFound(err) {
 		return nil
 	}
@@ -725,7 +725,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 		ops = append(ops, batch.Delete(is.PartitionKey, is.Copy).IfMatch(is.CopyETag))
 	}
 	if len(ops) > 0 {
-		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops))
+		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops), nil)
 		sum.Transactions += s.Transactions
 		sum.Deleted += s.Operations
 		if err != nil {

@@ -306,7 +306,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		create = opts.Create
 	}
 	var result *T
-	_, err = table.RetryOnConflict(ctx, &ro, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		v, err := l.Get(ctx, partitionKey, rowKey, nil)
 		mode := updateMode
 		if err != nil {
@@ -338,7 +338,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		}
 		result = v
 		return nil
-	})
+	}, &ro)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		// A write whose answer was lost is retried by the SDK and meets
 		// 412 or 409 although it happened: the entity then names the new
 		// blobs, which no one else can know.
-		ok, serr := l.raw.Stored(ctx, s)
+		ok, serr := l.raw.Stored(ctx, s, nil)
 		switch {
 		case serr == nil && ok:
 			err = nil
@@ -619,7 +619,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 		return err
 	}
 	var refs map[string]blobRef
-	_, err = table.RetryOnConflict(ctx, nil, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 		if table.IsNotFound(err) {
 			refs = nil
@@ -631,7 +631,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 		refs = refsOf(s, l.fields)
 		etag := s.ETag
 		return l.raw.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, opt
 	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, logKeysTo), Top: n}
 	var out []*T
 	for token := ""; ; {
-		page, err := l.tbl.QueryPage(ctx, opts, token)
+		page, err := l.tbl.QueryPage(ctx, token, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -29,7 +29,7 @@ func (s interMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.Get
 
 func (s interMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
-func (s interMoveSource[T]) DeleteValue(ctx context.Context, v *T) error {
+func (s interMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
 	return s.x.Delete(ctx, v, nil)
 }
 
@@ -53,7 +53,7 @@ func (s intraMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.Get
 
 func (s intraMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
-func (s intraMoveSource[T]) DeleteValue(ctx context.Context, v *T) error {
+func (s intraMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
 	if v == nil {
 		return &table.InputError{Op: "IntraPartitionIndex.MoveSource.DeleteValue", Rule: table.ErrNilValue}
 	}

@@ -41,7 +41,7 @@ func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, opti
 	for _, v := range related {
 		ops = append(ops, batch.Upsert(v, table.Replace))
 	}
-	_, err := batch.Submit(ctx, r.client, ops...)
+	_, err := batch.Submit(ctx, r.client, ops, nil)
 	return err
 }
 

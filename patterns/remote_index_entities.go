@@ -62,7 +62,7 @@ func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts 
 }
 
 func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
-	_, err := table.RetryOnConflict(ctx, &r.retry, func(int) error {
+	_, err := table.RetryOnConflict(ctx, func(int) error {
 		parts, err := r.x.read(ctx, name, r.partition, value)
 		if err != nil {
 			return err
@@ -71,9 +71,9 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 		if err != nil || o == nil {
 			return err
 		}
-		_, err = batch.Submit(ctx, r.client, *o)
+		_, err = batch.Submit(ctx, r.client, []batch.Op{*o}, nil)
 		return err
-	})
+	}, &r.retry)
 	return err
 }
 

@@ -21,6 +21,6 @@ func storedAlready[T any](ctx context.Context, tbl *table.Table[T], v *T, err er
 	if !errors.As(err, &te) || te.Index != 0 || te.StatusCode != http.StatusConflict {
 		return false
 	}
-	ok, rerr := tbl.Stored(ctx, v)
+	ok, rerr := tbl.Stored(ctx, v, nil)
 	return rerr == nil && ok
 }

@@ -269,7 +269,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) (er
 			return err
 		}
 	}
-	res, err := tx.Submit(ctx, w.client)
+	res, err := tx.Submit(ctx, w.client, nil)
 	if err != nil {
 		return err
 	}
@@ -347,7 +347,7 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 			ops = append(ops, batch.Delete(partitionKey, partKey(prefix, i)))
 		}
 	}
-	_, err = batch.Submit(ctx, w.client, ops...)
+	_, err = batch.Submit(ctx, w.client, ops, nil)
 	return err
 }
 

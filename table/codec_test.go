@@ -207,7 +207,7 @@ func TestQueryFollowsShortAndEmptyPages(t *testing.T) {
 	var n, empty int
 	token := ""
 	for {
-		p, err := tb.QueryPage(ctx, nil, token)
+		p, err := tb.QueryPage(ctx, token, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,6 +48,14 @@
 // never half of one. See "Design for querying" and "Table design patterns":
 // https://learn.microsoft.com/azure/storage/tables/table-storage-design-for-query
 //
+// As in the Azure SDK, every function and method that takes a context
+// takes it first and its options last (*XxxOptions; nil means the
+// documented defaults), so options can grow without breaking callers.
+// Given the tracing provider the client was built with
+// (Options.TracingProvider; aztables does not expose a client's own), each
+// operation is one span, Table.Get, Table.Modify and so on, with the SDK's
+// HTTP spans of its requests below it.
+//
 // Fields tagged `table:",encrypt"` are encrypted on the client ("Encrypting
 // table data" in the guide): a Table built with Options.Encryption seals
 // them with AES-256-GCM under a fresh key per write, bound to the entity's

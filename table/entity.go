@@ -355,7 +355,7 @@ func parseValue(edm string, v jsonValue) (Value, bool, error) {
 // *Entity. It reads what t's entities store (ciphertext, for encrypted
 // fields) and sends no request to build.
 func (t *Table[T]) Entities() *Table[Entity] {
-	return &Table[Entity]{client: t.client, plan: entityPlan, name: t.name, log: t.log}
+	return &Table[Entity]{client: t.client, plan: entityPlan, name: t.name, log: t.log, tr: t.tr}
 }
 
 // ToEntity returns v as an Entity: the properties v is stored with, typed

@@ -31,7 +31,7 @@ func ExampleEntity() {
 	cp.Set("TkIndexOf", table.StringValue(e.RowKey))
 	// The primary and its copy in one transaction; a *table.Entity is a
 	// batch value like any struct that embeds Meta.
-	if _, err := batch.Submit(ctx, client, batch.Add(e), batch.Upsert(cp, table.Replace)); err != nil {
+	if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e), batch.Upsert(cp, table.Replace)}, nil); err != nil {
 		panic(err)
 	}
 

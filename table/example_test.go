@@ -120,7 +120,7 @@ func ExampleTable_QueryPage() {
 	}
 	token := ""
 	for {
-		page, err := employees.QueryPage(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 2}, token)
+		page, err := employees.QueryPage(ctx, token, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 2})
 		if err != nil {
 			panic(err)
 		}
@@ -181,11 +181,11 @@ func ExampleTable_Stored() {
 	_ = employees.Add(ctx, don, nil)
 
 	again := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34}
-	mine, _ := employees.Stored(ctx, again)
+	mine, _ := employees.Stored(ctx, again, nil)
 	fmt.Println("the same entity is stored:", mine, again.ETag == don.ETag)
 
 	other := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Ben"}
-	mine, _ = employees.Stored(ctx, other)
+	mine, _ = employees.Stored(ctx, other, nil)
 	fmt.Println("a different one:", mine)
 
 	// Output:

@@ -93,7 +93,7 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 // rounds ran; after MaxAttempts lost races the error is a *ConflictError.
 // This is the loop behind Modify, exported for patterns whose write is a
 // transaction rather than a single update.
-func RetryOnConflict(ctx context.Context, opts *RetryOptions, round func(attempt int) error) (int, error) {
+func RetryOnConflict(ctx context.Context, round func(attempt int) error, opts *RetryOptions) (int, error) {
 	o := opts.WithDefaults()
 	delay := o.BaseDelay
 	var last error
@@ -131,6 +131,13 @@ func RetryOnConflict(ctx context.Context, opts *RetryOptions, round func(attempt
 // operation's own ID in the entity (a property naming the last change
 // applied) and return ErrNoChange when it is already there.
 func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *ModifyOptions) (*T, error) {
+	ctx, end := t.span(ctx, "Modify", partitionKey)
+	v, err := t.modify(ctx, partitionKey, rowKey, change, opts)
+	end(err)
+	return v, err
+}
+
+func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *ModifyOptions) (*T, error) {
 	if change == nil {
 		return nil, inputErr("Modify", t.plan.typ.String(), "", ErrNilValue, "change func is nil")
 	}
@@ -147,7 +154,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		create = opts.Create
 	}
 	var result *T
-	_, err := RetryOnConflict(ctx, &ro, func(attempt int) error {
+	_, err := RetryOnConflict(ctx, func(attempt int) error {
 		if attempt > 1 && t.log != nil {
 			t.log.DebugContext(ctx, "tablekit: Modify lost a race; retrying", "table", t.name, "pk", partitionKey, "rk", rowKey, "attempt", attempt)
 		}
@@ -189,7 +196,7 @@ func (t *Table[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		}
 		result = v
 		return nil
-	})
+	}, &ro)
 	if err != nil {
 		return nil, err
 	}

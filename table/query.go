@@ -175,7 +175,7 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 // first). The page may be short or even empty while Next is not "": the
 // service stops at partition boundaries and after 5 seconds, so loop on
 // Next, never on the page's size.
-func (t *Table[T]) QueryPage(ctx context.Context, opts *QueryOptions, token string) (*Page[T], error) {
+func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptions) (*Page[T], error) {
 	top := 0
 	if opts != nil {
 		if opts.Top < 0 || opts.Top > MaxPageSize {

@@ -32,7 +32,7 @@ func TestQueryRefusesEncryptedFilterBeforeSending(t *testing.T) {
 			t.Errorf("%s: %v after %d requests, want ErrEncryptedFilter on SSN before any", name, err, c.N())
 		}
 	}
-	_, err = tb.QueryPage(ctx, opts, "")
+	_, err = tb.QueryPage(ctx, "", opts)
 	check("QueryPage", err)
 	_, err = Collect(tb.Query(ctx, opts))
 	check("Query", err)

@@ -11,7 +11,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/trace"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -22,6 +24,7 @@ type Table[T any] struct {
 	name   string
 	log    *slog.Logger
 	enc    *Encryption
+	tr     trace.Tracer
 	// learned is the table's name as a query response showed it, which
 	// binds continuation tokens to their table.
 	learned atomic.Pointer[string]
@@ -29,13 +32,24 @@ type Table[T any] struct {
 
 // Options configure a Table. nil means the defaults.
 type Options struct {
-	// Name is the table's name, used only in errors and logs. Default: "".
+	// Name is the table's name, used only in errors, logs and spans.
+	// Default: "" (spans then name the table the client addresses).
 	Name string
 	// Logger receives a debug record per retry. Default: no logging.
 	Logger *slog.Logger
 	// Encryption encrypts the fields tagged `table:",encrypt"`; required
 	// when T has such fields. Default: nil.
 	Encryption *Encryption
+	// TracingProvider opens a span per operation (Table.Get, Table.Add,
+	// Table.Upsert, Table.Update, Table.Delete, Table.DeleteValue,
+	// Table.Stored, Table.Modify) with the table, the partition, the
+	// operation count and the outcome as attributes. Give it the provider
+	// the client was built with (aztables.ClientOptions.TracingProvider;
+	// for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP spans
+	// of the operation's requests are then its children. aztables keeps a
+	// client's provider to itself, hence this option. Default: the zero
+	// provider, which records nothing and costs nothing.
+	TracingProvider tracing.Provider
 }
 
 // New checks T's fields once and returns a Table over client. It sends no
@@ -53,7 +67,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	}
 	t := &Table[T]{client: client, plan: p}
 	if opts != nil {
-		t.name, t.log = opts.Name, opts.Logger
+		t.name, t.log, t.tr = opts.Name, opts.Logger, trace.New(opts.TracingProvider)
 	}
 	if p.hasEncrypted() {
 		if opts == nil || opts.Encryption == nil || opts.Encryption.KeyID == "" || opts.Encryption.Keys == nil {
@@ -156,7 +170,14 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
 // Get reads one entity: one request.
-func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*T, error) {
+	ctx, end := t.span(ctx, "Get", partitionKey)
+	v, err := t.get(ctx, partitionKey, rowKey, opts)
+	end(err)
+	return v, err
+}
+
+func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
@@ -236,6 +257,13 @@ type AddOptions struct {
 // header goes through runtime.WithHTTPHeader, which replaces headers a
 // caller attached to ctx that way (attach yours with a policy instead).
 func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
+	ctx, end := t.span(ctx, "Add", t.partitionOf(v))
+	err := t.add(ctx, v, opts)
+	end(err)
+	return err
+}
+
+func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
 	body, plain, err := t.encodeFor(ctx, "Add", v, Replace)
 	if err != nil {
 		return err
@@ -261,7 +289,14 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 // response was lost: the SDK's retry of an insert, or of a transaction
 // that inserts v, meets 409 although the write was the caller's. A missing
 // entity is (false, nil).
-func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
+func (t *Table[T]) Stored(ctx context.Context, v *T, opts *StoredOptions) (bool, error) {
+	ctx, end := t.span(ctx, "Stored", t.partitionOf(v))
+	ok, err := t.stored(ctx, v, opts)
+	end(err)
+	return ok, err
+}
+
+func (t *Table[T]) stored(ctx context.Context, v *T, _ *StoredOptions) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -275,6 +310,9 @@ func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 	}
 	return t.storedAs(ctx, v, plain)
 }
+
+// StoredOptions configure Stored. There are none yet; pass nil.
+type StoredOptions struct{}
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
@@ -320,6 +358,13 @@ type UpsertOptions struct {
 // Upsert inserts v or, if it exists, merges or replaces it, whatever its
 // ETag. v's ETag and Timestamp are updated. One request.
 func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
+	ctx, end := t.span(ctx, "Upsert", t.partitionOf(v))
+	err := t.upsert(ctx, v, opts)
+	end(err)
+	return err
+}
+
+func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
 	var mode UpdateMode
 	if opts != nil {
 		mode = opts.Mode
@@ -362,6 +407,13 @@ type UpdateOptions struct {
 // neither an ETag in v nor IfMatch, it fails with ErrNoETag before any
 // request: it never turns into an upsert. One request.
 func (t *Table[T]) Update(ctx context.Context, v *T, opts *UpdateOptions) error {
+	ctx, end := t.span(ctx, "Update", t.partitionOf(v))
+	err := t.update(ctx, v, opts)
+	end(err)
+	return err
+}
+
+func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error {
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
@@ -404,6 +456,13 @@ type DeleteOptions struct {
 
 // Delete removes one entity. One request.
 func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions) error {
+	ctx, end := t.span(ctx, "Delete", partitionKey)
+	err := t.delete(ctx, partitionKey, rowKey, opts)
+	end(err)
+	return err
+}
+
+func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions) error {
 	if err := checkKeys("Delete", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return err
 	}
@@ -428,7 +487,14 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 }
 
 // DeleteValue removes v's entity if it is still the version v was read at.
-func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
+func (t *Table[T]) DeleteValue(ctx context.Context, v *T, opts *DeleteValueOptions) error {
+	ctx, end := t.span(ctx, "DeleteValue", t.partitionOf(v))
+	err := t.deleteValue(ctx, v, opts)
+	end(err)
+	return err
+}
+
+func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *DeleteValueOptions) error {
 	if v == nil {
 		return inputErr("Delete", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -439,6 +505,9 @@ func (t *Table[T]) DeleteValue(ctx context.Context, v *T) error {
 	etag := m.ETag
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
+
+// DeleteValueOptions configure DeleteValue. There are none yet; pass nil.
+type DeleteValueOptions struct{}
 
 // Properties lists the property names T's fields are stored under.
 func (t *Table[T]) Properties() []string {

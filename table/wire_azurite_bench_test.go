@@ -54,7 +54,7 @@ func BenchmarkQueryWireAzurite(b *testing.B) {
 		v.RowKey = fmt.Sprintf("r%05d", i)
 		ops = append(ops, batch.Add(&v))
 	}
-	if _, err := batch.NewWriter(plain.NewClient(name), nil).Write(ctx, slices.Values(ops)); err != nil {
+	if _, err := batch.NewWriter(plain.NewClient(name), nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		b.Fatal(err)
 	}
 	measure := func(b *testing.B, read func() (int, error)) {

@@ -72,7 +72,7 @@ func BenchmarkQueryPageWire(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := tb.QueryPage(b.Context(), nil, "")
+				p, err := tb.QueryPage(b.Context(), "", nil)
 				if err != nil || len(p.Items) != benchPage {
 					b.Fatalf("%d items, %v", len(p.Items), err)
 				}

@@ -26,7 +26,7 @@ func TestWirePolicyQueryReadsTheRawPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb, _ := table.New[table.Entity](c, nil)
-		p, err := tb.QueryPage(t.Context(), nil, "")
+		p, err := tb.QueryPage(t.Context(), "", nil)
 		if err != nil || len(p.Items) != 1 || p.Next == "" {
 			t.Fatalf("wire=%v: %v, %v", wire, p, err)
 		}

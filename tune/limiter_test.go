@@ -74,7 +74,7 @@ func TestLimiterKeepsUnderTheTargets(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		ops = append(ops, batch.Add(&row{Meta: table.Meta{PartitionKey: "bulk", RowKey: fmt.Sprint(i)}}))
 	}
-	if _, err := batch.Submit(t.Context(), client, ops...); err != nil {
+	if _, err := batch.Submit(t.Context(), client, ops, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.slept < 1900*time.Millisecond || c.slept > 2100*time.Millisecond {
@@ -95,7 +95,7 @@ func TestLimiterCountsAQueryPagesEntities(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		ops = append(ops, batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i)}}))
 	}
-	if _, err := batch.Submit(t.Context(), plain, ops...); err != nil {
+	if _, err := batch.Submit(t.Context(), plain, ops, nil); err != nil {
 		t.Fatal(err)
 	}
 	lim := tune.NewLimiter(&tune.LimiterOptions{PerPartition: 10, PerAccount: 100, Now: c.now, Sleep: c.sleep})

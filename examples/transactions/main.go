@@ -100,7 +100,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("plan 300 adds over 2 departments: %d transactions of at most 100 operations, one partition each", len(plan))
-	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops))
+	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func run(ctx context.Context, conn, account string) error {
 
 	fresh := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000999"}, LastName: "New"}
 	taken := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000001"}, LastName: "Again"}
-	_, err = batch.Submit(ctx, client, batch.Add(fresh), batch.Add(taken))
+	_, err = batch.Submit(ctx, client, []batch.Op{batch.Add(fresh), batch.Add(taken)}, nil)
 	var txErr *batch.TransactionError
 	if !errors.As(err, &txErr) || txErr.Index != 1 {
 		return fmt.Errorf("a transaction whose second add exists: want a *batch.TransactionError at index 1, got %v", err)
@@ -126,7 +126,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("get its 1st add, empid_000999: not found, the transaction was all or nothing")
 
-	_, err = batch.Submit(ctx, client, batch.Add(fresh), batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "empid_000999"}}))
+	_, err = batch.Submit(ctx, client, []batch.Op{batch.Add(fresh), batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "empid_000999"}})}, nil)
 	if err == nil || requests.Total() != seen {
 		return fmt.Errorf("a transaction over two partitions was sent or accepted: %v", err)
 	}

@@ -88,7 +88,7 @@ func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n,
 	}
 	start := time.Now()
 	peak, err := PeakHeap(func() error {
-		sum, err := batch.NewWriter(client, nil).Write(ctx, ops)
+		sum, err := batch.NewWriter(client, nil).Write(ctx, ops, nil)
 		if err == nil && sum.Operations != n {
 			err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 		}
@@ -104,7 +104,7 @@ func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n,
 
 // StreamLoad writes n generated entities with the bulk writer.
 func StreamLoad(ctx context.Context, client *aztables.Client, n, parts int) error {
-	sum, err := batch.NewWriter(client, nil).Write(ctx, Generated(n, parts))
+	sum, err := batch.NewWriter(client, nil).Write(ctx, Generated(n, parts), nil)
 	if err == nil && sum.Operations != n {
 		err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 	}

@@ -200,7 +200,7 @@ func (a *Account) WireWriter(n, parts, parallelism int) Side {
 			for i, r := range rows {
 				ops[i] = batch.Add(r)
 			}
-			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism, WirePolicy: true}).Write(ctx, batch.Slice(ops))
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism, WirePolicy: true}).Write(ctx, batch.Slice(ops), nil)
 			if err == nil && sum.Operations != n {
 				err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 			}

@@ -419,7 +419,7 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	for i := 0; i < n; i++ {
 		ops = append(ops, batch.Add(&emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%07d", i)}, Email: fmt.Sprintf("e%07d@contoso.com", i)}))
 	}
-	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops)); err != nil {
+	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
 		return 0, err
 	}
 	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
