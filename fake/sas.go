@@ -73,7 +73,7 @@ func newSASConfig(account, key string, ip netip.Addr) sasConfig {
 
 // storedPolicy is a signed identifier as the resource keeps it.
 type storedPolicy struct {
-	ID     string
+	ID     string `xml:"Id"`
 	Start  string `xml:"AccessPolicy>Start,omitempty"`
 	Expiry string `xml:"AccessPolicy>Expiry,omitempty"`
 	Perm   string `xml:"AccessPolicy>Permission,omitempty"`
@@ -287,7 +287,7 @@ type signedIdentifiers struct {
 // parseACL reads a Set ACL body and checks it as the service does: at
 // most five identifiers of 1 to 64 characters, valid times. An empty
 // body clears the list.
-func parseACL(body []byte) ([]storedPolicy, *svcError) {
+func parseACL(body []byte, complete bool) ([]storedPolicy, *svcError) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
 	}
@@ -305,6 +305,10 @@ func parseACL(body []byte) ([]storedPolicy, *svcError) {
 			return nil, errf(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: signed identifier %q.", p.ID)
 		}
 		seen[p.ID] = true
+		if complete && (p.Start == "" || p.Expiry == "" || p.Perm == "") {
+			// Set Table ACL's schema requires the three.
+			return nil, errf(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: policy %q lacks Start, Expiry or Permission.", p.ID)
+		}
 		for _, v := range []*string{&doc.List[i].Start, &doc.List[i].Expiry} {
 			if *v == "" {
 				continue
@@ -339,7 +343,7 @@ func (s *TableService) tableACL(req *http.Request, name string, body []byte) *ht
 		h.Set("Content-Type", "application/xml")
 		return response(req, http.StatusOK, h, aclBody(td.policies))
 	}
-	ps, serr := parseACL(body)
+	ps, serr := parseACL(body, true)
 	if serr != nil {
 		return errorResponse(req, serr)
 	}
@@ -357,7 +361,7 @@ func (s *QueueService) queueACL(req *http.Request, qd *queueData, body []byte) *
 		h.Set("Content-Type", "application/xml")
 		return response(req, http.StatusOK, h, aclBody(qd.policies))
 	}
-	ps, serr := parseACL(body)
+	ps, serr := parseACL(body, false)
 	if serr != nil {
 		return xmlError(req, serr.status, serr.code, serr.msg)
 	}
@@ -404,7 +408,7 @@ func (s *BlobService) containerACL(req *http.Request, c *containerData, body []b
 		}
 		return response(req, http.StatusOK, h, aclBody(c.policies))
 	}
-	ps, serr := parseACL(body)
+	ps, serr := parseACL(body, false)
 	if serr != nil {
 		return xmlError(req, serr.status, serr.code, serr.msg)
 	}
