@@ -25,7 +25,8 @@ import (
 //     account key (when the service has one): 403 AuthenticationFailed;
 //  2. a signed identifier (si) must name a stored access policy of the
 //     resource; the policy supplies the permissions, start and expiry the
-//     token leaves out: 403 AuthenticationFailed otherwise;
+//     token leaves out, and a field set in both is refused: 403
+//     AuthenticationFailed otherwise;
 //  3. start and expiry on the service's clock: 403 AuthenticationFailed;
 //  4. the signed IP (sip) against the client's address: 403
 //     AuthorizationSourceIPMismatch. The fake is called in-process and
@@ -142,6 +143,11 @@ func (c sasConfig) check(req *http.Request, q url.Values, now time.Time, t sasTa
 		}
 		if p == nil {
 			return deny("AuthenticationFailed", authFailed+"\nSigned identifier "+id+" not found: the stored access policy does not exist or was revoked.")
+		}
+		// "You can't specify a parameter on both the SAS token and the
+		// stored access policy."
+		if sp != "" && p.Perm != "" || st != "" && p.Start != "" || se != "" && p.Expiry != "" {
+			return deny("AuthenticationFailed", authFailed+"\nAccess policy fields can be associated with signature or SAS identifier but not both.")
 		}
 		sp, st, se = or(sp, p.Perm), or(st, p.Start), or(se, p.Expiry)
 	}
@@ -285,9 +291,11 @@ type signedIdentifiers struct {
 }
 
 // parseACL reads a Set ACL body and checks it as the service does: at
-// most five identifiers of 1 to 64 characters, valid times. An empty
-// body clears the list.
-func parseACL(body []byte, complete bool) ([]storedPolicy, *svcError) {
+// most five identifiers of 1 to 64 characters, valid times; Start,
+// Expiry and Permission are optional ("Define a stored access policy";
+// Azurite 3.37 requires the three on a table). An empty body clears the
+// list.
+func parseACL(body []byte) ([]storedPolicy, *svcError) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
 	}
@@ -305,10 +313,6 @@ func parseACL(body []byte, complete bool) ([]storedPolicy, *svcError) {
 			return nil, errf(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: signed identifier %q.", p.ID)
 		}
 		seen[p.ID] = true
-		if complete && (p.Start == "" || p.Expiry == "" || p.Perm == "") {
-			// Set Table ACL's schema requires the three.
-			return nil, errf(http.StatusBadRequest, "InvalidXmlDocument", "XML specified is not syntactically valid: policy %q lacks Start, Expiry or Permission.", p.ID)
-		}
 		for _, v := range []*string{&doc.List[i].Start, &doc.List[i].Expiry} {
 			if *v == "" {
 				continue
@@ -343,7 +347,7 @@ func (s *TableService) tableACL(req *http.Request, name string, body []byte) *ht
 		h.Set("Content-Type", "application/xml")
 		return response(req, http.StatusOK, h, aclBody(td.policies))
 	}
-	ps, serr := parseACL(body, true)
+	ps, serr := parseACL(body)
 	if serr != nil {
 		return errorResponse(req, serr)
 	}
@@ -361,7 +365,7 @@ func (s *QueueService) queueACL(req *http.Request, qd *queueData, body []byte) *
 		h.Set("Content-Type", "application/xml")
 		return response(req, http.StatusOK, h, aclBody(qd.policies))
 	}
-	ps, serr := parseACL(body, false)
+	ps, serr := parseACL(body)
 	if serr != nil {
 		return xmlError(req, serr.status, serr.code, serr.msg)
 	}
@@ -408,7 +412,7 @@ func (s *BlobService) containerACL(req *http.Request, c *containerData, body []b
 		}
 		return response(req, http.StatusOK, h, aclBody(c.policies))
 	}
-	ps, serr := parseACL(body, false)
+	ps, serr := parseACL(body)
 	if serr != nil {
 		return xmlError(req, serr.status, serr.code, serr.msg)
 	}
