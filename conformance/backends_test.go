@@ -160,7 +160,7 @@ func TestPeriodsOnAzurite(t *testing.T) {
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
 
-func TestSASBuilderOnFake(t *testing.T) { RunSASBuilder(t, FakeSASBackend()) }
+func TestSASBuilderOnFake(t *testing.T) { FakeSASBackend().Run(t) }
 func TestSASBuilderOnAzurite(t *testing.T) {
-	RunSASBuilder(t, AccountSASBackend(t, testenv.ConnectionString(t), AzuriteLacks()))
+	AccountSASBackend(t, testenv.ConnectionString(t), AzuriteLacks()).Run(t)
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// SASBackend is an account the SAS builder cases (RunSASBuilder) sign
+// SASBackend is an account the SAS builder cases (SASBackend.Run) sign
 // tokens for: its key, its three endpoints, and clients with the key.
 type SASBackend struct {
 	// Name labels the output; Lacks lists the capabilities it lacks.
@@ -258,12 +258,13 @@ func (b SASBackend) refusedCode(t *testing.T, c Capability, err error, wantCode 
 	b.refused(t, c, err, wantCode)
 }
 
-// RunSASBuilder runs the sas package's tokens against a backend: the grant
-// and the refusal outside it for a table, a queue, a container, a blob
-// and the account; stored access policies created, listed and revoked
-// (revocation refuses the tokens that reference them); the IP range and
-// the protocol.
-func RunSASBuilder(t *testing.T, b SASBackend) {
+// Run runs the sas package's tokens against the backend: the grant and
+// the refusal outside it for a table, a queue, a container, a blob and the
+// account; stored access policies created, listed and revoked (revocation
+// refuses the tokens that reference them); the IP range and the protocol.
+// It is a method, not a RunXxx(t, Env) suite: it needs the account key and
+// the three endpoints, which Env does not carry (RunAll does not run it).
+func (b SASBackend) Run(t *testing.T) {
 	ctx := t.Context()
 	hour := time.Now().Add(time.Hour)
 
