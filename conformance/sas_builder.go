@@ -362,6 +362,20 @@ func (b SASBackend) Run(t *testing.T) {
 		}
 		_, err = svc.CreateTable(ctx, testenv.UniqueName("sasno"), nil)
 		b.refused(t, "", err, "AuthorizationResourceTypeMismatch")
+		// Creating a table is a container-level call that takes w.
+		ctok := b.sign(t, sas.Account{Services: sas.Services{Table: true}, ResourceTypes: sas.ResourceTypes{Container: true},
+			Permissions: sas.AccountPermissions{Write: true}, Expiry: hour})
+		csvc, err := aztables.NewServiceClientWithNoCredential(b.TableURL+"?"+ctok, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made := testenv.UniqueName("sasyes")
+		if _, err := csvc.CreateTable(ctx, made, nil); err != nil {
+			t.Fatalf("create a table with srt=c sp=w: %v", err)
+		}
+		t.Cleanup(func() { _, _ = b.Tables(nil).DeleteTable(context.Background(), made, nil) })
+		_, err = csvc.NewClient(made).AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"1"}`), nil)
+		b.refused(t, "", err, "AuthorizationResourceTypeMismatch")
 	})
 
 	t.Run("stored access policies: create, list, use, revoke", func(t *testing.T) {

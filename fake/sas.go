@@ -227,12 +227,15 @@ func (s *TableService) checkSAS(req *http.Request, op Operation, tg target, h ht
 	t := sasTarget{service: 't', need: need, resourceType: 'o', accountNeed: need,
 		canonical: func(q url.Values) string { return "/table/" + s.opts.AccountName + "/" + strings.ToLower(q.Get("tn")) }}
 	switch op {
+	// "Create an account SAS": creating a table, queue or container
+	// takes w (c creates blobs and files only); listing them is a
+	// service-level call (srt=s) taking l.
 	case OpCreateTable:
-		t.need, t.resourceType, t.accountNeed = "", 'c', "c|a"
+		t.need, t.resourceType, t.accountNeed = "", 'c', "w"
 	case OpDeleteTable:
 		t.need, t.resourceType, t.accountNeed = "", 'c', "d"
 	case OpQueryTables:
-		t.need, t.resourceType, t.accountNeed = "", 'c', "l"
+		t.need, t.resourceType, t.accountNeed = "", 's', "l"
 	}
 	account := q.Has("ss") || q.Has("srt")
 	if !account {
@@ -379,7 +382,7 @@ func (s *QueueService) queueSASTarget(op Operation, name string) sasTarget {
 	t.need = map[Operation]string{OpEnqueue: "a", OpDequeue: "p", OpPeek: "r", OpUpdateMessage: "u", OpDeleteMessage: "p", OpQueueProperties: "r"}[op]
 	t.accountNeed = map[Operation]string{
 		OpEnqueue: "a", OpDequeue: "p", OpPeek: "r", OpUpdateMessage: "u", OpDeleteMessage: "p", OpClearMessages: "d", OpQueueProperties: "r",
-		OpCreateQueue: "c|a", OpDeleteQueue: "d", OpQueueMetadata: "w",
+		OpCreateQueue: "w", OpDeleteQueue: "d", OpQueueMetadata: "w",
 	}[op]
 	switch op {
 	case OpCreateQueue, OpDeleteQueue, OpQueueMetadata, OpQueueProperties:
@@ -445,7 +448,7 @@ func (s *BlobService) blobSASTarget(op Operation, container, name string, exists
 	t.accountNeed = map[Operation]string{
 		OpPutBlob: "w", OpPutBlock: "w", OpPutBlockList: "w", OpGetBlob: "r", OpGetBlockList: "r", OpDeleteBlob: "d",
 		OpSetBlobMetadata: "w", OpSetBlobProperties: "w", OpLeaseBlob: "w", OpListBlobs: "l",
-		OpCreateContainer: "c", OpDeleteContainer: "d", OpContainerProperties: "r", OpContainerMetadata: "w", OpLeaseContainer: "w",
+		OpCreateContainer: "w", OpDeleteContainer: "d", OpContainerProperties: "r", OpContainerMetadata: "w", OpLeaseContainer: "w",
 	}[op]
 	if !exists && (op == OpPutBlob || op == OpPutBlock || op == OpPutBlockList) {
 		t.need, t.accountNeed = "w|c", "w|c"
