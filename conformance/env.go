@@ -74,6 +74,17 @@ const (
 	// CapBatchWithTableSAS: a $batch through a table SAS is authorized by
 	// its operations.
 	CapBatchWithTableSAS Capability = "a transaction through a table SAS is allowed when the token allows its operations"
+	// CapSASSourceIP: a request from outside a token's signed IP range
+	// answers 403 AuthorizationSourceIPMismatch ("SAS error codes").
+	CapSASSourceIP Capability = "a SAS refuses a client outside its IP range with 403 AuthorizationSourceIPMismatch"
+	// CapSASProtocol: a token with spr=https refuses plain HTTP with 403
+	// AuthorizationProtocolMismatch ("SAS error codes").
+	CapSASProtocol Capability = "a SAS with spr=https refuses HTTP with 403 AuthorizationProtocolMismatch"
+	// CapSASAuthenticationFailed: a table or blob token that does not
+	// authenticate (its signature does not match the request, or its
+	// stored access policy was revoked) answers 403 AuthenticationFailed,
+	// as a queue token does.
+	CapSASAuthenticationFailed Capability = "a table or blob SAS that does not authenticate (another blob's, a revoked policy's) gets 403 AuthenticationFailed"
 	// CapRangeAtEnd416: a ranged Get Blob whose range starts at the blob's
 	// end, an empty blob's included, answers 416 InvalidRange.
 	CapRangeAtEnd416 Capability = "a range that starts at the blob's end (an empty blob's too) gets 416 InvalidRange"
@@ -99,6 +110,9 @@ func Capabilities() []Capability {
 		CapTableBeingDeleted,
 		CapSASKeyRanges,
 		CapBatchWithTableSAS,
+		CapSASSourceIP,
+		CapSASProtocol,
+		CapSASAuthenticationFailed,
 		CapRangeAtEnd416,
 		CapLowerCaseOperators,
 		CapExponentLiteral,
@@ -119,6 +133,8 @@ func azuriteLacks() map[Capability]string {
 		CapTableBeingDeleted:       "Azurite lets a deleted table's name be reused at once",
 		CapSASKeyRanges:            "Azurite checks a table SAS's signature and permissions but not its key range",
 		CapBatchWithTableSAS:       "Azurite refuses every $batch that carries a table SAS with 403",
+		CapSASSourceIP:             "Azurite does not check a SAS's signed IP range",
+		CapSASAuthenticationFailed: "Azurite refuses with 403 AuthorizationFailure (queues: AuthenticationFailed, as the service)",
 		CapRangeAtEnd416:           "Azurite answers a range that starts exactly at the end with success and no body (past the end: 416)",
 		CapLowerCaseOperators:      "Azurite reads operators in any case",
 		CapExponentLiteral:         "Azurite misreads 1e10: D eq 1e10 matches entities without D",

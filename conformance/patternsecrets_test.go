@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -21,7 +22,11 @@ import (
 // pattern that returns it raw leaks it.
 func TestPatternBlobErrorsRedactTheSAS(t *testing.T) {
 	ctx := t.Context()
-	token, err := patterns.TableSAS("devstoreaccount1", azuriteKey, "photos", patterns.SASPermissions{Read: true}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
+	cred, err := sas.NewCredential("devstoreaccount1", azuriteKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := sas.Table{Table: "photos", Permissions: sas.TablePermissions{Read: true}, Expiry: time.Now().Add(time.Hour)}.Sign(cred)
 	if err != nil {
 		t.Fatal(err)
 	}

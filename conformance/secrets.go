@@ -20,7 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -32,7 +32,11 @@ func RunSecrets(t *testing.T, env Env) {
 	var key, token, account, tableName string
 	admin, scoped := env.SASTable(t, func(acct, k, name string) string {
 		account, tableName = acct, name
-		tok, err := patterns.TableSAS(account, k, name, patterns.SASPermissions{Read: true}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
+		cred, err := sas.NewCredential(account, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: time.Now().Add(time.Hour)}.Sign(cred)
 		if err != nil {
 			t.Fatal(err)
 		}

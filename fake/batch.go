@@ -41,7 +41,7 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return errorResponse(req, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains no operations."))
 	}
 	if q := req.URL.Query(); q.Get("sig") != "" {
-		if serr := s.checkBatchSAS(q, ops); serr != nil {
+		if serr := s.checkBatchSAS(req, ops); serr != nil {
 			return errorResponse(req, serr)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,14 @@ type BlobServiceOptions struct {
 	// 409 ContainerBeingDeleted to Create Container, as the service does
 	// for at least 30 seconds. Default: 30 s; negative: no window.
 	DeletedContainerWindow time.Duration
+	// AccountName and AccountKey let the fake verify SAS signatures.
+	// Requests that carry a SAS are always checked for expiry, IP range,
+	// protocol, stored access policy and permissions. Default: signatures
+	// are not verified.
+	AccountName, AccountKey string
+	// ClientIP is the address a SAS's signed IP range is checked against:
+	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
+	ClientIP netip.Addr
 }
 
 // BlobService is an in-memory Azure Blob service for block blobs, an HTTP
@@ -82,6 +91,7 @@ type BlobService struct {
 	containers map[string]*containerData
 	deleted    map[string]time.Time // container name -> when it was deleted
 	seq        uint64
+	sas        sasConfig
 }
 
 type containerData struct {
@@ -90,6 +100,8 @@ type containerData struct {
 	etag     string
 	modified time.Time
 	lease    lease
+	policies []storedPolicy // stored access policies (Set Container ACL)
+	access   string         // public access level: "", "container" or "blob"
 }
 
 type blobData struct {
@@ -121,6 +133,11 @@ func NewBlobService(opts *BlobServiceOptions) *BlobService {
 	}
 	if opts != nil && opts.DeletedContainerWindow != 0 {
 		s.window = max(opts.DeletedContainerWindow, 0)
+	}
+	if opts != nil {
+		s.sas = newSASConfig(opts.AccountName, opts.AccountKey, opts.ClientIP)
+	} else {
+		s.sas = newSASConfig("", "", netip.Addr{})
 	}
 	return s
 }
@@ -268,6 +285,10 @@ func blobRoute(req *http.Request, isBlob bool) Operation {
 			return OpLeaseContainer
 		case restype == "container" && comp == "list" && m == http.MethodGet:
 			return OpListBlobs
+		case restype == "container" && comp == "acl" && m == http.MethodGet:
+			return OpGetContainerACL
+		case restype == "container" && comp == "acl" && m == http.MethodPut:
+			return OpSetContainerACL
 		}
 		return ""
 	}
@@ -313,6 +334,19 @@ func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 	}
 	now := s.now().UTC()
 	c := s.containers[container]
+	if op == OpGetContainerACL || op == OpSetContainerACL {
+		return s.containerACL(req, c, body, now), nil
+	}
+	if q := req.URL.Query(); q.Get("sig") != "" {
+		exists := false
+		if c != nil && isBlob {
+			b := c.blobs[name]
+			exists = b != nil && b.committed
+		}
+		if serr := s.sas.check(req, q, now, s.blobSASTarget(op, container, name, exists)); serr != nil {
+			return xmlError(req, serr.status, serr.code, serr.msg), nil
+		}
+	}
 	if !isBlob {
 		return s.containerOp(req, op, container, c, now), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,14 @@ type QueueServiceOptions struct {
 	// collects the queue. The docs give no figure; the default is that of
 	// tables. Default: 40 s; negative: no window.
 	DeletedQueueWindow time.Duration
+	// AccountName and AccountKey let the fake verify SAS signatures.
+	// Requests that carry a SAS are always checked for expiry, IP range,
+	// protocol, stored access policy and permissions. Default: signatures
+	// are not verified.
+	AccountName, AccountKey string
+	// ClientIP is the address a SAS's signed IP range is checked against:
+	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
+	ClientIP netip.Addr
 }
 
 // QueueService is an in-memory Azure Queue service, an HTTP transport behind
@@ -75,11 +84,13 @@ type QueueService struct {
 	queues  map[string]*queueData
 	deleted map[string]time.Time // queue name -> when it was deleted
 	seq     uint64
+	sas     sasConfig
 }
 
 type queueData struct {
-	msgs []*message  // in insertion order
-	meta http.Header // x-ms-meta-* headers as the creator sent them
+	msgs     []*message     // in insertion order
+	meta     http.Header    // x-ms-meta-* headers as the creator sent them
+	policies []storedPolicy // stored access policies (Set Queue ACL)
 }
 
 // queueMeta keeps the request's metadata headers.
@@ -128,6 +139,11 @@ func NewQueueService(opts *QueueServiceOptions) *QueueService {
 	}
 	if opts != nil && opts.DeletedQueueWindow != 0 {
 		s.window = max(opts.DeletedQueueWindow, 0)
+	}
+	if opts != nil {
+		s.sas = newSASConfig(opts.AccountName, opts.AccountKey, opts.ClientIP)
+	} else {
+		s.sas = newSASConfig("", "", netip.Addr{})
 	}
 	return s
 }
@@ -224,6 +240,10 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var op Operation
 	switch {
+	case len(parts) == 1 && req.Method == http.MethodGet && q.Get("comp") == "acl":
+		op = OpGetQueueACL
+	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "acl":
+		op = OpSetQueueACL
 	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "metadata":
 		op = OpQueueMetadata
 	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "":
@@ -253,6 +273,11 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		return xmlError(req, f.status, f.code, "injected fault"), nil
 	}
 	name := parts[0]
+	if q.Get("sig") != "" && op != OpGetQueueACL && op != OpSetQueueACL {
+		if serr := s.sas.check(req, q, s.now(), s.queueSASTarget(op, name)); serr != nil {
+			return xmlError(req, serr.status, serr.code, serr.msg), nil
+		}
+	}
 	if op == OpCreateQueue {
 		if err := keys.ValidateQueueName(name); err != nil {
 			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
@@ -277,6 +302,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	qd := s.queues[name]
 	if qd == nil {
 		return xmlError(req, http.StatusNotFound, "QueueNotFound", "The specified queue does not exist."), nil
+	}
+	if op == OpGetQueueACL || op == OpSetQueueACL {
+		return s.queueACL(req, qd, body), nil
 	}
 	s.expire(qd)
 	now := s.now().UTC()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"sort"
@@ -55,6 +56,9 @@ type TableServiceOptions struct {
 	// Requests that carry a SAS are always checked for expiry, table,
 	// permissions and key range. Default: signatures are not verified.
 	AccountName, AccountKey string
+	// ClientIP is the address a SAS's signed IP range is checked against:
+	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
+	ClientIP netip.Addr
 }
 
 // TableService is an in-memory Azure Table service. It is an HTTP transport
@@ -68,6 +72,7 @@ type TableServiceOptions struct {
 type TableService struct {
 	faults   // FailNext, FailNextAfter, Count, Total, Counts, ResetCounts; mu guards all
 	opts     TableServiceOptions
+	sas      sasConfig
 	tables   map[string]*tableData // by lower-case name: names are case-insensitive
 	deleted  map[string]time.Time  // lower-case name -> when it was deleted
 	lastTick time.Time
@@ -75,8 +80,9 @@ type TableService struct {
 }
 
 type tableData struct {
-	name string
-	rows []*entity // sorted by PartitionKey, RowKey in the service's order
+	name     string
+	rows     []*entity      // sorted by PartitionKey, RowKey in the service's order
+	policies []storedPolicy // stored access policies (Set Table ACL)
 }
 
 type entity struct {
@@ -101,6 +107,7 @@ func NewTableService(opts *TableServiceOptions) *TableService {
 	if s.opts.DeletedTableWindow == 0 {
 		s.opts.DeletedTableWindow = 40 * time.Second
 	}
+	s.sas = newSASConfig(s.opts.AccountName, s.opts.AccountKey, s.opts.ClientIP)
 	return s
 }
 
@@ -197,6 +204,18 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q := req.URL.Query(); q.Get("comp") == "acl" && (req.Method == http.MethodGet || req.Method == http.MethodPut) {
+		op := OpGetTableACL
+		if req.Method == http.MethodPut {
+			op = OpSetTableACL
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if f := s.arrive(op); f != nil {
+			return errorResponse(req, errf(f.status, f.code, "injected fault")), nil
+		}
+		return s.tableACL(req, strings.Trim(req.URL.Path, "/"), body), nil
+	}
 	op, target, rerr := route(req)
 	if rerr != nil {
 		return errorResponse(req, rerr), nil
@@ -211,7 +230,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	}
 	q := req.URL.Query()
 	if q.Get("sig") != "" {
-		if serr := s.checkSAS(op, target, req.Header, q); serr != nil {
+		if serr := s.checkSAS(req, op, target, req.Header, q); serr != nil {
 			return errorResponse(req, serr), nil
 		}
 		if target.keyed && !inSASRange(q, target.pk, target.rk) {
