@@ -162,9 +162,9 @@ func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
 
 func TestIDListFormatOnFake(t *testing.T)    { RunIDListFormat(t, fakeEnv()) }
 func TestIDListFormatOnAzurite(t *testing.T) { RunIDListFormat(t, azuriteEnv(t)) }
-func TestTracingOnFake(t *testing.T)    { RunTracing(t, fakeEnv()) }
-func TestTracingOnAzurite(t *testing.T) { RunTracing(t, azuriteEnv(t)) }
-func TestSASBuilderOnFake(t *testing.T) { FakeSASBackend().Run(t) }
+func TestTracingOnFake(t *testing.T)         { RunTracing(t, fakeEnv()) }
+func TestTracingOnAzurite(t *testing.T)      { RunTracing(t, azuriteEnv(t)) }
+func TestSASBuilderOnFake(t *testing.T)      { FakeSASBackend().Run(t) }
 func TestSASBuilderOnAzurite(t *testing.T) {
 	AccountSASBackend(t, testenv.ConnectionString(t), AzuriteLacks()).Run(t)
 }
