@@ -159,3 +159,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
+
+func TestCompressionOnFake(t *testing.T)    { RunCompression(t, fakeEnv()) }
+func TestCompressionOnAzurite(t *testing.T) { RunCompression(t, azuriteEnv(t)) }
