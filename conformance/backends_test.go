@@ -162,3 +162,6 @@ func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
 
 func TestCompressionOnFake(t *testing.T)    { RunCompression(t, fakeEnv()) }
 func TestCompressionOnAzurite(t *testing.T) { RunCompression(t, azuriteEnv(t)) }
+
+func TestQueryDensityOnFake(t *testing.T)    { RunQueryDensity(t, splittingFakeEnv()) }
+func TestQueryDensityOnAzurite(t *testing.T) { RunQueryDensity(t, azuriteEnv(t)) }
