@@ -81,6 +81,8 @@ func Suites() []Suite {
 		{"WirePath", []Need{tbl, svc}, RunWirePath},
 		{"Periods", []Need{adv, svc}, withService(RunPeriods)},
 		{"IndexMove", []Need{tbl, q}, RunIndexMove},
+		{"Compression", []Need{tbl, ctr}, RunCompression},
+		{"QueryDensity", []Need{tbl}, RunQueryDensity},
 	}
 }
 

@@ -31,10 +31,12 @@ import (
 )
 
 // LogEntry is one line of a BlobLog. Its stored form, one JSON object
-// per line ({"t":<time>,"m":<text>}), is kept by internal/jsonlines.
+// per line ({"t":<time>,"m":<text>}), is written and read by
+// internal/jsonlines; the tags spell the same names for code that
+// marshals a LogEntry itself.
 type LogEntry struct {
-	Time time.Time
-	Text string
+	Time time.Time `json:"t"`
+	Text string    `json:"m"`
 }
 
 // BlobLogOptions configure a BlobLog. nil means the defaults.
