@@ -140,10 +140,11 @@ func TestReadLogBoundsABomb(t *testing.T) {
 		t.Fatalf("after %d entries: %v", n, err)
 	}
 	// A negative bound is refused before any request.
+	blobs.ResetCounts()
 	for _, err = range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Hour), &patterns.ReadLogOptions{MaxBlobBytes: -1}) {
 		break
 	}
-	if !errors.Is(err, table.ErrBadOption) {
-		t.Fatalf("negative bound: %v", err)
+	if !errors.Is(err, table.ErrBadOption) || blobs.Total() != 0 {
+		t.Fatalf("negative bound: %v after %d requests", err, blobs.Total())
 	}
 }

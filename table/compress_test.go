@@ -128,7 +128,8 @@ func TestGzipPropertyLimits(t *testing.T) {
 // TestGzipPropertyOnFake: through a table, the wire holds the compressed
 // bytes and the typed read inflates them.
 func TestGzipPropertyOnFake(t *testing.T) {
-	client := fake.NewTableService(nil).NewClient("photos", nil)
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("photos", nil)
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -151,5 +152,11 @@ func TestGzipPropertyOnFake(t *testing.T) {
 	got, err := tbl.Get(t.Context(), "p", "r", nil)
 	if err != nil || !bytes.Equal(got.Photo, big) {
 		t.Fatalf("Get: %v", err)
+	}
+	// Over the bound before compression: refused before any request.
+	svc.ResetCounts()
+	err = tbl.Upsert(t.Context(), &photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r2"}, Photo: make([]byte, table.MaxGzipPropertyBytes+1)}, nil)
+	if !errors.Is(err, table.ErrBinaryTooLong) || svc.Total() != 0 {
+		t.Fatalf("over the bound: %v after %d requests", err, svc.Total())
 	}
 }
