@@ -57,6 +57,8 @@ func codecs() []codec {
 			func(r io.Reader) (io.Reader, error) { return stdgzip.NewReader(r) }},
 		{"klauspost", func(w io.Writer) io.WriteCloser { z, _ := kgzip.NewWriterLevel(w, kgzip.DefaultCompression); return z },
 			func(r io.Reader) (io.Reader, error) { return kgzip.NewReader(r) }},
+		{"klauspost-best", func(w io.Writer) io.WriteCloser { z, _ := kgzip.NewWriterLevel(w, kgzip.BestCompression); return z },
+			func(r io.Reader) (io.Reader, error) { return kgzip.NewReader(r) }},
 	}
 }
 
