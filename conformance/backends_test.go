@@ -168,3 +168,8 @@ func TestSASBuilderOnFake(t *testing.T)      { FakeSASBackend().Run(t) }
 func TestSASBuilderOnAzurite(t *testing.T) {
 	AccountSASBackend(t, testenv.ConnectionString(t), AzuriteLacks()).Run(t)
 }
+func TestCompressionOnFake(t *testing.T)    { RunCompression(t, fakeEnv()) }
+func TestCompressionOnAzurite(t *testing.T) { RunCompression(t, azuriteEnv(t)) }
+
+func TestQueryDensityOnFake(t *testing.T)    { RunQueryDensity(t, splittingFakeEnv()) }
+func TestQueryDensityOnAzurite(t *testing.T) { RunQueryDensity(t, azuriteEnv(t)) }

@@ -83,6 +83,8 @@ func Suites() []Suite {
 		{"IndexMove", []Need{tbl, q}, RunIndexMove},
 		{"IDListFormat", []Need{tbl, ctr}, RunIDListFormat},
 		{"Tracing", []Need{svc}, RunTracing},
+		{"Compression", []Need{tbl, ctr}, RunCompression},
+		{"QueryDensity", []Need{tbl}, RunQueryDensity},
 	}
 }
 

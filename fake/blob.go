@@ -885,6 +885,13 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 			rfc1123(bd.created), rfc1123(bd.modified), bd.etag, len(bd.data))
 		_ = xml.EscapeText(&b, []byte(ctype))
 		b.WriteString("</Content-Type>")
+		if ce := bd.props.Get("Content-Encoding"); ce != "" {
+			// Listed as the service lists it, so a reader can tell a
+			// compressed blob without reading it.
+			b.WriteString("<Content-Encoding>")
+			_ = xml.EscapeText(&b, []byte(ce))
+			b.WriteString("</Content-Encoding>")
+		}
 		if md := bd.props.Get("Content-Md5"); md != "" {
 			fmt.Fprintf(&b, "<Content-MD5>%s</Content-MD5>", md)
 		}

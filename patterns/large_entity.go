@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -63,9 +65,10 @@ type LargeEntity[T any] struct {
 	fields    []string // Go field names
 	threshold int
 	// now is the clock of PutWindow; tests stop it.
-	now func() time.Time
-	tr  tracer
-	log *slog.Logger
+	now      func() time.Time
+	tr       tracer
+	log      *slog.Logger
+	compress bool
 }
 
 // LargeEntityOptions configure a LargeEntity. nil means the defaults.
@@ -81,6 +84,18 @@ type LargeEntityOptions struct {
 	// Logger receives, at Warn, the orphan blobs Sweep could not delete
 	// and leaves to its next run. Default: no logging.
 	Logger *slog.Logger
+	// Compress writes each offloaded field gzip-compressed, its blob
+	// marked Content-Encoding: gzip so that a browser or azcopy
+	// --decompress shows the original bytes, and the entity records the
+	// field's uncompressed length in a <Field>Size property (Edm.Int64):
+	// a read inflates to exactly that many bytes and no more, so a blob
+	// replaced by a decompression bomb costs no more than the real field,
+	// and then fails its hash. <Field>SHA256 stays the hash of the
+	// uncompressed bytes. Reads take plain and compressed blobs alike (the
+	// blob's Content-Encoding says which), so Compress can be switched on,
+	// or off, with data in place. Worth it for text, JSON or CSV; photos
+	// and other compressed formats only cost CPU. Default: false.
+	Compress bool
 }
 
 // DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
@@ -158,6 +173,7 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	if opts != nil {
 		l.tr = newTracer(opts.TracingProvider, opts.TableName)
 		l.log = opts.Logger
+		l.compress = opts.Compress
 	}
 	return l, nil
 }
@@ -178,8 +194,13 @@ func setField(fv reflect.Value, b []byte) {
 }
 
 // blobRef is what the entity keeps of an offloaded field: the <Field>Blob
-// and <Field>SHA256 properties.
-type blobRef struct{ name, sha string }
+// and <Field>SHA256 properties, and for a compressed blob <Field>Size,
+// the uncompressed length.
+type blobRef struct {
+	name, sha string
+	size      int64 // uncompressed length, when gzip
+	gzip      bool  // the blob is gzip-compressed: <Field>Size is stored
+}
 
 // largeBlobPrefix starts the names of the blobs LargeEntity writes:
 // "lg/k<pk>/k<rk>/<field>/<version>", keys in unpadded base64url so that
@@ -225,6 +246,9 @@ func keysOfBlob(name string) (pk, rk, field string, ok bool) {
 // refProps are the properties that hold field f's blob reference.
 func refProps(f string) (blobProp, shaProp string) { return f + "Blob", f + "SHA256" }
 
+// sizeProp holds the uncompressed length of field f's compressed blob.
+func sizeProp(f string) string { return f + "Size" }
+
 // refsOf reads the blob references of the named fields from a stored entity.
 func refsOf(e *table.Entity, fields []string) map[string]blobRef {
 	refs := map[string]blobRef{}
@@ -235,7 +259,11 @@ func refsOf(e *table.Entity, fields []string) map[string]blobRef {
 		name, _ := nv.AsString()
 		sha, _ := sv.AsString()
 		if name != "" {
-			refs[f] = blobRef{name: name, sha: sha}
+			r := blobRef{name: name, sha: sha}
+			if zv, ok := e.Get(sizeProp(f)); ok {
+				r.size, r.gzip = zv.AsInt64()
+			}
+			refs[f] = r
 		}
 	}
 	return refs
@@ -249,6 +277,7 @@ func withoutRefs(e *table.Entity, fields []string) {
 		bp, sp := refProps(f)
 		delete(e.Properties, bp)
 		delete(e.Properties, sp)
+		delete(e.Properties, sizeProp(f))
 	}
 }
 
@@ -365,7 +394,7 @@ func (l *LargeEntity[T]) plan(op string, v *T) (*table.Entity, map[string][]byte
 		if err != nil {
 			return err
 		}
-		data[f], refs[f] = b, blobRef{name: name, sha: hex.EncodeToString(sum[:])}
+		data[f], refs[f] = b, blobRef{name: name, sha: hex.EncodeToString(sum[:]), size: int64(len(b)), gzip: l.compress}
 		setField(cv.FieldByName(f), nil)
 		return nil
 	}
@@ -413,6 +442,9 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 		bp, sp := refProps(f)
 		e.Set(bp, table.StringValue(r.name))
 		e.Set(sp, table.StringValue(r.sha))
+		if r.gzip {
+			e.Set(sizeProp(f), table.Int64Value(r.size))
+		}
 	}
 	full, err := l.raw.Encode(e)
 	if err == nil && len(full) > table.MaxEntityBytes {
@@ -447,10 +479,16 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		if !ok {
 			continue
 		}
-		name := refsOf(s, []string{f})[f].name
+		ref := refsOf(s, []string{f})[f]
+		var headers *blob.HTTPHeaders
+		if ref.gzip {
+			b = gz.Compress(b)
+			headers = &blob.HTTPHeaders{BlobContentEncoding: to.Ptr(gz.Encoding)}
+		}
 		// A new name: only a retry of this very upload, whose first
 		// answer was lost, can find it taken.
-		_, err := l.blobs.UploadBuffer(ctx, l.container, name, b, &azblob.UploadBufferOptions{
+		_, err := l.blobs.UploadBuffer(ctx, l.container, ref.name, b, &azblob.UploadBufferOptions{
+			HTTPHeaders:      headers,
 			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to.Ptr(azcore.ETagAny)}}})
 		err = redact.Error(err) // a transport error names the URL, SAS token included
 		if err != nil && !isBlobStatus(err, http.StatusConflict) {
@@ -554,7 +592,10 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 		return nil
 	}
 	m := z.l.tbl.Meta(z.v)
-	resp, err := z.l.blobs.DownloadStream(ctx, z.l.container, r.name, nil)
+	// Ask for the stored bytes: without this header Go's transport asks
+	// for gzip itself and inflates a compressed blob unbounded.
+	dctx := policy.WithHTTPHeader(ctx, http.Header{"Accept-Encoding": {"identity"}})
+	resp, err := z.l.blobs.DownloadStream(dctx, z.l.container, r.name, nil)
 	err = redact.Error(err) // a transport error names the URL, SAS token included
 	if err != nil {
 		if !isBlobStatus(err, http.StatusNotFound) {
@@ -570,9 +611,22 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 		return &BlobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	var data []byte
+	if resp.ContentEncoding != nil && strings.EqualFold(*resp.ContentEncoding, gz.Encoding) {
+		if !r.gzip {
+			// Nothing bounds it: only this type writes compressed
+			// blobs, and it always records their size.
+			return fmt.Errorf("%w: %s is gzip-encoded but its entity records no %s", ErrBlobMismatch, r.name, sizeProp(field))
+		}
+		data, err = gz.DecompressReader(resp.Body, int(r.size))
+		if err == nil && int64(len(data)) != r.size {
+			err = fmt.Errorf("%w: %s inflates to %d bytes, its entity says %d", ErrBlobMismatch, r.name, len(data), r.size)
+		}
+	} else {
+		data, err = io.ReadAll(resp.Body)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)
 	}
 	sum := sha256.Sum256(data)
 	if hex.EncodeToString(sum[:]) != r.sha {

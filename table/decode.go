@@ -188,7 +188,7 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 		}
 		f := &p.fields[idx]
 		if err := decodeField(f, fieldByIndex(rv, f.index), v); err != nil {
-			return &InputError{Op: "decode", Type: typ, Field: f.name, Rule: ErrInvalidValue, Detail: err.Error()}
+			return &InputError{Op: "decode", Type: typ, Field: f.name, Rule: decodeRule(err), Detail: err.Error()}
 		}
 		return nil
 	})
@@ -285,6 +285,11 @@ func decodeField(f *field, fv reflect.Value, v jsonValue) error {
 		raw, err := base64.StdEncoding.DecodeString(text())
 		if err != nil {
 			return errWant("base64", v)
+		}
+		if f.gzip {
+			if raw, err = gunzipProp(raw); err != nil {
+				return err
+			}
 		}
 		fv.SetBytes(raw)
 	case kGUID:

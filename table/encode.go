@@ -30,6 +30,7 @@ import (
 //	float32, float64                    Edm.Double (annotated, so 2.0 stays a Double)
 //	time.Time                           Edm.DateTime (UTC, 100 ns; 1601 to 9999)
 //	[]byte                              Edm.Binary
+//	[]byte with `table:",gzip"`         Edm.Binary, gzip-compressed (compress.go)
 //	table.GUID                          Edm.Guid
 //	*T of any of these                  nullable: nil is not stored
 //	anything with `table:",json"`       Edm.String holding its JSON
@@ -271,6 +272,12 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 		sz.prop(f.name, 8)
 	case kBinary:
 		raw := fv.Bytes()
+		if f.gzip {
+			var err error
+			if raw, err = gzipProp(typ, f.name, raw); err != nil {
+				return nil, err
+			}
+		}
 		if len(raw) > MaxBinaryBytes {
 			return nil, inputErr("encode", typ, f.name, ErrBinaryTooLong, "%d bytes, at most %d", len(raw), MaxBinaryBytes)
 		}

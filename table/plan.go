@@ -33,6 +33,7 @@ type field struct {
 	ptr       bool // nullable: a nil pointer is not stored
 	omitEmpty bool
 	edm       string
+	gzip      bool // []byte stored gzip-compressed (compress.go)
 }
 
 // plan is how one struct type maps to an entity; built once per type.
@@ -118,6 +119,8 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 				f.kind = kJSON
 			case "encrypt":
 				p.encrypted = append(p.encrypted, name)
+			case "gzip":
+				f.gzip = true
 			case "":
 			default:
 				return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "unknown tag option %q", o)
@@ -141,6 +144,9 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 					"%s has no Edm type; store it as JSON with the tag option `table:\",json\"`", sf.Type)
 			}
 			f.kind = k
+		}
+		if f.gzip && f.kind != kBinary {
+			return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "the gzip tag option is for []byte fields, not %s", sf.Type)
 		}
 		f.edm = edmOf(f.kind)
 		if _, dup := p.byName[name]; dup {

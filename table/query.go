@@ -187,7 +187,12 @@ func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptio
 	if err != nil {
 		return nil, err
 	}
-	return t.page(ctx, lo, token)
+	ctx, qs := t.trackQuery(ctx, opts, false) // density.go
+	p, err := t.page(ctx, lo, token)
+	if err != nil || p.Next == "" {
+		t.endQuery(ctx, qs)
+	}
+	return p, err
 }
 
 func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, next string) (*Page[T], error) {
@@ -235,6 +240,7 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, n
 		tableHash = hashText(name)
 	}
 	p := &Page[T]{Items: make([]*T, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
+	recordPage(ctx, lo.Filter, len(entities), p.Next == "") // density.go
 	for i, data := range entities {
 		v := new(T)
 		if err := t.decodeFrom(ctx, data, v, lo.Select == nil); err != nil {
@@ -267,6 +273,8 @@ func (t *Table[T]) Query(ctx context.Context, opts *QueryOptions) iter.Seq2[*T, 
 			}
 			total = opts.Top
 		}
+		ctx, qs := t.trackQuery(ctx, opts, true) // density.go
+		defer t.endQuery(ctx, qs)
 		returned := 0
 		token := ""
 		for {
