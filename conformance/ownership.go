@@ -283,7 +283,7 @@ func RunOwnership(t *testing.T, env Env) {
 				k := &killSwitch{}
 				rctx, cancel := context.WithCancel(ctx)
 				ru := &running{r: newRole(name, k), k: k, cancel: cancel, err: make(chan error, 1)}
-				go func() { ru.err <- ru.r.Run(rctx) }()
+				go func() { ru.err <- ru.r.Run(rctx, nil) }()
 				return ru
 			}
 			counts := func(rs ...*running) []int {
@@ -312,7 +312,7 @@ func RunOwnership(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			for i := range nmsg {
-				if err := sender.Send(ctx, "work.v1", fmt.Sprintf("k%03d", i), i); err != nil {
+				if err := sender.Send(ctx, "work.v1", fmt.Sprintf("k%03d", i), i, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

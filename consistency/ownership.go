@@ -226,12 +226,16 @@ func (r *Role) Owned() []string {
 	return out
 }
 
+// RoleRunOptions configure Role.Run. It has no fields yet: nil is the only
+// value today (the role's own settings are its RoleOptions).
+type RoleRunOptions struct{}
+
 // Run joins the roles of the container and works on the queues it owns
 // until ctx ends (call it once per Role); then it stops its workers (each
 // within its ShutdownGrace) and releases its leases, so the others take
 // over at once rather than after LeaseDuration. It returns the workers'
 // *FailureReport values joined, or nil when no message failed.
-func (r *Role) Run(ctx context.Context) error {
+func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 	member, err := r.opts.LeaseFor(memberPrefix+r.opts.Name, r.leaseID)
 	if err != nil {
 		return err
@@ -427,7 +431,7 @@ func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
 	r.mu.Unlock()
 	go func() {
 		defer close(run.done)
-		if err := w.Run(wctx); err != nil {
+		if err := w.Run(wctx, nil); err != nil {
 			r.mu.Lock()
 			r.failed = append(r.failed, fmt.Errorf("queue %s: %w", q.Name, err))
 			r.mu.Unlock()
@@ -523,11 +527,11 @@ func NewShardedSender(queues []Queue, opts *SenderOptions) (*ShardedSender, erro
 func (s *ShardedSender) QueueFor(key string) int { return keys.ShardBucket(key, len(s.senders)) }
 
 // Send is Sender.Send on the queue of key.
-func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any) error {
-	return s.senders[s.QueueFor(key)].Send(ctx, msgType, key, payload)
+func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any, o *SendOptions) error {
+	return s.senders[s.QueueFor(key)].Send(ctx, msgType, key, payload, o)
 }
 
 // SendAround is Sender.SendAround on the queue of key.
-func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
-	return s.senders[s.QueueFor(key)].SendAround(ctx, msgType, key, payload, delay, write)
+func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
+	return s.senders[s.QueueFor(key)].SendAround(ctx, msgType, key, payload, delay, write, o)
 }

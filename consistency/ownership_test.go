@@ -79,7 +79,7 @@ func TestShardedSenderRoutesByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"a", "b", "c", "d", "e", "a"} {
-		if err := s.Send(t.Context(), "x.v1", k, 1); err != nil {
+		if err := s.Send(t.Context(), "x.v1", k, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -240,7 +240,7 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 			})
 			rctx, cancel := context.WithCancel(ctx)
 			ro.r, ro.cancel = r, cancel
-			go func() { ro.err <- r.Run(rctx) }()
+			go func() { ro.err <- r.Run(rctx, nil) }()
 			return ro
 		}
 		counts := func(rs ...*role) []int {
@@ -258,7 +258,7 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 
 		sender, _ := consistency.NewShardedSender(qs, nil)
 		for i := range 120 {
-			_ = sender.Send(ctx, "job.v1", fmt.Sprint(i), i)
+			_ = sender.Send(ctx, "job.v1", fmt.Sprint(i), i, nil)
 		}
 		time.Sleep(1500 * time.Millisecond) // c is mid-work
 		c.dead.Store(true)
@@ -347,7 +347,7 @@ func TestRoleRenewalFailures(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
-		go func() { errc <- r.Run(ctx) }()
+		go func() { errc <- r.Run(ctx, nil) }()
 		waitFor(t, 10*time.Second, "q0 not taken", func() bool { return len(r.Owned()) == 1 })
 		mu.Lock()
 		fail = []error{errDead} // one lost renewal: 10 s of the lease are left
@@ -443,7 +443,7 @@ func TestRoleIdleRequestRate(t *testing.T) {
 			}
 			roles = append(roles, r)
 			wg.Add(1)
-			go func() { defer wg.Done(); _ = r.Run(rctx) }()
+			go func() { defer wg.Done(); _ = r.Run(rctx, nil) }()
 		}
 		time.Sleep(59 * time.Minute)
 		var owned []int
