@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -115,7 +116,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			return sender.SendAround(ctx, "archive", "k", 1, time.Minute, func() error { return errors.New("must not run") }, nil)
 		}, nil},
 		{"sender with a badly named payload container", keys.ErrInvalidName, func(ctx context.Context) error {
-			s := consistency.NewSender(env.qc, &consistency.SenderOptions{Blobs: env.bc, Container: "Bad_Name"})
+			s := consistency.NewSender(env.qc, &consistency.SenderOptions{Blobs: blobstore.New(env.bc), Container: "Bad_Name"})
 			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
 		{"poison peek of 33 messages", consistency.ErrBadPoisonOption, func(ctx context.Context) error {

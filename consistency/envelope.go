@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -127,7 +126,8 @@ func decodeEnvelope(text string) (*Envelope, error) {
 type SenderOptions struct {
 	// Blobs and Container hold payloads too large for a message. Default:
 	// none, and such a payload is refused with ErrMessageTooLarge.
-	Blobs     Blobs
+	// Use blobstore.New(client) for an *azblob.Client.
+	Blobs     BlobStore
 	Container string
 	// Now is the clock for Enqueued. Default: time.Now.
 	Now func() time.Time
@@ -201,7 +201,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 		var rnd [8]byte
 		_, _ = rand.Read(rnd[:])
 		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
-		if _, err := s.opts.Blobs.UploadBuffer(ctx, ref.Container, ref.Name, raw, nil); err != nil {
+		if err := s.opts.Blobs.Put(ctx, ref.Container, ref.Name, raw, nil); err != nil {
 			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref
@@ -214,15 +214,6 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 	// included: redacted, with the error itself still in the chain.
 	_, err = s.queue.EnqueueMessage(ctx, text, nil)
 	return redact.Error(err)
-}
-
-func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
-	resp, err := b.DownloadStream(ctx, ref.Container, ref.Name, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
 }
 
 // SendAround makes write and its message crash-safe together: it enqueues

@@ -58,7 +58,9 @@ func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
 type BlobTarget[T any] struct {
-	Blobs     Blobs
+	// Blobs and Container are where the entities go (blobstore.New(client)
+	// for an *azblob.Client).
+	Blobs     BlobStore
 	Container string
 	// Name is the blob name of v. Default: "PartitionKey/RowKey".
 	Name  func(v *T) string

@@ -48,9 +48,10 @@ func DeleteIfUnchanged[T any](ctx context.Context, tbl *table.Table[T], partitio
 type PutBlobOptions struct{}
 
 // PutBlob writes data to a blob, replacing what is there.
-func PutBlob(ctx context.Context, blobs Blobs, container, name string, data []byte, o *PutBlobOptions) error {
-	_, err := blobs.UploadBuffer(ctx, container, name, data, nil)
-	return redact.Error(err) // a transport error names the blob's URL, SAS signature included
+func PutBlob(ctx context.Context, blobs BlobStore, container, name string, data []byte, o *PutBlobOptions) error {
+	// A transport error names the blob's URL, SAS signature included: the
+	// store redacts it, and so does this step, for stores that do not.
+	return redact.Error(blobs.Put(ctx, container, name, data, nil))
 }
 
 // ErrSourceChanged: WriteIfSourceUnchanged skipped its write because the

@@ -91,8 +91,10 @@ type WorkerOptions struct {
 	// context ends; then it cancels them and their messages reappear.
 	// Default: 10 s.
 	ShutdownGrace time.Duration
-	// Blobs reads payloads that senders put in blobs. Default: none.
-	Blobs Blobs
+	// Blobs reads payloads that senders put in blobs (blobstore.New(client)
+	// for an *azblob.Client). Default: none, and a message whose payload is
+	// in a blob goes to the poison queue.
+	Blobs BlobStore
 	// Logger records failures at Warn (retried and poisoned messages, with
 	// a panic's stack) and processed messages at Debug. Default:
 	// slog.Default() at the time NewWorker is called.
@@ -518,7 +520,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
-			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
+			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
 		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
@@ -546,7 +548,7 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 		if w.opts.Blobs == nil {
 			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
 		}
-		raw, err := readBlob(ctx, w.opts.Blobs, msg.PayloadBlob)
+		raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name, nil)
 		if err != nil {
 			return fmt.Errorf("consistency: payload blob: %w", err)
 		}

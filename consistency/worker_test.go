@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -121,7 +122,7 @@ func TestLargePayloadTravelsInABlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("<Jones & Co>", 10000) // 120 KB, 200 KB once XML-escaped
-	s := consistency.NewSender(q, &consistency.SenderOptions{Blobs: bc, Container: "payloads"})
+	s := consistency.NewSender(q, &consistency.SenderOptions{Blobs: blobstore.New(bc), Container: "payloads"})
 	if err := s.Send(t.Context(), "big.v1", "k", big, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestLargePayloadTravelsInABlob(t *testing.T) {
 		t.Fatal("the payload did not go to a blob")
 	}
 	var got string
-	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Blobs: bc})
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Blobs: blobstore.New(bc)})
 	_ = w.Handle("big.v1", func(ctx context.Context, m *consistency.Message) error { return m.Decode(&got) })
 	if _, err := w.Drain(t.Context(), nil); err != nil {
 		t.Fatal(err)
@@ -233,7 +234,7 @@ func TestMoveToBlob(t *testing.T) {
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "archive", nil)
 	sender := consistency.NewSender(q, nil)
-	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: bc, Container: "archive"}, sender, nil)
+	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: blobstore.New(bc), Container: "archive"}, sender, nil)
 	for range 2 { // the second request is a duplicate
 		if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 			t.Fatal(err)
