@@ -155,7 +155,7 @@ func poisonSome(t *testing.T, a *account) {
 	send := consistency.NewSender(work, nil)
 	for _, k := range []string{"bill.v1/b1", "ship.v1/s1", "bill.v1/b2"} {
 		typ, key, _ := strings.Cut(k, "/")
-		if err := send.Send(ctx, typ, key, map[string]string{"k": key}); err != nil {
+		if err := send.Send(ctx, typ, key, map[string]string{"k": key}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +167,7 @@ func poisonSome(t *testing.T, a *account) {
 			t.Fatal(err)
 		}
 	}
-	_, _ = w.Drain(ctx) // every message fails on purpose
+	_, _ = w.Drain(ctx, nil) // every message fails on purpose
 }
 
 func testPoison(t *testing.T, tk runner, a *account) {

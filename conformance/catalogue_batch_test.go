@@ -10,6 +10,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -106,15 +107,17 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, anyValidation()},
 
 		// messages
-		{"message type with a space", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, "archive v1", "k", 1) }, nil},
-		{"message type without a name", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, ".v1", "k", 1) }, nil},
-		{"message key over 1 KiB", consistency.ErrBadKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", strings.Repeat("k", 1025), 1) }, nil},
+		{"message type with a space", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, "archive v1", "k", 1, nil) }, nil},
+		{"message type without a name", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, ".v1", "k", 1, nil) }, nil},
+		{"message key over 1 KiB", consistency.ErrBadKey, func(ctx context.Context) error {
+			return sender.Send(ctx, "archive.v1", strings.Repeat("k", 1025), 1, nil)
+		}, nil},
 		{"message sent around a write: bad type", consistency.ErrBadType, func(ctx context.Context) error {
-			return sender.SendAround(ctx, "archive", "k", 1, time.Minute, func() error { return errors.New("must not run") })
+			return sender.SendAround(ctx, "archive", "k", 1, time.Minute, func() error { return errors.New("must not run") }, nil)
 		}, nil},
 		{"sender with a badly named payload container", keys.ErrInvalidName, func(ctx context.Context) error {
-			s := consistency.NewSender(env.qc, &consistency.SenderOptions{Blobs: env.bc, Container: "Bad_Name"})
-			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024))
+			s := consistency.NewSender(env.qc, &consistency.SenderOptions{Blobs: blobstore.New(env.bc), Container: "Bad_Name"})
+			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
 		{"poison peek of 33 messages", consistency.ErrBadPoisonOption, func(ctx context.Context) error {
 			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: consistency.MaxPeekMessages + 1})
@@ -138,7 +141,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 				return err
 			}
 			to := consistency.TableTarget[Employee]{Table: from}
-			return consistency.NewMover[Employee](from, to, sender, nil).Request(ctx, "p", "a/b")
+			return consistency.NewMover[Employee](from, to, sender, nil).Request(ctx, "p", "a/b", nil)
 		}, anyValidation()},
 	}
 }

@@ -42,7 +42,7 @@ func TestCoreCatalogueGaps(t *testing.T) {
 		return func(ctx context.Context) error {
 			w := consistency.NewWorker(q, p, &o)
 			_ = w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil })
-			_, err := w.Drain(ctx)
+			_, err := w.Drain(ctx, nil)
 			return err
 		}
 	}
@@ -51,7 +51,7 @@ func TestCoreCatalogueGaps(t *testing.T) {
 			ctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			defer cancel()
 			w := consistency.NewWorker(q, p, &o)
-			return w.Run(ctx)
+			return w.Run(ctx, nil)
 		}
 	}
 	write := func(o batch.WriterOptions) func(context.Context) error {
@@ -69,7 +69,7 @@ func TestCoreCatalogueGaps(t *testing.T) {
 			return consistency.NewWorker(q, p, nil).Handle("x.v1", nil)
 		}},
 		{"Sender.Send of a payload JSON cannot encode", consistency.ErrBadPayload, func(ctx context.Context) error {
-			return consistency.NewSender(q, nil).Send(ctx, "x.v1", "k", make(chan int))
+			return consistency.NewSender(q, nil).Send(ctx, "x.v1", "k", make(chan int), nil)
 		}},
 		{"WorkerOptions.BatchSize 33 (Drain)", consistency.ErrBadOption, drain(consistency.WorkerOptions{BatchSize: 33})},
 		{"WorkerOptions.BatchSize -1 (Run)", consistency.ErrBadOption, run(consistency.WorkerOptions{BatchSize: -1})},

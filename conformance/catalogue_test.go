@@ -243,11 +243,11 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		// messages
-		{"message type without a version", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, "archive", "k", 1) }},
-		{"message without a key", consistency.ErrNoKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "", 1) }},
-		{"message key of invalid UTF-8", consistency.ErrBadKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "k\xff", 1) }},
+		{"message type without a version", consistency.ErrBadType, func(ctx context.Context) error { return sender.Send(ctx, "archive", "k", 1, nil) }},
+		{"message without a key", consistency.ErrNoKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "", 1, nil) }},
+		{"message key of invalid UTF-8", consistency.ErrBadKey, func(ctx context.Context) error { return sender.Send(ctx, "archive.v1", "k\xff", 1, nil) }},
 		{"message over 64 KiB without a blob store", consistency.ErrMessageTooLarge, func(ctx context.Context) error {
-			return sender.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024))
+			return sender.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}},
 		{"handler for a type without a version", consistency.ErrBadType, func(context.Context) error {
 			return worker.Handle("archive", func(context.Context, *consistency.Message) error { return nil })

@@ -49,7 +49,7 @@ func drainAll(t *testing.T, q *azqueue.QueueClient, workers ...*consistency.Work
 		var wg sync.WaitGroup
 		for _, w := range workers {
 			wg.Add(1)
-			go func() { defer wg.Done(); _, _ = w.Drain(t.Context()) }()
+			go func() { defer wg.Done(); _, _ = w.Drain(t.Context(), nil) }()
 		}
 		wg.Wait()
 		if queueLen(t, q) == 0 {
@@ -95,7 +95,7 @@ func RunConsistency(t *testing.T, env Env) {
 		addStaff(t, current, 20)
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		for _, rk := range keysIn(t, current) {
-			if err := mover.Request(ctx, "Sales", rk); err != nil {
+			if err := mover.Request(ctx, "Sales", rk, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -151,7 +151,7 @@ func RunConsistency(t *testing.T, env Env) {
 			mover := consistency.NewMover[Staff](src, to, consistency.NewSender(q, nil), nil)
 			// Request reads the version to move: through the unwrapped
 			// table, so that the kills count the handler's calls only.
-			if err := consistency.NewMover[Staff](current, to, consistency.NewSender(q, nil), nil).Request(ctx, "Sales", "empid_000000"); err != nil {
+			if err := consistency.NewMover[Staff](current, to, consistency.NewSender(q, nil), nil).Request(ctx, "Sales", "empid_000000", nil); err != nil {
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(queue, poison, quick(nil))
@@ -176,22 +176,22 @@ func RunConsistency(t *testing.T, env Env) {
 		ctx := t.Context() // the bubble's own on the fake
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
-		if err := sender.Send(ctx, "archive", "k", 1); !errors.Is(err, consistency.ErrBadType) {
+		if err := sender.Send(ctx, "archive", "k", 1, nil); !errors.Is(err, consistency.ErrBadType) {
 			t.Fatalf("type without a version: %v", err)
 		}
-		if err := sender.Send(ctx, "archive.v1", "", 1); !errors.Is(err, consistency.ErrNoKey) {
+		if err := sender.Send(ctx, "archive.v1", "", 1, nil); !errors.Is(err, consistency.ErrNoKey) {
 			t.Fatalf("no key: %v", err)
 		}
-		if err := sender.Send(ctx, "archive.v1", "big", strings.Repeat("x", 70*1024)); !errors.Is(err, consistency.ErrMessageTooLarge) {
+		if err := sender.Send(ctx, "archive.v1", "big", strings.Repeat("x", 70*1024), nil); !errors.Is(err, consistency.ErrMessageTooLarge) {
 			t.Fatalf("oversize payload without a blob store: %v", err)
 		}
 		if queueLen(t, q) != 0 {
 			t.Fatal("a refused message was sent")
 		}
 		_, _ = q.EnqueueMessage(ctx, "not json", nil)
-		_ = sender.Send(ctx, "unknown.v1", "u", 1)
-		_ = sender.Send(ctx, "decode.v1", "d", "not an object")
-		_ = sender.Send(ctx, "flaky.v1", "f", 1)
+		_ = sender.Send(ctx, "unknown.v1", "u", 1, nil)
+		_ = sender.Send(ctx, "decode.v1", "d", "not an object", nil)
+		_ = sender.Send(ctx, "flaky.v1", "f", 1, nil)
 		w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{MaxDequeues: 3}))
 		_ = w.Handle("decode.v1", func(_ context0, m *consistency.Message) error {
 			var v struct{ A int }
@@ -259,12 +259,12 @@ func RunConsistency(t *testing.T, env Env) {
 		}
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, sender, nil)
 		for _, rk := range keysIn(t, current) {
-			if err := mover.Request(ctx, "Sales", rk); err != nil {
+			if err := mover.Request(ctx, "Sales", rk, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := 0; i < bad; i++ {
-			if err := sender.Send(ctx, "nobody.v1", fmt.Sprint("bad", i), i); err != nil {
+			if err := sender.Send(ctx, "nobody.v1", fmt.Sprint("bad", i), i, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -339,10 +339,10 @@ var crashScenarios = []crashScenario{{
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		m := moverOf(p)
-		if err := m.Request(ctx, "Sales", "empid_000001"); err != nil {
+		if err := m.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{m.Type(): m.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{m.Type(): m.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
@@ -378,7 +378,7 @@ var crashScenarios = []crashScenario{{
 			if err := cur.Add(ctx, s, nil); err != nil {
 				return err
 			}
-			if err := m.RequestValue(ctx, s); err != nil {
+			if err := m.RequestValue(ctx, s, nil); err != nil {
 				return err
 			}
 		}
@@ -511,7 +511,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -519,7 +519,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
@@ -545,7 +545,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -553,7 +553,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
@@ -581,7 +581,7 @@ var crashScenarios = []crashScenario{{
 		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -592,7 +592,7 @@ var crashScenarios = []crashScenario{{
 		}, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx)
+		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {

@@ -50,7 +50,7 @@ func RunIndexMove(t *testing.T, env Env) {
 				}
 			}
 			drainAll(t, q, w)
-			if err := mover.Request(ctx, "empid_Sales", "000123"); err != nil {
+			if err := mover.Request(ctx, "empid_Sales", "000123", nil); err != nil {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)
@@ -103,7 +103,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
 			_ = w.Handle(mover.Type(), mover.Handle)
-			if err := mover.Request(ctx, "Sales", "empid_000001"); err != nil {
+			if err := mover.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)

@@ -60,7 +60,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if err := current.Add(ctx, staff("000001", "Old", "Hire", "old@contoso.com", 60), nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := mover.Request(ctx, "Sales", "empid_000001"); err != nil {
+		if err := mover.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -92,7 +92,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if err := current.Add(ctx, v, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := mover.RequestValue(ctx, v); err != nil {
+		if err := mover.RequestValue(ctx, v, nil); err != nil {
 			t.Fatal(err)
 		}
 		v.Age = 31
@@ -117,13 +117,13 @@ func RunMoverVersions(t *testing.T, env Env) {
 		q := env.NewQueue(t, qc)
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: current}, consistency.NewSender(q, nil), nil)
 		qc.Reset()
-		if err := mover.RequestValue(ctx, staff("000003", "No", "Tag", "", 1)); !errors.Is(err, table.ErrNoETag) {
+		if err := mover.RequestValue(ctx, staff("000003", "No", "Tag", "", 1), nil); !errors.Is(err, table.ErrNoETag) {
 			t.Fatalf("RequestValue without an ETag: %v", err)
 		}
-		if err := mover.Request(ctx, "Sales", "bad/key"); !errors.Is(err, keys.ErrInvalidKey) {
+		if err := mover.Request(ctx, "Sales", "bad/key", nil); !errors.Is(err, keys.ErrInvalidKey) {
 			t.Fatalf("Request with a bad key: %v", err)
 		}
-		if err := mover.Request(ctx, "Sales", "empid_none"); !table.IsNotFound(err) {
+		if err := mover.Request(ctx, "Sales", "empid_none", nil); !table.IsNotFound(err) {
 			t.Fatalf("Request of a missing entity: %v", err)
 		}
 		if qc.N() != 0 {
@@ -145,7 +145,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		}
 		plain := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		indexed := consistency.NewMover[Staff](withCopies{current}, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
-		if err := indexed.Request(ctx, "Sales", "empid_000004"); err != nil {
+		if err := indexed.Request(ctx, "Sales", "empid_000004", nil); err != nil {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
@@ -162,7 +162,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if err := current.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := plain.Request(ctx, "Sales", "empid_000005"); err != nil {
+		if err := plain.Request(ctx, "Sales", "empid_000005", nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -189,12 +189,12 @@ func RunMoverVersions(t *testing.T, env Env) {
 			all = append(all, s)
 		}
 		for _, s := range all {
-			if err := mover.RequestValue(ctx, s); err != nil {
+			if err := mover.RequestValue(ctx, s, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, s := range all[10:15] { // duplicates
-			if err := mover.RequestValue(ctx, s); err != nil {
+			if err := mover.RequestValue(ctx, s, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -203,7 +203,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if err := current.Update(ctx, changed, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := consistency.NewSender(q, nil).Send(ctx, "other.v1", "x", 1); err != nil {
+		if err := consistency.NewSender(q, nil).Send(ctx, "other.v1", "x", 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		cc.Reset()

@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/ownership"
 )
 
 // leaseClient returns the SDK's lease client for a blob, with leaseID.
@@ -106,7 +107,7 @@ func (q killableQueue) DeleteMessage(ctx context0, id, pop string, o *azqueue.De
 }
 
 type killableLease struct {
-	consistency.Lease
+	ownership.Lease
 	k *killSwitch
 }
 
@@ -132,7 +133,7 @@ func (l killableLease) ReleaseLease(ctx context0, o *lease.BlobReleaseOptions) (
 }
 
 type killableStore struct {
-	consistency.LeaseStore
+	ownership.LeaseStore
 	k *killSwitch
 }
 
@@ -233,15 +234,15 @@ func RunOwnership(t *testing.T, env Env) {
 			var victimQueues map[string]bool // c's queues at its kill
 			takenOver := 0                   // messages of those queues that a and b processed after it
 			var sender *consistency.ShardedSender
-			newRole := func(name string, k *killSwitch) *consistency.Role {
-				var set []consistency.OwnedQueue
+			newRole := func(name string, k *killSwitch) *ownership.Role {
+				var set []ownership.OwnedQueue
 				for i, q := range qs {
-					set = append(set, consistency.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: killableQueue{q, k}, Poison: killableQueue{poison, k}})
+					set = append(set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: killableQueue{q, k}, Poison: killableQueue{poison, k}})
 				}
-				r, err := consistency.NewRole(killableStore{bc, k}, cont, set, &consistency.RoleOptions{
-					Name: name, LeaseDuration: consistency.MinLeaseDuration, Renew: time.Second, Logger: quiet,
+				r, err := ownership.NewRole(killableStore{bc, k}, cont, set, &ownership.RoleOptions{
+					Name: name, LeaseDuration: ownership.MinLeaseDuration, Renew: time.Second, Logger: quiet,
 					Worker: &consistency.WorkerOptions{Concurrency: 2, Visibility: 3 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 200 * time.Millisecond, Logger: quiet},
-					LeaseFor: func(blobName, id string) (consistency.Lease, error) {
+					LeaseFor: func(blobName, id string) (ownership.Lease, error) {
 						return killableLease{leaseClient(t, bc, cont, blobName, id), k}, nil
 					},
 				})
@@ -274,7 +275,7 @@ func RunOwnership(t *testing.T, env Env) {
 				return r
 			}
 			type running struct {
-				r      *consistency.Role
+				r      *ownership.Role
 				k      *killSwitch
 				cancel context.CancelFunc
 				err    chan error
@@ -283,7 +284,7 @@ func RunOwnership(t *testing.T, env Env) {
 				k := &killSwitch{}
 				rctx, cancel := context.WithCancel(ctx)
 				ru := &running{r: newRole(name, k), k: k, cancel: cancel, err: make(chan error, 1)}
-				go func() { ru.err <- ru.r.Run(rctx) }()
+				go func() { ru.err <- ru.r.Run(rctx, nil) }()
 				return ru
 			}
 			counts := func(rs ...*running) []int {
@@ -312,7 +313,7 @@ func RunOwnership(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			for i := range nmsg {
-				if err := sender.Send(ctx, "work.v1", fmt.Sprintf("k%03d", i), i); err != nil {
+				if err := sender.Send(ctx, "work.v1", fmt.Sprintf("k%03d", i), i, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

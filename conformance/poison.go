@@ -23,7 +23,7 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	for _, m := range []struct{ typ, key string }{
 		{"bill.v1", "b1"}, {"ship.v1", "s1"}, {"bill.v1", "b2"}, {"ship.v1", "s2"}, {"bill.v1", "b3"},
 	} {
-		if err := send.Send(ctx, m.typ, m.key, map[string]string{"key": m.key}); err != nil {
+		if err := send.Send(ctx, m.typ, m.key, map[string]string{"key": m.key}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +36,7 @@ func RunPoisonQueue(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 	}
-	_, _ = w.Drain(ctx) // every message fails on purpose; the poison queue says which
+	_, _ = w.Drain(ctx, nil) // every message fails on purpose; the poison queue says which
 	if n := queueLen(t, work); n != 0 {
 		t.Fatalf("work queue holds %d messages after the drain, want 0", n)
 	}
@@ -106,7 +106,7 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ok.Drain(ctx); err != nil {
+	if _, err := ok.Drain(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(handled)

@@ -261,7 +261,7 @@ func RunRetries(t *testing.T, env Env) {
 			{name: "consistency Sender.Send", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
 				qfaults.set(k.kind, -1, "EnqueueMessage")
 				arm()
-				return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1})
+				return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1}, nil)
 			}},
 			// One transaction: the entity and its index copies.
 			{name: "patterns IntraPartitionIndex.Add", want: func(sdk int) int { return sdk }, run: func(t *testing.T, arm func()) error {
@@ -333,7 +333,7 @@ func RunRetries(t *testing.T, env Env) {
 		{name: "consistency Sender.Send", want: func(int) int { return 2 }, ok: true, run: func(t *testing.T, arm func()) error {
 			qfaults.set(failLost, 1, "EnqueueMessage")
 			arm()
-			return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1})
+			return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1}, nil)
 		}},
 		{name: "patterns IntraPartitionIndex.Add Idempotent", want: func(int) int { return 2 + 1 }, ok: true, run: func(t *testing.T, arm func()) error {
 			lostOnce("Batch")

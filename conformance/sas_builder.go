@@ -385,16 +385,16 @@ func (b SASBackend) Run(t *testing.T) {
 		}
 		var rc reqcount.Counter
 		pol := sas.NewTablePolicies(b.Tables(rc.TableOptions()).NewClient(name))
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: strings.Repeat("x", sas.MaxIdentifierLength+1)}); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: strings.Repeat("x", sas.MaxIdentifierLength+1)}, nil); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
 			t.Fatalf("a 65-character ID: %v after %d requests, want ErrInvalidValue before any", err, rc.N())
 		}
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "nostart", Expiry: hour, Permissions: sas.TablePermissions{Read: true}}); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "nostart", Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
 			t.Fatalf("a table policy without Start: %v after %d requests, want ErrInvalidValue before any", err, rc.N())
 		}
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "readers", Start: time.Now().Add(-time.Minute), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}); err != nil {
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "readers", Start: time.Now().Add(-time.Minute), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		list, err := pol.List(ctx)
+		list, err := pol.List(ctx, nil)
 		if err != nil || len(list) != 1 || list[0].ID != "readers" || !list[0].Permissions.Read || list[0].Permissions.Add || !list[0].Expiry.Equal(hour.UTC().Truncate(time.Second)) {
 			t.Fatalf("list: %+v, %v", list, err)
 		}
@@ -407,24 +407,24 @@ func (b SASBackend) Run(t *testing.T) {
 		_, err = c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"2"}`), nil)
 		b.refused(t, "", err, "AuthorizationPermissionMismatch")
 		for i := 2; i <= sas.MaxPolicies; i++ {
-			if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "p" + string(rune('0'+i)), Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}); err != nil {
+			if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "p" + string(rune('0'+i)), Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		rc.Reset()
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "sixth", Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}); !errors.Is(err, sas.ErrTooManyPolicies) || rc.N() != 1 {
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "sixth", Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); !errors.Is(err, sas.ErrTooManyPolicies) || rc.N() != 1 {
 			t.Fatalf("a sixth policy: %v after %d requests, want ErrTooManyPolicies after the one read", err, rc.N())
 		}
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "readers", Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}); !errors.Is(err, sas.ErrPolicyExists) {
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "readers", Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); !errors.Is(err, sas.ErrPolicyExists) {
 			t.Fatalf("the same ID again: %v", err)
 		}
-		if ok, err := pol.Revoke(ctx, "readers"); !ok || err != nil {
+		if ok, err := pol.Revoke(ctx, "readers", nil); !ok || err != nil {
 			t.Fatalf("revoke: %v, %v", ok, err)
 		}
 		time.Sleep(b.PolicyDelay)
 		_, err = c.GetEntity(ctx, "p", "1", nil)
 		b.refusedCode(t, CapSASAuthenticationFailed, err, "AuthenticationFailed")
-		if ok, err := pol.Revoke(ctx, "readers"); ok || err != nil {
+		if ok, err := pol.Revoke(ctx, "readers", nil); ok || err != nil {
 			t.Fatalf("revoke again: %v, %v", ok, err)
 		}
 	})
@@ -432,18 +432,18 @@ func (b SASBackend) Run(t *testing.T) {
 	t.Run("stored access policies: queue and container", func(t *testing.T) {
 		qadmin, qname := b.newQueue(t)
 		qpol := sas.NewQueuePolicies(qadmin)
-		if err := qpol.Create(ctx, sas.Policy[sas.QueuePermissions]{ID: "senders", Start: time.Now().Add(-time.Minute), Expiry: hour, Permissions: sas.QueuePermissions{Add: true}}); err != nil {
+		if err := qpol.Create(ctx, sas.Policy[sas.QueuePermissions]{ID: "senders", Start: time.Now().Add(-time.Minute), Expiry: hour, Permissions: sas.QueuePermissions{Add: true}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		cadmin, cname := b.newContainer(t)
 		cpol := sas.NewContainerPolicies(cadmin)
-		if err := cpol.Create(ctx, sas.Policy[sas.BlobPermissions]{ID: "readers", Expiry: hour, Permissions: sas.BlobPermissions{Read: true, List: true}}); err != nil {
+		if err := cpol.Create(ctx, sas.Policy[sas.BlobPermissions]{ID: "readers", Expiry: hour, Permissions: sas.BlobPermissions{Read: true, List: true}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if ql, err := qpol.List(ctx); err != nil || len(ql) != 1 || !ql[0].Permissions.Add || ql[0].Start.IsZero() {
+		if ql, err := qpol.List(ctx, nil); err != nil || len(ql) != 1 || !ql[0].Permissions.Add || ql[0].Start.IsZero() {
 			t.Fatalf("queue policies: %+v, %v", ql, err)
 		}
-		if cl, err := cpol.List(ctx); err != nil || len(cl) != 1 || !cl[0].Permissions.List {
+		if cl, err := cpol.List(ctx, nil); err != nil || len(cl) != 1 || !cl[0].Permissions.List {
 			t.Fatalf("container policies: %+v, %v", cl, err)
 		}
 		time.Sleep(b.PolicyDelay)
@@ -455,10 +455,10 @@ func (b SASBackend) Run(t *testing.T) {
 		if _, err := ct.NewListBlobsFlatPager(nil).NextPage(ctx); err != nil {
 			t.Fatalf("list through the policy: %v", err)
 		}
-		if _, err := qpol.Revoke(ctx, "senders"); err != nil {
+		if _, err := qpol.Revoke(ctx, "senders", nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cpol.Revoke(ctx, "readers"); err != nil {
+		if _, err := cpol.Revoke(ctx, "readers", nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(b.PolicyDelay)

@@ -20,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
@@ -230,14 +231,14 @@ func secretsInTransportFailures(t *testing.T, account, key, tableName, token str
 		if err != nil {
 			t.Fatal(err)
 		}
-		keep("queue Send", consistency.NewSender(q, nil).Send(ctx, "order.v1", "k", map[string]string{"a": "b"}))
+		keep("queue Send", consistency.NewSender(q, nil).Send(ctx, "order.v1", "k", map[string]string{"a": "b"}, nil))
 		bopts := &azblob.ClientOptions{}
 		bopts.Retry = retry
 		blobs, err := azblob.NewClientWithNoCredential(endpoint+"/"+account+"?"+token, bopts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		keep("blob PutBlob", consistency.PutBlob(ctx, blobs, "photos", "a.jpg", []byte("x")))
+		keep("blob PutBlob", consistency.PutBlob(ctx, blobstore.New(blobs), "photos", "a.jpg", []byte("x"), nil))
 		for _, err := range errs {
 			texts = append(texts, err.Error(), fmt.Sprintf("%+v", err))
 		}

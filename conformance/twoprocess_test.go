@@ -120,7 +120,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	go func() {
 		defer wg.Done()
 		for {
-			if _, err := w.Drain(ctx); err != nil {
+			if _, err := w.Drain(ctx, nil); err != nil {
 				errs <- fmt.Errorf("worker: %w", err)
 				return
 			}
@@ -208,7 +208,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)
 	for i := 0; i < soakMoves; i++ {
-		if err := mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", i)); err != nil {
+		if err := mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

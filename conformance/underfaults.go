@@ -584,7 +584,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			_ = w.Handle(mover.Type(), mover.Handle)
 			r.start()
 			for i := 0; i < 30; i += 2 {
-				r.do("Request", func() error { return mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", 600+i)) })
+				r.do("Request", func() error { return mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", 600+i), nil) })
 			}
 			r.drain(q, poison, w)
 			s := state{}

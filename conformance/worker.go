@@ -52,11 +52,11 @@ func RunWorker(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
 		for i := range healthy {
-			if err := sender.Send(ctx, "ok.v1", fmt.Sprint("ok", i), i); err != nil {
+			if err := sender.Send(ctx, "ok.v1", fmt.Sprint("ok", i), i, nil); err != nil {
 				t.Fatal(err)
 			}
 			if i%(healthy/panicky) == 0 {
-				if err := sender.Send(ctx, "boom.v1", fmt.Sprint("boom", i), i); err != nil {
+				if err := sender.Send(ctx, "boom.v1", fmt.Sprint("boom", i), i, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -112,7 +112,7 @@ func RunWorker(t *testing.T, env Env) {
 		if !errors.Is(err, consistency.ErrDuplicateHandler) || !strings.Contains(err.Error(), `"index.v1"`) {
 			t.Fatalf("second Handle for index.v1: %v; want ErrDuplicateHandler naming the type", err)
 		}
-		if err := consistency.NewSender(q, nil).Send(ctx, "index.v1", "k", 1); err != nil {
+		if err := consistency.NewSender(q, nil).Send(ctx, "index.v1", "k", 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -126,7 +126,7 @@ func RunWorker(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
 		for _, typ := range []string{"ok.v1", "flaky.v1", "unknown.v1"} {
-			if err := sender.Send(ctx, typ, "k", 1); err != nil {
+			if err := sender.Send(ctx, typ, "k", 1, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -138,7 +138,7 @@ func RunWorker(t *testing.T, env Env) {
 			attempts++
 			return fmt.Errorf("attempt %d failed", attempts)
 		})
-		_, err := w.Drain(ctx)
+		_, err := w.Drain(ctx, nil)
 		var rep *consistency.FailureReport
 		if !errors.As(err, &rep) {
 			t.Fatalf("Drain with failing handlers returned %v; want a *FailureReport", err)
@@ -156,19 +156,19 @@ func RunWorker(t *testing.T, env Env) {
 		if n := logs.count(); n < 4 {
 			t.Fatalf("%d Warn records for 2 retries and 2 poisoned messages", n)
 		}
-		if _, err := w.Drain(ctx); err != nil {
+		if _, err := w.Drain(ctx, nil); err != nil {
 			t.Fatalf("a Drain with nothing failing reported %v", err)
 		}
 
 		// Run reports the failures of its own run when its context ends.
-		if err := sender.Send(ctx, "flaky.v1", "k2", 1); err != nil {
+		if err := sender.Send(ctx, "flaky.v1", "k2", 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		rctx, cancel := context.WithCancel(ctx)
 		w2 := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{MaxDequeues: 1, Logger: quiet,
 			OnPoisoned: func(*consistency.Message, string, error) { cancel() }}))
 		_ = w2.Handle("flaky.v1", func(context0, *consistency.Message) error { return errors.New("still failing") })
-		err = w2.Run(rctx)
+		err = w2.Run(rctx, nil)
 		if !errors.As(err, &rep) || rep.ByType["flaky.v1"].Poisoned != 1 || !strings.Contains(err.Error(), "still failing") {
 			t.Fatalf("Run returned %v; want a report of the poisoned flaky.v1", err)
 		}
@@ -184,7 +184,7 @@ func RunWorker(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		sender := consistency.NewSender(q, nil)
 		for i := range n {
-			if err := sender.Send(ctx, "slow.v1", fmt.Sprint("k", i), i); err != nil {
+			if err := sender.Send(ctx, "slow.v1", fmt.Sprint("k", i), i, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -198,7 +198,7 @@ func RunWorker(t *testing.T, env Env) {
 				return ctx.Err()
 			}
 		})
-		st, err := w.Drain(ctx)
+		st, err := w.Drain(ctx, nil)
 		if err != nil || st.Processed != n || st.Dequeued != n || st.Poisoned != 0 || st.Abandoned != 0 {
 			t.Fatalf("stats %+v, %v; want %d messages each dequeued once and processed", st, err, n)
 		}
@@ -212,7 +212,7 @@ func RunWorker(t *testing.T, env Env) {
 		// message visible again: the message waited for a later Drain.
 		ctx := t.Context()
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		if err := consistency.NewSender(q, nil).Send(ctx, "flaky.v1", "k", 1); err != nil {
+		if err := consistency.NewSender(q, nil).Send(ctx, "flaky.v1", "k", 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		lq := &lateRetryQueue{Queue: q, dequeuing: make(chan struct{}), retried: make(chan struct{}, 1)}
@@ -221,7 +221,7 @@ func RunWorker(t *testing.T, env Env) {
 			<-lq.dequeuing
 			return errors.New("fails")
 		})
-		_, err := w.Drain(ctx)
+		_, err := w.Drain(ctx, nil)
 		var rep *consistency.FailureReport
 		if !errors.As(err, &rep) || rep.Retried != 1 || rep.Poisoned != 1 {
 			t.Fatalf("Drain: %v; want the message retried once, then seen again and poisoned", err)

@@ -3,7 +3,8 @@
 // transactions pattern" as a library
 // (https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern).
 // A Sender puts a typed Envelope (type with a version, idempotency key,
-// first-enqueued time, payload; a payload over 64 KiB goes to a blob) on an
+// first-enqueued time, payload; a payload over 64 KiB goes to a blob
+// through a BlobStore, which blobstore.New makes of an *azblob.Client) on an
 // Azure queue; a Worker dequeues in batches of up to 32, runs the handler
 // registered for each type with bounded concurrency, renews the visibility
 // of long-running work, deletes a message only after its handler succeeds,
@@ -32,9 +33,16 @@
 // that this pattern gives no isolation. To scale out, run more workers (in
 // as many processes and machines as needed) on the same queue; or spread
 // keys over a set of queues with ShardedSender (a stable hash of the key)
-// and run a Role in each process: the roles share the set through blob
+// and run an ownership.Role (package consistency/ownership) in each
+// process: the roles share the set through blob
 // leases, one lease per queue, each taking its fair share, giving queues
 // up when a role joins and taking over a dead role's queues when its
 // leases expire. The storage services are the coordinator, so there is
 // nothing else to deploy.
+//
+// This package does not import the Blob SDK, which pulls in Apache Arrow:
+// a program that sends and handles messages and moves entities between
+// tables builds without either. Blob code lives in consistency/blobstore
+// (the *azblob.Client adapter) and consistency/ownership (the Role's
+// leases); TestQueueOnlyPartsBuildWithoutAzblob keeps it so.
 package consistency

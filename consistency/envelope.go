@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -127,7 +126,8 @@ func decodeEnvelope(text string) (*Envelope, error) {
 type SenderOptions struct {
 	// Blobs and Container hold payloads too large for a message. Default:
 	// none, and such a payload is refused with ErrMessageTooLarge.
-	Blobs     Blobs
+	// Use blobstore.New(client) for an *azblob.Client.
+	Blobs     BlobStore
 	Container string
 	// Now is the clock for Enqueued. Default: time.Now.
 	Now func() time.Time
@@ -170,10 +170,21 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }
 
+// SendOptions configure Sender.Send and ShardedSender.Send. It has no
+// fields yet: nil is the only value today (the sender's own settings are
+// its SenderOptions), and the parameter lets per-message options be added
+// without breaking callers.
+type SendOptions struct{}
+
+// SendAroundOptions configure Sender.SendAround and
+// ShardedSender.SendAround. It has no fields yet: nil is the only value
+// today.
+type SendAroundOptions struct{}
+
 // Send enqueues payload (any JSON-encodable value) under msgType and key:
 // one request, or two when the payload goes to a blob first (the blob is
 // written before the message, so a message never names a missing blob).
-func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) error {
+func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *SendOptions) error {
 	env, err := s.envelope(msgType, key, payload)
 	if err != nil {
 		return err
@@ -190,7 +201,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 		var rnd [8]byte
 		_, _ = rand.Read(rnd[:])
 		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
-		if _, err := s.opts.Blobs.UploadBuffer(ctx, ref.Container, ref.Name, raw, nil); err != nil {
+		if err := s.opts.Blobs.Put(ctx, ref.Container, ref.Name, raw, nil); err != nil {
 			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref
@@ -205,15 +216,6 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any) err
 	return redact.Error(err)
 }
 
-func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
-	resp, err := b.DownloadStream(ctx, ref.Container, ref.Name, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
-}
-
 // SendAround makes write and its message crash-safe together: it enqueues
 // the message hidden for delay, runs write, then shows the message at once
 // (three requests). If the process dies after the enqueue, the message
@@ -221,7 +223,7 @@ func readBlob(ctx context.Context, b Blobs, ref *BlobRef) ([]byte, error) {
 // state, finds either the old state or the new one; if write fails, the
 // message stays and converges to the unchanged state. A message sent after
 // the write instead would be lost by a crash between the two.
-func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
+func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
 	env, err := s.envelope(msgType, key, payload)
 	if err != nil {
 		return err

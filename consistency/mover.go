@@ -36,6 +36,11 @@ type MoveRequest struct {
 const DefaultMoveType = "tablekit.move.v1"
 
 // Target receives a moved entity: another table, or a blob.
+//
+// Put has no options parameter, an exception to the package's shape: Target
+// is a port the user implements, the Mover is its only caller, and an
+// options struct in it would make every implementation accept a value it
+// has no use for. TableTarget.Put and BlobTarget.Put follow it.
 type Target[T any] interface {
 	// Put writes v to the target, replacing any earlier copy. It must be
 	// idempotent.
@@ -45,21 +50,25 @@ type Target[T any] interface {
 // TableTarget writes moved entities to a table with insert-or-replace.
 type TableTarget[T any] struct{ Table *table.Table[T] }
 
-// Put upserts v (replace).
+// Put upserts v (replace). Its signature is Target's (see Target for why
+// it has no options).
 func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
-	return UpsertReplace(ctx, t.Table, v)
+	return UpsertReplace(ctx, t.Table, v, nil)
 }
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
 type BlobTarget[T any] struct {
-	Blobs     Blobs
+	// Blobs and Container are where the entities go (blobstore.New(client)
+	// for an *azblob.Client).
+	Blobs     BlobStore
 	Container string
 	// Name is the blob name of v. Default: "PartitionKey/RowKey".
 	Name  func(v *T) string
 	codec table.Codec
 }
 
-// Put writes v's JSON entity to its blob, replacing any earlier copy.
+// Put writes v's JSON entity to its blob, replacing any earlier copy. Its
+// signature is Target's (see Target for why it has no options).
 func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	body, err := t.codec.Marshal(v)
 	if err != nil {
@@ -75,7 +84,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	if err := keys.ValidateBlobName(name); err != nil {
 		return Permanent(err)
 	}
-	return PutBlob(ctx, t.Blobs, t.Container, name, body)
+	return PutBlob(ctx, t.Blobs, t.Container, name, body, nil)
 }
 
 // Source is where a Mover takes entities from. *table.Table[T] is one.
@@ -159,11 +168,19 @@ func (m *Mover[T]) setAttributes(ctx context.Context, attrs ...tracing.Attribute
 // Type is the message type to register Handle under.
 func (m *Mover[T]) Type() string { return m.msgType }
 
+// MoverRequestOptions configure Mover.Request. It has no fields yet: nil
+// is the only value today.
+type MoverRequestOptions struct{}
+
+// MoverRequestValueOptions configure Mover.RequestValue. It has no fields
+// yet: nil is the only value today.
+type MoverRequestValueOptions struct{}
+
 // Request asks for the entity under the keys to be moved, at its current
 // version: two requests (a read, for the version, and the enqueue). A
 // missing entity is table.ErrNotFound and sends nothing. When you have
 // just read the entity, RequestValue saves the read.
-func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string) error {
+func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *MoverRequestOptions) error {
 	if err := validMoveKeys(partitionKey, rowKey); err != nil {
 		return err
 	}
@@ -171,13 +188,13 @@ func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string) err
 	if err != nil {
 		return err
 	}
-	return m.RequestValue(ctx, v)
+	return m.RequestValue(ctx, v, nil)
 }
 
 // RequestValue asks for v's entity to be moved at the version v was read
 // at (its ETag): one request (the enqueue). Without an ETag in v it fails
 // with table.ErrNoETag before any request.
-func (m *Mover[T]) RequestValue(ctx context.Context, v *T) error {
+func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *MoverRequestValueOptions) error {
 	if v == nil {
 		return &table.InputError{Op: "Mover.Request", Rule: table.ErrNilValue}
 	}
@@ -189,7 +206,7 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T) error {
 		return &table.InputError{Op: "Mover.Request", Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
 	}
 	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
-	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag})
+	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
 }
 
 func validMoveKeys(partitionKey, rowKey string) error {
@@ -203,7 +220,9 @@ func validMoveKeys(partitionKey, rowKey string) error {
 }
 
 // Handle moves the entity a message names: a read, the target write and a
-// delete (three requests), or one read when it has already moved.
+// delete (three requests), or one read when it has already moved. It is a
+// Handler (register it with Worker.Handle under Type), so it has the
+// Handler's signature and no options parameter.
 func (m *Mover[T]) Handle(ctx context.Context, msg *Message) (err error) {
 	ctx, end := m.tracer.Start(ctx, "Mover.move")
 	defer func() { end(err) }()

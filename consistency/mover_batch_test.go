@@ -104,7 +104,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 						if side == "hand loop" {
 							_, err = q.EnqueueMessage(ctx, "p00,"+keys.Uint64(uint64(i)), nil)
 						} else {
-							err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)))
+							err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil)
 						}
 						if err != nil {
 							b.Fatal(err)
@@ -120,7 +120,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 					case "Mover on a Worker":
 						w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: conc})
 						_ = w.Handle(mover.Type(), mover.Handle)
-						_, err = w.Drain(ctx)
+						_, err = w.Drain(ctx, nil)
 					default:
 						_, err = mover.MoveBatches(ctx, q, poison, &consistency.BatchOptions{Concurrency: conc})
 					}
@@ -229,7 +229,7 @@ func runBatches(t *testing.T) {
 			if err := current.Add(ctx, e, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := mover.RequestValue(ctx, e); err != nil {
+			if err := mover.RequestValue(ctx, e, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -48,7 +48,7 @@ func TestMoverSpans(t *testing.T) {
 		&consistency.MoverOptions{TracingProvider: rec.Provider()})
 
 	// Handle on its own: a root Mover.move span over the read, write, delete.
-	if err := mover.Request(ctx, "Sales", "000456"); err != nil {
+	if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := q.DequeueMessages(ctx, nil)
@@ -74,7 +74,7 @@ func TestMoverSpans(t *testing.T) {
 	}
 
 	// MoveBatches: one span over its dequeue, reads, transactions, deletes.
-	if err := mover.Request(ctx, "Sales", "000457"); err != nil {
+	if err := mover.Request(ctx, "Sales", "000457", nil); err != nil {
 		t.Fatal(err)
 	}
 	before = len(rec.Spans())

@@ -3,7 +3,6 @@ package consistency
 import (
 	"context"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 )
 
@@ -16,16 +15,36 @@ type Queue interface {
 	DeleteMessage(ctx context.Context, messageID string, popReceipt string, o *azqueue.DeleteMessageOptions) (azqueue.DeleteMessageResponse, error)
 }
 
-// Blobs is the part of *azblob.Client used for payloads too large for a
-// message and for blob targets.
-type Blobs interface {
-	UploadBuffer(ctx context.Context, containerName string, blobName string, buffer []byte, o *azblob.UploadBufferOptions) (azblob.UploadBufferResponse, error)
-	DownloadStream(ctx context.Context, containerName string, blobName string, o *azblob.DownloadStreamOptions) (azblob.DownloadStreamResponse, error)
-	DeleteBlob(ctx context.Context, containerName string, blobName string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error)
+// The official queue client satisfies the port with no adapter.
+var _ Queue = (*azqueue.QueueClient)(nil)
+
+// BlobStore keeps the blobs this package writes and reads by container and
+// name: payloads too large for a message (SenderOptions.Blobs,
+// WorkerOptions.Blobs), BlobTarget's entities and PutBlob's data.
+//
+// The port names no type of the Blob SDK on purpose: azblob pulls in Apache
+// Arrow, and a program that uses only queues and tables should not build
+// either. Pass blobstore.New(client) (package consistency/blobstore) to use
+// an *azblob.Client. An implementation keeps the service's error
+// (*azcore.ResponseError) in the chain of the errors it returns.
+type BlobStore interface {
+	// Put writes data to the blob, replacing what is there.
+	Put(ctx context.Context, container, name string, data []byte, o *BlobPutOptions) error
+	// Get reads the whole blob.
+	Get(ctx context.Context, container, name string, o *BlobGetOptions) ([]byte, error)
+	// Delete removes the blob.
+	Delete(ctx context.Context, container, name string, o *BlobDeleteOptions) error
 }
 
-// The official clients satisfy the ports with no adapter.
-var (
-	_ Queue = (*azqueue.QueueClient)(nil)
-	_ Blobs = (*azblob.Client)(nil)
-)
+// BlobPutOptions configure BlobStore.Put. It has no fields yet: nil is the
+// only value today, and the parameter lets options be added without
+// breaking implementations' callers.
+type BlobPutOptions struct{}
+
+// BlobGetOptions configure BlobStore.Get. It has no fields yet: nil is the
+// only value today.
+type BlobGetOptions struct{}
+
+// BlobDeleteOptions configure BlobStore.Delete. It has no fields yet: nil
+// is the only value today.
+type BlobDeleteOptions struct{}

@@ -19,13 +19,13 @@ import (
 func TestFullSlotsWaitForAFinishingHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, q, p := queues(t)
-		_ = consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1)
+		_ = consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil)
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 1, Logger: quiet})
 		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error {
 			time.Sleep(10 * time.Second) // virtual time
 			return nil
 		})
-		if st, err := w.Drain(t.Context()); err != nil || st.Processed != 1 {
+		if st, err := w.Drain(t.Context(), nil); err != nil || st.Processed != 1 {
 			t.Fatalf("drain: %+v %v", st, err)
 		}
 		if n := consistency.LoopIterations(w); n > 5 {
@@ -44,7 +44,7 @@ func TestIdleRequestRate(t *testing.T) {
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Logger: quiet})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
-		if err := w.Run(ctx); err != nil {
+		if err := w.Run(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		got := svc.Count(fake.OpDequeue)
@@ -64,11 +64,11 @@ func TestPanickingCallbackIsContained(t *testing.T) {
 		svc, q, p := queues(t)
 		s := consistency.NewSender(q, nil)
 		for i := range 10 {
-			_ = s.Send(t.Context(), "x.v1", string(rune('a'+i)), i)
+			_ = s.Send(t.Context(), "x.v1", string(rune('a'+i)), i, nil)
 		}
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Logger: quiet, OnProcessed: func(*consistency.Message) { panic("callback bug") }})
 		_ = w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil })
-		if st, err := w.Drain(t.Context()); err != nil || st.Processed != 10 || svc.Len("work") != 0 {
+		if st, err := w.Drain(t.Context(), nil); err != nil || st.Processed != 10 || svc.Len("work") != 0 {
 			t.Fatalf("%+v %v; %d left", st, err, svc.Len("work"))
 		}
 	})
@@ -112,14 +112,14 @@ func (q *lateRetryQueue) UpdateMessage(ctx context.Context, id, pop, text string
 func TestDrainSeesAMessageRetriedDuringItsLastDequeue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, q, p := queues(t)
-		_ = consistency.NewSender(q, nil).Send(t.Context(), "flaky.v1", "k", 1)
+		_ = consistency.NewSender(q, nil).Send(t.Context(), "flaky.v1", "k", 1, nil)
 		lq := &lateRetryQueue{Queue: q, dequeuing: make(chan struct{}), retried: make(chan struct{}, 1)}
 		w := consistency.NewWorker(lq, p, &consistency.WorkerOptions{MaxDequeues: 1, Backoff: func(int64) time.Duration { return 0 }, Logger: quiet})
 		_ = w.Handle("flaky.v1", func(context.Context, *consistency.Message) error {
 			<-lq.dequeuing
 			return errors.New("fails")
 		})
-		_, err := w.Drain(t.Context())
+		_, err := w.Drain(t.Context(), nil)
 		var rep *consistency.FailureReport
 		if !errors.As(err, &rep) || rep.Retried != 1 || rep.Poisoned != 1 {
 			t.Fatalf("Drain: %v; want the message retried once, then seen again and poisoned", err)

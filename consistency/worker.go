@@ -39,6 +39,10 @@ func (m *Message) Decode(v any) error {
 // redelivered, duplicated or reordered message does no harm. Returning nil
 // deletes the message; an error lets it reappear after a back-off; an error
 // wrapped by Permanent sends it to the poison queue at once.
+//
+// A Handler takes no options parameter: the user writes it and the worker
+// is its only caller, so the message is its whole input. Methods that are
+// Handlers (Mover.Handle, the patterns' Handle methods) share this shape.
 type Handler func(ctx context.Context, m *Message) error
 
 type permanent struct{ err error }
@@ -87,8 +91,10 @@ type WorkerOptions struct {
 	// context ends; then it cancels them and their messages reappear.
 	// Default: 10 s.
 	ShutdownGrace time.Duration
-	// Blobs reads payloads that senders put in blobs. Default: none.
-	Blobs Blobs
+	// Blobs reads payloads that senders put in blobs (blobstore.New(client)
+	// for an *azblob.Client). Default: none, and a message whose payload is
+	// in a blob goes to the poison queue.
+	Blobs BlobStore
 	// Logger records failures at Warn (retried and poisoned messages, with
 	// a panic's stack) and processed messages at Debug. Default:
 	// slog.Default() at the time NewWorker is called.
@@ -267,13 +273,22 @@ func (w *Worker) count(f func(*Stats)) {
 	w.mu.Unlock()
 }
 
+// WorkerRunOptions configure Worker.Run. It has no fields yet: nil is the
+// only value today (the worker's own settings are its WorkerOptions), and
+// the parameter lets per-call options be added without breaking callers.
+type WorkerRunOptions struct{}
+
+// WorkerDrainOptions configure Worker.Drain. It has no fields yet: nil is
+// the only value today.
+type WorkerDrainOptions struct{}
+
 // Run processes messages until ctx ends, then lets running handlers finish
 // for ShutdownGrace before cancelling them (their messages simply reappear).
 // It returns a *FailureReport of the messages that failed while it ran
 // (each failure was also logged at Warn as it happened), joined with the
 // last dequeue error if dequeues were still failing; nil when nothing
 // failed.
-func (w *Worker) Run(ctx context.Context) error {
+func (w *Worker) Run(ctx context.Context, o *WorkerRunOptions) error {
 	if w.optErr != nil {
 		return w.optErr
 	}
@@ -290,7 +305,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // itself when nothing else went wrong, so a loop that expects some
 // failures can test err.(*FailureReport)), joined with a dequeue error
 // that ended it; nil when everything succeeded.
-func (w *Worker) Drain(ctx context.Context) (Stats, error) {
+func (w *Worker) Drain(ctx context.Context, o *WorkerDrainOptions) (Stats, error) {
 	if w.optErr != nil {
 		return Stats{}, w.optErr
 	}
@@ -505,7 +520,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
-			_, _ = w.opts.Blobs.DeleteBlob(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
+			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
 		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
@@ -533,7 +548,7 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 		if w.opts.Blobs == nil {
 			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
 		}
-		raw, err := readBlob(ctx, w.opts.Blobs, msg.PayloadBlob)
+		raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name, nil)
 		if err != nil {
 			return fmt.Errorf("consistency: payload blob: %w", err)
 		}

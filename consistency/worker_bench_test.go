@@ -26,7 +26,7 @@ func BenchmarkDrain(b *testing.B) {
 				_, _ = p.Create(context.Background(), nil)
 				s := consistency.NewSender(q, nil)
 				for i := range n {
-					_ = s.Send(context.Background(), "b.v1", fmt.Sprint(i), i)
+					_ = s.Send(context.Background(), "b.v1", fmt.Sprint(i), i, nil)
 				}
 				w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Logger: quiet})
 				_ = w.Handle("b.v1", func(context.Context, *consistency.Message) error {
@@ -37,7 +37,7 @@ func BenchmarkDrain(b *testing.B) {
 				})
 				svc.ResetCounts()
 				b.StartTimer()
-				if st, err := w.Drain(context.Background()); err != nil || st.Processed != n {
+				if st, err := w.Drain(context.Background(), nil); err != nil || st.Processed != n {
 					b.Fatalf("%+v %v", st, err)
 				}
 				dequeues += svc.Count(fake.OpDequeue)

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -42,7 +43,7 @@ func queues(t *testing.T) (*fake.QueueService, *azqueue.QueueClient, *azqueue.Qu
 func TestLongHandlerKeepsItsMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1); err != nil {
+		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		var runs atomic.Int32
@@ -62,7 +63,7 @@ func TestLongHandlerKeepsItsMessage(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, w := range []*consistency.Worker{a, b} {
 			wg.Add(1)
-			go func() { defer wg.Done(); _ = w.Run(ctx) }()
+			go func() { defer wg.Done(); _ = w.Run(ctx, nil) }()
 		}
 		wg.Wait()
 		if runs.Load() != 1 || svc.Len("work") != 0 {
@@ -85,7 +86,7 @@ func TestShutdownAbandonsCleanly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				svc, q, p := queues(t)
-				_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1)
+				_ = consistency.NewSender(q, nil).Send(t.Context(), "job.v1", "k", 1, nil)
 				started := make(chan struct{})
 				w := consistency.NewWorker(q, p, &consistency.WorkerOptions{ShutdownGrace: tc.grace, PollInterval: 10 * time.Millisecond})
 				_ = w.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
@@ -99,7 +100,7 @@ func TestShutdownAbandonsCleanly(t *testing.T) {
 				})
 				ctx, cancel := context.WithCancel(t.Context())
 				done := make(chan error)
-				go func() { done <- w.Run(ctx) }()
+				go func() { done <- w.Run(ctx, nil) }()
 				<-started
 				cancel()
 				if err := <-done; err != nil {
@@ -121,17 +122,17 @@ func TestLargePayloadTravelsInABlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("<Jones & Co>", 10000) // 120 KB, 200 KB once XML-escaped
-	s := consistency.NewSender(q, &consistency.SenderOptions{Blobs: bc, Container: "payloads"})
-	if err := s.Send(t.Context(), "big.v1", "k", big); err != nil {
+	s := consistency.NewSender(q, &consistency.SenderOptions{Blobs: blobstore.New(bc), Container: "payloads"})
+	if err := s.Send(t.Context(), "big.v1", "k", big, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(blobs.Names("payloads")) != 1 {
 		t.Fatal("the payload did not go to a blob")
 	}
 	var got string
-	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Blobs: bc})
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Blobs: blobstore.New(bc)})
 	_ = w.Handle("big.v1", func(ctx context.Context, m *consistency.Message) error { return m.Decode(&got) })
-	if _, err := w.Drain(t.Context()); err != nil {
+	if _, err := w.Drain(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got != big {
@@ -150,7 +151,7 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	q, p := svc.NewQueueClient("work", nil), svc.NewQueueClient("poison", nil)
 	_, _ = q.Create(t.Context(), nil)
 	_, _ = p.Create(t.Context(), nil)
-	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
+	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1, nil)
 	var seen []string
 	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 3, Logger: quiet})
 	_ = w.Handle("fail.v1", func(ctx context.Context, m *consistency.Message) error {
@@ -159,7 +160,7 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	})
 	var rep *consistency.FailureReport
 	for i, wait := range []time.Duration{2 * time.Second, 4 * time.Second, 0} {
-		if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Retried != 1 {
+		if _, err := w.Drain(t.Context(), nil); !errors.As(err, &rep) || rep.Retried != 1 {
 			t.Fatalf("Drain of a failing message: %v; want a report of one retry", err)
 		}
 		if i < 2 {
@@ -178,7 +179,7 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	mu.Lock()
 	now = now.Add(10 * time.Second)
 	mu.Unlock()
-	if _, err := w.Drain(t.Context()); !errors.As(err, &rep) || rep.Poisoned != 1 {
+	if _, err := w.Drain(t.Context(), nil); !errors.As(err, &rep) || rep.Poisoned != 1 {
 		t.Fatalf("Drain of a message past MaxDequeues: %v; want a report of one poisoned", err)
 	}
 	if strings.Join(seen, "|") != "|boom 1|boom 2" {
@@ -233,15 +234,15 @@ func TestMoveToBlob(t *testing.T) {
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "archive", nil)
 	sender := consistency.NewSender(q, nil)
-	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: bc, Container: "archive"}, sender, nil)
+	mover := consistency.NewMover[emp](current, &consistency.BlobTarget[emp]{Blobs: blobstore.New(bc), Container: "archive"}, sender, nil)
 	for range 2 { // the second request is a duplicate
-		if err := mover.Request(ctx, "Sales", "000456"); err != nil {
+		if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w := consistency.NewWorker(q, p, nil)
 	_ = w.Handle(mover.Type(), mover.Handle)
-	if st, err := w.Drain(ctx); err != nil || st.Processed != 2 {
+	if st, err := w.Drain(ctx, nil); err != nil || st.Processed != 2 {
 		t.Fatalf("drain: %+v %v", st, err)
 	}
 	data, ok := blobs.Blob("archive", "Sales/000456")
@@ -266,10 +267,10 @@ func TestFailuresLogThroughTheDefaultLogger(t *testing.T) {
 	}), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	defer slog.SetDefault(old)
 	_, q, p := queues(t)
-	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1)
+	_ = consistency.NewSender(q, nil).Send(t.Context(), "fail.v1", "k", 1, nil)
 	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Backoff: func(int64) time.Duration { return time.Hour }})
 	_ = w.Handle("fail.v1", func(context.Context, *consistency.Message) error { return errors.New("disk on fire") })
-	_, _ = w.Drain(t.Context())
+	_, _ = w.Drain(t.Context(), nil)
 	mu.Lock()
 	defer mu.Unlock()
 	if !strings.Contains(buf.String(), "level=WARN") || !strings.Contains(buf.String(), "disk on fire") {
@@ -291,14 +292,14 @@ func TestSlowHandlersPoisonNothing(t *testing.T) {
 		_, q, p := queues(t)
 		s := consistency.NewSender(q, nil)
 		for i := range n {
-			_ = s.Send(t.Context(), "slow.v1", fmt.Sprint(i), i)
+			_ = s.Send(t.Context(), "slow.v1", fmt.Sprint(i), i, nil)
 		}
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 16, Visibility: 30 * time.Second, MaxDequeues: 1, Logger: quiet})
 		_ = w.Handle("slow.v1", func(ctx context.Context, m *consistency.Message) error {
 			time.Sleep(10*time.Second + time.Duration(m.DequeueCount*int64(len(m.Key)))*5*time.Second) // 15 s to 25 s
 			return nil
 		})
-		st, err := w.Drain(t.Context())
+		st, err := w.Drain(t.Context(), nil)
 		if err != nil || st.Processed != n || st.Dequeued != n || st.Poisoned != 0 {
 			t.Fatalf("stats %+v, %v; want each of %d messages dequeued once and processed", st, err, n)
 		}

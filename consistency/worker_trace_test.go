@@ -51,17 +51,17 @@ func TestWorkerHandleSpans(t *testing.T) {
 		}
 	}
 	s := consistency.NewSender(q, nil)
-	if err := s.Send(t.Context(), "ok.v1", "a", 1); err != nil {
+	if err := s.Send(t.Context(), "ok.v1", "a", 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Send(t.Context(), "fails.v1", "b", 2); err != nil {
+	if err := s.Send(t.Context(), "fails.v1", "b", 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{TracingProvider: rec.Provider(), Logger: quiet, MaxDequeues: 1})
 	_ = w.Handle("ok.v1", func(context.Context, *consistency.Message) error { return nil })
 	_ = w.Handle("fails.v1", func(context.Context, *consistency.Message) error { return errors.New("boom") })
 	before := len(rec.Spans())
-	if _, err := w.Drain(t.Context()); err == nil {
+	if _, err := w.Drain(t.Context(), nil); err == nil {
 		t.Fatal("Drain reported no failure; the fails.v1 handler failed")
 	}
 	spans := rec.Spans()

@@ -80,7 +80,7 @@ func TestPolicyAndTokenOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := sas.NewQueuePolicies(admin)
-	if err := pol.Create(ctx, sas.Policy[sas.QueuePermissions]{ID: "adders", Permissions: sas.QueuePermissions{Add: true}}); err != nil {
+	if err := pol.Create(ctx, sas.Policy[sas.QueuePermissions]{ID: "adders", Permissions: sas.QueuePermissions{Add: true}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cred, _ := sas.NewCredential("devstoreaccount1", sasKey)

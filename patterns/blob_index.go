@@ -12,7 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
@@ -24,14 +24,14 @@ import (
 // it back with If-Match (If-None-Match: * when it is new), retrying lost
 // races.
 type BlobIndex struct {
-	blobs     consistency.Blobs
+	blobs     blobstore.Client
 	container string
 	prefix    string
 	retry     table.RetryOptions
 }
 
 // NewBlobIndex keeps lists in container under names that start with prefix.
-func NewBlobIndex(blobs consistency.Blobs, container, prefix string) (*BlobIndex, error) {
+func NewBlobIndex(blobs blobstore.Client, container, prefix string) (*BlobIndex, error) {
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}

@@ -97,7 +97,7 @@ func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowK
 	if err := keys.ValidateRowKey(rowKey); err != nil {
 		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "RowKey", Rule: err}
 	}
-	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write)
+	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write, nil)
 }
 
 // Handle is the consistency.Handler for MessageType. A message of another

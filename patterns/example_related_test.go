@@ -148,7 +148,7 @@ func ExampleInterPartitionIndex() {
 	}
 	worker := consistency.NewWorker(q, poison, nil)
 	_ = worker.Handle(patterns.IndexMessageType, byEmail.Handle)
-	if _, err := worker.Drain(ctx); err != nil { // in production: worker.Run on its own
+	if _, err := worker.Drain(ctx, nil); err != nil { // in production: worker.Run on its own
 		panic(err)
 	}
 	found, err := byEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
@@ -188,7 +188,7 @@ func ExampleEventualIndexEntities() {
 	}
 	worker := consistency.NewWorker(q, poison, nil)
 	_ = worker.Handle(patterns.ListIndexMessageType, index.Handle)
-	if _, err := worker.Drain(ctx); err != nil {
+	if _, err := worker.Drain(ctx, nil); err != nil {
 		panic(err)
 	}
 	ids, _ := byLastName.IDs(ctx, "Jones", nil)

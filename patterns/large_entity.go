@@ -23,7 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
@@ -31,9 +31,9 @@ import (
 )
 
 // BlobStore is the part of *azblob.Client the blob patterns use: the
-// consistency port and listing.
+// blobstore.Client port and listing.
 type BlobStore interface {
-	consistency.Blobs
+	blobstore.Client
 	NewListBlobsFlatPager(containerName string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse]
 }
 

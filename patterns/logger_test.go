@@ -40,7 +40,7 @@ func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
 	if err := w.Handle(x.MessageType(), x.Handle); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = w.Drain(ctx)
+	_, _ = w.Drain(ctx, nil)
 	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "could not converge") || !strings.Contains(out, "partition=Sales") {
 		t.Fatalf("logs: %q, want a Warn naming the partition", out)
 	}

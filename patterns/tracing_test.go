@@ -213,7 +213,7 @@ func TestInterPartitionIndexSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	from = len(rec.Spans())
-	if _, err := w.Drain(ctx); err != nil {
+	if _, err := w.Drain(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	checkSpan(t, &rec, from, "InterPartitionIndex.Handle", "", false)

@@ -160,11 +160,11 @@ func ExamplePolicies() {
 	_, _ = admin.Create(ctx, nil)
 
 	policies := sas.NewContainerPolicies(admin)
-	err := policies.Create(ctx, sas.Policy[sas.BlobPermissions]{ID: "partners", Expiry: time.Now().Add(24 * time.Hour), Permissions: sas.BlobPermissions{Read: true, List: true}})
+	err := policies.Create(ctx, sas.Policy[sas.BlobPermissions]{ID: "partners", Expiry: time.Now().Add(24 * time.Hour), Permissions: sas.BlobPermissions{Read: true, List: true}}, nil)
 	if err != nil {
 		panic(err)
 	}
-	list, _ := policies.List(ctx)
+	list, _ := policies.List(ctx, nil)
 	fmt.Println(list[0].ID, list[0].Permissions)
 
 	cred, _ := sas.NewCredential("devstoreaccount1", devKey)
@@ -175,7 +175,7 @@ func ExamplePolicies() {
 	_, err = partner.NewListBlobsFlatPager(nil).NextPage(ctx)
 	fmt.Println("list:", err == nil)
 
-	revoked, _ := policies.Revoke(ctx, "partners")
+	revoked, _ := policies.Revoke(ctx, "partners", nil)
 	_, err = partner.NewListBlobsFlatPager(nil).NextPage(ctx)
 	fmt.Println("revoked:", revoked, errCode(err))
 	// Output:

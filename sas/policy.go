@@ -135,8 +135,20 @@ func NewContainerPolicies(c ContainerACL) *Policies[BlobPermissions] {
 	return &Policies[BlobPermissions]{store: containerStore{c}, parse: ParseBlobPermissions, op: "ContainerPolicies"}
 }
 
+// PoliciesListOptions are the options of Policies.List. There are none
+// yet; pass nil.
+type PoliciesListOptions struct{}
+
+// PoliciesCreateOptions are the options of Policies.Create. There are none
+// yet; pass nil.
+type PoliciesCreateOptions struct{}
+
+// PoliciesRevokeOptions are the options of Policies.Revoke. There are none
+// yet; pass nil.
+type PoliciesRevokeOptions struct{}
+
 // List returns the resource's policies, in the service's order: one request.
-func (m *Policies[P]) List(ctx context.Context) ([]Policy[P], error) {
+func (m *Policies[P]) List(ctx context.Context, o *PoliciesListOptions) ([]Policy[P], error) {
 	raw, _, err := m.store.get(ctx)
 	if err != nil {
 		return nil, err
@@ -164,7 +176,7 @@ func (m *Policies[P]) List(ctx context.Context) ([]Policy[P], error) {
 // refused before any request; a policy whose ID is taken gets
 // ErrPolicyExists, and a sixth policy ErrTooManyPolicies, before the write.
 // The service may take up to 30 seconds to apply it ("Set Table ACL").
-func (m *Policies[P]) Create(ctx context.Context, p Policy[P]) error {
+func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *PoliciesCreateOptions) error {
 	if err := p.validate(m.op + ".Create"); err != nil {
 		return err
 	}
@@ -207,7 +219,7 @@ func (m *Policies[P]) Create(ctx context.Context, p Policy[P]) error {
 // Revoke removes the policy named id, so that every token that references
 // it stops working (after up to 30 seconds on the service). It reports
 // whether the policy was there: one request when it was not, two when it was.
-func (m *Policies[P]) Revoke(ctx context.Context, id string) (bool, error) {
+func (m *Policies[P]) Revoke(ctx context.Context, id string, o *PoliciesRevokeOptions) (bool, error) {
 	if err := ValidateIdentifier(id); err != nil {
 		return false, withOp(err, m.op+".Revoke")
 	}

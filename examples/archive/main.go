@@ -104,7 +104,7 @@ func run(ctx context.Context, conn, account string) error {
 	step("employee #456 is in the Current table")
 	mover := consistency.NewMover(current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(work, nil), nil)
 	for range 2 {
-		if err := mover.Request(ctx, "Sales", "000456"); err != nil {
+		if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 			return err
 		}
 	}
@@ -114,7 +114,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err := worker.Handle(mover.Type(), mover.Handle); err != nil {
 		return err
 	}
-	stats, err := worker.Drain(ctx)
+	stats, err := worker.Drain(ctx, nil)
 	if err != nil {
 		return err
 	}

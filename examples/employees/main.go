@@ -163,7 +163,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the copy exists before the worker ran: %v", err)
 	}
 	step("look up jonesj@contoso.com at once: not found yet (the window of inconsistency)")
-	stats, err := worker.Drain(ctx)
+	stats, err := worker.Drain(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the Jones list before the worker ran: %v, %v", ids, err)
 	}
 	step("the Jones list at once: empty (the window of inconsistency)")
-	stats, err := worker.Drain(ctx)
+	stats, err := worker.Drain(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -218,7 +218,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	archive, _ := table.New[Row](arc, nil)
 	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil), nil)
 	for i := 0; i < n; i++ {
-		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i))); err != nil {
+		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil); err != nil {
 			return 0, err
 		}
 	}
@@ -235,7 +235,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	var wg sync.WaitGroup
 	for _, w := range ws {
 		wg.Add(1)
-		go func() { defer wg.Done(); _, _ = w.Drain(ctx) }()
+		go func() { defer wg.Done(); _, _ = w.Drain(ctx, nil) }()
 	}
 	wg.Wait()
 	took := time.Since(start)

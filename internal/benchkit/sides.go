@@ -461,7 +461,7 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 			if archive, err = table.New[Row](r.arc, nil); err == nil {
 				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 				for i := 0; err == nil && i < n; i++ {
-					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)))
+					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil)
 				}
 				var poison *azqueue.QueueClient
 				if err == nil {
@@ -505,7 +505,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 		}
 		mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 		for i := range n {
-			if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i))); err != nil {
+			if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil); err != nil {
 				r.cleanup()
 				return nil, nil, err
 			}
@@ -525,7 +525,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 		}
 		cleanup := func() { r.cleanup(); _, _ = poison.Delete(context.Background(), nil) }
 		return func(ctx context.Context) (int, error) {
-			st, err := w.Drain(ctx)
+			st, err := w.Drain(ctx, nil)
 			if err != nil {
 				return 0, err
 			}

@@ -1,4 +1,17 @@
-package consistency
+// Package ownership shares a set of queues among worker processes through
+// blob leases: the guide's worker roles, each owning a partition set. A
+// consistency.ShardedSender routes every message of a key to one queue of
+// the set (a stable hash of the key); a Role runs in each process, takes
+// its fair share of the queues, each held by a renewable lease, and runs a
+// consistency.Worker on each queue it holds. Roles give queues up when a
+// role joins and take over a dead role's queues when its leases expire.
+// The storage services are the coordinator, so there is nothing else to
+// deploy.
+//
+// It is a package of its own because leases are blobs: consistency itself
+// does not import azblob (which pulls in Apache Arrow), so a program that
+// only sends and handles messages builds without either.
+package ownership
 
 import (
 	"context"
@@ -17,6 +30,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -61,16 +75,13 @@ const (
 	queuePrefix  = "queues/"
 )
 
-// ErrRoleConfig reports a Role set up wrongly, before any request.
-var ErrRoleConfig = errors.New("consistency: bad role configuration")
-
 // OwnedQueue is one queue of a Role's set, with the poison queue its
 // worker moves failed messages to.
 type OwnedQueue struct {
 	// Name identifies the queue's lease blob; the queue's own name is the
 	// natural choice. Names are unique within a set.
 	Name          string
-	Queue, Poison Queue
+	Queue, Poison consistency.Queue
 }
 
 // RoleOptions configure a Role. nil means the defaults.
@@ -87,7 +98,7 @@ type RoleOptions struct {
 	Renew time.Duration
 	// Worker configures the worker the role runs on each queue it owns.
 	// Default: the Worker's defaults.
-	Worker *WorkerOptions
+	Worker *consistency.WorkerOptions
 	// LeaseFor returns the lease client for a blob of the container, with
 	// leaseID as the lease's ID. Default: lease.NewBlobClient on the
 	// store's blob client.
@@ -98,8 +109,8 @@ type RoleOptions struct {
 }
 
 // Role is one of the guide's worker roles owning a set of partitions: a
-// process that runs a Worker on each queue it owns, where the queues of a
-// set (one per partition set, messages routed by ShardedSender) are shared
+// process that runs a consistency.Worker on each queue it owns, where the queues of a
+// set (one per partition set, messages routed by consistency.ShardedSender) are shared
 // among all the roles running on the same container. Ownership of each
 // queue is a renewable blob lease; a role also holds a lease on its own
 // member blob, so every role can count the live ones. Each role aims at
@@ -120,7 +131,7 @@ type Role struct {
 	log       *slog.Logger
 
 	hmu      sync.Mutex
-	handlers map[string]Handler
+	handlers map[string]consistency.Handler
 
 	mu       sync.Mutex
 	owned    map[string]*ownedRun // by queue name
@@ -137,7 +148,7 @@ type ownedRun struct {
 
 // NewRole returns a role for queues whose leases live in container.
 func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *RoleOptions) (*Role, error) {
-	r := &Role{store: store, container: container, queues: slices.Clone(queues), handlers: map[string]Handler{}, owned: map[string]*ownedRun{}}
+	r := &Role{store: store, container: container, queues: slices.Clone(queues), handlers: map[string]consistency.Handler{}, owned: map[string]*ownedRun{}}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -146,18 +157,18 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		return nil, err
 	}
 	if len(queues) == 0 {
-		return nil, fmt.Errorf("%w: no queues", ErrRoleConfig)
+		return nil, fmt.Errorf("%w: no queues", consistency.ErrRoleConfig)
 	}
 	seen := map[string]bool{}
 	for _, q := range queues {
 		if q.Queue == nil || q.Poison == nil {
-			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", consistency.ErrRoleConfig, q.Name)
 		}
 		if err := keys.ValidateBlobName(queuePrefix + q.Name); err != nil || q.Name == "" || strings.Contains(q.Name, "/") {
-			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", consistency.ErrRoleConfig, q.Name)
 		}
 		if seen[q.Name] {
-			return nil, fmt.Errorf("%w: queue name %q twice", ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue name %q twice", consistency.ErrRoleConfig, q.Name)
 		}
 		seen[q.Name] = true
 	}
@@ -165,19 +176,19 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		o.Name = "role-" + newUUID()[:8]
 	}
 	if err := keys.ValidateBlobName(memberPrefix + o.Name); err != nil || strings.Contains(o.Name, "/") {
-		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", ErrRoleConfig, o.Name)
+		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", consistency.ErrRoleConfig, o.Name)
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = 30 * time.Second
 	}
 	if o.LeaseDuration < MinLeaseDuration || o.LeaseDuration > MaxLeaseDuration || o.LeaseDuration%time.Second != 0 {
-		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", ErrRoleConfig, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
+		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", consistency.ErrRoleConfig, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
 	}
 	if o.Renew == 0 {
 		o.Renew = o.LeaseDuration / 3
 	}
 	if o.Renew <= 0 || o.Renew >= o.LeaseDuration/2 {
-		return nil, fmt.Errorf("%w: Renew %v must be above 0 and below half of LeaseDuration %v", ErrRoleConfig, o.Renew, o.LeaseDuration)
+		return nil, fmt.Errorf("%w: Renew %v must be above 0 and below half of LeaseDuration %v", consistency.ErrRoleConfig, o.Renew, o.LeaseDuration)
 	}
 	if o.LeaseFor == nil {
 		svc := store.ServiceClient()
@@ -195,20 +206,20 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 }
 
 // Handle registers h for messages of msgType on every queue the role
-// comes to own; as Worker.Handle, a second handler for a type is refused
-// with ErrDuplicateHandler. Register every handler before Run: a queue's
+// comes to own; as consistency.Worker.Handle, a second handler for a type is refused
+// with consistency.ErrDuplicateHandler. Register every handler before Run: a queue's
 // worker gets the handlers registered when the role takes the queue.
-func (r *Role) Handle(msgType string, h Handler) error {
-	if err := CheckType(msgType); err != nil {
+func (r *Role) Handle(msgType string, h consistency.Handler) error {
+	if err := consistency.CheckType(msgType); err != nil {
 		return err
 	}
 	if h == nil {
-		return fmt.Errorf("consistency: nil handler for %s", msgType)
+		return fmt.Errorf("%w for %s", consistency.ErrNilHandler, msgType)
 	}
 	r.hmu.Lock()
 	defer r.hmu.Unlock()
 	if _, ok := r.handlers[msgType]; ok {
-		return fmt.Errorf("%w: %q", ErrDuplicateHandler, msgType)
+		return fmt.Errorf("%w: %q", consistency.ErrDuplicateHandler, msgType)
 	}
 	r.handlers[msgType] = h
 	return nil
@@ -226,12 +237,16 @@ func (r *Role) Owned() []string {
 	return out
 }
 
+// RoleRunOptions configure Role.Run. It has no fields yet: nil is the only
+// value today (the role's own settings are its RoleOptions).
+type RoleRunOptions struct{}
+
 // Run joins the roles of the container and works on the queues it owns
 // until ctx ends (call it once per Role); then it stops its workers (each
 // within its ShutdownGrace) and releases its leases, so the others take
 // over at once rather than after LeaseDuration. It returns the workers'
-// *FailureReport values joined, or nil when no message failed.
-func (r *Role) Run(ctx context.Context) error {
+// *consistency.FailureReport values joined, or nil when no message failed.
+func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 	member, err := r.opts.LeaseFor(memberPrefix+r.opts.Name, r.leaseID)
 	if err != nil {
 		return err
@@ -414,7 +429,7 @@ func (r *Role) ensure(ctx context.Context, state map[string]lease.StateType, nam
 
 // start runs a worker on q while the role holds l.
 func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
-	w := NewWorker(q.Queue, q.Poison, r.opts.Worker)
+	w := consistency.NewWorker(q.Queue, q.Poison, r.opts.Worker)
 	r.hmu.Lock()
 	for t, h := range r.handlers {
 		_ = w.Handle(t, h) // checked by Role.Handle already
@@ -427,7 +442,7 @@ func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
 	r.mu.Unlock()
 	go func() {
 		defer close(run.done)
-		if err := w.Run(wctx); err != nil {
+		if err := w.Run(wctx, nil); err != nil {
 			r.mu.Lock()
 			r.failed = append(r.failed, fmt.Errorf("queue %s: %w", q.Name, err))
 			r.mu.Unlock()
@@ -497,37 +512,4 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
-// ShardedSender routes each message to one queue of a set by a stable hash
-// of its key (keys.ShardBucket), so all messages of a key go to the same
-// queue, and so to the same Role while it owns that queue.
-type ShardedSender struct {
-	senders []*Sender
-}
-
-// NewShardedSender returns a sender over queues, in a fixed order that
-// every sender and role of the set must share (the order is the routing).
-func NewShardedSender(queues []Queue, opts *SenderOptions) (*ShardedSender, error) {
-	if len(queues) == 0 {
-		return nil, fmt.Errorf("%w: no queues", ErrRoleConfig)
-	}
-	s := &ShardedSender{}
-	for _, q := range queues {
-		s.senders = append(s.senders, NewSender(q, opts))
-	}
-	return s, nil
-}
-
-// QueueFor returns the index of the queue that carries key's messages.
-func (s *ShardedSender) QueueFor(key string) int { return keys.ShardBucket(key, len(s.senders)) }
-
-// Send is Sender.Send on the queue of key.
-func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any) error {
-	return s.senders[s.QueueFor(key)].Send(ctx, msgType, key, payload)
-}
-
-// SendAround is Sender.SendAround on the queue of key.
-func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
-	return s.senders[s.QueueFor(key)].SendAround(ctx, msgType, key, payload, delay, write)
 }

@@ -1,4 +1,4 @@
-package consistency_test
+package ownership_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/ownership"
 	"github.com/tablekit/tablekit/fake"
 )
 
@@ -99,7 +100,7 @@ func (m *memLeases) DeleteBlob(_ context.Context, _, name string, _ *azblob.Dele
 	return azblob.DeleteBlobResponse{}, nil
 }
 
-func (m *memLeases) leaseFor(name, id string) (consistency.Lease, error) {
+func (m *memLeases) leaseFor(name, id string) (ownership.Lease, error) {
 	return &memLease{m: m, name: name, id: id}, nil
 }
 
@@ -147,7 +148,7 @@ func (l *memLease) ReleaseLease(context.Context, *lease.BlobReleaseOptions) (lea
 
 // deadLease is a dead process's lease calls: all fail, nothing is released.
 type deadLease struct {
-	consistency.Lease
+	ownership.Lease
 	dead *atomic.Bool
 }
 
@@ -197,30 +198,30 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 		ctx := t.Context()
 		svc := fake.NewQueueService(nil)
 		mem := &memLeases{blobs: map[string]*memBlob{}}
-		var set []consistency.OwnedQueue
+		var set []ownership.OwnedQueue
 		var qs []consistency.Queue
 		poison := svc.NewQueueClient("poison", nil)
 		_, _ = poison.Create(ctx, nil)
 		for i := range 12 {
 			q := svc.NewQueueClient(fmt.Sprintf("q%02d", i), nil)
 			_, _ = q.Create(ctx, nil)
-			set = append(set, consistency.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
+			set = append(set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
 			qs = append(qs, q)
 		}
 		var mu sync.Mutex
 		done := map[string]int{}
 		type role struct {
-			r      *consistency.Role
+			r      *ownership.Role
 			dead   atomic.Bool
 			cancel context.CancelFunc
 			err    chan error
 		}
 		start := func(name string) *role {
 			ro := &role{err: make(chan error, 1)}
-			r, err := consistency.NewRole(mem, "leases", set, &consistency.RoleOptions{
+			r, err := ownership.NewRole(mem, "leases", set, &ownership.RoleOptions{
 				Name: name, LeaseDuration: 15 * time.Second, Logger: quiet,
 				Worker: &consistency.WorkerOptions{Concurrency: 2, Visibility: 5 * time.Second, Logger: quiet},
-				LeaseFor: func(b, id string) (consistency.Lease, error) {
+				LeaseFor: func(b, id string) (ownership.Lease, error) {
 					l, _ := mem.leaseFor(b, id)
 					return deadLease{l, &ro.dead}, nil
 				},
@@ -240,7 +241,7 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 			})
 			rctx, cancel := context.WithCancel(ctx)
 			ro.r, ro.cancel = r, cancel
-			go func() { ro.err <- r.Run(rctx) }()
+			go func() { ro.err <- r.Run(rctx, nil) }()
 			return ro
 		}
 		counts := func(rs ...*role) []int {
@@ -258,7 +259,7 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 
 		sender, _ := consistency.NewShardedSender(qs, nil)
 		for i := range 120 {
-			_ = sender.Send(ctx, "job.v1", fmt.Sprint(i), i)
+			_ = sender.Send(ctx, "job.v1", fmt.Sprint(i), i, nil)
 		}
 		time.Sleep(1500 * time.Millisecond) // c is mid-work
 		c.dead.Store(true)
@@ -305,7 +306,7 @@ func TestRolesSplitRebalanceAndFailOver(t *testing.T) {
 
 // flakyRenew fails the renewals it is told to, with err.
 type flakyRenew struct {
-	consistency.Lease
+	ownership.Lease
 	mu   *sync.Mutex
 	fail *[]error // next renewals' errors; nil entries succeed
 }
@@ -332,9 +333,9 @@ func TestRoleRenewalFailures(t *testing.T) {
 		mem := &memLeases{blobs: map[string]*memBlob{}}
 		var mu sync.Mutex
 		var fail []error
-		r, err := consistency.NewRole(mem, "leases", []consistency.OwnedQueue{{Name: "q0", Queue: q, Poison: p}}, &consistency.RoleOptions{
+		r, err := ownership.NewRole(mem, "leases", []ownership.OwnedQueue{{Name: "q0", Queue: q, Poison: p}}, &ownership.RoleOptions{
 			Name: "a", LeaseDuration: 15 * time.Second, Renew: 5 * time.Second, Logger: quiet, Worker: &consistency.WorkerOptions{Logger: quiet},
-			LeaseFor: func(b, id string) (consistency.Lease, error) {
+			LeaseFor: func(b, id string) (ownership.Lease, error) {
 				l, _ := mem.leaseFor(b, id)
 				if b == "members/a" {
 					return l, nil
@@ -347,7 +348,7 @@ func TestRoleRenewalFailures(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
-		go func() { errc <- r.Run(ctx) }()
+		go func() { errc <- r.Run(ctx, nil) }()
 		waitFor(t, 10*time.Second, "q0 not taken", func() bool { return len(r.Owned()) == 1 })
 		mu.Lock()
 		fail = []error{errDead} // one lost renewal: 10 s of the lease are left
@@ -387,7 +388,7 @@ func (c countingStore) UploadBuffer(ctx context.Context, cont, name string, b []
 }
 
 type countingLease struct {
-	consistency.Lease
+	ownership.Lease
 	n *atomic.Int64
 }
 
@@ -418,23 +419,23 @@ func TestRoleIdleRequestRate(t *testing.T) {
 		mem := &memLeases{blobs: map[string]*memBlob{}}
 		var blobReqs atomic.Int64
 		store := countingStore{mem, &blobReqs}
-		var set []consistency.OwnedQueue
+		var set []ownership.OwnedQueue
 		poison := svc.NewQueueClient("poison", nil)
 		_, _ = poison.Create(ctx, nil)
 		for i := range 12 {
 			q := svc.NewQueueClient(fmt.Sprintf("q%02d", i), nil)
 			_, _ = q.Create(ctx, nil)
-			set = append(set, consistency.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
+			set = append(set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
 		}
 		svc.ResetCounts()
 		rctx, cancel := context.WithTimeout(ctx, time.Hour)
 		defer cancel()
 		var wg sync.WaitGroup
-		var roles []*consistency.Role
+		var roles []*ownership.Role
 		for _, name := range []string{"a", "b", "c"} {
-			r, err := consistency.NewRole(store, "leases", set, &consistency.RoleOptions{Name: name, Logger: quiet,
+			r, err := ownership.NewRole(store, "leases", set, &ownership.RoleOptions{Name: name, Logger: quiet,
 				Worker: &consistency.WorkerOptions{Logger: quiet},
-				LeaseFor: func(b, id string) (consistency.Lease, error) {
+				LeaseFor: func(b, id string) (ownership.Lease, error) {
 					l, _ := mem.leaseFor(b, id)
 					return countingLease{l, &blobReqs}, nil
 				}})
@@ -443,7 +444,7 @@ func TestRoleIdleRequestRate(t *testing.T) {
 			}
 			roles = append(roles, r)
 			wg.Add(1)
-			go func() { defer wg.Done(); _ = r.Run(rctx) }()
+			go func() { defer wg.Done(); _ = r.Run(rctx, nil) }()
 		}
 		time.Sleep(59 * time.Minute)
 		var owned []int
