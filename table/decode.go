@@ -198,6 +198,11 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 		}
 		return err
 	}
+	if p.hasKeyLayout() {
+		if err := p.fillKeyFields(rv, meta); err != nil {
+			return err
+		}
+	}
 	if extra != nil {
 		for name, prop := range extra {
 			prop.Type = types[name]

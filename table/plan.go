@@ -46,6 +46,9 @@ type plan struct {
 	encrypted []string
 	// raw: the type is Entity, encoded from its Properties map.
 	raw bool
+	// pk and rk are the declared compositions of the keys (keyed.go), nil
+	// when the type sets that key by hand in Meta.
+	pk, rk *keyLayout
 }
 
 var (
@@ -68,6 +71,9 @@ func newPlan(t reflect.Type) (*plan, error) {
 	if err := p.walk(t, nil); err != nil {
 		return nil, err
 	}
+	if err := p.finishKeys(); err != nil {
+		return nil, err
+	}
 	if len(p.fields) > MaxUserProperties {
 		return nil, inputErr("plan", t.String(), "", ErrTooManyProperties, "%d fields, at most %d", len(p.fields), MaxUserProperties)
 	}
@@ -88,6 +94,9 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 				return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "Meta embedded twice")
 			}
 			p.meta = index
+			if err := p.metaKeyOpts(opts); err != nil {
+				return err
+			}
 			continue
 		}
 		if !sf.IsExported() {
@@ -108,6 +117,12 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		}
 		if name == "" {
 			name = sf.Name
+		}
+		if isKey, err := p.keyField(sf, index, name, opts); isKey || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
 		}
 		f := field{name: name, index: index}
 		for _, o := range strings.Split(opts, ",") {
