@@ -90,6 +90,9 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
+		return nil, nil, err
+	}
 	if m := t.Meta(v); m.PartitionKey == "" {
 		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
 	}
@@ -264,6 +267,9 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 func (t *Table[T]) Stored(ctx context.Context, v *T) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if err := t.plan.composeKeys("Stored", reflect.ValueOf(v).Elem()); err != nil {
+		return false, err
 	}
 	m := t.Meta(v)
 	if err := checkKeys("Stored", t.plan.typ.String(), m.PartitionKey, m.RowKey); err != nil {
