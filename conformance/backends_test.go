@@ -159,3 +159,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
+
+func TestTypedKeysOnFake(t *testing.T)    { RunTypedKeys(t, fakeEnv()) }
+func TestTypedKeysOnAzurite(t *testing.T) { RunTypedKeys(t, azuriteEnv(t)) }
