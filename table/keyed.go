@@ -267,33 +267,6 @@ func (p *plan) finishKeys() error {
 // hasKeyLayout reports whether the type declares a key composition.
 func (p *plan) hasKeyLayout() bool { return p.pk != nil || p.rk != nil }
 
-// keyPartOf returns the key component stored in the Go field at index.
-func (p *plan) keyPartOf(index []int) (*keyLayout, *keyPart) {
-	for _, l := range []*keyLayout{p.pk, p.rk} {
-		if l == nil {
-			continue
-		}
-		for i := range l.parts {
-			if slicesEqual(l.parts[i].index, index) {
-				return l, &l.parts[i]
-			}
-		}
-	}
-	return nil, nil
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // compose builds the key from rv's first n components.
 func (l *keyLayout) compose(op, typ string, rv reflect.Value, n int) (string, error) {
 	b := make([]byte, 0, len(l.prefix)+24*n)

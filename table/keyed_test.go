@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -321,5 +322,43 @@ func TestKeyRange(t *testing.T) {
 		if _, err := bad.Build(); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// Modify with Create on a type that declares its keys: change sees the key
+// fields of the new entity, and the write composes the same keys.
+func TestKeyedModifyCreates(t *testing.T) {
+	ctx := t.Context()
+	client := fake.NewTableService(nil).NewClient("KeyedModify", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New[keyedOrder](client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	pk, rk, err := table.KeysOf(&keyedOrder{Customer: "C9", Year: 2026, Placed: placed, ID: "o-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := tb.Modify(ctx, pk, rk, func(o *keyedOrder) error {
+			if o.Customer != "C9" || o.Year != 2026 || !o.Placed.Equal(placed) || o.ID != "o-9" {
+				return fmt.Errorf("change sees %+v", o)
+			}
+			o.Amount++
+			return nil
+		}, &table.ModifyOptions{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PartitionKey != pk || got.RowKey != rk {
+			t.Fatalf("keys %q %q", got.PartitionKey, got.RowKey)
+		}
+	}
+	got, err := tb.Get(ctx, pk, rk, nil)
+	if err != nil || got.Amount != 2 {
+		t.Fatalf("Get: %+v %v", got, err)
 	}
 }
