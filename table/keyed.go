@@ -344,6 +344,19 @@ func (kp *keyPart) appendKey(b []byte, fv reflect.Value) ([]byte, error) {
 	return append(b, keyTerm), nil
 }
 
+// plainTuple reports whether text is a tuple component whose every byte
+// encodes itself (keys.EncodeTuple's one-character tokens), the common
+// case, which then needs no decoding.
+func plainTuple(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case c <= 0x23 || c >= 0x7E, c == '&', c == '\'', c == '.', c == '/', c == '>', c == '?', c == '[', c == '\\':
+			return false
+		}
+	}
+	return true
+}
+
 func pow10(n int) uint64 {
 	u := uint64(1)
 	for range n {
@@ -383,6 +396,10 @@ func (l *keyLayout) parse(key string, rv reflect.Value) error {
 func (kp *keyPart) parseInto(text string, fv reflect.Value) error {
 	switch kp.enc {
 	case encTuple:
+		if plainTuple(text) {
+			fv.SetString(text) // every byte stands for itself
+			return nil
+		}
 		c, err := keys.DecodeTuple(text + string(keyTerm))
 		if err != nil {
 			return err

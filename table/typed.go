@@ -56,11 +56,22 @@ func FieldOf[T, V any](sel func(*T) *V) Field[V] {
 	}
 	off, vt := addr-base, reflect.TypeFor[V]()
 	if p.meta != nil {
-		for name, k := range map[string]fieldKind{"PartitionKey": kString, "RowKey": kString, "Timestamp": kTime} {
-			mi := append(append([]int(nil), p.meta...), metaIndex(name))
-			if o, ft := offsetOf(t, mi); o == off && ft == vt {
-				return Field[V]{name: name, kind: k}
+		if mo, _ := offsetOf(t, p.meta); off >= mo && off < mo+metaType.Size() {
+			for i := range metaType.NumField() {
+				sf := metaType.Field(i)
+				k := kString
+				switch sf.Name {
+				case "PartitionKey", "RowKey":
+				case "Timestamp":
+					k = kTime
+				default:
+					continue // the ETag is no property
+				}
+				if mo+sf.Offset == off && sf.Type == vt {
+					return Field[V]{name: sf.Name, kind: k}
+				}
 			}
+			return bad("Meta's %s fields are PartitionKey, RowKey (string) and Timestamp (time.Time)", vt)
 		}
 	}
 	for i := range p.fields {
@@ -99,11 +110,6 @@ func callSelector[T, V any](sel func(*T) *V, v *T) (ptr *V, err error) {
 		}
 	}()
 	return sel(v), nil
-}
-
-func metaIndex(name string) int {
-	f, _ := metaType.FieldByName(name)
-	return f.Index[0]
 }
 
 // offsetOf is the offset of the field at index within t, and its type.

@@ -161,3 +161,21 @@ func TestQueryAsSelectsOnlyTheProjection(t *testing.T) {
 		t.Errorf("%d requests for bad projections", c.N())
 	}
 }
+
+// A projection of an encrypted type reads its encrypted fields decrypted.
+func TestQueryAsDecrypts(t *testing.T) {
+	ctx := t.Context()
+	_, client := newPatients(t)
+	tb := encrypted(t, client, "k1", table.LocalKeys{"k1": keyOf(1)})
+	if err := tb.Add(ctx, don(), nil); err != nil {
+		t.Fatal(err)
+	}
+	type ssnOnly struct {
+		table.Meta
+		SSN string
+	}
+	got, err := table.Collect(table.QueryAs[ssnOnly](ctx, tb, nil))
+	if err != nil || len(got) != 1 || got[0].SSN != "078-05-1120" || got[0].RowKey != "000123" {
+		t.Fatalf("QueryAs of an encrypted field: %+v %v", got, err)
+	}
+}
