@@ -79,18 +79,21 @@ import (
 // character the encodings emit, so key order is the order of the
 // components, compared one after the other.
 //
-// A component's value lives in the key only: it is not stored as a
-// property too. Writes (Table's Add, Upsert, Update, Modify, Stored and
-// Encode; the Codec's Marshal and MetaOf, and so batch operations, the
-// Writer and the patterns) compose the keys into Meta; reads fill the
-// fields back from Meta's keys. KeysOf gives the keys of a value for Get
-// and Delete; KeyRange the range query of a prefix of the components. A key that Meta already holds must be the composed one
-// (ErrKeyMismatch): that catches a key set by hand and a component changed
-// after a read, which would write another entity than the one read. To
-// move an entity to new key fields, clear Meta's keys (it is then a new
-// entity) and delete the old one. The layout is checked when the type's
-// plan is built (ErrKeyLayout); the composed keys at every write, before
-// any request.
+// A component is stored as a property too, under its name, so that a
+// filter can compare it (FieldOf) and a copy under other keys (the index
+// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify,
+// Stored and Encode; the Codec's Marshal and MetaOf, and so batch
+// operations, the Writer and the patterns) compose the keys into Meta.
+// Reads take each component from its property, and from Meta's keys only
+// when the entity lacks the properties (written by other code). KeysOf
+// gives the keys of a value for Get and Delete; KeyRange the range query
+// of a prefix of the components. A key that Meta already holds must be the
+// composed one (ErrKeyMismatch): that catches a key set by hand and a
+// component changed after a read, which would write another entity than
+// the one read. To move an entity to new key fields, clear Meta's keys (it
+// is then a new entity) and delete the old one. The layout is checked when
+// the type's plan is built (ErrKeyLayout); the composed keys at every
+// write, before any request.
 type Codec struct{}
 
 // plans caches one plan per Go type for the whole package. A plan is

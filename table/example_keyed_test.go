@@ -19,8 +19,8 @@ type Order struct {
 	Status     string
 }
 
-// OrderSummary is a projection of Order: a query for it reads only Amount
-// (and the keys, from which Customer, Year and ID are filled).
+// OrderSummary is a projection of Order: a query for it reads only these
+// properties ($select=PartitionKey,RowKey,Customer,Year,ID,Amount).
 type OrderSummary struct {
 	table.Meta `table:",rkprefix:order"`
 	Customer   string `table:"Customer,pk"`

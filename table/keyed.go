@@ -213,21 +213,6 @@ func isIntKind(k reflect.Kind) bool {
 // finishKeys orders each key's components and checks the order has no gap
 // and no duplicate, and that a raw component comes last.
 func (p *plan) finishKeys() error {
-	names := map[string]string{}
-	for _, l := range []*keyLayout{p.pk, p.rk} {
-		if l == nil {
-			continue
-		}
-		for _, kp := range l.parts {
-			if _, dup := p.byName[kp.name]; dup {
-				return keyLayoutErr(p, kp.goName, "name %q is also a stored property's", kp.name)
-			}
-			if other, dup := names[kp.name]; dup {
-				return keyLayoutErr(p, kp.goName, "name %q is also %s's", kp.name, other)
-			}
-			names[kp.name] = kp.goName
-		}
-	}
 	for _, l := range []*keyLayout{p.pk, p.rk} {
 		if l == nil {
 			continue
@@ -266,6 +251,17 @@ func (p *plan) finishKeys() error {
 
 // hasKeyLayout reports whether the type declares a key composition.
 func (p *plan) hasKeyLayout() bool { return p.pk != nil || p.rk != nil }
+
+// keyParts is the number of key components the type declares.
+func (p *plan) keyParts() int {
+	n := 0
+	for _, l := range []*keyLayout{p.pk, p.rk} {
+		if l != nil {
+			n += len(l.parts)
+		}
+	}
+	return n
+}
 
 // compose builds the key from rv's first n components.
 func (l *keyLayout) compose(op, typ string, rv reflect.Value, n int) (string, error) {

@@ -33,6 +33,8 @@ type field struct {
 	ptr       bool // nullable: a nil pointer is not stored
 	omitEmpty bool
 	edm       string
+	// key: the field is also a component of a declared key (keyed.go).
+	key bool
 }
 
 // plan is how one struct type maps to an entity; built once per type.
@@ -118,13 +120,14 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		if name == "" {
 			name = sf.Name
 		}
-		if isKey, err := p.keyField(sf, index, name, opts); isKey || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
+		isKey, err := p.keyField(sf, index, name, opts)
+		if err != nil {
+			return err
 		}
-		f := field{name: name, index: index}
+		if isKey {
+			opts = "" // the key options, read by keyField; no other is allowed
+		}
+		f := field{name: name, index: index, key: isKey}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":

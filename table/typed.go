@@ -30,8 +30,7 @@ type Field[V any] struct {
 // and its type V, in T's cached plan. Meta's PartitionKey, RowKey and
 // Timestamp resolve too. A field the codec does not store as a property is
 // an error carried by the Field (ErrBadFilter): a skipped (`table:"-"`) or
-// unexported field, a key component (it lives in the key: use KeyRange),
-// a JSON field (stored as text, no order), an encrypted one (the service
+// unexported field, a JSON field (stored as text, no order), an encrypted one (the service
 // holds ciphertext), or an address outside T.
 func FieldOf[T, V any](sel func(*T) *V) Field[V] {
 	t := reflect.TypeFor[T]()
@@ -89,16 +88,6 @@ func FieldOf[T, V any](sel func(*T) *V) Field[V] {
 			return bad("%s is stored as JSON text, which filters cannot compare as its Go type", f.name)
 		}
 		return Field[V]{name: f.name, kind: f.kind}
-	}
-	for _, l := range []*keyLayout{p.pk, p.rk} {
-		if l == nil {
-			continue
-		}
-		for _, kp := range l.parts {
-			if o, ft := offsetOf(t, kp.index); o == off && ft == vt {
-				return bad("%s is a component of the %s, not a property; filter it with KeyRange", kp.goName, l.which)
-			}
-		}
 	}
 	return bad("no stored property of %s is a %s at that address (skipped, unexported, or not a field)", t, vt)
 }
@@ -210,8 +199,7 @@ func typedLiteral(kind fieldKind, rv reflect.Value) (string, error) {
 }
 
 // SelectOf returns the $select of a projection type P: the properties its
-// fields are stored under (key components excluded: they come from the
-// keys, which every query returns). P is a struct that embeds Meta.
+// fields are stored under. P is a struct that embeds Meta.
 func SelectOf[P any]() ([]string, error) {
 	p, err := projectionPlan[P]()
 	if err != nil {
@@ -312,9 +300,8 @@ func projectionDecoder[P, T any](ctx context.Context, t *Table[T], pp *plan) fun
 // service sends, and the codec decodes, nothing else. P's fields must be
 // properties that T stores with the same EDM type (ErrBadOption before
 // any request), unless T keeps unknown properties in an Extra field or is
-// Entity; opts.Select must be empty. Key components P declares are filled
-// from the keys, which every query returns. Filter, Top, continuation and
-// the wire path (WirePolicy) are those of Query.
+// Entity; opts.Select must be empty. Filter, Top, continuation and the
+// wire path (WirePolicy) are those of Query.
 func QueryAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions) iter.Seq2[*P, error] {
 	pp, o, err := projection[P](t, opts)
 	if err != nil {
