@@ -10,6 +10,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -25,6 +26,15 @@ type KeyedOrder struct {
 	Amount     float64
 	Items      int64
 	Status     string
+}
+
+// KeyedStaff declares its keys: the department, and the employee id in
+// six digits after the prefix "emp".
+type KeyedStaff struct {
+	table.Meta `table:",rkprefix:emp"`
+	Dept       string `table:"Dept,pk"`
+	ID         int    `table:"ID,rk,pad:6"`
+	Email      string
 }
 
 // KeyedOrderAmount is a projection of KeyedOrder: its key fields and
@@ -204,6 +214,32 @@ func runTypedKeys(t *testing.T, env Env) {
 			t.Errorf("a projection of a property the type does not store: %v", err)
 		}
 		wantRequests(t, &c, 0, "a refused projection")
+	})
+
+	t.Run("intra-partition index over a type that declares its keys", func(t *testing.T) {
+		// The pattern routes by Meta before it writes, and reads copies
+		// whose keys are the index's: the fields come from the copy's
+		// properties.
+		x, err := patterns.NewIntraPartitionIndex[KeyedStaff](client, "emp!", []patterns.IndexDef[KeyedStaff]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(s *KeyedStaff) string { return s.Email }},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Add(ctx, &KeyedStaff{Dept: "Sales", ID: 123, Email: "don@contoso.com"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		pk, _, err := table.KeysOf(&KeyedStaff{Dept: "Sales"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Lookup(ctx, "email", pk, "don@contoso.com", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Dept != "Sales" || got.ID != 123 || got.RowKey != "emp!000123!" {
+			t.Fatalf("Lookup = %+v", got)
+		}
 	})
 
 	t.Run("bad composed keys are refused before any request", func(t *testing.T) {
