@@ -147,9 +147,17 @@ func (t *Table[T]) Decode(data []byte, v *T) error {
 	return t.plan.decode(data, reflect.ValueOf(v).Elem())
 }
 
-// Meta returns the Meta embedded in v.
+// Meta returns the Meta embedded in v. When T declares its keys and a
+// declared key is still empty in v's Meta, the keys are composed from v's
+// fields first, so code that routes by Meta before writing (the patterns)
+// sees them; a composition error is left for the write to report.
 func (t *Table[T]) Meta(v *T) *Meta {
-	return reflect.ValueOf(v).Elem().FieldByIndex(t.plan.meta).Addr().Interface().(*Meta)
+	rv := reflect.ValueOf(v).Elem()
+	m := rv.FieldByIndex(t.plan.meta).Addr().Interface().(*Meta)
+	if t.plan.hasKeyLayout() && (m.PartitionKey == "" || m.RowKey == "") {
+		_ = t.plan.composeKeys("Meta", rv)
+	}
+	return m
 }
 
 func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
