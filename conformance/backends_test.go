@@ -173,3 +173,5 @@ func TestCompressionOnAzurite(t *testing.T) { RunCompression(t, azuriteEnv(t)) }
 
 func TestQueryDensityOnFake(t *testing.T)    { RunQueryDensity(t, splittingFakeEnv()) }
 func TestQueryDensityOnAzurite(t *testing.T) { RunQueryDensity(t, azuriteEnv(t)) }
+func TestTypedKeysOnFake(t *testing.T)       { RunTypedKeys(t, fakeEnv()) }
+func TestTypedKeysOnAzurite(t *testing.T)    { RunTypedKeys(t, azuriteEnv(t)) }

@@ -85,6 +85,7 @@ func Suites() []Suite {
 		{"Tracing", []Need{svc}, RunTracing},
 		{"Compression", []Need{tbl, ctr}, RunCompression},
 		{"QueryDensity", []Need{tbl}, RunQueryDensity},
+		{"TypedKeys", []Need{tbl, svc}, RunTypedKeys},
 	}
 }
 

@@ -145,6 +145,7 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	var extra Extra
 	var types map[string]string
+	keyProps := 0 // key components read from their properties
 	typ := p.typ.String()
 	err := scanObject(data, func(key string, v jsonValue) error {
 		switch key {
@@ -187,6 +188,9 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			return nil
 		}
 		f := &p.fields[idx]
+		if f.key {
+			keyProps++
+		}
 		if err := decodeField(f, fieldByIndex(rv, f.index), v); err != nil {
 			return &InputError{Op: "decode", Type: typ, Field: f.name, Rule: decodeRule(err), Detail: err.Error()}
 		}
@@ -197,6 +201,15 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			ie.Type = typ
 		}
 		return err
+	}
+	// Key components come from their properties, which every write of
+	// the type stores; from the keys only for an entity that lacks them
+	// (written by other code, or read with a $select without them). An
+	// index copy has keys of its own, so the properties go first.
+	if keyProps < p.keyParts() {
+		if err := p.fillKeyFields(rv, meta); err != nil {
+			return err
+		}
 	}
 	if extra != nil {
 		for name, prop := range extra {

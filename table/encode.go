@@ -39,6 +39,62 @@ import (
 // `table:"-"` skips the field. Embed Meta for the keys, ETag and Timestamp;
 // add a field of type Extra to keep properties the struct does not name.
 // The untyped Entity is encoded from its Properties.
+//
+// Declarative keys. A struct can say how its PartitionKey and RowKey are
+// composed from its fields, in the style of ElectroDB's composite keys, so
+// that no caller ever concatenates key strings. The same `table` tag that
+// renames a field declares it a key component:
+//
+//	type Order struct {
+//		table.Meta `table:",rkprefix:order"`
+//		Customer string    `table:"Customer,pk"`
+//		Year     int       `table:"Year,rk:1,pad:4"`
+//		Placed   time.Time `table:"Placed,rk:2,invticks"`
+//		ID       string    `table:"ID,rk:3"`
+//		Amount   float64
+//	}
+//
+// Options of a component field:
+//
+//	pk, pk:N, rk, rk:N   the field is component N (1, 2, …; pk means pk:1)
+//	                     of the PartitionKey or the RowKey
+//	tuple                strings (the default): keys.EncodeTuple, any text,
+//	                     order-preserving, self-delimiting ("C042!")
+//	raw                  strings: the text as it is; only as the last
+//	                     component, which needs no delimiter
+//	pad                  integers (the default): keys.Int64 for signed,
+//	                     keys.Uint64 for unsigned types, 20 characters
+//	pad:N                integers: exactly N zero-padded digits
+//	                     (keys.FixedUint); a value that does not fit, or a
+//	                     negative one, is refused at the write
+//	desc                 integers: larger numbers first (keys.DescInt64,
+//	                     keys.DescUint64; with pad:N, 10^N-1-n in N digits)
+//	ticks                time.Time (the default): keys.Ticks, oldest first
+//	invticks             time.Time: keys.InvertedTicks, newest first (the
+//	                     log tail pattern)
+//
+// The embedded Meta's tag may carry fixed prefixes, `table:",pkprefix:X"`
+// and `table:",rkprefix:Y"`, which start the key (tuple-encoded, "order!"):
+// the guide's RowKey prefixes that tell entity types apart in a partition.
+// Every component but a raw one ends with '!', which sorts below every
+// character the encodings emit, so key order is the order of the
+// components, compared one after the other.
+//
+// A component is stored as a property too, under its name, so that a
+// filter can compare it (FieldOf) and a copy under other keys (the index
+// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify,
+// Stored and Encode; the Codec's Marshal and MetaOf, and so batch
+// operations, the Writer and the patterns) compose the keys into Meta.
+// Reads take each component from its property, and from Meta's keys only
+// when the entity lacks the properties (written by other code). KeysOf
+// gives the keys of a value for Get and Delete; KeyRange the range query
+// of a prefix of the components. A key that Meta already holds must be the
+// composed one (ErrKeyMismatch): that catches a key set by hand and a
+// component changed after a read, which would write another entity than
+// the one read. To move an entity to new key fields, clear Meta's keys (it
+// is then a new entity) and delete the old one. The layout is checked when
+// the type's plan is built (ErrKeyLayout); the composed keys at every
+// write, before any request.
 type Codec struct{}
 
 // plans caches one plan per Go type for the whole package. A plan is
@@ -117,6 +173,14 @@ func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(n
 func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte, error) {
 	if p.raw {
 		return encodeEntity(b, rv.Addr().Interface().(*Entity), only)
+	}
+	if only == nil {
+		// A whole entity is a write of v: its declared keys are composed
+		// into Meta first. A projection (only) is an index copy, which
+		// carries keys of its own.
+		if err := p.composeKeys("encode", rv); err != nil {
+			return nil, err
+		}
 	}
 	meta := rv.FieldByIndex(p.meta).Addr().Interface().(*Meta)
 	typ := p.typ.String()
@@ -372,7 +436,10 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	return append(b, '"'), true
 }
 
-// MetaOf returns the Meta embedded in v, a pointer to a struct.
+// MetaOf returns the Meta embedded in v, a pointer to a struct. When v's
+// type declares its keys (`table:"Name,pk"`, see KeyRange), they are
+// composed into the Meta first; a key Meta already holds that differs is
+// ErrKeyMismatch.
 func (c *Codec) MetaOf(v any) (*Meta, error) {
 	rv, err := structValue("MetaOf", v)
 	if err != nil {
@@ -380,6 +447,11 @@ func (c *Codec) MetaOf(v any) (*Meta, error) {
 	}
 	p, err := c.planFor(rv.Type())
 	if err != nil {
+		return nil, err
+	}
+	// Callers take the keys from Meta to route a write (batch operations,
+	// patterns): declared keys are composed into it first.
+	if err := p.composeKeys("MetaOf", rv); err != nil {
 		return nil, err
 	}
 	return rv.FieldByIndex(p.meta).Addr().Interface().(*Meta), nil

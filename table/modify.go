@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"time"
 
 	"github.com/tablekit/tablekit/internal/redact"
@@ -167,6 +168,12 @@ func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, chan
 			v, isNew = new(T), true
 			m := t.Meta(v)
 			m.PartitionKey, m.RowKey = partitionKey, rowKey
+			// A type that declares its keys sees its key fields, as on a read.
+			if t.plan.hasKeyLayout() {
+				if err := t.plan.fillKeyFields(reflect.ValueOf(v).Elem(), m); err != nil {
+					return err
+				}
+			}
 		}
 		if err := change(v); err != nil {
 			if errors.Is(err, ErrNoChange) {

@@ -34,6 +34,8 @@ type field struct {
 	omitEmpty bool
 	edm       string
 	gzip      bool // []byte stored gzip-compressed (compress.go)
+	// key: the field is also a component of a declared key (keyed.go).
+	key bool
 }
 
 // plan is how one struct type maps to an entity; built once per type.
@@ -47,6 +49,9 @@ type plan struct {
 	encrypted []string
 	// raw: the type is Entity, encoded from its Properties map.
 	raw bool
+	// pk and rk are the declared compositions of the keys (keyed.go), nil
+	// when the type sets that key by hand in Meta.
+	pk, rk *keyLayout
 }
 
 var (
@@ -69,6 +74,9 @@ func newPlan(t reflect.Type) (*plan, error) {
 	if err := p.walk(t, nil); err != nil {
 		return nil, err
 	}
+	if err := p.finishKeys(); err != nil {
+		return nil, err
+	}
 	if len(p.fields) > MaxUserProperties {
 		return nil, inputErr("plan", t.String(), "", ErrTooManyProperties, "%d fields, at most %d", len(p.fields), MaxUserProperties)
 	}
@@ -89,6 +97,9 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 				return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "Meta embedded twice")
 			}
 			p.meta = index
+			if err := p.metaKeyOpts(opts); err != nil {
+				return err
+			}
 			continue
 		}
 		if !sf.IsExported() {
@@ -110,7 +121,14 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		if name == "" {
 			name = sf.Name
 		}
-		f := field{name: name, index: index}
+		isKey, err := p.keyField(sf, index, name, opts)
+		if err != nil {
+			return err
+		}
+		if isKey {
+			opts = "" // the key options, read by keyField; no other is allowed
+		}
+		f := field{name: name, index: index, key: isKey}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":

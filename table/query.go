@@ -176,6 +176,22 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 // service stops at partition boundaries and after 5 seconds, so loop on
 // Next, never on the page's size.
 func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptions) (*Page[T], error) {
+	lo, err := t.pageOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, qs := t.trackQuery(ctx, opts, false) // density.go
+	ctx, end := t.span(ctx, "QueryPage", "")
+	p, err := t.page(ctx, lo, token)
+	end(err)
+	if err != nil || p.Next == "" {
+		t.endQuery(ctx, qs)
+	}
+	return p, err
+}
+
+// pageOptions are the list options of one QueryPage request.
+func (t *Table[T]) pageOptions(opts *QueryOptions) (*aztables.ListEntitiesOptions, error) {
 	top := 0
 	if opts != nil {
 		if opts.Top < 0 || opts.Top > MaxPageSize {
@@ -183,19 +199,28 @@ func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptio
 		}
 		top = opts.Top
 	}
-	lo, err := t.listOptions(opts, top)
-	if err != nil {
-		return nil, err
-	}
-	ctx, qs := t.trackQuery(ctx, opts, false) // density.go
-	p, err := t.page(ctx, lo, token)
-	if err != nil || p.Next == "" {
-		t.endQuery(ctx, qs)
-	}
-	return p, err
+	return t.listOptions(opts, top)
 }
 
 func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, next string) (*Page[T], error) {
+	return pageOf(ctx, t, lo, next, t.decodeNew(ctx))
+}
+
+// decodeNew decodes a query's entities into new T values.
+func (t *Table[T]) decodeNew(ctx context.Context) func([]byte, bool) (*T, error) {
+	return func(data []byte, full bool) (*T, error) {
+		v := new(T)
+		if err := t.decodeFrom(ctx, data, v, full); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// pageOf runs one request of a query of t's table and decodes its entities
+// with decode (T itself, or a projection of it); full tells decode that
+// the entities were read whole (no $select).
+func pageOf[P, T any](ctx context.Context, t *Table[T], lo *aztables.ListEntitiesOptions, next string, decode func(data []byte, full bool) (*P, error)) (*Page[P], error) {
 	tok, bound, err := decodeToken(next)
 	if err != nil {
 		return nil, err
@@ -239,11 +264,11 @@ func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, n
 	if name != "" {
 		tableHash = hashText(name)
 	}
-	p := &Page[T]{Items: make([]*T, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
+	p := &Page[P]{Items: make([]*P, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
 	recordPage(ctx, lo.Filter, len(entities), p.Next == "") // density.go
 	for i, data := range entities {
-		v := new(T)
-		if err := t.decodeFrom(ctx, data, v, lo.Select == nil); err != nil {
+		v, err := decode(data, lo.Select == nil)
+		if err != nil {
 			return nil, err
 		}
 		p.Items[i] = v
@@ -264,7 +289,12 @@ func (t *Table[T]) tableName() string {
 // entities were returned. Each page is one request. Iteration stops at the
 // first error, which is yielded with a nil value.
 func (t *Table[T]) Query(ctx context.Context, opts *QueryOptions) iter.Seq2[*T, error] {
-	return func(yield func(*T, error) bool) {
+	return queryOf(ctx, t, opts, t.decodeNew(ctx))
+}
+
+// queryOf is Query decoding with decode (T itself, or a projection of it).
+func queryOf[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions, decode func([]byte, bool) (*P, error)) iter.Seq2[*P, error] {
+	return func(yield func(*P, error) bool) {
 		total := 0
 		if opts != nil {
 			if opts.Top < 0 {
@@ -287,7 +317,11 @@ func (t *Table[T]) Query(ctx context.Context, opts *QueryOptions) iter.Seq2[*T, 
 				yield(nil, err)
 				return
 			}
-			p, err := t.page(ctx, lo, token)
+			// One span a page: a query's pages are its requests, and a
+			// span across the caller's loop would time the caller too.
+			pctx, end := t.span(ctx, "Query", "")
+			p, err := pageOf(pctx, t, lo, token, decode)
+			end(err)
 			if err != nil {
 				yield(nil, err)
 				return

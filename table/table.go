@@ -35,14 +35,17 @@ type Options struct {
 	// Name is the table's name, used only in errors, logs and spans.
 	// Default: "" (spans then name the table the client addresses).
 	Name string
-	// Logger receives a debug record per retry. Default: no logging.
+	// Logger receives a debug record per retry, and a Warn record for
+	// every Query that ends at low density (see QueryStats). Default: no
+	// logging.
 	Logger *slog.Logger
 	// Encryption encrypts the fields tagged `table:",encrypt"`; required
 	// when T has such fields. Default: nil.
 	Encryption *Encryption
 	// TracingProvider opens a span per operation (Table.Get, Table.Add,
 	// Table.Upsert, Table.Update, Table.Delete, Table.DeleteValue,
-	// Table.Stored, Table.Modify) with the table, the partition, the
+	// Table.Stored, Table.Modify; Table.QueryPage, and Table.Query once a
+	// page) with the table, the partition, the
 	// operation count and the outcome as attributes. Give it the provider
 	// the client was built with (aztables.ClientOptions.TracingProvider;
 	// for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP spans
@@ -104,6 +107,9 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
 	}
+	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
+		return nil, nil, err
+	}
 	if m := t.Meta(v); m.PartitionKey == "" {
 		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
 	}
@@ -158,9 +164,17 @@ func (t *Table[T]) Decode(data []byte, v *T) error {
 	return t.plan.decode(data, reflect.ValueOf(v).Elem())
 }
 
-// Meta returns the Meta embedded in v.
+// Meta returns the Meta embedded in v. When T declares its keys and a
+// declared key is still empty in v's Meta, the keys are composed from v's
+// fields first, so code that routes by Meta before writing (the patterns)
+// sees them; a composition error is left for the write to report.
 func (t *Table[T]) Meta(v *T) *Meta {
-	return reflect.ValueOf(v).Elem().FieldByIndex(t.plan.meta).Addr().Interface().(*Meta)
+	rv := reflect.ValueOf(v).Elem()
+	m := rv.FieldByIndex(t.plan.meta).Addr().Interface().(*Meta)
+	if t.plan.hasKeyLayout() && (m.PartitionKey == "" || m.RowKey == "") {
+		_ = t.plan.composeKeys("Meta", rv)
+	}
+	return m
 }
 
 func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
@@ -299,6 +313,9 @@ func (t *Table[T]) Stored(ctx context.Context, v *T, opts *StoredOptions) (bool,
 func (t *Table[T]) stored(ctx context.Context, v *T, _ *StoredOptions) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if err := t.plan.composeKeys("Stored", reflect.ValueOf(v).Elem()); err != nil {
+		return false, err
 	}
 	m := t.Meta(v)
 	if err := checkKeys("Stored", t.plan.typ.String(), m.PartitionKey, m.RowKey); err != nil {
