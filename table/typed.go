@@ -311,7 +311,7 @@ func QueryAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions) ite
 }
 
 // QueryPageAs is t.QueryPage with the projection of QueryAs: one request.
-func QueryPageAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions, token string) (*Page[P], error) {
+func QueryPageAs[P, T any](ctx context.Context, t *Table[T], token string, opts *QueryOptions) (*Page[P], error) {
 	pp, o, err := projection[P](t, opts)
 	if err != nil {
 		return nil, err
@@ -320,5 +320,12 @@ func QueryPageAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions,
 	if err != nil {
 		return nil, err
 	}
-	return pageOf(ctx, t, lo, token, projectionDecoder[P](ctx, t, pp))
+	ctx, qs := t.trackQuery(ctx, o, false) // density.go
+	ctx, end := t.span(ctx, "QueryPage", "")
+	p, err := pageOf(ctx, t, lo, token, projectionDecoder[P](ctx, t, pp))
+	end(err)
+	if err != nil || p.Next == "" {
+		t.endQuery(ctx, qs)
+	}
+	return p, err
 }
