@@ -25,7 +25,7 @@ import (
 type Transaction struct {
 	codec *table.Codec
 	wire  bool
-	tr    trace.Tracer
+	tr    trace.OpTracer
 	ops   []*encoded
 	rows  map[string]int
 	size  int
@@ -66,7 +66,7 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 		tx.codec = &table.Codec{}
 	}
 	if opts != nil {
-		tx.wire, tx.tr = opts.WirePolicy, trace.New(opts.TracingProvider)
+		tx.wire, tx.tr = opts.WirePolicy, trace.NewOpTracer(opts.TracingProvider, "")
 	}
 	return tx
 }
@@ -168,11 +168,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *Su
 	if !tx.tr.Enabled() {
 		return tx.submit(ctx, client, opts)
 	}
-	attrs := []tracing.Attribute{trace.Attr(trace.AttrOperations, tx.Len())}
-	if pk := tx.PartitionKey(); pk != "" {
-		attrs = append(attrs, trace.Attr(trace.AttrPartition, pk))
-	}
-	ctx, end := tx.tr.Start(ctx, "Transaction.Submit", attrs...)
+	ctx, end := tx.tr.Start(ctx, "Transaction.Submit", tx.PartitionKey(), tx.Len())
 	res, err := tx.submit(ctx, client, opts)
 	end(err)
 	return res, err

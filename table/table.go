@@ -24,7 +24,7 @@ type Table[T any] struct {
 	name   string
 	log    *slog.Logger
 	enc    *Encryption
-	tr     trace.Tracer
+	tr     trace.OpTracer
 	// learned is the table's name as a query response showed it, which
 	// binds continuation tokens to their table.
 	learned atomic.Pointer[string]
@@ -70,7 +70,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 	}
 	t := &Table[T]{client: client, plan: p}
 	if opts != nil {
-		t.name, t.log, t.tr = opts.Name, opts.Logger, trace.New(opts.TracingProvider)
+		t.name, t.log, t.tr = opts.Name, opts.Logger, trace.NewOpTracer(opts.TracingProvider, "")
 	}
 	if p.hasEncrypted() {
 		if opts == nil || opts.Encryption == nil || opts.Encryption.KeyID == "" || opts.Encryption.Keys == nil {

@@ -2,9 +2,6 @@ package table
 
 import (
 	"context"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
-	"github.com/tablekit/tablekit/internal/trace"
 )
 
 // span opens the span of one Table operation, "Table."+op, on partitionKey,
@@ -18,15 +15,7 @@ func (t *Table[T]) span(ctx context.Context, op, partitionKey string) (context.C
 	if !t.tr.Enabled() {
 		return ctx, noEnd
 	}
-	attrs := make([]tracing.Attribute, 1, 3)
-	attrs[0] = trace.Attr(trace.AttrOperations, 1)
-	if name := t.spanTable(); name != "" {
-		attrs = append(attrs, trace.Attr(trace.AttrTable, name))
-	}
-	if partitionKey != "" {
-		attrs = append(attrs, trace.Attr(trace.AttrPartition, partitionKey))
-	}
-	return t.tr.Start(ctx, "Table."+op, attrs...)
+	return t.tr.StartOn(ctx, "Table."+op, t.spanTable(), partitionKey, 1)
 }
 
 // noEnd is the end of a span not opened.

@@ -61,3 +61,51 @@ func (t Tracer) Start(ctx context.Context, name string, attrs ...tracing.Attribu
 
 // Attr is a span attribute.
 func Attr(key string, value any) tracing.Attribute { return tracing.Attribute{Key: key, Value: value} }
+
+// OpTracer opens the spans of operations on one table: named Type.Method,
+// with the table, the partition and the operation count as attributes, so
+// that the SDK's HTTP spans of one call sit under one parent. Table,
+// batch, the patterns and event streams all open their spans through it,
+// so every tablekit span carries the same attributes. The zero OpTracer
+// opens none and costs one branch.
+type OpTracer struct {
+	tr    Tracer
+	table string
+}
+
+// NewOpTracer returns the tracer of operations on table (its name in the
+// spans; "" leaves the attribute out) over p.
+func NewOpTracer(p tracing.Provider, table string) OpTracer {
+	return OpTracer{tr: New(p), table: table}
+}
+
+// Enabled reports whether spans are recorded.
+func (t OpTracer) Enabled() bool { return t.tr.Enabled() }
+
+// Start opens the span of one operation on partition ("" leaves it out),
+// covering ops items (entities, events, operations or repairs). The
+// returned end records the outcome.
+func (t OpTracer) Start(ctx context.Context, name, partition string, ops int) (context.Context, func(error)) {
+	return t.StartOn(ctx, name, t.table, partition, ops)
+}
+
+// StartOn is Start on a table named here rather than at construction, for
+// callers that learn the name late (a Table whose name comes from its
+// client or its first response).
+func (t OpTracer) StartOn(ctx context.Context, name, table, partition string, ops int) (context.Context, func(error)) {
+	if !t.tr.Enabled() {
+		return ctx, noEnd
+	}
+	attrs := make([]tracing.Attribute, 1, 3)
+	attrs[0] = Attr(AttrOperations, ops)
+	if table != "" {
+		attrs = append(attrs, Attr(AttrTable, table))
+	}
+	if partition != "" {
+		attrs = append(attrs, Attr(AttrPartition, partition))
+	}
+	return t.tr.Start(ctx, name, attrs...)
+}
+
+// noEnd is the end of a span not opened.
+func noEnd(error) {}
