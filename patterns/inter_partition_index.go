@@ -395,9 +395,6 @@ func validKeys(op, pk, rkField, rk string) error {
 	return nil
 }
 
-// validKeyPair is validKeys for LargeEntity, which has not moved to it.
-func validKeyPair(pk, rk string) error { return validKeys("Lookup", pk, "value", rk) }
-
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
 func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *InterPartitionIndexRangeOptions) iter.Seq2[*T, error] {

@@ -325,7 +325,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 	if change == nil {
 		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := validKeys("LargeEntity.Modify", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
 	var ro table.RetryOptions
@@ -463,7 +463,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
 	m := l.tbl.Meta(v)
-	if err := validKeyPair(m.PartitionKey, m.RowKey); err != nil {
+	if err := validKeys(op, m.PartitionKey, "RowKey", m.RowKey); err != nil {
 		return err
 	}
 	if mode == updateMode && m.ETag == "" {
@@ -542,6 +542,9 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
 func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetOptions) (*T, error) {
+	if err := validKeys("LargeEntity.Get", partitionKey, "RowKey", rowKey); err != nil {
+		return nil, err
+	}
 	const rounds = 3
 	for round := 1; ; round++ {
 		v, lazy, err := l.GetLazy(ctx, partitionKey, rowKey, nil)
@@ -640,7 +643,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
 func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetLazyOptions) (*T, *Lazy[T], error) {
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := validKeys("LargeEntity.GetLazy", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, nil, err
 	}
 	s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
@@ -669,7 +672,7 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
 	ctx, end := l.tr.start(ctx, "LargeEntity.Delete", partitionKey, 1)
 	defer func() { end(err) }()
-	if err := validKeyPair(partitionKey, rowKey); err != nil {
+	if err := validKeys("LargeEntity.Delete", partitionKey, "RowKey", rowKey); err != nil {
 		return err
 	}
 	var refs map[string]blobRef
@@ -736,7 +739,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 				continue
 			}
 			pk, rk, _, ok := keysOfBlob(name)
-			if !ok || validKeyPair(pk, rk) != nil {
+			if !ok || validKeys("LargeEntity.Sweep", pk, "RowKey", rk) != nil {
 				continue // not ours
 			}
 			// Blobs of one entity are listed together: read it once.
