@@ -270,7 +270,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"data series slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", 24, 1, nil); return err }},
 		{"zero shards", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](tc, "events", 0); return err }},
 		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
-			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.WidePutOptions{Current: &patterns.Wide{}})
+			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
 		}},
 		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
 		{"SAS without permissions", patterns.ErrBadSAS, func(context.Context) error {

@@ -83,7 +83,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		next := *cur
 		next.Email = "don.hall@contoso.com"
 		pc.Reset()
-		if err := idx.Put(ctx, &next, &patterns.InterPutOptions[Emp]{Current: cur}); err != nil {
+		if err := idx.Put(ctx, &next, &patterns.PutOptions[Emp]{Current: cur}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, pc, 1, "Put with Current (primary table)")
@@ -172,7 +172,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		bad.RowKey = "000999"
 		bad.Email = "e@x.com"
 		bad.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"` // a version that never was
-		if err := idx.Put(ctx, &bad, &patterns.InterPutOptions[Emp]{Current: &bad}); !table.IsPreconditionFailed(err) && !table.IsNotFound(err) {
+		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.IsPreconditionFailed(err) && !table.IsNotFound(err) {
 			t.Fatalf("a failed write: %v", err)
 		}
 		time.Sleep(1100 * time.Millisecond)

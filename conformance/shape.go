@@ -144,7 +144,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)
 		}
 		v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: stats}
-		if err := w.Put(ctx, v, &patterns.WidePutOptions{Current: &patterns.Wide{}}); err != nil {
+		if err := w.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "writing 1,000 properties")
@@ -169,14 +169,14 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		// Shrink: the parts no longer needed go in the same transaction.
 		small := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: map[string]any{"D000": int64(1), "Note": "shrunk"}}
 		c.Reset()
-		if err := w.Put(ctx, small, &patterns.WidePutOptions{Current: got}); err != nil {
+		if err := w.Put(ctx, small, &patterns.PutOptions[patterns.Wide]{Current: got}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "shrinking with the current value")
 		if g, err := w.Get(ctx, "stats", "2026", false, nil); err != nil || len(g.Properties) != 2 || g.Parts != 1 {
 			t.Fatalf("after shrinking: %+v %v", g, err)
 		}
-		if err := w.Put(ctx, small, &patterns.WidePutOptions{Current: got}); !table.IsPreconditionFailed(err) {
+		if err := w.Put(ctx, small, &patterns.PutOptions[patterns.Wide]{Current: got}); !table.IsPreconditionFailed(err) {
 			t.Fatalf("write from a stale version: %v", err)
 		}
 		c.Reset()
@@ -184,7 +184,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		for i := 0; i < 140; i++ {
 			huge[fmt.Sprintf("S%03d", i)] = strings.Repeat("x", 31*1024)
 		}
-		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, &patterns.WidePutOptions{Current: &patterns.Wide{}}); !errors.Is(err, patterns.ErrTooWide) {
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); !errors.Is(err, patterns.ErrTooWide) {
 			t.Fatalf("over 4 MiB: %v", err)
 		}
 		wantRequests(t, c, 0, "a value too wide for one transaction")

@@ -60,7 +60,7 @@ func ExampleWideEntity() {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)
 	}
 	v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: days}
-	_ = w.Put(ctx, v, &patterns.WidePutOptions{Current: &patterns.Wide{}})
+	_ = w.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
 	back, _ := w.Get(ctx, "stats", "2026", false, nil)
 	fmt.Println(v.Parts, len(back.Properties), back.Properties["Day364"])
 	// Output: 2 365 3640

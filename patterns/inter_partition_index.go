@@ -198,19 +198,11 @@ func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	return out, nil
 }
 
-// InterPutOptions configure Put.
-type InterPutOptions[T any] struct {
-	// Current is the primary as stored, with its ETag: Put then writes
-	// only over that version (ErrPreconditionFailed otherwise) and needs no
-	// read. Default: nil, and Put reads the primary first.
-	Current *T
-}
-
 // Put writes the primary and has its copies brought along: enqueue a
 // hidden message, write the primary, show the message (three requests; four
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
-func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *InterPutOptions[T]) (err error) {
+func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
 	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {

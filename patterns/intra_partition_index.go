@@ -252,11 +252,14 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 	return err
 }
 
-// PutOptions configure Put.
+// PutOptions are the options of the Put of IntraPartitionIndex,
+// InterPartitionIndex and WideEntity (PutOptions[Wide]).
 type PutOptions[T any] struct {
-	// Current is the entity as stored (from Get, Add or a previous Put), with
-	// its ETag. With it Put is one request; without it Put reads it first.
-	// Default: nil.
+	// Current is the value as stored (from Get, Add or a previous Put, or
+	// for a WideEntity its Parts), with its ETag. With it Put writes only
+	// over that version (table.ErrPreconditionFailed otherwise) and needs
+	// no read: IntraPartitionIndex and WideEntity one request, an
+	// InterPartitionIndex three. Default: nil, and Put reads first.
 	Current *T
 }
 

@@ -206,18 +206,10 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	return parts, nil
 }
 
-// WidePutOptions configure Put.
-type WidePutOptions struct {
-	// Current is the value as read or last written (its Parts and ETag):
-	// Put is then one request, guarded by the ETag. Default: nil, and Put
-	// reads the parts' keys first (two requests).
-	Current *Wide
-}
-
 // Put writes v: every part in one transaction, the parts a smaller value no
 // longer needs deleted in the same transaction. One request with
 // opts.Current (or for a new entity); two otherwise.
-func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *WidePutOptions) (err error) {
+func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
 	ctx, end := w.tr.start(ctx, "WideEntity.Put", widePartition(v), 1)
 	defer func() { end(err) }()
 	if v == nil {

@@ -104,7 +104,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: year}
 	// An empty Current says the entity is new: no read before the write.
-	if err := wide.Put(ctx, v, &patterns.WidePutOptions{Current: &patterns.Wide{}}); err != nil {
+	if err := wide.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); err != nil {
 		return err
 	}
 	step("wide entity: 365 daily counts in %d entities of at most 252 properties, one transaction", v.Parts)
