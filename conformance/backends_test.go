@@ -159,3 +159,6 @@ func TestPeriodsOnAzurite(t *testing.T) {
 
 func TestIndexMoveOnFake(t *testing.T)    { RunIndexMove(t, fakeEnv()) }
 func TestIndexMoveOnAzurite(t *testing.T) { RunIndexMove(t, azuriteEnv(t)) }
+
+func TestPagingOnFake(t *testing.T)    { RunPaging(t, fakeEnv()) }
+func TestPagingOnAzurite(t *testing.T) { RunPaging(t, azuriteEnv(t)) }

@@ -81,6 +81,7 @@ func Suites() []Suite {
 		{"WirePath", []Need{tbl, svc}, RunWirePath},
 		{"Periods", []Need{adv, svc}, withService(RunPeriods)},
 		{"IndexMove", []Need{tbl, q}, RunIndexMove},
+		{"Paging", []Need{tbl}, RunPaging},
 	}
 }
 
