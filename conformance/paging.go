@@ -30,7 +30,7 @@ func (env Env) nameTable(client *aztables.Client, name string) {
 func (env Env) friendlyPaging(t testing.TB, client *aztables.Client, why string) {
 	t.Helper()
 	if env.Fake == nil || env.tables == nil {
-		t.Logf("%s: the request count below assumes pages of 1,000 entities (%s)", env.Name, why)
+		t.Logf("%s: this case assumes pages of 1,000 entities: %s", env.Name, why)
 		return
 	}
 	name, ok := env.tables.Load(client)
