@@ -12,7 +12,15 @@ import (
 // run every suite on.
 func fakeEnv() Env { return FakeEnv() }
 
+// azuriteEnv is the Azurite that scripts/azurite started. Every Azurite
+// suite runs in parallel with the others (scripts/test gives
+// go test -parallel): they spend most of their time waiting on the
+// service's clocks (leases of at least 15 s, visibility timeouts) and on
+// its answers, each on tables, queues and containers of its own, so their
+// waits overlap instead of adding up. The fake's suites are CPU-bound and
+// stay serial.
 func azuriteEnv(t *testing.T) Env {
+	t.Parallel()
 	env := AccountEnv(t, testenv.ConnectionString(t), AzuriteLacks())
 	env.Name = "azurite"
 	return env
