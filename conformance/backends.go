@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,7 +34,12 @@ func AzuriteLacks() map[Capability]string { return azuriteLacks() }
 
 // FakeEnv is the in-memory backend of package fake: a table, a queue and a
 // blob service on one clock, which Advance moves forward at once, so
-// time-driven cases do not sleep. It lacks no capability.
+// time-driven cases do not sleep. It lacks no capability. Its tables page
+// as fake.RealisticPaging says (pages end at partition boundaries, some
+// are empty with a continuation token, and a long scan runs out of its
+// 5-second budget), so every case proves that the code follows
+// continuation tokens; a case whose request count assumes pages of 1,000
+// switches its table to fake.FriendlyPaging and says why.
 func FakeEnv() Env {
 	// One clock for the three services: real time plus what Advance added,
 	// so cases that wait for real time still work and time-driven cases
@@ -43,9 +49,11 @@ func FakeEnv() Env {
 	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey, Now: now})
 	queues := fake.NewQueueService(&fake.QueueServiceOptions{Now: now})
 	blobs := fake.NewBlobService(&fake.BlobServiceOptions{Now: now})
+	tables := &sync.Map{}
 	return Env{
 		Name:    "fake",
 		Fake:    svc,
+		tables:  tables,
 		Advance: func(d time.Duration) { skew.Add(int64(d)) },
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
 			return svc.NewServiceClient(opts)
@@ -89,7 +97,9 @@ func FakeEnv() Env {
 				t.Fatal(err)
 			}
 			c.Reset()
-			return sc.NewClient(name)
+			client := sc.NewClient(name)
+			tables.Store(client, name)
+			return client
 		},
 	}
 }

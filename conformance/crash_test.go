@@ -701,6 +701,13 @@ func runCrashMatrix(t *testing.T, b *crashBackend) {
 	})
 	for _, sc := range crashScenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			if b.cs != "" {
+				// Scenarios use names of their own; with real processes
+				// each mostly waits for its children and Azurite, so they
+				// overlap. The deaths within one scenario stay in order:
+				// the first run that does not die ends the scenario.
+				t.Parallel()
+			}
 			const most = 30 // far more requests than any scenario sends
 			for k := int64(1); k <= most; k++ {
 				done := false
@@ -808,5 +815,6 @@ func TestCrashOnFake(t *testing.T) { runCrashMatrix(t, fakeCrashBackend()) }
 // TestCrashOnAzurite runs the crash matrix with real processes killed
 // with SIGKILL.
 func TestCrashOnAzurite(t *testing.T) {
+	t.Parallel() // waits on child processes and Azurite, as azuriteEnv's suites
 	runCrashMatrix(t, azuriteCrashBackend(testenv.ConnectionString(t)))
 }

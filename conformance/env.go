@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +48,11 @@ type Env struct {
 	// Fake is the in-memory service when the backend is the fake, for
 	// cases that need its knobs (short pages); nil otherwise.
 	Fake *fake.TableService
+
+	// tables maps the *aztables.Client values FakeEnv's NewTable (and the
+	// cases that create tables by name) returned to their tables' names,
+	// so that a case can switch one table's paging; nil on other backends.
+	tables *sync.Map
 }
 
 // Capability is a behaviour of the documented service that a backend may

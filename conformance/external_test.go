@@ -66,6 +66,9 @@ func TestExportedSuiteRunsFromAnExternalModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: building a module of its own takes a link")
 	}
+	// Building and linking the module takes a while: it overlaps with the
+	// Azurite suites, which mostly wait, instead of delaying them.
+	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

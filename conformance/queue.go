@@ -104,6 +104,7 @@ func RunQueueAndBlob(t *testing.T, env Env) {
 		if len(d.Messages) != 1 {
 			t.Fatal("no message")
 		}
+		env.Advance(time.Second) // the visibility timeout: at once on the fake
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
 			d2, err := q.DequeueMessages(ctx, nil)

@@ -52,9 +52,9 @@ func Suites() []Suite {
 		{"Table", []Need{tbl}, RunTable},
 		{"Batch", []Need{tbl}, RunBatch},
 		{"Patterns", []Need{tbl}, RunPatterns},
-		{"QueueAndBlob", []Need{q, ctr}, RunQueueAndBlob},
+		{"QueueAndBlob", []Need{q, ctr, adv}, RunQueueAndBlob},
 		{"Consistency", []Need{tbl, q}, RunConsistency},
-		{"CrossPartition", []Need{tbl, q, ctr}, RunCrossPartition},
+		{"CrossPartition", []Need{tbl, q, ctr, adv}, RunCrossPartition},
 		{"Shape", []Need{tbl, svc}, withService(RunShape)},
 		{"SAS", []Need{sas}, RunSAS},
 		{"BlobPatterns", []Need{tbl, ctr}, RunBlobPatterns},
@@ -86,6 +86,7 @@ func Suites() []Suite {
 		{"Compression", []Need{tbl, ctr}, RunCompression},
 		{"QueryDensity", []Need{tbl}, RunQueryDensity},
 		{"TypedKeys", []Need{tbl, svc}, RunTypedKeys},
+		{"Paging", []Need{tbl}, RunPaging},
 	}
 }
 

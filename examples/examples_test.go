@@ -46,7 +46,10 @@ var wants = map[string][]string{
 	},
 	"events": {
 		"over [events_0 events_1 events_2 events_3]",
-		"4  the events from 09:03 on, merged from 4 parallel range queries: 9 in time order, 9:03AM to 9:11AM",
+		// Its request count depends on paging: 4 where pages end only at
+		// 1,000 entities (Azurite), more where they also end at partition
+		// boundaries or come back empty (the fake; the service may).
+		"  the events from 09:03 on, merged from 4 parallel range queries: 9 in time order, 9:03AM to 9:11AM",
 	},
 	"messagestats": {
 		"H09 = 17, H14 = 42, H10 unset",

@@ -7,8 +7,12 @@
 // tablekit's ports runs against it unchanged. It keeps entities in the
 // service's order, produces ETags and Timestamps from an injectable clock
 // (deterministic and strictly increasing), evaluates OData filters, $select
-// and $top, pages with continuation tokens (with switches for short and
-// empty pages), answers with the service's status codes and error codes,
+// and $top, pages with continuation tokens as the service may cut them
+// (RealisticPaging, the default: a page ends at a partition boundary,
+// after 1,000 entities or when its 5-second scan budget runs out, and
+// every third response is empty with a token; SetPaging switches one
+// table to FriendlyPaging, pages of 1,000 only, for a test that counts
+// requests and says why), answers with the service's status codes and error codes,
 // runs entity group transactions atomically with the service's multipart
 // answer, keeps a deleted table's name in TableBeingDeleted for a
 // configurable window, counts requests per operation, and fails the next N

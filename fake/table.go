@@ -39,16 +39,10 @@ type TableServiceOptions struct {
 	// Now is the clock for Timestamps, ETags and the TableBeingDeleted
 	// window. Default: time.Now.
 	Now func() time.Time
-	// PageSize caps the entities of one query response, to exercise
-	// continuation tokens with few entities. Default: 1000, the service's.
-	PageSize int
-	// EmptyPageEvery makes every n-th query response that has more to come
-	// an empty page that still carries a continuation token, as the service
-	// may send. Default: 0, never.
-	EmptyPageEvery int
-	// SplitPagesAtPartitions ends a query page at every partition boundary,
-	// as the service may. Default: false.
-	SplitPagesAtPartitions bool
+	// Paging is how every table's query responses are cut into pages;
+	// SetPaging changes it for one table at run time. Default:
+	// RealisticPaging(), pages as the service may cut them.
+	Paging *Paging
 	// DeletedTableWindow is how long a deleted table's name answers 409
 	// TableBeingDeleted. Default: 40 s; negative: no window.
 	DeletedTableWindow time.Duration
@@ -76,13 +70,91 @@ type TableService struct {
 	tables   map[string]*tableData // by lower-case name: names are case-insensitive
 	deleted  map[string]time.Time  // lower-case name -> when it was deleted
 	lastTick time.Time
-	pages    int
+	paging   map[string]Paging // by lower-case table name: SetPaging's choices
+}
+
+// Paging is how the fake cuts a query's results into pages. The service
+// promises only that a page holds at most 1,000 entities: "A query against
+// the Table service may return a maximum of 1,000 items at one time and
+// may execute for a maximum of five seconds", and a page may end sooner
+// (at a partition boundary) or hold nothing at all while still carrying a
+// continuation token (Query timeout and pagination, Table service REST
+// API). Code must follow continuation tokens until there is none, whatever
+// each page holds; realistic paging makes a test prove it does.
+type Paging struct {
+	// PageSize caps the entities of one page; a query's $top caps it
+	// further. Default (0 or over 1,000): 1,000, the service's limit
+	// (maxPageEntities).
+	PageSize int
+	// SplitAtPartitions ends a page that holds an entity when the next
+	// entity is in another partition, as the service may where a
+	// partition range ends. Default: false.
+	SplitAtPartitions bool
+	// EmptyPageEvery makes every n-th query response of the table an empty
+	// page; it carries a continuation token when entities remain, as the
+	// service may send. Default: 0, never.
+	EmptyPageEvery int
+	// ScanCost is the server time that examining one entity takes, on the
+	// fake's clock: a page ends, with a continuation token and possibly
+	// empty, once the entities it examined (matching the filter or not)
+	// cost the service's 5-second budget (serverTimeBudget), or the clock
+	// itself moved that far during the scan. Default: 0, scanning is free
+	// (only the clock counts).
+	ScanCost time.Duration
+}
+
+// Service limits the paging model follows (Query timeout and pagination).
+const (
+	maxPageEntities  = 1000            // at most 1,000 entities in one response
+	serverTimeBudget = 5 * time.Second // a query executes for at most 5 s per response
+)
+
+// RealisticPaging is the fake's default paging, the service's answers at
+// their least convenient: a page ends at every partition boundary, after
+// 1,000 entities, or when the 5-second budget runs out (examining an
+// entity costs 1 ms: 5,000 entities), and every third response of a table
+// is an empty page with a continuation token.
+func RealisticPaging() Paging {
+	return Paging{PageSize: maxPageEntities, SplitAtPartitions: true, EmptyPageEvery: 3, ScanCost: time.Millisecond}
+}
+
+// FriendlyPaging cuts pages only at 1,000 entities (or $top): the fewest
+// requests a query can take. A test that counts requests may switch a
+// table to it with SetPaging, and should say why: the service may answer
+// with more, shorter pages.
+func FriendlyPaging() Paging { return Paging{PageSize: maxPageEntities} }
+
+// SetPaging makes the fake cut query responses of table (its name in any
+// case; it need not exist yet, and keeps the choice if dropped and
+// re-created) as p says from the next request on. Safe to call while
+// requests are served.
+func (s *TableService) SetPaging(table string, p Paging) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paging[strings.ToLower(table)] = p.normalized()
+}
+
+// normalized fills p's defaults.
+func (p Paging) normalized() Paging {
+	if p.PageSize <= 0 || p.PageSize > maxPageEntities {
+		p.PageSize = maxPageEntities
+	}
+	return p
+}
+
+// pagingOf is the paging of the table named lower. s.mu must be held.
+func (s *TableService) pagingOf(lower string) Paging {
+	if p, ok := s.paging[lower]; ok {
+		return p
+	}
+	return s.opts.Paging.normalized()
 }
 
 type tableData struct {
 	name     string
 	rows     []*entity      // sorted by PartitionKey, RowKey in the service's order
 	policies []storedPolicy // stored access policies (Set Table ACL)
+	pages    int            // query responses served, for Paging.EmptyPageEvery
 }
 
 type entity struct {
@@ -94,16 +166,18 @@ type entity struct {
 
 // NewTableService returns an empty service.
 func NewTableService(opts *TableServiceOptions) *TableService {
-	s := &TableService{tables: map[string]*tableData{}, deleted: map[string]time.Time{}}
+	s := &TableService{tables: map[string]*tableData{}, deleted: map[string]time.Time{}, paging: map[string]Paging{}}
 	if opts != nil {
 		s.opts = *opts
 	}
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
-	if s.opts.PageSize <= 0 || s.opts.PageSize > 1000 {
-		s.opts.PageSize = 1000
+	p := RealisticPaging()
+	if s.opts.Paging != nil {
+		p = s.opts.Paging.normalized()
 	}
+	s.opts.Paging = &p
 	if s.opts.DeletedTableWindow == 0 {
 		s.opts.DeletedTableWindow = 40 * time.Second
 	}
@@ -713,10 +787,11 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 	if serr != nil {
 		return 0, nil, nil, serr
 	}
-	limit := s.opts.PageSize
+	paging := s.pagingOf(strings.ToLower(name))
+	limit := paging.PageSize
 	if top := q.Get("$top"); top != "" {
 		n, err := strconv.Atoi(top)
-		if err != nil || n < 1 || n > 1000 {
+		if err != nil || n < 1 || n > maxPageEntities {
 			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "$top must be 1 to 1000, got %q.", top)
 		}
 		limit = min(limit, n)
@@ -730,27 +805,40 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 		}
 		start, _ = t.find(pk, rk)
 	}
-	s.pages++
+	t.pages++
 	hdr := http.Header{}
 	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
 	b := []byte(`{"odata.metadata":"` + URL + `$metadata#` + t.name + `","value":[`)
 	n := 0
 	i := start
-	empty := s.opts.EmptyPageEvery > 0 && s.pages%s.opts.EmptyPageEvery == 0
+	empty := paging.EmptyPageEvery > 0 && t.pages%paging.EmptyPageEvery == 0
+	// The server budget: what the examined entities cost, or what the
+	// clock says passed, whichever is more.
+	began := s.opts.Now()
+	budgetGone := func(examined int) bool {
+		spent := time.Duration(examined) * paging.ScanCost
+		return spent >= serverTimeBudget || s.opts.Now().Sub(began) >= serverTimeBudget
+	}
+	outOfTime := false
 	var lastPK string
-	for ; i < len(t.rows) && !empty; i++ {
+	for examined := 0; i < len(t.rows) && !empty; i++ {
 		e := t.rows[i]
-		if s.opts.SplitPagesAtPartitions && n > 0 && e.pk != lastPK {
+		if paging.SplitAtPartitions && n > 0 && e.pk != lastPK {
 			break
 		}
+		if n == limit {
+			break
+		}
+		if examined > 0 && budgetGone(examined) {
+			outOfTime = true
+			break
+		}
+		examined++
 		if filter != nil && !filter.eval(e.get) {
 			continue
 		}
 		if q.Get("sig") != "" && !inSASRange(q, e.pk, e.rk) {
 			continue
-		}
-		if n == limit {
-			break
 		}
 		if n > 0 {
 			b = append(b, ',')
@@ -760,6 +848,13 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 		lastPK = e.pk
 	}
 	b = append(b, "]}"...)
+	if outOfTime {
+		// The service cannot know whether anything further matches: it
+		// hands back where it stopped.
+		hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(t.rows[i].pk))
+		hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(t.rows[i].rk))
+		return http.StatusOK, hdr, b, nil
+	}
 	// More to come only if some later entity could match.
 	for ; i < len(t.rows); i++ {
 		if filter == nil || filter.eval(t.rows[i].get) {

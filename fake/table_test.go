@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -299,4 +300,151 @@ func TestFailNextAfter(t *testing.T) {
 	if fmt.Sprint(errs) != "[false false true false]" {
 		t.Fatalf("failures = %v", errs)
 	}
+}
+
+// fill adds n entities per partition in pks, 100 per transaction.
+func fill(t *testing.T, c *aztables.Client, pks []string, n int, extra func(i int) string) {
+	t.Helper()
+	for _, pk := range pks {
+		for from := 0; from < n; from += 100 {
+			var actions []aztables.TransactionAction
+			for i := from; i < min(from+100, n); i++ {
+				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: entity(pk, fmt.Sprintf("%06d", i), extra(i))})
+			}
+			if _, err := c.SubmitTransaction(t.Context(), actions, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// pageSizes queries c with filter to the end and returns each page's size
+// and whether it carried a continuation token.
+func pageSizes(t *testing.T, c *aztables.Client, filter string) (sizes []int, tokens []bool) {
+	t.Helper()
+	var opts *aztables.ListEntitiesOptions
+	if filter != "" {
+		opts = &aztables.ListEntitiesOptions{Filter: &filter}
+	}
+	pager := c.NewListEntitiesPager(opts)
+	for pager.More() {
+		page, err := pager.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(page.Entities))
+		tokens = append(tokens, page.NextPartitionKey != nil)
+		if len(sizes) > 50 {
+			t.Fatal("paging does not end")
+		}
+	}
+	return sizes, tokens
+}
+
+func noExtra(int) string { return "" }
+
+func TestRealisticPagingIsTheDefault(t *testing.T) {
+	svc, c := newTable(t, nil)
+	fill(t, c, []string{"a", "b"}, 1200, noExtra)
+	// Pages end after 1,000 entities and where a partition ends, and every
+	// third response is empty but carries a token.
+	sizes, tokens := pageSizes(t, c, "")
+	if want := []int{1000, 200, 0, 1000, 200}; !slices.Equal(sizes, want) {
+		t.Fatalf("pages %v, want %v", sizes, want)
+	}
+	if want := []bool{true, true, true, true, false}; !slices.Equal(tokens, want) {
+		t.Fatalf("tokens %v, want %v", tokens, want)
+	}
+	// The friendly mode, for one table at run time: pages of 1,000.
+	svc.SetPaging("TBL", fake.FriendlyPaging())
+	if sizes, _ := pageSizes(t, c, ""); !slices.Equal(sizes, []int{1000, 1000, 400}) {
+		t.Fatalf("friendly pages %v", sizes)
+	}
+	// A table the choice does not name keeps the service's default.
+	other := svc.NewClient("other", nil)
+	if _, err := other.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, other, []string{"a", "b"}, 3, noExtra)
+	if sizes, _ := pageSizes(t, other, ""); !slices.Equal(sizes, []int{3, 3}) {
+		t.Fatalf("other table's pages %v, want one per partition", sizes)
+	}
+}
+
+// The 5-second budget of one response: examining an entity costs
+// Paging.ScanCost, and the fake's clock counts too; a page that runs out
+// ends, empty if nothing matched yet, with a token where it stopped.
+func TestPagingScanBudget(t *testing.T) {
+	t.Run("examined entities cost ScanCost", func(t *testing.T) {
+		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{ScanCost: 5 * time.Millisecond}})
+		fill(t, c, []string{"a"}, 1200, func(i int) string { return fmt.Sprintf(`"N":%d`, i) })
+		// 5 s at 5 ms an entity: 1,000 examined; the one match is after.
+		sizes, tokens := pageSizes(t, c, "N eq 1199")
+		if !slices.Equal(sizes, []int{0, 1}) || !slices.Equal(tokens, []bool{true, false}) {
+			t.Fatalf("pages %v tokens %v, want an empty page with a token, then the match", sizes, tokens)
+		}
+		// Every entity matches: the page of 1,000 is full as its budget ends.
+		if sizes, _ := pageSizes(t, c, ""); !slices.Equal(sizes, []int{1000, 200}) {
+			t.Fatalf("pages %v", sizes)
+		}
+	})
+	t.Run("the clock", func(t *testing.T) {
+		// A clock that moves 1 s whenever it is read: the budget is gone
+		// after a few entities, yet the query still ends with them all.
+		var mu sync.Mutex
+		now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+		clock := func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			now = now.Add(time.Second)
+			return now
+		}
+		_, c := newTable(t, &fake.TableServiceOptions{Now: clock, Paging: &fake.Paging{}})
+		fill(t, c, []string{"a"}, 12, noExtra)
+		sizes, _ := pageSizes(t, c, "")
+		total := 0
+		for _, n := range sizes {
+			total += n
+			if n > 5 {
+				t.Fatalf("a page of %d entities took over 5 s on the clock: %v", n, sizes)
+			}
+		}
+		if total != 12 || len(sizes) < 3 {
+			t.Fatalf("pages %v", sizes)
+		}
+	})
+}
+
+// SetPaging while queries run: the race detector checks the locking.
+func TestSetPagingConcurrently(t *testing.T) {
+	svc, c := newTable(t, nil)
+	fill(t, c, []string{"a", "b", "c"}, 10, noExtra)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if i%2 == g%2 {
+					svc.SetPaging("tbl", fake.FriendlyPaging())
+				} else {
+					svc.SetPaging("tbl", fake.RealisticPaging())
+				}
+				n := 0
+				pager := c.NewListEntitiesPager(nil)
+				for pager.More() {
+					page, err := pager.NextPage(t.Context())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					n += len(page.Entities)
+				}
+				if n != 30 {
+					t.Errorf("read %d entities, want 30", n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
