@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -406,7 +407,10 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 // Change writes next over prev (guarded by prev's ETag) and, when the
 // indexed value changed, moves the RowKey from the old value's index entity
 // to the new one's: three entities in one transaction, after reading both
-// index entities (three requests; one when the value did not change).
+// index entities (three requests; one when the value did not change). A
+// transaction whose answer was lost meets 412 on the SDK's retry; Change
+// settles it by reading the primary (one more request): stored exactly as
+// next, the change was this call's, and next gets the stored ETag.
 func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
 	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
@@ -459,6 +463,17 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 		}
 		return tx, nil
 	})
+	// A 412 at the primary may be this very change: its transaction
+	// committed, its answer was lost, and the SDK's retry met the ETag the
+	// change itself moved. The transaction is atomic, so if the primary is
+	// stored exactly as next, the index parts changed with it: a success
+	// (one more request). Stored also gives next the stored ETag.
+	var te *batch.TransactionError
+	if errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusPreconditionFailed {
+		if ok, rerr := x.tbl.Stored(ctx, next, nil); rerr == nil && ok {
+			return st, nil
+		}
+	}
 	if err != nil {
 		nm.ETag = callerETag
 	}
