@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -126,7 +127,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			return err
 		}, option("PerTransaction")},
 		{"TableSAS with StartPartitionKey after EndPartitionKey", table.ErrInvalidValue, func(context.Context) error {
-			_, err := patterns.TableSAS("account", "bm90IGtleQ==", "gaps", patterns.SASPermissions{Read: true}, time.Time{}, now.Add(time.Hour), patterns.KeyRange{StartPartitionKey: "z", EndPartitionKey: "a"})
+			_, err := tableSAS("account", "bm90IGtleQ==", "gaps", sas.TablePermissions{Read: true}, time.Time{}, now.Add(time.Hour), sas.KeyRange{StartPartitionKey: "z", EndPartitionKey: "a"})
 			return err
 		}, option("KeyRange")},
 		{"LogTail.Between from after to", table.ErrInvalidValue, func(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -43,13 +44,13 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
 	hour := time.Now().Add(time.Hour)
-	sas := func(table string, perms patterns.SASPermissions, start, expiry time.Time, r patterns.KeyRange, key string) func(context.Context) error {
+	sasOf := func(table string, perms sas.TablePermissions, start, expiry time.Time, r sas.KeyRange, key string) func(context.Context) error {
 		return func(context.Context) error {
-			_, err := patterns.TableSAS("account", key, table, perms, start, expiry, r)
+			_, err := tableSAS("account", key, table, perms, start, expiry, r)
 			return err
 		}
 	}
-	read := patterns.SASPermissions{Read: true}
+	read := sas.TablePermissions{Read: true}
 	goodKey := "bm90IGtleQ=="
 
 	return []badCase{
@@ -229,11 +230,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, nil},
 
 		// SAS
-		{"SAS that expires before it starts", patterns.ErrBadSAS, sas("good", read, hour, hour.Add(-time.Minute), patterns.KeyRange{}, goodKey), nil},
-		{"SAS without an expiry", patterns.ErrBadSAS, sas("good", read, time.Time{}, time.Time{}, patterns.KeyRange{}, goodKey), nil},
-		{"SAS account key that is not base64", patterns.ErrBadSAS, sas("good", read, time.Time{}, hour, patterns.KeyRange{}, "not base64!"), nil},
-		{"SAS for a bad table name", patterns.ErrBadSAS, sas("a", read, time.Time{}, hour, patterns.KeyRange{}, goodKey), nil},
-		{"SAS key range with a bad key", patterns.ErrBadSAS, sas("good", read, time.Time{}, hour, patterns.KeyRange{StartPartitionKey: "a/b"}, goodKey), nil},
+		{"SAS that expires before it starts", sas.ErrBadSAS, sasOf("good", read, hour, hour.Add(-time.Minute), sas.KeyRange{}, goodKey), nil},
+		{"SAS without an expiry", sas.ErrBadSAS, sasOf("good", read, time.Time{}, time.Time{}, sas.KeyRange{}, goodKey), nil},
+		{"SAS account key that is not base64", sas.ErrBadSAS, sasOf("good", read, time.Time{}, hour, sas.KeyRange{}, "not base64!"), nil},
+		{"SAS for a bad table name", sas.ErrBadSAS, sasOf("a", read, time.Time{}, hour, sas.KeyRange{}, goodKey), nil},
+		{"SAS key range with a bad key", sas.ErrBadSAS, sasOf("good", read, time.Time{}, hour, sas.KeyRange{StartPartitionKey: "a/b"}, goodKey), nil},
 
 		// BlobLog, BlobIndex and ReadLog
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -273,8 +274,8 @@ func TestBadInputCatalogue(t *testing.T) {
 			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
 		}},
 		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
-		{"SAS without permissions", patterns.ErrBadSAS, func(context.Context) error {
-			_, err := patterns.TableSAS("a", "bm90IGtleQ==", "good", patterns.SASPermissions{}, time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{})
+		{"SAS without permissions", sas.ErrBadSAS, func(context.Context) error {
+			_, err := tableSAS("a", "bm90IGtleQ==", "good", sas.TablePermissions{}, time.Time{}, time.Now().Add(time.Hour), sas.KeyRange{})
 			return err
 		}},
 		{"table-per-period prefix that makes a bad table name", patterns.ErrBadDefinition, func(context.Context) error {
@@ -378,7 +379,7 @@ func sentinelName(err error) string {
 
 		patterns.ErrBadDefinition: "patterns.ErrBadDefinition", patterns.ErrUnknownIndex: "patterns.ErrUnknownIndex",
 		patterns.ErrNotUnique: "patterns.ErrNotUnique", patterns.ErrNotPrimary: "patterns.ErrNotPrimary",
-		patterns.ErrBadSAS: "patterns.ErrBadSAS", patterns.ErrTooManySlots: "patterns.ErrTooManySlots",
+		sas.ErrBadSAS: "sas.ErrBadSAS", patterns.ErrTooManySlots: "patterns.ErrTooManySlots",
 		patterns.ErrTooWide: "patterns.ErrTooWide",
 	}
 	if n, ok := names[err]; ok {

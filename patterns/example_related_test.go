@@ -2,13 +2,8 @@ package patterns_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -216,35 +211,4 @@ func ExampleBlobIndex() {
 	ids, _ := byLastName.IDs(ctx, "Jones", nil)
 	fmt.Println(ids, blobs.Names("indexes")) // the value is tuple-encoded in the name
 	// Output: [000223] [lname/Jones!]
-}
-
-// A token that reaches only alice's partition: give it to alice's device
-// instead of the account key.
-func ExampleTableSAS() {
-	ctx := context.Background()
-	key := "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==" // Azurite's public key
-	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: key})
-	admin := svc.NewClient("Notes", nil)
-	_, _ = admin.CreateTable(ctx, nil)
-	_, _ = admin.AddEntity(ctx, []byte(`{"PartitionKey":"bob","RowKey":"1"}`), nil)
-
-	token, err := patterns.TableSAS("devstoreaccount1", key, "Notes", patterns.SASPermissions{Read: true, Add: true},
-		time.Time{}, time.Now().Add(time.Hour), patterns.KeyRange{StartPartitionKey: "alice", EndPartitionKey: "alice"})
-	if err != nil {
-		panic(err)
-	}
-	opts := &aztables.ClientOptions{}
-	opts.Transport = svc // with Azure: no transport, and the table's real URL
-	alice, _ := aztables.NewClientWithNoCredential(fake.URL+"Notes?"+token, opts)
-
-	_, err = alice.AddEntity(ctx, []byte(`{"PartitionKey":"alice","RowKey":"1"}`), nil)
-	fmt.Println("add to alice:", err == nil)
-	_, err = alice.GetEntity(ctx, "bob", "1", nil)
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		fmt.Println("read bob:", re.StatusCode, re.ErrorCode)
-	}
-	// Output:
-	// add to alice: true
-	// read bob: 403 AuthorizationFailure
 }
