@@ -123,6 +123,13 @@ func (a *Account) NewTable(ctx context.Context, base string) (client *aztables.C
 	return client, drop, err
 }
 
+// NewTableName creates a uniquely named table and returns its name (for
+// clients of either service client); drop deletes it.
+func (a *Account) NewTableName(ctx context.Context, base string) (name string, drop func(), err error) {
+	name, _, drop, err = a.newTable(ctx, base)
+	return name, drop, err
+}
+
 func (a *Account) newTable(ctx context.Context, base string) (name string, client *aztables.Client, drop func(), err error) {
 	name = fmt.Sprintf("%s%d", base, time.Now().UnixNano())
 	if _, err := a.Tables.CreateTable(ctx, name, nil); err != nil {
