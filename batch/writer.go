@@ -310,7 +310,10 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 				q.pending = q.pending[1:]
 				queued -= tx.Size()
 				waiting--
-				started = true
+				if !started {
+					started = true
+					cond.Broadcast() // the input loop waits for the first send
+				}
 				q.busy = true
 				inflight++
 				mu.Unlock()
@@ -404,6 +407,12 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 			}
 		}
 		sum.PeakBufferedBytes = max(sum.PeakBufferedBytes, p.bytes+queued)
+		// The first transaction goes to a sender before more input is
+		// read: on a busy machine the input loop would otherwise encode
+		// thousands more operations before a sender gets a CPU.
+		for !started && waiting > 0 && ctx.Err() == nil {
+			cond.Wait()
+		}
 		// Back-pressure on a long queue of full transactions.
 		for waiting > 4*w.opts.Parallelism && ctx.Err() == nil {
 			cond.Wait()
