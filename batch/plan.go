@@ -73,7 +73,7 @@ type planner struct {
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
 	wire   bool // transactions take tablekit's own $batch (PlanOptions.WirePolicy)
-	bytes  int  // encoded bytes of the open transactions
+	bytes  int  // Size of the open transactions, envelopes included
 	ops    int  // operations in the open transactions
 }
 
@@ -133,6 +133,11 @@ func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next
 		p.next++
+		// p.bytes is the sum of the open transactions' Size, envelope
+		// included: closing one subtracts its whole Size. Counting only
+		// the operations let the count drift down by an envelope per
+		// closed transaction, and the memory bound with it.
+		p.bytes += tx.Size()
 	}
 	if err := tx.append(e); err != nil {
 		return closed, err.(*OpError)
