@@ -117,6 +117,15 @@ func (p *planner) encode(op Op) (*encoded, *OpError) {
 	return e, nil
 }
 
+// cost is what placing e adds to p.bytes at most: its size, and a new
+// transaction's envelope unless e joins its partition's open one.
+func (p *planner) cost(e *encoded) int {
+	if tx := p.open[e.pk]; tx != nil && tx.Len() < p.maxOps && tx.fits(e) == nil {
+		return e.size
+	}
+	return e.size + envelope
+}
+
 // place adds an encoded operation to its partition's open transaction,
 // closing that one first when e does not fit; it returns the closed one.
 func (p *planner) place(e *encoded) (*Transaction, *OpError) {

@@ -387,11 +387,11 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		// transactions go to the senders (a quarter of the bound at once, so
 		// that one pass over the open partitions serves many operations),
 		// and the input waits until sends have taken enough.
-		if p.bytes+queued+e.size > budget {
+		if p.bytes+queued+p.cost(e) > budget {
 			for _, tx := range p.closeLargest(budget/4, 1) {
 				enqueue(tx)
 			}
-			for p.bytes+queued+e.size > budget && queued > 0 && ctx.Err() == nil {
+			for p.bytes+queued+p.cost(e) > budget && queued > 0 && ctx.Err() == nil {
 				cond.Wait()
 			}
 		}
