@@ -304,9 +304,13 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 					cond.Broadcast()
 					return
 				}
+				// Taken slots are cleared: a slice's array keeps what it
+				// holds alive, even before the slice's start.
 				q := ready[0]
+				ready[0] = nil
 				ready = ready[1:]
 				tx := q.pending[0]
+				q.pending[0] = nil
 				q.pending = q.pending[1:]
 				queued -= tx.Size()
 				waiting--
@@ -350,8 +354,14 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 					sum.Transactions++
 					sum.Operations += tx.Len()
 				}
-				if len(q.pending) > 0 {
+				switch {
+				case len(q.pending) > 0:
 					ready = append(ready, q)
+				case !q.failed:
+					// Nothing queued or in flight: forget the partition, so
+					// that memory does not grow with the partitions seen. A
+					// failed one is kept, to skip its later operations.
+					delete(queues, q.pk)
 				}
 				if w.opts.Progress != nil {
 					w.opts.Progress(sum)

@@ -6,16 +6,77 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/testenv"
 )
+
+// A transaction the Writer has sent, and the values in it, are garbage
+// once its answer is in: the Writer keeps nothing of a partition it is not
+// working on. Otherwise its memory grows with the partitions seen, one
+// transaction each (100,000 partitions of one entity held them all).
+func TestWriterReleasesSentTransactions(t *testing.T) {
+	_, c := newFake(t, nil)
+	writerReleases(t, c)
+}
+
+// The same against Azurite.
+func TestWriterReleasesSentTransactionsOnAzurite(t *testing.T) {
+	writerReleases(t, testenv.NewTable(t, "release"))
+}
+
+func writerReleases(t *testing.T, c *aztables.Client) {
+	const parts = 40
+	var committed atomic.Int64
+	watched := make([]weak.Pointer[Event], 0, parts)
+	var left int
+	ops := func(yield func(batch.Op) bool) {
+		// One entity in each of parts partitions; the tiny memory bound
+		// sends each alone.
+		for i := range parts {
+			e := ev(fmt.Sprintf("p%03d", i), i)
+			watched = append(watched, weak.Make(e))
+			if !yield(batch.Add(e)) {
+				return
+			}
+		}
+		// Once all but the last are committed (the last may still wait
+		// in the writer), they must be collectable.
+		deadline := time.Now().Add(20 * time.Second)
+		for committed.Load() < parts-1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		runtime.GC()
+		runtime.GC()
+		for _, w := range watched[:parts-1] {
+			if w.Value() != nil {
+				left++
+			}
+		}
+		// One more partition, so that the write goes on after the check.
+		yield(batch.Add(ev("q", 0)))
+	}
+	w := batch.NewWriter(c, &batch.WriterOptions{
+		Parallelism:      1,
+		MaxBufferedBytes: 1,
+		Progress:         func(s batch.Summary) { committed.Store(int64(s.Operations)) },
+	})
+	sum, err := w.Write(t.Context(), ops)
+	if err != nil || sum.Operations != parts+1 {
+		t.Fatalf("write: %+v %v", sum, err)
+	}
+	if left > 0 {
+		t.Errorf("%d of %d committed values still referenced during the write: the Writer holds sent transactions", left, parts-1)
+	}
+}
 
 // startedOps counts the operations of every $batch request that reaches
 // the transport, as it starts.
