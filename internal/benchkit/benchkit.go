@@ -50,6 +50,7 @@ type Account struct {
 	Ledger     *ledger.Ledger
 	rtt        *roundTrip
 	slow       atomic.Int64 // requests slower than SlowRequest since the last measure
+	servicePID int          // the local service's process (Azurite), found at the first measure; 0: none
 }
 
 // NewAccount connects to the account of a connection string.
