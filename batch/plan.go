@@ -73,7 +73,7 @@ type planner struct {
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
 	wire   bool // transactions take tablekit's own $batch (PlanOptions.WirePolicy)
-	bytes  int  // encoded bytes of the open transactions
+	bytes  int  // Size of the open transactions, envelopes included
 	ops    int  // operations in the open transactions
 }
 
@@ -117,6 +117,15 @@ func (p *planner) encode(op Op) (*encoded, *OpError) {
 	return e, nil
 }
 
+// cost is what placing e adds to p.bytes at most: its size, and a new
+// transaction's envelope unless e joins its partition's open one.
+func (p *planner) cost(e *encoded) int {
+	if tx := p.open[e.pk]; tx != nil && tx.Len() < p.maxOps && tx.fits(e) == nil {
+		return e.size
+	}
+	return e.size + envelope
+}
+
 // place adds an encoded operation to its partition's open transaction,
 // closing that one first when e does not fit; it returns the closed one.
 func (p *planner) place(e *encoded) (*Transaction, *OpError) {
@@ -133,6 +142,11 @@ func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next
 		p.next++
+		// p.bytes is the sum of the open transactions' Size, envelope
+		// included: closing one subtracts its whole Size. Counting only
+		// the operations let the count drift down by an envelope per
+		// closed transaction, and the memory bound with it.
+		p.bytes += tx.Size()
 	}
 	if err := tx.append(e); err != nil {
 		return closed, err.(*OpError)

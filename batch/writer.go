@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,11 +101,22 @@ type WriterOptions struct {
 
 // Defaults of WriterOptions.
 const (
-	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 32 MiB.
-	DefaultMaxBufferedBytes = 32 << 20
-	// DefaultIdleFlushOps is the default IdleFlushOps: twenty full
-	// transactions' worth.
-	DefaultIdleFlushOps = 2000
+	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 16 MiB.
+	// The bound counts each operation's share of its request (body, keys
+	// and 1 KiB of framing), about twice the heap an operation of a few
+	// small properties holds; the Go collector lets the heap grow to twice
+	// what is live (GOGC=100), and the SDK's own $batch encoding adds its
+	// garbage. A 100,000-entity write over 1,000 partitions peaked at
+	// 26.7 MiB of heap on the SDK path (15.8 MiB with WirePolicy); 32 MiB
+	// measured 44.6 MiB (29.3 MiB), too close to the 48 MiB goal
+	// (BENCHMARKS.md, the bulk writer's memory). The price: smaller
+	// transactions when input spreads over many partitions (5,445
+	// requests for those 100,000 entities instead of 2,961).
+	DefaultMaxBufferedBytes = 16 << 20
+	// DefaultIdleFlushOps is the default IdleFlushOps: ten full
+	// transactions' worth, so that the first request leaves within the
+	// first 1,000 operations whatever their spread over partitions.
+	DefaultIdleFlushOps = 1000
 )
 
 // Summary counts what a Write did.
@@ -294,13 +306,20 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 					cond.Broadcast()
 					return
 				}
+				// Taken slots are cleared: a slice's array keeps what it
+				// holds alive, even before the slice's start.
 				q := ready[0]
+				ready[0] = nil
 				ready = ready[1:]
 				tx := q.pending[0]
+				q.pending[0] = nil
 				q.pending = q.pending[1:]
 				queued -= tx.Size()
 				waiting--
-				started = true
+				if !started {
+					started = true
+					cond.Broadcast() // the input loop waits for the first send
+				}
 				q.busy = true
 				inflight++
 				mu.Unlock()
@@ -337,8 +356,14 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 					sum.Transactions++
 					sum.Operations += tx.Len()
 				}
-				if len(q.pending) > 0 {
+				switch {
+				case len(q.pending) > 0:
 					ready = append(ready, q)
+				case !q.failed:
+					// Nothing queued or in flight: forget the partition, so
+					// that memory does not grow with the partitions seen. A
+					// failed one is kept, to skip its later operations.
+					delete(queues, q.pk)
 				}
 				if w.opts.Progress != nil {
 					w.opts.Progress(sum)
@@ -362,16 +387,23 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 			planErr = err
 			break
 		}
+		// The codec grows its output by appending (a 150-byte entity ends
+		// in a 256-byte array); the Writer holds tens of thousands of
+		// bodies, so it keeps exact-size copies: about 15 % less heap per
+		// held operation, for a copy of the body.
+		if cap(e.body)-len(e.body) > len(e.body)/8 {
+			e.body = bytes.Clone(e.body)
+		}
 		mu.Lock()
 		// Memory bound: before holding e, make room. The largest partial
 		// transactions go to the senders (a quarter of the bound at once, so
 		// that one pass over the open partitions serves many operations),
 		// and the input waits until sends have taken enough.
-		if p.bytes+queued+e.size > budget {
+		if p.bytes+queued+p.cost(e) > budget {
 			for _, tx := range p.closeLargest(budget/4, 1) {
 				enqueue(tx)
 			}
-			for p.bytes+queued+e.size > budget && queued > 0 && ctx.Err() == nil {
+			for p.bytes+queued+p.cost(e) > budget && queued > 0 && ctx.Err() == nil {
 				cond.Wait()
 			}
 		}
@@ -387,6 +419,12 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 			}
 		}
 		sum.PeakBufferedBytes = max(sum.PeakBufferedBytes, p.bytes+queued)
+		// The first transaction goes to a sender before more input is
+		// read: on a busy machine the input loop would otherwise encode
+		// thousands more operations before a sender gets a CPU.
+		for !started && waiting > 0 && ctx.Err() == nil {
+			cond.Wait()
+		}
 		// Back-pressure on a long queue of full transactions.
 		for waiting > 4*w.opts.Parallelism && ctx.Err() == nil {
 			cond.Wait()

@@ -424,6 +424,13 @@ const (
 )
 
 func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
+	// A batch's message deletes (32 at Concurrency at a time: the longest
+	// step) overlap the next batch's dequeue, reads and transactions: the
+	// next batch's messages are others (these are invisible until deleted)
+	// and its moves start after this batch's are complete, so every
+	// message is still deleted only after its move.
+	deleting := func() {}
+	defer func() { deleting() }()
 	for {
 		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
@@ -442,7 +449,8 @@ func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *
 			items[i] = m.decodeItem(dm, o.MaxDequeues)
 		}
 		m.moveBatch(ctx, items, o, st)
-		m.finish(ctx, queue, poison, items, o, st)
+		deleting()
+		deleting = m.finish(ctx, queue, poison, items, o, st)
 	}
 }
 
@@ -498,7 +506,7 @@ func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOpt
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			m.movePartition(ctx, src, dst.Table, pk, byPK[pk])
+			m.movePartition(ctx, src, dst.Table, pk, byPK[pk], sem)
 		}()
 	}
 	wg.Wait()
@@ -516,8 +524,10 @@ func (m *Mover[T]) single(ctx context.Context, it *moveItem) {
 	}
 }
 
-// movePartition moves one partition's items: read, write, delete.
-func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], pk string, items []*moveItem) {
+// movePartition moves one partition's items: read, write, delete. Its
+// caller holds a slot of sem, the batch's bound on requests in flight;
+// reads beyond the first run beside it in the slots free.
+func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], pk string, items []*moveItem, sem chan struct{}) {
 	// Read the sources: one query per 14 distinct keys.
 	var rks []string
 	seen := map[string]bool{}
@@ -528,17 +538,50 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		}
 	}
 	found := map[string]*T{}
-	for chunk := range slices.Chunk(rks, maxRowKeysPerQuery) {
+	var (
+		mu      sync.Mutex
+		readErr bool
+		reads   sync.WaitGroup
+	)
+	read := func(chunk []string) {
 		var eqs []table.Filter
 		for _, rk := range chunk {
 			eqs = append(eqs, table.RK().Eq(rk))
 		}
 		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+			mu.Lock()
 			if err != nil {
-				return // every item of the partition is retried
+				readErr = true
+			} else {
+				found[src.Meta(v).RowKey] = v
 			}
-			found[src.Meta(v).RowKey] = v
+			mu.Unlock()
+			if err != nil {
+				return
+			}
 		}
+	}
+	chunks := slices.Collect(slices.Chunk(rks, maxRowKeysPerQuery))
+	for i, chunk := range chunks {
+		if i == len(chunks)-1 {
+			read(chunk) // in the caller's own slot
+			break
+		}
+		select {
+		case sem <- struct{}{}: // a free slot: read beside the others
+			reads.Add(1)
+			go func() {
+				defer reads.Done()
+				defer func() { <-sem }()
+				read(chunk)
+			}()
+		default:
+			read(chunk)
+		}
+	}
+	reads.Wait()
+	if readErr {
+		return // every item of the partition is retried
 	}
 	// Decide each message; one move per key, of the version found.
 	var moving []*moveItem
@@ -605,14 +648,13 @@ func submitAll(ctx context.Context, client table.Client, ops []batch.Op) error {
 }
 
 // finish deletes the moved messages and poisons the bad ones; the rest
-// reappear after their visibility timeout.
-func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*moveItem, o *BatchOptions, st *BatchStats) {
-	sem := make(chan struct{}, o.Concurrency)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	count := func(f func()) { mu.Lock(); f(); mu.Unlock() }
+// reappear after their visibility timeout. It counts and poisons before it
+// returns; the deletes go on, and wait waits for them.
+func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*moveItem, o *BatchOptions, st *BatchStats) (wait func()) {
+	type receipt struct{ id, pop string }
+	var dels []receipt
 	for _, it := range items {
-		id, receipt := deref(it.dm.MessageID), deref(it.dm.PopReceipt)
+		id, pop := deref(it.dm.MessageID), deref(it.dm.PopReceipt)
 		switch {
 		case it.poison != nil:
 			rec := PoisonRecord{MessageID: id, DequeueCount: derefInt(it.dm.DequeueCount), Error: truncate(it.poison.Error(), 4096), PoisonedAt: time.Now().UTC(), Envelope: it.env}
@@ -621,31 +663,41 @@ func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*mov
 			}
 			b, _ := json.Marshal(rec)
 			if _, err := poison.EnqueueMessage(ctx, string(b), nil); err != nil {
-				count(func() { st.Retried++ })
+				st.Retried++
 				continue
 			}
 			if o.Logger != nil {
 				o.Logger.WarnContext(ctx, "tablekit: move poisoned", "id", id, "err", it.poison)
 			}
-			count(func() { st.Poisoned++ })
+			st.Poisoned++
 		case it.done && it.gone:
-			count(func() { st.Gone++ })
+			st.Gone++
 		case it.done:
-			count(func() { st.Moved++ })
+			st.Moved++
 		default:
-			count(func() { st.Retried++ })
+			st.Retried++
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if _, err := queue.DeleteMessage(ctx, id, receipt, nil); err != nil && o.Logger != nil {
-				// It reappears and finds its move done: harmless.
-				o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", id, "err", redact.Error(err))
-			}
-		}()
+		dels = append(dels, receipt{id, pop})
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sem := make(chan struct{}, o.Concurrency)
+		var wg sync.WaitGroup
+		for _, d := range dels {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if _, err := queue.DeleteMessage(ctx, d.id, d.pop, nil); err != nil && o.Logger != nil {
+					// It reappears and finds its move done: harmless.
+					o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", d.id, "err", redact.Error(err))
+				}
+			}()
+		}
+		wg.Wait()
+	}()
+	return func() { <-done }
 }

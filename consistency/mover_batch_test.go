@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,12 +25,31 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// counting counts every request a client sends (retries included).
-type counting struct{ n atomic.Int64 }
+// counting counts every request a client sends (retries included), and
+// waits delay before each, as a network round trip would.
+type counting struct {
+	n     atomic.Int64
+	delay time.Duration
+}
 
 func (c *counting) Do(req *policy.Request) (*http.Response, error) {
 	c.n.Add(1)
+	if c.delay > 0 {
+		time.Sleep(c.delay)
+	}
 	return req.Next()
+}
+
+// benchRTT is the round trip BenchmarkMoveBatches adds to every request:
+// TABLEKIT_BENCH_RTT (a Go duration, such as 5ms), or none. With one,
+// the comparison measures the steps each way waits on in sequence rather
+// than the CPU of a machine the service shares.
+func benchRTT(b *testing.B) time.Duration {
+	d, err := time.ParseDuration(os.Getenv("TABLEKIT_BENCH_RTT"))
+	if err != nil && os.Getenv("TABLEKIT_BENCH_RTT") != "" {
+		b.Fatalf("TABLEKIT_BENCH_RTT: %v", err)
+	}
+	return d
 }
 
 func (c *counting) opts() azcore.ClientOptions {
@@ -95,6 +115,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 					b.StopTimer()
 					c := &counting{}
 					cur, arc, q, poison := archiveSetup(b, cs, n, c)
+					c.delay = benchRTT(b)
 					ctx := context.Background()
 					current, _ := table.New[employee](cur, nil)
 					archive, _ := table.New[employee](arc, nil)

@@ -94,12 +94,18 @@ func (wirePolicy) Do(req *policy.Request) (*http.Response, error) {
 		// tablekit reads the ETags from x.Response; the SDK, which only
 		// looks for a failed part, gets a one-part answer to parse.
 		return withBody(resp, emptyBatchAnswer), nil
-	case !batchReq && resp.StatusCode == http.StatusOK:
-		// A query page: tablekit decodes x.Response straight into its
-		// values; the SDK's pager, which would decode every entity into a
-		// map and marshal it again, gets an empty page with the same
-		// continuation headers.
+	case !batchReq && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.Raw().URL.Path, "()"):
+		// A query page ("<table>()"): tablekit decodes x.Response straight
+		// into its values; the SDK's pager, which would decode every
+		// entity into a map and marshal it again, gets an empty page with
+		// the same continuation headers.
 		return withBody(resp, emptyPage), nil
+	case !batchReq && resp.StatusCode == http.StatusOK:
+		// A point read ("<table>(PartitionKey='…',RowKey='…')"): the SDK's
+		// GetEntity decodes the body into a map and marshals it again, so
+		// it gets the empty object, the least work it can do (an empty
+		// page cost it a slice inside the map, both ways).
+		return withBody(resp, emptyEntity), nil
 	}
 	// Errors reach the SDK as the service sent them, so that its
 	// *azcore.ResponseError carries the real status, code and body.
@@ -110,6 +116,7 @@ func (wirePolicy) Do(req *policy.Request) (*http.Response, error) {
 // package-level mutable state).
 const (
 	emptyPage        = `{"value":[]}`
+	emptyEntity      = `{}`
 	emptyBatchAnswer = "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--c--\r\n--b--\r\n"
 )
 

@@ -22,12 +22,15 @@ type Side struct {
 
 // Round is what one round of one side measured.
 type Round struct {
-	N        int           // entities or messages handled
-	Wall     time.Duration // the work's wall time
-	CPU      time.Duration // this process's user+system CPU during the work
-	Requests int           // storage requests sent
-	Slow     int           // requests that took longer than SlowRequest
-	Busy     float64       // the machine's CPUs busy, 0..1, during the work
+	N    int           // entities or messages handled
+	Wall time.Duration // the work's wall time
+	CPU  time.Duration // this process's user+system CPU during the work
+	// ServiceCPU is the service's user+system CPU during the work, when
+	// it runs on this machine (Azurite): 0 otherwise.
+	ServiceCPU time.Duration
+	Requests   int     // storage requests sent
+	Slow       int     // requests that took longer than SlowRequest
+	Busy       float64 // the machine's CPUs busy, 0..1, during the work
 }
 
 // SlowRequest is the time past which a request is flagged: Azurite pauses
@@ -83,6 +86,12 @@ func (s Sample) PerSecond() Stat {
 // CPUPerEntity is this process's CPU per entity, in microseconds.
 func (s Sample) CPUPerEntity() Stat {
 	return s.each(func(r Round) float64 { return float64(r.CPU.Microseconds()) / float64(r.N) })
+}
+
+// ServiceCPUPerEntity is the service's CPU (µs) per entity, when it runs
+// on this machine; 0 otherwise.
+func (s Sample) ServiceCPUPerEntity() Stat {
+	return s.each(func(r Round) float64 { return float64(r.ServiceCPU.Microseconds()) / float64(r.N) })
 }
 
 // RequestsPerEntity is the storage requests per entity.
@@ -164,18 +173,21 @@ func (acct *Account) measure(ctx context.Context, s Side) (Round, error) {
 	defer cleanup()
 	acct.Ledger.Reset()
 	acct.slow.Store(0)
-	cpu0, busy0 := processCPU(), machineCPU()
+	if acct.servicePID == 0 {
+		acct.servicePID = servicePID(acct.Conn)
+	}
+	cpu0, busy0, svc0 := processCPU(), machineCPU(), processCPUOf(acct.servicePID)
 	start := time.Now()
 	n, err := work(ctx)
 	wall := time.Since(start)
-	cpu1, busy1 := processCPU(), machineCPU()
+	cpu1, busy1, svc1 := processCPU(), machineCPU(), processCPUOf(acct.servicePID)
 	if err != nil {
 		return Round{}, err
 	}
 	if n <= 0 {
 		return Round{}, fmt.Errorf("the work handled nothing")
 	}
-	return Round{N: n, Wall: wall, CPU: cpu1 - cpu0, Requests: acct.Ledger.Total(), Slow: int(acct.slow.Load()), Busy: busy1.since(busy0)}, nil
+	return Round{N: n, Wall: wall, CPU: cpu1 - cpu0, ServiceCPU: svc1 - svc0, Requests: acct.Ledger.Total(), Slow: int(acct.slow.Load()), Busy: busy1.since(busy0)}, nil
 }
 
 // processCPU is this process's user and system CPU time so far.

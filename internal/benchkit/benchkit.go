@@ -50,6 +50,7 @@ type Account struct {
 	Ledger     *ledger.Ledger
 	rtt        *roundTrip
 	slow       atomic.Int64 // requests slower than SlowRequest since the last measure
+	servicePID int          // the local service's process (Azurite), found at the first measure; 0: none
 }
 
 // NewAccount connects to the account of a connection string.
@@ -121,6 +122,13 @@ func (r *roundTrip) Do(req *policy.Request) (*http.Response, error) {
 func (a *Account) NewTable(ctx context.Context, base string) (client *aztables.Client, drop func(), err error) {
 	_, client, drop, err = a.newTable(ctx, base)
 	return client, drop, err
+}
+
+// NewTableName creates a uniquely named table and returns its name (for
+// clients of either service client); drop deletes it.
+func (a *Account) NewTableName(ctx context.Context, base string) (name string, drop func(), err error) {
+	name, _, drop, err = a.newTable(ctx, base)
+	return name, drop, err
 }
 
 func (a *Account) newTable(ctx context.Context, base string) (name string, client *aztables.Client, drop func(), err error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -67,18 +69,40 @@ type WriterGrowth struct {
 	Took         time.Duration // wall time
 }
 
+// WriterGrowthOptions choose how MeasureWriter writes.
+type WriterGrowthOptions struct {
+	// Wire sends tablekit's own $batch bodies: the client must have
+	// table.WirePolicy (Account.WireClient), and the Writer gets
+	// WriterOptions.WirePolicy. Default: the SDK's SubmitTransaction.
+	Wire bool
+	// HeapProfile, when set, is a file that receives a heap profile (as of
+	// the last collection) once half the input has been handed over: where
+	// the heap in use goes while the writer runs at its steady state.
+	HeapProfile string
+	// MaxBufferedBytes is WriterOptions.MaxBufferedBytes (0: its default).
+	MaxBufferedBytes int
+}
+
 // MeasureWriter streams n generated entities over parts partitions (round
 // robin, the order that keeps partitions open longest) through a Writer
-// with default options, on the account's client.
-func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n, parts int) (WriterGrowth, error) {
+// with default options (but those of opts), on client.
+func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n, parts int, opts *WriterGrowthOptions) (WriterGrowth, error) {
+	var o WriterGrowthOptions
+	if opts != nil {
+		o = *opts
+	}
 	var g WriterGrowth
 	a.Ledger.Reset()
 	batches := func() int { return a.Ledger.Operation(ledger.Table, "Batch") }
 	handed := 0
+	var profErr error
 	ops := func(yield func(batch.Op) bool) {
 		for op := range Generated(n, parts) {
 			if g.FirstRequest == 0 && batches() > 0 {
 				g.FirstRequest = handed
+			}
+			if o.HeapProfile != "" && handed == n/2 {
+				profErr = writeHeapProfile(o.HeapProfile)
 			}
 			handed++
 			if !yield(op) {
@@ -88,7 +112,7 @@ func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n,
 	}
 	start := time.Now()
 	peak, err := PeakHeap(func() error {
-		sum, err := batch.NewWriter(client, nil).Write(ctx, ops, nil)
+		sum, err := batch.NewWriter(client, &batch.WriterOptions{WirePolicy: o.Wire, MaxBufferedBytes: o.MaxBufferedBytes}).Write(ctx, ops, nil)
 		if err == nil && sum.Operations != n {
 			err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 		}
@@ -99,7 +123,23 @@ func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n,
 	if g.FirstRequest == 0 {
 		g.FirstRequest = n // nothing left before the input ended
 	}
+	if err == nil {
+		err = profErr
+	}
 	return g, err
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // StreamLoad writes n generated entities with the bulk writer.

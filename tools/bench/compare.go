@@ -76,6 +76,9 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		} else {
 			notes = append(notes, fmt.Sprintf("busy %.0f%% / %.0f%%", 100*c.A.Busy().Median, 100*c.B.Busy().Median))
 		}
+		if sa, sb := c.A.ServiceCPUPerEntity(), c.B.ServiceCPUPerEntity(); sa.Median > 0 && sb.Median > 0 {
+			notes = append(notes, fmt.Sprintf("service (Azurite) CPU µs/entity %s → %s (%.2fx)", sa.Format(0), sb.Format(0), sb.Median/sa.Median))
+		}
 		if slow := c.A.Slow() + c.B.Slow(); slow > 0 {
 			notes = append(notes, fmt.Sprintf("%d requests over %v: a stall, rerun", slow, benchkit.SlowRequest))
 			metText = "STALL"

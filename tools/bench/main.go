@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -39,6 +40,9 @@ func main() {
 	writerGrowth := flag.String("writer-growth", "", "measure only the bulk writer's memory and first request: comma-separated NxP (entities x partitions), e.g. 100000x10,100000x1000")
 	rounds := flag.Int("rounds", 5, "rounds of each A/B comparison (A and B interleaved)")
 	only := flag.String("only", "", "run only the A/B comparisons whose name contains this")
+	writerPath := flag.String("writer-path", "sdk", "with -writer-growth: sdk (SubmitTransaction), wire (WirePolicy: tablekit's own $batch bodies) or both")
+	writerProfile := flag.String("writer-heapprofile", "", "with -writer-growth: write a heap profile, taken half way through each row, to this file prefix (PREFIX-NxP-path.pprof)")
+	writerBudget := flag.Int("writer-budget", 0, "with -writer-growth: WriterOptions.MaxBufferedBytes (0: the default)")
 	flag.Parse()
 	if *conn == "" {
 		fmt.Fprintln(os.Stderr, "bench: no connection string; run scripts/bench (starts Azurite) or set TABLEKIT_CONNECTION_STRING")
@@ -49,7 +53,9 @@ func main() {
 		runner = func(ctx context.Context) error { return runGrowth(ctx, *conn) }
 	}
 	if *writerGrowth != "" {
-		runner = func(ctx context.Context) error { return runWriterGrowth(ctx, *conn, *writerGrowth) }
+		runner = func(ctx context.Context) error {
+			return runWriterGrowth(ctx, *conn, *writerGrowth, *writerPath, *writerProfile, *writerBudget)
+		}
 	}
 	if *indexOnly {
 		runner = func(ctx context.Context) error {
@@ -444,31 +450,55 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	return repair, nil
 }
 
-// runWriterGrowth measures the bulk writer over entities x partitions.
-func runWriterGrowth(ctx context.Context, conn, spec string) error {
+// runWriterGrowth measures the bulk writer over entities x partitions, on
+// the SDK's $batch path, tablekit's own (wire) or both, row by row.
+func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budget int) error {
 	acct, err := benchkit.NewAccount(conn)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("bulk writer growth — %d CPUs, %s, Azurite %s; defaults: MaxBufferedBytes %d MiB, IdleFlushOps %d\n\n",
-		runtime.NumCPU(), runtime.Version(), azuriteVersion(), batch.DefaultMaxBufferedBytes>>20, batch.DefaultIdleFlushOps)
-	fmt.Printf("%-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "entities", "partitions", "peak heap", "first request after", "requests", "time")
+	var paths []string
+	switch path {
+	case "sdk", "wire":
+		paths = []string{path}
+	case "both":
+		paths = []string{"sdk", "wire"}
+	default:
+		return fmt.Errorf("-writer-path %q: sdk, wire or both", path)
+	}
+	if budget == 0 {
+		budget = batch.DefaultMaxBufferedBytes
+	}
+	fmt.Printf("bulk writer growth — %d CPUs, %s, Azurite %s; MaxBufferedBytes %d MiB, IdleFlushOps %d, GOGC %s\n\n",
+		runtime.NumCPU(), runtime.Version(), azuriteVersion(), budget>>20, batch.DefaultIdleFlushOps, cmp.Or(os.Getenv("GOGC"), "100"))
+	fmt.Printf("%-5s | %-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "path", "entities", "partitions", "peak heap", "first request after", "requests", "time")
 	for _, nxp := range strings.Split(spec, ",") {
 		var n, parts int
 		if _, err := fmt.Sscanf(nxp, "%dx%d", &n, &parts); err != nil {
 			return fmt.Errorf("-writer-growth %q: %v", nxp, err)
 		}
-		client, drop, err := acct.NewTable(ctx, "writergrowth")
-		if err != nil {
-			return err
+		for _, p := range paths {
+			name, drop, err := acct.NewTableName(ctx, "writergrowth")
+			if err != nil {
+				return err
+			}
+			client := acct.Tables.NewClient(name)
+			if p == "wire" {
+				client = acct.WireClient(name)
+			}
+			o := &benchkit.WriterGrowthOptions{Wire: p == "wire", MaxBufferedBytes: budget}
+			if profile != "" {
+				o.HeapProfile = fmt.Sprintf("%s-%s-%s.pprof", profile, nxp, p)
+			}
+			runtime.GC()
+			g, err := acct.MeasureWriter(ctx, client, n, parts, o)
+			drop()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-5s | %-10d | %-10d | %-14s | %-22s | %-9d | %v\n", p, n, parts, fmt.Sprintf("%.1f MiB", float64(g.PeakHeap)/(1<<20)),
+				fmt.Sprintf("%d entities", g.FirstRequest), g.Requests, g.Took.Round(10*time.Millisecond))
 		}
-		g, err := acct.MeasureWriter(ctx, client, n, parts)
-		drop()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%-10d | %-10d | %-14s | %-22s | %-9d | %v\n", n, parts, fmt.Sprintf("%.1f MiB", float64(g.PeakHeap)/(1<<20)),
-			fmt.Sprintf("%d entities", g.FirstRequest), g.Requests, g.Took.Round(10*time.Millisecond))
 	}
 	return nil
 }
