@@ -501,8 +501,9 @@ func (f firstBatchLost) Do(req *policy.Request) (*http.Response, error) {
 // but its answer is lost; the SDK's retry meets 412 at operation 0 (the
 // primary's ETag moved: by this very change). Change answered that 412 as
 // a lost race although its change was stored, and every later Change from
-// the same prev got 412 again. It must settle the 412 with a read, as Add
-// settles a 409.
+// the same prev got 412 again. With Idempotent it must settle the 412 with
+// a read, as Add settles a 409; without, a stale prev stays a 412 (the
+// patterns suite's "Change from a stale version").
 func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	ctx := t.Context()
 	gate := &gatedPolicy{p: firstBatchLost{faults.LoseResponse(1)}}
@@ -518,7 +519,7 @@ func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	next := *s
 	next.LastName = "Hall"
 	gate.on.Store(true)
-	_, err = ix.Change(ctx, s, &next, nil)
+	_, err = ix.Change(ctx, s, &next, &patterns.IndexEntitiesChangeOptions{Idempotent: true})
 	gate.on.Store(false)
 	if err != nil {
 		t.Fatalf("Change whose transaction's answer was lost: %v", err)

@@ -290,7 +290,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					next := *all[i]
 					next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
 					next.LastName = surnames[(i+1)%4]
-					r.do("Change", func() error { _, err := ix.Change(ctx, all[i], &next, nil); return err })
+					r.do("Change", func() error {
+						_, err := ix.Change(ctx, all[i], &next, &patterns.IndexEntitiesChangeOptions{Idempotent: true})
+						return err
+					})
 				}
 				for i := 25; i < 30; i++ {
 					r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i], nil); return err })

@@ -408,9 +408,10 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 // indexed value changed, moves the RowKey from the old value's index entity
 // to the new one's: three entities in one transaction, after reading both
 // index entities (three requests; one when the value did not change). A
-// transaction whose answer was lost meets 412 on the SDK's retry; Change
-// settles it by reading the primary (one more request): stored exactly as
-// next, the change was this call's, and next gets the stored ETag.
+// transaction whose answer was lost meets 412 on the SDK's retry; with
+// opts.Idempotent Change settles it by reading the primary (one more
+// request): stored exactly as next, the change counts as this call's, and
+// next gets the stored ETag.
 func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
 	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
@@ -463,13 +464,14 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 		}
 		return tx, nil
 	})
-	// A 412 at the primary may be this very change: its transaction
-	// committed, its answer was lost, and the SDK's retry met the ETag the
-	// change itself moved. The transaction is atomic, so if the primary is
-	// stored exactly as next, the index parts changed with it: a success
-	// (one more request). Stored also gives next the stored ETag.
+	// With Idempotent, a 412 at the primary may be this very change: its
+	// transaction committed, its answer was lost, and the SDK's retry met
+	// the ETag the change itself moved. The transaction is atomic, so if
+	// the primary is stored exactly as next, the index parts changed with
+	// it: a success (one more request). Stored also gives next the stored
+	// ETag.
 	var te *batch.TransactionError
-	if errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusPreconditionFailed {
+	if options != nil && options.Idempotent && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusPreconditionFailed {
 		if ok, rerr := x.tbl.Stored(ctx, next, nil); rerr == nil && ok {
 			return st, nil
 		}
@@ -709,8 +711,16 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 // IndexEntitiesRemoveOptions configure IndexEntities.Remove. There are none yet; pass nil.
 type IndexEntitiesRemoveOptions struct{}
 
-// IndexEntitiesChangeOptions configure IndexEntities.Change. There are none yet; pass nil.
-type IndexEntitiesChangeOptions struct{}
+// IndexEntitiesChangeOptions configure IndexEntities.Change; nil means the defaults.
+type IndexEntitiesChangeOptions struct {
+	// Idempotent makes a 412 at the primary a success when the primary is
+	// stored exactly as next (one more request, a read): what the SDK's
+	// retry meets after the first attempt's transaction committed and its
+	// answer was lost. Without it such a 412 is reported, as for any stale
+	// prev: a repeated Change from the same prev cannot be told from a lost
+	// answer. Default: false, as in table.AddOptions.Idempotent.
+	Idempotent bool
+}
 
 // IndexEntitiesLookupOptions configure IndexEntities.Lookup. There are none yet; pass nil.
 type IndexEntitiesLookupOptions struct{}
