@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -224,5 +225,71 @@ func BenchmarkGetSpan(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestQueryOpensASpanAPage: Query opens one Table.Query span per page
+// (request), each over its HTTP span, and QueryPage one Table.QueryPage
+// span; a span across the caller's loop would time the caller too.
+func TestQueryOpensASpanAPage(t *testing.T) {
+	rec := &trace.Recorder{}
+	tb := tracedTable(t, rec, true)
+	ctx := t.Context()
+	for i := range 6 {
+		v := &traced{Meta: table.Meta{PartitionKey: fmt.Sprintf("P%d", i%3), RowKey: fmt.Sprint(i)}, Name: "n"}
+		if err := tb.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// count checks every span named name among spans[from:]: a root, ended, with
+	// exactly one HTTP span under it (its page's request).
+	count := func(spans []trace.Span, from int, name string) (n int) {
+		for i := from; i < len(spans); i++ {
+			s := spans[i]
+			if s.Name != name {
+				continue
+			}
+			n++
+			if s.Parent != -1 || !s.Ended {
+				t.Errorf("%s span %d: parent %d, ended %v; want a root, ended", name, i, s.Parent, s.Ended)
+			}
+			under := 0
+			for _, c := range spans[i+1:] {
+				if c.Parent == i {
+					under++
+				}
+			}
+			if under != 1 {
+				t.Errorf("%s span %d has %d spans under it, want its one request", name, i, under)
+			}
+		}
+		return n
+	}
+	before := len(rec.Spans())
+	all, err := table.Collect(tb.Query(ctx, nil))
+	if err != nil || len(all) != 6 {
+		t.Fatalf("query: %d, %v", len(all), err)
+	}
+	spans := rec.Spans()
+	http := 0
+	for _, s := range spans[before:] {
+		switch {
+		case strings.HasPrefix(s.Name, "HTTP"):
+			http++
+		case s.Name != "Table.Query":
+			t.Errorf("unexpected span %q", s.Name)
+		}
+	}
+	// The fake ends a page at each of the three partitions (and may add
+	// empty pages): at least three pages, a span each.
+	if pages := count(spans, before, "Table.Query"); pages < 3 || pages != http {
+		t.Errorf("%d Table.Query spans over %d requests; want one a page, at least 3", pages, http)
+	}
+	before = len(rec.Spans())
+	if _, err := tb.QueryPage(ctx, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(rec.Spans(), before, "Table.QueryPage"); n != 1 {
+		t.Errorf("%d Table.QueryPage spans, want 1", n)
 	}
 }
