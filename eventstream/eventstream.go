@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -196,7 +197,7 @@ type Store[E any] struct {
 	heads  *table.Table[streamHeadRow]
 	keys   *table.Table[eventKeyRow]
 	logger *slog.Logger
-	tr     tracer
+	tr     trace.OpTracer
 }
 
 // New defines streams of events of type E over client. It sends
@@ -221,7 +222,7 @@ func New[E any](client table.Client, opts *Options) (*Store[E], error) {
 	s := &Store[E]{client: client, codec: codec, events: events, heads: heads, keys: ks}
 	if opts != nil {
 		s.logger = opts.Logger
-		s.tr = newTracer(opts.TracingProvider, opts.TableName)
+		s.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 	}
 	return s, nil
 }
@@ -364,7 +365,7 @@ type appendRun[E any] struct {
 // meets 412 although the append committed; Append then reads the header
 // (one request) and, finding its own append there, succeeds.
 func (s *Store[E]) Append(ctx context.Context, head *Head, events []*E, opts *AppendOptions) (_ *Head, err error) {
-	ctx, end := s.tr.start(ctx, "EventStream.Append", streamOf(head), len(events))
+	ctx, end := s.tr.Start(ctx, "EventStream.Append", streamOf(head), len(events))
 	defer func() { end(err) }()
 	return s.append(ctx, head, events, opts, nil)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/jsonlines"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -91,7 +92,7 @@ type BlobLog struct {
 	size   int
 	oldest time.Time
 	seq    map[string]int // hour path -> last sequence used
-	tr     tracer
+	tr     trace.OpTracer
 }
 
 // NewBlobLog writes under prefix in container. No request is sent.
@@ -118,7 +119,7 @@ func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions)
 	if l.opts.MaxAge <= 0 {
 		l.opts.MaxAge = time.Minute
 	}
-	l.tr = newTracer(l.opts.TracingProvider, "")
+	l.tr = trace.NewOpTracer(l.opts.TracingProvider, "")
 	if l.opts.Now == nil {
 		l.opts.Now = time.Now
 	}
@@ -162,7 +163,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, optio
 func (l *BlobLog) Flush(ctx context.Context, options *BlobLogFlushOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ctx, end := l.tr.start(ctx, "BlobLog.Flush", "", len(l.buf))
+	ctx, end := l.tr.Start(ctx, "BlobLog.Flush", "", len(l.buf))
 	defer func() { end(err) }()
 	if len(l.buf) == 0 {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -78,7 +79,7 @@ type IndexEntities[T any] struct {
 	max    int
 	retry  table.RetryOptions
 	par    int
-	tr     tracer
+	tr     trace.OpTracer
 }
 
 // NewIndexEntities indexes T by value(v) under RowKeys that start with
@@ -106,7 +107,7 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 		if opts.Retry != nil {
 			x.retry = *opts.Retry
 		}
-		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 		if opts.LookupParallelism > 0 {
 			x.par = opts.LookupParallelism
 		}
@@ -332,7 +333,7 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // success (one more read), as after a retry whose first response was
 // lost. nil opts means the defaults.
 func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (_ Stats, err error) {
-	ctx, end := x.tr.start(ctx, "IndexEntities.Add", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "IndexEntities.Add", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Add", Rule: table.ErrNilValue}
@@ -376,7 +377,7 @@ func containsID(parts []indexPart, id string) bool {
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
 func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntitiesRemoveOptions) (_ Stats, err error) {
-	ctx, end := x.tr.start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Remove", Rule: table.ErrNilValue}
@@ -413,7 +414,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 // request): stored exactly as next, the change counts as this call's, and
 // next gets the stored ETag.
 func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
-	ctx, end := x.tr.start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
+	ctx, end := x.tr.Start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
 	if prev == nil || next == nil {
 		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Rule: table.ErrNilValue}
@@ -634,7 +635,7 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
 func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.start(ctx, "IndexEntities.Repair", "", r.problems())
+	ctx, end := x.tr.Start(ctx, "IndexEntities.Repair", "", r.problems())
 	defer func() { end(err) }()
 	if err := checkRepairOptions("IndexEntities.Repair", opts); err != nil {
 		return RepairSummary{}, err

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -82,7 +83,7 @@ type InterPartitionIndex[T any] struct {
 	sender  *consistency.Sender
 	delay   time.Duration
 	msgType string
-	tr      tracer
+	tr      trace.OpTracer
 	log     *slog.Logger
 }
 
@@ -132,7 +133,7 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 			x.delay = opts.PublishDelay
 		}
 		name = opts.Name
-		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 		x.log = opts.Logger
 	}
 	if x.msgType, err = messageType("tablekit.index", name); err != nil {
@@ -203,7 +204,7 @@ func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
 func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
@@ -248,7 +249,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
-	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
@@ -285,7 +286,7 @@ func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, 
 // stale when they still belong to this primary. A message of another type
 // (another index's) is refused as permanent, never applied to this index.
 func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
-	ctx, end := x.tr.start(ctx, "InterPartitionIndex.Handle", "", 1)
+	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Handle", "", 1)
 	defer func() { end(err) }()
 	if m.Type != x.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))

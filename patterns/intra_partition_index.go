@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -48,7 +49,7 @@ type IntraPartitionIndex[T any] struct {
 	defs    []IndexDef[T]
 	project []map[string]bool
 	byName  map[string]int
-	tr      tracer
+	tr      trace.OpTracer
 }
 
 // IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
@@ -87,7 +88,7 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 	prefixes := []string{primaryPrefix}
 	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
 	if opts != nil {
-		x.tr = newTracer(opts.TracingProvider, opts.TableName)
+		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 	}
 	for i, d := range defs {
 		switch {
@@ -219,7 +220,7 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
 func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
-	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Add", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Add", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	copies, err := x.plan("IntraPartitionIndex.Add", v)
 	if err != nil {
@@ -271,7 +272,7 @@ type PutOptions[T any] struct {
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
 func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Put", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	next, err := x.plan("IntraPartitionIndex.Put", v)
 	if err != nil {
@@ -366,7 +367,7 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 // ETag it read, retrying lost races with jittered back-off: two requests
 // without contention. It returns the stored value.
 func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (_ *T, err error) {
-	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
@@ -423,7 +424,7 @@ type DeleteOptions[T any] struct {
 
 // Delete removes the entity and every copy in one transaction.
 func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
-	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Delete", partitionKey, 1)
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Delete", partitionKey, 1)
 	defer func() { end(err) }()
 	var cur *T
 	if opts != nil {
@@ -689,7 +690,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.start(ctx, "IntraPartitionIndex.Repair", "", r.problems())
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Repair", "", r.problems())
 	defer func() { end(err) }()
 	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
 		return RepairSummary{}, err

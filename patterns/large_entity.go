@@ -26,6 +26,7 @@ import (
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -66,7 +67,7 @@ type LargeEntity[T any] struct {
 	threshold int
 	// now is the clock of PutWindow; tests stop it.
 	now      func() time.Time
-	tr       tracer
+	tr       trace.OpTracer
 	log      *slog.Logger
 	compress bool
 }
@@ -171,7 +172,7 @@ func NewLargeEntity[T any](client table.Client, blobs BlobStore, container strin
 	}
 	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
 	if opts != nil {
-		l.tr = newTracer(opts.TracingProvider, opts.TableName)
+		l.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 		l.log = opts.Logger
 		l.compress = opts.Compress
 	}
@@ -295,7 +296,7 @@ const (
 // concurrent writer's change, read with Get and write with Update, or use
 // Modify. One request per offloaded field, plus one. v's ETag is updated.
 func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutOptions) (err error) {
-	ctx, end := l.tr.start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
+	ctx, end := l.tr.Start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
 }
@@ -306,7 +307,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutO
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
 func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityUpdateOptions) (err error) {
-	ctx, end := l.tr.start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
+	ctx, end := l.tr.Start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Update", v, updateMode)
 }
@@ -320,7 +321,7 @@ func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityU
 // opts.Mode is ignored (a large entity is always written whole). Without
 // contention: the reads of Get, then the requests of Update.
 func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
-	ctx, end := l.tr.start(ctx, "LargeEntity.Modify", partitionKey, 1)
+	ctx, end := l.tr.Start(ctx, "LargeEntity.Modify", partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
@@ -670,7 +671,7 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // again), and one request per blob. A crash in between leaves blobs that
 // Sweep removes. A missing entity is success.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
-	ctx, end := l.tr.start(ctx, "LargeEntity.Delete", partitionKey, 1)
+	ctx, end := l.tr.Start(ctx, "LargeEntity.Delete", partitionKey, 1)
 	defer func() { end(err) }()
 	if err := validKeys("LargeEntity.Delete", partitionKey, "RowKey", rowKey); err != nil {
 		return err
@@ -717,7 +718,7 @@ func isBlobStatus(err error, status int) bool {
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
 func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *LargeEntitySweepOptions) (_ int, err error) {
-	ctx, end := l.tr.start(ctx, "LargeEntity.Sweep", "", 1)
+	ctx, end := l.tr.Start(ctx, "LargeEntity.Sweep", "", 1)
 	defer func() { end(err) }()
 	deleted := 0
 	type entityKey struct{ pk, rk string }

@@ -1,29 +1,8 @@
 package patterns
 
 import (
-	"context"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
-
-// tracer opens a pattern's spans (trace.OpTracer): one per operation,
-// named Type.Method, with the table, the partition and the operation count.
-type tracer struct{ trace.OpTracer }
-
-// newTracer returns the tracer of a pattern over p; table names the table in
-// the spans (aztables does not expose a client's table name, so the options
-// carry it).
-func newTracer(p tracing.Provider, table string) tracer {
-	return tracer{trace.NewOpTracer(p, table)}
-}
-
-// start opens the span of one operation on partition, covering ops items
-// (entities, events or repairs). The returned end records the outcome.
-func (t tracer) start(ctx context.Context, name, partition string, ops int) (context.Context, func(error)) {
-	return t.Start(ctx, name, partition, ops)
-}
 
 // partitionOf is v's PartitionKey, or "" for a nil v (which the operation
 // then refuses inside its span).

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -50,7 +51,7 @@ type Wide struct {
 type WideEntity struct {
 	client table.Client
 	tbl    *table.Table[table.Entity]
-	tr     tracer
+	tr     trace.OpTracer
 }
 
 // WideEntityOptions configure a WideEntity. nil means the defaults.
@@ -70,7 +71,7 @@ func NewWideEntity(client table.Client, opts *WideEntityOptions) *WideEntity {
 	tbl, _ := table.New[table.Entity](client, nil) // Entity always has a plan
 	w := &WideEntity{client: client, tbl: tbl}
 	if opts != nil {
-		w.tr = newTracer(opts.TracingProvider, opts.TableName)
+		w.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 	}
 	return w
 }
@@ -210,7 +211,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 // longer needs deleted in the same transaction. One request with
 // opts.Current (or for a new entity); two otherwise.
 func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
-	ctx, end := w.tr.start(ctx, "WideEntity.Put", widePartition(v), 1)
+	ctx, end := w.tr.Start(ctx, "WideEntity.Put", widePartition(v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: "WideEntity.Put", Rule: table.ErrNilValue}
@@ -324,7 +325,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 
 // Delete removes every part in one transaction (reading their keys first).
 func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, options *WideEntityDeleteOptions) (err error) {
-	ctx, end := w.tr.start(ctx, "WideEntity.Delete", partitionKey, 1)
+	ctx, end := w.tr.Start(ctx, "WideEntity.Delete", partitionKey, 1)
 	defer func() { end(err) }()
 	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
 	if err != nil {

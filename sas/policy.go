@@ -234,6 +234,47 @@ func (m *Policies[P]) Revoke(ctx context.Context, id string, o *PoliciesRevokeOp
 	return true, m.store.set(ctx, kept, keep)
 }
 
+// policyFields is an access policy of any of the three SDKs: their
+// AccessPolicy types have the same fields.
+type policyFields interface {
+	aztables.AccessPolicy | azqueue.AccessPolicy | container.AccessPolicy
+}
+
+// rawPolicies reads a service's signed identifiers (each SDK has its own
+// types of one shape) into rawPolicy values, skipping entries without an
+// ID. fields gives an identifier's ID and policy.
+func rawPolicies[S any, A policyFields](sis []*S, fields func(*S) (*string, *A)) []rawPolicy {
+	var out []rawPolicy
+	for _, si := range sis {
+		if si == nil {
+			continue
+		}
+		id, ap := fields(si)
+		if id == nil {
+			continue
+		}
+		r := rawPolicy{id: *id}
+		if ap != nil {
+			r.start, r.expiry, r.perms = policyOf(ap)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// policyOf is an access policy's window and permissions.
+func policyOf[A policyFields](ap *A) (start, expiry *time.Time, perms *string) {
+	switch p := any(ap).(type) {
+	case *aztables.AccessPolicy:
+		return p.Start, p.Expiry, p.Permission
+	case *azqueue.AccessPolicy:
+		return p.Start, p.Expiry, p.Permission
+	case *container.AccessPolicy:
+		return p.Start, p.Expiry, p.Permission
+	}
+	return nil, nil, nil
+}
+
 type tableStore struct{ c TableACL }
 
 func (s tableStore) get(ctx context.Context) ([]rawPolicy, any, error) {
@@ -241,17 +282,7 @@ func (s tableStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []rawPolicy
-	for _, si := range resp.SignedIdentifiers {
-		if si == nil || si.ID == nil {
-			continue
-		}
-		r := rawPolicy{id: *si.ID}
-		if ap := si.AccessPolicy; ap != nil {
-			r.start, r.expiry, r.perms = ap.Start, ap.Expiry, ap.Permission
-		}
-		out = append(out, r)
-	}
+	out := rawPolicies(resp.SignedIdentifiers, func(si *aztables.SignedIdentifier) (*string, *aztables.AccessPolicy) { return si.ID, si.AccessPolicy })
 	return out, nil, nil
 }
 
@@ -271,17 +302,7 @@ func (s queueStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []rawPolicy
-	for _, si := range resp.SignedIdentifiers {
-		if si == nil || si.ID == nil {
-			continue
-		}
-		r := rawPolicy{id: *si.ID}
-		if ap := si.AccessPolicy; ap != nil {
-			r.start, r.expiry, r.perms = ap.Start, ap.Expiry, ap.Permission
-		}
-		out = append(out, r)
-	}
+	out := rawPolicies(resp.SignedIdentifiers, func(si *azqueue.SignedIdentifier) (*string, *azqueue.AccessPolicy) { return si.ID, si.AccessPolicy })
 	return out, nil, nil
 }
 
@@ -303,17 +324,7 @@ func (s containerStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []rawPolicy
-	for _, si := range resp.SignedIdentifiers {
-		if si == nil || si.ID == nil {
-			continue
-		}
-		r := rawPolicy{id: *si.ID}
-		if ap := si.AccessPolicy; ap != nil {
-			r.start, r.expiry, r.perms = ap.Start, ap.Expiry, ap.Permission
-		}
-		out = append(out, r)
-	}
+	out := rawPolicies(resp.SignedIdentifiers, func(si *container.SignedIdentifier) (*string, *container.AccessPolicy) { return si.ID, si.AccessPolicy })
 	return out, resp.BlobPublicAccess, nil
 }
 
