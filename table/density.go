@@ -88,12 +88,14 @@ func queryStatsOf(ctx context.Context) *QueryStats {
 }
 
 // trackQuery starts recording a query: the caller's QueryStats if ctx
-// carries one, else, when own is true (Query judges its own queries), a
-// private one. Nil when there is nothing to record into.
+// carries one, else, when own is true (Query judges its own queries) and
+// there is a logger to warn, a private one. Nil when nobody would see the
+// figures: then a query pays nothing for them (no allocation, no
+// Classify).
 func (t *Table[T]) trackQuery(ctx context.Context, opts *QueryOptions, own bool) (context.Context, *QueryStats) {
 	s := queryStatsOf(ctx)
 	if s == nil {
-		if !own {
+		if !own || t.log == nil {
 			return ctx, nil
 		}
 		s = new(QueryStats)
