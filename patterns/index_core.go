@@ -231,6 +231,11 @@ type IndexIssue struct {
 
 // IndexReport is what a Verify found, for every index kind.
 type IndexReport struct {
+	// Index names the index (or model) whose Verify made the report; only
+	// its Repair takes it.
+	Index string
+	// Partition is VerifyOptions.Partition: "" for the whole table.
+	Partition         string
 	Primaries, Copies int
 	// Missing: a primary lacks the copy its value calls for (also every
 	// entity of an index added to an existing partition).
