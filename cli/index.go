@@ -19,24 +19,20 @@ import (
 )
 
 // Indexer is what "index verify" and "index repair" need of an index: the
-// Verify and Repair every index kind of package patterns has
-// (IntraPartitionIndex, IndexEntities, ...). Verify takes the index kind's
-// own options type, O; the commands pass nil (the defaults).
-type Indexer[O any] interface {
-	Verify(ctx context.Context, partitionKey string, opts *O) (*patterns.IndexReport, error)
-	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
-}
+// one Verify and Repair contract every index kind of package patterns and
+// the entity model share.
+type Indexer = patterns.Verifier
 
-// indexer is an Indexer with its options type fixed, as the commands use it.
+// indexer is an Indexer as the commands use it: one partition at a time.
 type indexer interface {
 	verify(ctx context.Context, partitionKey string) (*patterns.IndexReport, error)
 	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
 }
 
-type anyIndexer[O any] struct{ Indexer[O] }
+type anyIndexer struct{ Indexer }
 
-func (a anyIndexer[O]) verify(ctx context.Context, pk string) (*patterns.IndexReport, error) {
-	return a.Verify(ctx, pk, nil)
+func (a anyIndexer) verify(ctx context.Context, pk string) (*patterns.IndexReport, error) {
+	return a.Verify(ctx, &patterns.VerifyOptions{Partition: pk})
 }
 
 // Registration is an index under the name the command line uses for it.
@@ -46,10 +42,9 @@ type Registration struct {
 }
 
 // Index registers idx as -index name for Main's index commands:
-// cli.Index("emails", idx) for any index of package patterns (O is
-// inferred from its Verify).
-func Index[O any](name string, idx Indexer[O]) Registration {
-	return Registration{name: name, idx: anyIndexer[O]{idx}}
+// cli.Index("emails", idx) for any index of package patterns or a model.
+func Index(name string, idx Indexer) Registration {
+	return Registration{name: name, idx: anyIndexer{idx}}
 }
 
 // indexFlags are the flags both index commands share.

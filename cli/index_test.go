@@ -21,8 +21,11 @@ import (
 
 // The index kinds with a per-partition Verify and Repair are Indexers.
 var (
-	_ Indexer[patterns.IntraPartitionIndexVerifyOptions] = (*patterns.IntraPartitionIndex[member])(nil)
-	_ Indexer[patterns.IndexEntitiesVerifyOptions]       = (*patterns.IndexEntities[member])(nil)
+	_ Indexer = (*patterns.IntraPartitionIndex[member])(nil)
+	_ Indexer = (*patterns.IndexEntities[member])(nil)
+	_ Indexer = (*patterns.InterPartitionIndex[member])(nil)
+	_ Indexer = (*patterns.EventualIndexEntities[member])(nil)
+	_ Indexer = (*patterns.Model[member])(nil)
 )
 
 type member struct {
@@ -55,15 +58,15 @@ func damagedIndex(t *testing.T, client *aztables.Client) *patterns.IntraPartitio
 
 // failOnce fails the first Repair of one partition, as a crash would.
 type failOnce struct {
-	Indexer[patterns.IntraPartitionIndexVerifyOptions]
+	Indexer
 	partition string
 	failed    bool
 	verified  []string // the partitions verified, in order
 }
 
-func (f *failOnce) Verify(ctx context.Context, pk string, o *patterns.IntraPartitionIndexVerifyOptions) (*patterns.IndexReport, error) {
-	f.verified = append(f.verified, pk)
-	return f.Indexer.Verify(ctx, pk, o)
+func (f *failOnce) Verify(ctx context.Context, o *patterns.VerifyOptions) (*patterns.IndexReport, error) {
+	f.verified = append(f.verified, o.Partition)
+	return f.Indexer.Verify(ctx, o)
 }
 
 func (f *failOnce) Repair(ctx context.Context, r *patterns.IndexReport, o *patterns.RepairOptions) (patterns.RepairSummary, error) {

@@ -264,7 +264,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			r.stop()
-			rep, err := idx.Verify(ctx, "Sales", nil)
+			rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
@@ -331,7 +331,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				r.do("Delete", func() error { return idx.Delete(ctx, e, nil) })
 			}
 			r.drain(q, poison, w)
-			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+			rep, err := idx.Verify(ctx, nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("VerifyAll: %+v %v", rep, err)
 			}
