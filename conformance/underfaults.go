@@ -414,7 +414,9 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			for i := 9; i < 12; i++ {
-				r.do("Delete", func() error { return m.Delete(ctx, "Sales", fmt.Sprintf("empid_%06d", 500+i), &table.DeleteOptions{IfExists: true}) })
+				r.do("Delete", func() error {
+					return m.Delete(ctx, "Sales", fmt.Sprintf("empid_%06d", 500+i), &table.DeleteOptions{IfExists: true})
+				})
 			}
 			var bulk []*Emp
 			for i := 20; i < 60; i++ {
