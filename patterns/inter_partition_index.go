@@ -320,29 +320,63 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
 	v, err := x.tbl.Get(ctx, pk, rk, nil)
-	var want []copyAddr
-	switch {
-	case table.IsNotFound(err):
-		v, want = nil, make([]copyAddr, len(x.defs))
-	case err != nil:
+	if table.IsNotFound(err) {
+		v = nil
+	} else if err != nil {
 		return err
-	default:
-		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
-			return consistency.Permanent(err)
+	}
+	wanted, err := x.wanted(v)
+	if err != nil {
+		return err
+	}
+	for _, c := range wanted {
+		// Replace, never Merge: a property the primary lost must leave the
+		// copy too.
+		if err := x.copies[c.index].Upsert(ctx, c.e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			return err
 		}
 	}
+	return x.removeStale(ctx, pk, rk, v, stale)
+}
+
+// wantedCopy is one copy the current primary calls for, in index i.
+type wantedCopy struct {
+	index int
+	e     *table.Entity
+}
+
+// wanted is the copies v calls for (none when v is nil: the primary is
+// gone).
+func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	want, err := x.addrs("InterPartitionIndex.Handle", v)
+	if err != nil {
+		return nil, consistency.Permanent(err)
+	}
+	var out []wantedCopy
 	for i, a := range want {
 		if a.RK == "" {
 			continue
 		}
 		c, err := x.copyOf(i, v, a)
 		if err != nil {
-			return consistency.Permanent(err)
+			return nil, consistency.Permanent(err)
 		}
-		// Replace, never Merge: a property the primary lost must leave the
-		// copy too.
-		if err := x.copies[i].Upsert(ctx, c, &table.UpsertOptions{Mode: table.Replace}); err != nil {
-			return err
+		out = append(out, wantedCopy{index: i, e: c})
+	}
+	return out, nil
+}
+
+// removeStale removes the copies a previous version had and v (nil: gone)
+// no longer calls for, each only while it still belongs to (pk, rk).
+func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string, v *T, stale []copyAddr) error {
+	want := make([]copyAddr, len(x.defs))
+	if v != nil {
+		var err error
+		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
+			return consistency.Permanent(err)
 		}
 	}
 	for _, s := range stale {

@@ -905,11 +905,13 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 	return nil, fmt.Errorf("%w: %q is no list index of model %s", ErrUnknownIndex, index, m.name)
 }
 
-// Handle is the consistency.Handler for MessageType: for each primary the
-// message names, it reads the primary and makes every index outside the
-// partition match it (copies written whole, stale ones removed while still
-// the primary's, its ID in its value's lists and out of the old value's).
-// A message of another type is refused as permanent.
+// Handle is the consistency.Handler for MessageType: it reads each
+// primary the message names (one request each) and makes every index
+// outside the partition match it: copies written whole, those of one
+// partition together in entity group transactions; stale copies removed
+// while still the primary's; each ID in its value's list (the IDs of one
+// value added in one change where the list allows it) and out of the old
+// value's. A message of another type is refused as permanent.
 func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
 	if msg.Type != m.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: Model.Handle: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
@@ -918,50 +920,145 @@ func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
 	if err := msg.Decode(&body); err != nil {
 		return err
 	}
-	for _, r := range body.Rows {
-		if err := m.converge(ctx, r); err != nil {
-			if m.log != nil {
-				m.log.WarnContext(ctx, "tablekit: Model.Handle could not converge the indexes; the message returns to the queue", "model", m.name, "partition", r.PK, "row", r.RK, "error", redact.Error(err))
+	if err := m.converge(ctx, body.Rows); err != nil {
+		if m.log != nil {
+			m.log.WarnContext(ctx, "tablekit: Model.Handle could not converge the indexes; the message returns to the queue", "model", m.name, "rows", len(body.Rows), "error", redact.Error(err))
+		}
+		return err
+	}
+	return nil
+}
+
+// converge brings the indexes outside the partition to the current state
+// of rows' primaries.
+func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
+	type key struct {
+		index int
+		pk    string
+	}
+	copies := map[key][]batch.Op{}
+	var copyOrder []key
+	adds := make([]map[string][]string, len(m.remote))
+	for i := range adds {
+		adds[i] = map[string][]string{}
+	}
+	current, err := m.readRows(ctx, rows)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		v, read := current[[2]string{r.PK, r.RK}]
+		if !read {
+			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.IsNotFound(err) {
+				v = nil
+			} else if err != nil {
+				return err
 			}
+		}
+		if m.cross != nil {
+			wanted, err := m.cross.wanted(v)
+			if err != nil {
+				return err
+			}
+			for _, c := range wanted {
+				k := key{c.index, c.e.PartitionKey}
+				if copies[k] == nil {
+					copyOrder = append(copyOrder, k)
+				}
+				// Replace, never Merge: a property the primary lost must
+				// leave the copy too.
+				copies[k] = append(copies[k], batch.Upsert(c.e, table.Replace))
+			}
+			if err := m.cross.removeStale(ctx, r.PK, r.RK, v, r.Stale); err != nil {
+				return err
+			}
+		}
+		id := ID(r.PK, r.RK)
+		for i, d := range m.remote {
+			now := ""
+			if v != nil {
+				now = d.Value(v)
+			}
+			if now != "" && !slices.Contains(adds[i][now], id) {
+				adds[i][now] = append(adds[i][now], id)
+			}
+			if old := r.Old[d.Name]; old != "" && old != now {
+				if err := d.List.Remove(ctx, old, id, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, k := range copyOrder {
+		w := batch.NewWriter(m.cross.copies[k.index].Client(), &batch.WriterOptions{MaxAttempts: 1})
+		if _, err := w.Write(ctx, batch.Slice(copies[k]), nil); err != nil {
 			return err
+		}
+	}
+	for i, d := range m.remote {
+		for _, value := range slices.Sorted(mapKeys(adds[i])) {
+			ids := adds[i][value]
+			if many, ok := d.List.(interface {
+				addIDs(context.Context, string, []string) error
+			}); ok && len(ids) > 1 {
+				if err := many.addIDs(ctx, value, ids); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, id := range ids {
+				if err := d.List.Add(ctx, value, id, nil); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (m *Model[T]) converge(ctx context.Context, r modelRow) error {
-	if m.cross != nil {
-		if err := m.cross.converge(ctx, r.PK, r.RK, r.Stale); err != nil {
-			return err
+// readRows reads the primaries of rows that share a partition with others
+// in one range query per partition (a bulk load's message names a
+// transaction's worth of neighbours): found ones map to their value,
+// missing ones to nil. A range that holds far more rows than it was read
+// for is given up (the caller reads those rows one by one).
+func (m *Model[T]) readRows(ctx context.Context, rows []modelRow) (map[[2]string]*T, error) {
+	byPK := map[string][]string{}
+	for _, r := range rows {
+		byPK[r.PK] = append(byPK[r.PK], r.RK)
+	}
+	out := map[[2]string]*T{}
+	for pk, rks := range byPK {
+		if len(rks) < 2 {
+			continue
 		}
-	}
-	if len(m.remote) == 0 {
-		return nil
-	}
-	v, err := m.tbl.Get(ctx, r.PK, r.RK, nil)
-	if table.IsNotFound(err) {
-		v = nil
-	} else if err != nil {
-		return err
-	}
-	id := ID(r.PK, r.RK)
-	for _, d := range m.remote {
-		now := ""
-		if v != nil {
-			now = d.Value(v)
+		lo, hi := slices.Min(rks), slices.Max(rks)
+		want := map[string]bool{}
+		for _, rk := range rks {
+			want[rk] = true
 		}
-		if now != "" {
-			if err := d.List.Add(ctx, now, id, nil); err != nil {
-				return err
+		o := m.primaries(&table.QueryOptions{Filter: table.RowBetween(pk, lo, hi)})
+		found := map[[2]string]*T{}
+		seen, budget := 0, 4*len(rks)+table.MaxPageSize
+		for v, err := range m.tbl.Query(ctx, &o) {
+			if err != nil {
+				return nil, err
+			}
+			if seen++; seen > budget {
+				found = nil
+				break
+			}
+			if km := m.tbl.Meta(v); want[km.RowKey] {
+				found[[2]string{pk, km.RowKey}] = v
 			}
 		}
-		if old := r.Old[d.Name]; old != "" && old != now {
-			if err := d.List.Remove(ctx, old, id, nil); err != nil {
-				return err
-			}
+		if found == nil {
+			continue
+		}
+		for _, rk := range rks {
+			out[[2]string{pk, rk}] = found[[2]string{pk, rk}] // nil: gone
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // MoveSource is the model as the source of a consistency.Mover: its
