@@ -319,6 +319,41 @@ func RunModel(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("the guide's key layout declared on the type: Sales / empid_000123 / email_…", func(t *testing.T) {
+		type Declared struct {
+			table.Meta `table:",rkprefix:empid_"`
+			Dept       string `table:"Dept,pk"`
+			ID         int    `table:"ID,rk,pad:6"`
+			Email      string
+		}
+		tbl, err := table.New[Declared](env.NewTable(t, &reqcount.Counter{}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := patterns.NewModel(tbl, &patterns.ModelOptions[Declared]{Name: "declared", Primary: "empid_",
+			Copies: []patterns.IndexDef[Declared]{{Name: "email", Prefix: "email_", Unique: true, Value: func(d *Declared) string { return d.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(ctx, &Declared{Dept: "Sales", ID: 123, Email: "jonesj@contoso.com"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var keysStored []string
+		for e, err := range tbl.Entities().Query(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			keysStored = append(keysStored, e.PartitionKey+"/"+e.RowKey)
+		}
+		if want := []string{"Sales/email_jonesj@contoso.com", "Sales/empid_000123"}; !slices.Equal(keysStored, want) {
+			t.Fatalf("stored keys %q, want the guide's %q", keysStored, want)
+		}
+		got, err := m.Lookup(ctx, "email", "Sales", "jonesj@contoso.com", nil)
+		if err != nil || got.ID != 123 || got.Dept != "Sales" {
+			t.Fatalf("Lookup: %+v %v", got, err)
+		}
+	})
+
 	t.Run("an encrypted type is indexed on its clear fields", func(t *testing.T) {
 		type Secret struct {
 			table.Meta

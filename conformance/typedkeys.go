@@ -15,11 +15,11 @@ import (
 )
 
 // KeyedOrder declares its keys from its fields (issue 21): PartitionKey is
-// the customer, RowKey the prefix "order", the year, the time placed
+// the customer, RowKey the prefix "order_", the year, the time placed
 // (newest first) and the order's ID.
 type KeyedOrder struct {
-	table.Meta `table:",rkprefix:order"`
-	Customer   string    `table:"Customer,pk"`
+	table.Meta `table:",rkprefix:order_"`
+	Customer   string    `table:"Customer,pk,tuple"`
 	Year       int       `table:"Year,rk:1,pad:4"`
 	Placed     time.Time `table:"Placed,rk:2,invticks"`
 	ID         string    `table:"ID,rk:3"`
@@ -29,9 +29,9 @@ type KeyedOrder struct {
 }
 
 // KeyedStaff declares its keys: the department, and the employee id in
-// six digits after the prefix "emp".
+// six digits after the prefix "emp_" (the guide's "Sales" / "emp_000123").
 type KeyedStaff struct {
-	table.Meta `table:",rkprefix:emp"`
+	table.Meta `table:",rkprefix:emp_"`
 	Dept       string `table:"Dept,pk"`
 	ID         int    `table:"ID,rk,pad:6"`
 	Email      string
@@ -41,8 +41,8 @@ type KeyedStaff struct {
 // Amount. Rest holds any other property the backend sends, which must be
 // none when $select is honoured.
 type KeyedOrderAmount struct {
-	table.Meta `table:",rkprefix:order"`
-	Customer   string    `table:"Customer,pk"`
+	table.Meta `table:",rkprefix:order_"`
+	Customer   string    `table:"Customer,pk,tuple"`
 	Year       int       `table:"Year,rk:1,pad:4"`
 	Placed     time.Time `table:"Placed,rk:2,invticks"`
 	ID         string    `table:"ID,rk:3"`
@@ -222,7 +222,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		// The pattern routes by Meta before it writes, and reads copies
 		// whose keys are the index's: the fields come from the copy's
 		// properties.
-		x, err := patterns.NewIntraPartitionIndex[KeyedStaff](client, "emp!", []patterns.IndexDef[KeyedStaff]{
+		x, err := patterns.NewIntraPartitionIndex[KeyedStaff](client, "emp_", []patterns.IndexDef[KeyedStaff]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(s *KeyedStaff) string { return s.Email }},
 		}, nil)
 		if err != nil {
@@ -239,7 +239,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Dept != "Sales" || got.ID != 123 || got.RowKey != "emp!000123!" {
+		if got.Dept != "Sales" || got.ID != 123 || got.RowKey != "emp_000123" {
 			t.Fatalf("Lookup = %+v", got)
 		}
 	})

@@ -46,7 +46,7 @@ import (
 // renames a field declares it a key component:
 //
 //	type Order struct {
-//		table.Meta `table:",rkprefix:order"`
+//		table.Meta `table:",rkprefix:order_"`
 //		Customer string    `table:"Customer,pk"`
 //		Year     int       `table:"Year,rk:1,pad:4"`
 //		Placed   time.Time `table:"Placed,rk:2,invticks"`
@@ -58,10 +58,12 @@ import (
 //
 //	pk, pk:N, rk, rk:N   the field is component N (1, 2, …; pk means pk:1)
 //	                     of the PartitionKey or the RowKey
-//	tuple                strings (the default): keys.EncodeTuple, any text,
+//	tuple                strings (the default in a key of several
+//	                     components): keys.EncodeTuple, any text,
 //	                     order-preserving, self-delimiting ("C042!")
-//	raw                  strings: the text as it is; only as the last
-//	                     component, which needs no delimiter
+//	raw                  strings (the default in a key of one component,
+//	                     the guide's "Sales"): the text as it is; only as
+//	                     the last component, which needs no delimiter
 //	pad                  integers (the default): keys.Int64 for signed,
 //	                     keys.Uint64 for unsigned types, 20 characters
 //	pad:N                integers: exactly N zero-padded digits
@@ -74,11 +76,13 @@ import (
 //	                     log tail pattern)
 //
 // The embedded Meta's tag may carry fixed prefixes, `table:",pkprefix:X"`
-// and `table:",rkprefix:Y"`, which start the key (tuple-encoded, "order!"):
-// the guide's RowKey prefixes that tell entity types apart in a partition.
-// Every component but a raw one ends with '!', which sorts below every
-// character the encodings emit, so key order is the order of the
-// components, compared one after the other.
+// and `table:",rkprefix:Y"`, which start the key as written, separator
+// included (`rkprefix:empid_` gives the guide's "empid_000123"): the
+// guide's RowKey prefixes that tell entity types apart in a partition.
+// In a key of several components every component but a raw one ends with
+// '!', which sorts below every character the encodings emit, so key order
+// is the order of the components, compared one after the other; a key of
+// one component is that component alone ("Sales", "000123").
 //
 // A component is stored as a property too, under its name, so that a
 // filter can compare it (FieldOf) and a copy under other keys (the index

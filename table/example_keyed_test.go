@@ -11,7 +11,7 @@ import (
 // Order declares its keys: PartitionKey is the customer, RowKey the fixed
 // prefix "order", the year in four digits, then the order's ID.
 type Order struct {
-	table.Meta `table:",rkprefix:order"`
+	table.Meta `table:",rkprefix:order_"`
 	Customer   string `table:"Customer,pk"`
 	Year       int    `table:"Year,rk:1,pad:4"`
 	ID         string `table:"ID,rk:2"`
@@ -22,7 +22,7 @@ type Order struct {
 // OrderSummary is a projection of Order: a query for it reads only these
 // properties ($select=PartitionKey,RowKey,Customer,Year,ID,Amount).
 type OrderSummary struct {
-	table.Meta `table:",rkprefix:order"`
+	table.Meta `table:",rkprefix:order_"`
 	Customer   string `table:"Customer,pk"`
 	Year       int    `table:"Year,rk:1,pad:4"`
 	ID         string `table:"ID,rk:2"`
@@ -69,9 +69,9 @@ func ExampleKeyRange() {
 		fmt.Println(o.Customer, o.Year, o.ID, o.Amount)
 	}
 	// Output:
-	// C042! order!2026!o-2!
+	// C042 order_2026!o-2!
 	// Get: C042 2026 o-2 120
-	// range query: (PartitionKey eq 'C042!') and (RowKey ge 'order!2026!') and (RowKey lt 'order!2026"') and (Amount gt 50.0)
+	// range query: (PartitionKey eq 'C042') and (RowKey ge 'order_2026!') and (RowKey lt 'order_2026"') and (Amount gt 50.0)
 	// C042 2026 o-2 120
 }
 

@@ -49,6 +49,12 @@ type keyPart struct {
 	width  int
 	signed bool
 	typ    reflect.Type
+	// tuple: the tuple encoding was asked for by name; a string that is
+	// its key's only component is otherwise stored as it is.
+	tuple bool
+	// bare: the key's only component, written without the terminator
+	// that separates components (the guide's "emp_000123").
+	bare bool
 }
 
 // keyLayout is how one key (PartitionKey or RowKey) is composed.
@@ -73,12 +79,16 @@ func (p *plan) metaKeyOpts(opts string) error {
 		case o == "":
 			continue
 		case ok && (which == "pkprefix" || which == "rkprefix"):
-			enc, err := keys.EncodeTuple(v)
-			if err != nil || v == "" {
+			// The prefix is literal, as the guide writes its keys
+			// ("empid_000123"): its separator is part of it.
+			if v == "" {
 				return keyLayoutErr(p, "Meta", "%s wants a non-empty prefix", which)
 			}
+			if err := keys.ValidateRowKey(v); err != nil {
+				return keyLayoutErr(p, "Meta", "%s:%s: %v", which, v, err)
+			}
 			l := p.layout(which == "pkprefix")
-			l.prefix = enc
+			l.prefix = v
 		default:
 			return keyLayoutErr(p, "Meta", "unknown option %q on Meta; it takes pkprefix:X and rkprefix:Y", o)
 		}
@@ -176,7 +186,7 @@ func (p *plan) keyField(sf reflect.StructField, index []int, name, opts string) 
 		if pad || desc || (encName != "" && encName != "tuple" && encName != "raw") {
 			return true, keyLayoutErr(p, sf.Name, "a string component is encoded as tuple or raw, not %q", encOption)
 		}
-		part.enc = encTuple
+		part.enc, part.tuple = encTuple, encName == "tuple"
 		if encName == "raw" {
 			part.enc = encRaw
 		}
@@ -239,6 +249,14 @@ func (p *plan) finishKeys() error {
 		for i, kp := range byPos {
 			sorted[i] = *kp
 		}
+		if len(sorted) == 1 && sorted[0].enc == encTuple && !sorted[0].tuple {
+			// A key of one string is the string ("Sales", not "Sales!"),
+			// unless the tuple encoding is asked for by name.
+			sorted[0].enc = encRaw
+		}
+		if len(sorted) == 1 && sorted[0].enc != encTuple && sorted[0].enc != encRaw {
+			sorted[0].bare = true
+		}
 		for i, kp := range sorted {
 			if kp.enc == encRaw && i != len(sorted)-1 {
 				return keyLayoutErr(p, kp.goName, "a raw component has no delimiter, so it must be the last of %s", l.which)
@@ -276,6 +294,9 @@ func (l *keyLayout) compose(op, typ string, rv reflect.Value, n int) (string, er
 				return "", &InputError{Op: op, Type: typ, Field: kp.goName, Rule: ve, Detail: "composing " + l.which}
 			}
 			return "", inputErr(op, typ, kp.goName, ErrValueOutOfRange, "composing %s: %v", l.which, err)
+		}
+		if kp.bare {
+			b = b[:len(b)-1] // no component follows: no terminator
 		}
 	}
 	return string(b), nil
@@ -370,7 +391,7 @@ func (l *keyLayout) parse(key string, rv reflect.Value) error {
 	for i := range l.parts {
 		kp := &l.parts[i]
 		var text string
-		if kp.enc == encRaw {
+		if kp.enc == encRaw || kp.bare {
 			text, rest = rest, ""
 		} else {
 			j := strings.IndexByte(rest, keyTerm)
@@ -555,15 +576,15 @@ func KeysOf[T any](v *T) (partitionKey, rowKey string, err error) {
 // the one entity v names (a point query). For
 //
 //	type Order struct {
-//		table.Meta `table:",rkprefix:order"`
+//		table.Meta `table:",rkprefix:order_"`
 //		Customer string `table:"Customer,pk"`
 //		Year     int    `table:"Year,rk:1,pad:4"`
 //		ID       string `table:"ID,rk:2"`
 //	}
 //
 // KeyRange(&Order{Customer: "C042", Year: 2026}, 1) is "all orders of
-// customer C042 in 2026": PartitionKey eq 'C042!' and RowKey ge
-// 'order!2026!' and RowKey lt 'order!2026"'. The PartitionKey comes from
+// customer C042 in 2026": PartitionKey eq 'C042' and RowKey ge
+// 'order_2026!' and RowKey lt 'order_2026"'. The PartitionKey comes from
 // all of T's PartitionKey components, or from v's Meta when T declares none.
 // The result is an ordinary Filter: it composes with And and Or and counts
 // towards MaxFilterComparisons. A type without a RowKey layout, an n out of

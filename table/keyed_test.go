@@ -18,8 +18,8 @@ import (
 )
 
 type keyedOrder struct {
-	table.Meta `table:",rkprefix:order"`
-	Customer   string    `table:"Customer,pk"`
+	table.Meta `table:",rkprefix:order_"`
+	Customer   string    `table:"Customer,pk,tuple"`
 	Year       int       `table:"Year,rk:1,pad:4"`
 	Placed     time.Time `table:"Placed,rk:2,invticks"`
 	ID         string    `table:"OrderID,rk:3"`
@@ -40,7 +40,7 @@ func TestKeyedRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPK, _ := keys.EncodeTuple("C/042 é")
-	wantRK := "order!2026!" + keys.InvertedTicks(placed) + "!o-17!"
+	wantRK := "order_2026!" + keys.InvertedTicks(placed) + "!o-17!"
 	if m["PartitionKey"] != wantPK || m["RowKey"] != wantRK {
 		t.Fatalf("keys %q %q, want %q %q", m["PartitionKey"], m["RowKey"], wantPK, wantRK)
 	}
@@ -87,7 +87,7 @@ func TestKeyedRoundTrip(t *testing.T) {
 
 type keyedMix struct {
 	table.Meta
-	S    string    `table:"S,pk"`
+	S    string    `table:"S,pk,tuple"`
 	I    int64     `table:"I,rk:1"`
 	U    uint16    `table:"U,rk:2,pad:5"`
 	D    int32     `table:"D,rk:3,desc"`
@@ -295,7 +295,7 @@ func TestKeyedWriteErrorsSendNothing(t *testing.T) {
 func TestKeyRange(t *testing.T) {
 	f := table.KeyRange(&keyedOrder{Customer: "C042", Year: 2026}, 1)
 	got, err := f.Build()
-	want := `(PartitionKey eq 'C042!') and (RowKey ge 'order!2026!') and (RowKey lt 'order!2026"')`
+	want := `(PartitionKey eq 'C042!') and (RowKey ge 'order_2026!') and (RowKey lt 'order_2026"')`
 	if err != nil || got != want {
 		t.Fatalf("KeyRange = %s, %v\nwant %s", got, err, want)
 	}
@@ -303,7 +303,7 @@ func TestKeyRange(t *testing.T) {
 		t.Errorf("Classify = %v", k)
 	}
 	all, _ := table.KeyRange(&keyedOrder{Customer: "C042"}, 0).Build()
-	if all != `(PartitionKey eq 'C042!') and (RowKey ge 'order!') and (RowKey lt 'order"')` {
+	if all != "(PartitionKey eq 'C042!') and (RowKey ge 'order_') and (RowKey lt 'order`')" {
 		t.Errorf("n=0: %s", all)
 	}
 	v := &keyedOrder{Customer: "C042", Year: 2026, ID: "o1"}
