@@ -17,6 +17,7 @@ type batchOp struct {
 	tg     target
 	header http.Header
 	body   []byte
+	answer answer // the operation's base URL, for Location
 	pk, rk string
 }
 
@@ -38,7 +39,8 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return batchResponse(req, nil, index, e)
 	}
 	if len(ops) == 0 {
-		return errorResponse(req, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains no operations."))
+		// An empty changeset: the service accepts it and changes nothing.
+		return batchResponse(req, nil, -1, nil)
 	}
 	if q := req.URL.Query(); q.Get("sig") != "" {
 		if serr := s.checkBatchSAS(req, ops); serr != nil {
@@ -69,16 +71,23 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return fail(0, terr)
 	}
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
-	etags := make([]string, len(ops))
+	results := make([]http.Header, len(ops))
 	for i, o := range ops {
-		_, etag, _, err := s.write(scratch, o.op, o.tg, o.header, o.body)
+		st, etag, e, err := s.write(scratch, o.op, o.tg, o.header, o.body)
 		if err != nil {
 			return fail(i, err)
 		}
-		etags[i] = etag
+		h := http.Header{}
+		if o.op == OpInsertEntity {
+			s.inserted(o.answer, h, o.header, t.name, e, st)
+		}
+		if etag != "" {
+			h.Set("ETag", etag)
+		}
+		results[i] = h
 	}
 	t.rows = scratch.rows
-	return batchResponse(req, etags, -1, nil)
+	return batchResponse(req, results, -1, nil)
 }
 
 // parseBatch reads the SDK's multipart/mixed batch: one changeset of
@@ -114,13 +123,18 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 		if err != nil {
 			return nil, bad(err.Error())
 		}
+		// A body-less operation (a delete) may end at its last header,
+		// without the blank line before the boundary; the service takes it.
+		if !bytes.Contains(raw, []byte("\r\n\r\n")) && !bytes.Contains(raw, []byte("\n\n")) {
+			raw = append(bytes.TrimRight(raw, "\r\n"), "\r\n\r\n"...)
+		}
 		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 		if err != nil {
 			return nil, bad(err.Error())
 		}
 		b, _ := io.ReadAll(r.Body)
 		op, tg, rerr := route(r)
-		o := batchOp{tg: tg, header: r.Header, body: b}
+		o := batchOp{tg: tg, header: r.Header, body: b, answer: newAnswer(r)}
 		if rerr == nil && op != OpBatch && op != OpGetEntity && op != OpQueryEntities && op != OpCreateTable && op != OpDeleteTable && op != OpQueryTables {
 			o.op = op
 		}
@@ -136,9 +150,10 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 }
 
 // batchResponse writes the service's 202 multipart answer: a 204 per
-// operation with its ETag, or one error response that names the failed
-// operation as "index:" at the start of its message.
-func batchResponse(req *http.Request, etags []string, index int, e *svcError) *http.Response {
+// operation with its headers (ETag; Location, DataServiceId and
+// Preference-Applied for an insert), or one error response that names the
+// failed operation as "index:" at the start of its message.
+func batchResponse(req *http.Request, results []http.Header, index int, e *svcError) *http.Response {
 	var b bytes.Buffer
 	b.WriteString("--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + changesetBoundary + "\r\n\r\n")
 	if e != nil {
@@ -148,11 +163,17 @@ func batchResponse(req *http.Request, etags []string, index int, e *svcError) *h
 		b.Write(e.body(index))
 		b.WriteString("\r\n")
 	}
-	for _, etag := range etags {
+	for _, h := range results {
 		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n")
-		if etag != "" {
-			b.WriteString("ETag: " + etag + "\r\n")
+		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		if v := h.Get("Preference-Applied"); v != "" {
+			b.WriteString("Preference-Applied: " + v + "\r\n")
+		}
+		b.WriteString("DataServiceVersion: 3.0;\r\n")
+		for _, k := range []string{"Location", "DataServiceId", "ETag"} {
+			if v := h.Get(k); v != "" {
+				b.WriteString(k + ": " + v + "\r\n")
+			}
 		}
 		b.WriteString("\r\n\r\n")
 	}

@@ -332,8 +332,31 @@ func parseACL(body []byte) ([]storedPolicy, *svcError) {
 
 // aclBody renders a Get ACL answer.
 func aclBody(ps []storedPolicy) []byte {
-	out, _ := xml.Marshal(signedIdentifiers{List: ps})
-	return append([]byte(`<?xml version="1.0" encoding="utf-8"?>`), out...)
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>`)
+	elem := func(name, v string) {
+		b.WriteString("<" + name + ">")
+		_ = xml.EscapeText(&b, []byte(v))
+		b.WriteString("</" + name + ">")
+	}
+	for _, p := range ps {
+		b.WriteString("<SignedIdentifier>")
+		elem("Id", p.ID)
+		// An identifier set without a policy comes back without an
+		// AccessPolicy element, as the service answers it.
+		if p.Start != "" || p.Expiry != "" || p.Perm != "" {
+			b.WriteString("<AccessPolicy>")
+			for _, f := range [][2]string{{"Start", p.Start}, {"Expiry", p.Expiry}, {"Permission", p.Perm}} {
+				if f[1] != "" {
+					elem(f[0], f[1])
+				}
+			}
+			b.WriteString("</AccessPolicy>")
+		}
+		b.WriteString("</SignedIdentifier>")
+	}
+	b.WriteString("</SignedIdentifiers>")
+	return b.Bytes()
 }
 
 // tableACL serves Get and Set Table ACL (?comp=acl); s.mu is held.

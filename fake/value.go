@@ -147,8 +147,11 @@ func validGUID(s string) bool {
 
 // appendJSON writes name (with its annotation when the type needs one) and
 // the value, as the service's JSON with minimal metadata does.
-func (v value) appendJSON(b []byte, name string) []byte {
+func (v value) appendJSON(b []byte, name string, annotated bool) []byte {
 	annotate := func(t string) {
+		if !annotated {
+			return
+		}
 		b = appendString(b, name+"@odata.type")
 		b = append(b, ':')
 		b = appendString(b, t)
