@@ -278,10 +278,13 @@ func response(req *http.Request, status int, header http.Header, body []byte) *h
 	}
 }
 
+// errorResponse answers e as the Table service does: the code in the
+// body's odata.error, at the request's metadata level, and no
+// x-ms-error-code header (recorded answers of version 2019-02-02 have
+// none; the SDK reads the code from the body).
 func errorResponse(req *http.Request, e *svcError) *http.Response {
 	h := http.Header{}
-	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-	h.Set("X-Ms-Error-Code", e.code)
+	h.Set("Content-Type", newAnswer(req).contentType())
 	return response(req, e.status, h, e.body(-1))
 }
 
@@ -445,8 +448,13 @@ func (s *TableService) tick() time.Time {
 	return now
 }
 
+// edmDateTimeFormat is how the service writes a DateTime, in ETags,
+// Timestamps and properties: to 100 ns, without trailing zeros
+// ("2020-04-30T22:03:13.037766Z", "2020-01-01T01:02:00Z" as recorded).
+const edmDateTimeFormat = "2006-01-02T15:04:05.9999999Z"
+
 func etagOf(ts time.Time) string {
-	return `W/"datetime'` + strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000Z"), ":", "%3A") + `'"`
+	return `W/"datetime'` + strings.ReplaceAll(ts.Format(edmDateTimeFormat), ":", "%3A") + `'"`
 }
 
 func (t *tableData) find(pk, rk string) (int, bool) {

@@ -191,7 +191,7 @@ func (v value) appendJSON(b []byte, name string, annotated bool) []byte {
 		}
 	case edmDateTime:
 		b = append(b, '"')
-		b = v.t.UTC().AppendFormat(b, "2006-01-02T15:04:05.0000000Z")
+		b = v.t.UTC().AppendFormat(b, edmDateTimeFormat)
 		b = append(b, '"')
 	case edmBinary:
 		b = append(b, '"')
