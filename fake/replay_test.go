@@ -56,6 +56,7 @@ var replayedHeaders = []string{
 	"Location", "DataServiceId", "Preference-Applied", "ETag",
 	"X-Ms-Continuation-Nextpartitionkey", "X-Ms-Continuation-Nextrowkey", "X-Ms-Continuation-Nexttablename",
 	"X-Ms-Popreceipt", "X-Ms-Time-Next-Visible", "X-Ms-Approximate-Messages-Count", "X-Ms-Error-Code",
+	"Last-Modified", "Content-MD5", "X-Ms-Blob-Type", "X-Ms-Lease-Id", "X-Ms-Lease-State", "X-Ms-Lease-Status",
 }
 
 // generated are the service's own values, which the fake makes its own:
@@ -291,10 +292,25 @@ func (r *replayer) compareHeaders(got, want http.Header, add func(what, got, wan
 			if pathOf(g) != pathOf(r.mapped(w, false)) {
 				add("header "+h, g, w)
 			}
-		case "Preference-Applied", "X-Ms-Error-Code":
+		case "Preference-Applied", "X-Ms-Error-Code", "X-Ms-Blob-Type", "X-Ms-Lease-State", "X-Ms-Lease-Status":
 			if g != w {
 				add("header "+h, g, w)
 			}
+		case "X-Ms-Lease-Id":
+			if g != r.mapped(w, false) {
+				add("header "+h, g, w)
+			}
+		}
+	}
+	// Metadata headers by name and value, both ways.
+	for k := range want {
+		if strings.HasPrefix(k, "X-Ms-Meta-") && got.Get(k) != want.Get(k) {
+			add("header "+k, got.Get(k), want.Get(k))
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "X-Ms-Meta-") && want.Get(k) == "" {
+			add("header "+k, got.Get(k), "none")
 		}
 	}
 	if w := want.Get("Content-Type"); w != "" {
