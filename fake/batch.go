@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type batchOp struct {
@@ -71,6 +72,8 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return fail(0, terr)
 	}
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
+	s.batchTime = s.tick()
+	defer func() { s.batchTime = time.Time{} }()
 	results := make([]http.Header, len(ops))
 	for i, o := range ops {
 		st, etag, e, err := s.write(scratch, o.op, o.tg, o.header, o.body)

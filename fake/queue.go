@@ -389,6 +389,10 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		}
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList>`)
+		// One Get Messages issues one pop receipt, shared by the messages
+		// it returns, as the service does (recorded exchanges); each
+		// message keeps it until it is received or updated again.
+		receipt := ""
 		for _, m := range qd.msgs {
 			if n == 0 {
 				break
@@ -399,7 +403,10 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 			n--
 			if op == OpDequeue {
 				m.dequeues++
-				m.popReceipt = s.newReceipt()
+				if receipt == "" {
+					receipt = s.newReceipt()
+				}
+				m.popReceipt = receipt
 				m.visible = now.Add(time.Duration(vt) * time.Second)
 			}
 			fmt.Fprintf(&b, "<QueueMessage><MessageId>%s</MessageId><InsertionTime>%s</InsertionTime><ExpirationTime>%s</ExpirationTime>",

@@ -159,6 +159,10 @@ type replayer struct {
 	service string
 	do      func(*http.Request) (*http.Response, error)
 	values  map[string]string // recorded -> the fake's
+	// answer maps the values learnt from the answer being compared: a
+	// value the service repeated within it must repeat in the fake's.
+	answer    map[string]string
+	conflicts [][2]string
 }
 
 func newReplayer(file, service string) *replayer {
@@ -196,10 +200,20 @@ func (r *replayer) mapped(s string, escaped bool) string {
 	return s
 }
 
+// learn maps a value the service generated to the fake's. One recorded
+// value standing for two of the fake's (the service gave two things the
+// same value, the fake did not) is a difference of its own.
 func (r *replayer) learn(recorded, got string) {
-	if recorded != "" && got != "" && recorded != got {
-		r.values[recorded] = got
+	if recorded == "" || got == "" || recorded == got {
+		return
 	}
+	if r.answer != nil {
+		if prev, ok := r.answer[recorded]; ok && prev != got {
+			r.conflicts = append(r.conflicts, [2]string{recorded, prev + " and " + got})
+		}
+		r.answer[recorded] = got
+	}
+	r.values[recorded] = got
 }
 
 // body is a recorded body as bytes: a JSON string is the text, other
@@ -251,11 +265,19 @@ func (r *replayer) replay(t *testing.T, i int, ex exchange) []mismatch {
 	for k, v := range ex.ResponseHeaders {
 		wantHeader.Set(k, v)
 	}
+	// Within one answer, a value the service gave twice must be one value
+	// at the fake too; across answers a value may change (an ETag after a
+	// write).
+	r.answer, r.conflicts = map[string]string{}, nil
 	r.compareHeaders(resp.Header, wantHeader, add)
 	if c, w := errorCode(resp.Header, got), errorCode(wantHeader, want); c != w {
 		add("code", c, w)
 	}
 	r.compareBodies(resp.Header.Get("Content-Type"), got, wantHeader.Get("Content-Type"), want, add)
+	for _, c := range r.conflicts {
+		add("one generated value", c[1], c[0])
+	}
+	r.answer = nil
 	return out
 }
 

@@ -71,6 +71,10 @@ type TableService struct {
 	deleted  map[string]time.Time  // lower-case name -> when it was deleted
 	lastTick time.Time
 	paging   map[string]Paging // by lower-case table name: SetPaging's choices
+	// batchTime is the one write time of the entity group transaction
+	// being applied: the service gives every entity of a batch the same
+	// Timestamp and ETag (recorded exchanges). Zero outside a batch.
+	batchTime time.Time
 }
 
 // Paging is how the fake cuts a query's results into pages. The service
@@ -693,7 +697,10 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 			}
 		}
 	}
-	in.ts = s.tick()
+	in.ts = s.batchTime
+	if in.ts.IsZero() {
+		in.ts = s.tick()
+	}
 	in.etag = etagOf(in.ts)
 	t.put(in)
 	if op == OpInsertEntity && !strings.Contains(h.Get("Prefer"), "return-no-content") {
