@@ -286,10 +286,30 @@ func response(req *http.Request, status int, header http.Header, body []byte) *h
 // body's odata.error, at the request's metadata level, and no
 // x-ms-error-code header (recorded answers of version 2019-02-02 have
 // none; the SDK reads the code from the body).
+// An insert or a create that asked for a response preference has it
+// applied on an error too (a recorded 400 PropertiesNeedValue carries
+// Preference-Applied: return-no-content).
 func errorResponse(req *http.Request, e *svcError) *http.Response {
 	h := http.Header{}
 	h.Set("Content-Type", newAnswer(req).contentType())
+	if req.Method == http.MethodPost {
+		if p := preference(req.Header); p != "" {
+			h.Set("Preference-Applied", p)
+		}
+	}
 	return response(req, e.status, h, e.body(-1))
+}
+
+// preference is the response preference a request's Prefer header asks
+// for: return-no-content, return-content, or none.
+func preference(h http.Header) string {
+	switch p := h.Get("Prefer"); {
+	case strings.Contains(p, "return-no-content"):
+		return "return-no-content"
+	case strings.Contains(p, "return-content"):
+		return "return-content"
+	}
+	return ""
 }
 
 // Do serves one HTTP request of the Table REST API.
