@@ -80,7 +80,7 @@ func TestServiceAnswerShapes(t *testing.T) {
 
 	t.Run("metadata levels", func(t *testing.T) {
 		for _, c := range []struct {
-			accept    string
+			accept     string
 			has, lacks []string
 		}{
 			{"application/json;odata=nometadata", []string{`"N":"5"`, `"Timestamp":"`}, []string{"odata.", "@odata.type"}},
