@@ -74,20 +74,27 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
 	s.batchTime = s.tick()
 	defer func() { s.batchTime = time.Time{} }()
-	results := make([]http.Header, len(ops))
+	results := make([]batchResult, len(ops))
 	for i, o := range ops {
 		st, etag, e, err := s.write(scratch, o.op, o.tg, o.header, o.body)
 		if err != nil {
 			return fail(i, err)
 		}
 		h := http.Header{}
+		var body []byte
 		if o.op == OpInsertEntity {
 			s.inserted(o.answer, h, o.header, t.name, e, st)
+			if st == http.StatusCreated {
+				// An insert without return-no-content answers 201 with the
+				// entity, as alone.
+				h.Set("Content-Type", o.answer.contentType())
+				body = append(o.answer.open(t.name+"/@Element"), o.answer.entityJSON(t.name, e, nil)[1:]...)
+			}
 		}
 		if etag != "" {
 			h.Set("ETag", etag)
 		}
-		results[i] = h
+		results[i] = batchResult{status: st, header: h, body: body}
 	}
 	t.rows = scratch.rows
 	return batchResponse(req, results, -1, nil)
@@ -152,11 +159,19 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 	return ops, nil
 }
 
-// batchResponse writes the service's 202 multipart answer: a 204 per
-// operation with its headers (ETag; Location, DataServiceId and
+// batchResult is one operation's answer in a batch response.
+type batchResult struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// batchResponse writes the service's 202 multipart answer: per operation
+// its status (204, or 201 with the entity for an insert without
+// return-no-content) and headers (ETag; Location, DataServiceId and
 // Preference-Applied for an insert), or one error response that names the
 // failed operation as "index:" at the start of its message.
-func batchResponse(req *http.Request, results []http.Header, index int, e *svcError) *http.Response {
+func batchResponse(req *http.Request, results []batchResult, index int, e *svcError) *http.Response {
 	var b bytes.Buffer
 	b.WriteString("--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + changesetBoundary + "\r\n\r\n")
 	if e != nil {
@@ -166,19 +181,22 @@ func batchResponse(req *http.Request, results []http.Header, index int, e *svcEr
 		b.Write(e.body(index))
 		b.WriteString("\r\n")
 	}
-	for _, h := range results {
+	for _, r := range results {
+		h := r.header
 		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		b.WriteString("HTTP/1.1 " + strconv.Itoa(r.status) + " " + http.StatusText(r.status) + "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
 		if v := h.Get("Preference-Applied"); v != "" {
 			b.WriteString("Preference-Applied: " + v + "\r\n")
 		}
 		b.WriteString("DataServiceVersion: 3.0;\r\n")
-		for _, k := range []string{"Location", "DataServiceId", "ETag"} {
+		for _, k := range []string{"Content-Type", "Location", "DataServiceId", "ETag"} {
 			if v := h.Get(k); v != "" {
 				b.WriteString(k + ": " + v + "\r\n")
 			}
 		}
-		b.WriteString("\r\n\r\n")
+		b.WriteString("\r\n")
+		b.Write(r.body)
+		b.WriteString("\r\n")
 	}
 	b.WriteString("--" + changesetBoundary + "--\r\n--" + batchBoundary + "--\r\n")
 	h := http.Header{}

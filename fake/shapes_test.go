@@ -139,4 +139,14 @@ func TestServiceAnswerShapes(t *testing.T) {
 			t.Fatal("the delete did not happen")
 		}
 	})
+	t.Run("an insert without return-no-content in a batch", func(t *testing.T) {
+		op := "--changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n" +
+			"POST " + base + "shapes HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\nContent-Type: application/json\r\n\r\n" +
+			`{"PartitionKey":"b","RowKey":"1","S":"x"}` + "\r\n"
+		st, out := batch(op)
+		if st != 202 || !strings.Contains(out, "HTTP/1.1 201 Created") || !strings.Contains(out, `"S":"x"`) ||
+			!strings.Contains(out, "Location: "+base+"shapes(PartitionKey='b',RowKey='1')") {
+			t.Fatalf("%d %s", st, out)
+		}
+	})
 }
