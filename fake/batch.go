@@ -143,6 +143,12 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 			return nil, bad(err.Error())
 		}
 		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Content-Length") == "" {
+			// Without Content-Length the body is the rest of the part.
+			if _, rest, ok := bytes.Cut(raw, []byte("\r\n\r\n")); ok {
+				b = bytes.TrimRight(rest, "\r\n")
+			}
+		}
 		op, tg, rerr := route(r)
 		o := batchOp{tg: tg, header: r.Header, body: b, answer: newAnswer(r)}
 		if rerr == nil && op != OpBatch && op != OpGetEntity && op != OpQueryEntities && op != OpCreateTable && op != OpDeleteTable && op != OpQueryTables {
