@@ -66,7 +66,7 @@ var replayedHeaders = []string{
 var (
 	mappedHeaders = []string{"ETag", "X-Ms-Popreceipt", "X-Ms-Continuation-Nextpartitionkey", "X-Ms-Continuation-Nextrowkey", "X-Ms-Continuation-Nexttablename"}
 	mappedXML     = []string{"MessageId", "PopReceipt", "NextMarker"}
-	timeXML       = []string{"InsertionTime", "ExpirationTime", "TimeNextVisible", "Message", "Last-Modified", "Etag", "Creation-Time"}
+	timeXML       = []string{"InsertionTime", "ExpirationTime", "TimeNextVisible", "Message", "message", "Last-Modified", "Etag", "Creation-Time"}
 )
 
 // tolerated names, for each known deviation of the fake (fake.Deviations),
@@ -298,9 +298,13 @@ func errorCode(h http.Header, b []byte) string {
 	if json.Unmarshal(b, &j) == nil && j.E.Code != "" {
 		return j.E.Code
 	}
-	var x struct{ Code string }
-	if xml.Unmarshal(bytes.TrimPrefix(b, []byte("\ufeff")), &x) == nil {
-		return x.Code
+	// <Error><Code> (queues, blobs) or <m:error><m:code> (table ACL).
+	if n, err := parseXML(bytes.TrimPrefix(b, []byte("\ufeff"))); err == nil {
+		for _, c := range n.children {
+			if c.name == "Code" || c.name == "code" {
+				return strings.TrimSpace(c.text)
+			}
+		}
 	}
 	return ""
 }
