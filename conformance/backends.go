@@ -67,7 +67,7 @@ func fakeEnvPaging(name string, paging fake.Paging, adversarial bool) Env {
 		Fake:        svc,
 		tables:      tables,
 		adversarial: adversarial,
-		Advance: func(d time.Duration) { skew.Add(int64(d)) },
+		Advance:     func(d time.Duration) { skew.Add(int64(d)) },
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
 			return svc.NewServiceClient(opts)
 		},
