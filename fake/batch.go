@@ -37,7 +37,15 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return errorResponse(req, perr)
 	}
 	fail := func(index int, e *svcError) *http.Response {
-		return batchResponse(req, nil, index, e)
+		// The failed operation's answer applies the response preference
+		// it asked for, as the service's does (recorded).
+		var h http.Header
+		if index >= 0 && index < len(ops) {
+			if p := preference(ops[index].header); p != "" {
+				h = http.Header{"Preference-Applied": {p}}
+			}
+		}
+		return batchResponse(req, []batchResult{{header: h}}, index, e)
 	}
 	if len(ops) == 0 {
 		// An empty changeset: the service accepts it and changes nothing.
@@ -181,11 +189,17 @@ func batchResponse(req *http.Request, results []batchResult, index int, e *svcEr
 	var b bytes.Buffer
 	b.WriteString("--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + changesetBoundary + "\r\n\r\n")
 	if e != nil {
+		// The failed operation alone, named by the "index:" prefix of its
+		// message (the service sends no Content-ID here).
 		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString("HTTP/1.1 " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + "\r\n")
-		b.WriteString("Content-ID: " + strconv.Itoa(index+1) + "\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;charset=utf-8\r\n\r\n")
+		b.WriteString("HTTP/1.1 " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		if len(results) == 1 && results[0].header.Get("Preference-Applied") != "" {
+			b.WriteString("Preference-Applied: " + results[0].header.Get("Preference-Applied") + "\r\n")
+		}
+		b.WriteString("DataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n")
 		b.Write(e.body(index))
 		b.WriteString("\r\n")
+		results = nil
 	}
 	for _, r := range results {
 		h := r.header
