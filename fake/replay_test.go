@@ -56,7 +56,7 @@ var replayedHeaders = []string{
 	"Location", "DataServiceId", "Preference-Applied", "ETag",
 	"X-Ms-Continuation-Nextpartitionkey", "X-Ms-Continuation-Nextrowkey", "X-Ms-Continuation-Nexttablename",
 	"X-Ms-Popreceipt", "X-Ms-Time-Next-Visible", "X-Ms-Approximate-Messages-Count", "X-Ms-Error-Code",
-	"Last-Modified", "Content-MD5", "X-Ms-Blob-Type", "X-Ms-Lease-Id", "X-Ms-Lease-State", "X-Ms-Lease-Status", "X-Ms-Lease-Time", "Content-Range", "X-Ms-Blob-Content-Md5",
+	"Last-Modified", "Content-MD5", "X-Ms-Blob-Type", "X-Ms-Lease-Id", "X-Ms-Lease-State", "X-Ms-Lease-Status", "X-Ms-Lease-Time", "Content-Range", "X-Ms-Blob-Content-Md5", "Content-Encoding", "Content-Language", "Content-Disposition",
 }
 
 // generated are the service's own values, which the fake makes its own:
