@@ -34,8 +34,11 @@
 // should use a new name, as code must against the service, or shorten the
 // window with DeletedTableWindow, DeletedQueueWindow or
 // DeletedContainerWindow (negative: no window). It enforces the documented limits of
-// the service that the Azurite emulator does not. conformance runs
-// the same behaviour suite against this fake and against Azurite.
+// the service that the Azurite emulator does not, and answers as recorded
+// exchanges with the service show (the Accept metadata level; Location,
+// DataServiceId and Preference-Applied; the service's DateTime format);
+// Deviations lists what still differs, and why. conformance runs the same
+// behaviour suite against this fake and against Azurite.
 //
 // Retry delays: unlike an account, every fake writes short retry delays into
 // the options of the clients it hands out, by default FastRetryDelay (1 ms)
