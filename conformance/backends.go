@@ -35,26 +35,39 @@ func AzuriteLacks() map[Capability]string { return azuriteLacks() }
 // FakeEnv is the in-memory backend of package fake: a table, a queue and a
 // blob service on one clock, which Advance moves forward at once, so
 // time-driven cases do not sleep. It lacks no capability. Its tables page
-// as fake.RealisticPaging says (pages end at partition boundaries, some
-// are empty with a continuation token, and a long scan runs out of its
-// 5-second budget), so every case proves that the code follows
-// continuation tokens; a case whose request count assumes pages of 1,000
-// switches its table to fake.FriendlyPaging and says why.
-func FakeEnv() Env {
+// as the service does (fake.ServicePaging: a page ends after 1,000
+// entities, where a partition ends in a query that spans partitions, or
+// when a long scan runs out of its 5-second budget), so a request count a
+// case asserts on it is the service's; AdversarialFakeEnv adds the empty
+// pages the service may send, to prove the loops right.
+func FakeEnv() Env { return fakeEnvPaging("fake", fake.ServicePaging(), false) }
+
+// AdversarialFakeEnv is FakeEnv with every table paged as
+// fake.AdversarialPaging says: every third response is an empty page with
+// a continuation token, a point lookup's included. The paging-sensitive
+// suites run on it too, so that every loop over pages is proved to follow
+// tokens whatever a page holds; a request count asserted there may be
+// higher than the service's, never lower.
+func AdversarialFakeEnv() Env {
+	return fakeEnvPaging("fake (adversarial paging)", fake.AdversarialPaging(), true)
+}
+
+func fakeEnvPaging(name string, paging fake.Paging, adversarial bool) Env {
 	// One clock for the three services: real time plus what Advance added,
 	// so cases that wait for real time still work and time-driven cases
 	// need not sleep.
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey, Now: now})
+	svc := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey, Now: now, Paging: &paging})
 	queues := fake.NewQueueService(&fake.QueueServiceOptions{Now: now})
 	blobs := fake.NewBlobService(&fake.BlobServiceOptions{Now: now})
 	tables := &sync.Map{}
 	return Env{
-		Name:    "fake",
-		Fake:    svc,
-		tables:  tables,
-		Advance: func(d time.Duration) { skew.Add(int64(d)) },
+		Name:        name,
+		Fake:        svc,
+		tables:      tables,
+		adversarial: adversarial,
+		Advance:     func(d time.Duration) { skew.Add(int64(d)) },
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
 			return svc.NewServiceClient(opts)
 		},

@@ -200,3 +200,22 @@ func TestModelDefectsOnFake(t *testing.T)    { RunModelDefects(t, fakeEnv()) }
 func TestModelDefectsOnAzurite(t *testing.T) { RunModelDefects(t, azuriteEnv(t)) }
 func TestModelOnFake(t *testing.T)           { RunModel(t, fakeEnv()) }
 func TestModelOnAzurite(t *testing.T)        { RunModel(t, azuriteEnv(t)) }
+
+// The paging-sensitive suites run on the fake a second time with
+// adversarial paging (every third response an empty page with a token):
+// FakeEnv proves the service's request counts, AdversarialFakeEnv that
+// every loop over pages follows tokens whatever a page holds.
+func TestPagingOnAdversarialFake(t *testing.T)    { RunPaging(t, AdversarialFakeEnv()) }
+func TestTableOnAdversarialFake(t *testing.T)     { RunTable(t, AdversarialFakeEnv()) }
+func TestTypedKeysOnAdversarialFake(t *testing.T) { RunTypedKeys(t, AdversarialFakeEnv()) }
+func TestEventStreamsOnAdversarialFake(t *testing.T) {
+	RunEventStreams(t, AdversarialFakeEnv())
+}
+func TestMoverVersionsOnAdversarialFake(t *testing.T) {
+	RunMoverVersions(t, AdversarialFakeEnv())
+}
+func TestModelOnAdversarialFake(t *testing.T) { RunModel(t, AdversarialFakeEnv()) }
+func TestShapeOnAdversarialFake(t *testing.T) {
+	env := AdversarialFakeEnv()
+	RunShape(t, env, services(t, env))
+}

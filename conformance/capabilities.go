@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tablekit/tablekit/fake"
 )
 
 // capabilityCases names, per capability, the cases that need it: what a
@@ -59,3 +61,21 @@ func CapabilityTable(envs ...Env) string {
 
 // cell escapes what would end a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// DeviationTable renders, as a Markdown table, where the fake's answers
+// knowingly differ from the service's (fake.Deviations), with the reason,
+// and whether a recorded exchange with the service shows it. Everything
+// else the replay of recorded exchanges compares
+// (fake.TestReplayRecordedExchanges) answers as the service did.
+func DeviationTable() string {
+	var b strings.Builder
+	b.WriteString("| Where the fake differs from the service | Why | Shown by a recorded exchange |\n|---|---|---|\n")
+	for _, d := range fake.Deviations() {
+		shown := "no"
+		if d.Recorded {
+			shown = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(d.Name), cell(d.Reason), shown)
+	}
+	return b.String()
+}

@@ -53,6 +53,9 @@ type Env struct {
 	// cases that create tables by name) returned to their tables' names,
 	// so that a case can switch one table's paging; nil on other backends.
 	tables *sync.Map
+	// adversarial is set on AdversarialFakeEnv: its pages are cut more
+	// often than the service's, so request counts may be higher.
+	adversarial bool
 }
 
 // Capability is a behaviour of the documented service that a backend may

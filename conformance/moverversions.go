@@ -176,7 +176,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		currentClient := env.NewTable(t, cc)
 		current, _ := table.New[Staff](currentClient, nil)
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
-		env.friendlyPaging(t, currentClient, "the bound of 1.3 requests per message measures batching: one read per partition per batch; an empty page the service may send adds one (the fake's realistic paging: 1.32)")
+		env.friendlyPaging(t, currentClient, "the bound of 1.3 requests per message measures batching: one read per partition per batch; an empty page the service may send adds one (the fake's adversarial paging: 1.32)")
 		q, poison := env.NewQueue(t, qc), env.NewQueue(t, nil)
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		var all []*Staff

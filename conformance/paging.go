@@ -21,8 +21,9 @@ func (env Env) nameTable(client *aztables.Client, name string) {
 
 // friendlyPaging makes the backend cut the query pages of client's table
 // only at 1,000 entities, for a case whose request count assumes it; why
-// says what the count shows and why it is not measured under realistic
-// paging. On the fake it switches the table to fake.FriendlyPaging.
+// says what the count shows and why it is not measured under adversarial
+// paging. On AdversarialFakeEnv it switches the table to
+// fake.FriendlyPaging; FakeEnv keeps the service's paging.
 // Azurite 3.37 pages so already: it ends a page only after 1,000
 // entities (or $top), never at a partition boundary, and sends no empty
 // page; on an account the count holds only where the service did not cut
@@ -33,6 +34,9 @@ func (env Env) friendlyPaging(t testing.TB, client *aztables.Client, why string)
 		t.Logf("%s: this case assumes pages of 1,000 entities: %s", env.Name, why)
 		return
 	}
+	if !env.adversarial {
+		return // the service's paging: the count is the service's own
+	}
 	name, ok := env.tables.Load(client)
 	if !ok {
 		t.Fatalf("conformance: friendlyPaging on a table this Env did not create")
@@ -42,14 +46,23 @@ func (env Env) friendlyPaging(t testing.TB, client *aztables.Client, why string)
 }
 
 // wantPagedRequests checks a request count that depends on how the
-// backend pages: friendly is the count when pages end only at 1,000
-// entities (Azurite), realistic the most the case allows when pages also
-// end at partition boundaries and some come back empty (the fake; the
-// service may). Anything outside [friendly, realistic] fails.
-func wantPagedRequests(t *testing.T, c *Counter, friendly, realistic int, what string) {
+// backend pages: service is the count where pages end as the service ends
+// them (after 1,000 entities and where a partition ends in a query that
+// spans partitions), and the fake with its default paging must cost
+// exactly that; least is the count where pages end only at 1,000 entities
+// (Azurite), most the most the case allows with the empty pages the
+// service may send (AdversarialFakeEnv). Any other backend must fall in
+// [least, most].
+func wantPagedRequests(t *testing.T, env Env, c *Counter, least, service, most int, what string) {
 	t.Helper()
-	if got := c.N(); got < friendly || got > realistic {
-		t.Errorf("%s cost %d requests, want %d with pages of 1,000 up to %d with pages cut at partitions and empty pages", what, got, friendly, realistic)
+	got := c.N()
+	switch {
+	case env.Fake != nil && !env.adversarial:
+		if got != service {
+			t.Errorf("%s cost %d requests on the service's paging, want %d", what, got, service)
+		}
+	case got < least || got > most:
+		t.Errorf("%s cost %d requests, want %d with pages of 1,000 up to %d with pages cut at partitions and empty pages", what, got, least, most)
 	}
 	c.Reset()
 }
@@ -78,16 +91,21 @@ func (env Env) setPaging(t testing.TB, client *aztables.Client, p fake.Paging, w
 // only a page without a token ends the query. The SDK's pager, table.Query
 // and table.QueryPage must each deliver every match, in order. Each
 // backend's page sizes are logged: the fake cuts pages as
-// fake.RealisticPaging says (here with a budget spent after 100 examined
-// entities); Azurite 3.37 fills pages to 1,000 (or $top).
+// fake.ServicePaging says, and AdversarialFakeEnv as fake.AdversarialPaging
+// does (both here with a budget spent after 100 examined entities);
+// Azurite 3.37 fills pages to 1,000 (or $top).
 func RunPaging(t *testing.T, env Env) {
 	ctx := t.Context()
 
 	t.Run("queries follow tokens through partition ends, empty pages and spent scan budgets", func(t *testing.T) {
 		c := &Counter{}
 		client := env.NewTable(t, c)
-		env.setPaging(t, client, fake.Paging{SplitAtPartitions: true, EmptyPageEvery: 3, ScanCost: 50 * time.Millisecond},
-			"the 5 s budget is spent after 100 examined entities, so that a selective filter meets it without 5,000 entities")
+		p := fake.ServicePaging()
+		if env.adversarial {
+			p = fake.AdversarialPaging()
+		}
+		p.ScanCost = 50 * time.Millisecond
+		env.setPaging(t, client, p, "the 5 s budget is spent after 100 examined entities, so that a selective filter meets it without 5,000 entities")
 		tb, err := table.New[Employee](client, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -195,8 +195,8 @@ func runTypedKeys(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		// One partition, three rows: one page, plus the empty page the
-		// service may send before it (the fake: every third response).
-		wantPagedRequests(t, &c, 1, 2, "QueryAs")
+		// service may send before it (the adversarial fake: every third response).
+		wantPagedRequests(t, env, &c, 1, 1, 2, "QueryAs")
 		if len(got) != 3 {
 			t.Fatalf("%d rows", len(got))
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 type batchOp struct {
@@ -17,6 +18,7 @@ type batchOp struct {
 	tg     target
 	header http.Header
 	body   []byte
+	answer answer // the operation's base URL, for Location
 	pk, rk string
 }
 
@@ -35,10 +37,19 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return errorResponse(req, perr)
 	}
 	fail := func(index int, e *svcError) *http.Response {
-		return batchResponse(req, nil, index, e)
+		// The failed operation's answer applies the response preference
+		// it asked for, as the service's does (recorded).
+		var h http.Header
+		if index >= 0 && index < len(ops) {
+			if p := preference(ops[index].header); p != "" {
+				h = http.Header{"Preference-Applied": {p}}
+			}
+		}
+		return batchResponse(req, []batchResult{{header: h}}, index, e)
 	}
 	if len(ops) == 0 {
-		return errorResponse(req, errf(http.StatusBadRequest, "InvalidInput", "The batch request contains no operations."))
+		// An empty changeset: the service accepts it and changes nothing.
+		return batchResponse(req, nil, -1, nil)
 	}
 	if q := req.URL.Query(); q.Get("sig") != "" {
 		if serr := s.checkBatchSAS(req, ops); serr != nil {
@@ -69,16 +80,32 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		return fail(0, terr)
 	}
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
-	etags := make([]string, len(ops))
+	s.batchTime = s.tick()
+	defer func() { s.batchTime = time.Time{} }()
+	results := make([]batchResult, len(ops))
 	for i, o := range ops {
-		_, etag, _, err := s.write(scratch, o.op, o.tg, o.header, o.body)
+		st, etag, e, err := s.write(scratch, o.op, o.tg, o.header, o.body)
 		if err != nil {
 			return fail(i, err)
 		}
-		etags[i] = etag
+		h := http.Header{}
+		var body []byte
+		if o.op == OpInsertEntity {
+			s.inserted(o.answer, h, o.header, t.name, e, st)
+			if st == http.StatusCreated {
+				// An insert without return-no-content answers 201 with the
+				// entity, as alone.
+				h.Set("Content-Type", o.answer.contentType())
+				body = append(o.answer.open(t.name+"/@Element"), o.answer.entityJSON(t.name, e, nil)[1:]...)
+			}
+		}
+		if etag != "" {
+			h.Set("ETag", etag)
+		}
+		results[i] = batchResult{status: st, header: h, body: body}
 	}
 	t.rows = scratch.rows
-	return batchResponse(req, etags, -1, nil)
+	return batchResponse(req, results, -1, nil)
 }
 
 // parseBatch reads the SDK's multipart/mixed batch: one changeset of
@@ -114,13 +141,24 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 		if err != nil {
 			return nil, bad(err.Error())
 		}
+		// A body-less operation (a delete) may end at its last header,
+		// without the blank line before the boundary; the service takes it.
+		if !bytes.Contains(raw, []byte("\r\n\r\n")) && !bytes.Contains(raw, []byte("\n\n")) {
+			raw = append(bytes.TrimRight(raw, "\r\n"), "\r\n\r\n"...)
+		}
 		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
 		if err != nil {
 			return nil, bad(err.Error())
 		}
 		b, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Content-Length") == "" {
+			// Without Content-Length the body is the rest of the part.
+			if _, rest, ok := bytes.Cut(raw, []byte("\r\n\r\n")); ok {
+				b = bytes.TrimRight(rest, "\r\n")
+			}
+		}
 		op, tg, rerr := route(r)
-		o := batchOp{tg: tg, header: r.Header, body: b}
+		o := batchOp{tg: tg, header: r.Header, body: b, answer: newAnswer(r)}
 		if rerr == nil && op != OpBatch && op != OpGetEntity && op != OpQueryEntities && op != OpCreateTable && op != OpDeleteTable && op != OpQueryTables {
 			o.op = op
 		}
@@ -135,26 +173,50 @@ func parseBatch(contentType string, body []byte) ([]batchOp, *svcError) {
 	return ops, nil
 }
 
-// batchResponse writes the service's 202 multipart answer: a 204 per
-// operation with its ETag, or one error response that names the failed
-// operation as "index:" at the start of its message.
-func batchResponse(req *http.Request, etags []string, index int, e *svcError) *http.Response {
+// batchResult is one operation's answer in a batch response.
+type batchResult struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// batchResponse writes the service's 202 multipart answer: per operation
+// its status (204, or 201 with the entity for an insert without
+// return-no-content) and headers (ETag; Location, DataServiceId and
+// Preference-Applied for an insert), or one error response that names the
+// failed operation as "index:" at the start of its message.
+func batchResponse(req *http.Request, results []batchResult, index int, e *svcError) *http.Response {
 	var b bytes.Buffer
 	b.WriteString("--" + batchBoundary + "\r\nContent-Type: multipart/mixed; boundary=" + changesetBoundary + "\r\n\r\n")
 	if e != nil {
+		// The failed operation alone, named by the "index:" prefix of its
+		// message (the service sends no Content-ID here).
 		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString("HTTP/1.1 " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + "\r\n")
-		b.WriteString("Content-ID: " + strconv.Itoa(index+1) + "\r\nDataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;charset=utf-8\r\n\r\n")
+		b.WriteString("HTTP/1.1 " + strconv.Itoa(e.status) + " " + http.StatusText(e.status) + "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		if len(results) == 1 && results[0].header.Get("Preference-Applied") != "" {
+			b.WriteString("Preference-Applied: " + results[0].header.Get("Preference-Applied") + "\r\n")
+		}
+		b.WriteString("DataServiceVersion: 3.0;\r\nContent-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\r\n")
 		b.Write(e.body(index))
 		b.WriteString("\r\n")
+		results = nil
 	}
-	for _, etag := range etags {
+	for _, r := range results {
+		h := r.header
 		b.WriteString("--" + changesetBoundary + "\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n")
-		b.WriteString("HTTP/1.1 204 No Content\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\nDataServiceVersion: 3.0;\r\n")
-		if etag != "" {
-			b.WriteString("ETag: " + etag + "\r\n")
+		b.WriteString("HTTP/1.1 " + strconv.Itoa(r.status) + " " + http.StatusText(r.status) + "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-cache\r\n")
+		if v := h.Get("Preference-Applied"); v != "" {
+			b.WriteString("Preference-Applied: " + v + "\r\n")
 		}
-		b.WriteString("\r\n\r\n")
+		b.WriteString("DataServiceVersion: 3.0;\r\n")
+		for _, k := range []string{"Content-Type", "Location", "DataServiceId", "ETag"} {
+			if v := h.Get(k); v != "" {
+				b.WriteString(k + ": " + v + "\r\n")
+			}
+		}
+		b.WriteString("\r\n")
+		b.Write(r.body)
+		b.WriteString("\r\n")
 	}
 	b.WriteString("--" + changesetBoundary + "--\r\n--" + batchBoundary + "--\r\n")
 	h := http.Header{}

@@ -317,6 +317,17 @@ func blobRoute(req *http.Request, isBlob bool) Operation {
 
 // Do serves one HTTP request of the Blob REST API.
 func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
+	resp, err := s.serve(req)
+	if err == nil && req.Method == http.MethodHead && resp.ContentLength > 0 && resp.StatusCode >= 400 {
+		// A HEAD answer has no body: the service's error is in
+		// x-ms-error-code alone (recorded).
+		resp.Body, resp.ContentLength = http.NoBody, 0
+		resp.Header.Del("Content-Type")
+	}
+	return resp, err
+}
+
+func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 	body, err := readRequest(req)
 	if err != nil {
 		return nil, err
@@ -855,11 +866,22 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		items = append(items, it)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s"><Prefix>`, BlobURL, container)
-	_ = xml.EscapeText(&b, []byte(prefix))
-	b.WriteString("</Prefix><Marker>")
-	_ = xml.EscapeText(&b, []byte(marker))
-	fmt.Fprintf(&b, "</Marker><MaxResults>%d</MaxResults>", limit)
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s">`, BlobURL, container)
+	// Prefix, Marker and MaxResults echo only what the request gave
+	// (recorded List Blobs answers).
+	if q.Has("prefix") {
+		b.WriteString("<Prefix>")
+		_ = xml.EscapeText(&b, []byte(prefix))
+		b.WriteString("</Prefix>")
+	}
+	if marker != "" {
+		b.WriteString("<Marker>")
+		_ = xml.EscapeText(&b, []byte(marker))
+		b.WriteString("</Marker>")
+	}
+	if q.Has("maxresults") {
+		fmt.Fprintf(&b, "<MaxResults>%d</MaxResults>", limit)
+	}
 	if delim != "" {
 		b.WriteString("<Delimiter>")
 		_ = xml.EscapeText(&b, []byte(delim))
@@ -885,17 +907,25 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 			rfc1123(bd.created), rfc1123(bd.modified), bd.etag, len(bd.data))
 		_ = xml.EscapeText(&b, []byte(ctype))
 		b.WriteString("</Content-Type>")
-		if ce := bd.props.Get("Content-Encoding"); ce != "" {
-			// Listed as the service lists it, so a reader can tell a
-			// compressed blob without reading it.
-			b.WriteString("<Content-Encoding>")
-			_ = xml.EscapeText(&b, []byte(ce))
-			b.WriteString("</Content-Encoding>")
+		// Every property element, empty when unset, in the service's order
+		// (recorded List Blobs answers): a reader can tell a compressed
+		// blob by its Content-Encoding without reading it.
+		elem := func(name, v string) {
+			if v == "" {
+				b.WriteString("<" + name + " />")
+				return
+			}
+			b.WriteString("<" + name + ">")
+			_ = xml.EscapeText(&b, []byte(v))
+			b.WriteString("</" + name + ">")
 		}
-		if md := bd.props.Get("Content-Md5"); md != "" {
-			fmt.Fprintf(&b, "<Content-MD5>%s</Content-MD5>", md)
-		}
-		fmt.Fprintf(&b, "<BlobType>BlockBlob</BlobType><LeaseStatus>%s</LeaseStatus><LeaseState>%s</LeaseState>", bd.lease.status(), bd.lease.state)
+		elem("Content-Encoding", bd.props.Get("Content-Encoding"))
+		elem("Content-Language", bd.props.Get("Content-Language"))
+		elem("Content-CRC64", "")
+		elem("Content-MD5", bd.props.Get("Content-Md5"))
+		elem("Cache-Control", bd.props.Get("Cache-Control"))
+		elem("Content-Disposition", bd.props.Get("Content-Disposition"))
+		fmt.Fprintf(&b, "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred><LeaseStatus>%s</LeaseStatus><LeaseState>%s</LeaseState>", bd.lease.status(), bd.lease.state)
 		if bd.lease.state == leaseLeased {
 			fmt.Fprintf(&b, "<LeaseDuration>%s</LeaseDuration>", bd.lease.duration())
 		}

@@ -7,12 +7,15 @@
 // tablekit's ports runs against it unchanged. It keeps entities in the
 // service's order, produces ETags and Timestamps from an injectable clock
 // (deterministic and strictly increasing), evaluates OData filters, $select
-// and $top, pages with continuation tokens as the service may cut them
-// (RealisticPaging, the default: a page ends at a partition boundary,
-// after 1,000 entities or when its 5-second scan budget runs out, and
-// every third response is empty with a token; SetPaging switches one
-// table to FriendlyPaging, pages of 1,000 only, for a test that counts
-// requests and says why), answers with the service's status codes and error codes,
+// and $top, pages with continuation tokens as the service cuts them
+// (ServicePaging, the default: a page ends after 1,000 entities, where a
+// partition ends in a query that spans partitions, or when its 5-second
+// scan budget runs out, and a point or single-partition query of a few
+// rows comes back whole in one response; SetPaging switches one table to
+// AdversarialPaging, every third response empty with a token, for a test
+// that proves a loop follows tokens whatever a page holds, or to
+// FriendlyPaging, pages of 1,000 only, as Azurite cuts them), answers
+// with the service's status codes and error codes,
 // runs entity group transactions atomically with the service's multipart
 // answer, keeps a deleted table's name in TableBeingDeleted for a
 // configurable window, counts requests per operation, and fails the next N
@@ -31,8 +34,11 @@
 // should use a new name, as code must against the service, or shorten the
 // window with DeletedTableWindow, DeletedQueueWindow or
 // DeletedContainerWindow (negative: no window). It enforces the documented limits of
-// the service that the Azurite emulator does not. conformance runs
-// the same behaviour suite against this fake and against Azurite.
+// the service that the Azurite emulator does not, and answers as recorded
+// exchanges with the service show (the Accept metadata level; Location,
+// DataServiceId and Preference-Applied; the service's DateTime format);
+// Deviations lists what still differs, and why. conformance runs the same
+// behaviour suite against this fake and against Azurite.
 //
 // Retry delays: unlike an account, every fake writes short retry delays into
 // the options of the clients it hands out, by default FastRetryDelay (1 ms)

@@ -357,3 +357,44 @@ func (p *filterParser) literal() (value, error) {
 	}
 	return value{typ: edmInt32, i: n}, nil
 }
+
+// keyRange reports the partition (and, when rk is not empty, the one
+// entity) that every match of e lies in: a PartitionKey eq comparison,
+// with a RowKey eq one beside it, anywhere in e's chain of ands. The
+// service serves such a query from its index, reading nothing else.
+func keyRange(e expr) (pk, rk string, ok bool) {
+	var pks, rks []string
+	var walk func(e expr)
+	walk = func(e expr) {
+		switch x := e.(type) {
+		case boolExpr:
+			if x.op == "and" {
+				walk(x.l)
+				walk(x.r)
+			}
+		case cmpExpr:
+			if x.op == "eq" && !x.negate && x.lit.typ == edmString {
+				switch x.prop {
+				case "PartitionKey":
+					pks = append(pks, x.lit.s)
+				case "RowKey":
+					rks = append(rks, x.lit.s)
+				}
+			}
+		}
+	}
+	if e == nil {
+		return "", "", false
+	}
+	walk(e)
+	if len(pks) != 1 {
+		return "", "", false // none, or two that contradict or repeat: scan
+	}
+	if len(rks) == 1 {
+		rk = rks[0]
+		if rk == "" {
+			return pks[0], "", true // an empty RowKey: the partition's range still holds it
+		}
+	}
+	return pks[0], rk, true
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ const (
 	OpUpdateMessage   Operation = "UpdateMessage"
 	OpDeleteMessage   Operation = "DeleteMessage"
 	OpClearMessages   Operation = "ClearMessages"
+	OpListQueues      Operation = "ListQueues"
 )
 
 // Limits of the Queue service ("Put Message", "Get Messages").
@@ -240,6 +242,8 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	var op Operation
 	switch {
+	case parts[0] == "" && req.Method == http.MethodGet && q.Get("comp") == "list":
+		op = OpListQueues
 	case len(parts) == 1 && req.Method == http.MethodGet && q.Get("comp") == "acl":
 		op = OpGetQueueACL
 	case len(parts) == 1 && req.Method == http.MethodPut && q.Get("comp") == "acl":
@@ -271,6 +275,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	defer s.mu.Unlock()
 	if f := s.arrive(op); f != nil {
 		return xmlError(req, f.status, f.code, "injected fault"), nil
+	}
+	if op == OpListQueues {
+		return s.listQueues(req, q), nil
 	}
 	name := parts[0]
 	if q.Get("sig") != "" && op != OpGetQueueACL && op != OpSetQueueACL {
@@ -382,6 +389,10 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		}
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList>`)
+		// One Get Messages issues one pop receipt, shared by the messages
+		// it returns, as the service does (recorded exchanges); each
+		// message keeps it until it is received or updated again.
+		receipt := ""
 		for _, m := range qd.msgs {
 			if n == 0 {
 				break
@@ -392,7 +403,10 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 			n--
 			if op == OpDequeue {
 				m.dequeues++
-				m.popReceipt = s.newReceipt()
+				if receipt == "" {
+					receipt = s.newReceipt()
+				}
+				m.popReceipt = receipt
 				m.visible = now.Add(time.Duration(vt) * time.Second)
 			}
 			fmt.Fprintf(&b, "<QueueMessage><MessageId>%s</MessageId><InsertionTime>%s</InsertionTime><ExpirationTime>%s</ExpirationTime>",
@@ -464,4 +478,81 @@ func messageText(req *http.Request, body []byte) (string, *http.Response) {
 		return "", xmlError(req, http.StatusRequestEntityTooLarge, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.")
 	}
 	return m.Text, nil
+}
+
+// maxListQueues is the most queues one List Queues response holds
+// (maxresults defaults to and may not exceed 5,000).
+const maxListQueues = 5000
+
+// listQueues serves List Queues (GET /?comp=list): names in order,
+// filtered by prefix, from marker on, at most maxresults, with each
+// queue's metadata when include=metadata; s.mu is held.
+func (s *QueueService) listQueues(req *http.Request, q url.Values) *http.Response {
+	limit := maxListQueues
+	if m := q.Get("maxresults"); m != "" {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 1 {
+			return xmlError(req, http.StatusBadRequest, "OutOfRangeQueryParameterValue", "One of the query parameters specified in the request URI is outside the permissible range.")
+		}
+		limit = min(n, maxListQueues)
+	}
+	prefix, marker := q.Get("prefix"), q.Get("marker")
+	names := make([]string, 0, len(s.queues))
+	for n := range s.queues {
+		if strings.HasPrefix(n, prefix) && n >= marker {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	endpoint := "https://" + req.URL.Host + "/"
+	var b bytes.Buffer
+	elem := func(name, v string) {
+		b.WriteString("<" + name + ">")
+		_ = xml.EscapeText(&b, []byte(v))
+		b.WriteString("</" + name + ">")
+	}
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="`)
+	_ = xml.EscapeText(&b, []byte(endpoint))
+	b.WriteString(`">`)
+	if q.Has("prefix") {
+		elem("Prefix", prefix)
+	}
+	if marker != "" {
+		elem("Marker", marker)
+	}
+	if q.Has("maxresults") {
+		elem("MaxResults", strconv.Itoa(limit))
+	}
+	b.WriteString("<Queues>")
+	next := ""
+	for i, n := range names {
+		if i == limit {
+			next = n
+			break
+		}
+		b.WriteString("<Queue>")
+		elem("Name", n)
+		if strings.Contains(q.Get("include"), "metadata") {
+			b.WriteString("<Metadata>")
+			meta := s.queues[n].meta
+			keys := make([]string, 0, len(meta))
+			for k := range meta {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				elem(strings.ToLower(k[len("X-Ms-Meta-"):]), meta.Get(k))
+			}
+			b.WriteString("</Metadata>")
+		}
+		b.WriteString("</Queue>")
+	}
+	b.WriteString("</Queues>")
+	if next != "" {
+		elem("NextMarker", next)
+	} else {
+		b.WriteString("<NextMarker />")
+	}
+	b.WriteString("</EnumerationResults>")
+	return xmlResponse(req, http.StatusOK, b.Bytes())
 }

@@ -332,18 +332,41 @@ func parseACL(body []byte) ([]storedPolicy, *svcError) {
 
 // aclBody renders a Get ACL answer.
 func aclBody(ps []storedPolicy) []byte {
-	out, _ := xml.Marshal(signedIdentifiers{List: ps})
-	return append([]byte(`<?xml version="1.0" encoding="utf-8"?>`), out...)
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><SignedIdentifiers>`)
+	elem := func(name, v string) {
+		b.WriteString("<" + name + ">")
+		_ = xml.EscapeText(&b, []byte(v))
+		b.WriteString("</" + name + ">")
+	}
+	for _, p := range ps {
+		b.WriteString("<SignedIdentifier>")
+		elem("Id", p.ID)
+		// An identifier set without a policy comes back without an
+		// AccessPolicy element, as the service answers it.
+		if p.Start != "" || p.Expiry != "" || p.Perm != "" {
+			b.WriteString("<AccessPolicy>")
+			for _, f := range [][2]string{{"Start", p.Start}, {"Expiry", p.Expiry}, {"Permission", p.Perm}} {
+				if f[1] != "" {
+					elem(f[0], f[1])
+				}
+			}
+			b.WriteString("</AccessPolicy>")
+		}
+		b.WriteString("</SignedIdentifier>")
+	}
+	b.WriteString("</SignedIdentifiers>")
+	return b.Bytes()
 }
 
 // tableACL serves Get and Set Table ACL (?comp=acl); s.mu is held.
 func (s *TableService) tableACL(req *http.Request, name string, body []byte) *http.Response {
 	if req.URL.Query().Get("sig") != "" {
-		return errorResponse(req, deny("AuthorizationFailure", "This request is not authorized to perform this operation."))
+		return aclError(req, deny("AuthorizationFailure", "This request is not authorized to perform this operation."))
 	}
 	td, serr := s.table(name)
 	if serr != nil {
-		return errorResponse(req, serr)
+		return aclError(req, serr)
 	}
 	if req.Method == http.MethodGet {
 		h := http.Header{}
@@ -352,10 +375,26 @@ func (s *TableService) tableACL(req *http.Request, name string, body []byte) *ht
 	}
 	ps, serr := parseACL(body)
 	if serr != nil {
-		return errorResponse(req, serr)
+		return aclError(req, serr)
 	}
 	td.policies = ps
 	return response(req, http.StatusNoContent, nil, nil)
+}
+
+// aclError answers a Table ACL request's error as the service does
+// (recorded): in XML, the OData error in the metadata namespace, with
+// x-ms-error-code, unlike the JSON errors of the rest of the Table API.
+func aclError(req *http.Request, e *svcError) *http.Response {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?><m:error xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><m:code>`)
+	_ = xml.EscapeText(&b, []byte(e.code))
+	b.WriteString(`</m:code><m:message xml:lang="en-US">`)
+	_ = xml.EscapeText(&b, []byte(e.msg+"\nRequestId:00000000-0000-0000-0000-000000000000\nTime:"+time.Now().UTC().Format(time.RFC3339Nano)))
+	b.WriteString(`</m:message></m:error>`)
+	h := http.Header{}
+	h.Set("Content-Type", "application/xml")
+	h.Set("X-Ms-Error-Code", e.code)
+	return response(req, e.status, h, b.Bytes())
 }
 
 // queueACL serves Get and Set Queue ACL (?comp=acl); s.mu is held.

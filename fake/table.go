@@ -41,7 +41,7 @@ type TableServiceOptions struct {
 	Now func() time.Time
 	// Paging is how every table's query responses are cut into pages;
 	// SetPaging changes it for one table at run time. Default:
-	// RealisticPaging(), pages as the service may cut them.
+	// ServicePaging(), pages as the service cuts them.
 	Paging *Paging
 	// DeletedTableWindow is how long a deleted table's name answers 409
 	// TableBeingDeleted. Default: 40 s; negative: no window.
@@ -71,6 +71,10 @@ type TableService struct {
 	deleted  map[string]time.Time  // lower-case name -> when it was deleted
 	lastTick time.Time
 	paging   map[string]Paging // by lower-case table name: SetPaging's choices
+	// batchTime is the one write time of the entity group transaction
+	// being applied: the service gives every entity of a batch the same
+	// Timestamp and ETag (recorded exchanges). Zero outside a batch.
+	batchTime time.Time
 }
 
 // Paging is how the fake cuts a query's results into pages. The service
@@ -109,19 +113,32 @@ const (
 	serverTimeBudget = 5 * time.Second // a query executes for at most 5 s per response
 )
 
-// RealisticPaging is the fake's default paging, the service's answers at
-// their least convenient: a page ends at every partition boundary, after
-// 1,000 entities, or when the 5-second budget runs out (examining an
-// entity costs 1 ms: 5,000 entities), and every third response of a table
-// is an empty page with a continuation token.
-func RealisticPaging() Paging {
-	return Paging{PageSize: maxPageEntities, SplitAtPartitions: true, EmptyPageEvery: 3, ScanCost: time.Millisecond}
+// ServicePaging is the fake's default paging, the service's: a page ends
+// after 1,000 entities, where a partition ends in a query that spans
+// partitions, or when the 5-second budget runs out (examining an entity
+// costs 1 ms: 5,000 entities). A query that names one partition
+// (PartitionKey eq '…') reads only that partition, as the service seeks
+// it by its index, so a point or single-partition query of a few rows
+// comes back whole in one response.
+func ServicePaging() Paging {
+	return Paging{PageSize: maxPageEntities, SplitAtPartitions: true, ScanCost: time.Millisecond}
 }
 
-// FriendlyPaging cuts pages only at 1,000 entities (or $top): the fewest
-// requests a query can take. A test that counts requests may switch a
-// table to it with SetPaging, and should say why: the service may answer
-// with more, shorter pages.
+// AdversarialPaging is the service's paging at its least convenient, to
+// prove a loop follows continuation tokens whatever a page holds: on top
+// of ServicePaging, every third response of a table is an empty page with
+// a continuation token, for any query, a point lookup included. The
+// service may answer so (Query timeout and pagination); it seldom does.
+func AdversarialPaging() Paging {
+	p := ServicePaging()
+	p.EmptyPageEvery = 3
+	return p
+}
+
+// FriendlyPaging cuts pages only at 1,000 entities (or $top), never at a
+// partition boundary: the fewest requests a query can take, and how
+// Azurite 3.37 pages. A test may switch a table to it with SetPaging, and
+// should say why: the service may answer with more, shorter pages.
 func FriendlyPaging() Paging { return Paging{PageSize: maxPageEntities} }
 
 // SetPaging makes the fake cut query responses of table (its name in any
@@ -173,7 +190,7 @@ func NewTableService(opts *TableServiceOptions) *TableService {
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
-	p := RealisticPaging()
+	p := ServicePaging()
 	if s.opts.Paging != nil {
 		p = s.opts.Paging.normalized()
 	}
@@ -265,11 +282,34 @@ func response(req *http.Request, status int, header http.Header, body []byte) *h
 	}
 }
 
+// errorResponse answers e as the Table service does: the code in the
+// body's odata.error, at the request's metadata level, and no
+// x-ms-error-code header (recorded answers of version 2019-02-02 have
+// none; the SDK reads the code from the body).
+// An insert or a create that asked for a response preference has it
+// applied on an error too (a recorded 400 PropertiesNeedValue carries
+// Preference-Applied: return-no-content).
 func errorResponse(req *http.Request, e *svcError) *http.Response {
 	h := http.Header{}
-	h.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-	h.Set("X-Ms-Error-Code", e.code)
+	h.Set("Content-Type", newAnswer(req).contentType())
+	if req.Method == http.MethodPost {
+		if p := preference(req.Header); p != "" {
+			h.Set("Preference-Applied", p)
+		}
+	}
 	return response(req, e.status, h, e.body(-1))
+}
+
+// preference is the response preference a request's Prefer header asks
+// for: return-no-content, return-content, or none.
+func preference(h http.Header) string {
+	switch p := h.Get("Prefer"); {
+	case strings.Contains(p, "return-no-content"):
+		return "return-no-content"
+	case strings.Contains(p, "return-content"):
+		return "return-content"
+	}
+	return ""
 }
 
 // Do serves one HTTP request of the Table REST API.
@@ -316,7 +356,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	status, header, out, serr := s.serve(op, target, req.Method, req.Header, q, body)
+	status, header, out, serr := s.serve(newAnswer(req), op, target, req.Header, q, body)
 	if serr != nil {
 		return errorResponse(req, serr), nil
 	}
@@ -346,6 +386,9 @@ func route(req *http.Request) (Operation, target, *svcError) {
 		}
 	case strings.HasPrefix(p, "Tables('") && strings.HasSuffix(p, "')") && req.Method == http.MethodDelete:
 		return OpDeleteTable, target{table: p[len("Tables('") : len(p)-2]}, nil
+	case strings.HasPrefix(p, "Tables('") && strings.HasSuffix(p, "')") && req.Method == http.MethodGet:
+		// Query Tables of one table by name.
+		return OpQueryTables, target{table: p[len("Tables('") : len(p)-2], keyed: true}, nil
 	}
 	name, rest, _ := strings.Cut(p, "(")
 	t := target{table: name}
@@ -429,8 +472,13 @@ func (s *TableService) tick() time.Time {
 	return now
 }
 
+// edmDateTimeFormat is how the service writes a DateTime, in ETags,
+// Timestamps and properties: to 100 ns, without trailing zeros
+// ("2020-04-30T22:03:13.037766Z", "2020-01-01T01:02:00Z" as recorded).
+const edmDateTimeFormat = "2006-01-02T15:04:05.9999999Z"
+
 func etagOf(ts time.Time) string {
-	return `W/"datetime'` + strings.ReplaceAll(ts.Format("2006-01-02T15:04:05.0000000Z"), ":", "%3A") + `'"`
+	return `W/"datetime'` + strings.ReplaceAll(ts.Format(edmDateTimeFormat), ":", "%3A") + `'"`
 }
 
 func (t *tableData) find(pk, rk string) (int, bool) {
@@ -457,17 +505,88 @@ func (t *tableData) remove(pk, rk string) {
 	}
 }
 
+// answer is what shapes a response besides its data: the service's base
+// URL as the request named it (for odata.metadata, Location and
+// odata.id), the account, and the metadata level the request asked for.
+type answer struct {
+	base    string // https://account.table.core.windows.net/
+	account string
+	level   metadataLevel
+}
+
+// metadataLevel is the odata= parameter of a JSON answer.
+type metadataLevel string
+
+const (
+	noMetadata      metadataLevel = "nometadata"
+	minimalMetadata metadataLevel = "minimalmetadata"
+	fullMetadata    metadataLevel = "fullmetadata"
+)
+
+// newAnswer reads the base URL and the metadata level of req: $format
+// wins over Accept, and JSON without an odata parameter is minimal
+// metadata (Payload format for Table service operations).
+func newAnswer(req *http.Request) answer {
+	a := answer{base: URL, level: minimalMetadata}
+	if req.URL != nil && req.URL.Host != "" {
+		scheme := req.URL.Scheme
+		if scheme == "" {
+			scheme = "https"
+		}
+		a.base = scheme + "://" + req.URL.Host + "/"
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(a.base, "https://"), "http://")
+	a.account, _, _ = strings.Cut(host, ".")
+	accept := req.Header.Get("Accept")
+	if req.URL != nil {
+		if f := req.URL.Query().Get("$format"); f != "" {
+			accept = f
+		}
+	}
+	for _, l := range []metadataLevel{noMetadata, fullMetadata, minimalMetadata} {
+		if strings.Contains(accept, "odata="+string(l)) {
+			a.level = l
+			break
+		}
+	}
+	return a
+}
+
+// contentType is the Content-Type of a JSON answer at a's level.
+func (a answer) contentType() string {
+	return "application/json;odata=" + string(a.level) + ";streaming=true;charset=utf-8"
+}
+
+// open starts a JSON object: with odata.metadata (whose fragment is
+// what, "Tables/@Element" say) unless the level is none.
+func (a answer) open(what string) []byte {
+	if a.level == noMetadata {
+		return []byte("{")
+	}
+	b := append([]byte(`{"odata.metadata":`), appendString(nil, a.base+"$metadata#"+what)...)
+	return append(b, ',')
+}
+
+// entityPath is an entity's address relative to the service, as
+// Location, odata.id and odata.editLink give it.
+func entityPath(table, pk, rk string) string {
+	return table + "(PartitionKey='" + strings.ReplaceAll(pk, "'", "''") + "',RowKey='" + strings.ReplaceAll(rk, "'", "''") + "')"
+}
+
 // serve runs one non-batch request under s.mu.
-func (s *TableService) serve(op Operation, tg target, method string, h http.Header, q url.Values, body []byte) (int, http.Header, []byte, *svcError) {
+func (s *TableService) serve(a answer, op Operation, tg target, h http.Header, q url.Values, body []byte) (int, http.Header, []byte, *svcError) {
 	switch op {
 	case OpCreateTable:
-		return s.createTable(h, body)
+		return s.createTable(a, h, body)
 	case OpDeleteTable:
 		return s.deleteTable(tg.table)
 	case OpQueryTables:
-		return s.queryTables(q)
+		if tg.keyed {
+			return s.queryTable(a, tg.table)
+		}
+		return s.queryTables(a, q)
 	case OpQueryEntities:
-		return s.queryEntities(tg.table, q)
+		return s.queryEntities(a, tg.table, q)
 	case OpGetEntity:
 		t, err := s.table(tg.table)
 		if err != nil {
@@ -484,8 +603,8 @@ func (s *TableService) serve(op Operation, tg target, method string, h http.Head
 		e := t.rows[i]
 		hdr := http.Header{}
 		hdr.Set("ETag", e.etag)
-		hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-		out := append([]byte(`{"odata.metadata":"`+URL+`$metadata#`+t.name+`/@Element",`), e.json(sel)[1:]...)
+		hdr.Set("Content-Type", a.contentType())
+		out := append(a.open(t.name+"/@Element"), a.entityJSON(t.name, e, sel)[1:]...)
 		return http.StatusOK, hdr, out, nil
 	}
 	// Writes: one entity.
@@ -501,12 +620,30 @@ func (s *TableService) serve(op Operation, tg target, method string, h http.Head
 	if etag != "" {
 		hdr.Set("ETag", etag)
 	}
-	if op == OpInsertEntity && st == http.StatusCreated {
-		hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-		out := append([]byte(`{"odata.metadata":"`+URL+`$metadata#`+t.name+`/@Element",`), e.json(nil)[1:]...)
-		return st, hdr, out, nil
+	if op == OpInsertEntity {
+		s.inserted(a, hdr, h, t.name, e, st)
+		if st == http.StatusCreated {
+			hdr.Set("Content-Type", a.contentType())
+			out := append(a.open(t.name+"/@Element"), a.entityJSON(t.name, e, nil)[1:]...)
+			return st, hdr, out, nil
+		}
 	}
 	return st, hdr, nil, nil
+}
+
+// inserted adds the headers the service sends on a created entity (alone
+// or in a batch): Location, and with Prefer return-no-content
+// DataServiceId and Preference-Applied; with return-content
+// Preference-Applied.
+func (s *TableService) inserted(a answer, hdr, reqHeader http.Header, table string, e *entity, status int) {
+	loc := a.base + entityPath(table, e.pk, e.rk)
+	hdr.Set("Location", loc)
+	if status == http.StatusNoContent {
+		hdr.Set("DataServiceId", loc)
+		hdr.Set("Preference-Applied", "return-no-content")
+	} else if strings.Contains(reqHeader.Get("Prefer"), "return-content") {
+		hdr.Set("Preference-Applied", "return-content")
+	}
 }
 
 // write applies one entity write to t and returns the status and new ETag.
@@ -580,7 +717,10 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 			}
 		}
 	}
-	in.ts = s.tick()
+	in.ts = s.batchTime
+	if in.ts.IsZero() {
+		in.ts = s.tick()
+	}
 	in.etag = etagOf(in.ts)
 	t.put(in)
 	if op == OpInsertEntity && !strings.Contains(h.Get("Prefer"), "return-no-content") {
@@ -589,23 +729,52 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 	return http.StatusNoContent, in.etag, in, nil
 }
 
-// json renders the entity with minimal metadata; sel, when non-nil, lists
-// the properties to include (missing ones come back as null).
-func (e *entity) json(sel []string) []byte {
-	b := []byte(`{"odata.etag":`)
-	b = appendString(b, e.etag)
+// entityJSON renders the entity of table at a's metadata level (sel, when
+// non-nil, lists the properties to include; missing ones come back as
+// null): none has
+// no odata.* names and no type annotations; minimal has odata.etag and
+// annotates the types JSON cannot tell apart, but not Timestamp; full adds
+// odata.type, odata.id and odata.editLink, and annotates Timestamp.
+func (a answer) entityJSON(table string, e *entity, sel []string) []byte {
+	b := []byte{'{'}
+	switch a.level {
+	case fullMetadata:
+		path := entityPath(table, e.pk, e.rk)
+		b = append(b, `"odata.type":`...)
+		b = appendString(b, a.account+"."+table)
+		b = append(b, `,"odata.id":`...)
+		b = appendString(b, a.base+path)
+		b = append(b, `,"odata.etag":`...)
+		b = appendString(b, e.etag)
+		b = append(b, `,"odata.editLink":`...)
+		b = appendString(b, path)
+	case minimalMetadata:
+		b = append(b, `"odata.etag":`...)
+		b = appendString(b, e.etag)
+	}
+	annotate := a.level != noMetadata
+	first := a.level == noMetadata
+	sep := func() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+	}
 	want := func(n string) bool { return sel == nil || slices.Contains(sel, n) }
 	if want("PartitionKey") {
-		b = append(b, `,"PartitionKey":`...)
+		sep()
+		b = append(b, `"PartitionKey":`...)
 		b = appendString(b, e.pk)
 	}
 	if want("RowKey") {
-		b = append(b, `,"RowKey":`...)
+		sep()
+		b = append(b, `"RowKey":`...)
 		b = appendString(b, e.rk)
 	}
 	if want("Timestamp") {
-		b = append(b, ',')
-		b = value{typ: edmDateTime, t: e.ts}.appendJSON(b, "Timestamp")
+		sep()
+		// Only full metadata annotates Timestamp: its type is known.
+		b = value{typ: edmDateTime, t: e.ts}.appendJSON(b, "Timestamp", a.level == fullMetadata)
 	}
 	names := make([]string, 0, len(e.props))
 	if sel == nil {
@@ -621,14 +790,14 @@ func (e *entity) json(sel []string) []byte {
 		}
 	}
 	for _, n := range names {
-		b = append(b, ',')
+		sep()
 		v, ok := e.props[n]
 		if !ok {
 			b = appendString(b, n)
 			b = append(b, ":null"...)
 			continue
 		}
-		b = v.appendJSON(b, n)
+		b = v.appendJSON(b, n, annotate)
 	}
 	return append(b, '}')
 }
@@ -771,7 +940,7 @@ func decodeCont(s string) (string, bool) {
 	return string(b), err == nil
 }
 
-func (s *TableService) queryEntities(name string, q url.Values) (int, http.Header, []byte, *svcError) {
+func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, http.Header, []byte, *svcError) {
 	t, err := s.table(name)
 	if err != nil {
 		return 0, nil, nil, err
@@ -796,19 +965,30 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 		}
 		limit = min(limit, n)
 	}
-	start := 0
+	// A filter that names one partition (or one entity) is served from
+	// the index: only that key range is read, and only it costs budget.
+	start, end := 0, len(t.rows)
+	if pk, rk, ok := keyRange(filter); ok {
+		start, _ = t.find(pk, rk)
+		end = start
+		for end < len(t.rows) && t.rows[end].pk == pk && (rk == "" || t.rows[end].rk == rk) {
+			end++
+		}
+	}
 	if npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey"); npk != "" || nrk != "" {
 		pk, ok1 := decodeCont(npk)
 		rk, ok2 := decodeCont(nrk)
 		if !ok1 || !ok2 {
 			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad continuation token.")
 		}
-		start, _ = t.find(pk, rk)
+		from, _ := t.find(pk, rk)
+		start = max(start, from)
+		end = max(end, start)
 	}
 	t.pages++
 	hdr := http.Header{}
-	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-	b := []byte(`{"odata.metadata":"` + URL + `$metadata#` + t.name + `","value":[`)
+	hdr.Set("Content-Type", a.contentType())
+	b := append(a.open(t.name), `"value":[`...)
 	n := 0
 	i := start
 	empty := paging.EmptyPageEvery > 0 && t.pages%paging.EmptyPageEvery == 0
@@ -821,7 +1001,7 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 	}
 	outOfTime := false
 	var lastPK string
-	for examined := 0; i < len(t.rows) && !empty; i++ {
+	for examined := 0; i < end && !empty; i++ {
 		e := t.rows[i]
 		if paging.SplitAtPartitions && n > 0 && e.pk != lastPK {
 			break
@@ -843,7 +1023,7 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, e.json(sel)...)
+		b = append(b, a.entityJSON(t.name, e, sel)...)
 		n++
 		lastPK = e.pk
 	}
@@ -856,7 +1036,7 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 		return http.StatusOK, hdr, b, nil
 	}
 	// More to come only if some later entity could match.
-	for ; i < len(t.rows); i++ {
+	for ; i < end; i++ {
 		if filter == nil || filter.eval(t.rows[i].get) {
 			hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(t.rows[i].pk))
 			hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(t.rows[i].rk))
@@ -866,7 +1046,7 @@ func (s *TableService) queryEntities(name string, q url.Values) (int, http.Heade
 	return http.StatusOK, hdr, b, nil
 }
 
-func (s *TableService) createTable(h http.Header, body []byte) (int, http.Header, []byte, *svcError) {
+func (s *TableService) createTable(a answer, h http.Header, body []byte) (int, http.Header, []byte, *svcError) {
 	var in struct{ TableName string }
 	if err := json.Unmarshal(body, &in); err != nil {
 		return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad table creation body.")
@@ -886,11 +1066,18 @@ func (s *TableService) createTable(h http.Header, body []byte) (int, http.Header
 	}
 	s.tables[lower] = &tableData{name: in.TableName}
 	hdr := http.Header{}
+	loc := a.base + "Tables('" + in.TableName + "')"
+	hdr.Set("Location", loc)
 	if strings.Contains(h.Get("Prefer"), "return-no-content") {
+		hdr.Set("DataServiceId", loc)
+		hdr.Set("Preference-Applied", "return-no-content")
 		return http.StatusNoContent, hdr, nil, nil
 	}
-	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-	out, _ := json.Marshal(map[string]string{"odata.metadata": URL + "$metadata#Tables/@Element", "TableName": in.TableName})
+	if strings.Contains(h.Get("Prefer"), "return-content") {
+		hdr.Set("Preference-Applied", "return-content")
+	}
+	hdr.Set("Content-Type", a.contentType())
+	out := append(a.open("Tables/@Element"), a.tableJSON(in.TableName)[1:]...)
 	return http.StatusCreated, hdr, out, nil
 }
 
@@ -904,7 +1091,7 @@ func (s *TableService) deleteTable(name string) (int, http.Header, []byte, *svcE
 	return http.StatusNoContent, nil, nil, nil
 }
 
-func (s *TableService) queryTables(q url.Values) (int, http.Header, []byte, *svcError) {
+func (s *TableService) queryTables(a answer, q url.Values) (int, http.Header, []byte, *svcError) {
 	var filter expr
 	if f := q.Get("$filter"); f != "" {
 		var perr error
@@ -933,7 +1120,8 @@ func (s *TableService) queryTables(q url.Values) (int, http.Header, []byte, *svc
 		}
 		start = sort.Search(len(names), func(i int) bool { return strings.ToLower(names[i]) >= strings.ToLower(name) })
 	}
-	var out []map[string]string
+	out := []byte{}
+	n := 0
 	hdr := http.Header{}
 	for i := start; i < len(names); i++ {
 		get := func(p string) (value, bool) {
@@ -945,13 +1133,48 @@ func (s *TableService) queryTables(q url.Values) (int, http.Header, []byte, *svc
 		if filter != nil && !filter.eval(get) {
 			continue
 		}
-		if len(out) == limit {
+		if n == limit {
 			hdr.Set("X-Ms-Continuation-Nexttablename", encodeCont(names[i]))
 			break
 		}
-		out = append(out, map[string]string{"TableName": names[i]})
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, a.tableJSON(names[i])...)
+		n++
 	}
-	hdr.Set("Content-Type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-	b, _ := json.Marshal(map[string]any{"odata.metadata": URL + "$metadata#Tables", "value": out})
+	hdr.Set("Content-Type", a.contentType())
+	b := append(a.open("Tables"), `"value":[`...)
+	b = append(append(b, out...), "]}"...)
 	return http.StatusOK, hdr, b, nil
+}
+
+// queryTable answers Query Tables for one table by name
+// (GET /Tables('name')).
+func (s *TableService) queryTable(a answer, name string) (int, http.Header, []byte, *svcError) {
+	t, err := s.table(name)
+	if err != nil {
+		return 0, nil, nil, errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+	}
+	hdr := http.Header{}
+	hdr.Set("Content-Type", a.contentType())
+	return http.StatusOK, hdr, append(a.open("Tables/@Element"), a.tableJSON(t.name)[1:]...), nil
+}
+
+// tableJSON renders one table of a listing at a's metadata level.
+func (a answer) tableJSON(name string) []byte {
+	b := []byte{'{'}
+	if a.level == fullMetadata {
+		path := "Tables('" + name + "')"
+		b = append(b, `"odata.type":`...)
+		b = appendString(b, a.account+".Tables")
+		b = append(b, `,"odata.id":`...)
+		b = appendString(b, a.base+path)
+		b = append(b, `,"odata.editLink":`...)
+		b = appendString(b, path)
+		b = append(b, ',')
+	}
+	b = append(b, `"TableName":`...)
+	b = appendString(b, name)
+	return append(b, '}')
 }

@@ -189,15 +189,21 @@ func TestTransactions(t *testing.T) {
 func TestETagsIncreaseWithAFrozenClock(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	_, c := newTable(t, &fake.TableServiceOptions{Now: func() time.Time { return at }})
+	// Every write gets a new ETag, 100 ns after the last on a frozen
+	// clock. The service writes the time without trailing zeros, so the
+	// ETags are unique but do not sort as strings: code must only compare
+	// them for equality.
 	var last string
+	seen := map[string]bool{}
 	for i := 0; i < 5; i++ {
 		resp, err := c.UpsertEntity(t.Context(), entity("p", "r", ""), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(resp.ETag) <= last {
-			t.Fatalf("ETag %s not after %s", resp.ETag, last)
+		if seen[string(resp.ETag)] {
+			t.Fatalf("ETag %s given twice", resp.ETag)
 		}
+		seen[string(resp.ETag)] = true
 		last = string(resp.ETag)
 	}
 	if last != `W/"datetime'2026-11-21T10%3A00%3A00.0000004Z'"` {
@@ -343,19 +349,31 @@ func pageSizes(t *testing.T, c *aztables.Client, filter string) (sizes []int, to
 
 func noExtra(int) string { return "" }
 
-func TestRealisticPagingIsTheDefault(t *testing.T) {
+// The default pages as the service does: a page ends after 1,000
+// entities and where a partition ends in a query that spans partitions,
+// and nothing else cuts it.
+func TestServicePagingIsTheDefault(t *testing.T) {
 	svc, c := newTable(t, nil)
 	fill(t, c, []string{"a", "b"}, 1200, noExtra)
-	// Pages end after 1,000 entities and where a partition ends, and every
-	// third response is empty but carries a token.
 	sizes, tokens := pageSizes(t, c, "")
-	if want := []int{1000, 200, 0, 1000, 200}; !slices.Equal(sizes, want) {
+	if want := []int{1000, 200, 1000, 200}; !slices.Equal(sizes, want) {
 		t.Fatalf("pages %v, want %v", sizes, want)
 	}
-	if want := []bool{true, true, true, true, false}; !slices.Equal(tokens, want) {
+	if want := []bool{true, true, true, false}; !slices.Equal(tokens, want) {
 		t.Fatalf("tokens %v, want %v", tokens, want)
 	}
-	// The friendly mode, for one table at run time: pages of 1,000.
+	// The adversarial mode, for one table at run time: every third
+	// response of the table (the 6th and the 9th here) is empty but
+	// carries a token.
+	svc.SetPaging("TBL", fake.AdversarialPaging())
+	sizes, tokens = pageSizes(t, c, "")
+	if want := []int{1000, 0, 200, 1000, 0, 200}; !slices.Equal(sizes, want) {
+		t.Fatalf("adversarial pages %v, want %v", sizes, want)
+	}
+	if want := []bool{true, true, true, true, true, false}; !slices.Equal(tokens, want) {
+		t.Fatalf("adversarial tokens %v, want %v", tokens, want)
+	}
+	// The friendly mode: pages of 1,000.
 	svc.SetPaging("TBL", fake.FriendlyPaging())
 	if sizes, _ := pageSizes(t, c, ""); !slices.Equal(sizes, []int{1000, 1000, 400}) {
 		t.Fatalf("friendly pages %v", sizes)
@@ -368,6 +386,57 @@ func TestRealisticPagingIsTheDefault(t *testing.T) {
 	fill(t, other, []string{"a", "b"}, 3, noExtra)
 	if sizes, _ := pageSizes(t, other, ""); !slices.Equal(sizes, []int{3, 3}) {
 		t.Fatalf("other table's pages %v, want one per partition", sizes)
+	}
+}
+
+// A point query and a query of one partition are one request each on the
+// service's paging, however large the table and however many queries
+// came before: the service seeks the key range by its index and reads
+// nothing else, so no scan budget is spent on other partitions.
+func TestPointAndPartitionQueriesAreOneRequest(t *testing.T) {
+	svc, c := newTable(t, nil)
+	fill(t, c, []string{"a", "b", "c", "d", "e", "f", "g"}, 1000, noExtra)
+	for range 5 {
+		for _, q := range []struct {
+			filter string
+			n      int
+		}{
+			{"PartitionKey eq 'g' and RowKey eq '000007'", 1},
+			{"RowKey eq '000007' and PartitionKey eq 'a'", 1},
+			{"PartitionKey eq 'g' and RowKey ge '000990'", 10},
+			{"PartitionKey eq 'd'", 1000},
+		} {
+			before := svc.Count(fake.OpQueryEntities)
+			sizes, tokens := pageSizes(t, c, q.filter)
+			if !slices.Equal(sizes, []int{q.n}) || tokens[0] {
+				t.Fatalf("%s: pages %v tokens %v, want one page of %d without a token", q.filter, sizes, tokens, q.n)
+			}
+			if got := svc.Count(fake.OpQueryEntities) - before; got != 1 {
+				t.Fatalf("%s: %d requests, want 1", q.filter, got)
+			}
+		}
+		// The guide's log tail: $top=10 in one partition, one request
+		// holding ten entities.
+		top := int32(10)
+		f := "PartitionKey eq 'c'"
+		page, err := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &f, Top: &top}).NextPage(t.Context())
+		if err != nil || len(page.Entities) != 10 {
+			t.Fatalf("$top=10 in one partition: %d entities, %v; want 10", len(page.Entities), err)
+		}
+	}
+	// Under the adversarial mode the same point query may take two.
+	svc.SetPaging("tbl", fake.AdversarialPaging())
+	total := 0
+	for range 3 {
+		before := svc.Count(fake.OpQueryEntities)
+		sizes, _ := pageSizes(t, c, "PartitionKey eq 'g' and RowKey eq '000007'")
+		total += svc.Count(fake.OpQueryEntities) - before
+		if n := sizes[len(sizes)-1]; n != 1 {
+			t.Fatalf("adversarial point query: pages %v", sizes)
+		}
+	}
+	if total != 4 {
+		t.Fatalf("three adversarial point queries took %d requests, want 4 (one empty page with a token)", total)
 	}
 }
 
@@ -428,7 +497,7 @@ func TestSetPagingConcurrently(t *testing.T) {
 				if i%2 == g%2 {
 					svc.SetPaging("tbl", fake.FriendlyPaging())
 				} else {
-					svc.SetPaging("tbl", fake.RealisticPaging())
+					svc.SetPaging("tbl", fake.AdversarialPaging())
 				}
 				n := 0
 				pager := c.NewListEntitiesPager(nil)

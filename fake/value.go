@@ -147,8 +147,11 @@ func validGUID(s string) bool {
 
 // appendJSON writes name (with its annotation when the type needs one) and
 // the value, as the service's JSON with minimal metadata does.
-func (v value) appendJSON(b []byte, name string) []byte {
+func (v value) appendJSON(b []byte, name string, annotated bool) []byte {
 	annotate := func(t string) {
+		if !annotated {
+			return
+		}
 		b = appendString(b, name+"@odata.type")
 		b = append(b, ':')
 		b = appendString(b, t)
@@ -188,7 +191,7 @@ func (v value) appendJSON(b []byte, name string) []byte {
 		}
 	case edmDateTime:
 		b = append(b, '"')
-		b = v.t.UTC().AppendFormat(b, "2006-01-02T15:04:05.0000000Z")
+		b = v.t.UTC().AppendFormat(b, edmDateTimeFormat)
 		b = append(b, '"')
 	case edmBinary:
 		b = append(b, '"')

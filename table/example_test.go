@@ -129,12 +129,12 @@ func ExampleTable_QueryPage() {
 			break
 		}
 	}
-	// The service may send an empty page with a token (the fake sends
-	// every third): keep going while there is a token.
+	// The service may send an empty page with a token: keep going while
+	// there is a token, whatever a page holds.
+
 	// Output:
 	// 2 true
 	// 2 true
-	// 0 true
 	// 1 false
 }
 
