@@ -203,6 +203,9 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	// Every record the worker writes passes through the redacting
+	// handler: a log site cannot leak a SAS signature by forgetting.
+	w.log = redact.Logger(w.log)
 	w.tracer = trace.New(o.TracingProvider)
 	w.queueName = queueName(queue)
 	return w
@@ -258,6 +261,9 @@ func (w *Worker) Stats() Stats {
 
 // fail records a failed delivery in the call's tally and in Stats.
 func (w *Worker) fail(t *tally, kind int, msgType string, err error) {
+	// The last error of a type reaches the caller in the FailureReport:
+	// redacted here, once, for the report and for Stats.
+	err = redact.Error(err)
 	t.add(kind, msgType, err)
 	w.count(func(s *Stats) {
 		var retried, poisoned int64
@@ -375,8 +381,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", redact.Error(err))
-			loopErr = err
+			// The dequeue error leaves through Run and Drain: redacted
+			// (issue 29: Drain returned it with the SAS signature).
+			loopErr = redact.Error(err)
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", loopErr)
 			if drain {
 				break
 			}

@@ -14,7 +14,10 @@ type Span struct {
 	Parent     int // index in Spans of the span it was opened under; -1 for none
 	Attributes map[string]any
 	Status     tracing.SpanStatus
-	Ended      bool
+	// Description is the status's description (azcore puts the error's
+	// text there).
+	Description string
+	Ended       bool
 }
 
 // Recorder is an in-memory tracing provider for tests: it keeps every span
@@ -54,7 +57,11 @@ func (r *Recorder) Provider() tracing.Provider {
 					}
 					r.mu.Unlock()
 				},
-				SetStatus: func(code tracing.SpanStatus, _ string) { r.mu.Lock(); r.spans[i].Status = code; r.mu.Unlock() },
+				SetStatus: func(code tracing.SpanStatus, desc string) {
+					r.mu.Lock()
+					r.spans[i].Status, r.spans[i].Description = code, desc
+					r.mu.Unlock()
+				},
 			})
 		}, &tracing.TracerOptions{SpanFromContext: func(ctx context.Context) tracing.Span {
 			i, ok := ctx.Value(spanKey{}).(int)
