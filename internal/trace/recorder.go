@@ -9,7 +9,10 @@ import (
 
 // Span is one span a Recorder saw.
 type Span struct {
-	Name       string
+	Name string
+	// Scope is the name of the tracer that opened it: Module for
+	// tablekit's own spans, the SDK module's for the SDK's.
+	Scope      string
 	Kind       tracing.SpanKind
 	Parent     int // index in Spans of the span it was opened under; -1 for none
 	Attributes map[string]any
@@ -39,7 +42,7 @@ func (r *Recorder) Provider() tracing.Provider {
 			if p, ok := ctx.Value(spanKey{}).(int); ok {
 				parent = p
 			}
-			s := Span{Name: spanName, Parent: parent, Attributes: map[string]any{}}
+			s := Span{Name: spanName, Scope: name, Parent: parent, Attributes: map[string]any{}}
 			if o != nil {
 				s.Kind = o.Kind
 				for _, a := range o.Attributes {
