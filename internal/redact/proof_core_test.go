@@ -81,7 +81,10 @@ func short(ctx context.Context) (context.Context, context.CancelFunc) {
 func init() {
 	register(map[string]caller{
 		// table
-		"table.Table.Get": func(ctx context.Context, e *env) error { _, err := tbl(e).Get(ctx, "Sales", "empid_1", nil); return err },
+		"table.Table.Get": func(ctx context.Context, e *env) error {
+			_, err := tbl(e).Get(ctx, "Sales", "empid_1", nil)
+			return err
+		},
 		"table.Table.Add": func(ctx context.Context, e *env) error { return tbl(e).Add(ctx, emp(), nil) },
 		"table.Table.Upsert": func(ctx context.Context, e *env) error {
 			return tbl(e).Upsert(ctx, emp(), nil)

@@ -257,8 +257,14 @@ func init() {
 			return inter(e).RepairAll(ctx, &patterns.IndexReport{}, nil, nil)
 		},
 
-		"patterns.IndexEntities.Add":    func(ctx context.Context, e *env) error { _, err := ixEntities(e, e.tbl).Add(ctx, emp(), nil); return err },
-		"patterns.IndexEntities.Remove": func(ctx context.Context, e *env) error { _, err := ixEntities(e, e.tbl).Remove(ctx, emp(), nil); return err },
+		"patterns.IndexEntities.Add": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Add(ctx, emp(), nil)
+			return err
+		},
+		"patterns.IndexEntities.Remove": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Remove(ctx, emp(), nil)
+			return err
+		},
 		"patterns.IndexEntities.Change": func(ctx context.Context, e *env) error {
 			next := emp()
 			next.Name = "Bea"
@@ -351,7 +357,7 @@ func init() {
 			return first(patterns.ReadLog(ctx, e.blobs, "proof", "log/", at, at.Add(time.Hour), nil))
 		},
 
-		"patterns.LargeEntity.Put":    func(ctx context.Context, e *env) error { return large(e).Put(ctx, emp(), nil) },
+		"patterns.LargeEntity.Put": func(ctx context.Context, e *env) error { return large(e).Put(ctx, emp(), nil) },
 		"patterns.LargeEntity.Update": func(ctx context.Context, e *env) error {
 			v := emp()
 			v.ETag = "W/\"1\""
