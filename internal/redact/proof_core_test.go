@@ -326,14 +326,14 @@ func init() {
 	})
 }
 
-// runCLI runs "poison list" and "periods list" against the failing
+// runCLI runs "poison list" and "periods precreate" against the failing
 // endpoint through a SAS connection string, and returns what they printed
 // as the error when they fail, so the proof reads their output too.
 func runCLI(ctx context.Context, e *env) error {
 	var out, errOut strings.Builder
 	for _, args := range [][]string{
 		{"poison", "list", "-conn", e.conn, "-queue", "work-poison"},
-		{"-json", "periods", "list", "-conn", e.conn, "-prefix", "Logins", "-period", "daily"},
+		{"-json", "periods", "precreate", "-conn", e.conn, "-prefix", "Logins", "-period", "daily"},
 	} {
 		if code := cli.Main(ctx, args, &cli.Options{Stdout: &out, Stderr: &errOut}); code != cli.ExitOK {
 			return fmt.Errorf("tablekit %s: exit %d: %s %s", strings.Join(args[:2], " "), code, out.String(), errOut.String())

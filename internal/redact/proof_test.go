@@ -108,16 +108,15 @@ var sasQuery = "sv=2023-11-03&ss=bqt&srt=sco&sp=rwdlacup&se=2099-01-01T00%3A00%3
 
 // env holds the failing clients and the recorders one call reports to.
 type env struct {
-	base    string
-	account string
-	svc     *aztables.ServiceClient
-	tbl     *aztables.Client
-	tbl2    *aztables.Client
-	q       *azqueue.QueueClient
-	poison  *azqueue.QueueClient
-	blobs   *azblob.Client
-	log     *slog.Logger
-	tp      tracing.Provider
+	base   string
+	svc    *aztables.ServiceClient
+	tbl    *aztables.Client
+	tbl2   *aztables.Client
+	q      *azqueue.QueueClient
+	poison *azqueue.QueueClient
+	blobs  *azblob.Client
+	log    *slog.Logger
+	tp     tracing.Provider
 	// conn is a SAS connection string to the failing endpoint.
 	conn string
 	// fake services, for callers whose subject must first be read from a
