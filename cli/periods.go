@@ -132,7 +132,7 @@ func periodsCommands() []command {
 	return []command{
 		{
 			name:    "periods expire",
-			summary: "drop the period tables older than the newest -keep periods (RollingTables.Expire)",
+			summary: "list the period tables older than the newest -keep periods; with -yes, drop them (RollingTables.Expire)",
 			usage: `
 
 -keep N keeps the current period and the N-1 before it; every older table
