@@ -17,21 +17,6 @@ type Employee struct {
 	Photo []byte
 }
 
-// emailIndex stands for any patterns.Verifier: every index kind of
-// package patterns and the entity model are one. It adapts a
-// per-partition Verify to the shared contract.
-type emailIndex struct {
-	*patterns.IntraPartitionIndex[Employee]
-}
-
-func (e emailIndex) Verify(ctx context.Context, o *patterns.VerifyOptions) (*patterns.IndexReport, error) {
-	p := ""
-	if o != nil {
-		p = o.Partition
-	}
-	return e.IntraPartitionIndex.Verify(ctx, p, nil)
-}
-
 // An operator binary of your own: the tablekit commands plus index verify
 // and repair for your index, and large sweep for your large entity.
 func Example_operatorBinary() {
@@ -53,7 +38,7 @@ func Example_operatorBinary() {
 		return patterns.NewLargeEntity[Employee](t, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
-		Indexes: []cli.Registration{cli.Index("emails", emailIndex{emails})},
+		Indexes: []cli.Registration{cli.Index("emails", emails)},
 		Large:   []cli.LargeRegistration{photos},
 	})
 	_ = code // os.Exit(code) in a real main

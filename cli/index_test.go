@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
 )
 
 // memIndex is an in-memory patterns.Verifier: per partition, the index
@@ -243,4 +247,76 @@ func TestIndexProgressOnATerminal(t *testing.T) {
 	if p := c.progress(t.Context(), "verify", 2); p.bar != nil {
 		t.Fatal("a bar with -json")
 	}
+}
+
+// Every index kind and the entity model fit the index commands.
+var (
+	_ patterns.Verifier = (*patterns.IntraPartitionIndex[member])(nil)
+	_ patterns.Verifier = (*patterns.IndexEntities[member])(nil)
+	_ patterns.Verifier = (*patterns.InterPartitionIndex[member])(nil)
+	_ patterns.Verifier = (*patterns.EventualIndexEntities[member])(nil)
+	_ patterns.Verifier = (*patterns.Model[member])(nil)
+)
+
+type member struct {
+	table.Meta
+	Email string
+}
+
+// testRealIndex runs the operator's session on a real index over a
+// table: two partitions, each with one primary whose copy was lost.
+func testRealIndex(t *testing.T, client *aztables.Client) {
+	ctx := t.Context()
+	idx, err := patterns.NewIntraPartitionIndex[member](client, "emp_", []patterns.IndexDef[member]{
+		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pk := range []string{"Sales", "HR"} {
+		for _, id := range []string{"1", "2"} {
+			if err := idx.Add(ctx, &member{Meta: table.Meta{PartitionKey: pk, RowKey: "emp_" + id}, Email: pk + id + "@x"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Table().Entities().Delete(ctx, pk, "email_"+pk+"1@x", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runIndex(t, idx, "index", "verify", "-index", "emails")
+	if code != exitFindings || !strings.Contains(out, "2 missing") {
+		t.Fatalf("verify: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR")
+	if code != exitOK || strings.Count(out, "write missing email row") != 2 {
+		t.Fatalf("repair dry run: exit %d, %s%s", code, out, errOut)
+	}
+	if out, _, code = runIndex(t, idx, "index", "verify", "-index", "emails"); code != exitFindings {
+		t.Fatalf("the dry run repaired: exit %d, %s", code, out)
+	}
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes")
+	if code != exitOK || strings.Count(out, "wrote missing email row") != 2 {
+		t.Fatalf("repair: exit %d, %s%s", code, out, errOut)
+	}
+	if out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails"); code != exitOK {
+		t.Fatalf("verify after repair: exit %d, %s%s", code, out, errOut)
+	}
+}
+
+func TestRealIndexOnFake(t *testing.T) {
+	svc := fake.NewTableService(nil)
+	if _, err := svc.NewServiceClient(nil).CreateTable(t.Context(), "people", nil); err != nil {
+		t.Fatal(err)
+	}
+	testRealIndex(t, svc.NewClient("people", nil))
+}
+
+func TestRealIndexOnAzurite(t *testing.T) {
+	svc := testenv.TableService(t)
+	name := testenv.UniqueName("cliidx")
+	if _, err := svc.CreateTable(t.Context(), name, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
+	testRealIndex(t, svc.NewClient(name))
 }

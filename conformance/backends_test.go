@@ -195,3 +195,8 @@ func TestTypedKeysOnFake(t *testing.T)       { RunTypedKeys(t, fakeEnv()) }
 func TestTypedKeysOnAzurite(t *testing.T)    { RunTypedKeys(t, azuriteEnv(t)) }
 func TestPagingOnFake(t *testing.T)          { RunPaging(t, fakeEnv()) }
 func TestPagingOnAzurite(t *testing.T)       { RunPaging(t, azuriteEnv(t)) }
+
+func TestModelDefectsOnFake(t *testing.T)    { RunModelDefects(t, fakeEnv()) }
+func TestModelDefectsOnAzurite(t *testing.T) { RunModelDefects(t, azuriteEnv(t)) }
+func TestModelOnFake(t *testing.T)           { RunModel(t, fakeEnv()) }
+func TestModelOnAzurite(t *testing.T)        { RunModel(t, azuriteEnv(t)) }

@@ -43,7 +43,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
 	idx, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes(), nil)
 	must(err)
-	rep, err := idx.Verify(ctx, "Sales", nil)
+	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	must(err)
 	if rep.OK() {
 		t.Fatal("the gap cases need a report with work in it")

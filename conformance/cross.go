@@ -100,9 +100,9 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("the deleted entity's copy is still there: %v", err)
 		}
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+		rep, err := idx.Verify(ctx, nil)
 		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 2 {
-			t.Fatalf("VerifyAll: %+v %v", rep, err)
+			t.Fatalf("Verify: %+v %v", rep, err)
 		}
 	})
 
@@ -180,8 +180,8 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.IsNotFound(err) {
 			t.Fatalf("a copy was made for a write that failed: %v", err)
 		}
-		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil, nil); !rep.OK() {
-			t.Fatalf("VerifyAll: %+v", rep)
+		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
+			t.Fatalf("Verify: %+v", rep)
 		}
 	})
 
@@ -197,13 +197,13 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		idx, _ := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
 		var seen []int
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, func(n int) { seen = append(seen, n) }, nil)
+		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
 			t.Fatalf("backfill report: %d missing, progress %v, %v", len(rep.Missing), seen, err)
 		}
 		var done int
-		if err := idx.RepairAll(ctx, rep, func(d, total int) { done = d }, nil); err != nil || done != 150 {
-			t.Fatalf("RepairAll: %d done, %v", done, err)
+		if _, err := idx.Repair(ctx, rep, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 150 {
+			t.Fatalf("Repair: %d done, %v", done, err)
 		}
 		// Damage: a lost copy, a stale one, an orphan.
 		ct, _ := table.New[Emp](copies, nil)
@@ -219,14 +219,14 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err = idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+		rep, err = idx.Verify(ctx, nil)
 		if err != nil || len(rep.Missing) != 1 || len(rep.Stale) != 1 || len(rep.Orphans) != 1 {
 			t.Fatalf("report: %+v %v", rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rep, _ := idx.VerifyAll(ctx, table.Filter{}, nil, nil); !rep.OK() {
+		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
 			t.Fatalf("after repair: %+v", rep)
 		}
 	})

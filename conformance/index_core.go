@@ -61,7 +61,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := idx.Delete(ctx, "Sales", "empid_3", nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := idx.Verify(ctx, "Sales", nil)
+		r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "intra-partition", r, err)
 		if r.Primaries != 2 || r.Copies != 4 {
 			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.Copies)
@@ -81,14 +81,14 @@ func runIndexCore(t *testing.T, env Env) {
 		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x", nil); err != nil || v.RowKey != "empid_2" {
 			t.Fatalf("Lookup through a copy of the earlier format: %+v, %v", v, err)
 		}
-		r, err = idx.Verify(ctx, "Sales", nil)
+		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil || len(r.Stale) != 1 || r.Stale[0].Copy != "email_b2@x" {
 			t.Fatalf("a copy of the earlier format: %+v, %v", r, err)
 		}
 		if _, err := idx.Repair(ctx, r, nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = idx.Verify(ctx, "Sales", nil)
+		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "intra-partition after migrating", r, err)
 	})
 
@@ -122,7 +122,7 @@ func runIndexCore(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		r, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+		r, err := idx.Verify(ctx, nil)
 		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
 			t.Fatalf("inter-partition: verify found %+v, %v", r, err)
 		}
@@ -149,7 +149,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if _, err := ix.Remove(ctx, three, nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := ix.Verify(ctx, "Sales", nil)
+		r, err := ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "index entities", r, err)
 		if r.Primaries != 2 || r.Copies != 2 {
 			t.Fatalf("index entities: %d entities, %d IDs listed", r.Primaries, r.Copies)
@@ -162,7 +162,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := ix.Table().Add(ctx, member("4", "d@x", "Jones"), nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = ix.Verify(ctx, "Sales", nil)
+		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 || r.Orphans[0].Primary != "empid_2" || r.Missing[0].Primary != "empid_4" {
 			t.Fatalf("index entities after damage: %+v, %v", r, err)
 		}
@@ -171,7 +171,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err != nil || sum.Transactions != 1 || sum.Written != 1 || len(progress) != 2 || progress[0] != 1 || progress[1] != 1 {
 			t.Fatalf("Repair: %+v, progress %v, %v", sum, progress, err)
 		}
-		r, err = ix.Verify(ctx, "Sales", nil)
+		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "index entities after repair", r, err)
 		if ids, err := ix.Lookup(ctx, "Sales", "Jones", nil); err != nil || len(ids) != 1 || ids[0] != "empid_4" {
 			t.Fatalf("Lookup after repair: %q, %v", ids, err)
@@ -217,7 +217,7 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)
-			r, err := ix.VerifyAll(ctx, nil, nil)
+			r, err := ix.Verify(ctx, nil)
 			wantOK(t, kind, r, err)
 			if r.Primaries != 2 || r.Copies != 2 {
 				t.Fatalf("%s: %d entities, %d IDs listed", kind, r.Primaries, r.Copies)
@@ -231,15 +231,15 @@ func runIndexCore(t *testing.T, env Env) {
 			if err := list.Add(ctx, "Jones", ghost, nil); err != nil {
 				t.Fatal(err)
 			}
-			r, err = ix.VerifyAll(ctx, nil, nil)
+			r, err = ix.Verify(ctx, nil)
 			if err != nil || len(r.Missing) != 1 || len(r.Orphans) != 1 || r.Orphans[0].Primary != ghost {
 				t.Fatalf("%s after damage: %+v, %v", kind, r, err)
 			}
 			var done int
-			if err := ix.RepairAll(ctx, r, func(d, total int) { done = d }, nil); err != nil || done != 2 {
-				t.Fatalf("RepairAll: %d done, %v", done, err)
+			if _, err := ix.Repair(ctx, r, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 2 {
+				t.Fatalf("Repair: %d done, %v", done, err)
 			}
-			r, err = ix.VerifyAll(ctx, nil, nil)
+			r, err = ix.Verify(ctx, nil)
 			wantOK(t, kind+" after repair", r, err)
 		})
 	}

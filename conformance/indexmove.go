@@ -12,8 +12,8 @@ import (
 
 // RunIndexMove moves indexed entities with consistency.Mover (issue 15
 // #10): over the index's MoveSource the copies follow the primary out (no
-// orphan, VerifyAll clean); over the plain table the primary leaves alone
-// and VerifyAll reports its copies as orphans.
+// orphan, Verify clean); over the plain table the primary leaves alone
+// and Verify reports its copies as orphans.
 func RunIndexMove(t *testing.T, env Env) {
 	ctx := t.Context()
 	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
@@ -24,7 +24,7 @@ func RunIndexMove(t *testing.T, env Env) {
 	for _, indexAware := range []bool{true, false} {
 		name := "inter-partition index: a Mover over MoveSource leaves no orphan copy"
 		if !indexAware {
-			name = "inter-partition index: a Mover over the plain table leaves an orphan VerifyAll reports"
+			name = "inter-partition index: a Mover over the plain table leaves an orphan Verify reports"
 		}
 		t.Run(name, func(t *testing.T) {
 			primary := env.NewTable(t, &reqcount.Counter{})
@@ -60,20 +60,20 @@ func RunIndexMove(t *testing.T, env Env) {
 			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.IsNotFound(err) {
 				t.Fatalf("the moved primary is still in the source: %v", err)
 			}
-			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+			rep, err := idx.Verify(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if indexAware {
 				if !rep.OK() || rep.Primaries != 1 || rep.Copies != 1 {
-					t.Fatalf("VerifyAll after a move over MoveSource: %+v, want clean, 1 primary, 1 copy", rep)
+					t.Fatalf("Verify after a move over MoveSource: %+v, want clean, 1 primary, 1 copy", rep)
 				}
 				return
 			}
 			if len(rep.Orphans) != 1 {
-				t.Fatalf("VerifyAll after a plain move: %+v, want the moved entity's copy as the one orphan", rep)
+				t.Fatalf("Verify after a plain move: %+v, want the moved entity's copy as the one orphan", rep)
 			}
-			t.Logf("plain Mover: VerifyAll reports orphan %+v", rep.Orphans[0])
+			t.Logf("plain Mover: Verify reports orphan %+v", rep.Orphans[0])
 		})
 	}
 
@@ -110,7 +110,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			if _, err := to.Get(ctx, "Sales", "empid_000001", nil); err != nil {
 				t.Fatalf("archive: %v", err)
 			}
-			rep, err := idx.Verify(ctx, "Sales", nil)
+			rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -98,17 +98,17 @@ func RunPatternDefects(t *testing.T, env Env) {
 		// A copy left with an extra property (by an older writer) is stale,
 		// and RepairAll removes the property.
 		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 {
 			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
 			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
 		}
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
 			t.Fatalf("after RepairAll: %+v, %v", rep, err)
 		}
 	})
@@ -136,18 +136,18 @@ func RunPatternDefects(t *testing.T, env Env) {
 			}
 		}
 		drainAll(t, q, w)
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
 			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
 		}
 		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
-		rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
 			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
 		}
-		if err := idx.RepairAll(ctx, rep, nil, nil); err != nil {
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
 			t.Fatalf("after RepairAll: %+v, %v", rep, err)
 		}
 	})
@@ -184,7 +184,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || *v.Email != "don.hall@contoso.com" {
 			t.Fatalf("the new unique copy: %v, %v", v, err)
 		}
-		if rep, err := idx.Verify(ctx, "Sales", nil); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
 			t.Fatalf("Verify after Modify: %+v, %v", rep, err)
 		}
 	})

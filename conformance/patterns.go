@@ -155,7 +155,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := idx.Delete(ctx, "Sales", "empid_000223", &patterns.DeleteOptions[Staff]{IfExists: true}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, "Sales", nil)
+		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 4 {
 			t.Fatalf("Verify after clean writes: %+v %v", rep, err)
 		}
@@ -186,7 +186,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := kt.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, "Sales", nil)
+		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,12 +200,12 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("Repair = %+v, %v", sum, err)
 		}
 		wantRequests(t, c, 2, "Repair of two primaries (one packed transaction) and one orphan")
-		if rep, err := idx.Verify(ctx, "Sales", nil); err != nil || !rep.OK() {
+		if rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
 		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
-		rep, _ = both.Verify(ctx, "Sales", nil)
+		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
 		}
@@ -221,14 +221,14 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := plain.Delete(ctx, "Sales", "lname_Smith!000003!", nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, _ = both.Verify(ctx, "Sales", nil)
+		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if _, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := both.Repair(ctx, rep, nil); !table.IsPreconditionFailed(err) {
 			t.Fatalf("Repair from an old report: %v", err)
 		}
-		if rep, _ := both.Verify(ctx, "Sales", nil); !rep.OK() {
+		if rep, _ := both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); !rep.OK() {
 			t.Fatalf("the guarded repair left damage: %+v", rep)
 		}
 	})

@@ -87,6 +87,8 @@ func Suites() []Suite {
 		{"QueryDensity", []Need{tbl}, RunQueryDensity},
 		{"TypedKeys", []Need{tbl, svc}, RunTypedKeys},
 		{"Paging", []Need{tbl}, RunPaging},
+		{"ModelDefects", []Need{tbl, q}, RunModelDefects},
+		{"Model", []Need{tbl, q}, RunModel},
 	}
 }
 

@@ -257,7 +257,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 		t.Fatalf("index entities list %d IDs, want %d", len(seen), want)
 	}
 	// Intra-partition index: no missing, orphaned or stale copy.
-	rep, err := idx.Verify(ctx, "Sales", nil)
+	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil || !rep.OK() {
 		t.Fatalf("Verify: %+v %v", rep, err)
 	}
@@ -274,7 +274,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
 	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
-	crep, err := cross.VerifyAll(ctx, table.Filter{}, nil, nil)
+	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("VerifyAll: %+v %v", crep, err)
 	}

@@ -264,7 +264,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			r.stop()
-			rep, err := idx.Verify(ctx, "Sales", nil)
+			rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
@@ -331,7 +331,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				r.do("Delete", func() error { return idx.Delete(ctx, e, nil) })
 			}
 			r.drain(q, poison, w)
-			rep, err := idx.VerifyAll(ctx, table.Filter{}, nil, nil)
+			rep, err := idx.Verify(ctx, nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("VerifyAll: %+v %v", rep, err)
 			}
@@ -369,6 +369,70 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			r.drain(q, poison, w)
+			s := state{}
+			s.addTable(t, "people", people)
+			s.addTable(t, "lists", lists, "IDs")
+			return s
+		})
+	})
+
+	t.Run("entity model: an index in the partition and a list across partitions", func(t *testing.T) {
+		underFaults(t, env, svc, 25, func(r *faultRun) state {
+			ctx := r.t.Context()
+			people, lists := r.table(), r.table()
+			q, poison := r.queue(), r.queue()
+			list, err := patterns.NewRemoteIndexEntities(lists, "lastnames", "lname_", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tb, _ := table.New[Emp](people, nil)
+			m, err := patterns.NewModel(tb, &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_",
+				Copies:       []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
+				RemoteLists:  []patterns.RemoteListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, List: list}},
+				Queue:        q,
+				PublishDelay: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
+			_ = w.Handle(m.MessageType(), m.Handle)
+			person := func(i int, email string) *Emp {
+				return &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", 500+i)}, Department: "Sales", FirstName: "F", LastName: surnames[i%4], Email: email}
+			}
+			r.start()
+			for i := 0; i < 12; i++ {
+				e := person(i, fmt.Sprintf("e%d@contoso.com", i))
+				r.do("Add", func() error { return m.Add(ctx, e, &table.AddOptions{Idempotent: true}) })
+			}
+			for i := 0; i < 5; i++ {
+				r.do("Modify", func() error {
+					_, err := m.Modify(ctx, "Sales", fmt.Sprintf("empid_%06d", 500+i), func(e *Emp) error {
+						e.Email, e.LastName = fmt.Sprintf("g%d@contoso.com", i), surnames[(i+1)%4]
+						return nil
+					}, nil)
+					return err
+				})
+			}
+			for i := 9; i < 12; i++ {
+				r.do("Delete", func() error {
+					return m.Delete(ctx, "Sales", fmt.Sprintf("empid_%06d", 500+i), &table.DeleteOptions{IfExists: true})
+				})
+			}
+			var bulk []*Emp
+			for i := 20; i < 60; i++ {
+				bulk = append(bulk, person(i, fmt.Sprintf("b%d@contoso.com", i)))
+			}
+			r.do("Load", func() error {
+				sum, err := m.Load(ctx, slices.Values(bulk), &patterns.ModelLoadOptions{Idempotent: true})
+				if err == nil && len(sum.Failures) > 0 {
+					err = sum.Failures[0].Err
+				}
+				return err
+			})
+			r.drain(q, poison, w)
+			if rep, err := m.Verify(ctx, nil); err != nil || !rep.OK() {
+				t.Fatalf("Verify: %+v %v", rep, err)
+			}
 			s := state{}
 			s.addTable(t, "people", people)
 			s.addTable(t, "lists", lists, "IDs")

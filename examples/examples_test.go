@@ -64,6 +64,14 @@ var wants = map[string][]string{
 		"1  the ten most recent claims, newest first, one query: 2026-11-22T09:00:00Z (240.5) back to 2026-11-22T00:00:00Z (150.5)",
 		"the claims since 2026-11-22T07:00:00Z: 3",
 	},
+	"directory": {
+		"loaded 500 employees in",
+		"email e000005@contoso.com: E000005 Kim, empid_000005",
+		"last name Jones: 72 employees across departments",
+		"Sales has 100 employees (the partition also holds their email rows and 3 logins)",
+		"employee 000005 archived; the email row and the last-name entry left with it",
+		"verify: 499 employees, every index row agrees",
+	},
 	"archive": {
 		"the client asks for the move twice",
 		"in Archive: Employee 456; in Current: not found; moved once though asked twice",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
@@ -31,6 +32,7 @@ type listMessage struct {
 // drains, every list holds exactly the entities with that value.
 type EventualIndexEntities[T any] struct {
 	tbl     *table.Table[T]
+	primary string // the primaries' RowKey prefix within a Model; "" alone
 	list    IDList
 	value   func(*T) string
 	sender  *consistency.Sender
@@ -131,32 +133,44 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 	return nil
 }
 
-// VerifyAll reads every entity of the table and the lists, and reports
-// each entity missing from its value's list (Missing), each listed ID
-// whose entity is gone or has another value (Orphans) and each ID listed
-// twice (Stale); IndexIssue.Primary is the ID and Copy the value. Lists of
-// values that no entity has are found when the list can enumerate its
-// values (RemoteIndexEntities); a BlobIndex, whose port cannot list blobs,
-// is checked for the values the entities have. progress, when set, is
-// called with the entities read so far.
-func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(read int), options *EventualIndexEntitiesVerifyAllOptions) (*IndexReport, error) {
-	r := &IndexReport{}
-	want := map[string][]string{}
-	for v, err := range e.tbl.Query(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		r.Primaries++
-		if progress != nil && r.Primaries%100 == 0 {
-			progress(r.Primaries)
-		}
-		if value := e.value(v); value != "" {
-			m := e.tbl.Meta(v)
-			want[value] = append(want[value], ID(m.PartitionKey, m.RowKey))
-		}
+// Verify reads the entities of opts.Partition (every one when it is "")
+// and the lists, and reports each entity missing from its value's list
+// (Missing), each listed ID whose entity is gone or has another value
+// (Orphans) and each ID listed twice (Stale); IndexIssue.Primary is the ID
+// and Copy the value. Rows that an index of this package wrote into the
+// entities' table (copies, index entities) are not entities and are left
+// alone. A partition's Verify judges the listed IDs of that partition.
+// Lists of values that no entity has are found when the list can
+// enumerate its values (RemoteIndexEntities); a BlobIndex, whose port
+// cannot list blobs, is checked for the values the entities have.
+func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+	if err := checkVerifyOptions("EventualIndexEntities.Verify", opts); err != nil {
+		return nil, err
 	}
-	if progress != nil {
-		progress(r.Primaries)
+	r := newReport(e, "EventualIndexEntities("+e.msgType+")", opts)
+	want := map[string][]string{}
+	err := scanPartitions(ctx, e.tbl.Entities(), opts, func(pk string, rows []*table.Entity) error {
+		for _, row := range rows {
+			if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
+				continue // an index's row, or a row of another kind
+			}
+			v, err := e.tbl.FromStored(ctx, row)
+			if err != nil {
+				return err
+			}
+			r.Primaries++
+			if value := e.value(v); value != "" {
+				want[value] = append(want[value], ID(row.PartitionKey, row.RowKey))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	inScope := func(id string) bool {
+		pk, _, _ := ownerKeys(id)
+		return r.Partition == "" || pk == r.Partition
 	}
 	var have map[string][]string
 	if l, ok := e.list.(interface {
@@ -183,8 +197,11 @@ func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(
 		}
 		listed := map[string]bool{}
 		for _, id := range have[value] {
+			if !inScope(id) {
+				continue
+			}
 			r.Copies++
-			issue := IndexIssue{Index: e.msgType, Primary: id, Copy: value}
+			issue := IndexIssue{Index: r.Index, Primary: id, Copy: value}
 			switch {
 			case listed[id]:
 				r.Stale = append(r.Stale, issue)
@@ -197,38 +214,46 @@ func (e *EventualIndexEntities[T]) VerifyAll(ctx context.Context, progress func(
 	for _, value := range slices.Sorted(maps.Keys(want)) {
 		for _, id := range want[value] {
 			if !slices.Contains(have[value], id) {
-				r.Missing = append(r.Missing, IndexIssue{Index: e.msgType, Primary: id, Copy: value})
+				r.Missing = append(r.Missing, IndexIssue{Index: r.Index, Primary: id, Copy: value})
 			}
 		}
 	}
 	return r, nil
 }
 
-// RepairAll fixes what VerifyAll found, one list change at a time (each
+// Repair fixes what Verify found, one list change at a time (each
 // guarded by its list's ETag): a missing ID is added; an orphan is removed
 // after a read of its entity confirms it still lacks the value (a change
-// since VerifyAll is left to the queue); a duplicate is removed once.
-// progress, when set, is called per issue fixed.
-func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *EventualIndexEntitiesRepairAllOptions) error {
+// since Verify is left to the queue); a duplicate is removed once.
+// opts.Progress, when set, is called per issue fixed; PerTransaction does
+// not apply (each list change is its own request).
+func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
+	if err := checkReport("EventualIndexEntities.Repair", e, r); err != nil {
+		return sum, err
+	}
+	if err := checkRepairOptions("EventualIndexEntities.Repair", opts); err != nil {
+		return sum, err
+	}
 	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
 	done := 0
 	step := func() {
 		done++
-		if progress != nil {
-			progress(done, total)
+		if opts != nil && opts.Progress != nil {
+			opts.Progress(done, total)
 		}
 	}
 	for _, is := range r.Missing {
 		if err := e.list.Add(ctx, is.Copy, is.Primary, nil); err != nil {
-			return err
+			return sum, err
 		}
+		sum.Written++
 		step()
 	}
 	for _, is := range r.Orphans {
 		if pk, rk, ok := ownerKeys(is.Primary); ok {
 			v, err := e.tbl.Get(ctx, pk, rk, nil)
 			if err != nil && !table.IsNotFound(err) {
-				return err
+				return sum, err
 			}
 			if err == nil && e.value(v) == is.Copy {
 				step() // it has the value again: not an orphan any more
@@ -236,24 +261,20 @@ func (e *EventualIndexEntities[T]) RepairAll(ctx context.Context, r *IndexReport
 			}
 		}
 		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
-			return err
+			return sum, err
 		}
+		sum.Deleted++
 		step()
 	}
 	for _, is := range r.Stale {
 		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
-			return err
+			return sum, err
 		}
+		sum.Deleted++
 		step()
 	}
-	return nil
+	return sum, nil
 }
 
 // EventualIndexEntitiesWriteOptions configure EventualIndexEntities.Write. There are none yet; pass nil.
 type EventualIndexEntitiesWriteOptions struct{}
-
-// EventualIndexEntitiesVerifyAllOptions configure EventualIndexEntities.VerifyAll. There are none yet; pass nil.
-type EventualIndexEntitiesVerifyAllOptions struct{}
-
-// EventualIndexEntitiesRepairAllOptions configure EventualIndexEntities.RepairAll. There are none yet; pass nil.
-type EventualIndexEntitiesRepairAllOptions struct{}

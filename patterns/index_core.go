@@ -53,7 +53,9 @@ func ownerRowKey(ref, pk string) string {
 // copyEntity is v's copy at (pk, rk): the properties v is stored with, only
 // those of project when it is not nil, and IndexOfProperty naming owner.
 func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) (*table.Entity, error) {
-	e, err := tbl.ToEntity(v)
+	// Clear properties only: a sealed value is bound to the primary's keys
+	// and would not open under the copy's (see table.Encryption).
+	e, err := tbl.ClearEntity(v)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func ownerOf(e *table.Entity) (string, bool) {
 // fromCopy decodes a copy into T under its primary's keys, with no ETag:
 // the copy's version is not the primary's.
 func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, error) {
-	v, err := tbl.FromEntity(e)
+	v, err := tbl.FromClearEntity(e)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +199,10 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 	var errs []error
 	for i := 0; i < len(groups); {
 		j, n := i, 0
-		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per) {
+		// A transaction holds one partition: groups of several share one
+		// only while they are of the same partition.
+		pk := groups[i].ops[0].PartitionKey()
+		for j < len(groups) && (j == i || n+len(groups[j].ops) <= per && groups[j].ops[0].PartitionKey() == pk) {
 			n += len(groups[j].ops)
 			j++
 		}
@@ -245,10 +250,12 @@ type IndexReport struct {
 	// Stale: a copy in its place whose values differ from its primary's.
 	Stale []IndexIssue
 
-	primaries map[string]*table.Entity // as Verify read them, for Repair
-	lists     map[string]*listState    // IndexEntities: by value, for Repair
-	toFix     map[[2]string]bool       // InterPartitionIndex: primaries to converge
-	orphans   []copyAddr               // InterPartitionIndex: orphan copies
+	owner     any                         // the index or model whose Verify made it
+	primaries map[[2]string]*table.Entity // by keys, as Verify read them, for Repair
+	lists     map[[2]string]*listState    // IndexEntities: by partition and value, for Repair
+	toFix     map[[2]string]bool          // InterPartitionIndex: primaries to converge
+	orphans   []copyAddr                  // InterPartitionIndex: orphan copies
+	parts     []*IndexReport              // Model: each part's own report
 }
 
 // OK reports a partition whose copies all agree with their primaries.

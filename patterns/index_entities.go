@@ -75,11 +75,14 @@ type IndexEntities[T any] struct {
 	raw    *table.Table[table.Entity] // the same table, for index entities
 	client table.Client
 	prefix string
-	value  func(*T) string
-	max    int
-	retry  table.RetryOptions
-	par    int
-	tr     trace.OpTracer
+	// primary is the RowKey prefix of the primaries when a Model holds
+	// the index; "" alone, where every row no index wrote is a primary.
+	primary string
+	value   func(*T) string
+	max     int
+	retry   table.RetryOptions
+	par     int
+	tr      trace.OpTracer
 }
 
 // NewIndexEntities indexes T by value(v) under RowKeys that start with
@@ -89,6 +92,12 @@ func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) 
 	if err != nil {
 		return nil, err
 	}
+	return newIndexEntities(tbl, prefix, value, opts)
+}
+
+// newIndexEntities is NewIndexEntities over a Table (the entity model's).
+func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
+	client := tbl.Client()
 	if value == nil || prefix == "" {
 		return nil, fmt.Errorf("%w: IndexEntities needs a prefix and a value func", ErrBadDefinition)
 	}
@@ -548,33 +557,45 @@ type listState struct {
 	want  []string    // the IDs of the entities with the value, in key order
 }
 
-// Verify reads one partition (one request per page) and compares every
-// value's ID list with the entities that have the value: an entity missing
-// from its value's list is Missing, an ID whose entity is gone or has
-// another value is an Orphan, an ID listed twice is Stale. Rows whose
-// RowKey starts with the prefix are index entities; every other row is an
-// entity of T.
-func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, options *IndexEntitiesVerifyOptions) (*IndexReport, error) {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "IndexEntities.Verify", Field: "PartitionKey", Rule: err}
+// Verify reads opts.Partition (the whole table when it is "", one request
+// per page either way) and compares every value's ID list with the
+// entities that have the value: an entity missing from its value's list
+// is Missing, an ID whose entity is gone or has another value is an
+// Orphan, an ID listed twice is Stale. Rows whose RowKey starts with the
+// prefix are this index's entities; the primaries are the rows under the
+// primary prefix (within a Model) or, alone, every row that no index of
+// this package wrote (copies and other lists are left alone).
+func (x *IndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+	if err := checkVerifyOptions("IndexEntities.Verify", opts); err != nil {
+		return nil, err
 	}
-	r := &IndexReport{lists: map[string]*listState{}}
+	r := newReport(x, "IndexEntities("+x.prefix+")", opts)
+	r.lists = map[[2]string]*listState{}
+	err := scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
+		return x.verifyPartition(ctx, pk, rows, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// verifyPartition adds to r what the rows of one partition show.
+func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
+	lists := map[string]*listState{}
 	list := func(value string) *listState {
-		l := r.lists[value]
+		l := lists[value]
 		if l == nil {
 			l = &listState{pk: partitionKey, value: value}
-			r.lists[value] = l
+			lists[value] = l
 		}
 		return l
 	}
-	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
-		if err != nil {
-			return nil, err
-		}
+	for _, e := range rows {
 		if strings.HasPrefix(e.RowKey, x.prefix) {
 			part, err := decodePart(e)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			value, _ := e.Get("Value")
 			s, _ := value.AsString()
@@ -583,9 +604,12 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 			r.Copies += len(part.ids)
 			continue
 		}
-		v, err := x.tbl.FromEntity(e)
+		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
+			continue // another index's row, or a row of another kind
+		}
+		v, err := x.tbl.FromStored(ctx, e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.Primaries++
 		if value := x.value(v); value != "" {
@@ -593,7 +617,8 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 			l.want = append(l.want, e.RowKey)
 		}
 	}
-	for value, l := range r.lists {
+	for _, value := range slices.Sorted(maps.Keys(lists)) {
+		l := lists[value]
 		issues := len(r.Missing) + len(r.Orphans) + len(r.Stale)
 		want := map[string]bool{}
 		for _, id := range l.want {
@@ -602,7 +627,7 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 		listed := map[string]bool{}
 		for _, p := range l.parts {
 			for _, id := range p.ids {
-				issue := IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
+				issue := IndexIssue{Index: r.Index, PartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
 				switch {
 				case listed[id]:
 					r.Stale = append(r.Stale, issue)
@@ -618,14 +643,14 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 				if len(l.parts) > 0 {
 					first = l.parts[0].rowKey
 				}
-				r.Missing = append(r.Missing, IndexIssue{Index: x.prefix, PartitionKey: partitionKey, Primary: id, Copy: first})
+				r.Missing = append(r.Missing, IndexIssue{Index: r.Index, PartitionKey: partitionKey, Primary: id, Copy: first})
 			}
 		}
-		if len(r.Missing)+len(r.Orphans)+len(r.Stale) == issues {
-			delete(r.lists, value) // a healthy list: Repair leaves it alone
+		if len(r.Missing)+len(r.Orphans)+len(r.Stale) > issues {
+			r.lists[[2]string{partitionKey, value}] = l // Repair rewrites only the lists found wrong
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // Repair rewrites every list Verify found wrong to hold exactly the IDs of
@@ -635,13 +660,16 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, partitionKey string, opti
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
 func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.Start(ctx, "IndexEntities.Repair", "", r.problems())
+	if err := checkReport("IndexEntities.Repair", x, r); err != nil {
+		return RepairSummary{}, err
+	}
+	ctx, end := x.tr.Start(ctx, "IndexEntities.Repair", r.Partition, r.problems())
 	defer func() { end(err) }()
 	if err := checkRepairOptions("IndexEntities.Repair", opts); err != nil {
 		return RepairSummary{}, err
 	}
 	var groups []repairGroup
-	values := slices.Sorted(maps.Keys(r.lists))
+	values := slices.SortedFunc(maps.Keys(r.lists), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	for _, value := range values {
 		g, err := x.relist(r.lists[value])
 		if err != nil {
@@ -729,5 +757,66 @@ type IndexEntitiesLookupOptions struct{}
 // IndexEntitiesLookupEntitiesOptions configure IndexEntities.LookupEntities. There are none yet; pass nil.
 type IndexEntitiesLookupEntitiesOptions struct{}
 
-// IndexEntitiesVerifyOptions configure IndexEntities.Verify. There are none yet; pass nil.
-type IndexEntitiesVerifyOptions struct{}
+// appendIDs returns the operations that add ids to value's list, as they
+// stand after parts: the last part filled as far as it holds, then new
+// parts; each part changed once (its last state), guarded by the ETag it
+// was read at. IDs already listed are left.
+func (x *IndexEntities[T]) appendIDs(pk, value string, ids []string, parts []indexPart) ([]batch.Op, error) {
+	type state struct {
+		indexPart
+		existed, changed bool
+	}
+	var ps []*state
+	for _, p := range parts {
+		ps = append(ps, &state{indexPart: indexPart{rowKey: p.rowKey, ids: slices.Clone(p.ids), etag: p.etag}, existed: true})
+	}
+	for _, id := range ids {
+		if containsID(parts, id) {
+			continue
+		}
+		if n := len(ps); n > 0 {
+			last := ps[n-1]
+			_, err := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id), x.max)
+			if err == nil {
+				last.ids, last.changed = append(last.ids, id), true
+				continue
+			}
+			if !errors.Is(err, errPartFull) {
+				return nil, err
+			}
+		}
+		n := 0
+		if len(ps) > 0 {
+			k, err := partNumber(ps[len(ps)-1].rowKey)
+			if err != nil {
+				return nil, err
+			}
+			n = k + 1
+		}
+		rk, err := x.partKey(value, n)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, &state{indexPart: indexPart{rowKey: rk, ids: []string{id}}, changed: true})
+	}
+	var ops []batch.Op
+	for _, p := range ps {
+		if !p.changed {
+			continue
+		}
+		e, err := x.encodePart(pk, p.rowKey, value, p.ids, x.max)
+		if errors.Is(err, errPartFull) {
+			return nil, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", p.ids[0])
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.existed {
+			e.ETag = p.etag
+			ops = append(ops, batch.Update(e, table.Replace))
+		} else {
+			ops = append(ops, batch.Add(e))
+		}
+	}
+	return ops, nil
+}

@@ -82,7 +82,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *I
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := idx.Verify(ctx, "Sales", nil)
+	rep, _ := idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 5 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -103,14 +103,14 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	if err == nil || sum.Transactions != 4 {
 		t.Fatalf("interrupted Repair: %+v %v", sum, err)
 	}
-	rep, _ = idx.Verify(ctx, "Sales", nil)
+	rep, _ = idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 1 || len(rep.Stale)+len(rep.Orphans) != 0 {
 		t.Fatalf("after the interruption: %+v", rep)
 	}
 	if _, err := idx.Repair(ctx, rep, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := idx.Verify(ctx, "Sales", nil); !rep.OK() {
+	if rep, _ := idx.Verify(ctx, &VerifyOptions{Partition: "Sales"}); !rep.OK() {
 		t.Fatalf("after the rerun: %+v", rep)
 	}
 }
@@ -137,7 +137,7 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 	if n := svc.Count(fake.OpBatch); n != 6 || svc.Total() != 6 {
 		t.Fatalf("requests: %d batches of %d", n, svc.Total())
 	}
-	rep, _ = idx.Verify(ctx, "Sales", nil)
+	rep, _ = idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 1 || rep.Missing[0].Copy != "email_new@x.com" {
 		t.Fatalf("after the fallback: %+v", rep)
 	}

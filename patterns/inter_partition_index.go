@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
@@ -76,6 +78,7 @@ type copyAddr struct {
 // primaries, which a test shows under redelivery and faults.
 type InterPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
+	primary string // the primaries' RowKey prefix within a Model; "" alone
 	defs    []CrossIndexDef[T]
 	copies  []*table.Table[table.Entity]
 	project []map[string]bool
@@ -119,6 +122,14 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 	if err != nil {
 		return nil, err
 	}
+	return newInterPartitionIndex(tbl, queue, defs, opts)
+}
+
+// newInterPartitionIndex is NewInterPartitionIndex over a Table (the
+// entity model's).
+func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
+	primary := tbl.Client()
+	var err error
 	if queue == nil {
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
 	}
@@ -162,6 +173,9 @@ func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue
 			for _, p := range d.Project {
 				if !slices.Contains(props, p) {
 					return nil, fmt.Errorf("%w: index %s projects %q, not a property of the type", ErrBadDefinition, d.Name, p)
+				}
+				if slices.Contains(tbl.EncryptedProperties(), p) {
+					return nil, fmt.Errorf("%w: index %s projects %q, an encrypted property: a copy holds clear properties only", ErrBadDefinition, d.Name, p)
 				}
 				proj[p] = true
 			}
@@ -306,29 +320,63 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
 	v, err := x.tbl.Get(ctx, pk, rk, nil)
-	var want []copyAddr
-	switch {
-	case table.IsNotFound(err):
-		v, want = nil, make([]copyAddr, len(x.defs))
-	case err != nil:
+	if table.IsNotFound(err) {
+		v = nil
+	} else if err != nil {
 		return err
-	default:
-		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
-			return consistency.Permanent(err)
+	}
+	wanted, err := x.wanted(v)
+	if err != nil {
+		return err
+	}
+	for _, c := range wanted {
+		// Replace, never Merge: a property the primary lost must leave the
+		// copy too.
+		if err := x.copies[c.index].Upsert(ctx, c.e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			return err
 		}
 	}
+	return x.removeStale(ctx, pk, rk, v, stale)
+}
+
+// wantedCopy is one copy the current primary calls for, in index i.
+type wantedCopy struct {
+	index int
+	e     *table.Entity
+}
+
+// wanted is the copies v calls for (none when v is nil: the primary is
+// gone).
+func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	want, err := x.addrs("InterPartitionIndex.Handle", v)
+	if err != nil {
+		return nil, consistency.Permanent(err)
+	}
+	var out []wantedCopy
 	for i, a := range want {
 		if a.RK == "" {
 			continue
 		}
 		c, err := x.copyOf(i, v, a)
 		if err != nil {
-			return consistency.Permanent(err)
+			return nil, consistency.Permanent(err)
 		}
-		// Replace, never Merge: a property the primary lost must leave the
-		// copy too.
-		if err := x.copies[i].Upsert(ctx, c, &table.UpsertOptions{Mode: table.Replace}); err != nil {
-			return err
+		out = append(out, wantedCopy{index: i, e: c})
+	}
+	return out, nil
+}
+
+// removeStale removes the copies a previous version had and v (nil: gone)
+// no longer calls for, each only while it still belongs to (pk, rk).
+func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string, v *T, stale []copyAddr) error {
+	want := make([]copyAddr, len(x.defs))
+	if v != nil {
+		var err error
+		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
+			return consistency.Permanent(err)
 		}
 	}
 	for _, s := range stale {
@@ -409,14 +457,27 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 	}
 }
 
-// VerifyAll reads the primaries that filter selects (zero: all) and every
-// copy in the indexes' tables, and reports missing, orphaned and stale
-// copies; copies kept in the primaries' own table are told from primaries
-// by their owner reference. progress, when set, is called with the
-// entities read so far. Orphans are judged among the primaries read:
-// verify with the zero filter for a full check.
-func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Filter, progress func(read int), options *InterPartitionIndexVerifyAllOptions) (*IndexReport, error) {
-	r := &IndexReport{toFix: map[[2]string]bool{}}
+// Verify reads the primaries of opts.Partition (all of them when it is "")
+// and every copy in the indexes' tables, and reports missing, orphaned and
+// stale copies. Index rows kept in the primaries' own table (copies, which
+// name their owner, and index entities) are never taken for primaries. A
+// partition's Verify judges every copy whose owner is in that partition,
+// so it finds the orphans of primaries deleted there as a whole-table
+// Verify does.
+func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+	if err := checkVerifyOptions("InterPartitionIndex.Verify", opts); err != nil {
+		return nil, err
+	}
+	r := newReport(x, x.reportName(), opts)
+	r.toFix = map[[2]string]bool{}
+	var filter table.Filter
+	var progress func(int)
+	if opts != nil {
+		if opts.Partition != "" {
+			filter = table.Partition(opts.Partition)
+		}
+		progress = opts.Progress
+	}
 	read := 0
 	tick := func() {
 		read++
@@ -431,16 +492,16 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 			return nil, err
 		}
 		tick()
-		if _, isCopy := ownerOf(e); isCopy {
-			continue // a copy kept in the primaries' table is no primary
+		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
+			continue // an index row kept in the primaries' table is no primary
 		}
-		v, err := x.tbl.FromEntity(e)
+		v, err := x.tbl.FromStored(ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
 		r.Primaries++
-		want, err := x.addrs("InterPartitionIndex.VerifyAll", v)
+		want, err := x.addrs("InterPartitionIndex.Verify", v)
 		if err != nil {
 			return nil, err
 		}
@@ -462,7 +523,7 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
 			v, ok := expected[a]
 			if !ok {
-				if owners[of] || filter.IsZero() {
+				if opk, _, _ := ownerKeys(of); owners[of] || filter.IsZero() || opk == opts.Partition {
 					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: of, CopyETag: c.ETag})
 					r.orphans = append(r.orphans, a)
 				}
@@ -488,30 +549,49 @@ func (x *InterPartitionIndex[T]) VerifyAll(ctx context.Context, filter table.Fil
 			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 		}
 	}
+	slices.SortFunc(r.Missing, compareIssues)
 	if progress != nil {
 		progress(read)
 	}
 	return r, nil
 }
 
-// RepairAll fixes what VerifyAll found: each primary with missing or stale
+// reportName names the index in its reports: its indexes' names.
+func (x *InterPartitionIndex[T]) reportName() string {
+	names := make([]string, len(x.defs))
+	for i, d := range x.defs {
+		names[i] = d.Name
+	}
+	return "InterPartitionIndex(" + strings.Join(names, ",") + ")"
+}
+
+// Repair fixes what Verify found: each primary with missing or stale
 // copies is converged as Handle would (a read, and a Replace per copy),
 // and each orphan is deleted while it still has no primary (guarded by
-// its ETag). Backfilling a new index is VerifyAll then RepairAll.
-// progress, when set, is called per item fixed.
-func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, progress func(done, total int), options *InterPartitionIndexRepairAllOptions) error {
+// its ETag). Backfilling a new index is Verify then Repair.
+// opts.Progress, when set, is called per item fixed; PerTransaction does
+// not apply (copies in other partitions take a request each).
+func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
+	if err := checkReport("InterPartitionIndex.Repair", x, r); err != nil {
+		return sum, err
+	}
+	if err := checkRepairOptions("InterPartitionIndex.Repair", opts); err != nil {
+		return sum, err
+	}
 	total := len(r.toFix) + len(r.orphans)
 	done := 0
 	step := func() {
 		done++
-		if progress != nil {
-			progress(done, total)
+		if opts != nil && opts.Progress != nil {
+			opts.Progress(done, total)
 		}
 	}
-	for k := range r.toFix {
+	fix := slices.SortedFunc(maps.Keys(r.toFix), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+	for _, k := range fix {
 		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
-			return err
+			return sum, err
 		}
+		sum.Written++
 		step()
 	}
 	for _, a := range r.orphans {
@@ -521,7 +601,7 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, 
 			continue
 		}
 		if err != nil {
-			return err
+			return sum, err
 		}
 		of, _ := ownerOf(c)
 		if pk, rk, ok := ownerKeys(of); ok {
@@ -529,7 +609,7 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, 
 				// Its primary exists after all: converge it instead, which
 				// removes this copy if the primary no longer calls for it.
 				if err := x.converge(ctx, pk, rk, []copyAddr{a}); err != nil {
-					return err
+					return sum, err
 				}
 				step()
 				continue
@@ -537,11 +617,12 @@ func (x *InterPartitionIndex[T]) RepairAll(ctx context.Context, r *IndexReport, 
 		}
 		etag := c.ETag
 		if err := x.copies[a.Index].Delete(ctx, a.PK, a.RK, &table.DeleteOptions{IfMatch: &etag, IfExists: true}); err != nil {
-			return err
+			return sum, err
 		}
+		sum.Deleted++
 		step()
 	}
-	return nil
+	return sum, nil
 }
 
 // InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
@@ -552,9 +633,3 @@ type InterPartitionIndexLookupOptions struct{}
 
 // InterPartitionIndexRangeOptions configure InterPartitionIndex.Range. There are none yet; pass nil.
 type InterPartitionIndexRangeOptions struct{}
-
-// InterPartitionIndexVerifyAllOptions configure InterPartitionIndex.VerifyAll. There are none yet; pass nil.
-type InterPartitionIndexVerifyAllOptions struct{}
-
-// InterPartitionIndexRepairAllOptions configure InterPartitionIndex.RepairAll. There are none yet; pass nil.
-type InterPartitionIndexRepairAllOptions struct{}

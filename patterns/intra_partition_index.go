@@ -75,6 +75,13 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 	if err != nil {
 		return nil, err
 	}
+	return newIntraPartitionIndex(tbl, primaryPrefix, defs, opts)
+}
+
+// newIntraPartitionIndex is NewIntraPartitionIndex over a Table, whose
+// encryption, codec and name the copies then share (the entity model's).
+func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
+	client := tbl.Client()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadDefinition, fmt.Sprintf(format, args...))
 	}
@@ -108,6 +115,9 @@ func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, de
 			for _, p := range d.Project {
 				if !slices.Contains(props, p) {
 					return nil, bad("index %s projects %q, which is not a property of the type", d.Name, p)
+				}
+				if slices.Contains(tbl.EncryptedProperties(), p) {
+					return nil, bad("index %s projects %q, an encrypted property: a copy holds clear properties only", d.Name, p)
 				}
 				proj[p] = true
 			}
@@ -589,10 +599,33 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
 
-// Verify reads one partition (one request per page) and reports every copy
-// that is missing, orphaned or stale.
-func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string, options *IntraPartitionIndexVerifyOptions) (*IndexReport, error) {
-	r := &IndexReport{primaries: map[string]*table.Entity{}}
+// Verify reads opts.Partition (the whole table when it is "", one request
+// per page either way) and reports every copy that is missing, orphaned or
+// stale. Rows of other kinds (no primary prefix, no copy prefix) are left
+// alone.
+func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+	r := newReport(x, x.reportName(), opts)
+	r.primaries = map[[2]string]*table.Entity{}
+	err := scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
+		return x.verifyPartition(ctx, pk, rows, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// reportName names the index in its reports: its copy indexes' names.
+func (x *IntraPartitionIndex[T]) reportName() string {
+	names := make([]string, len(x.defs))
+	for i, d := range x.defs {
+		names[i] = d.Name
+	}
+	return "IntraPartitionIndex(" + strings.Join(names, ",") + ")"
+}
+
+// verifyPartition adds to r what the rows of one partition show.
+func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
 	type copyRow struct {
 		index int
 		e     *table.Entity
@@ -601,17 +634,15 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	copies := map[string]copyRow{} // by RowKey
 	var order []string
 	var prim []*T
-	for e, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: table.Partition(partitionKey)}) {
-		if err != nil {
-			return nil, err
-		}
-		if strings.HasPrefix(e.RowKey, x.primary) {
-			v, err := x.tbl.FromEntity(e)
+	primaries := map[string]*table.Entity{}
+	for _, e := range rows {
+		if _, isCopy := ownerOf(e); strings.HasPrefix(e.RowKey, x.primary) && !isCopy {
+			v, err := x.tbl.FromStored(ctx, e)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			prim = append(prim, v)
-			r.primaries[e.RowKey] = e
+			primaries[e.RowKey] = e
 			continue
 		}
 		for i, d := range x.defs {
@@ -623,13 +654,14 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			}
 		}
 	}
-	r.Primaries, r.Copies = len(prim), len(copies)
+	r.Primaries += len(prim)
+	r.Copies += len(copies)
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
 		want, err := x.plan("IntraPartitionIndex.Verify", v)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, rk := range want {
 			if rk == "" {
@@ -650,7 +682,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 			}
 			want, err := x.copyOf(i, v, rk)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !want.SameProperties(c.e) {
 				issue.CopyETag = c.e.ETag
@@ -667,16 +699,12 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 	}
 	// The report keeps only the primaries Repair will need, so a healthy
 	// partition's report holds no entity bodies.
-	keep := map[string]bool{}
 	for _, is := range slices.Concat(r.Missing, r.Stale, r.Orphans) {
-		keep[is.Primary] = true
-	}
-	for rk := range r.primaries {
-		if !keep[rk] {
-			delete(r.primaries, rk)
+		if e := primaries[is.Primary]; e != nil && is.PartitionKey == partitionKey {
+			r.primaries[[2]string{partitionKey, is.Primary}] = e
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // Repair fixes what Verify reported. Each primary's missing and stale copies
@@ -690,33 +718,37 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, partitionKey string
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Repair", "", r.problems())
+	if err := checkReport("IntraPartitionIndex.Repair", x, r); err != nil {
+		return RepairSummary{}, err
+	}
+	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Repair", r.Partition, r.problems())
 	defer func() { end(err) }()
 	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
 		return RepairSummary{}, err
 	}
-	byPrimary := map[string][]IndexIssue{}
-	var order []string
+	byPrimary := map[[2]string][]IndexIssue{}
+	var order [][2]string
 	add := func(is IndexIssue) {
-		if _, ok := byPrimary[is.Primary]; !ok {
-			order = append(order, is.Primary)
+		k := [2]string{is.PartitionKey, is.Primary}
+		if _, ok := byPrimary[k]; !ok {
+			order = append(order, k)
 		}
-		byPrimary[is.Primary] = append(byPrimary[is.Primary], is)
+		byPrimary[k] = append(byPrimary[k], is)
 	}
 	var lone []IndexIssue
 	for _, is := range slices.Concat(r.Missing, r.Stale) {
 		add(is)
 	}
 	for _, is := range r.Orphans {
-		if r.primaries[is.Primary] != nil {
+		if r.primaries[[2]string{is.PartitionKey, is.Primary}] != nil {
 			add(is)
 		} else {
 			lone = append(lone, is)
 		}
 	}
 	var groups []repairGroup
-	for _, rk := range order {
-		g, err := x.repairOps(r.primaries[rk], byPrimary[rk])
+	for _, k := range order {
+		g, err := x.repairOps(r.primaries[k], byPrimary[k])
 		if err != nil {
 			return RepairSummary{}, err
 		}
@@ -742,7 +774,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 // repairOps builds one primary's repair: the guard, then its copies.
 func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
-	v, err := x.tbl.FromEntity(p)
+	v, err := x.tbl.FromStored(context.Background(), p)
 	if err != nil {
 		return g, err
 	}
@@ -785,6 +817,3 @@ type IntraPartitionIndexRangeOptions struct{}
 
 // IntraPartitionIndexPrefixOptions configure IntraPartitionIndex.Prefix. There are none yet; pass nil.
 type IntraPartitionIndexPrefixOptions struct{}
-
-// IntraPartitionIndexVerifyOptions configure IntraPartitionIndex.Verify. There are none yet; pass nil.
-type IntraPartitionIndexVerifyOptions struct{}

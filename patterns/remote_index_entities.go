@@ -91,6 +91,30 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options
 	}, value)
 }
 
+// addIDs puts ids in value's list as many Adds would, in one transaction
+// (a read and a write): how the entity model's handler applies a message
+// that names many entities of one value.
+func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []string) error {
+	for _, id := range ids {
+		if err := idlist.CheckID(id); err != nil {
+			return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+		}
+	}
+	_, err := table.RetryOnConflict(ctx, func(int) error {
+		parts, err := r.x.read(ctx, "RemoteIndexEntities.Add", r.partition, value)
+		if err != nil {
+			return err
+		}
+		ops, err := r.x.appendIDs(r.partition, value, ids, parts)
+		if err != nil || len(ops) == 0 {
+			return err
+		}
+		_, err = batch.Submit(ctx, r.client, ops, nil)
+		return err
+	}, &r.retry)
+	return err
+}
+
 // Remove takes id out of value's list (no change if it is not there).
 func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {

@@ -113,7 +113,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	if err := plain.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_2"}, Email: "e@x.com"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := intra.Verify(ctx, "Sales", nil)
+	rep, err := intra.Verify(ctx, &VerifyOptions{Partition: "Sales"})
 	if err != nil || rep.problems() != 1 {
 		t.Fatalf("Verify: %v, %d problems, want the one missing copy", err, rep.problems())
 	}

@@ -1,6 +1,14 @@
 package patterns
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
 
 // Verifier is the one verify-and-repair contract that every index kind and
 // the entity model share: Verify reads and reports, Repair fixes what its
@@ -22,4 +30,103 @@ type VerifyOptions struct {
 	// Progress, when set, is called after each page read with the number of
 	// rows read so far. Default: nil.
 	Progress func(read int)
+}
+
+// ErrForeignReport: a Repair was given a report another index's (or
+// model's) Verify made; repairing with it would read nothing it needs and
+// fix nothing, so it is refused before any request.
+var ErrForeignReport = errors.New("patterns: the report belongs to another index")
+
+// newReport starts the report of owner's Verify.
+func newReport(owner any, name string, opts *VerifyOptions) *IndexReport {
+	r := &IndexReport{Index: name, owner: owner}
+	if opts != nil {
+		r.Partition = opts.Partition
+	}
+	return r
+}
+
+// checkReport refuses a report that owner's Verify did not make.
+func checkReport(op string, owner any, r *IndexReport) error {
+	if r == nil {
+		return &table.InputError{Op: op, Field: "report", Rule: table.ErrNilValue}
+	}
+	if r.owner != owner {
+		return &table.InputError{Op: op, Field: "report", Rule: ErrForeignReport, Detail: fmt.Sprintf("the report of %s", r.Index)}
+	}
+	return nil
+}
+
+// checkVerifyOptions refuses a Partition the service would refuse.
+func checkVerifyOptions(op string, opts *VerifyOptions) error {
+	if opts == nil || opts.Partition == "" {
+		return nil
+	}
+	if err := keys.ValidatePartitionKey(opts.Partition); err != nil {
+		return &table.InputError{Op: op, Field: "Partition", Rule: err}
+	}
+	return nil
+}
+
+// isIndexRow reports a row that some index of this package wrote: a copy
+// (it names its owner) or an index entity (it holds an ID list). Such a
+// row is never a primary, whatever table or RowKey it has.
+func isIndexRow(e *table.Entity) bool {
+	if _, ok := e.Get(IndexOfProperty); ok {
+		return true
+	}
+	_, ok := e.Get(idsProperty(0))
+	return ok
+}
+
+// scanPartitions reads opts.Partition, or the whole table when it is "",
+// and hands each partition's rows to f in PartitionKey order (one request
+// a page); opts.Progress hears the rows read.
+func scanPartitions(ctx context.Context, raw *table.Table[table.Entity], opts *VerifyOptions, f func(pk string, rows []*table.Entity) error) error {
+	q := &table.QueryOptions{}
+	var progress func(int)
+	if opts != nil {
+		if opts.Partition != "" {
+			q.Filter = table.Partition(opts.Partition)
+		}
+		progress = opts.Progress
+	}
+	var rows []*table.Entity
+	cur, read := "", 0
+	for e, err := range raw.Query(ctx, q) {
+		if err != nil {
+			return err
+		}
+		if len(rows) > 0 && e.PartitionKey != cur {
+			if err := f(cur, rows); err != nil {
+				return err
+			}
+			rows = nil
+		}
+		cur = e.PartitionKey
+		rows = append(rows, e)
+		read++
+		if progress != nil && read%1000 == 0 {
+			progress(read)
+		}
+	}
+	if progress != nil {
+		progress(read)
+	}
+	if len(rows) > 0 {
+		return f(cur, rows)
+	}
+	return nil
+}
+
+// compareIssues orders issues by partition, primary and copy, so a report
+// reads the same on every run.
+func compareIssues(a, b IndexIssue) int {
+	if c := strings.Compare(a.PartitionKey, b.PartitionKey); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Primary, b.Primary); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Copy, b.Copy)
 }

@@ -132,7 +132,7 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("adding a second employee with Don's email: want *patterns.ValueTakenError, got %v", err)
 	}
 	step("add empid_000152 with Don's new email: refused whole (%s), nothing written", taken.Value)
-	report, err := byEmail.Verify(ctx, "Sales", nil)
+	report, err := byEmail.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,7 @@ var stops = []struct{ name, title, why string }{
 	{"events", "Sharded appends: the prepend/append anti-pattern fixed", "Spread appends over partitions by a stable hash and merge them back in order."},
 	{"photo", "Large entities: the employee photo", "Keep big properties in a blob and the reference in the entity; blob first, then entity."},
 	{"logs", "Log data in blobs: application logs", "Logs belong in blobs named by time, not in a table."},
+	{"directory", "The employee directory on one entity model", "Declare an entity's keys and every index once; every write, bulk load, move, query and verify then keeps all of them."},
 }
 
 func main() {

@@ -28,6 +28,7 @@ var exceptions = map[string]string{
 	// signature the Worker defines: a Worker calls them, users do not.
 	"patterns.InterPartitionIndex.Handle":   "a consistency.Handler",
 	"patterns.EventualIndexEntities.Handle": "a consistency.Handler",
+	"patterns.Model.Handle":                 "a consistency.Handler",
 	"consistency.Mover.Handle":              "a consistency.Handler",
 
 	// Target is the port a user implements for where the Mover writes;

@@ -133,7 +133,7 @@ func intraReport(ctx context.Context, e *env) *patterns.IndexReport {
 	_, _ = e.fakeTables.NewServiceClient(nil).CreateTable(ctx, "proofreport", nil)
 	t, _ := table.New[Emp](c, nil)
 	_ = t.Upsert(ctx, emp(), nil) // a primary with no copy
-	r, err := intra(e, c).Verify(ctx, "Sales", nil)
+	r, err := intra(e, c).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil {
 		panic(err)
 	}
@@ -145,7 +145,7 @@ func entitiesReport(ctx context.Context, e *env) *patterns.IndexReport {
 	_, _ = e.fakeTables.NewServiceClient(nil).CreateTable(ctx, "proofreport2", nil)
 	t, _ := table.New[Emp](c, nil)
 	_ = t.Upsert(ctx, emp(), nil) // an entity its index entity does not list
-	r, err := ixEntities(e, c).Verify(ctx, "Sales", nil)
+	r, err := ixEntities(e, c).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil {
 		panic(err)
 	}
@@ -213,7 +213,7 @@ func init() {
 			return first(intra(e, e.tbl).Prefix(ctx, "email", "Sales", "a", nil))
 		},
 		"patterns.IntraPartitionIndex.Verify": func(ctx context.Context, e *env) error {
-			_, err := intra(e, e.tbl).Verify(ctx, "Sales", nil)
+			_, err := intra(e, e.tbl).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 			return err
 		},
 		"patterns.IntraPartitionIndex.Repair": func(ctx context.Context, e *env) error {
@@ -249,12 +249,13 @@ func init() {
 		"patterns.InterPartitionIndex.Range": func(ctx context.Context, e *env) error {
 			return first(inter(e).Range(ctx, "email", "email", "a", "b", nil))
 		},
-		"patterns.InterPartitionIndex.VerifyAll": func(ctx context.Context, e *env) error {
-			_, err := inter(e).VerifyAll(ctx, table.Filter{}, nil, nil)
+		"patterns.InterPartitionIndex.Verify": func(ctx context.Context, e *env) error {
+			_, err := inter(e).Verify(ctx, nil)
 			return err
 		},
-		"patterns.InterPartitionIndex.RepairAll": func(ctx context.Context, e *env) error {
-			return inter(e).RepairAll(ctx, &patterns.IndexReport{}, nil, nil)
+		"patterns.InterPartitionIndex.Repair": func(ctx context.Context, e *env) error {
+			_, err := inter(e).Repair(ctx, &patterns.IndexReport{Index: "email"}, nil)
+			return err
 		},
 
 		"patterns.IndexEntities.Add": func(ctx context.Context, e *env) error {
@@ -280,7 +281,7 @@ func init() {
 			return err
 		},
 		"patterns.IndexEntities.Verify": func(ctx context.Context, e *env) error {
-			_, err := ixEntities(e, e.tbl).Verify(ctx, "Sales", nil)
+			_, err := ixEntities(e, e.tbl).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 			return err
 		},
 		"patterns.IndexEntities.Repair": func(ctx context.Context, e *env) error {
@@ -310,12 +311,13 @@ func init() {
 			}
 			return eventual(e).Handle(ctx, msg)
 		},
-		"patterns.EventualIndexEntities.VerifyAll": func(ctx context.Context, e *env) error {
-			_, err := eventual(e).VerifyAll(ctx, nil, nil)
+		"patterns.EventualIndexEntities.Verify": func(ctx context.Context, e *env) error {
+			_, err := eventual(e).Verify(ctx, nil)
 			return err
 		},
-		"patterns.EventualIndexEntities.RepairAll": func(ctx context.Context, e *env) error {
-			return eventual(e).RepairAll(ctx, &patterns.IndexReport{Missing: []patterns.IndexIssue{{}}}, nil, nil)
+		"patterns.EventualIndexEntities.Repair": func(ctx context.Context, e *env) error {
+			_, err := eventual(e).Repair(ctx, &patterns.IndexReport{Missing: []patterns.IndexIssue{{}}}, nil)
+			return err
 		},
 
 		"patterns.BlobIndex.Add":    func(ctx context.Context, e *env) error { return blobIndex(e).Add(ctx, "Ana", "1", nil) },

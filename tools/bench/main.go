@@ -433,7 +433,7 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 		return 0, err
 	}
 	start := time.Now()
-	rep, err := idx.Verify(ctx, "Sales", nil)
+	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil || len(rep.Missing) != n {
 		return 0, fmt.Errorf("verify: %d missing of %d: %v", len(rep.Missing), n, err)
 	}

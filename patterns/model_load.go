@@ -1,0 +1,385 @@
+package patterns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/table"
+)
+
+// ModelLoadOptions configure Model.Load. nil means the defaults.
+type ModelLoadOptions struct {
+	// Parallelism bounds the transactions in flight, each of another
+	// partition. Default: 8.
+	Parallelism int
+	// MaxBuffered bounds the entities held while their partition's
+	// transaction fills; past it the fullest partition is sent at once.
+	// It bounds Load's memory whatever the input's size. Default: 10,000.
+	MaxBuffered int
+	// Idempotent makes an entity already stored exactly as given a
+	// success (one read per such entity), so a load that died can be run
+	// again from the start. Default: false, and such an entity is a
+	// Failure with table.ErrAlreadyExists.
+	Idempotent bool
+}
+
+// LoadFailure is an entity Load did not write, and why.
+type LoadFailure struct {
+	PartitionKey, RowKey string
+	Err                  error
+}
+
+// LoadSummary counts what Load did.
+type LoadSummary struct {
+	Entities     int // primaries written (with their index rows)
+	Transactions int // entity group transactions committed
+	Messages     int // queue messages sent for the indexes outside the partition
+	Failures     []LoadFailure
+}
+
+// Load adds many new entities with every index row they call for. The
+// entities of a partition are packed into entity group transactions, each
+// primary with its same-partition index rows (copies, and its ID in its
+// value's lists, the lists read once per transaction), so an entity and
+// those rows are written together or not at all; the indexes outside the
+// partition get one message per transaction listing its entities, sent
+// hidden before the transaction and shown after it, as a single write's
+// is. A bad entity stops the load before any request of its own with its
+// *table.InputError; what was sent before stays written. An entity the
+// service refuses (it exists, a unique value is taken) is a Failure; the
+// other entities of its transaction are sent again without it. A crash
+// leaves whole entities with their rows and messages that converge the
+// rest: run Load again with Idempotent.
+func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoadOptions) (LoadSummary, error) {
+	const op = "Model.Load"
+	par, maxBuf, idem := 8, 10000, false
+	if opts != nil {
+		if opts.Parallelism < 0 || opts.MaxBuffered < 0 {
+			return LoadSummary{}, &table.InputError{Op: op, Field: "Parallelism", Rule: table.ErrBadOption, Detail: "Parallelism and MaxBuffered are 0 (the default) or more"}
+		}
+		if opts.Parallelism > 0 {
+			par = opts.Parallelism
+		}
+		if opts.MaxBuffered > 0 {
+			maxBuf = opts.MaxBuffered
+		}
+		idem = opts.Idempotent
+	}
+	l := &loader[T]{m: m, idem: idem, slots: make(chan struct{}, par), locks: map[string]*sync.Mutex{}}
+	buf := map[string][]*T{}
+	held := 0
+	flush := func(pk string, all bool) {
+		for len(buf[pk]) > 0 {
+			n := l.fit(buf[pk])
+			if !all && n == len(buf[pk]) {
+				return // the partition's last transaction may still fill
+			}
+			chunk := slices.Clone(buf[pk][:n])
+			buf[pk] = buf[pk][n:]
+			held -= n
+			l.start(ctx, pk, chunk)
+		}
+		delete(buf, pk)
+	}
+	var bad error
+	for v := range values {
+		if err := m.check(ctx, op, v, table.Replace); err != nil {
+			bad = err
+			break
+		}
+		pk := m.tbl.Meta(v).PartitionKey
+		buf[pk] = append(buf[pk], v)
+		held++
+		if l.fit(buf[pk]) < len(buf[pk]) {
+			flush(pk, false)
+		}
+		if held > maxBuf {
+			fullest := ""
+			for k, vs := range buf {
+				if len(vs) > len(buf[fullest]) {
+					fullest = k
+				}
+			}
+			flush(fullest, true)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if bad == nil {
+		for _, pk := range slices.Sorted(mapKeys(buf)) {
+			flush(pk, true)
+		}
+	}
+	l.wg.Wait()
+	if bad == nil {
+		bad = ctx.Err()
+	}
+	return l.sum, errors.Join(bad, l.err)
+}
+
+func mapKeys[V any](m map[string]V) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// loader runs Load's transactions.
+type loader[T any] struct {
+	m     *Model[T]
+	idem  bool
+	slots chan struct{}
+	wg    sync.WaitGroup
+	mu    sync.Mutex // guards sum, err and locks
+	sum   LoadSummary
+	err   error
+	locks map[string]*sync.Mutex // one transaction per partition at a time: the lists' ETags
+}
+
+// fit is how many of vs, from the start, one transaction holds: each
+// entity's primary and copies, and up to two operations per list value
+// (its last part rewritten, a new part begun).
+func (l *loader[T]) fit(vs []*T) int {
+	ops := 0
+	values := map[[2]string]bool{}
+	for i, v := range vs {
+		n := 1
+		if l.m.copies != nil {
+			for _, d := range l.m.copies.defs {
+				if d.Value(v) != "" {
+					n++
+				}
+			}
+		}
+		for j, x := range l.m.lists {
+			if val := x.value(v); val != "" && !values[[2]string{l.m.listDef[j].Name, val}] {
+				n += 2
+			}
+		}
+		if ops+n > batch.MaxOperations {
+			return i
+		}
+		ops += n
+		for j, x := range l.m.lists {
+			if val := x.value(v); val != "" {
+				values[[2]string{l.m.listDef[j].Name, val}] = true
+			}
+		}
+	}
+	return len(vs)
+}
+
+func (l *loader[T]) start(ctx context.Context, pk string, chunk []*T) {
+	l.slots <- struct{}{}
+	l.wg.Add(1)
+	l.mu.Lock()
+	lock := l.locks[pk]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		l.locks[pk] = lock
+	}
+	l.mu.Unlock()
+	go func() {
+		defer func() { <-l.slots; l.wg.Done() }()
+		lock.Lock()
+		defer lock.Unlock()
+		l.send(ctx, chunk)
+	}()
+}
+
+// send writes chunk (one partition), dropping the entities the service
+// refuses and sending the rest again.
+func (l *loader[T]) send(ctx context.Context, chunk []*T) {
+	m := l.m
+	for len(chunk) > 0 {
+		var rows []modelRow
+		for _, v := range chunk {
+			if r, err := m.crossRow("Model.Load", nil, v); err == nil && m.sender != nil {
+				rows = append(rows, r)
+			}
+		}
+		var owner []int // op index → chunk index
+		var te *batch.TransactionError
+		var res *batch.Result
+		_, err := table.RetryOnConflict(ctx, func(int) error {
+			tx, own, listFrom, err := l.tx(ctx, chunk)
+			if err != nil {
+				return err
+			}
+			owner = own
+			err = m.around(ctx, rows, func() error {
+				var serr error
+				res, serr = tx.Submit(ctx, m.tbl.Client(), nil)
+				return serr
+			})
+			if errors.As(err, &te) && te.Index >= listFrom {
+				return err // a list changed since it was read: read again
+			}
+			return err
+		}, &m.retry)
+		if err == nil {
+			for i, v := range chunk {
+				m.tbl.Meta(v).WrittenVia(m.tbl.Client(), res.ETags[slices.Index(owner, i)], true)
+			}
+			l.mu.Lock()
+			l.sum.Entities += len(chunk)
+			l.sum.Transactions++
+			l.sum.Messages += len(chunkRows(rows))
+			l.mu.Unlock()
+			return
+		}
+		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(owner) || owner[te.Index] < 0 {
+			l.fail(chunk, err)
+			return
+		}
+		i := owner[te.Index]
+		v := chunk[i]
+		km := m.tbl.Meta(v)
+		switch {
+		case l.idem && te.StatusCode == http.StatusConflict && te.Index == slices.Index(owner, i) && l.storedAsSent(ctx, v):
+			l.mu.Lock()
+			l.sum.Entities++
+			l.mu.Unlock()
+		default:
+			ferr := err
+			if d, ok := l.uniqueAt(te.Index, owner, chunk); ok && te.StatusCode == http.StatusConflict {
+				ferr = &ValueTakenError{Index: d.Name, Value: d.Value(v), PartitionKey: km.PartitionKey, Err: te.Err}
+			}
+			l.mu.Lock()
+			l.sum.Failures = append(l.sum.Failures, LoadFailure{PartitionKey: km.PartitionKey, RowKey: km.RowKey, Err: ferr})
+			l.mu.Unlock()
+		}
+		chunk = slices.Delete(slices.Clone(chunk), i, i+1)
+	}
+}
+
+// uniqueAt is the unique Copies index whose copy is operation at, if any.
+func (l *loader[T]) uniqueAt(at int, owner []int, chunk []*T) (IndexDef[T], bool) {
+	if l.m.copies == nil || owner[at] < 0 {
+		return IndexDef[T]{}, false
+	}
+	// An entity's operations are its primary, then its copies in
+	// definition order (those it has a value for).
+	first := slices.Index(owner, owner[at])
+	k := at - first - 1
+	v := chunk[owner[at]]
+	for _, d := range l.m.copies.defs {
+		if d.Value(v) == "" {
+			continue
+		}
+		if k == 0 {
+			return d, d.Unique
+		}
+		k--
+	}
+	return IndexDef[T]{}, false
+}
+
+func (l *loader[T]) fail(chunk []*T, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range chunk {
+		km := l.m.tbl.Meta(v)
+		l.sum.Failures = append(l.sum.Failures, LoadFailure{PartitionKey: km.PartitionKey, RowKey: km.RowKey, Err: err})
+	}
+	l.err = errors.Join(l.err, fmt.Errorf("patterns: Model.Load: %d entities of partition %q not written: %w", len(chunk), l.m.tbl.Meta(chunk[0]).PartitionKey, err))
+}
+
+// tx is one chunk's transaction: each entity's primary and copies, then
+// the lists' operations; owner maps each operation to its entity (-1 for
+// a list's), listFrom is the first list operation.
+func (l *loader[T]) tx(ctx context.Context, chunk []*T) (*batch.Transaction, []int, int, error) {
+	m := l.m
+	tx := batch.NewTransaction(nil)
+	var owner []int
+	for i, v := range chunk {
+		p, err := m.primaryOp(ctx, batch.KindAdd, v, nil)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		lt, err := m.localCopies("Model.Load", p, v)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, o := range lt {
+			if err := tx.Append(o); err != nil {
+				return nil, nil, 0, err
+			}
+			owner = append(owner, i)
+		}
+	}
+	listFrom := tx.Len()
+	if len(chunk) == 0 {
+		return tx, owner, listFrom, nil
+	}
+	pk := m.tbl.Meta(chunk[0]).PartitionKey
+	for _, x := range m.lists {
+		ids := map[string][]string{}
+		var values []string
+		for _, v := range chunk {
+			if val := x.value(v); val != "" {
+				if ids[val] == nil {
+					values = append(values, val)
+				}
+				ids[val] = append(ids[val], m.tbl.Meta(v).RowKey)
+			}
+		}
+		for _, val := range values {
+			parts, err := x.read(ctx, "Model.Load", pk, val)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			ops, err := x.appendIDs(pk, val, ids[val], parts)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			for _, o := range ops {
+				if err := tx.Append(o); err != nil {
+					return nil, nil, 0, err
+				}
+				owner = append(owner, -1)
+			}
+		}
+	}
+	return tx, owner, listFrom, nil
+}
+
+// localCopies is an added entity's primary operation and its copies'.
+func (m *Model[T]) localCopies(op string, primary batch.Op, v *T) ([]batch.Op, error) {
+	ops := []batch.Op{primary}
+	if m.copies == nil {
+		return ops, nil
+	}
+	want, err := m.copies.plan(op, v)
+	if err != nil {
+		return nil, err
+	}
+	for i, rk := range want {
+		if rk == "" {
+			continue
+		}
+		c, err := m.copies.copyOf(i, v, rk)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, copyOp(c, m.copies.defs[i].Unique))
+	}
+	return ops, nil
+}
+
+// storedAsSent reports v stored exactly as Load would write it: the
+// conflict of an Add whose first answer was lost.
+func (l *loader[T]) storedAsSent(ctx context.Context, v *T) bool {
+	ok, err := l.m.tbl.Stored(ctx, v, nil)
+	return err == nil && ok
+}

@@ -1,0 +1,113 @@
+package table
+
+import (
+	"context"
+	"reflect"
+	"slices"
+)
+
+// The two encodings the index patterns and the entity model need from a
+// Table, so that a type with encrypted fields can be indexed on its clear
+// ones: an index row lives under keys of its own, and a sealed value is
+// bound to the keys it was sealed under (see Encryption), so it cannot be
+// copied there.
+
+// EncodeWrite returns the body a write of v sends, as t's own Add, Update
+// and Upsert send it: declared keys composed into v's Meta, every limit
+// checked, and the encrypted fields sealed under v's keys. mode is the
+// write's: Merge is refused for a type with encrypted fields
+// (ErrMergeEncrypted), as Update and Upsert refuse it. Use it to put a
+// typed value into a transaction (batch.Raw) with t's encryption.
+func (t *Table[T]) EncodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
+	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
+	return wire, err
+}
+
+// ClearEntity returns v as an Entity of its clear properties: every
+// property v is stored with except the encrypted ones, with v's Meta
+// (declared keys composed). It is what an index copy of v may hold; for a
+// type without encrypted fields it equals ToEntity.
+func (t *Table[T]) ClearEntity(v *T) (*Entity, error) {
+	if !t.plan.hasEncrypted() {
+		return t.ToEntity(v)
+	}
+	if v == nil {
+		return nil, inputErr("ClearEntity", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	rv := reflect.ValueOf(v).Elem()
+	if err := t.plan.composeKeys("ClearEntity", rv); err != nil {
+		return nil, err
+	}
+	only := map[string]bool{}
+	for _, name := range t.Properties() {
+		if !slices.Contains(t.plan.encrypted, name) {
+			only[name] = true
+		}
+	}
+	body, err := t.plan.encode(nil, rv, only)
+	if err != nil {
+		return nil, err
+	}
+	e := new(Entity)
+	if err := decodeEntity(body, e); err != nil {
+		return nil, err
+	}
+	e.Meta = *t.Meta(v)
+	return e, nil
+}
+
+// EncryptedProperties lists the properties of T stored sealed (tagged
+// `table:",encrypt"`); nil when there are none.
+func (t *Table[T]) EncryptedProperties() []string { return slices.Clone(t.plan.encrypted) }
+
+// FromClearEntity decodes an Entity of clear properties, as ClearEntity
+// makes, into a new T whose encrypted fields are left zero. An Entity
+// that carries one of T's encrypted properties is refused: a sealed value
+// is read only through the Table's own reads, which open it.
+func (t *Table[T]) FromClearEntity(e *Entity) (*T, error) {
+	if !t.plan.hasEncrypted() {
+		return t.FromEntity(e)
+	}
+	if e == nil {
+		return nil, inputErr("FromClearEntity", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	for _, name := range t.plan.encrypted {
+		if _, ok := e.Properties[name]; ok {
+			return nil, inputErr("FromClearEntity", t.plan.typ.String(), name, ErrEncryptedType, "the entity carries a sealed property; read it through the Table")
+		}
+	}
+	body, err := encodeEntity(nil, e, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := t.plan.decode(body, reflect.ValueOf(v).Elem()); err != nil {
+		return nil, err
+	}
+	*t.Meta(v) = e.Meta
+	return v, nil
+}
+
+// FromStored decodes an Entity read through the raw view (Entities) as
+// t's own reads decode a stored entity: encrypted fields opened and
+// checked against the entity's keys, the ETag kept. It is how a scan of
+// raw rows (a verify that reads primaries and index rows in one query)
+// turns a primary into a T.
+func (t *Table[T]) FromStored(ctx context.Context, e *Entity) (*T, error) {
+	if e == nil {
+		return nil, inputErr("FromStored", t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if t.enc == nil {
+		return t.FromEntity(e)
+	}
+	body, err := encodeEntity(nil, e, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := new(T)
+	if err := t.decodeFrom(ctx, body, v, true); err != nil {
+		return nil, err
+	}
+	*t.Meta(v) = e.Meta
+	return v, nil
+}
