@@ -31,6 +31,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 	"github.com/tablekit/tablekit/tune"
 )
@@ -198,7 +199,8 @@ func (r *Router) CreateTable(ctx context.Context, name string, _ *CreateTableOpt
 			errs = append(errs, fmt.Errorf("accounts: creating %q in %q: %w", name, a.name, err))
 		}
 	}
-	return errors.Join(errs...)
+	// A transport error names the URL, a SAS signature included.
+	return redact.Error(errors.Join(errs...))
 }
 
 // CreateTableOptions configure CreateTable. There are none yet; pass nil.

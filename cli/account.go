@@ -26,6 +26,11 @@ type commonFlags struct {
 func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.conn, "conn", "", "storage connection string (default: $TABLEKIT_CONNECTION_STRING, then $AZURE_STORAGE_CONNECTION_STRING)")
 	fs.StringVar(&c.account, "account", "", "storage account `name`, signed in with Microsoft Entra ID (azidentity.DefaultAzureCredential)")
+	c.registerOutput(fs)
+}
+
+// registerOutput registers the flags every command takes: -json and -stats.
+func (c *commonFlags) registerOutput(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print results as JSON")
 	fs.BoolVar(&c.stats, "stats", false, "print the storage requests the command made (the request ledger) to stderr")
 }
@@ -162,7 +167,18 @@ var _ azcore.TokenCredential = (*azidentity.DefaultAzureCredential)(nil)
 func (c *cli) printStats(l *ledger.Ledger) {
 	entries := l.Entries()
 	if c.flags.json {
-		_ = json.NewEncoder(c.errOut).Encode(map[string]any{"requests": l.Total(), "retries": l.Retries(), "entries": entries})
+		type entry struct {
+			Service   string `json:"service"`
+			Operation string `json:"operation"`
+			Resource  string `json:"resource"`
+			Partition string `json:"partition,omitempty"`
+			Requests  int    `json:"requests"`
+		}
+		rows := []entry{}
+		for _, e := range entries {
+			rows = append(rows, entry{string(e.Service), e.Operation, e.Resource, e.Partition, e.Requests})
+		}
+		_ = json.NewEncoder(c.errOut).Encode(map[string]any{"requests": l.Total(), "retries": l.Retries(), "entries": rows})
 		return
 	}
 	w := tabwriter.NewWriter(c.errOut, 0, 0, 2, ' ', 0)

@@ -32,8 +32,10 @@ func Example_operatorBinary() {
 	if err != nil {
 		os.Exit(cli.ExitUsage)
 	}
-	photos := cli.Large("photos", func(b patterns.BlobStore) (cli.Sweeper, error) {
-		return patterns.NewLargeEntity[Employee](client, b, "photos", []string{"Photo"}, 0, nil)
+	// The sweep gives open the entities' table and the blobs of the one
+	// account the command line names.
+	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
+		return patterns.NewLargeEntity[Employee](t, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
 		Indexes: []cli.Registration{cli.Index("emails", emails)},

@@ -18,33 +18,21 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// Indexer is what "index verify" and "index repair" need of an index: the
-// one Verify and Repair contract every index kind of package patterns and
-// the entity model share.
-type Indexer = patterns.Verifier
-
-// indexer is an Indexer as the commands use it: one partition at a time.
-type indexer interface {
-	verify(ctx context.Context, partitionKey string) (*patterns.IndexReport, error)
-	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
-}
-
-type anyIndexer struct{ Indexer }
-
-func (a anyIndexer) verify(ctx context.Context, pk string) (*patterns.IndexReport, error) {
-	return a.Verify(ctx, &patterns.VerifyOptions{Partition: pk})
-}
-
-// Registration is an index under the name the command line uses for it.
+// Registration is an index (or entity model) under the name the command
+// line uses for it.
 type Registration struct {
 	name string
-	idx  indexer
+	idx  patterns.Verifier
 }
 
-// Index registers idx as -index name for Main's index commands:
-// cli.Index("emails", idx) for any index of package patterns or a model.
-func Index(name string, idx Indexer) Registration {
-	return Registration{name: name, idx: anyIndexer{idx}}
+// Index registers v as -index name for Main's index commands. Every index
+// kind of package patterns, and the entity model, is a patterns.Verifier:
+// one Verify (of one partition, or of the whole table) and the Repair of
+// its report. v reads and writes through the clients the program built it
+// with, so the index commands take no -conn or -account: they refuse them
+// rather than seem to honour them.
+func Index(name string, v patterns.Verifier) Registration {
+	return Registration{name: name, idx: v}
 }
 
 // indexFlags are the flags both index commands share.
@@ -56,7 +44,7 @@ type indexFlags struct {
 
 func (f *indexFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.index, "index", "", "the registered index `name` (required)")
-	fs.Func("partition", "a PartitionKey to check (repeatable)", func(s string) error {
+	fs.Func("partition", "a PartitionKey to check (repeatable; default: the whole table, one scan)", func(s string) error {
 		f.partitions = append(f.partitions, s)
 		return nil
 	})
@@ -64,14 +52,16 @@ func (f *indexFlags) register(fs *flag.FlagSet) {
 }
 
 // resolve checks the flags: the index and the partitions, in order, once each.
-func (f *indexFlags) resolve(c *cli, args []string) (indexer, []string, error) {
+// No partitions means the whole table: one partitionless Verify, which
+// also finds the index rows of partitions no primary is in.
+func (f *indexFlags) resolve(c *cli, args []string) (patterns.Verifier, []string, error) {
 	if len(args) != 0 {
 		return nil, nil, usagef("unexpected arguments %q", args)
 	}
 	if len(c.indexes) == 0 {
 		return nil, nil, usagef("no index is registered in this binary: tablekit cannot know your Go index definitions; build your own with package github.com/tablekit/tablekit/cli and cli.Index")
 	}
-	var idx indexer
+	var idx patterns.Verifier
 	var names []string
 	for _, r := range c.indexes {
 		names = append(names, r.name)
@@ -106,8 +96,11 @@ func (f *indexFlags) resolve(c *cli, args []string) (indexer, []string, error) {
 			return nil, nil, usagef("-partitions: %v", err)
 		}
 	}
+	if f.file != "" && len(parts) == 0 {
+		return nil, nil, usagef("-partitions %s names no partition", f.file)
+	}
 	if len(parts) == 0 {
-		return nil, nil, usagef("give at least one -partition or a -partitions file")
+		return idx, []string{""}, nil // the whole table
 	}
 	seen := map[string]bool{}
 	out := parts[:0]
@@ -120,28 +113,51 @@ func (f *indexFlags) resolve(c *cli, args []string) (indexer, []string, error) {
 	return idx, out, nil
 }
 
-// partitionResult is one partition's line of output.
+// partitionResult is one verified scope's line of output: a partition,
+// or the whole table (Partition "", shown as "(whole table)").
 type partitionResult struct {
-	Partition string                  `json:"partition"`
-	Primaries int                     `json:"primaries"`
-	Copies    int                     `json:"copies"`
-	Missing   []patterns.IndexIssue   `json:"missing"`
-	Orphans   []patterns.IndexIssue   `json:"orphans"`
-	Stale     []patterns.IndexIssue   `json:"stale"`
-	Repaired  *patterns.RepairSummary `json:"repaired,omitempty"`
-	Skipped   bool                    `json:"skipped,omitempty"` // done by an earlier run (-checkpoint)
-	Error     string                  `json:"error,omitempty"`
+	Partition string      `json:"partition"`
+	Primaries int         `json:"primaries"`
+	Copies    int         `json:"copies"`
+	Missing   []issueJSON `json:"missing"`
+	Orphans   []issueJSON `json:"orphans"`
+	Stale     []issueJSON `json:"stale"`
+	// Repair is what a repair did (-yes) or would do (its dry run).
+	Repair  *repairJSON `json:"repair,omitempty"`
+	Skipped bool        `json:"skipped,omitempty"` // done by an earlier run (-checkpoint)
+	Error   string      `json:"error,omitempty"`
+}
+
+// issueJSON is a patterns.IndexIssue with the CLI's key casing.
+type issueJSON struct {
+	Index        string `json:"index"`
+	PartitionKey string `json:"partitionKey"`
+	Primary      string `json:"primary"`
+	Copy         string `json:"copy"`
+}
+
+// repairJSON is what a repair of one scope wrote and deleted.
+type repairJSON struct {
+	DryRun       bool `json:"dryRun"`
+	Transactions int  `json:"transactions"`
+	Written      int  `json:"written"`
+	Deleted      int  `json:"deleted"`
+}
+
+func issues(in []patterns.IndexIssue) []issueJSON {
+	out := []issueJSON{}
+	for _, i := range in {
+		out = append(out, issueJSON{Index: i.Index, PartitionKey: i.PartitionKey, Primary: i.Primary, Copy: i.Copy})
+	}
+	return out
 }
 
 func resultOf(p string, r *patterns.IndexReport) partitionResult {
-	return partitionResult{Partition: p, Primaries: r.Primaries, Copies: r.Copies, Missing: nonNil(r.Missing), Orphans: nonNil(r.Orphans), Stale: nonNil(r.Stale)}
+	return partitionResult{Partition: p, Primaries: r.Primaries, Copies: r.Copies, Missing: issues(r.Missing), Orphans: issues(r.Orphans), Stale: issues(r.Stale)}
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
+func emptyResult(p string) partitionResult {
+	return partitionResult{Partition: p, Missing: []issueJSON{}, Orphans: []issueJSON{}, Stale: []issueJSON{}}
 }
 
 // progress is a bar with ETA over the partitions when stderr is a
@@ -238,17 +254,36 @@ github.com/tablekit/tablekit/cli:
 
   os.Exit(cli.Main(ctx, os.Args[1:], &cli.Options{
       Indexes: []cli.Registration{cli.Index("emails", emailIndex)},
-  }))`
+  }))
+
+The index reads and writes through the clients your program built it
+with: -conn and -account are refused here.`
+
+// scopeName is how text output names a verified scope.
+func scopeName(p string) string {
+	if p == "" {
+		return "(whole table)"
+	}
+	return p
+}
 
 func indexCommands() []command {
 	return []command{
 		{
-			name:    "index verify",
-			summary: "compare each partition's primaries with their index copies (exit 1 when any disagree)",
+			name:      "index verify",
+			noAccount: true,
+			summary:   "compare the primaries with their index rows (exit 3 when they disagree)",
 			usage: `
-Verify reads each partition once; nothing is written.` + indexNoneRegistered + `
+Verify reads; nothing is written. Without -partition it verifies the whole
+table in one scan, which also finds index rows whose primary's partition
+holds no primary at all; with -partition it verifies each partition named,
+and finds everything for that partition that the whole-table verify finds.
+
+Exit codes: 0 the index agrees with its primaries; 3 it does not (see
+the output; index repair fixes it); 1 a verify failed; 2 usage.` + indexNoneRegistered + `
 
 examples:
+  myops index verify -index emails
   myops index verify -index emails -partition Sales -partition HR
   myops index verify -index emails -partitions departments.txt -json`,
 			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
@@ -264,11 +299,11 @@ examples:
 					bad := false
 					for _, p := range parts {
 						start := time.Now()
-						r, err := idx.verify(ctx, p)
+						r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p})
 						bar.step(start)
 						if err != nil {
 							bar.done()
-							return fmt.Errorf("partition %q: %w", p, err)
+							return fmt.Errorf("%s: %w", scopeName(p), err)
 						}
 						results = append(results, resultOf(p, r))
 						bad = bad || !r.OK()
@@ -276,34 +311,46 @@ examples:
 					bar.done()
 					c.emitIndex(results)
 					if bad {
-						return errProblemsFound
+						return errFindings
 					}
 					return nil
 				}
 			},
 		},
 		{
-			name:    "index repair",
-			summary: "verify each partition and make its index copies agree with the primaries",
+			name:      "index repair",
+			noAccount: true,
+			summary:   "list what would make the index agree with its primaries; with -yes, do it",
 			usage: `
-Each partition is verified, then repaired in transactions of up to 100
-operations, each guarded so that a concurrent change fails its repair
-instead of writing stale data (run again). With -checkpoint F, every
-finished partition is appended to F and a rerun skips those in it; without
-one, a rerun verifies every partition again (one read of the partition
-each) and writes only what is still wrong.` + indexNoneRegistered + `
+Each scope (the whole table, or each -partition) is verified and the
+repair it needs is listed: every missing or stale index row to write and
+every orphan to delete. Nothing is changed without -yes. With -yes the
+repair runs in transactions of up to 100 operations, each guarded so that
+a concurrent change fails its repair instead of writing stale data (run
+again), and the output lists what was written and deleted. With
+-checkpoint F, every repaired scope is appended to F and a rerun skips
+those in it.
+
+Exit codes: 0 the dry run listed, or the repair finished; 1 a verify or
+repair failed; 2 usage.` + indexNoneRegistered + `
 
 examples:
-  myops index repair -index emails -partitions departments.txt -checkpoint repair.ckpt
-  myops -stats index repair -index emails -partition Sales -json`,
+  myops index repair -index emails -partition Sales
+  myops index repair -index emails -partition Sales -yes
+  myops index repair -index emails -partitions departments.txt -checkpoint repair.ckpt -yes
+  myops -stats index repair -index emails -yes -json`,
 			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				var f indexFlags
 				f.register(fs)
-				ckpt := fs.String("checkpoint", "", "a `file` recording finished partitions; a rerun skips them")
+				ckpt := fs.String("checkpoint", "", "a `file` recording repaired scopes; a rerun skips them (with -yes)")
+				yes := fs.Bool("yes", false, "repair: write and delete what the dry run lists")
 				return func(ctx context.Context, c *cli, args []string) error {
 					idx, parts, err := f.resolve(c, args)
 					if err != nil {
 						return err
+					}
+					if *ckpt != "" && !*yes {
+						return usagef("-checkpoint records repairs: it needs -yes")
 					}
 					cp, err := openCheckpoint(*ckpt)
 					if err != nil {
@@ -316,17 +363,19 @@ examples:
 					for _, p := range parts {
 						start := time.Now()
 						if cp.done[p] {
-							results = append(results, partitionResult{Partition: p, Skipped: true, Missing: []patterns.IndexIssue{}, Orphans: []patterns.IndexIssue{}, Stale: []patterns.IndexIssue{}})
+							res := emptyResult(p)
+							res.Skipped = true
+							results = append(results, res)
 							bar.step(start)
 							continue
 						}
-						res, err := repairOne(ctx, idx, p)
-						if err == nil {
+						res, err := repairOne(ctx, idx, p, *yes)
+						if err == nil && *yes {
 							err = cp.mark(p)
 						}
 						if err != nil {
 							res.Error = err.Error()
-							errs = append(errs, fmt.Errorf("partition %q: %w", p, err))
+							errs = append(errs, fmt.Errorf("%s: %w", scopeName(p), err))
 						}
 						results = append(results, res)
 						bar.step(start)
@@ -336,6 +385,9 @@ examples:
 					}
 					bar.done()
 					c.emitIndex(results)
+					if !*yes {
+						fmt.Fprintf(c.errOut, "dry run: nothing was changed; add -yes to repair\n")
+					}
 					return errors.Join(errs...)
 				}
 			},
@@ -343,17 +395,24 @@ examples:
 	}
 }
 
-func repairOne(ctx context.Context, idx indexer, p string) (partitionResult, error) {
-	r, err := idx.verify(ctx, p)
+// repairOne verifies the scope p and, with act, repairs what it found.
+// Without act the result lists the repair's work: each missing or stale
+// row is a write, each orphan a delete.
+func repairOne(ctx context.Context, idx patterns.Verifier, p string, act bool) (partitionResult, error) {
+	r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p})
 	if err != nil {
-		return partitionResult{Partition: p, Missing: []patterns.IndexIssue{}, Orphans: []patterns.IndexIssue{}, Stale: []patterns.IndexIssue{}}, err
+		return emptyResult(p), err
 	}
 	res := resultOf(p, r)
 	if r.OK() {
 		return res, nil
 	}
+	if !act {
+		res.Repair = &repairJSON{DryRun: true, Written: len(r.Missing) + len(r.Stale), Deleted: len(r.Orphans)}
+		return res, nil
+	}
 	sum, err := idx.Repair(ctx, r, nil)
-	res.Repaired = &sum
+	res.Repair = &repairJSON{Transactions: sum.Transactions, Written: sum.Written, Deleted: sum.Deleted}
 	return res, err
 }
 
@@ -361,20 +420,42 @@ func (c *cli) emitIndex(results []partitionResult) {
 	if results == nil {
 		results = []partitionResult{}
 	}
-	c.emit(map[string]any{"partitions": results}, func(w io.Writer) {
+	c.emit(indexOutput{Partitions: results}, func(w io.Writer) {
 		for _, r := range results {
+			name := scopeName(r.Partition)
 			switch {
 			case r.Skipped:
-				fmt.Fprintf(w, "%s: skipped (done in an earlier run, -checkpoint)\n", r.Partition)
+				fmt.Fprintf(w, "%s: skipped (done in an earlier run, -checkpoint)\n", name)
 				continue
 			case r.Error != "":
-				fmt.Fprintf(w, "%s: FAILED: %s\n", r.Partition, r.Error)
+				fmt.Fprintf(w, "%s: FAILED: %s\n", name, r.Error)
 			}
-			fmt.Fprintf(w, "%s: %d primaries, %d copies; %d missing, %d orphans, %d stale", r.Partition, r.Primaries, r.Copies, len(r.Missing), len(r.Orphans), len(r.Stale))
-			if r.Repaired != nil {
-				fmt.Fprintf(w, "; repaired: %d written, %d deleted in %d transactions", r.Repaired.Written, r.Repaired.Deleted, r.Repaired.Transactions)
+			fmt.Fprintf(w, "%s: %d primaries, %d copies; %d missing, %d orphans, %d stale\n", name, r.Primaries, r.Copies, len(r.Missing), len(r.Orphans), len(r.Stale))
+			verb, del := "write", "delete"
+			if r.Repair != nil && !r.Repair.DryRun {
+				verb, del = "wrote", "deleted"
 			}
-			fmt.Fprintln(w)
+			if r.Repair != nil {
+				for _, i := range r.Missing {
+					fmt.Fprintf(w, "  %s missing %s row %s/%s (of %s)\n", verb, i.Index, i.PartitionKey, i.Copy, i.Primary)
+				}
+				for _, i := range r.Stale {
+					fmt.Fprintf(w, "  %s stale %s row %s/%s (of %s)\n", verb, i.Index, i.PartitionKey, i.Copy, i.Primary)
+				}
+				for _, i := range r.Orphans {
+					fmt.Fprintf(w, "  %s orphan %s row %s/%s\n", del, i.Index, i.PartitionKey, i.Copy)
+				}
+				if r.Repair.DryRun {
+					fmt.Fprintf(w, "  would write %d and delete %d\n", r.Repair.Written, r.Repair.Deleted)
+				} else {
+					fmt.Fprintf(w, "  repaired: %d written, %d deleted in %d transactions\n", r.Repair.Written, r.Repair.Deleted, r.Repair.Transactions)
+				}
+			}
 		}
 	})
+}
+
+// indexOutput is the -json output of index verify and index repair.
+type indexOutput struct {
+	Partitions []partitionResult `json:"partitions"`
 }

@@ -7,25 +7,255 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
-// The index kinds with a per-partition Verify and Repair are Indexers.
+// memIndex is an in-memory patterns.Verifier: per partition, the index
+// rows that are missing, orphaned or stale. Verify of one partition
+// reports that partition; of "" every partition. Repair fixes what its
+// report names. It counts its calls, so tests can prove what ran.
+type memIndex struct {
+	mu       sync.Mutex
+	name     string
+	missing  map[string][]string // partition -> copy RowKeys missing
+	orphans  map[string][]string
+	stale    map[string][]string
+	verified []string // the scopes verified, in order
+	repairs  int
+	// failRepairOf fails the first Repair of that partition, as a crash would.
+	failRepairOf string
+}
+
+var _ patterns.Verifier = (*memIndex)(nil)
+
+// damaged has one missing copy in Sales and HR, and an orphan in Ops, a
+// partition with no primary left.
+func damaged() *memIndex {
+	return &memIndex{name: "emails",
+		missing: map[string][]string{"Sales": {"email_s1"}, "HR": {"email_h1"}},
+		orphans: map[string][]string{"Ops": {"email_o9"}},
+		stale:   map[string][]string{}}
+}
+
+func (m *memIndex) report(p string, r *patterns.IndexReport) {
+	for _, rk := range m.missing[p] {
+		r.Missing = append(r.Missing, patterns.IndexIssue{Index: m.name, PartitionKey: p, Primary: "emp_" + rk[len(rk)-2:], Copy: rk})
+	}
+	for _, rk := range m.orphans[p] {
+		r.Orphans = append(r.Orphans, patterns.IndexIssue{Index: m.name, PartitionKey: p, Copy: rk})
+	}
+	for _, rk := range m.stale[p] {
+		r.Stale = append(r.Stale, patterns.IndexIssue{Index: m.name, PartitionKey: p, Primary: "emp_x", Copy: rk})
+	}
+	r.Primaries += 2
+	r.Copies += 2 - len(m.missing[p]) + len(m.orphans[p])
+}
+
+func (m *memIndex) Verify(ctx context.Context, o *patterns.VerifyOptions) (*patterns.IndexReport, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := ""
+	if o != nil {
+		p = o.Partition
+	}
+	m.verified = append(m.verified, p)
+	r := &patterns.IndexReport{Index: m.name, Partition: p}
+	if p != "" {
+		m.report(p, r)
+		return r, nil
+	}
+	for _, q := range []string{"HR", "Ops", "Sales"} {
+		m.report(q, r)
+	}
+	return r, nil
+}
+
+func (m *memIndex) Repair(ctx context.Context, r *patterns.IndexReport, o *patterns.RepairOptions) (patterns.RepairSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r.Index != m.name {
+		return patterns.RepairSummary{}, errors.New("another index's report")
+	}
+	if m.failRepairOf != "" && r.Partition == m.failRepairOf {
+		m.failRepairOf = ""
+		return patterns.RepairSummary{}, errors.New("interrupted")
+	}
+	m.repairs++
+	var sum patterns.RepairSummary
+	for _, i := range append(slices.Clone(r.Missing), r.Stale...) {
+		sum.Written++
+		m.missing[i.PartitionKey] = slices.DeleteFunc(m.missing[i.PartitionKey], func(s string) bool { return s == i.Copy })
+		m.stale[i.PartitionKey] = slices.DeleteFunc(m.stale[i.PartitionKey], func(s string) bool { return s == i.Copy })
+	}
+	for _, i := range r.Orphans {
+		sum.Deleted++
+		m.orphans[i.PartitionKey] = slices.DeleteFunc(m.orphans[i.PartitionKey], func(s string) bool { return s == i.Copy })
+	}
+	if sum.Written+sum.Deleted > 0 {
+		sum.Transactions = 1
+	}
+	return sum, nil
+}
+
+// runIndex runs the CLI with idx registered as "emails".
+func runIndex(t *testing.T, idx patterns.Verifier, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, nil, nil, Index("emails", idx))
+	return out.String(), errOut.String(), code
+}
+
+func parseIndex(t *testing.T, out string) indexOutput {
+	t.Helper()
+	var r indexOutput
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return r
+}
+
+// An operator's session: verify the whole table and partitions (exit 3
+// on findings), look at the repair's dry run (nothing changes), repair
+// with -yes (each change listed), verify again (exit 0).
+func TestIndexVerifyAndRepair(t *testing.T) {
+	idx := damaged()
+	out, errOut, code := runIndex(t, idx, "-json", "index", "verify", "-index", "emails")
+	r := parseIndex(t, out)
+	if code != exitFindings || len(r.Partitions) != 1 || r.Partitions[0].Partition != "" || len(r.Partitions[0].Missing) != 2 || len(r.Partitions[0].Orphans) != 1 {
+		t.Fatalf("whole-table verify: exit %d, %s%s", code, out, errOut)
+	}
+	if strings.Contains(out, `"PartitionKey"`) || !strings.Contains(out, `"partitionKey"`) {
+		t.Errorf("-json keys are not lowerCamelCase: %s", out)
+	}
+	out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails", "-partition", "Sales", "-partition", "HR")
+	if code != exitFindings || !strings.Contains(out, "Sales: 2 primaries, 1 copies; 1 missing") || !strings.Contains(out, "HR: 2 primaries") {
+		t.Fatalf("partition verify: exit %d, %s%s", code, out, errOut)
+	}
+	// The dry run lists each row it would write and delete; nothing changes.
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails")
+	for _, want := range []string{"write missing emails row Sales/email_s1", "write missing emails row HR/email_h1", "delete orphan emails row Ops/email_o9", "would write 2 and delete 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("repair dry run does not say %q:\n%s", want, out)
+		}
+	}
+	if code != exitOK || !strings.Contains(errOut, "add -yes") || idx.repairs != 0 {
+		t.Fatalf("repair dry run: exit %d, %d repairs; %s%s", code, idx.repairs, out, errOut)
+	}
+	out, errOut, code = runIndex(t, idx, "-json", "index", "repair", "-index", "emails", "-yes")
+	r = parseIndex(t, out)
+	if rp := r.Partitions[0].Repair; code != exitOK || rp == nil || rp.DryRun || rp.Written != 2 || rp.Deleted != 1 {
+		t.Fatalf("repair -yes: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails")
+	if code != exitOK || !strings.Contains(out, "(whole table): 6 primaries, 6 copies; 0 missing, 0 orphans, 0 stale") {
+		t.Fatalf("verify after repair: exit %d, %s%s", code, out, errOut)
+	}
+}
+
+// A repair interrupted on one partition records the others in its
+// checkpoint; the rerun skips them (not even verified) and finishes.
+func TestIndexRepairCheckpoint(t *testing.T) {
+	idx := damaged()
+	idx.failRepairOf = "HR"
+	ckpt := filepath.Join(t.TempDir(), "repair.ckpt")
+	out, errOut, code := runIndex(t, idx, "-json", "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt, "-yes")
+	r := parseIndex(t, out)
+	if code != exitFailed || r.Partitions[0].Repair == nil || r.Partitions[0].Repair.Written != 1 || r.Partitions[1].Error == "" {
+		t.Fatalf("repair interrupted on HR: exit %d, %s%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(ckpt); string(b) != "\"Sales\"\n" {
+		t.Fatalf("checkpoint after the interruption: %q", b)
+	}
+	idx.verified = nil
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt, "-yes")
+	if code != exitOK || !strings.Contains(out, "Sales: skipped") || !strings.Contains(out, "wrote missing emails row HR/email_h1") {
+		t.Fatalf("resumed repair: exit %d, %s%s", code, out, errOut)
+	}
+	if strings.Join(idx.verified, ",") != "HR" {
+		t.Errorf("the resumed run verified %q, want only HR", idx.verified)
+	}
+}
+
+// The index commands use the program's clients: -conn and -account,
+// before or after the command, are refused before any Verify, as are the
+// other mistakes.
+func TestIndexUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"index", "verify", "-index", "emails", "-partition", "Sales"}, &out, &errOut, func(string) string { return "" }, nil, nil)
+	if code != exitUsage || !strings.Contains(errOut.String(), "no index is registered") {
+		t.Errorf("no index registered: exit %d, %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(t.Context(), []string{"index", "verify", "-help"}, &out, &errOut, func(string) string { return "" }, nil, nil); code != exitOK || !strings.Contains(out.String(), "registers no index") || !strings.Contains(out.String(), "examples:") {
+		t.Errorf("index verify -help: exit %d, %s", code, out.String())
+	}
+	idx := damaged()
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"index", "verify", "-partition", "Sales"}, "-index is required: one of emails"},
+		{[]string{"index", "verify", "-index", "phones", "-partition", "Sales"}, `"phones" is not registered`},
+		{[]string{"index", "repair", "-index", "emails", "-partitions", "/nonexistent/file"}, "-partitions"},
+		{[]string{"index", "repair", "-index", "emails", "-checkpoint", "x.ckpt"}, "-checkpoint records repairs: it needs -yes"},
+		{[]string{"index", "verify", "-index", "emails", "-conn", "UseDevelopmentStorage=true"}, "flag provided but not defined: -conn"},
+		{[]string{"index", "repair", "-index", "emails", "-account", "prodacct", "-yes"}, "flag provided but not defined: -account"},
+		{[]string{"-account", "prodacct", "index", "verify", "-index", "emails"}, "the index reads and writes through the clients the program registered it with"},
+		{[]string{"-conn", "UseDevelopmentStorage=true", "index", "repair", "-index", "emails", "-yes"}, "-conn and -account do not apply"},
+	} {
+		out, errOut, code := runIndex(t, idx, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.says) {
+			t.Errorf("%q: exit %d, want 2 saying %q: %s%s", c.args, code, c.says, out, errOut)
+		}
+	}
+	if len(idx.verified) != 0 || idx.repairs != 0 {
+		t.Errorf("usage errors ran %d verifies and %d repairs", len(idx.verified), idx.repairs)
+	}
+}
+
+// TestIndexProgressOnATerminal runs the progress bar path: /dev/null is a
+// character device, as a terminal is, so the bar is drawn (into nothing)
+// and must finish and release the run, not hang it.
+func TestIndexProgressOnATerminal(t *testing.T) {
+	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer tty.Close()
+	c := &cli{errOut: tty}
+	if p := c.progress(t.Context(), "verify", 2); p.bar == nil {
+		t.Fatal("no bar on a character device")
+	} else {
+		p.step(time.Now())
+		p.done()
+	}
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes"}, &out, tty, func(string) string { return "" }, nil, nil, Index("emails", damaged()))
+	if code != exitOK || strings.Count(out.String(), "repaired: 1 written") != 2 {
+		t.Fatalf("repair with a bar: exit %d, %s", code, out.String())
+	}
+	c.flags.json = true
+	if p := c.progress(t.Context(), "verify", 2); p.bar != nil {
+		t.Fatal("a bar with -json")
+	}
+}
+
+// Every index kind and the entity model fit the index commands.
 var (
-	_ Indexer = (*patterns.IntraPartitionIndex[member])(nil)
-	_ Indexer = (*patterns.IndexEntities[member])(nil)
-	_ Indexer = (*patterns.InterPartitionIndex[member])(nil)
-	_ Indexer = (*patterns.EventualIndexEntities[member])(nil)
-	_ Indexer = (*patterns.Model[member])(nil)
+	_ patterns.Verifier = (*patterns.IntraPartitionIndex[member])(nil)
+	_ patterns.Verifier = (*patterns.IndexEntities[member])(nil)
+	_ patterns.Verifier = (*patterns.InterPartitionIndex[member])(nil)
+	_ patterns.Verifier = (*patterns.EventualIndexEntities[member])(nil)
+	_ patterns.Verifier = (*patterns.Model[member])(nil)
 )
 
 type member struct {
@@ -33,9 +263,9 @@ type member struct {
 	Email string
 }
 
-// damagedIndex is an email index over two partitions, each with one
-// primary whose copy was lost.
-func damagedIndex(t *testing.T, client *aztables.Client) *patterns.IntraPartitionIndex[member] {
+// testRealIndex runs the operator's session on a real index over a
+// table: two partitions, each with one primary whose copy was lost.
+func testRealIndex(t *testing.T, client *aztables.Client) {
 	ctx := t.Context()
 	idx, err := patterns.NewIntraPartitionIndex[member](client, "emp_", []patterns.IndexDef[member]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
@@ -53,162 +283,40 @@ func damagedIndex(t *testing.T, client *aztables.Client) *patterns.IntraPartitio
 			t.Fatal(err)
 		}
 	}
-	return idx
-}
-
-// failOnce fails the first Repair of one partition, as a crash would.
-type failOnce struct {
-	Indexer
-	partition string
-	failed    bool
-	verified  []string // the partitions verified, in order
-}
-
-func (f *failOnce) Verify(ctx context.Context, o *patterns.VerifyOptions) (*patterns.IndexReport, error) {
-	f.verified = append(f.verified, o.Partition)
-	return f.Indexer.Verify(ctx, o)
-}
-
-func (f *failOnce) Repair(ctx context.Context, r *patterns.IndexReport, o *patterns.RepairOptions) (patterns.RepairSummary, error) {
-	if !f.failed && len(r.Missing) > 0 && r.Missing[0].PartitionKey == f.partition {
-		f.failed = true
-		return patterns.RepairSummary{}, errors.New("interrupted")
-	}
-	return f.Indexer.Repair(ctx, r, o)
-}
-
-func testIndex(t *testing.T, client *aztables.Client, l *ledger.Ledger) {
-	idx := damagedIndex(t, client)
-	flaky := &failOnce{Indexer: idx, partition: "HR"}
-	tk := func(args ...string) (string, string, int) {
-		var out, errOut bytes.Buffer
-		l.Reset()
-		code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, nil, l, Index("emails", flaky))
-		return out.String(), errOut.String(), code
-	}
-	type result struct {
-		Partitions []partitionResult
-	}
-	parse := func(out string) result {
-		var r result
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		return r
-	}
-
-	out, errOut, code := tk("-json", "index", "verify", "-index", "emails", "-partition", "Sales", "-partition", "HR")
-	if r := parse(out); code != exitProblems || len(r.Partitions) != 2 || len(r.Partitions[0].Missing) != 1 || len(r.Partitions[1].Missing) != 1 {
+	out, errOut, code := runIndex(t, idx, "index", "verify", "-index", "emails")
+	if code != exitFindings || !strings.Contains(out, "2 missing") {
 		t.Fatalf("verify: exit %d, %s%s", code, out, errOut)
 	}
-	ckpt := filepath.Join(t.TempDir(), "repair.ckpt")
-	out, errOut, code = tk("-json", "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt)
-	if r := parse(out); code != exitProblems || r.Partitions[0].Repaired == nil || r.Partitions[0].Repaired.Written != 1 || r.Partitions[1].Error == "" {
-		t.Fatalf("repair interrupted on HR: exit %d, %s%s", code, out, errOut)
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR")
+	if code != exitOK || strings.Count(out, "write missing email row") != 2 {
+		t.Fatalf("repair dry run: exit %d, %s%s", code, out, errOut)
 	}
-	if b, _ := os.ReadFile(ckpt); string(b) != "\"Sales\"\n" {
-		t.Fatalf("checkpoint after the interruption: %q", b)
+	if out, _, code = runIndex(t, idx, "index", "verify", "-index", "emails"); code != exitFindings {
+		t.Fatalf("the dry run repaired: exit %d, %s", code, out)
 	}
-	// The rerun skips Sales (not even verified) and repairs HR.
-	flaky.verified = nil
-	out, errOut, code = tk("-stats", "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt)
-	if code != exitOK || !strings.Contains(out, "Sales: skipped") || !strings.Contains(out, "HR: 2 primaries") || !strings.Contains(errOut, "total") {
-		t.Fatalf("resumed repair: exit %d, %s%s", code, out, errOut)
+	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes")
+	if code != exitOK || strings.Count(out, "wrote missing email row") != 2 {
+		t.Fatalf("repair: exit %d, %s%s", code, out, errOut)
 	}
-	if strings.Join(flaky.verified, ",") != "HR" {
-		t.Errorf("the resumed run verified %q, want only HR", flaky.verified)
-	}
-	out, errOut, code = tk("index", "verify", "-index", "emails", "-partition", "Sales", "-partition", "HR")
-	if code != exitOK || strings.Count(out, "0 missing, 0 orphans, 0 stale") != 2 {
+	if out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails"); code != exitOK {
 		t.Fatalf("verify after repair: exit %d, %s%s", code, out, errOut)
 	}
 }
 
-func TestIndexOnFake(t *testing.T) {
-	l := ledger.New()
-	o := &aztables.ClientOptions{}
-	l.Attach(&o.ClientOptions, ledger.Table)
+func TestRealIndexOnFake(t *testing.T) {
 	svc := fake.NewTableService(nil)
 	if _, err := svc.NewServiceClient(nil).CreateTable(t.Context(), "people", nil); err != nil {
 		t.Fatal(err)
 	}
-	testIndex(t, svc.NewClient("people", o), l)
+	testRealIndex(t, svc.NewClient("people", nil))
 }
 
-func TestIndexOnAzurite(t *testing.T) {
-	conn := testenv.ConnectionString(t)
-	l := ledger.New()
-	o := &aztables.ClientOptions{}
-	l.Attach(&o.ClientOptions, ledger.Table)
-	svc, err := aztables.NewServiceClientFromConnectionString(conn, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestRealIndexOnAzurite(t *testing.T) {
+	svc := testenv.TableService(t)
 	name := testenv.UniqueName("cliidx")
 	if _, err := svc.CreateTable(t.Context(), name, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
-	testIndex(t, svc.NewClient(name), l)
-}
-
-func TestIndexUsage(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"index", "verify", "-index", "emails", "-partition", "Sales"}, &out, &errOut, func(string) string { return "" }, nil, nil)
-	if code != exitUsage || !strings.Contains(errOut.String(), "no index is registered") {
-		t.Errorf("no index registered: exit %d, %s", code, errOut.String())
-	}
-	errOut.Reset()
-	out.Reset()
-	if code := run(t.Context(), []string{"index", "verify", "-help"}, &out, &errOut, func(string) string { return "" }, nil, nil); code != exitOK || !strings.Contains(out.String(), "registers no index") || !strings.Contains(out.String(), "examples:") {
-		t.Errorf("index verify -help: exit %d, %s", code, out.String())
-	}
-	l := ledger.New()
-	idx := Index("emails", &failOnce{})
-	for _, c := range []struct {
-		args []string
-		says string
-	}{
-		{[]string{"index", "verify", "-partition", "Sales"}, "-index is required: one of emails"},
-		{[]string{"index", "verify", "-index", "phones", "-partition", "Sales"}, `"phones" is not registered`},
-		{[]string{"index", "repair", "-index", "emails"}, "at least one -partition"},
-		{[]string{"index", "repair", "-index", "emails", "-partitions", "/nonexistent/file"}, "-partitions"},
-	} {
-		errOut.Reset()
-		if code := run(t.Context(), c.args, &out, &errOut, func(string) string { return "" }, nil, l, idx); code != exitUsage || !strings.Contains(errOut.String(), c.says) {
-			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
-		}
-	}
-}
-
-// TestIndexProgressOnATerminal runs the progress bar path: /dev/null is a
-// character device, as a terminal is, so the bar is drawn (into nothing)
-// and must finish and release the run, not hang it.
-func TestIndexProgressOnATerminal(t *testing.T) {
-	tty, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer tty.Close()
-	svc := fake.NewTableService(nil)
-	if _, err := svc.NewServiceClient(nil).CreateTable(t.Context(), "people", nil); err != nil {
-		t.Fatal(err)
-	}
-	idx := damagedIndex(t, svc.NewClient("people", nil))
-	c := &cli{errOut: tty}
-	if p := c.progress(t.Context(), "verify", 2); p.bar == nil {
-		t.Fatal("no bar on a character device")
-	} else {
-		p.step(time.Now())
-		p.done()
-	}
-	var out bytes.Buffer
-	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR"}, &out, tty, func(string) string { return "" }, nil, nil, Index("emails", idx))
-	if code != exitOK || strings.Count(out.String(), "repaired: 1 written") != 2 {
-		t.Fatalf("repair with a bar: exit %d, %s", code, out.String())
-	}
-	c.flags.json = true
-	if p := c.progress(t.Context(), "verify", 2); p.bar != nil {
-		t.Fatal("a bar with -json")
-	}
+	testRealIndex(t, svc.NewClient(name))
 }

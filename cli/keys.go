@@ -143,12 +143,16 @@ type decoded struct {
 func keysCommands() []command {
 	return []command{
 		{
-			name:    "keys decode",
-			summary: "read keys built by package keys: inverted ticks and log keys as times, tuples, padded numbers",
+			name:      "keys decode",
+			noAccount: true,
+			summary:   "read keys built by package keys: inverted ticks and log keys as times, tuples, padded numbers",
 			usage: `KEY...
 
 With -as auto (the default) every reading that parses is shown: a key of
 19 digits is both ticks and inverted ticks, and only you know which.
+
+-json: {"keys": [{"key": KEY, "as": {KIND: READING, ...}}, ...]}.
+Exit 1 when a key reads as none of the kinds asked for.
 
 examples:
   tablekit keys decode 2519880551999999999
@@ -180,7 +184,7 @@ examples:
 						unreadable = unreadable || len(d.As) == 0
 						out = append(out, d)
 					}
-					c.emit(out, func(w io.Writer) {
+					c.emit(map[string]any{"keys": out}, func(w io.Writer) {
 						for _, d := range out {
 							if len(d.As) == 0 {
 								fmt.Fprintf(w, "%s\tnot a key of any kind asked for\n", d.Key)
@@ -197,20 +201,23 @@ examples:
 						}
 					})
 					if unreadable {
-						return errProblemsFound
+						return errQuietFailure // the output says which key
 					}
 					return nil
 				}
 			},
 		},
 		{
-			name:    "keys encode",
-			summary: "build a key as package keys does: times as (inverted) ticks, tuples, padded numbers",
+			name:      "keys encode",
+			noAccount: true,
+			summary:   "build a key as package keys does: times as (inverted) ticks, tuples, padded numbers",
 			usage: `VALUE...
 
 Times are RFC 3339 (2026-11-23T10:00:00Z) or now; tuple and compound take
 their components as separate arguments. Put -- before a value that
 starts with a minus sign.
+
+-json: {"key": KEY, "as": KIND}.
 
 examples:
   tablekit keys encode -as inverted-ticks 2026-11-23T10:00:00Z

@@ -10,7 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 )
 
@@ -23,63 +26,102 @@ type Sweeper interface {
 // LargeRegistration is a large entity under the name the command line
 // uses for it.
 type LargeRegistration struct {
-	name string
-	open func(blobs patterns.BlobStore) (Sweeper, error)
+	name, table, container string
+	open                   func(entities *aztables.Client, blobs patterns.BlobStore) (Sweeper, error)
 }
 
-// Large registers a large entity as -large name for "large sweep". open
-// builds it over the blob store the command gives it: the account's blob
-// client, or for -dry-run one that lists and reads but only records the
-// deletes. LargeEntity is typed by its Go struct, which only the program
-// that defines it knows, hence a function rather than flags:
+// Large registers a large entity as -large name for "large sweep": its
+// entities in table, its blobs in container. open builds it over the two
+// clients the command gives it, both of the one account the command line
+// names (-conn or -account), so entities and blobs always come from the
+// same account. LargeEntity is typed by its Go struct, which only the
+// program that defines it knows, hence a function rather than flags:
 //
-//	cli.Large("photos", func(b patterns.BlobStore) (cli.Sweeper, error) {
-//		return patterns.NewLargeEntity[Employee](client, b, "photos", []string{"Photo"}, 0)
+//	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
+//		return patterns.NewLargeEntity[Employee](t, b, "photos", []string{"Photo"}, 0, nil)
 //	})
-func Large(name string, open func(blobs patterns.BlobStore) (Sweeper, error)) LargeRegistration {
-	return LargeRegistration{name: name, open: open}
+//
+// A sweep refuses to delete when open's entity reads did not go through
+// the client it was given: reading another account's entities, it would
+// take every blob for an orphan.
+func Large(name, table, container string, open func(entities *aztables.Client, blobs patterns.BlobStore) (Sweeper, error)) LargeRegistration {
+	return LargeRegistration{name: name, table: table, container: container, open: open}
 }
 
-// dryRunBlobs lists and reads through the real client and records each
-// delete instead of sending it.
-type dryRunBlobs struct {
+// sweepBlobs lists and reads through the real client; DeleteBlob is
+// recorded, and sent only when act is set.
+type sweepBlobs struct {
 	*azblob.Client
-	mu    sync.Mutex
-	would []string
+	act     bool
+	mu      sync.Mutex
+	deletes []string // sent and succeeded (act), or would be sent
 }
 
-// DeleteBlob records the blob and sends nothing.
-func (d *dryRunBlobs) DeleteBlob(_ context.Context, container, name string, _ *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
+func (d *sweepBlobs) DeleteBlob(ctx context.Context, container, name string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
+	if d.act {
+		resp, err := d.Client.DeleteBlob(ctx, container, name, o)
+		if err != nil {
+			return resp, err
+		}
+		d.mu.Lock()
+		d.deletes = append(d.deletes, container+"/"+name)
+		d.mu.Unlock()
+		return resp, nil
+	}
 	d.mu.Lock()
-	d.would = append(d.would, container+"/"+name)
+	d.deletes = append(d.deletes, container+"/"+name)
 	d.mu.Unlock()
 	return azblob.DeleteBlobResponse{}, nil
+}
+
+// largeOutput is the -json output of large sweep.
+type largeOutput struct {
+	DryRun bool `json:"dryRun"`
+	// Deleted lists the blobs deleted (-yes) or that would be ("container/name").
+	Deleted []string `json:"deleted"`
+	// TooYoung lists the blobs left because they are younger than -grace:
+	// a write may still be about to name them.
+	TooYoung []string `json:"tooYoung"`
 }
 
 func largeCommands() []command {
 	return []command{{
 		name:    "large sweep",
-		summary: "delete the blobs of large entities that no entity names any more (exit 1 when some were found)",
+		summary: "list the blobs of large entities that no entity names any more; with -yes, delete them",
 		usage: `
 Lists the container's blobs; for each blob older than -grace, reads the
-entity its name points to and deletes the blob if that entity does not
-name it. Use at least 10m (patterns.MinSweepGrace) while writes may be in
-flight. -dry-run lists and reads the same but deletes nothing.
+entity its name points to; a blob that entity does not name is an orphan.
+Without -yes nothing is deleted: the orphans are listed, with the blobs
+left as too young. With -yes the orphans are deleted and listed. Use at
+least 10m (patterns.MinSweepGrace) while writes may be in flight.
+
+Entities and blobs are read from the one account -conn or -account names;
+a registration whose entity reads do not go through the client the
+command gives it is refused before anything is deleted.
+
+-json: {"dryRun": bool, "deleted": ["container/name", ...], "tooYoung": [...]}.
+Exit codes: 0 listed or swept (orphans found are not a failure); 1 a
+request failed or the registration reads another account; 2 usage.
 
 cmd/tablekit registers no large entity: LargeEntity is typed by your Go
 struct. Build your own operator binary with package
 github.com/tablekit/tablekit/cli and register it with cli.Large.
 
 examples:
-  myops large sweep -large photos -dry-run
-  myops -stats large sweep -large photos -grace 1h -json`,
+  myops large sweep -large photos
+  myops large sweep -large photos -grace 1h -yes
+  myops -stats large sweep -large photos -yes -json`,
 		flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 			name := fs.String("large", "", "the registered large entity `name` (required)")
 			grace := fs.Duration("grace", patterns.MinSweepGrace, "leave blobs younger than this (in-flight writes)")
-			dry := fs.Bool("dry-run", false, "list what would be deleted; delete nothing")
+			dry := fs.Bool("dry-run", false, "list what would be deleted; delete nothing (the default without -yes)")
+			yes := fs.Bool("yes", false, "delete the orphans")
 			return func(ctx context.Context, c *cli, args []string) error {
 				if len(args) != 0 {
 					return usagef("unexpected arguments %q", args)
+				}
+				if *dry && *yes {
+					return usagef("-dry-run and -yes contradict each other")
 				}
 				if len(c.large) == 0 {
 					return usagef("no large entity is registered in this binary: build your own with package github.com/tablekit/tablekit/cli and cli.Large")
@@ -98,6 +140,9 @@ examples:
 				if *grace < 0 {
 					return usagef("-grace %v: want 0 or more", *grace)
 				}
+				if err := keys.ValidateContainerName(reg.container); err != nil {
+					return usagef("large entity %q: container %q: %v", reg.name, reg.container, err)
+				}
 				a, err := c.open()
 				if err != nil {
 					return err
@@ -106,43 +151,100 @@ examples:
 				if err != nil {
 					return err
 				}
-				var store patterns.BlobStore = client
-				dryStore := &dryRunBlobs{Client: client}
-				if *dry {
-					store = dryStore
-				}
-				sw, err := reg.open(store)
+				entities, err := a.table(reg.table)
 				if err != nil {
 					return err
 				}
-				n, err := sw.Sweep(ctx, *grace, nil)
-				would := slices.Clip(dryStore.would)
-				if would == nil {
-					would = []string{}
+				// Always a dry pass first: it finds the orphans, and shows
+				// whether the registration reads its entities through the
+				// account's client.
+				started := time.Now()
+				dryStore := &sweepBlobs{Client: client}
+				sw, err := reg.open(entities, dryStore)
+				if err != nil {
+					return err
 				}
-				found := n
-				if *dry {
-					n = 0 // Sweep counted the deletes the dry-run store only recorded
-					found = len(would)
+				tableBefore := tableRequests(a.ledger)
+				if _, err := sw.Sweep(ctx, *grace, nil); err != nil {
+					return err
 				}
-				c.emit(map[string]any{"deleted": n, "dryRun": *dry, "wouldDelete": would}, func(w io.Writer) {
-					if *dry {
-						for _, b := range would {
-							fmt.Fprintf(w, "would delete %s\n", b)
-						}
-						fmt.Fprintf(w, "%d orphan blobs found; nothing deleted (-dry-run)\n", len(would))
-						return
+				if len(dryStore.deletes) > 0 && tableRequests(a.ledger) == tableBefore {
+					return fmt.Errorf("large entity %q read none of its entities through the account's table client (%s), yet would delete %d blobs: it reads another account's entities, and every blob would look orphaned; refused, nothing deleted (build it over the client cli.Large's open is given)", reg.name, reg.table, len(dryStore.deletes))
+				}
+				young, err := tooYoung(ctx, client, reg.container, *grace, started)
+				if err != nil {
+					return err
+				}
+				out := largeOutput{DryRun: !*yes, Deleted: nonNil(slices.Clip(dryStore.deletes)), TooYoung: young}
+				if *yes {
+					store := &sweepBlobs{Client: client, act: true}
+					if sw, err = reg.open(entities, store); err != nil {
+						return err
 					}
-					fmt.Fprintf(w, "%d orphan blobs deleted\n", n)
-				})
-				if err != nil {
+					_, err = sw.Sweep(ctx, *grace, nil)
+					out.Deleted = nonNil(slices.Clip(store.deletes))
+					c.emitLarge(out)
 					return err
 				}
-				if found > 0 {
-					return errProblemsFound
-				}
+				c.emitLarge(out)
 				return nil
 			}
 		},
 	}}
+}
+
+// tooYoung lists the container's blobs modified within grace of now.
+func tooYoung(ctx context.Context, client *azblob.Client, container string, grace time.Duration, now time.Time) ([]string, error) {
+	out := []string{}
+	pager := client.NewListBlobsFlatPager(container, nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range page.Segment.BlobItems {
+			if it.Name != nil && it.Properties != nil && it.Properties.LastModified != nil && now.Sub(*it.Properties.LastModified) < grace {
+				out = append(out, container+"/"+*it.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *cli) emitLarge(o largeOutput) {
+	c.emit(o, func(w io.Writer) {
+		verb := "deleted"
+		if o.DryRun {
+			verb = "would delete"
+		}
+		for _, b := range o.Deleted {
+			fmt.Fprintf(w, "%s %s\n", verb, b)
+		}
+		for _, b := range o.TooYoung {
+			fmt.Fprintf(w, "left %s: younger than -grace\n", b)
+		}
+		if o.DryRun {
+			fmt.Fprintf(w, "%d orphan blobs found, %d left as too young; nothing deleted (add -yes to delete)\n", len(o.Deleted), len(o.TooYoung))
+			return
+		}
+		fmt.Fprintf(w, "%d orphan blobs deleted, %d left as too young\n", len(o.Deleted), len(o.TooYoung))
+	})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// tableRequests counts the table requests l has seen.
+func tableRequests(l *ledger.Ledger) int {
+	n := 0
+	for _, e := range l.Entries() {
+		if e.Service == ledger.Table {
+			n += e.Requests
+		}
+	}
+	return n
 }

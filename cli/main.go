@@ -25,8 +25,21 @@
 // (-account NAME, through azidentity.DefaultAzureCredential), or Azurite.
 // Every subcommand has -help with examples and -json output.
 //
-// Exit codes: 0 when all is well, 1 when problems were found or an
-// operation failed, 2 for a usage error.
+// Exit codes (ExitOK, ExitFailed, ExitUsage, ExitFindings):
+//
+//	0  the command did what was asked: a listing, a dry run, a repair, a sweep
+//	1  an operation failed (the storage service, the network, a partial repair)
+//	2  a usage error, or a flag the command refuses; nothing was sent
+//	3  index verify found an index that disagrees with its primaries
+//
+// Destructive commands (periods expire, poison purge, large sweep, index
+// repair) change nothing without -yes: they list what they would do. With
+// -yes they list what they did.
+//
+// -json prints one JSON object per run, its keys in lowerCamelCase; each
+// command's object is documented in its -help. An error is the object
+// {"error": message, "status": HTTP status or 0, "code": service error code
+// or ""} on stderr.
 package cli
 
 import (
@@ -35,26 +48,29 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/table"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/ledger"
+	"github.com/tablekit/tablekit/table"
 )
 
 // Main's exit codes.
 const (
-	ExitOK       = 0 // all is well
-	ExitProblems = 1 // problems found, or an operation failed
-	ExitUsage    = 2 // a mistake in the command line
+	ExitOK       = 0 // the command did what was asked (a dry run included)
+	ExitFailed   = 1 // an operation failed
+	ExitUsage    = 2 // a mistake in the command line, or a refused flag
+	ExitFindings = 3 // index verify: the index disagrees with its primaries
 )
 
 const (
 	exitOK       = ExitOK
-	exitProblems = ExitProblems
+	exitFailed   = ExitFailed
 	exitUsage    = ExitUsage
+	exitFindings = ExitFindings
 )
 
 // Options configure Main. nil means the defaults.
@@ -111,16 +127,24 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
-// errProblemsFound means the command ran and found something to fix: exit 1
-// with no error message beyond the command's own output.
-var errProblemsFound = errors.New("problems found")
+// errFindings means the command ran and found something to fix (index
+// verify): exit 3 with no error message beyond the command's own output.
+var errFindings = errors.New("findings")
+
+// errQuietFailure means the command failed and its output already says
+// how: exit 1 with no further message.
+var errQuietFailure = errors.New("failed")
 
 // command is one subcommand, such as "poison list".
 type command struct {
 	name    string // "poison list"
 	summary string
 	usage   string // the arguments after the flags, and examples
-	flags   func(fs *flag.FlagSet) func(ctx context.Context, cl *cli, args []string) error
+	// noAccount commands open no storage account of their own (keys
+	// works offline; the index commands use the program's clients): they
+	// take no -conn or -account, and refuse one given before them.
+	noAccount bool
+	flags     func(fs *flag.FlagSet) func(ctx context.Context, cl *cli, args []string) error
 }
 
 func commands() []command {
@@ -192,7 +216,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	fs := flag.NewFlagSet("tablekit "+cmd.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var local commonFlags
-	local.register(fs)
+	if cmd.noAccount {
+		local.registerOutput(fs)
+	} else {
+		local.register(fs)
+	}
 	do := cmd.flags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(help, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("tablekit "+cmd.name+" [flags] "+firstLine(cmd.usage)), cmd.summary)
@@ -207,6 +235,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		return exitUsage
+	}
+	if cmd.noAccount && (common.conn != "" || common.account != "") {
+		fmt.Fprintf(stderr, "tablekit %s: -conn and -account do not apply: %s\n", cmd.name, noAccountWhy(cmd.name))
 		return exitUsage
 	}
 	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts}
@@ -237,10 +269,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "tablekit %s: %v\n", cmd.name, err)
 		fs.Usage()
 		return exitUsage
-	case errors.Is(err, errProblemsFound):
-		return exitProblems
+	case errors.Is(err, errFindings):
+		return exitFindings
+	case errors.Is(err, errQuietFailure):
+		return exitFailed
 	default:
-		msg := err.Error()
+		// The one place every failure is printed: redacted, whatever
+		// produced it.
+		msg := redact.String(err.Error())
 		// The service's answers that mean the names are wrong, in a
 		// sentence rather than the SDK's whole response dump.
 		switch {
@@ -256,8 +292,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		} else {
 			fmt.Fprintf(stderr, "tablekit %s: %s\n", cmd.name, msg)
 		}
-		return exitProblems
+		return exitFailed
 	}
+}
+
+// noAccountWhy says why a command takes no account flags.
+func noAccountWhy(name string) string {
+	if strings.HasPrefix(name, "index ") {
+		return "the index reads and writes through the clients the program registered it with"
+	}
+	return "the command sends no request"
 }
 
 // groupOf is the commands whose name starts with word ("poison"), for
@@ -300,7 +344,7 @@ func topUsage(w io.Writer, g *flag.FlagSet) {
 	fmt.Fprintf(w, "\nflags (also accepted after the command):\n")
 	g.SetOutput(w)
 	g.PrintDefaults()
-	fmt.Fprintf(w, "\n'tablekit COMMAND -help' shows a command's flags and examples.\nExit codes: 0 all well, 1 problems found or an operation failed, 2 usage.\n")
+	fmt.Fprintf(w, "\n'tablekit COMMAND -help' shows a command's flags and examples.\nExit codes: 0 done (dry runs included), 1 an operation failed, 2 usage, 3 index verify found disagreements.\n")
 }
 
 func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

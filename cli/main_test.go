@@ -84,10 +84,11 @@ func TestKeysRoundTrip(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("decode -as %s %q: exit %d, %s", c.as, key, code, errOut)
 		}
-		var got []decoded
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
+		var res struct{ Keys []decoded }
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatal(err)
 		}
+		got := res.Keys
 		if len(got) != 1 || got[0].As[c.as] != c.want {
 			t.Errorf("%s: %q decodes to %+v, want %q", c.as, key, got, c.want)
 		}
@@ -111,12 +112,15 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"keys", "decode", "-help"}, exitOK, "examples:"},
 		{[]string{"keys", "decode"}, exitUsage, "no key given"},
 		{[]string{"keys", "decode", "-as", "roman", "x"}, exitUsage, `unknown -as "roman"`},
-		{[]string{"keys", "decode", "-as", "ticks", "not-a-key"}, exitProblems, "not a key"},
+		{[]string{"keys", "decode", "-as", "ticks", "not-a-key"}, exitFailed, "not a key"},
 		{[]string{"keys", "encode", "-as", "int64", "forty"}, exitUsage, "want a whole number"},
-		{[]string{"keys", "encode", "-as", "ticks", "0000-12-31T23:59:59Z"}, exitProblems, "range"},
+		{[]string{"keys", "encode", "-as", "ticks", "0000-12-31T23:59:59Z"}, exitFailed, "range"},
+		// keys sends no request: an account flag would be ignored, so it is refused.
+		{[]string{"keys", "decode", "-conn", "UseDevelopmentStorage=true", "1"}, exitUsage, "-conn"},
+		{[]string{"-account", "prodacct", "keys", "decode", "1"}, exitUsage, "-conn and -account do not apply"},
 		{[]string{"poison", "list"}, exitUsage, "-queue is required"},
 		{[]string{"poison", "list", "-queue", "Bad_Name"}, exitUsage, "-queue"},
-		{[]string{"poison", "purge", "-queue", "archive-poison"}, exitUsage, "-yes"},
+		{[]string{"poison", "purge", "-queue", "archive-poison", "extra"}, exitUsage, "unexpected arguments"},
 		{[]string{"poison", "replay", "-queue", "archive-poison"}, exitUsage, "-work is required"},
 	} {
 		out, errOut, code := tk(t, c.args...)
@@ -173,14 +177,14 @@ func poisonSome(t *testing.T, a *account) {
 func testPoison(t *testing.T, tk runner, a *account) {
 	poisonSome(t, a)
 	out, errOut, code := tk(t, "poison", "list", "-queue", "work-poison")
-	if code != exitProblems || strings.Count(out, "refused by the billing service") != 3 || !strings.Contains(out, "about 3 in the queue") {
-		t.Fatalf("list: exit %d (want 1: messages found)\n%s%s", code, out, errOut)
+	if code != exitOK || strings.Count(out, "refused by the billing service") != 3 || !strings.Contains(out, "about 3 in the queue") {
+		t.Fatalf("list: exit %d (want 0: listing is what was asked)\n%s%s", code, out, errOut)
 	}
 	out, _, code = tk(t, "-json", "poison", "list", "-queue", "work-poison", "-type", "bill.v1")
 	var listed struct {
 		Messages []poisonRow
 	}
-	if err := json.Unmarshal([]byte(out), &listed); code != exitProblems || err != nil || len(listed.Messages) != 2 || listed.Messages[0].Payload == "" {
+	if err := json.Unmarshal([]byte(out), &listed); code != exitOK || err != nil || len(listed.Messages) != 2 || listed.Messages[0].Payload == "" {
 		t.Fatalf("list -json -type bill.v1: %v, %q", err, out)
 	}
 	out, _, code = tk(t, "poison", "replay", "-queue", "work-poison", "-work", "work", "-type", "bill.v1", "-dry-run")
@@ -191,8 +195,17 @@ func testPoison(t *testing.T, tk runner, a *account) {
 	if code != exitOK || !strings.Contains(out, "replayed 2, kept 1") || !strings.Contains(errOut, "EnqueueMessage") {
 		t.Fatalf("replay: exit %d, %q, stats %q", code, out, errOut)
 	}
+	// Purge without -yes lists what it would delete and deletes nothing.
+	out, errOut, code = tk(t, "-stats", "-json", "poison", "purge", "-queue", "work-poison")
+	var dry purgeOutput
+	if err := json.Unmarshal([]byte(out), &dry); code != exitOK || err != nil || !dry.DryRun || len(dry.Purged) != 1 || dry.Kept != 0 || dry.Purged[0].Type != "ship.v1" {
+		t.Fatalf("purge dry run: exit %d, %v, %s%s", code, err, out, errOut)
+	}
+	if strings.Contains(errOut, "DeleteMessage") || strings.Contains(errOut, "ClearMessages") {
+		t.Fatalf("the purge dry run deleted: %s", errOut)
+	}
 	out, _, code = tk(t, "poison", "purge", "-queue", "work-poison", "-yes")
-	if code != exitOK || !strings.Contains(out, "purged 1") {
+	if code != exitOK || !strings.Contains(out, "purged 1") || !strings.Contains(out, "purged "+dry.Purged[0].ID) {
 		t.Fatalf("purge: exit %d, %q", code, out)
 	}
 	if out, _, code = tk(t, "poison", "list", "-queue", "work-poison"); code != exitOK {
@@ -298,13 +311,13 @@ func TestMissingQueueIsASentence(t *testing.T) {
 	a, _ := fakeAccount()
 	tk := inProcess(a)
 	_, errOut, code := tk(t, "poison", "list", "-queue", "never-made")
-	if code != exitProblems || !strings.Contains(errOut, "QueueNotFound") || strings.Contains(errOut, "RESPONSE") {
+	if code != exitFailed || !strings.Contains(errOut, "QueueNotFound") || strings.Contains(errOut, "RESPONSE") {
 		t.Errorf("missing queue: exit %d, %q", code, errOut)
 	}
 	// stdout stays the command's own result; the error is JSON on stderr.
 	_, errOut, code = tk(t, "-json", "poison", "list", "-queue", "never-made")
 	var got struct{ Error, Code string }
-	if err := json.Unmarshal([]byte(errOut), &got); code != exitProblems || err != nil || got.Code != "QueueNotFound" {
+	if err := json.Unmarshal([]byte(errOut), &got); code != exitFailed || err != nil || got.Code != "QueueNotFound" {
 		t.Errorf("missing queue -json: exit %d, %q (%v)", code, errOut, err)
 	}
 }

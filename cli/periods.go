@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -26,7 +27,9 @@ func (p *periodFlags) register(fs *flag.FlagSet) {
 
 // rolling checks the flags and opens the RollingTables they name, keeping
 // retention(period, now) (nil: the default).
-func (p *periodFlags) rolling(c *cli, args []string, retention func(keys.Period, time.Time) time.Duration) (*patterns.RollingTables[table.Entity], error) {
+//
+// With dry set, the tables' DeleteTable is recorded and not sent.
+func (p *periodFlags) rolling(c *cli, args []string, retention func(keys.Period, time.Time) time.Duration, check func(keys.Period, time.Time) error, dry *dryRunTables) (*patterns.RollingTables[table.Entity], error) {
 	if len(args) != 0 {
 		return nil, usagef("unexpected arguments %q", args)
 	}
@@ -58,6 +61,11 @@ func (p *periodFlags) rolling(c *cli, args []string, retention func(keys.Period,
 	if _, err := keys.PeriodTable(p.prefix, period, now, 0); err != nil {
 		return nil, usagef("-prefix %q: %v", p.prefix, err)
 	}
+	if check != nil {
+		if err := check(period, now); err != nil {
+			return nil, err
+		}
+	}
 	a, err := c.open()
 	if err != nil {
 		return nil, err
@@ -75,7 +83,37 @@ func (p *periodFlags) rolling(c *cli, args []string, retention func(keys.Period,
 		o.Now = func() time.Time { return later }
 		o.Retention = retention(period, now) + time.Nanosecond
 	}
-	return patterns.NewRollingTables[table.Entity](svc, p.prefix, period, o)
+	var ts table.ServiceClient = svc
+	if dry != nil {
+		dry.ServiceClient = svc
+		ts = dry
+	}
+	return patterns.NewRollingTables[table.Entity](ts, p.prefix, period, o)
+}
+
+// dryRunTables lists and reads through the real client and records each
+// DeleteTable instead of sending it.
+type dryRunTables struct {
+	*aztables.ServiceClient
+	would []string
+}
+
+func (d *dryRunTables) DeleteTable(_ context.Context, name string, _ *aztables.DeleteTableOptions) (aztables.DeleteTableResponse, error) {
+	d.would = append(d.would, name)
+	return aztables.DeleteTableResponse{}, nil
+}
+
+// expireOutput is the -json output of periods expire.
+type expireOutput struct {
+	DryRun bool `json:"dryRun"`
+	// Dropped lists the tables dropped (-yes) or that would be.
+	Dropped  []string  `json:"dropped"`
+	KeptFrom time.Time `json:"keptFrom"`
+}
+
+// precreateOutput is the -json output of periods precreate.
+type precreateOutput struct {
+	Tables []string `json:"tables"`
 }
 
 // back is the start of the period n periods before the one containing t.
@@ -94,21 +132,27 @@ func periodsCommands() []command {
 	return []command{
 		{
 			name:    "periods expire",
-			summary: "drop the period tables older than the newest -keep periods (RollingTables.Expire)",
+			summary: "list the period tables older than the newest -keep periods; with -yes, drop them (RollingTables.Expire)",
 			usage: `
 
 -keep N keeps the current period and the N-1 before it; every older table
-of the prefix is dropped, one request each after one to list. A dropped
-name stays unusable for at least 40 s (409 TableBeingDeleted); a write to
-that period afterwards takes the next generation's name.
+of the prefix is listed, and with -yes dropped, one request each after one
+to list. Without -yes nothing is dropped. A dropped name stays unusable
+for at least 40 s (409 TableBeingDeleted); a write to that period
+afterwards takes the next generation's name.
+
+-json: {"dryRun": bool, "dropped": [table, ...], "keptFrom": RFC 3339 time}.
+Exit codes: 0 listed or dropped; 1 a request failed; 2 usage.
 
 examples:
   tablekit periods expire -prefix Logins -period daily -keep 60
-  tablekit periods expire -prefix Audit -period monthly -keep 13 -json`,
+  tablekit periods expire -prefix Logins -period daily -keep 60 -yes
+  tablekit periods expire -prefix Audit -period monthly -keep 13 -yes -json`,
 			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				var p periodFlags
 				p.register(fs)
 				keep := fs.Int("keep", 0, "how many periods to keep, the current one included (required, at least 1)")
+				yes := fs.Bool("yes", false, "drop the tables listed")
 				return func(ctx context.Context, c *cli, args []string) error {
 					if *keep < 1 {
 						return usagef("-keep is required and must be at least 1, got %d", *keep)
@@ -116,22 +160,32 @@ examples:
 					// Expire drops a period that ended at or before now-Retention:
 					// that cutoff is the start of the oldest period kept.
 					var cutoff time.Time
+					var dry *dryRunTables
+					if !*yes {
+						dry = &dryRunTables{}
+					}
 					r, err := p.rolling(c, args, func(period keys.Period, now time.Time) time.Duration {
 						cutoff = back(period, now, *keep-1)
 						return now.Sub(cutoff)
-					})
+					}, nil, dry)
 					if err != nil {
 						return err
 					}
 					dropped, err := r.Expire(ctx, nil)
-					if dropped == nil {
-						dropped = []string{}
-					}
-					c.emit(map[string]any{"dropped": dropped, "keptFrom": cutoff}, func(w io.Writer) {
-						for _, n := range dropped {
-							fmt.Fprintf(w, "dropped %s\n", n)
+					out := expireOutput{DryRun: !*yes, Dropped: nonNil(dropped), KeptFrom: cutoff}
+					c.emit(out, func(w io.Writer) {
+						verb := "dropped"
+						if out.DryRun {
+							verb = "would drop"
 						}
-						fmt.Fprintf(w, "%d dropped; periods from %s kept\n", len(dropped), cutoff.Format(time.RFC3339))
+						for _, n := range out.Dropped {
+							fmt.Fprintf(w, "%s %s\n", verb, n)
+						}
+						if out.DryRun {
+							fmt.Fprintf(w, "%d would be dropped; periods from %s kept; nothing dropped (add -yes to drop)\n", len(out.Dropped), cutoff.Format(time.RFC3339))
+							return
+						}
+						fmt.Fprintf(w, "%d dropped; periods from %s kept\n", len(out.Dropped), cutoff.Format(time.RFC3339))
 					})
 					return err
 				}
@@ -144,7 +198,12 @@ examples:
 
 One request lists the prefix's tables, then one Create Table per period that
 has none. A name still being deleted (409 TableBeingDeleted) is refused:
-exit 1 with the table's name; run again after a minute.
+exit 1 with the table's name; run again after a minute. -at may move the
+start later, never into a past period: a past period's table may have
+been dropped by periods expire, and precreating it would bring it back.
+
+-json: {"tables": [table, ...]}.
+Exit codes: 0 the tables are in place; 1 a request failed; 2 usage.
 
 examples:
   tablekit periods precreate -prefix Logins -period daily -ahead 7
@@ -157,15 +216,18 @@ examples:
 					if *ahead < 0 || *ahead > patterns.MaxPrecreateAhead {
 						return usagef("-ahead %d: want 0..%d", *ahead, patterns.MaxPrecreateAhead)
 					}
-					r, err := p.rolling(c, args, nil)
+					r, err := p.rolling(c, args, nil, func(period keys.Period, at time.Time) error {
+						if current := period.Start(time.Now()); at.Before(current) {
+							return usagef("-at %s is in a past period (the current one starts %s): precreate makes tables before their first write, and a past period's table may have been dropped by periods expire on purpose", at.Format(time.RFC3339), current.Format(time.RFC3339))
+						}
+						return nil
+					}, nil)
 					if err != nil {
 						return err
 					}
 					names, err := r.Precreate(ctx, *ahead, nil)
-					if names == nil {
-						names = []string{}
-					}
-					c.emit(map[string]any{"tables": names}, func(w io.Writer) {
+					names = nonNil(names)
+					c.emit(precreateOutput{Tables: names}, func(w io.Writer) {
 						for _, n := range names {
 							fmt.Fprintf(w, "%s\n", n)
 						}

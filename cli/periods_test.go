@@ -12,10 +12,12 @@ import (
 )
 
 // testPeriods precreates three days of a fresh prefix, finds them on a
-// rerun, expires them, and checks that bad flags send nothing.
+// rerun, lists what expire would drop (dropping nothing), expires them,
+// and checks that bad flags send nothing.
 func testPeriods(t *testing.T, tk runner, a *account) {
 	prefix := "Cli" + strings.ToUpper(testenv.UniqueName("p")[1:7])
-	day := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	// Tomorrow noon: precreate refuses past periods.
+	day := keys.Daily.Start(time.Now().UTC()).AddDate(0, 0, 1).Add(12 * time.Hour)
 	t.Cleanup(func() {
 		svc, err := a.tables()
 		if err != nil {
@@ -42,14 +44,20 @@ func testPeriods(t *testing.T, tk runner, a *account) {
 	if code != exitOK || !strings.Contains(out, "3 period tables in place") || !strings.Contains(errOut, "QueryTables") || strings.Contains(errOut, "CreateTable") {
 		t.Fatalf("rerun: exit %d, %s%s", code, out, errOut)
 	}
-	// Three days later, keeping one period drops all three.
-	out, errOut, code = tk(t, "-json", "periods", "expire", "-prefix", prefix, "-period", "daily", "-keep", "1", "-at", day.AddDate(0, 0, 3).Format(time.RFC3339))
-	var exp struct{ Dropped []string }
-	if code != exitOK || json.Unmarshal([]byte(out), &exp) != nil || len(exp.Dropped) != 3 {
+	// Three days later, keeping one period would drop all three: without
+	// -yes they are listed and none is dropped.
+	later := day.AddDate(0, 0, 3).Format(time.RFC3339)
+	out, errOut, code = tk(t, "-stats", "periods", "expire", "-prefix", prefix, "-period", "daily", "-keep", "1", "-at", later)
+	if code != exitOK || strings.Count(out, "would drop "+prefix) != 3 || !strings.Contains(out, "add -yes") || strings.Contains(errOut, "DeleteTable") {
+		t.Fatalf("expire dry run: exit %d, %s%s", code, out, errOut)
+	}
+	out, errOut, code = tk(t, "-json", "periods", "expire", "-prefix", prefix, "-period", "daily", "-keep", "1", "-at", later, "-yes")
+	var exp expireOutput
+	if code != exitOK || json.Unmarshal([]byte(out), &exp) != nil || exp.DryRun || len(exp.Dropped) != 3 {
 		t.Fatalf("expire: exit %d, %s%s", code, out, errOut)
 	}
 	// -keep 2 one day after the first day keeps both: nothing to drop.
-	out, errOut, code = tk(t, "periods", "expire", "-prefix", prefix, "-period", "daily", "-keep", "2", "-at", day.AddDate(0, 0, 1).Format(time.RFC3339))
+	out, errOut, code = tk(t, "periods", "expire", "-prefix", prefix, "-period", "daily", "-keep", "2", "-at", day.AddDate(0, 0, 1).Format(time.RFC3339), "-yes")
 	if code != exitOK || !strings.Contains(out, "0 dropped") {
 		t.Fatalf("expire with nothing old: exit %d, %s%s", code, out, errOut)
 	}
@@ -74,6 +82,8 @@ func TestPeriodsUsage(t *testing.T) {
 		{[]string{"periods", "precreate", "-prefix", "Logins", "-period", "daily", "-ahead", "367"}, "want 0..366"},
 		{[]string{"periods", "precreate", "-prefix", "bad-prefix", "-period", "daily"}, "-prefix"},
 		{[]string{"periods", "precreate", "-prefix", "Logins", "-period", "daily", "-at", "yesterday"}, "-at"},
+		// A past period's table may have been expired on purpose.
+		{[]string{"periods", "precreate", "-prefix", "Logins", "-period", "daily", "-at", time.Now().AddDate(0, 0, -3).Format(time.RFC3339)}, "is in a past period"},
 		{[]string{"periods", "expire", "-prefix", "Logins", "-period", "daily"}, "-keep is required"},
 		{[]string{"periods", "expire", "-prefix", "Logins", "-period", "daily", "-keep", "3", "extra"}, "unexpected arguments"},
 	} {

@@ -101,11 +101,15 @@ func poisonCommands() []command {
 	return []command{
 		{
 			name:    "poison list",
-			summary: "show the messages a worker gave up on, decoded (exit 1 when there are any)",
+			summary: "show the messages a worker gave up on, decoded",
 			usage: `
 
 The service shows at most 32 messages at a time without taking them; the
 count is the service's approximate length of the queue.
+
+-json: {"approximateCount": n, "messages": [{"id", "type", "key",
+"dequeueCount", "poisonedAt", "error", "payload", "text"}, ...]}.
+Exit codes: 0 listed (messages present or not); 1 a request failed; 2 usage.
 
 examples:
   tablekit poison list -queue archive-poison
@@ -148,9 +152,6 @@ examples:
 						_ = tw.Flush()
 						fmt.Fprintf(w, "%d shown, about %d in the queue\n", len(rows), peek.Approximate)
 					})
-					if peek.Approximate > 0 {
-						return errProblemsFound
-					}
 					return nil
 				}
 			},
@@ -163,7 +164,11 @@ examples:
 Each message is sent to the work queue, then deleted from the poison queue;
 a crash between the two sends it again next time, which handlers that
 converge to the current state make harmless. Messages that do not match
-stay where they are.
+stay where they are. Replay deletes nothing for good, so it needs no -yes;
+-dry-run counts without moving anything.
+
+-json: {"dryRun": bool, "replayed": n, "kept": n}.
+Exit codes: 0 replayed or counted; 1 a request failed; 2 usage.
 
 examples:
   tablekit poison replay -queue archive-poison -work archive
@@ -218,41 +223,76 @@ examples:
 		},
 		{
 			name:    "poison purge",
-			summary: "delete poisoned messages (all, or those matching -type / -key)",
+			summary: "list poisoned messages (all, or those matching -type / -key); with -yes, delete them",
 			usage: `
 
-Deleting is final, so -yes is required.
+Without -yes nothing is deleted: the messages that would be are listed.
+With -yes they are deleted and listed. Deleting is final.
+
+-json: {"dryRun": bool, "purged": [{"id", "type", "key", "dequeueCount",
+"poisonedAt", "error", "payload", "text"}, ...], "kept": n}.
+Exit codes: 0 listed or purged; 1 a request failed; 2 usage.
 
 examples:
+  tablekit poison purge -queue archive-poison -type archive.v0
   tablekit poison purge -queue archive-poison -type archive.v0 -yes
   tablekit poison purge -queue archive-poison -yes`,
 			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				var p poisonFlags
 				p.register(fs)
-				yes := fs.Bool("yes", false, "really delete")
+				yes := fs.Bool("yes", false, "delete the messages listed")
 				return func(ctx context.Context, c *cli, args []string) error {
 					if err := p.check(); err != nil {
 						return err
 					}
-					if !*yes {
-						return usagef("purging deletes messages for good: add -yes")
+					if len(args) != 0 {
+						return usagef("unexpected arguments %q", args)
 					}
 					pq, err := c.poisonQueue(p.queue, "")
 					if err != nil {
 						return err
 					}
-					sum, err := pq.Purge(ctx, &consistency.PoisonFilterOptions{Match: p.match()})
-					if err != nil {
-						return err
+					// Every message goes through Match, so each one purged (or
+					// that would be) is listed; without -yes none is taken.
+					out := purgeOutput{DryRun: !*yes, Purged: []poisonRow{}}
+					want := p.match()
+					sum, err := pq.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(m *consistency.Poisoned) bool {
+						if want != nil && !want(m) {
+							return false
+						}
+						out.Purged = append(out.Purged, rowOf(*m))
+						return *yes
+					}})
+					out.Kept = sum.Kept
+					if out.DryRun {
+						out.Kept -= len(out.Purged)
 					}
-					c.emit(map[string]any{"purged": sum.Done, "kept": sum.Kept}, func(w io.Writer) {
-						fmt.Fprintf(w, "purged %d, kept %d in %s\n", sum.Done, sum.Kept, p.queue)
+					c.emit(out, func(w io.Writer) {
+						verb := "purged"
+						if out.DryRun {
+							verb = "would purge"
+						}
+						for _, r := range out.Purged {
+							fmt.Fprintf(w, "%s %s %s %s\n", verb, r.ID, r.Type, r.Key)
+						}
+						if out.DryRun {
+							fmt.Fprintf(w, "would purge %d, keep %d in %s; nothing deleted (add -yes to purge)\n", len(out.Purged), out.Kept, p.queue)
+							return
+						}
+						fmt.Fprintf(w, "purged %d, kept %d in %s\n", len(out.Purged), out.Kept, p.queue)
 					})
-					return nil
+					return err
 				}
 			},
 		},
 	}
+}
+
+// purgeOutput is the -json output of poison purge.
+type purgeOutput struct {
+	DryRun bool        `json:"dryRun"`
+	Purged []poisonRow `json:"purged"`
+	Kept   int         `json:"kept"`
 }
 
 // oneLine shortens s to at most n runes on one line, for tables.

@@ -66,7 +66,10 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
-	w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
+	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
+	// default back-off and polling): the soak shows what a user running
+	// NewWorker with nil options gets, not what test-tuned options get.
+	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 4})
 	_ = w.Handle(mover.Type(), mover.Handle)
 	_ = w.Handle(patterns.IndexMessageType, cross.Handle)
 

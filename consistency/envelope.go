@@ -224,6 +224,12 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 // message stays and converges to the unchanged state. A message sent after
 // the write instead would be lost by a crash between the two.
 func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
+	// The transport's error names the queue's URL, a SAS signature
+	// included: redacted, with the error itself still in the chain.
+	return redact.Error(s.sendAround(ctx, msgType, key, payload, delay, write))
+}
+
+func (s *Sender) sendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error) error {
 	env, err := s.envelope(msgType, key, payload)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // PoisonClient is the part of *azqueue.QueueClient a PoisonQueue uses on
@@ -109,6 +110,11 @@ type PoisonPeek struct {
 // them (the service shows at most MaxPeekMessages at a time), and the
 // queue's approximate length. It costs two requests.
 func (q *PoisonQueue) Peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
+	p, err := q.peek(ctx, opts)
+	return p, redact.Error(err) // a transport error names the URL, SAS token included
+}
+
+func (q *PoisonQueue) peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
 	n := MaxPeekMessages
 	if opts != nil && opts.Max != 0 {
 		n = opts.Max
@@ -165,6 +171,11 @@ type PoisonSummary struct {
 // Messages that do not match are hidden while the queue is read and made
 // visible again at the end (or after VisibilitySeconds if the process dies).
 func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+	sum, err := q.replay(ctx, opts)
+	return sum, redact.Error(err) // a transport error names the URL, SAS token included
+}
+
+func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
 	return q.each(ctx, opts, func(p *Poisoned) (bool, error) {
 		text, ok, err := p.original()
 		if err != nil || !ok {
@@ -178,6 +189,11 @@ func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (Po
 // Purge deletes matching messages from the poison queue. With no Match it
 // clears the queue in one request.
 func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+	sum, err := q.purge(ctx, opts)
+	return sum, redact.Error(err) // a transport error names the URL, SAS token included
+}
+
+func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
 	// The options are checked the same with or without Match: a bad value
 	// must not clear the queue.
 	if opts != nil && opts.VisibilitySeconds < 0 {

@@ -203,6 +203,9 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	// Every record the worker writes passes through the redacting
+	// handler: a log site cannot leak a SAS signature by forgetting.
+	w.log = redact.Logger(w.log)
 	w.tracer = trace.New(o.TracingProvider)
 	w.queueName = queueName(queue)
 	return w
@@ -258,6 +261,9 @@ func (w *Worker) Stats() Stats {
 
 // fail records a failed delivery in the call's tally and in Stats.
 func (w *Worker) fail(t *tally, kind int, msgType string, err error) {
+	// The last error of a type reaches the caller in the FailureReport:
+	// redacted here, once, for the report and for Stats.
+	err = redact.Error(err)
 	t.add(kind, msgType, err)
 	w.count(func(s *Stats) {
 		var retried, poisoned int64
@@ -375,8 +381,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", redact.Error(err))
-			loopErr = err
+			// The dequeue error leaves through Run and Drain: redacted
+			// (issue 29: Drain returned it with the SAS signature).
+			loopErr = redact.Error(err)
+			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", loopErr)
 			if drain {
 				break
 			}
@@ -638,8 +646,11 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 // retry hides a failed message for the back-off of its dequeue count and
 // records the error in it for the next attempt and the poison queue.
 func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
+	// Redacted once, here: the report, the log, OnRetried and the
+	// message's LastError all get this one.
+	herr = redact.Error(herr)
 	w.fail(failed, failRetried, msg.Type, herr)
-	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", redact.Error(herr))
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
 	if w.opts.OnRetried != nil {
 		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
@@ -650,7 +661,7 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 	if env.PayloadBlob != nil {
 		env.Payload = nil
 	}
-	env.LastError = truncate(redact.String(herr.Error()), 4096)
+	env.LastError = truncate(herr.Error(), 4096)
 	text, err := env.encode()
 	if err != nil {
 		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
@@ -673,7 +684,10 @@ type PoisonRecord struct {
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
 func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
-	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(redact.String(cause.Error()), 4096), PoisonedAt: time.Now().UTC()}
+	// Redacted once, here: the poison record, the report, the log and
+	// OnPoisoned all get this one.
+	cause = redact.Error(cause)
+	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
 		rec.Envelope = &env
@@ -696,7 +710,7 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 	}
 	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
 	w.fail(failed, failPoisoned, msg.Type, cause)
-	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", redact.Error(cause))
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
 	if w.opts.OnPoisoned != nil {
 		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}

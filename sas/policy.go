@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -149,6 +150,11 @@ type PoliciesRevokeOptions struct{}
 
 // List returns the resource's policies, in the service's order: one request.
 func (m *Policies[P]) List(ctx context.Context, o *PoliciesListOptions) ([]Policy[P], error) {
+	ps, err := m.list(ctx)
+	return ps, redact.Error(err) // a transport error names the URL, SAS token included
+}
+
+func (m *Policies[P]) list(ctx context.Context) ([]Policy[P], error) {
 	raw, _, err := m.store.get(ctx)
 	if err != nil {
 		return nil, err
@@ -177,6 +183,10 @@ func (m *Policies[P]) List(ctx context.Context, o *PoliciesListOptions) ([]Polic
 // ErrPolicyExists, and a sixth policy ErrTooManyPolicies, before the write.
 // The service may take up to 30 seconds to apply it ("Set Table ACL").
 func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *PoliciesCreateOptions) error {
+	return redact.Error(m.create(ctx, p)) // a transport error names the URL, SAS token included
+}
+
+func (m *Policies[P]) create(ctx context.Context, p Policy[P]) error {
 	if err := p.validate(m.op + ".Create"); err != nil {
 		return err
 	}
@@ -220,6 +230,11 @@ func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *PoliciesCreate
 // it stops working (after up to 30 seconds on the service). It reports
 // whether the policy was there: one request when it was not, two when it was.
 func (m *Policies[P]) Revoke(ctx context.Context, id string, o *PoliciesRevokeOptions) (bool, error) {
+	ok, err := m.revoke(ctx, id)
+	return ok, redact.Error(err) // a transport error names the URL, SAS token included
+}
+
+func (m *Policies[P]) revoke(ctx context.Context, id string) (bool, error) {
 	if err := ValidateIdentifier(id); err != nil {
 		return false, withOp(err, m.op+".Revoke")
 	}

@@ -7,11 +7,13 @@
 //	tablekit keys decode 2519880551999999999
 //	tablekit poison list -queue archive-poison
 //	tablekit periods precreate -prefix Logins -period daily -ahead 7
-//	tablekit -stats periods expire -prefix Logins -period daily -keep 60
+//	tablekit -stats periods expire -prefix Logins -period daily -keep 60 -yes
 //
 // Every subcommand has -help with examples and -json output. Exit codes: 0
-// when all is well, 1 when problems were found or an operation failed, 2
-// for a usage error.
+// when the command did what was asked (dry runs included), 1 when an
+// operation failed, 2 for a usage error or a refused flag, 3 when index
+// verify found disagreements. Destructive commands change nothing without
+// -yes.
 package main
 
 import (

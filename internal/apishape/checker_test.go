@@ -48,7 +48,7 @@ type Indexer[O any] interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked, misses := check(fset, []*ast.File{f})
+	checked, misses := check(funcs(fset, []*ast.File{f}))
 	var got []string
 	for _, m := range misses {
 		got = append(got, m.name)

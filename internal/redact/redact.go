@@ -29,7 +29,12 @@ const Redacted = "REDACTED"
 var secrets = []*regexp.Regexp{
 	// sig= after anything but a letter: "&sig=", "?sig=", and "\u0026sig="
 	// in a JSON log line, where \b would fail after the digit.
-	regexp.MustCompile(`(?i)((?:^|[^a-z])sig=)[^&\s"'\\;]+`),
+	regexp.MustCompile(`(?i)((?:^|[^a-z])sig=)(?:[^&\s"'\\;<]|\\/)+`),
+	// A URL inside another URL's query, or escaped once more ("sig%3D",
+	// "sig%253D"): the value runs to the next space or quote, past the
+	// escaped "&" of the parameters after it, which costs the reader the
+	// rest of that URL and keeps the signature out however it is escaped.
+	regexp.MustCompile(`(?i)((?:^|[^a-z]|%(?:25)*3F)sig%(?:25)*3D)[^\s"'\\<]+`),
 	regexp.MustCompile(`(?i)(\bAccountKey=)[^;\s"'\\]+`),
 	regexp.MustCompile(`(?i)(\bSharedKey(?:Lite)?\s+[^:\s"']+:)[^\s"'\\]+`),
 	regexp.MustCompile(`(?i)(\bBearer\s+)[^\s"'\\]+`),

@@ -21,6 +21,9 @@ func TestStringRedactsEveryCredential(t *testing.T) {
 		{`Authorization: SharedKey devstoreaccount1:c2lnbmF0dXJl=`, "c2lnbmF0dXJl=", "devstoreaccount1:"},
 		{`Authorization: SharedKeyLite acct:c2lnbmF0dXJl=`, "c2lnbmF0dXJl=", "acct:"},
 		{`Authorization: Bearer eyJ0eXAi.eyJh.c2ln`, "eyJ0eXAi", "Bearer "},
+		{`<Message>url=http%3A%2F%2Fh%2Fq%3Fsv%3D1%26sig%3D` + sig + `%26sp%3Dr</Message>`, sig, "</Message>"},
+		{`echo http%253A%252F%252Fh%253Fsig%253D` + sig + `%2526sp%253Dr end`, sig, " end"},
+		{`{"u":"https:\/\/h\/q?sv=1&sig=Ab\/` + sig + `&sp=r"}`, sig, "sp=r"},
 	} {
 		got := redact.String(c.in)
 		if strings.Contains(got, c.secret) || !strings.Contains(got, redact.Redacted) || !strings.Contains(got, c.keep) {

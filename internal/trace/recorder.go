@@ -9,12 +9,18 @@ import (
 
 // Span is one span a Recorder saw.
 type Span struct {
-	Name       string
+	Name string
+	// Scope is the name of the tracer that opened it: Module for
+	// tablekit's own spans, the SDK module's for the SDK's.
+	Scope      string
 	Kind       tracing.SpanKind
 	Parent     int // index in Spans of the span it was opened under; -1 for none
 	Attributes map[string]any
 	Status     tracing.SpanStatus
-	Ended      bool
+	// Description is the status's description (azcore puts the error's
+	// text there).
+	Description string
+	Ended       bool
 }
 
 // Recorder is an in-memory tracing provider for tests: it keeps every span
@@ -36,7 +42,7 @@ func (r *Recorder) Provider() tracing.Provider {
 			if p, ok := ctx.Value(spanKey{}).(int); ok {
 				parent = p
 			}
-			s := Span{Name: spanName, Parent: parent, Attributes: map[string]any{}}
+			s := Span{Name: spanName, Scope: name, Parent: parent, Attributes: map[string]any{}}
 			if o != nil {
 				s.Kind = o.Kind
 				for _, a := range o.Attributes {
@@ -54,7 +60,11 @@ func (r *Recorder) Provider() tracing.Provider {
 					}
 					r.mu.Unlock()
 				},
-				SetStatus: func(code tracing.SpanStatus, _ string) { r.mu.Lock(); r.spans[i].Status = code; r.mu.Unlock() },
+				SetStatus: func(code tracing.SpanStatus, desc string) {
+					r.mu.Lock()
+					r.spans[i].Status, r.spans[i].Description = code, desc
+					r.mu.Unlock()
+				},
 			})
 		}, &tracing.TracerOptions{SpanFromContext: func(ctx context.Context) tracing.Span {
 			i, ok := ctx.Value(spanKey{}).(int)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // Module is the instrumentation scope tablekit's spans carry.
@@ -55,12 +56,20 @@ func (t Tracer) Start(ctx context.Context, name string, attrs ...tracing.Attribu
 			outcome = "error"
 		}
 		span.SetAttributes(tracing.Attribute{Key: AttrOutcome, Value: outcome})
-		end(err)
+		// azcore's end prints err into the span's status description:
+		// redacted, so no span carries a SAS signature.
+		end(redact.Error(err))
 	}
 }
 
-// Attr is a span attribute.
-func Attr(key string, value any) tracing.Attribute { return tracing.Attribute{Key: key, Value: value} }
+// Attr is a span attribute. A string value passes through redact.String:
+// every attribute tablekit sets is built here, so none carries a secret.
+func Attr(key string, value any) tracing.Attribute {
+	if s, ok := value.(string); ok {
+		value = redact.String(s)
+	}
+	return tracing.Attribute{Key: key, Value: value}
+}
 
 // OpTracer opens the spans of operations on one table: named Type.Method,
 // with the table, the partition and the operation count as attributes, so

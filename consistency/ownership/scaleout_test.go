@@ -1,0 +1,645 @@
+package ownership_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/ownership"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The scale-out test: worker processes share queues through
+// ownership.Role; one is killed with SIGKILL mid-batch and a new one joins
+// later; afterwards every target holds each message's effect once, every
+// queue and poison queue is empty, and ownership converged within the
+// lease period plus one renewal.
+
+const (
+	scaleQueues    = 8
+	scaleProcesses = 4
+	scaleLease     = 15 * time.Second
+	scaleRenew     = 5 * time.Second
+	// scaleVisibility is the workers' visibility: the messages a killed
+	// process held reappear after it.
+	scaleVisibility = 10 * time.Second
+	scaleIndexType  = "scale.index.v1"
+	scaleEnv        = "TABLEKIT_SCALEOUT_CHILD"
+)
+
+// scaleSpec tells a child process where the shared resources are.
+type scaleSpec struct {
+	Name      string   // the role's name
+	Conn      string   // an account's connection string (Azurite), or
+	FakeURL   string   // the parent's fake services, served over HTTP
+	Source    string   // table the moves read
+	Archive   string   // table they write
+	Index     string   // table the index handler writes
+	Container string   // the lease blobs
+	Queues    []string // work queues; poison queue of q is q+"p"
+	Start     int64    // the parent's clock at start, Unix ms
+}
+
+// Item is a moved entity.
+type Item struct {
+	table.Meta
+	N int64
+}
+
+// IndexRow is what the index handler writes for each index message.
+type IndexRow struct {
+	table.Meta
+	Seq int64
+}
+
+// clients opens the shared account: Azurite's, or the parent's fakes
+// through a transport that forwards each request to it.
+type scaleClients struct {
+	tables *aztables.ServiceClient
+	blobs  *azblob.Client
+	queue  func(name string) *azqueue.QueueClient
+}
+
+func openScale(t testing.TB, s scaleSpec) scaleClients {
+	if s.Conn != "" {
+		tables, err := aztables.NewServiceClientFromConnectionString(s.Conn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs, err := azblob.NewClientFromConnectionString(s.Conn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scaleClients{tables: tables, blobs: blobs, queue: func(name string) *azqueue.QueueClient {
+			q, err := azqueue.NewQueueClientFromConnectionString(s.Conn, name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		}}
+	}
+	co := func(service string) azcore.ClientOptions {
+		return azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}}
+	}
+	tables, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: co("table")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := azblob.NewClientWithNoCredential(fake.BlobURL, &azblob.ClientOptions{ClientOptions: co("blob")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scaleClients{tables: tables, blobs: blobs, queue: func(name string) *azqueue.QueueClient {
+		q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: co("queue")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}}
+}
+
+// forward sends a request made for a fake service to the parent process
+// that holds the fakes.
+type forward struct{ base, service string }
+
+var forwardClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+func (f forward) Do(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(f.base, "http://")
+	out.Host = out.URL.Host
+	out.RequestURI = ""
+	out.Header.Set("X-Fake-Service", f.service)
+	return forwardClient.Do(out)
+}
+
+// serveFakes serves one fake Table, Queue and Blob service over HTTP, so
+// child processes share them, and returns the parent's own clients of
+// them (direct, without HTTP).
+func serveFakes(t *testing.T) (string, scaleClients) {
+	tables, queues, blobs := fake.NewTableService(nil), fake.NewQueueService(nil), fake.NewBlobService(nil)
+	svcs := map[string]struct {
+		tr   policy.Transporter
+		base string
+	}{
+		"table": {tables, fake.URL},
+		"queue": {queues, fake.QueueURL},
+		"blob":  {blobs, fake.BlobURL},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, ok := svcs[r.Header.Get("X-Fake-Service")]
+		if !ok {
+			http.Error(w, "no X-Fake-Service", http.StatusBadRequest)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimSuffix(s.base, "/")+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Header = r.Header.Clone()
+		req.ContentLength = int64(len(body))
+		resp, err := s.tr.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, scaleClients{tables: tables.NewServiceClient(nil), blobs: blobs.NewClient(nil),
+		queue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) }}
+}
+
+// TestScaleOutChild is one worker process of the scale-out test; it runs
+// only when the parent starts it, until SIGTERM (or SIGKILL).
+func TestScaleOutChild(t *testing.T) {
+	raw := os.Getenv(scaleEnv)
+	if raw == "" {
+		t.Skip("a worker process of TestScaleOut*; started by it")
+	}
+	var s scaleSpec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	c := openScale(t, s)
+	from, _ := table.New[Item](c.tables.NewClient(s.Source), nil)
+	to, _ := table.New[Item](c.tables.NewClient(s.Archive), nil)
+	index, _ := table.New[IndexRow](c.tables.NewClient(s.Index), nil)
+	mover := consistency.NewMover[Item](from, consistency.TableTarget[Item]{Table: to}, nil, nil)
+	var owned []ownership.OwnedQueue
+	for _, q := range s.Queues {
+		owned = append(owned, ownership.OwnedQueue{Name: q, Queue: c.queue(q), Poison: c.queue(q + "p")})
+	}
+	// Warnings go to stderr, which the parent shows when the test fails.
+	logs := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	role, err := ownership.NewRole(c.blobs, s.Container, owned, &ownership.RoleOptions{
+		Name: s.Name, LeaseDuration: scaleLease, Renew: scaleRenew, Logger: logs,
+		Worker: &consistency.WorkerOptions{Concurrency: 8, Visibility: scaleVisibility, PollInterval: 50 * time.Millisecond, MaxPollInterval: 500 * time.Millisecond, Logger: logs},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done atomic.Int64
+	_ = role.Handle(mover.Type(), func(ctx context.Context, m *consistency.Message) error {
+		err := mover.Handle(ctx, m)
+		if err == nil {
+			done.Add(1)
+		}
+		return err
+	})
+	_ = role.Handle(scaleIndexType, func(ctx context.Context, m *consistency.Message) error {
+		var seq int64
+		if err := m.Decode(&seq); err != nil {
+			return err
+		}
+		err := index.Upsert(ctx, &IndexRow{Meta: table.Meta{PartitionKey: "idx" + m.Key[len(m.Key)-1:], RowKey: m.Key}, Seq: seq}, &table.UpsertOptions{Mode: table.Replace})
+		if err == nil {
+			done.Add(1)
+		}
+		return err
+	})
+	// The status line the parent reads: its clock, messages done, queues owned.
+	out := bufio.NewWriter(os.Stdout)
+	report := func() {
+		fmt.Fprintf(out, "STAT %d %d %s\n", time.Now().UnixMilli()-s.Start, done.Load(), strings.Join(role.Owned(), ","))
+		_ = out.Flush()
+	}
+	go func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				report()
+			}
+		}
+	}()
+	if err := role.Run(ctx, nil); err != nil {
+		t.Logf("role: %v", err) // retried messages; the parent checks the outcome
+	}
+	report()
+}
+
+// stat is one status line of a child.
+type stat struct {
+	at    time.Duration
+	done  int64
+	owned []string
+}
+
+// child is a running worker process and what it reported.
+type child struct {
+	name  string
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	stats []stat
+	log   strings.Builder
+	exit  chan struct{}
+}
+
+func (c *child) last() (stat, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.stats) == 0 {
+		return stat{}, false
+	}
+	return c.stats[len(c.stats)-1], true
+}
+
+// lockedLog appends a child's stderr to its log under its lock.
+type lockedLog struct{ c *child }
+
+func (l lockedLog) Write(p []byte) (int, error) {
+	l.c.mu.Lock()
+	defer l.c.mu.Unlock()
+	return l.c.log.Write(p)
+}
+
+func startChild(t *testing.T, s scaleSpec) *child {
+	raw, _ := json.Marshal(s)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleOutChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), scaleEnv+"="+string(raw))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &child{name: s.Name, cmd: cmd, exit: make(chan struct{})}
+	cmd.Stderr = lockedLog{c}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(c.exit)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) < 3 || f[0] != "STAT" {
+				c.mu.Lock()
+				c.log.WriteString(sc.Text() + "\n")
+				c.mu.Unlock()
+				continue
+			}
+			ms, _ := strconv.ParseInt(f[1], 10, 64)
+			n, _ := strconv.ParseInt(f[2], 10, 64)
+			var owned []string
+			if len(f) > 3 {
+				owned = strings.Split(f[3], ",")
+			}
+			c.mu.Lock()
+			c.stats = append(c.stats, stat{at: time.Duration(ms) * time.Millisecond, done: n, owned: owned})
+			c.mu.Unlock()
+		}
+		_ = cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-c.exit })
+	return c
+}
+
+func TestScaleOutOnFake(t *testing.T) {
+	testenv.Long(t, "4 worker processes, 20,000 messages, one killed")
+	u, c := serveFakes(t)
+	testScaleOut(t, scaleSpec{FakeURL: u}, c, 4000, 16000)
+}
+
+func TestScaleOutOnAzurite(t *testing.T) {
+	cs := testenv.ConnectionString(t)
+	testenv.Long(t, "4 worker processes, 2,000 messages, one killed")
+	s := scaleSpec{Conn: cs}
+	// Azurite's in-memory queues slow down as they fill (on the shared
+	// 2-core machine, 20,000 messages ran at about 1 a second): 2,000
+	// messages by default; TABLEKIT_SCALEOUT_AZURITE_MESSAGES=20000 runs
+	// the full set.
+	n, _ := strconv.Atoi(os.Getenv("TABLEKIT_SCALEOUT_AZURITE_MESSAGES"))
+	if n == 0 {
+		n = 2000
+	}
+	testScaleOut(t, s, openScale(t, s), n/5, n-n/5)
+}
+
+// testScaleOut runs the processes on the account s names; c is the
+// parent's own clients of it.
+//
+// moves entities are moved by consistency.Mover and indexed messages are
+// applied by a simple handler (an upsert of one row each).
+func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int) {
+	scaleMoves, scaleIndexed := moves, indexed
+	ctx := t.Context()
+	uniq := strings.ToLower(testenv.UniqueName("so"))
+	s.Source, s.Archive, s.Index, s.Container = uniq+"src", uniq+"arch", uniq+"idx", uniq+"leases"
+	for i := range scaleQueues {
+		s.Queues = append(s.Queues, fmt.Sprintf("%sq%d", uniq, i))
+	}
+	for _, name := range []string{s.Source, s.Archive, s.Index} {
+		if _, err := c.tables.CreateTable(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = c.tables.DeleteTable(context.Background(), name, nil) })
+	}
+	if _, err := c.blobs.CreateContainer(ctx, s.Container, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = c.blobs.DeleteContainer(context.Background(), s.Container, nil) })
+	var all []*azqueue.QueueClient
+	for _, q := range s.Queues {
+		for _, name := range []string{q, q + "p"} {
+			qc := c.queue(name)
+			if _, err := qc.Create(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = qc.Delete(context.Background(), nil) })
+			all = append(all, qc)
+		}
+	}
+
+	// The work: 4,000 entities to move and 16,000 index messages, spread
+	// over the 8 queues.
+	from, _ := table.New[Item](c.tables.NewClient(s.Source), nil)
+	var ops []batch.Op
+	for i := range scaleMoves {
+		ops = append(ops, batch.Add(&Item{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%40), RowKey: fmt.Sprintf("i%05d", i)}, N: int64(i)}))
+	}
+	if _, err := batch.NewWriter(c.tables.NewClient(s.Source), nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+		t.Fatal(err)
+	}
+	sendStart := time.Now()
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var sendErr atomic.Value
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				q := c.queue(s.Queues[i%scaleQueues])
+				var err error
+				if i < scaleMoves {
+					v := &Item{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%40), RowKey: fmt.Sprintf("i%05d", i)}}
+					m := consistency.NewMover[Item](from, consistency.TableTarget[Item]{}, consistency.NewSender(q, nil), nil)
+					err = m.Request(ctx, v.PartitionKey, v.RowKey, nil)
+				} else {
+					err = consistency.NewSender(q, nil).Send(ctx, scaleIndexType, fmt.Sprintf("k%05d", i), i, nil)
+				}
+				if err != nil {
+					sendErr.Store(err)
+				}
+			}
+		}()
+	}
+	for i := range scaleMoves + scaleIndexed {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err, _ := sendErr.Load().(error); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("enqueued %d messages on %d queues in %v", scaleMoves+scaleIndexed, scaleQueues, time.Since(sendStart).Round(time.Millisecond))
+
+	start := time.Now()
+	s.Start = start.UnixMilli()
+	var kids []*child
+	for i := range scaleProcesses {
+		cs := s
+		cs.Name = fmt.Sprintf("p%d", i)
+		kids = append(kids, startChild(t, cs))
+	}
+	total := func() int64 {
+		var n int64
+		for _, k := range kids {
+			if st, ok := k.last(); ok {
+				n += st.done
+			}
+		}
+		return n
+	}
+	want := int64(scaleMoves + scaleIndexed)
+	// A timeout, not a speed bound: a loaded machine or a slow emulator
+	// takes longer, and only the correctness checks below may fail.
+	deadline := time.Now().Add(5 * time.Minute)
+	dump := func() {
+		for _, k := range kids {
+			k.mu.Lock()
+			l := k.log.String()
+			k.mu.Unlock()
+			if len(l) > 4000 {
+				l = "…" + l[len(l)-4000:]
+			}
+			t.Logf("%s:\n%s", k.name, l)
+		}
+	}
+	wait := func(what string, cond func() bool) {
+		for !cond() {
+			if time.Now().After(deadline) {
+				dump()
+				t.Fatalf("timed out waiting for %s; %d messages done", what, total())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// Kill one mid-batch: once a quarter of the work is done, the victim
+	// holding queues and busy.
+	victim := kids[1]
+	wait("a quarter of the work", func() bool {
+		st, ok := victim.last()
+		return total() >= want/4 && ok && len(st.owned) > 0
+	})
+	vst, _ := victim.last()
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Since(start)
+	<-victim.exit
+	t.Logf("killed %s at %v holding %v after %d messages", victim.name, killedAt.Round(time.Millisecond), vst.owned, vst.done)
+
+	// A new process joins while the dead one's leases have yet to expire.
+	time.Sleep(3 * time.Second)
+	cs := s
+	cs.Name = "p4"
+	kids = append(kids, startChild(t, cs))
+	joinedAt := time.Since(start)
+
+	// Ownership converges: the live processes' latest reports cover every
+	// queue, each once.
+	live := func() []*child {
+		var out []*child
+		for _, k := range kids {
+			if k != victim {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	converged := func(after time.Duration) bool {
+		seen := map[string]int{}
+		for _, k := range live() {
+			st, ok := k.last()
+			if !ok || st.at < after {
+				return false
+			}
+			for _, q := range st.owned {
+				seen[q]++
+			}
+		}
+		if len(seen) != scaleQueues {
+			return false
+		}
+		for _, n := range seen {
+			if n != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	wait("ownership to converge after the kill", func() bool { return converged(killedAt) })
+	convergedAt := time.Since(start)
+	t.Logf("ownership converged %v after the kill (bound: lease %v + renewal %v)", (convergedAt - killedAt).Round(time.Millisecond), scaleLease, scaleRenew)
+	if d := convergedAt - killedAt; d > scaleLease+scaleRenew+time.Second { // one status period of slack
+		t.Errorf("ownership took %v to converge after the kill, want within %v", d, scaleLease+scaleRenew)
+	}
+	// The work finishes; every queue empties.
+	queued := func() int {
+		n := 0
+		for _, q := range all {
+			p, err := q.GetProperties(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += int(*p.ApproximateMessagesCount)
+		}
+		return n
+	}
+	wait("every queue to empty", func() bool { return queued() == 0 })
+	finished := time.Since(start)
+	for _, k := range live() {
+		_ = k.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, k := range live() {
+		<-k.exit
+	}
+
+	// The targets: every entity moved once, none left; every index row
+	// once.
+	count := func(name string) int {
+		n := 0
+		pager := c.tables.NewClient(name).NewListEntitiesPager(&aztables.ListEntitiesOptions{Select: to.Ptr("RowKey")})
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(page.Entities)
+		}
+		return n
+	}
+	if n := count(s.Archive); n != scaleMoves {
+		t.Errorf("archive holds %d entities, want %d", n, scaleMoves)
+	}
+	if n := count(s.Source); n != 0 {
+		t.Errorf("%d entities were not moved", n)
+	}
+	if n := count(s.Index); n != scaleIndexed {
+		t.Errorf("index holds %d rows, want %d", n, scaleIndexed)
+	}
+	var handled int64
+	for _, k := range kids {
+		if st, ok := k.last(); ok {
+			handled += st.done
+		}
+	}
+	t.Logf("%d messages in %v; %d handler runs reported (the killed process's runs after its last report are not counted); ownership converged %v after the kill",
+		want, finished.Round(time.Second), handled, (convergedAt - killedAt).Round(time.Millisecond))
+	t.Logf("messages per second per process, by 5 s window (p1 killed at %v, p4 joined at %v, ownership converged at %v):\n%s",
+		killedAt.Round(time.Second), joinedAt.Round(time.Second), convergedAt.Round(time.Second), rateTable(kids, finished))
+	if t.Failed() {
+		dump()
+	}
+}
+
+// heldIn is the most queues k reported holding in [from, to).
+func heldIn(k *child, from, to time.Duration) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, st := range k.stats {
+		if st.at >= from && st.at < to {
+			n = max(n, len(st.owned))
+		}
+	}
+	return n
+}
+
+// rateTable shows each process's messages per second in 5 s windows, and
+// in brackets the most queues it held in the window.
+func rateTable(kids []*child, until time.Duration) string {
+	const window = 5 * time.Second
+	var b strings.Builder
+	fmt.Fprintf(&b, "| window |")
+	for _, k := range kids {
+		fmt.Fprintf(&b, " %s |", k.name)
+	}
+	fmt.Fprintf(&b, " all |\n|---|")
+	for range kids {
+		fmt.Fprintf(&b, "---|")
+	}
+	fmt.Fprintf(&b, "---|\n")
+	statAt := func(k *child, at time.Duration) stat {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		i := sort.Search(len(k.stats), func(i int) bool { return k.stats[i].at > at })
+		if i == 0 {
+			return stat{}
+		}
+		return k.stats[i-1]
+	}
+	doneAt := func(k *child, at time.Duration) int64 { return statAt(k, at).done }
+	for w := time.Duration(0); w < until; w += window {
+		fmt.Fprintf(&b, "| %3d–%3d s |", int(w/time.Second), int((w+window)/time.Second))
+		var sum int64
+		for _, k := range kids {
+			n := doneAt(k, w+window) - doneAt(k, w)
+			sum += n
+			held := heldIn(k, w, w+window)
+			fmt.Fprintf(&b, " %d (%d) |", n/int64(window/time.Second), held)
+		}
+		fmt.Fprintf(&b, " %d |\n", sum/int64(window/time.Second))
+	}
+	return b.String()
+}

@@ -1,0 +1,491 @@
+package redact_test
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The patterns' callers, in a file of their own: patterns/ is the package
+// whose API moves most, and this file is where its new functions go.
+
+func emailDefs() []patterns.IndexDef[Emp] {
+	return []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Value: func(v *Emp) string { return v.Email }}}
+}
+
+func intra(e *env, c *aztables.Client) *patterns.IntraPartitionIndex[Emp] {
+	x, err := patterns.NewIntraPartitionIndex[Emp](c, "empid_", emailDefs(), &patterns.IntraPartitionIndexOptions{TracingProvider: e.tp})
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func inter(e *env) *patterns.InterPartitionIndex[Emp] {
+	x, err := patterns.NewInterPartitionIndex[Emp](e.tbl, e.q, []patterns.CrossIndexDef[Emp]{{Name: "email", Client: e.tbl2,
+		PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
+		&patterns.InterPartitionIndexOptions{TracingProvider: e.tp})
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func ixEntities(e *env, c *aztables.Client) *patterns.IndexEntities[Emp] {
+	x, err := patterns.NewIndexEntities[Emp](c, "name_", func(v *Emp) string { return v.Name }, &patterns.IndexEntitiesOptions{TracingProvider: e.tp})
+	if err != nil {
+		panic(err)
+	}
+	return x
+}
+
+func remote(e *env) *patterns.RemoteIndexEntities {
+	r, err := patterns.NewRemoteIndexEntities(e.tbl2, "names", "name_", nil)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func eventual(e *env) *patterns.EventualIndexEntities[Emp] {
+	return patterns.NewEventualIndexEntities[Emp](tbl(e), func(v *Emp) string { return v.Name }, remote(e), consistency.NewSender(e.q, nil), nil)
+}
+
+func blobIndex(e *env) *patterns.BlobIndex {
+	b, err := patterns.NewBlobIndex(e.blobs, "proof", "names/")
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func blobLog(e *env) *patterns.BlobLog {
+	l, err := patterns.NewBlobLog(e.blobs, "proof", "log/", &patterns.BlobLogOptions{Logger: e.log, TracingProvider: e.tp})
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func large(e *env) *patterns.LargeEntity[Emp] {
+	l, err := patterns.NewLargeEntity[Emp](e.tbl, e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func logTail(e *env) *patterns.LogTail[Emp] {
+	l, err := patterns.NewLogTail[Emp](e.tbl, nil)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func rolling(e *env) *patterns.RollingTables[Emp] {
+	r, err := patterns.NewRollingTables[Emp](e.svc, "Logins", keys.Daily, nil)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func series(e *env) *patterns.DataSeries[int64] {
+	d, err := patterns.NewDataSeries[int64](e.tbl, "hour_", 24)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func wide(e *env) *patterns.WideEntity {
+	return patterns.NewWideEntity(e.tbl, &patterns.WideEntityOptions{TracingProvider: e.tp})
+}
+
+func sharded(e *env) *patterns.Sharded[Emp] {
+	s, err := patterns.NewSharded[Emp](e.tbl, "shard", 4)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Summary is the denormalised copy of the Denormalized caller.
+type Summary struct {
+	table.Meta
+	Name string
+}
+
+// fakeReport is a report of an index over a working (fake) table with a
+// missing copy, so that the Repair of the same index over the failing
+// client has work to send.
+func intraReport(ctx context.Context, e *env) *patterns.IndexReport {
+	c := e.fakeTables.NewClient("proofreport", nil)
+	_, _ = e.fakeTables.NewServiceClient(nil).CreateTable(ctx, "proofreport", nil)
+	t, _ := table.New[Emp](c, nil)
+	_ = t.Upsert(ctx, emp(), nil) // a primary with no copy
+	r, err := intra(e, c).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func entitiesReport(ctx context.Context, e *env) *patterns.IndexReport {
+	c := e.fakeTables.NewClient("proofreport2", nil)
+	_, _ = e.fakeTables.NewServiceClient(nil).CreateTable(ctx, "proofreport2", nil)
+	t, _ := table.New[Emp](c, nil)
+	_ = t.Upsert(ctx, emp(), nil) // an entity its index entity does not list
+	r, err := ixEntities(e, c).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func fakeQueue(ctx context.Context) *azqueue.QueueClient {
+	q := fake.NewQueueService(nil).NewQueueClient("proof", nil)
+	_, _ = q.Create(ctx, nil)
+	return q
+}
+
+func fakeTable(ctx context.Context, e *env, name string) *aztables.Client {
+	_, _ = e.fakeTables.NewServiceClient(nil).CreateTable(ctx, name, nil)
+	return e.fakeTables.NewClient(name, nil)
+}
+
+// dequeue waits for the queue's first message (a Put's message shows
+// after its publish delay) and returns it as the Worker hands it over.
+func dequeue(ctx context.Context, q *azqueue.QueueClient) (*consistency.Message, error) {
+	for ctx.Err() == nil {
+		resp, err := q.DequeueMessage(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(resp.Messages) == 1 {
+			m := &consistency.Message{ID: *resp.Messages[0].MessageID, DequeueCount: *resp.Messages[0].DequeueCount}
+			if err := json.Unmarshal([]byte(*resp.Messages[0].MessageText), &m.Envelope); err != nil {
+				return nil, err
+			}
+			return m, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil, ctx.Err()
+}
+
+func init() {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	register(map[string]caller{
+		"patterns.IntraPartitionIndex.Add": func(ctx context.Context, e *env) error { return intra(e, e.tbl).Add(ctx, emp(), nil) },
+		"patterns.IntraPartitionIndex.Put": func(ctx context.Context, e *env) error { return intra(e, e.tbl).Put(ctx, emp(), nil) },
+		"patterns.IntraPartitionIndex.Modify": func(ctx context.Context, e *env) error {
+			_, err := intra(e, e.tbl).Modify(ctx, "Sales", "empid_000001", func(*Emp) error { return nil }, nil)
+			return err
+		},
+		"patterns.IntraPartitionIndex.Delete": func(ctx context.Context, e *env) error {
+			return intra(e, e.tbl).Delete(ctx, "Sales", "empid_000001", nil)
+		},
+		"patterns.IntraPartitionIndex.Get": func(ctx context.Context, e *env) error {
+			_, err := intra(e, e.tbl).Get(ctx, "Sales", "empid_000001", nil)
+			return err
+		},
+		"patterns.IntraPartitionIndex.Lookup": func(ctx context.Context, e *env) error {
+			_, err := intra(e, e.tbl).Lookup(ctx, "email", "Sales", "a@b", nil)
+			return err
+		},
+		"patterns.IntraPartitionIndex.Find": func(ctx context.Context, e *env) error {
+			return first(intra(e, e.tbl).Find(ctx, "email", "Sales", "a@b", nil))
+		},
+		"patterns.IntraPartitionIndex.Range": func(ctx context.Context, e *env) error {
+			return first(intra(e, e.tbl).Range(ctx, "email", "Sales", "a", "b", nil))
+		},
+		"patterns.IntraPartitionIndex.Prefix": func(ctx context.Context, e *env) error {
+			return first(intra(e, e.tbl).Prefix(ctx, "email", "Sales", "a", nil))
+		},
+		"patterns.IntraPartitionIndex.Verify": func(ctx context.Context, e *env) error {
+			_, err := intra(e, e.tbl).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+			return err
+		},
+		"patterns.IntraPartitionIndex.Repair": func(ctx context.Context, e *env) error {
+			_, err := intra(e, e.tbl).Repair(ctx, intraReport(ctx, e), nil)
+			return err
+		},
+
+		"patterns.InterPartitionIndex.Put":    func(ctx context.Context, e *env) error { return inter(e).Put(ctx, emp(), nil) },
+		"patterns.InterPartitionIndex.Delete": func(ctx context.Context, e *env) error { return inter(e).Delete(ctx, emp(), nil) },
+		"patterns.InterPartitionIndex.Handle": func(ctx context.Context, e *env) error {
+			// The message as Put sends it, from an index over working
+			// (fake) storage; handled by the index over the failing one.
+			q := fakeQueue(ctx)
+			c := fakeTable(ctx, e, "proofinter")
+			good, err := patterns.NewInterPartitionIndex[Emp](c, q, []patterns.CrossIndexDef[Emp]{{Name: "email", Client: c,
+				PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+			if err != nil {
+				return err
+			}
+			if err := good.Put(ctx, emp(), nil); err != nil {
+				return err
+			}
+			msg, err := dequeue(ctx, q)
+			if err != nil {
+				return err
+			}
+			return inter(e).Handle(ctx, msg)
+		},
+		"patterns.InterPartitionIndex.Lookup": func(ctx context.Context, e *env) error {
+			_, err := inter(e).Lookup(ctx, "email", "email", "a@b", nil)
+			return err
+		},
+		"patterns.InterPartitionIndex.Range": func(ctx context.Context, e *env) error {
+			return first(inter(e).Range(ctx, "email", "email", "a", "b", nil))
+		},
+		"patterns.InterPartitionIndex.Verify": func(ctx context.Context, e *env) error {
+			_, err := inter(e).Verify(ctx, nil)
+			return err
+		},
+		"patterns.InterPartitionIndex.Repair": func(ctx context.Context, e *env) error {
+			_, err := inter(e).Repair(ctx, &patterns.IndexReport{Index: "email"}, nil)
+			return err
+		},
+
+		"patterns.IndexEntities.Add": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Add(ctx, emp(), nil)
+			return err
+		},
+		"patterns.IndexEntities.Remove": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Remove(ctx, emp(), nil)
+			return err
+		},
+		"patterns.IndexEntities.Change": func(ctx context.Context, e *env) error {
+			next := emp()
+			next.Name = "Bea"
+			_, err := ixEntities(e, e.tbl).Change(ctx, emp(), next, nil)
+			return err
+		},
+		"patterns.IndexEntities.Lookup": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Lookup(ctx, "Sales", "Ana", nil)
+			return err
+		},
+		"patterns.IndexEntities.LookupEntities": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).LookupEntities(ctx, "Sales", "Ana", nil)
+			return err
+		},
+		"patterns.IndexEntities.Verify": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+			return err
+		},
+		"patterns.IndexEntities.Repair": func(ctx context.Context, e *env) error {
+			_, err := ixEntities(e, e.tbl).Repair(ctx, entitiesReport(ctx, e), nil)
+			return err
+		},
+
+		"patterns.RemoteIndexEntities.Add":    func(ctx context.Context, e *env) error { return remote(e).Add(ctx, "Ana", "1", nil) },
+		"patterns.RemoteIndexEntities.Remove": func(ctx context.Context, e *env) error { return remote(e).Remove(ctx, "Ana", "1", nil) },
+		"patterns.RemoteIndexEntities.IDs":    func(ctx context.Context, e *env) error { _, err := remote(e).IDs(ctx, "Ana", nil); return err },
+
+		"patterns.EventualIndexEntities.Write": func(ctx context.Context, e *env) error {
+			return eventual(e).Write(ctx, "Sales", "empid_000001", "", func() error { return tbl(e).Upsert(ctx, emp(), nil) }, nil)
+		},
+		"patterns.EventualIndexEntities.Handle": func(ctx context.Context, e *env) error {
+			q := fakeQueue(ctx)
+			c := fakeTable(ctx, e, "prooflist")
+			t, _ := table.New[Emp](c, nil)
+			list, _ := patterns.NewRemoteIndexEntities(c, "names", "name_", nil)
+			good := patterns.NewEventualIndexEntities[Emp](t, func(v *Emp) string { return v.Name }, list, consistency.NewSender(q, nil), nil)
+			if err := good.Write(ctx, "Sales", "empid_000001", "", func() error { return t.Upsert(ctx, emp(), nil) }, nil); err != nil {
+				return err
+			}
+			msg, err := dequeue(ctx, q)
+			if err != nil {
+				return err
+			}
+			return eventual(e).Handle(ctx, msg)
+		},
+		"patterns.EventualIndexEntities.Verify": func(ctx context.Context, e *env) error {
+			_, err := eventual(e).Verify(ctx, nil)
+			return err
+		},
+		"patterns.EventualIndexEntities.Repair": func(ctx context.Context, e *env) error {
+			_, err := eventual(e).Repair(ctx, &patterns.IndexReport{Missing: []patterns.IndexIssue{{}}}, nil)
+			return err
+		},
+
+		"patterns.BlobIndex.Add":    func(ctx context.Context, e *env) error { return blobIndex(e).Add(ctx, "Ana", "1", nil) },
+		"patterns.BlobIndex.Remove": func(ctx context.Context, e *env) error { return blobIndex(e).Remove(ctx, "Ana", "1", nil) },
+		"patterns.BlobIndex.IDs":    func(ctx context.Context, e *env) error { _, err := blobIndex(e).IDs(ctx, "Ana", nil); return err },
+
+		"patterns.BlobLog.Append": func(ctx context.Context, e *env) error {
+			l := blobLog(e)
+			if err := l.Append(ctx, "line", nil); err != nil {
+				return err
+			}
+			return l.Flush(ctx, nil)
+		},
+		"patterns.BlobLog.AppendAt": func(ctx context.Context, e *env) error {
+			l := blobLog(e)
+			if err := l.AppendAt(ctx, at, "line", nil); err != nil {
+				return err
+			}
+			return l.Close(ctx, nil)
+		},
+		"patterns.BlobLog.Flush": func(ctx context.Context, e *env) error {
+			l := blobLog(e)
+			_ = l.AppendAt(ctx, at, "line", nil)
+			return l.Flush(ctx, nil)
+		},
+		"patterns.BlobLog.Close": func(ctx context.Context, e *env) error {
+			l := blobLog(e)
+			_ = l.AppendAt(ctx, at, "line", nil)
+			return l.Close(ctx, nil)
+		},
+		"patterns.BlobLog.Run": func(ctx context.Context, e *env) error {
+			l := blobLog(e)
+			_ = l.AppendAt(ctx, at, "line", nil)
+			ctx, cancel := short(ctx)
+			defer cancel()
+			return l.Run(ctx, nil)
+		},
+		"patterns.ReadLog": func(ctx context.Context, e *env) error {
+			return first(patterns.ReadLog(ctx, e.blobs, "proof", "log/", at, at.Add(time.Hour), nil))
+		},
+
+		"patterns.LargeEntity.Put": func(ctx context.Context, e *env) error { return large(e).Put(ctx, emp(), nil) },
+		"patterns.LargeEntity.Update": func(ctx context.Context, e *env) error {
+			v := emp()
+			v.ETag = "W/\"1\""
+			return large(e).Update(ctx, v, nil)
+		},
+		"patterns.LargeEntity.Modify": func(ctx context.Context, e *env) error {
+			_, err := large(e).Modify(ctx, "Sales", "empid_000001", func(*Emp) error { return nil }, nil)
+			return err
+		},
+		"patterns.LargeEntity.Get": func(ctx context.Context, e *env) error {
+			_, err := large(e).Get(ctx, "Sales", "empid_000001", nil)
+			return err
+		},
+		"patterns.LargeEntity.GetLazy": func(ctx context.Context, e *env) error {
+			_, _, err := large(e).GetLazy(ctx, "Sales", "empid_000001", nil)
+			return err
+		},
+		"patterns.LargeEntity.Delete": func(ctx context.Context, e *env) error {
+			return large(e).Delete(ctx, "Sales", "empid_000001", nil)
+		},
+		"patterns.LargeEntity.Sweep": func(ctx context.Context, e *env) error {
+			_, err := large(e).Sweep(ctx, patterns.MinSweepGrace, nil)
+			return err
+		},
+		"patterns.Lazy.Load": func(ctx context.Context, e *env) error {
+			// The entity is read from a working table; its blob from the
+			// failing store.
+			c := fakeTable(ctx, e, "prooflarge")
+			fb := e.fakeBlobs.NewClient(nil)
+			_, _ = fb.CreateContainer(ctx, "proof", nil)
+			good, err := patterns.NewLargeEntity[Emp](c, fb, "proof", []string{"Bio"}, 1, nil)
+			if err != nil {
+				return err
+			}
+			if err := good.Put(ctx, emp(), nil); err != nil {
+				return err
+			}
+			bad, err := patterns.NewLargeEntity[Emp](c, e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+			if err != nil {
+				return err
+			}
+			_, lazy, err := bad.GetLazy(ctx, "Sales", "empid_000001", nil)
+			if err != nil {
+				return err
+			}
+			return lazy.Load(ctx, "Bio", nil)
+		},
+
+		"patterns.LogTail.Append": func(ctx context.Context, e *env) error { return logTail(e).Append(ctx, "Sales", emp(), nil) },
+		"patterns.LogTail.AppendAt": func(ctx context.Context, e *env) error {
+			return logTail(e).AppendAt(ctx, "Sales", at, emp(), nil)
+		},
+		"patterns.LogTail.Latest": func(ctx context.Context, e *env) error {
+			_, err := logTail(e).Latest(ctx, "Sales", 5, nil)
+			return err
+		},
+		"patterns.LogTail.Between": func(ctx context.Context, e *env) error {
+			return first(logTail(e).Between(ctx, "Sales", at, at.Add(time.Hour), nil))
+		},
+		"patterns.LogTail.Since": func(ctx context.Context, e *env) error {
+			return first(logTail(e).Since(ctx, "Sales", at, nil))
+		},
+
+		"patterns.RollingTables.Precreate": func(ctx context.Context, e *env) error { _, err := rolling(e).Precreate(ctx, 2, nil); return err },
+		"patterns.RollingTables.TableFor": func(ctx context.Context, e *env) error {
+			_, err := rolling(e).TableFor(ctx, at, nil)
+			return err
+		},
+		"patterns.RollingTables.Add": func(ctx context.Context, e *env) error { return rolling(e).Add(ctx, at, emp(), nil) },
+		"patterns.RollingTables.Query": func(ctx context.Context, e *env) error {
+			return first(rolling(e).Query(ctx, at, at.Add(time.Hour), nil))
+		},
+		"patterns.RollingTables.Expire": func(ctx context.Context, e *env) error { _, err := rolling(e).Expire(ctx, nil); return err },
+
+		"patterns.DataSeries.Set": func(ctx context.Context, e *env) error {
+			_, err := series(e).Set(ctx, "Sales", "s1", 3, 7, nil)
+			return err
+		},
+		"patterns.DataSeries.SetMany": func(ctx context.Context, e *env) error {
+			_, err := series(e).SetMany(ctx, "Sales", "s1", map[int]int64{1: 1, 2: 2}, nil)
+			return err
+		},
+		"patterns.DataSeries.Get": func(ctx context.Context, e *env) error {
+			_, err := series(e).Get(ctx, "Sales", "s1", nil)
+			return err
+		},
+
+		"patterns.Denormalized.Update": func(ctx context.Context, e *env) error {
+			d, err := patterns.NewDenormalized[Emp, Summary](e.tbl, []string{"Name"}, func(s *Emp, d *Summary) { d.Name = s.Name })
+			if err != nil {
+				return err
+			}
+			return d.Update(ctx, emp(), []string{"summary_1"}, nil)
+		},
+
+		"patterns.ReferenceCache.Get": func(ctx context.Context, e *env) error {
+			_, _, err := patterns.NewReferenceCache[Emp](tbl(e), nil).Get(ctx, "Sales", "empid_000001", nil)
+			return err
+		},
+		"patterns.ReferenceCache.All": func(ctx context.Context, e *env) error {
+			_, err := patterns.NewReferenceCache[Emp](tbl(e), nil).All(ctx, nil)
+			return err
+		},
+
+		"patterns.RelatedRows.Write": func(ctx context.Context, e *env) error {
+			r := table.NewRegistry(nil)
+			_ = table.Register[Emp](r, "Emp")
+			return patterns.NewRelatedRows(e.tbl, r, "_").Write(ctx, emp(), nil, nil)
+		},
+		"patterns.RelatedRows.Read": func(ctx context.Context, e *env) error {
+			r := table.NewRegistry(nil)
+			_ = table.Register[Emp](r, "Emp")
+			_, err := patterns.NewRelatedRows(e.tbl, r, "_").Read(ctx, "Sales", "empid_000001", nil)
+			return err
+		},
+
+		"patterns.Sharded.Append": func(ctx context.Context, e *env) error { return sharded(e).Append(ctx, "k", emp(), nil) },
+		"patterns.Sharded.Read":   func(ctx context.Context, e *env) error { return first(sharded(e).Read(ctx, nil)) },
+
+		"patterns.WideEntity.Put": func(ctx context.Context, e *env) error {
+			return wide(e).Put(ctx, &patterns.Wide{PartitionKey: "Sales", RowKey: "w1", Properties: map[string]any{"A": "x"}}, nil)
+		},
+		"patterns.WideEntity.Get": func(ctx context.Context, e *env) error {
+			_, err := wide(e).Get(ctx, "Sales", "w1", false, nil)
+			return err
+		},
+		"patterns.WideEntity.Delete": func(ctx context.Context, e *env) error { return wide(e).Delete(ctx, "Sales", "w1", nil) },
+	})
+}
