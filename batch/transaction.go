@@ -24,7 +24,7 @@ import (
 // applies all of it or none of it.
 type Transaction struct {
 	codec *table.Codec
-	wire  bool
+	wire  *wirePaths // whether a client has tablekit's policy, per client
 	tr    trace.OpTracer
 	ops   []*encoded
 	rows  map[string]int
@@ -37,16 +37,6 @@ type TransactionOptions struct {
 	// cached per type for the whole package, so a fresh Transaction per
 	// write costs no plan building.
 	Codec *table.Codec
-	// WirePolicy says that the client this transaction is submitted
-	// through has table.WirePolicy among its per-call policies. tablekit
-	// then writes the $batch body itself, in one buffer, and reads the
-	// answer once; and updates and upserts on keys with a single quote
-	// (O'Brien), which the SDK cannot send (see ErrQuoteInKey), work. The
-	// SDK still sends the request through the client's pipeline (auth,
-	// retry, logging, tracing). Submitted through a client without the
-	// policy, the transaction fails with ErrNoWirePolicy and writes
-	// nothing. Default: false, the SDK builds the body.
-	WirePolicy bool
 	// TracingProvider opens a "Transaction.Submit" span per Submit, with
 	// the partition, the operation count and the outcome as attributes.
 	// Give it the provider the client was built with (for OpenTelemetry,
@@ -59,14 +49,14 @@ type TransactionOptions struct {
 
 // NewTransaction returns an empty transaction.
 func NewTransaction(opts *TransactionOptions) *Transaction {
-	tx := &Transaction{rows: map[string]int{}, size: envelope}
+	tx := &Transaction{rows: map[string]int{}, size: envelope, wire: &wirePaths{}}
 	if opts != nil && opts.Codec != nil {
 		tx.codec = opts.Codec
 	} else {
 		tx.codec = &table.Codec{}
 	}
 	if opts != nil {
-		tx.wire, tx.tr = opts.WirePolicy, trace.NewOpTracer(opts.TracingProvider, "")
+		tx.tr = trace.NewOpTracer(opts.TracingProvider, "")
 	}
 	return tx
 }
@@ -74,10 +64,7 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 // Append encodes op and adds it, or returns an *OpError naming the rule it
 // breaks and leaves the transaction unchanged.
 func (tx *Transaction) Append(op Op) error {
-	e, err := op.encode(tx.codec)
-	if tx.wire && errors.Is(err, ErrQuoteInKey) {
-		e, err = encodeQuoted(op, tx.codec)
-	}
+	e, err := encodeOp(op, tx.codec)
 	if err != nil {
 		return tx.opErr(op, err)
 	}
@@ -158,7 +145,11 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 	return actions
 }
 
-// Submit sends the transaction: one request. On success every typed value's
+// Submit sends the transaction: one request. On a client built with
+// table.ClientOptions (or table's constructors) tablekit writes the $batch
+// body itself and reads the answer once; on any other client the SDK
+// builds it, and an update or upsert whose keys hold a single quote, which
+// the SDK cannot send, is refused before any request (ErrQuoteInKey). On success every typed value's
 // Meta gets its new ETag and Timestamp, recovered from the service's
 // multipart answer (the SDK discards them), by the rule on table.Meta: a
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
@@ -180,8 +171,11 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 	}
 	var res *Result
 	var err error
-	if tx.wire {
+	if tx.wire.has(client) {
 		res, err = tx.submitWire(ctx, client)
+	} else if i := tx.quotedUpdate(); i >= 0 {
+		e := tx.ops[i]
+		return nil, &OpError{Index: i, Kind: e.op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrQuoteInKey}
 	} else {
 		res, err = tx.submitSDK(ctx, client)
 	}

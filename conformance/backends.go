@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/table"
 )
 
 // Counter counts the requests of the clients built from its options
@@ -149,7 +150,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 		Lacks:   lacks,
 		Advance: time.Sleep,
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
-			svc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
+			svc, err := table.NewServiceClientFromConnectionString(cs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +203,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 			return c, name
 		},
 		NewTable: func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-			sc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
+			sc, err := table.NewServiceClientFromConnectionString(cs, c.TableOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
