@@ -68,8 +68,8 @@ type planner struct {
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
 	wire   *wirePaths // shared by the planned transactions: one probe per client
-	bytes  int  // Size of the open transactions, envelopes included
-	ops    int  // operations in the open transactions
+	bytes  int        // Size of the open transactions, envelopes included
+	ops    int        // operations in the open transactions
 }
 
 func newPlanner(opts *PlanOptions) *planner {
