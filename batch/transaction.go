@@ -171,13 +171,27 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 	}
 	var res *Result
 	var err error
-	if tx.wire.has(client) {
+	has, known := tx.wire.known(client)
+	quoted := tx.quotedUpdate()
+	switch {
+	case known && has, !known && quoted >= 0 && tx.wire.has(client):
 		res, err = tx.submitWire(ctx, client)
-	} else if i := tx.quotedUpdate(); i >= 0 {
-		e := tx.ops[i]
-		return nil, &OpError{Index: i, Kind: e.op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrQuoteInKey}
-	} else {
-		res, err = tx.submitSDK(ctx, client)
+	case quoted >= 0:
+		e := tx.ops[quoted]
+		return nil, &OpError{Index: quoted, Kind: e.op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrQuoteInKey}
+	case known:
+		res, err = tx.submitSDK(ctx, client, nil)
+	default:
+		// Not known yet, and nothing only the wire path can send: the
+		// SDK's actions go out with the wire path's mark, so that a client
+		// with the policy sends tablekit's body in their place and one
+		// without sends the SDK's; either way one request, no probe.
+		x := &table.WireExchange{Body: tx.wireBody}
+		res, err = tx.submitSDK(ctx, client, x)
+		var re *azcore.ResponseError
+		if x.Invoked || err == nil || errors.As(err, &re) {
+			tx.wire.learn(client, x.Invoked)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -200,14 +214,28 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 }
 
 // submitSDK sends tx through the SDK's own transaction builder, and reads
-// the ETags from the raw answer, which the SDK parses and discards.
-func (tx *Transaction) submitSDK(ctx context.Context, client table.Client) (*Result, error) {
+// the ETags from the raw answer, which the SDK parses and discards. With
+// x, a client that has tablekit's policy sends tablekit's body instead
+// (x.Invoked), whose answer x holds.
+func (tx *Transaction) submitSDK(ctx context.Context, client table.Client, x *table.WireExchange) (*Result, error) {
 	var raw *http.Response
-	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
+	ctx = policy.WithCaptureResponse(ctx, &raw)
+	if x != nil {
+		ctx = table.WithWireExchange(ctx, x)
+	}
+	_, err := client.SubmitTransaction(ctx, tx.Actions(), nil)
 	if err != nil {
 		return nil, tx.failure(err)
 	}
 	res := &Result{ETags: make([]azcore.ETag, len(tx.ops))}
+	if x != nil && x.Invoked {
+		if parts, perr := parseMultipart(x.Response); perr == nil && len(parts) == len(tx.ops) {
+			for i, p := range parts {
+				res.ETags[i] = azcore.ETag(p.etag)
+			}
+		}
+		return res, nil
+	}
 	if raw != nil {
 		if body, perr := runtime.Payload(raw); perr == nil {
 			if parts, perr := parseMultipart(body); perr == nil && len(parts) == len(tx.ops) {

@@ -26,16 +26,35 @@ var errPolicySkipped = errors.New("batch: the client's tablekit policy did not s
 // written by one Writer, probe a client once.
 type wirePaths struct{ m sync.Map }
 
+// has answers from memory, or asks table.HasWirePath once (on a client
+// without the policy a ledger counts that probe as one try, so known and
+// learn serve the transactions that need no probe).
 func (w *wirePaths) has(client table.Client) bool {
-	if !reflect.TypeOf(client).Comparable() {
-		return table.HasWirePath(client) // cannot be a map key
-	}
-	if v, ok := w.m.Load(client); ok {
-		return v.(bool)
+	if has, ok := w.known(client); ok {
+		return has
 	}
 	has := table.HasWirePath(client)
-	w.m.Store(client, has)
+	w.learn(client, has)
 	return has
+}
+
+// known is the remembered answer for client, if any.
+func (w *wirePaths) known(client table.Client) (has, ok bool) {
+	if !reflect.TypeOf(client).Comparable() {
+		return false, false // cannot be a map key
+	}
+	v, ok := w.m.Load(client)
+	if !ok {
+		return false, false
+	}
+	return v.(bool), true
+}
+
+// learn remembers what a request through client showed.
+func (w *wirePaths) learn(client table.Client, has bool) {
+	if reflect.TypeOf(client).Comparable() {
+		w.m.Store(client, has)
+	}
 }
 
 // encodeOp encodes op for either path: an update or upsert whose keys

@@ -91,8 +91,11 @@ func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
 	}
 }
 
-// A Writer on a client with the policy asks it once and sends no request
-// for it: 31 transactions, 31 requests in the ledger.
+// Finding out whether a client has the policy costs no request either
+// way: on a client with it, 31 transactions are 31 requests in the
+// ledger; on one without it (and no quoted update to send) too, with no
+// probe: the first transaction goes out the SDK's way with the wire
+// path's mark, and what the client did with it is remembered.
 func TestWriterProbesTheClientOnce(t *testing.T) {
 	svc, _ := newFake(t, nil)
 	var ops []batch.Op
@@ -106,5 +109,18 @@ func TestWriterProbesTheClientOnce(t *testing.T) {
 	sum, err := batch.NewWriter(wired, nil).Write(t.Context(), batch.Slice(ops), nil)
 	if err != nil || sum.Requests != 31 || l.Total() != 31 {
 		t.Fatalf("default client: %+v %v, ledger %d, want 31 requests", sum, err, l.Total())
+	}
+	var plainOps []batch.Op
+	for i := range 30 {
+		plainOps = append(plainOps, batch.Add(ev("q"+string(rune('a'+i%26))+string(rune('a'+i/26)), i)))
+	}
+	l2 := ledger.New()
+	sum, err = batch.NewWriter(plainFakeClient(t, svc, l2), nil).Write(t.Context(), batch.Slice(plainOps), nil)
+	if err != nil || sum.Requests != 30 || l2.Total() != 30 {
+		t.Fatalf("client without the policy: %+v %v, ledger %d, want 30 requests", sum, err, l2.Total())
+	}
+	l3 := ledger.New()
+	if _, err := batch.Submit(t.Context(), plainFakeClient(t, svc, l3), []batch.Op{batch.Add(ev("r", 1))}, nil); err != nil || l3.Total() != 1 {
+		t.Fatalf("one transaction without the policy: %v, ledger %d, want 1", err, l3.Total())
 	}
 }

@@ -57,8 +57,8 @@ type key struct{}
 type Exchange struct {
 	// Body, when set, builds the request body (and its Content-Type) that
 	// replaces the SDK's; tableURL is the table's URL as the SDK's own
-	// request names it. A $batch request only: the SDK's body must hold one
-	// placeholder operation whose request line names the table.
+	// request names it, read from the first request line of the SDK's
+	// body (the placeholder's, or any operation's). A $batch request only.
 	Body func(tableURL string) (body []byte, contentType string)
 	// Invoked is set when the policy saw the request: false after the call
 	// means the client does not have the policy.
@@ -91,7 +91,7 @@ func (Policy) Do(req *policy.Request) (*http.Response, error) {
 	}
 	batchReq := x.Body != nil
 	if batchReq {
-		u, err := placeholderTableURL(req.Body())
+		u, err := tableURL(req.Body())
 		if err != nil {
 			return nil, err
 		}
@@ -149,13 +149,15 @@ func withBody(resp *http.Response, body string) *http.Response {
 	return &r
 }
 
-var errNoPlaceholder = errors.New("tablekit: wire path: the $batch request holds no placeholder operation")
+var errNoOperation = errors.New("tablekit: wire path: the $batch request holds no operation")
 
-// placeholderTableURL reads the table's URL from the request line of the
-// SDK's placeholder operation ("DELETE <table URL>(PartitionKey=…").
-func placeholderTableURL(body io.ReadSeekCloser) (string, error) {
+// tableURL reads the table's URL from the request line of the first
+// operation in the SDK's $batch body (the placeholder's, or any action's:
+// "METHOD <table URL>[(PartitionKey=…)][?query] HTTP/1.1"). Only request
+// lines hold " HTTP/1.1\r\n"; a table URL holds neither "(" nor "?".
+func tableURL(body io.ReadSeekCloser) (string, error) {
 	if body == nil {
-		return "", errNoPlaceholder
+		return "", errNoOperation
 	}
 	b, err := io.ReadAll(body)
 	if err != nil {
@@ -164,13 +166,17 @@ func placeholderTableURL(body io.ReadSeekCloser) (string, error) {
 	if _, err := body.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	_, after, ok := bytes.Cut(b, []byte("\nDELETE "))
-	if !ok {
-		return "", errNoPlaceholder
+	end := bytes.Index(b, []byte(" HTTP/1.1\r\n"))
+	if end < 0 {
+		return "", errNoOperation
 	}
-	u, _, ok := bytes.Cut(after, []byte("("))
-	if !ok {
-		return "", errNoPlaceholder
+	line := b[bytes.LastIndexByte(b[:end], '\n')+1 : end]
+	_, u, ok := bytes.Cut(line, []byte(" "))
+	if !ok || len(u) == 0 {
+		return "", errNoOperation
+	}
+	if k := bytes.IndexAny(u, "(?"); k >= 0 {
+		u = u[:k]
 	}
 	return string(u), nil
 }
