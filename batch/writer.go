@@ -162,6 +162,8 @@ func (e *WriteError) Unwrap() []error {
 type Writer struct {
 	client table.Client
 	opts   WriterOptions
+	// wire remembers whether client has tablekit's policy, across Writes.
+	wire *wirePaths
 	// optErr is an option out of range, returned by Write before any
 	// request.
 	optErr error
@@ -169,7 +171,7 @@ type Writer struct {
 
 // NewWriter returns a Writer over client.
 func NewWriter(client table.Client, opts *WriterOptions) *Writer {
-	w := &Writer{client: client}
+	w := &Writer{client: client, wire: &wirePaths{}}
 	if opts != nil {
 		w.opts = *opts
 	}
@@ -369,6 +371,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 	}
 
 	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
+	p.wire = w.wire
 	var planErr *OpError
 	budget := w.opts.MaxBufferedBytes
 	i := 0

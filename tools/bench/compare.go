@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tablekit/tablekit/internal/benchkit"
@@ -54,7 +55,7 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 	fmt.Println(header)
 	fmt.Println(strings.Repeat("-", len(header)+10))
 	for _, r := range rows {
-		if only != "" && !strings.Contains(r.name, only) {
+		if only != "" && !slices.ContainsFunc(strings.Split(only, "|"), func(o string) bool { return strings.Contains(r.name, o) }) {
 			continue
 		}
 		c, err := acct.Compare(ctx, rounds, r.a, r.b)
@@ -85,7 +86,7 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		fmt.Printf("%-50s | A %-48s | %-26s | %-22s | %-24s | %-9s | %-22s | %s\n",
 			r.name, c.A.Name, c.A.PerSecond().Format(0), "", c.A.CPUPerEntity().Format(1), fmt.Sprintf("%.3f", c.A.RequestsPerEntity().Median), "", "")
 		fmt.Printf("%-50s | B %-48s | %-26s | %-22s | %-24s | %-9s | %-22s | %s\n",
-			"", c.B.Name, c.B.PerSecond().Format(0), c.Ratio().Format(2)+"x", c.B.CPUPerEntity().Format(1)+fmt.Sprintf(" (%.2fx)", c.CPURatio().Median), fmt.Sprintf("%.3f", c.B.RequestsPerEntity().Median), goal, metText)
+			"", c.B.Name, c.B.PerSecond().Format(0), c.Ratio().Format(2)+"x", c.B.CPUPerEntity().Format(1)+" ("+c.CPURatio().Format(2)+"x)", fmt.Sprintf("%.3f", c.B.RequestsPerEntity().Median), goal, metText)
 		fmt.Printf("%-50s |   %s\n", "", strings.Join(notes, "; "))
 	}
 	fmt.Println()

@@ -39,7 +39,7 @@ func main() {
 	rtt := flag.Duration("rtt", 5*time.Millisecond, "round trip added per request in the archive-with-latency scenario")
 	writerGrowth := flag.String("writer-growth", "", "measure only the bulk writer's memory and first request: comma-separated NxP (entities x partitions), e.g. 100000x10,100000x1000")
 	rounds := flag.Int("rounds", 5, "rounds of each A/B comparison (A and B interleaved)")
-	only := flag.String("only", "", "run only the A/B comparisons whose name contains this")
+	only := flag.String("only", "", "run only the A/B comparisons whose name contains this (several: separated by |)")
 	writerPath := flag.String("writer-path", "default", "with -writer-growth: default (a client built as the README shows: tablekit's own $batch bodies), sdk (a client without tablekit's policy: SubmitTransaction) or both")
 	writerProfile := flag.String("writer-heapprofile", "", "with -writer-growth: write a heap profile, taken half way through each row, to this file prefix (PREFIX-NxP-path.pprof)")
 	writerBudget := flag.Int("writer-budget", 0, "with -writer-growth: WriterOptions.MaxBufferedBytes (0: the default)")
