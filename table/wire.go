@@ -109,19 +109,9 @@ func HasWirePath(client Client) bool {
 	return x.Invoked
 }
 
-// wirePath caches HasWirePath for one client: 0 unknown, 1 yes, 2 no.
+// wirePath remembers what a Table's requests showed about its client
+// (WireExchange.Invoked): 0 unknown, 1 has tablekit's policy, 2 has not.
 type wirePath struct{ state atomic.Int32 }
-
-// has returns the cached answer, probing once.
-func (w *wirePath) has(client Client) bool {
-	switch w.state.Load() {
-	case 1:
-		return true
-	case 2:
-		return false
-	}
-	return w.learn(HasWirePath(client))
-}
 
 // learn records what a request showed (x.Invoked) and returns it.
 func (w *wirePath) learn(has bool) bool {
