@@ -26,7 +26,9 @@
 // patterns); do not use them to batch unrelated partitions, which they
 // cannot span.
 //
-// aztables v1.4.1 writes a batch operation's keys into its URL without
-// doubling single quotes, so updates and deletes whose keys contain ' are
-// refused with ErrQuoteInKey (Add is unaffected: its keys travel in the body).
+// On a client built with table.ClientOptions (or table's constructors)
+// tablekit writes each $batch body itself. aztables v1.4.1 writes a batch
+// operation's keys into its URL without doubling single quotes, so on any
+// other client updates and upserts whose keys contain ' are refused with
+// ErrQuoteInKey before any request (adds and deletes work on every key).
 package batch

@@ -185,6 +185,7 @@ type encoded struct {
 	ifMatch azcore.ETag // "" for Add and upserts
 	meta    *table.Meta // where the new ETag goes, for typed values
 	size    int         // this operation's share of the request, upper bound
+	quoted  bool        // an update or upsert only tablekit's own $batch body can send
 }
 
 // encode checks and encodes one operation; the error is not yet indexed.

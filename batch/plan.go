@@ -2,7 +2,6 @@ package batch
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -16,10 +15,6 @@ type PlanOptions struct {
 	// MaxOperations caps each transaction, 1 to 100. Default (0): 100;
 	// out of range, Plan fails with ErrBadOption.
 	MaxOperations int
-	// WirePolicy makes every planned transaction a
-	// TransactionOptions.WirePolicy one: submit them through a client with
-	// table.WirePolicy. Default: false, the SDK's own $batch.
-	WirePolicy bool
 }
 
 // Plan splits ops, over any partitions, into valid transactions: grouped by
@@ -72,15 +67,14 @@ type planner struct {
 	open   map[string]*Transaction // the transaction being filled, per partition
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
-	wire   bool // transactions take tablekit's own $batch (PlanOptions.WirePolicy)
-	bytes  int  // Size of the open transactions, envelopes included
-	ops    int  // operations in the open transactions
+	wire   *wirePaths // shared by the planned transactions: one probe per client
+	bytes  int        // Size of the open transactions, envelopes included
+	ops    int        // operations in the open transactions
 }
 
 func newPlanner(opts *PlanOptions) *planner {
-	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}}
+	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}, wire: &wirePaths{}}
 	if opts != nil {
-		p.wire = opts.WirePolicy
 		if opts.Codec != nil {
 			p.codec = opts.Codec
 		}
@@ -103,11 +97,7 @@ func (p *planner) add(op Op) (*Transaction, *OpError) {
 
 // encode encodes op and checks it can ever be sent.
 func (p *planner) encode(op Op) (*encoded, *OpError) {
-	e, err := op.encode(p.codec)
-	if p.wire && errors.Is(err, ErrQuoteInKey) {
-		// tablekit's own $batch quotes keys as the URL needs them.
-		e, err = encodeQuoted(op, p.codec)
-	}
+	e, err := encodeOp(op, p.codec)
 	if err != nil {
 		return nil, &OpError{Kind: op.Kind, PartitionKey: op.PartitionKey(), RowKey: op.RowKey(), Err: err}
 	}
@@ -138,7 +128,8 @@ func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 		tx = nil
 	}
 	if tx == nil {
-		tx = NewTransaction(&TransactionOptions{Codec: p.codec, WirePolicy: p.wire})
+		tx = NewTransaction(&TransactionOptions{Codec: p.codec})
+		tx.wire = p.wire
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next
 		p.next++

@@ -24,7 +24,7 @@ import (
 // applies all of it or none of it.
 type Transaction struct {
 	codec *table.Codec
-	wire  bool
+	wire  *wirePaths // whether a client has tablekit's policy, per client
 	tr    trace.OpTracer
 	ops   []*encoded
 	rows  map[string]int
@@ -37,16 +37,6 @@ type TransactionOptions struct {
 	// cached per type for the whole package, so a fresh Transaction per
 	// write costs no plan building.
 	Codec *table.Codec
-	// WirePolicy says that the client this transaction is submitted
-	// through has table.WirePolicy among its per-call policies. tablekit
-	// then writes the $batch body itself, in one buffer, and reads the
-	// answer once; and updates and upserts on keys with a single quote
-	// (O'Brien), which the SDK cannot send (see ErrQuoteInKey), work. The
-	// SDK still sends the request through the client's pipeline (auth,
-	// retry, logging, tracing). Submitted through a client without the
-	// policy, the transaction fails with ErrNoWirePolicy and writes
-	// nothing. Default: false, the SDK builds the body.
-	WirePolicy bool
 	// TracingProvider opens a "Transaction.Submit" span per Submit, with
 	// the partition, the operation count and the outcome as attributes.
 	// Give it the provider the client was built with (for OpenTelemetry,
@@ -59,14 +49,14 @@ type TransactionOptions struct {
 
 // NewTransaction returns an empty transaction.
 func NewTransaction(opts *TransactionOptions) *Transaction {
-	tx := &Transaction{rows: map[string]int{}, size: envelope}
+	tx := &Transaction{rows: map[string]int{}, size: envelope, wire: &wirePaths{}}
 	if opts != nil && opts.Codec != nil {
 		tx.codec = opts.Codec
 	} else {
 		tx.codec = &table.Codec{}
 	}
 	if opts != nil {
-		tx.wire, tx.tr = opts.WirePolicy, trace.NewOpTracer(opts.TracingProvider, "")
+		tx.tr = trace.NewOpTracer(opts.TracingProvider, "")
 	}
 	return tx
 }
@@ -74,10 +64,7 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 // Append encodes op and adds it, or returns an *OpError naming the rule it
 // breaks and leaves the transaction unchanged.
 func (tx *Transaction) Append(op Op) error {
-	e, err := op.encode(tx.codec)
-	if tx.wire && errors.Is(err, ErrQuoteInKey) {
-		e, err = encodeQuoted(op, tx.codec)
-	}
+	e, err := encodeOp(op, tx.codec)
 	if err != nil {
 		return tx.opErr(op, err)
 	}
@@ -158,7 +145,11 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 	return actions
 }
 
-// Submit sends the transaction: one request. On success every typed value's
+// Submit sends the transaction: one request. On a client built with
+// table.ClientOptions (or table's constructors) tablekit writes the $batch
+// body itself and reads the answer once; on any other client the SDK
+// builds it, and an update or upsert whose keys hold a single quote, which
+// the SDK cannot send, is refused before any request (ErrQuoteInKey). On success every typed value's
 // Meta gets its new ETag and Timestamp, recovered from the service's
 // multipart answer (the SDK discards them), by the rule on table.Meta: a
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
@@ -180,10 +171,27 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 	}
 	var res *Result
 	var err error
-	if tx.wire {
+	has, known := tx.wire.known(client)
+	quoted := tx.quotedUpdate()
+	switch {
+	case known && has, !known && quoted >= 0 && tx.wire.has(client):
 		res, err = tx.submitWire(ctx, client)
-	} else {
-		res, err = tx.submitSDK(ctx, client)
+	case quoted >= 0:
+		e := tx.ops[quoted]
+		return nil, &OpError{Index: quoted, Kind: e.op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrQuoteInKey}
+	case known:
+		res, err = tx.submitSDK(ctx, client, nil)
+	default:
+		// Not known yet, and nothing only the wire path can send: the
+		// SDK's actions go out with the wire path's mark, so that a client
+		// with the policy sends tablekit's body in their place and one
+		// without sends the SDK's; either way one request, no probe.
+		x := &table.WireExchange{Body: tx.wireBody}
+		res, err = tx.submitSDK(ctx, client, x)
+		var re *azcore.ResponseError
+		if x.Invoked || err == nil || errors.As(err, &re) {
+			tx.wire.learn(client, x.Invoked)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -206,14 +214,28 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 }
 
 // submitSDK sends tx through the SDK's own transaction builder, and reads
-// the ETags from the raw answer, which the SDK parses and discards.
-func (tx *Transaction) submitSDK(ctx context.Context, client table.Client) (*Result, error) {
+// the ETags from the raw answer, which the SDK parses and discards. With
+// x, a client that has tablekit's policy sends tablekit's body instead
+// (x.Invoked), whose answer x holds.
+func (tx *Transaction) submitSDK(ctx context.Context, client table.Client, x *table.WireExchange) (*Result, error) {
 	var raw *http.Response
-	_, err := client.SubmitTransaction(policy.WithCaptureResponse(ctx, &raw), tx.Actions(), nil)
+	ctx = policy.WithCaptureResponse(ctx, &raw)
+	if x != nil {
+		ctx = table.WithWireExchange(ctx, x)
+	}
+	_, err := client.SubmitTransaction(ctx, tx.Actions(), nil)
 	if err != nil {
 		return nil, tx.failure(err)
 	}
 	res := &Result{ETags: make([]azcore.ETag, len(tx.ops))}
+	if x != nil && x.Invoked {
+		if parts, perr := parseMultipart(x.Response); perr == nil && len(parts) == len(tx.ops) {
+			for i, p := range parts {
+				res.ETags[i] = azcore.ETag(p.etag)
+			}
+		}
+		return res, nil
+	}
 	if raw != nil {
 		if body, perr := runtime.Payload(raw); perr == nil {
 			if parts, perr := parseMultipart(body); perr == nil && len(parts) == len(tx.ops) {

@@ -5,19 +5,83 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/table"
 )
 
-// ErrNoWirePolicy is a transaction built with TransactionOptions.WirePolicy
-// submitted through a client that does not have table.WirePolicy: the SDK
-// sent the placeholder operation (a delete guarded by an ETag no entity
-// has, which changes nothing) instead of the transaction.
-var ErrNoWirePolicy = errors.New("batch: TransactionOptions.WirePolicy is set but the client has no table.WirePolicy among its per-call policies")
+// errPolicySkipped: the client answered table.HasWirePath, but its policy
+// did not see the transaction (a policy before it answered instead); the
+// SDK then sent the placeholder operation (a delete guarded by an ETag no
+// entity has, which changes nothing), not the transaction.
+var errPolicySkipped = errors.New("batch: the client's tablekit policy did not see the transaction; nothing was written")
+
+// wirePaths remembers, per client, whether its pipeline has tablekit's
+// policy (table.HasWirePath), so that transactions planned together, or
+// written by one Writer, probe a client once.
+type wirePaths struct{ m sync.Map }
+
+// has answers from memory, or asks table.HasWirePath once (on a client
+// without the policy a ledger counts that probe as one try, so known and
+// learn serve the transactions that need no probe).
+func (w *wirePaths) has(client table.Client) bool {
+	if has, ok := w.known(client); ok {
+		return has
+	}
+	has := table.HasWirePath(client)
+	w.learn(client, has)
+	return has
+}
+
+// known is the remembered answer for client, if any.
+func (w *wirePaths) known(client table.Client) (has, ok bool) {
+	if !reflect.TypeOf(client).Comparable() {
+		return false, false // cannot be a map key
+	}
+	v, ok := w.m.Load(client)
+	if !ok {
+		return false, false
+	}
+	return v.(bool), true
+}
+
+// learn remembers what a request through client showed.
+func (w *wirePaths) learn(client table.Client, has bool) {
+	if reflect.TypeOf(client).Comparable() {
+		w.m.Store(client, has)
+	}
+}
+
+// encodeOp encodes op for either path: an update or upsert whose keys
+// hold a quote, which the SDK's path cannot send, is encoded for
+// tablekit's own $batch body, and refused at Submit on a client without
+// the policy (quotedUpdate).
+func encodeOp(op Op, codec *table.Codec) (*encoded, error) {
+	e, err := op.encode(codec)
+	if errors.Is(err, ErrQuoteInKey) {
+		e, err = encodeQuoted(op, codec)
+		if e != nil {
+			e.quoted = true
+		}
+	}
+	return e, err
+}
+
+// quotedUpdate is the index of the first operation only tablekit's own
+// $batch body can send, or -1.
+func (tx *Transaction) quotedUpdate() int {
+	for i, e := range tx.ops {
+		if e.quoted {
+			return i
+		}
+	}
+	return -1
+}
 
 // The multipart boundaries of tablekit's own $batch bodies. Fixed strings
 // are safe: a boundary must not occur at the start of a line inside the
@@ -30,11 +94,11 @@ const (
 
 // neverETag guards the placeholder: an ETag older than any entity, so
 // that if the placeholder ever reaches the service (the client has no
-// WirePolicy) it is refused with 412 or 404 and writes nothing.
+// tablekit's policy) it is refused with 412 or 404 and writes nothing.
 const neverETag = azcore.ETag(`W/"datetime'1601-01-01T00%3A00%3A00.0000000Z'"`)
 
 // placeholder is the action list handed to SubmitTransaction when
-// WirePolicy replaces the body: one cheap operation whose request line
+// tablekit's policy replaces the body: one cheap operation whose request line
 // tells the policy the table's URL.
 func (tx *Transaction) placeholder() []aztables.TransactionAction {
 	tag := neverETag
@@ -108,15 +172,16 @@ func (tx *Transaction) wireBody(tableURL string) ([]byte, string) {
 	return b.Bytes(), "multipart/mixed; boundary=" + wireBatchBoundary
 }
 
-// submitWire sends tx as tablekit's own $batch body through WirePolicy.
+// submitWire sends tx as tablekit's own $batch body through the client's
+// tablekit policy.
 func (tx *Transaction) submitWire(ctx context.Context, client table.Client) (*Result, error) {
 	x := &table.WireExchange{Body: tx.wireBody}
 	_, err := client.SubmitTransaction(table.WithWireExchange(ctx, x), tx.placeholder(), nil)
 	if !x.Invoked {
 		if err == nil {
-			err = ErrNoWirePolicy
+			err = errPolicySkipped
 		} else {
-			err = errors.Join(ErrNoWirePolicy, err)
+			err = errors.Join(errPolicySkipped, err)
 		}
 		return nil, &OpError{Index: 0, Kind: tx.ops[0].op.Kind, PartitionKey: tx.ops[0].pk, RowKey: tx.ops[0].rk, Err: err}
 	}

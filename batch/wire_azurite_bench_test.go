@@ -44,7 +44,7 @@ func BenchmarkSubmitWireAzurite(b *testing.B) {
 	service := func(wire bool) *aztables.ServiceClient {
 		opts := &aztables.ClientOptions{}
 		if wire {
-			opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+			opts = table.ClientOptions(opts)
 		}
 		sc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
 		if err != nil {
@@ -77,11 +77,10 @@ func BenchmarkSubmitWireAzurite(b *testing.B) {
 		}},
 	}
 	for i := range sides[:2] {
-		wire := sides[i].wire
 		sides[i].load = func(client *aztables.Client) error {
 			codec := &table.Codec{}
 			for _, pk := range pks {
-				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec, WirePolicy: wire})
+				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
 				for _, r := range byPK[pk] {
 					if err := tx.Append(batch.Add(r)); err != nil {
 						return err

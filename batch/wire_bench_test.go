@@ -37,7 +37,7 @@ func cannedClient(b *testing.B, wire bool) *aztables.Client {
 	opts := &aztables.ClientOptions{}
 	opts.Transport = cannedBatch{}
 	if wire {
-		opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+		opts = table.ClientOptions(opts)
 	}
 	c, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
 	if err != nil {
@@ -59,7 +59,7 @@ type handRow struct {
 // BenchmarkSubmitWire is the client's CPU and allocations per bulk entity
 // (100-operation Add transactions of benchkit.Row, canned transport, no
 // network, the canned answer's cost included on every side): tablekit on
-// the SDK path, on its own path (table.WirePolicy), hand-written
+// the SDK path, on its own path (table.ClientOptions), hand-written
 // SubmitTransaction encoding each row with encoding/json, and a raw
 // SubmitTransaction loop over entities encoded beforehand.
 func BenchmarkSubmitWire(b *testing.B) {
@@ -77,7 +77,7 @@ func BenchmarkSubmitWire(b *testing.B) {
 			codec := &table.Codec{}
 			b.ReportAllocs()
 			for b.Loop() {
-				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec, WirePolicy: side.wire})
+				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
 				for _, r := range rows {
 					if err := tx.Append(batch.Add(r)); err != nil {
 						b.Fatal(err)

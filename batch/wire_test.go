@@ -42,14 +42,13 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	opts := &aztables.ClientOptions{}
 	opts.Transport = f
 	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = time.Millisecond, time.Millisecond
-	opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
-	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	client, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
 	e.Set("Name", table.StringValue("O'Brien"))
-	tx := batch.NewTransaction(&batch.TransactionOptions{WirePolicy: true})
+	tx := batch.NewTransaction(nil)
 	if err := tx.Append(batch.UpdateAny(e, table.Merge)); err != nil {
 		t.Fatal(err)
 	}
@@ -68,12 +67,43 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	}
 }
 
-// Without TransactionOptions.WirePolicy, quoted updates stay refused
-// before sending (the SDK cannot send them).
-func TestQuotedUpdateWithoutWirePolicyIsRefused(t *testing.T) {
-	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
-	e.Set("N", table.Int32Value(1))
-	if err := batch.NewTransaction(nil).Append(batch.Upsert(e, table.Replace)); err == nil {
-		t.Fatal("quoted upsert accepted on the SDK path")
+// seen records the requests that reach the transport and whether their
+// context was already done (net/http's transport refuses those unsent).
+type seen struct {
+	mu        sync.Mutex
+	n, doneAt int
+}
+
+func (s *seen) Do(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if req.Context().Err() != nil {
+		s.doneAt++
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+}
+
+// table.HasWirePath asks the policy without a request; on a client without
+// it the probe's context is already cancelled, so a transport that honours
+// the context (net/http's does) sends nothing.
+func TestHasWirePathSendsNothing(t *testing.T) {
+	s := &seen{}
+	opts := &aztables.ClientOptions{}
+	opts.Transport = s
+	wired, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !table.HasWirePath(wired) || s.n != 0 {
+		t.Fatalf("HasWirePath of a client with the policy: %d requests reached the transport", s.n)
+	}
+	plain, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table.HasWirePath(plain) || s.n != s.doneAt {
+		t.Fatalf("HasWirePath of a plain client: %d requests reached the transport, %d of them with a live context", s.n, s.n-s.doneAt)
 	}
 }

@@ -76,11 +76,6 @@ type WriterOptions struct {
 	// memory) and stops reading the input until sends free room. Default:
 	// DefaultMaxBufferedBytes.
 	MaxBufferedBytes int
-	// WirePolicy: the client has table.WirePolicy among its per-call
-	// policies, so transactions take tablekit's own $batch body (less
-	// client CPU, and updates and upserts on keys with a single quote
-	// work). Default: false, the SDK's own $batch.
-	WirePolicy bool
 	// IdleFlushOps: while nothing has been sent yet, once this many
 	// operations wait in partial transactions the Writer sends the fullest
 	// of them, so work starts early however the input spreads over
@@ -107,7 +102,7 @@ const (
 	// small properties holds; the Go collector lets the heap grow to twice
 	// what is live (GOGC=100), and the SDK's own $batch encoding adds its
 	// garbage. A 100,000-entity write over 1,000 partitions peaked at
-	// 26.7 MiB of heap on the SDK path (15.8 MiB with WirePolicy); 32 MiB
+	// 26.7 MiB of heap on the SDK path (15.8 MiB on the wire path); 32 MiB
 	// measured 44.6 MiB (29.3 MiB), too close to the 48 MiB goal
 	// (BENCHMARKS.md, the bulk writer's memory). The price: smaller
 	// transactions when input spreads over many partitions (5,445
@@ -167,6 +162,8 @@ func (e *WriteError) Unwrap() []error {
 type Writer struct {
 	client table.Client
 	opts   WriterOptions
+	// wire remembers whether client has tablekit's policy, across Writes.
+	wire *wirePaths
 	// optErr is an option out of range, returned by Write before any
 	// request.
 	optErr error
@@ -174,7 +171,7 @@ type Writer struct {
 
 // NewWriter returns a Writer over client.
 func NewWriter(client table.Client, opts *WriterOptions) *Writer {
-	w := &Writer{client: client}
+	w := &Writer{client: client, wire: &wirePaths{}}
 	if opts != nil {
 		w.opts = *opts
 	}
@@ -373,7 +370,8 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}()
 	}
 
-	p := newPlanner(&PlanOptions{Codec: w.opts.Codec, WirePolicy: w.opts.WirePolicy})
+	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
+	p.wire = w.wire
 	var planErr *OpError
 	budget := w.opts.MaxBufferedBytes
 	i := 0
@@ -382,6 +380,11 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 			break
 		}
 		e, err := p.encode(op)
+		if err == nil && e.quoted && !p.wire.has(w.client) {
+			// Only tablekit's own $batch body sends it: refused before
+			// any of its partition's requests, not at its transaction.
+			err = &OpError{Kind: op.Kind, PartitionKey: e.pk, RowKey: e.rk, Err: ErrQuoteInKey}
+		}
 		if err != nil {
 			err.Index = i
 			planErr = err

@@ -26,7 +26,7 @@ func BenchmarkWriterPeakHeap(b *testing.B) {
 				var worst uint64
 				for b.Loop() {
 					peak, err := benchkit.PeakHeap(func() error {
-						sum, err := batch.NewWriter(client, &batch.WriterOptions{WirePolicy: wire}).Write(b.Context(), benchkit.Generated(n, parts), nil)
+						sum, err := batch.NewWriter(client, nil).Write(b.Context(), benchkit.Generated(n, parts), nil)
 						if err == nil && sum.Operations != n {
 							err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 						}

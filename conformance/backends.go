@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/table"
 )
 
 // Counter counts the requests of the clients built from its options
@@ -162,7 +163,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 		Lacks:   lacks,
 		Advance: time.Sleep,
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
-			svc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
+			svc, err := table.NewServiceClientFromConnectionString(cs, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +216,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 			return c, name
 		},
 		NewTable: func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-			sc, err := aztables.NewServiceClientFromConnectionString(cs, c.TableOptions())
+			sc, err := table.NewServiceClientFromConnectionString(cs, c.TableOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -51,15 +51,17 @@ type KeyedOrderAmount struct {
 }
 
 // RunTypedKeys checks declarative keys, key ranges, typed filters and
-// typed projections against a backend: on the SDK's query path and, when
-// the backend offers service clients, on tablekit's own (WirePolicy).
+// typed projections against a backend: on the backend's own clients and,
+// when the backend offers service clients, on tablekit's own path and on
+// the SDK's path it falls back to.
 func RunTypedKeys(t *testing.T, env Env) {
 	t.Run("SDK path", func(t *testing.T) { runTypedKeys(t, env) })
 	if env.NewServiceClient == nil {
 		t.Logf("not run on %s: the own query path needs NewServiceClient", env.Name)
 		return
 	}
-	t.Run("own query path", func(t *testing.T) { runTypedKeys(t, withWirePolicy(env)) })
+	t.Run("own query path", func(t *testing.T) { runTypedKeys(t, withWirePath(env, true)) })
+	t.Run("SDK's query path", func(t *testing.T) { runTypedKeys(t, withWirePath(env, false)) })
 }
 
 func runTypedKeys(t *testing.T, env Env) {

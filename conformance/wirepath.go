@@ -10,39 +10,44 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunWirePath checks tablekit's own wire paths (table.WirePolicy attached
-// to the client): transactions whose $batch body tablekit builds, and
-// query pages it decodes from the raw response.
+// RunWirePath checks tablekit's two paths: its own wire path (clients
+// built with table.ClientOptions, the default), where tablekit builds
+// $batch bodies and decodes query pages and point reads from the raw
+// response, and the SDK's path it falls back to on a client without the
+// policy.
 func RunWirePath(t *testing.T, env Env) {
 	t.Run("quoted keys in batch updates and upserts", func(t *testing.T) { wireQuotedKeys(t, env) })
-	t.Run("a client without the policy writes nothing", func(t *testing.T) { wireWithoutPolicy(t, env) })
+	t.Run("a client without the policy refuses quoted updates before sending", func(t *testing.T) { wireWithoutPolicy(t, env) })
 	t.Run("differential: SDK path and own path", func(t *testing.T) { wireDifferential(t, env) })
-	// Every table and raw-entity case again, with the policy on the
-	// client: queries then decode the raw pages.
-	t.Run("table suite on the own query path", func(t *testing.T) { RunTable(t, withWirePolicy(env)) })
-	t.Run("raw entity suite on the own query path", func(t *testing.T) { RunRawEntity(t, withWirePolicy(env)) })
+	// Every table and raw-entity case on both paths: queries and reads
+	// decode the raw bytes on one, the SDK's maps on the other.
+	t.Run("table suite on the own path", func(t *testing.T) { RunTable(t, withWirePath(env, true)) })
+	t.Run("raw entity suite on the own path", func(t *testing.T) { RunRawEntity(t, withWirePath(env, true)) })
+	t.Run("table suite on the SDK's path", func(t *testing.T) { RunTable(t, withWirePath(env, false)) })
+	t.Run("raw entity suite on the SDK's path", func(t *testing.T) { RunRawEntity(t, withWirePath(env, false)) })
 }
 
-// withWirePolicy is env whose tables come with table.WirePolicy on their
-// clients.
-func withWirePolicy(env Env) Env {
+// withWirePath is env whose tables' clients have tablekit's policy (wire)
+// or act as clients without it.
+func withWirePath(env Env, wire bool) Env {
 	w := env
 	w.NewTable = func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-		client, _ := newTableOf(t, env, c, true)
+		client, _ := newTableOf(t, env, c, wire)
 		return client
 	}
 	return w
 }
 
-// newWireTable is env.NewTable with table.WirePolicy among the client's
+// newWireTable is env.NewTable with tablekit's policy among the client's
 // per-call policies, before the counter's per-retry policies.
 func newWireTable(t *testing.T, env Env, c *reqcount.Counter) *aztables.Client {
 	t.Helper()
@@ -51,7 +56,7 @@ func newWireTable(t *testing.T, env Env, c *reqcount.Counter) *aztables.Client {
 }
 
 // newTableOf creates a fresh table through a client with or without
-// table.WirePolicy, whose requests c counts.
+// tablekit's policy, whose requests c counts.
 func newTableOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) (*aztables.Client, string) {
 	t.Helper()
 	sc := serviceOf(t, env, c, wire)
@@ -66,12 +71,16 @@ func newTableOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) (*aztable
 	return client, name
 }
 
-// serviceOf is a service client of env with or without table.WirePolicy.
+// serviceOf is a service client of env with or without tablekit's policy.
 func serviceOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) *aztables.ServiceClient {
 	t.Helper()
 	opts := c.TableOptions()
 	if wire {
-		opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+		opts = table.ClientOptions(opts)
+	} else {
+		// Whatever the backend's constructor adds (the fake's adds the
+		// policy), the client takes the SDK's path.
+		opts.PerCallPolicies = append(opts.PerCallPolicies, wirepolicy.Off{})
 	}
 	if env.NewServiceClient == nil {
 		// RunAll does not run WirePath without it; a direct caller learns why.
@@ -80,7 +89,7 @@ func serviceOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) *aztables.
 	return env.NewServiceClient(t, opts)
 }
 
-// wireQuotedKeys: defect #7 of issue 15. With the wire policy, batch
+// wireQuotedKeys: defect #7 of issue 15. On the wire path, batch
 // updates and upserts work on keys with an apostrophe, in one request,
 // and store exactly what the single-entity verbs would.
 func wireQuotedKeys(t *testing.T, env Env) {
@@ -97,9 +106,8 @@ func wireQuotedKeys(t *testing.T, env Env) {
 		e.Set("Name", table.StringValue("Don O'Brien"))
 		return e
 	}
-	wire := &batch.TransactionOptions{WirePolicy: true}
 	submit := func(ops ...batch.Op) (*batch.Result, error) {
-		tx := batch.NewTransaction(wire)
+		tx := batch.NewTransaction(nil)
 		for _, op := range ops {
 			if err := tx.Append(op); err != nil {
 				return nil, err
@@ -167,10 +175,12 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	}
 }
 
-// wireWithoutPolicy: a transaction that asks for the own path, submitted
-// through a client without table.WirePolicy, fails with ErrNoWirePolicy
-// and writes nothing (the SDK sent the placeholder, a delete guarded by an
-// ETag no entity has). Its one request is counted.
+// wireWithoutPolicy: on a client without tablekit's policy, a transaction
+// with an update or upsert on a quoted key, which the SDK cannot send, is
+// refused with ErrQuoteInKey (whose text says how to build the client)
+// before anything reaches the service: the only try is tablekit's probe,
+// whose context is already cancelled, so the transport refuses it. Adds
+// and deletes on quoted keys still go the SDK's way, in one request.
 func wireWithoutPolicy(t *testing.T, env Env) {
 	ctx := t.Context()
 	c := &reqcount.Counter{}
@@ -179,26 +189,34 @@ func wireWithoutPolicy(t *testing.T, env Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r'1"}}
 	e.Set("N", table.Int32Value(1))
-	if err := tb.Add(ctx, e, nil); err != nil {
+	c.Reset()
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(e)}, nil); err != nil || c.N() != 1 {
+		t.Fatalf("add on a quoted key without the policy: %v after %d requests, want 1", err, c.N())
+	}
+	e.Set("N", table.Int32Value(2))
+	for _, op := range []batch.Op{batch.Upsert(e, table.Merge), batch.Update(e, table.Replace).IfMatch(azcore.ETagAny)} {
+		c.Reset()
+		var before int
+		if env.Fake != nil {
+			before = env.Fake.Count(fake.OpBatch)
+		}
+		_, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete("O'Brien", "other"), op}, nil)
+		var oe *batch.OpError
+		if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 1 || !strings.Contains(err.Error(), "table.ClientOptions") || c.N() > 1 {
+			t.Fatalf("%v on a quoted key without the policy: %v after %d tries, want ErrQuoteInKey at operation 1 naming table.ClientOptions, before any request", op.Kind, err, c.N())
+		}
+		if env.Fake != nil && env.Fake.Count(fake.OpBatch) != before {
+			t.Fatalf("%v: the refused transaction reached the fake", op.Kind)
+		}
+	}
+	got, err := tb.Get(ctx, "O'Brien", "r'1", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []batch.Op{batch.Delete("p", "r"), batch.Add(&table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "new"}})} {
-		c.Reset()
-		tx := batch.NewTransaction(&batch.TransactionOptions{WirePolicy: true})
-		if err := tx.Append(op); err != nil {
-			t.Fatal(err)
-		}
-		_, err := tx.Submit(ctx, tb.Client(), nil)
-		var oe *batch.OpError
-		if !errors.Is(err, batch.ErrNoWirePolicy) || !errors.As(err, &oe) || c.N() != 1 {
-			t.Fatalf("%v without the policy: %v after %d requests, want ErrNoWirePolicy after 1", op.Kind, err, c.N())
-		}
-	}
-	all, err := table.Collect(tb.Query(ctx, nil))
-	if err != nil || len(all) != 1 || all[0].RowKey != "r" {
-		t.Fatalf("after refused transactions: %d entities (%v), want only r", len(all), err)
+	if n, _ := got.Get("N"); !n.Equal(table.Int32Value(1)) {
+		t.Fatalf("after refused transactions N = %v, want 1", n)
 	}
 }
 
@@ -304,7 +322,7 @@ func wireDifferential(t *testing.T, env Env) {
 			// Upserts weigh more, so that about half the rounds succeed.
 			kind := [10]int{0, 1, 1, 1, 2, 2, 2, 3, 4, 5}[rnd.IntN(10)]
 			if (quoted(pk) || quoted(rk)) && kind >= 1 && kind <= 4 {
-				// The SDK path cannot send these (ErrQuoteInKey);
+				// The SDK's path cannot send these (ErrQuoteInKey);
 				// wireQuotedKeys covers them on the own path.
 				kind = 0
 			}
@@ -326,7 +344,7 @@ func wireDifferential(t *testing.T, env Env) {
 		ca.Reset()
 		cb.Reset()
 		_, errA := batch.Submit(ctx, ta.Client(), opsA, nil)
-		txB := batch.NewTransaction(&batch.TransactionOptions{WirePolicy: true})
+		txB := batch.NewTransaction(nil)
 		var errB error
 		for _, op := range opsB {
 			if errB = txB.Append(op); errB != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -208,13 +209,16 @@ const URL = "https://fake.table.core.windows.net/"
 // NewServiceClient returns an official service client whose requests this
 // fake serves. opts may add policies (a request ledger, say) or retry
 // settings; its Transport is replaced. Retries keep the SDK's policy with
-// millisecond delays unless opts sets them.
+// millisecond delays unless opts sets them. Like a client built with
+// table.ClientOptions, it carries tablekit's per-call policy (the wire
+// path, tablekit's default).
 func (s *TableService) NewServiceClient(opts *aztables.ClientOptions) *aztables.ServiceClient {
 	var o aztables.ClientOptions
 	if opts != nil {
 		o = *opts
 	}
 	serveWith(&o.ClientOptions, s)
+	wirepolicy.Add(&o.ClientOptions)
 	c, err := aztables.NewServiceClientWithNoCredential(URL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -16,7 +15,7 @@ func Example_clients() {
 	conn := "DefaultEndpointsProtocol=https;AccountName=ACCOUNT;AccountKey=KEY;EndpointSuffix=core.windows.net"
 
 	// Connection string (Azurite, or an account's access key):
-	svc, err := aztables.NewServiceClientFromConnectionString(conn, nil)
+	svc, err := table.NewServiceClientFromConnectionString(conn, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -27,7 +26,7 @@ func Example_clients() {
 	if err != nil {
 		panic(err)
 	}
-	client, err = aztables.NewClient("https://ACCOUNT.table.core.windows.net/Employees", cred, nil)
+	client, err = table.NewClient("https://ACCOUNT.table.core.windows.net/Employees", cred, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -20,6 +20,7 @@ import (
 // one table. It is safe for concurrent use.
 type Table[T any] struct {
 	client Client
+	wire   wirePath // whether client has tablekit's policy, once known
 	plan   *plan
 	name   string
 	log    *slog.Logger
@@ -195,7 +196,7 @@ func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *GetO
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
-	resp, body, err := getEntity(ctx, t.client, partitionKey, rowKey, nil)
+	resp, body, err := getEntity(ctx, t.client, &t.wire, partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
@@ -333,7 +334,7 @@ type StoredOptions struct{}
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
-	got, body, err := getEntity(ctx, t.client, m.PartitionKey, m.RowKey, nil)
+	got, body, err := getEntity(ctx, t.client, &t.wire, m.PartitionKey, m.RowKey, nil)
 	if err != nil {
 		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
 		if IsNotFound(err) {

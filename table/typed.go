@@ -301,7 +301,7 @@ func projectionDecoder[P, T any](ctx context.Context, t *Table[T], pp *plan) fun
 // properties that T stores with the same EDM type (ErrBadOption before
 // any request), unless T keeps unknown properties in an Extra field or is
 // Entity; opts.Select must be empty. Filter, Top, continuation and the
-// wire path (WirePolicy) are those of Query.
+// wire path (ClientOptions) are those of Query.
 func QueryAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions) iter.Seq2[*P, error] {
 	pp, o, err := projection[P](t, opts)
 	if err != nil {

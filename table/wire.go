@@ -1,172 +1,136 @@
 package table
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"io"
-	"net/http"
-	"strings"
+	"sync/atomic"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 )
 
-// WirePolicy returns the azcore policy that lets tablekit send request
-// bodies it built itself, and read raw response bodies, through a client's
-// own pipeline, so that the client's authentication, retry, logging and
-// tracing policies apply to them as to any request. The SDK's client keeps
-// its pipeline unexported; this policy is the public way in. Add it to the
-// client's per-call policies:
-//
-//	opts := &aztables.ClientOptions{}
-//	opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+// The wire path: tablekit's policy in a client's pipeline lets tablekit
+// send request bodies it built itself, and read raw response bodies,
+// through that client's own pipeline, so that the client's authentication,
+// retry, logging and tracing policies apply to them as to any request (the
+// SDK keeps its pipeline unexported; a per-call policy is the public way
+// in). Clients built with ClientOptions, or with this package's
+// constructors, have it; every tablekit operation finds out by itself
+// whether a client has it (HasWirePath) and takes the SDK's own path when
+// it does not. What it buys: queries and point reads decode the service's
+// bytes once instead of the SDK's map round trip; transactions are written
+// in one buffer; and batch updates and upserts on keys with a single quote
+// (O'Brien), which the SDK cannot send, work.
 //
 // Per call, not per retry: the policy runs once, before the SDK's retry
 // policy, so every try (retries included) sends the body it set and is
 // signed, logged and traced by the policies after it, and it reads the
 // final response once. It acts only on requests tablekit marked with a
 // WireExchange in their context; every other request passes through
-// untouched. Without it every tablekit operation still works through the
-// SDK's own path (see batch.TransactionOptions.WirePolicy for what needs it).
-func WirePolicy() policy.Policy { return wirePolicy{} }
+// untouched.
 
-type wirePolicy struct{}
-
-type wireKey struct{}
-
-// WireExchange is one request routed through WirePolicy: what tablekit
-// asks the policy to send, and what the policy saw come back. batch uses
-// it for transactions; it is exported only so that packages of tablekit
-// layered on table can use it.
-type WireExchange struct {
-	// Body, when set, builds the request body (and its Content-Type) that
-	// replaces the SDK's; tableURL is the table's URL as the SDK's own
-	// request names it. A $batch request only: the SDK's body must hold one
-	// placeholder operation whose request line names the table.
-	Body func(tableURL string) (body []byte, contentType string)
-	// Invoked is set when the policy saw the request: false after the call
-	// means the client does not have the policy.
-	Invoked bool
-	// Status, Header and Response are the service's final answer (after
-	// the SDK's retries), set when one came back.
-	Status   int
-	Header   http.Header
-	Response []byte
+// ClientOptions returns a copy of opts (nil: the zero options) with
+// tablekit's per-call policy added to PerCallPolicies, once however often
+// it is called on its own result. Build clients with it, as with the
+// constructors below:
+//
+//	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
+func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
+	var o aztables.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	wirepolicy.Add(&o.ClientOptions)
+	return &o
 }
+
+// NewServiceClientFromConnectionString is
+// aztables.NewServiceClientFromConnectionString with ClientOptions(options).
+func NewServiceClientFromConnectionString(connectionString string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	return aztables.NewServiceClientFromConnectionString(connectionString, ClientOptions(options))
+}
+
+// NewServiceClient is aztables.NewServiceClient (Microsoft Entra ID) with
+// ClientOptions(options).
+func NewServiceClient(serviceURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	return aztables.NewServiceClient(serviceURL, cred, ClientOptions(options))
+}
+
+// NewServiceClientWithSharedKey is aztables.NewServiceClientWithSharedKey
+// with ClientOptions(options).
+func NewServiceClientWithSharedKey(serviceURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	return aztables.NewServiceClientWithSharedKey(serviceURL, cred, ClientOptions(options))
+}
+
+// NewServiceClientWithNoCredential is aztables.NewServiceClientWithNoCredential
+// (a SAS in the URL) with ClientOptions(options).
+func NewServiceClientWithNoCredential(serviceURL string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	return aztables.NewServiceClientWithNoCredential(serviceURL, ClientOptions(options))
+}
+
+// NewClient is aztables.NewClient (one table, Microsoft Entra ID) with
+// ClientOptions(options).
+func NewClient(tableURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
+	return aztables.NewClient(tableURL, cred, ClientOptions(options))
+}
+
+// NewClientWithSharedKey is aztables.NewClientWithSharedKey with
+// ClientOptions(options).
+func NewClientWithSharedKey(tableURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
+	return aztables.NewClientWithSharedKey(tableURL, cred, ClientOptions(options))
+}
+
+// NewClientWithNoCredential is aztables.NewClientWithNoCredential (a SAS in
+// the URL) with ClientOptions(options).
+func NewClientWithNoCredential(tableURL string, options *aztables.ClientOptions) (*aztables.Client, error) {
+	return aztables.NewClientWithNoCredential(tableURL, ClientOptions(options))
+}
+
+// HasWirePath reports whether client's pipeline holds tablekit's policy
+// (ClientOptions). It asks the policy with a marked call that the policy,
+// first among the per-call policies, answers itself: with the policy
+// nothing leaves the process. Without it the call's context is already
+// cancelled, so net/http's transport refuses it and nothing reaches the
+// service (a counting policy, such as a ledger, sees one try). The call
+// opens no span: it runs as if inside an SDK span, which suppresses the
+// SDK's own. Callers cache the answer per client: it never changes.
+func HasWirePath(client Client) bool {
+	x := &WireExchange{Probe: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	silent := tracing.NewTracer(func(ctx context.Context, _ string, _ *tracing.SpanOptions) (context.Context, tracing.Span) {
+		return ctx, tracing.Span{}
+	}, nil)
+	ctx, end := runtime.StartSpan(ctx, "tablekit.probe", silent, nil)
+	defer end(nil)
+	_, _ = client.GetEntity(WithWireExchange(ctx, x), "p", "r", nil)
+	return x.Invoked
+}
+
+// wirePath remembers what a Table's requests showed about its client
+// (WireExchange.Invoked): 0 unknown, 1 has tablekit's policy, 2 has not.
+type wirePath struct{ state atomic.Int32 }
+
+// learn records what a request showed (x.Invoked) and returns it.
+func (w *wirePath) learn(has bool) bool {
+	if has {
+		w.state.Store(1)
+	} else {
+		w.state.Store(2)
+	}
+	return has
+}
+
+// WireExchange is one request routed through tablekit's policy (see
+// ClientOptions): what tablekit asks the policy to send, and what the
+// policy saw come back. batch uses it for transactions; it is exported
+// only so that packages of tablekit layered on table can use it.
+type WireExchange = wirepolicy.Exchange
 
 // WithWireExchange marks the requests made with the returned context for
-// WirePolicy.
+// tablekit's policy (ClientOptions).
 func WithWireExchange(ctx context.Context, x *WireExchange) context.Context {
-	return context.WithValue(ctx, wireKey{}, x)
-}
-
-// Do acts on marked requests only.
-func (wirePolicy) Do(req *policy.Request) (*http.Response, error) {
-	x, _ := req.Raw().Context().Value(wireKey{}).(*WireExchange)
-	if x == nil {
-		return req.Next()
-	}
-	x.Invoked = true
-	batchReq := x.Body != nil
-	if batchReq {
-		u, err := placeholderTableURL(req.Body())
-		if err != nil {
-			return nil, err
-		}
-		body, ct := x.Body(u)
-		if err := req.SetBody(streaming.NopCloser(bytes.NewReader(body)), ct); err != nil {
-			return nil, err
-		}
-	}
-	resp, err := req.Next()
-	if err != nil || resp == nil {
-		return resp, err
-	}
-	payload, err := runtime.Payload(resp)
-	if err != nil {
-		return resp, err
-	}
-	x.Status, x.Header, x.Response = resp.StatusCode, resp.Header, payload
-	switch {
-	case batchReq && resp.StatusCode == http.StatusAccepted && !batchFailed(payload):
-		// tablekit reads the ETags from x.Response; the SDK, which only
-		// looks for a failed part, gets a one-part answer to parse.
-		return withBody(resp, emptyBatchAnswer), nil
-	case !batchReq && resp.StatusCode == http.StatusOK && strings.HasSuffix(req.Raw().URL.Path, "()"):
-		// A query page ("<table>()"): tablekit decodes x.Response straight
-		// into its values; the SDK's pager, which would decode every
-		// entity into a map and marshal it again, gets an empty page with
-		// the same continuation headers.
-		return withBody(resp, emptyPage), nil
-	case !batchReq && resp.StatusCode == http.StatusOK:
-		// A point read ("<table>(PartitionKey='…',RowKey='…')"): the SDK's
-		// GetEntity decodes the body into a map and marshals it again, so
-		// it gets the empty object, the least work it can do (an empty
-		// page cost it a slice inside the map, both ways).
-		return withBody(resp, emptyEntity), nil
-	}
-	// Errors reach the SDK as the service sent them, so that its
-	// *azcore.ResponseError carries the real status, code and body.
-	return resp, nil
-}
-
-// The bodies handed to the SDK in place of the service's (constants: no
-// package-level mutable state).
-const (
-	emptyPage        = `{"value":[]}`
-	emptyEntity      = `{}`
-	emptyBatchAnswer = "--b\r\nContent-Type: multipart/mixed; boundary=c\r\n\r\n--c\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n--c--\r\n--b--\r\n"
-)
-
-// withBody is resp with another body; resp itself (which the policies
-// after this one logged) is left as it was.
-func withBody(resp *http.Response, body string) *http.Response {
-	r := *resp
-	r.Body = io.NopCloser(strings.NewReader(body))
-	r.ContentLength = int64(len(body))
-	return &r
-}
-
-var errNoPlaceholder = errors.New("table: WirePolicy: the $batch request holds no placeholder operation")
-
-// placeholderTableURL reads the table's URL from the request line of the
-// SDK's placeholder operation ("DELETE <table URL>(PartitionKey=…").
-func placeholderTableURL(body io.ReadSeekCloser) (string, error) {
-	if body == nil {
-		return "", errNoPlaceholder
-	}
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return "", err
-	}
-	if _, err := body.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	_, after, ok := bytes.Cut(b, []byte("\nDELETE "))
-	if !ok {
-		return "", errNoPlaceholder
-	}
-	u, _, ok := bytes.Cut(after, []byte("("))
-	if !ok {
-		return "", errNoPlaceholder
-	}
-	return string(u), nil
-}
-
-// batchFailed reports whether any operation's response in a $batch answer
-// has a 4xx or 5xx status line.
-func batchFailed(b []byte) bool {
-	const line = "\nHTTP/1.1 "
-	for {
-		i := bytes.Index(b, []byte(line))
-		if i < 0 {
-			return false
-		}
-		b = b[i+len(line):]
-		if len(b) > 0 && (b[0] == '4' || b[0] == '5') {
-			return true
-		}
-	}
+	return wirepolicy.With(ctx, x)
 }

@@ -23,7 +23,7 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkQueryWireAzurite reads 5,000 TenFields (5 pages) from Azurite:
-// tablekit's Query on the SDK path, on its own path (table.WirePolicy),
+// tablekit's Query on the SDK path, on its own path (table.ClientOptions),
 // and the SDK's pager with encoding/json into a struct. It reports wall
 // time and this process's CPU (getrusage; Azurite's is not in it) per
 // entity. Run under scripts/azurite run with -benchtime 3x -count 5.
@@ -33,7 +33,7 @@ func BenchmarkQueryWireAzurite(b *testing.B) {
 	service := func(wire bool) *aztables.ServiceClient {
 		opts := &aztables.ClientOptions{}
 		if wire {
-			opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+			opts = table.ClientOptions(opts)
 		}
 		sc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
 		if err != nil {

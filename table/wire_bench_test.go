@@ -43,7 +43,7 @@ func benchClient(b *testing.B, wire bool) *aztables.Client {
 	opts := &aztables.ClientOptions{}
 	opts.Transport = newCannedPage(benchPage)
 	if wire {
-		opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+		opts = table.ClientOptions(opts)
 	}
 	c, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
 	if err != nil {
@@ -58,7 +58,7 @@ func perEntity(b *testing.B, n int) {
 
 // BenchmarkQueryPageWire is the client's CPU per queried entity (pages of
 // 1,000 TenFields from a canned transport, no network): tablekit on the
-// SDK path, on its own path (table.WirePolicy), and hand-written code over
+// SDK path, on its own path (table.ClientOptions), and hand-written code over
 // the SDK's pager with encoding/json into a struct.
 func BenchmarkQueryPageWire(b *testing.B) {
 	for _, side := range []struct {

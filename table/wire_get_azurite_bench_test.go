@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkGetWireAzurite reads TenFields entities one at a time from
-// Azurite: table.Get on its own path (table.WirePolicy) and GetEntity with
+// Azurite: table.Get on its own path (table.ClientOptions) and GetEntity with
 // encoding/json into a struct. It reports wall time and this process's CPU
 // (getrusage; Azurite's is not in it) per read. With -cpuprofile on one
 // side at a time it shows where a point read's client CPU goes. Run under
@@ -27,7 +27,7 @@ func BenchmarkGetWireAzurite(b *testing.B) {
 	service := func(wire bool) *aztables.ServiceClient {
 		opts := &aztables.ClientOptions{}
 		if wire {
-			opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+			opts = table.ClientOptions(opts)
 		}
 		sc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
 		if err != nil {
@@ -64,7 +64,7 @@ func BenchmarkGetWireAzurite(b *testing.B) {
 		b.ReportMetric(float64(time.Since(t0).Microseconds())/float64(b.N), "wall-µs/read")
 		b.ReportMetric(float64((processCPU()-c0).Microseconds())/float64(b.N), "cpu-µs/read")
 	}
-	b.Run("table.Get+WirePolicy", func(b *testing.B) {
+	b.Run("table.Get+wire", func(b *testing.B) {
 		tb, err := table.New[benchkit.TenFields](service(true).NewClient(name), nil)
 		if err != nil {
 			b.Fatal(err)

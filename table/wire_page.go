@@ -6,8 +6,8 @@ import (
 )
 
 // pageEntities returns a query page's entities as the service's JSON:
-// sub-slices of the raw page WirePolicy kept (the SDK's pager then got an
-// empty page and did no work), or, when the client has no WirePolicy, the
+// sub-slices of the raw page the wire path kept (the SDK's pager then got
+// an empty page and did no work), or, off the wire path, the
 // ones the SDK decoded and marshalled again.
 func pageEntities(x *WireExchange, sdk [][]byte) ([][]byte, error) {
 	if !x.Invoked || x.Response == nil {

@@ -8,18 +8,18 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// With table.WirePolicy, a query page is decoded from the service's own
+// With table.ClientOptions, a query page is decoded from the service's own
 // bytes: an unannotated integral Double written "2.0" stays a Double,
 // which the SDK's map round trip turns into "2" (an Int32). Without the
 // policy, the SDK path is unchanged. Continuation headers reach the token
 // on both paths.
-func TestWirePolicyQueryReadsTheRawPage(t *testing.T) {
+func TestWirePathQueryReadsTheRawPage(t *testing.T) {
 	page := cannedPage{body: []byte(`{"value":[{"odata.etag":"W/\"x\"","PartitionKey":"p","RowKey":"r","D":2.0,"S":"a"}]}`)}
 	for _, wire := range []bool{false, true} {
 		opts := &aztables.ClientOptions{}
 		opts.Transport = continued{page}
 		if wire {
-			opts.PerCallPolicies = append(opts.PerCallPolicies, table.WirePolicy())
+			opts = table.ClientOptions(opts)
 		}
 		c, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
 		if err != nil {

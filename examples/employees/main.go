@@ -196,7 +196,7 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		if err != nil {
 			return nil, nil, err
 		}
-		tables, err := aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, topts)
+		tables, err := table.NewServiceClient("https://"+account+".table.core.windows.net/", cred, topts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -204,7 +204,7 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		return tables, queues, err
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		tables, err := aztables.NewServiceClientFromConnectionString(conn, topts)
+		tables, err := table.NewServiceClientFromConnectionString(conn, topts)
 		if err != nil {
 			return nil, nil, err
 		}

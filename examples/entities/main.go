@@ -174,10 +174,10 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, e
 		if err != nil {
 			return nil, err
 		}
-		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, opts)
+		return table.NewServiceClient("https://"+account+".table.core.windows.net/", cred, opts)
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return aztables.NewServiceClientFromConnectionString(conn, opts)
+		return table.NewServiceClientFromConnectionString(conn, opts)
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewTableService(nil).NewServiceClient(opts), nil

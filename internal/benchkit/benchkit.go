@@ -43,9 +43,14 @@ func Rows(n, parts int) []*Row {
 
 // Account makes clients for one storage account, counting requests.
 type Account struct {
+	// Tables is a service client as aztables' docs build it: the naive
+	// sides use it, and tablekit's fallback sides (a client without
+	// tablekit's policy).
 	Tables *aztables.ServiceClient
-	// WireTables is Tables with table.WirePolicy in its pipeline.
-	WireTables *aztables.ServiceClient
+	// KitTables is built the way the README shows,
+	// table.NewServiceClientFromConnectionString, with the same counting
+	// policies: tablekit's default path.
+	KitTables  *aztables.ServiceClient
 	Conn       string
 	Ledger     *ledger.Ledger
 	rtt        *roundTrip
@@ -65,18 +70,16 @@ func NewAccount(conn string) (*Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	wire := *opts
-	wire.PerCallPolicies = append(append([]policy.Policy(nil), opts.PerCallPolicies...), table.WirePolicy())
-	if a.WireTables, err = aztables.NewServiceClientFromConnectionString(conn, &wire); err != nil {
+	if a.KitTables, err = table.NewServiceClientFromConnectionString(conn, opts); err != nil {
 		return nil, err
 	}
 	a.Tables = svc
 	return a, nil
 }
 
-// WireClient is a client of the same table with table.WirePolicy in its
-// pipeline: tablekit's own query pages and point reads.
-func (a *Account) WireClient(name string) *aztables.Client { return a.WireTables.NewClient(name) }
+// KitClient is a client of the table built as the README shows
+// (KitTables): tablekit's default path.
+func (a *Account) KitClient(name string) *aztables.Client { return a.KitTables.NewClient(name) }
 
 // QueueOptions are client options for the account's queues: requests
 // counted in the ledger, the round trip added, slow requests flagged.

@@ -71,10 +71,6 @@ type WriterGrowth struct {
 
 // WriterGrowthOptions choose how MeasureWriter writes.
 type WriterGrowthOptions struct {
-	// Wire sends tablekit's own $batch bodies: the client must have
-	// table.WirePolicy (Account.WireClient), and the Writer gets
-	// WriterOptions.WirePolicy. Default: the SDK's SubmitTransaction.
-	Wire bool
 	// HeapProfile, when set, is a file that receives a heap profile (as of
 	// the last collection) once half the input has been handed over: where
 	// the heap in use goes while the writer runs at its steady state.
@@ -85,7 +81,9 @@ type WriterGrowthOptions struct {
 
 // MeasureWriter streams n generated entities over parts partitions (round
 // robin, the order that keeps partitions open longest) through a Writer
-// with default options (but those of opts), on client.
+// with default options (but those of opts), on client: the default path
+// when client is an Account.KitClient, the SDK's SubmitTransaction when it
+// is a plain one.
 func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n, parts int, opts *WriterGrowthOptions) (WriterGrowth, error) {
 	var o WriterGrowthOptions
 	if opts != nil {
@@ -112,7 +110,7 @@ func (a *Account) MeasureWriter(ctx context.Context, client *aztables.Client, n,
 	}
 	start := time.Now()
 	peak, err := PeakHeap(func() error {
-		sum, err := batch.NewWriter(client, &batch.WriterOptions{WirePolicy: o.Wire, MaxBufferedBytes: o.MaxBufferedBytes}).Write(ctx, ops, nil)
+		sum, err := batch.NewWriter(client, &batch.WriterOptions{MaxBufferedBytes: o.MaxBufferedBytes}).Write(ctx, ops, nil)
 		if err == nil && sum.Operations != n {
 			err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 		}

@@ -173,34 +173,37 @@ func (a *Account) HandTransactions(n, parts, conc int, enc Encoding) Side {
 }
 
 // Writer adds n rows over parts partitions with batch.Writer at the given
-// parallelism.
+// parallelism, on a client built as the README shows (the default path).
 func (a *Account) Writer(n, parts, parallelism int) Side {
-	return Side{Name: fmt.Sprintf("batch.Writer, parallelism %d", parallelism), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		client, drop, err := a.tableRound(ctx, "benchwriter", nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		rows := Rows(n, parts)
-		return func(ctx context.Context) (int, error) { return n, LoadWriter(ctx, client, rows, parallelism) }, drop, nil
-	}}
+	return a.writer(n, parts, parallelism, false)
 }
 
-// WireWriter is Writer on a client with table.WirePolicy and
-// WriterOptions.WirePolicy: tablekit's own $batch bodies.
-func (a *Account) WireWriter(n, parts, parallelism int) Side {
-	return Side{Name: fmt.Sprintf("batch.Writer + WirePolicy, parallelism %d", parallelism), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		name, _, drop, err := a.newTable(ctx, "benchwirew")
+// WriterFallback is Writer on a client without tablekit's policy: the
+// SDK's SubmitTransaction.
+func (a *Account) WriterFallback(n, parts, parallelism int) Side {
+	return a.writer(n, parts, parallelism, true)
+}
+
+func (a *Account) writer(n, parts, parallelism int, fallback bool) Side {
+	name := fmt.Sprintf("batch.Writer, parallelism %d", parallelism)
+	if fallback {
+		name += ", client without tablekit's policy"
+	}
+	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		tname, client, drop, err := a.newTable(ctx, "benchwriter")
 		if err != nil {
 			return nil, nil, err
 		}
-		client := a.WireClient(name)
+		if !fallback {
+			client = a.KitClient(tname)
+		}
 		rows := Rows(n, parts)
 		return func(ctx context.Context) (int, error) {
 			ops := make([]batch.Op, len(rows))
 			for i, r := range rows {
 				ops[i] = batch.Add(r)
 			}
-			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism, WirePolicy: true}).Write(ctx, batch.Slice(ops), nil)
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, batch.Slice(ops), nil)
 			if err == nil && sum.Operations != n {
 				err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 			}
@@ -209,9 +212,9 @@ func (a *Account) WireWriter(n, parts, parallelism int) Side {
 	}}
 }
 
-// filledVia is filled, read through a client with table.WirePolicy when
-// wire is set.
-func (a *Account) filledVia(ctx context.Context, base string, n int, wire bool) (*aztables.Client, func(), error) {
+// filledVia is filled, read through a client built as the README shows
+// unless fallback is set (then a plain aztables client).
+func (a *Account) filledVia(ctx context.Context, base string, n int, fallback bool) (*aztables.Client, func(), error) {
 	name, client, drop, err := a.newTable(ctx, base)
 	if err != nil {
 		return nil, nil, err
@@ -220,8 +223,8 @@ func (a *Account) filledVia(ctx context.Context, base string, n int, wire bool) 
 		drop()
 		return nil, nil, err
 	}
-	if wire {
-		client = a.WireClient(name)
+	if !fallback {
+		client = a.KitClient(name)
 	}
 	return client, drop, nil
 }
@@ -255,15 +258,15 @@ func (a *Account) GetRaw(n int) Side {
 	}}
 }
 
-// GetTablekit reads n rows one by one with table.Get; wire puts
-// table.WirePolicy on the client.
-func (a *Account) GetTablekit(n int, wire bool) Side {
+// GetTablekit reads n rows one by one with table.Get, on a client built
+// as the README shows; fallback: on a client without tablekit's policy.
+func (a *Account) GetTablekit(n int, fallback bool) Side {
 	name := "table.Get"
-	if wire {
-		name += " + WirePolicy"
+	if fallback {
+		name += ", client without tablekit's policy"
 	}
 	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		client, drop, err := a.filledVia(ctx, "benchget", n, wire)
+		client, drop, err := a.filledVia(ctx, "benchget", n, fallback)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -312,15 +315,16 @@ func (a *Account) QueryRaw(n int) Side {
 	}}
 }
 
-// QueryTablekit reads a partition of n rows with table.Query; wire puts
-// table.WirePolicy on the client.
-func (a *Account) QueryTablekit(n int, wire bool) Side {
+// QueryTablekit reads a partition of n rows with table.Query, on a
+// client built as the README shows; fallback: on a client without
+// tablekit's policy.
+func (a *Account) QueryTablekit(n int, fallback bool) Side {
 	name := "table.Query"
-	if wire {
-		name += " + WirePolicy"
+	if fallback {
+		name += ", client without tablekit's policy"
 	}
 	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		client, drop, err := a.filledVia(ctx, "benchq", n, wire)
+		client, drop, err := a.filledVia(ctx, "benchq", n, fallback)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -346,16 +350,23 @@ func (a *Account) QueryTablekit(n int, wire bool) Side {
 // one queue message per row (its keys), an empty Archive.
 type archiveRound struct {
 	cur, arc *aztables.Client
-	q        *azqueue.QueueClient
-	cleanup  func()
+	// kitCur, kitArc are clients of the same tables built as the README
+	// shows: tablekit's sides use them.
+	kitCur, kitArc *aztables.Client
+	q              *azqueue.QueueClient
+	cleanup        func()
 }
 
 func (a *Account) archiveRound(ctx context.Context, n int, enqueue func(q *azqueue.QueueClient, cur *aztables.Client, rk string) error) (*archiveRound, error) {
-	cur, dropCur, err := a.filled(ctx, "benchcur", n)
+	curName, cur, dropCur, err := a.newTable(ctx, "benchcur")
 	if err != nil {
 		return nil, err
 	}
-	arc, dropArc, err := a.NewTable(ctx, "bencharc")
+	if err := LoadWriter(ctx, cur, Rows(n, 1), 8); err != nil {
+		dropCur()
+		return nil, err
+	}
+	arcName, arc, dropArc, err := a.newTable(ctx, "bencharc")
 	if err != nil {
 		dropCur()
 		return nil, err
@@ -365,7 +376,7 @@ func (a *Account) archiveRound(ctx context.Context, n int, enqueue func(q *azque
 	if err == nil {
 		_, err = q.Create(ctx, nil)
 	}
-	r := &archiveRound{cur: cur, arc: arc, q: q, cleanup: func() {
+	r := &archiveRound{cur: cur, arc: arc, kitCur: a.KitClient(curName), kitArc: a.KitClient(arcName), q: q, cleanup: func() {
 		dropCur()
 		dropArc()
 		if q != nil {
@@ -455,10 +466,10 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 		if err != nil {
 			return nil, nil, err
 		}
-		current, err := table.New[Row](r.cur, nil)
+		current, err := table.New[Row](r.kitCur, nil)
 		if err == nil {
 			var archive *table.Table[Row]
-			if archive, err = table.New[Row](r.arc, nil); err == nil {
+			if archive, err = table.New[Row](r.kitArc, nil); err == nil {
 				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 				for i := 0; err == nil && i < n; i++ {
 					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil)
@@ -493,12 +504,12 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 		if err != nil {
 			return nil, nil, err
 		}
-		current, err := table.New[Row](r.cur, nil)
+		current, err := table.New[Row](r.kitCur, nil)
 		if err != nil {
 			r.cleanup()
 			return nil, nil, err
 		}
-		archive, err := table.New[Row](r.arc, nil)
+		archive, err := table.New[Row](r.kitArc, nil)
 		if err != nil {
 			r.cleanup()
 			return nil, nil, err

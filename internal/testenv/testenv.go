@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 )
 
 const (
@@ -46,11 +47,15 @@ func ConnectionString(tb testing.TB) string {
 	return ""
 }
 
-// TableService returns a service client for the test account.
+// TableService returns a service client for the test account, built as
+// table.NewServiceClientFromConnectionString builds it (tablekit's policy
+// in its pipeline: the default path).
 func TableService(tb testing.TB) *aztables.ServiceClient {
 	tb.Helper()
 	cs := ConnectionString(tb)
-	svc, err := aztables.NewServiceClientFromConnectionString(cs, nil)
+	opts := &aztables.ClientOptions{}
+	wirepolicy.Add(&opts.ClientOptions)
+	svc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
 	if err != nil {
 		tb.Fatalf("table service client: %v", err)
 	}

@@ -39,8 +39,8 @@ func main() {
 	rtt := flag.Duration("rtt", 5*time.Millisecond, "round trip added per request in the archive-with-latency scenario")
 	writerGrowth := flag.String("writer-growth", "", "measure only the bulk writer's memory and first request: comma-separated NxP (entities x partitions), e.g. 100000x10,100000x1000")
 	rounds := flag.Int("rounds", 5, "rounds of each A/B comparison (A and B interleaved)")
-	only := flag.String("only", "", "run only the A/B comparisons whose name contains this")
-	writerPath := flag.String("writer-path", "sdk", "with -writer-growth: sdk (SubmitTransaction), wire (WirePolicy: tablekit's own $batch bodies) or both")
+	only := flag.String("only", "", "run only the A/B comparisons whose name contains this (several: separated by |)")
+	writerPath := flag.String("writer-path", "default", "with -writer-growth: default (a client built as the README shows: tablekit's own $batch bodies), sdk (a client without tablekit's policy: SubmitTransaction) or both")
 	writerProfile := flag.String("writer-heapprofile", "", "with -writer-growth: write a heap profile, taken half way through each row, to this file prefix (PREFIX-NxP-path.pprof)")
 	writerBudget := flag.Int("writer-budget", 0, "with -writer-growth: WriterOptions.MaxBufferedBytes (0: the default)")
 	flag.Parse()
@@ -451,7 +451,8 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 }
 
 // runWriterGrowth measures the bulk writer over entities x partitions, on
-// the SDK's $batch path, tablekit's own (wire) or both, row by row.
+// the default path (a client built as the README shows), the SDK's
+// $batch path (a client without tablekit's policy) or both, row by row.
 func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budget int) error {
 	acct, err := benchkit.NewAccount(conn)
 	if err != nil {
@@ -459,19 +460,19 @@ func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budg
 	}
 	var paths []string
 	switch path {
-	case "sdk", "wire":
+	case "sdk", "default":
 		paths = []string{path}
 	case "both":
-		paths = []string{"sdk", "wire"}
+		paths = []string{"sdk", "default"}
 	default:
-		return fmt.Errorf("-writer-path %q: sdk, wire or both", path)
+		return fmt.Errorf("-writer-path %q: default, sdk or both", path)
 	}
 	if budget == 0 {
 		budget = batch.DefaultMaxBufferedBytes
 	}
 	fmt.Printf("bulk writer growth — %d CPUs, %s, Azurite %s; MaxBufferedBytes %d MiB, IdleFlushOps %d, GOGC %s\n\n",
 		runtime.NumCPU(), runtime.Version(), azuriteVersion(), budget>>20, batch.DefaultIdleFlushOps, cmp.Or(os.Getenv("GOGC"), "100"))
-	fmt.Printf("%-5s | %-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "path", "entities", "partitions", "peak heap", "first request after", "requests", "time")
+	fmt.Printf("%-7s | %-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "path", "entities", "partitions", "peak heap", "first request after", "requests", "time")
 	for _, nxp := range strings.Split(spec, ",") {
 		var n, parts int
 		if _, err := fmt.Sscanf(nxp, "%dx%d", &n, &parts); err != nil {
@@ -483,10 +484,10 @@ func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budg
 				return err
 			}
 			client := acct.Tables.NewClient(name)
-			if p == "wire" {
-				client = acct.WireClient(name)
+			if p == "default" {
+				client = acct.KitClient(name)
 			}
-			o := &benchkit.WriterGrowthOptions{Wire: p == "wire", MaxBufferedBytes: budget}
+			o := &benchkit.WriterGrowthOptions{MaxBufferedBytes: budget}
 			if profile != "" {
 				o.HeapProfile = fmt.Sprintf("%s-%s-%s.pprof", profile, nxp, p)
 			}
@@ -496,7 +497,7 @@ func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budg
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%-5s | %-10d | %-10d | %-14s | %-22s | %-9d | %v\n", p, n, parts, fmt.Sprintf("%.1f MiB", float64(g.PeakHeap)/(1<<20)),
+			fmt.Printf("%-7s | %-10d | %-10d | %-14s | %-22s | %-9d | %v\n", p, n, parts, fmt.Sprintf("%.1f MiB", float64(g.PeakHeap)/(1<<20)),
 				fmt.Sprintf("%d entities", g.FirstRequest), g.Requests, g.Took.Round(10*time.Millisecond))
 		}
 	}
