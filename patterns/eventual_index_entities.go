@@ -154,7 +154,7 @@ func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 			if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
 				continue // an index's row, or a row of another kind
 			}
-			v, err := e.tbl.FromStored(ctx, row)
+			v, err := e.tbl.FromStored(ctx, row, nil)
 			if err != nil {
 				return err
 			}

@@ -607,7 +607,7 @@ func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // another index's row, or a row of another kind
 		}
-		v, err := x.tbl.FromStored(ctx, e)
+		v, err := x.tbl.FromStored(ctx, e, nil)
 		if err != nil {
 			return err
 		}

@@ -495,7 +495,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // an index row kept in the primaries' table is no primary
 		}
-		v, err := x.tbl.FromStored(ctx, e)
+		v, err := x.tbl.FromStored(ctx, e, nil)
 		if err != nil {
 			return nil, err
 		}

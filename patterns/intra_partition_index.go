@@ -637,7 +637,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	primaries := map[string]*table.Entity{}
 	for _, e := range rows {
 		if _, isCopy := ownerOf(e); strings.HasPrefix(e.RowKey, x.primary) && !isCopy {
-			v, err := x.tbl.FromStored(ctx, e)
+			v, err := x.tbl.FromStored(ctx, e, nil)
 			if err != nil {
 				return err
 			}
@@ -774,7 +774,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 // repairOps builds one primary's repair: the guard, then its copies.
 func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
-	v, err := x.tbl.FromStored(context.Background(), p)
+	v, err := x.tbl.FromStored(context.Background(), p, nil)
 	if err != nil {
 		return g, err
 	}

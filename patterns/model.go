@@ -386,7 +386,7 @@ func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch
 	if kind == batch.KindUpdateMerge || kind == batch.KindUpsertMerge {
 		mode = table.Merge
 	}
-	body, err := m.tbl.EncodeWrite(ctx, v, mode)
+	body, err := m.tbl.EncodeWrite(ctx, v, &table.EncodeWriteOptions{Mode: &mode})
 	if err != nil {
 		return batch.Op{}, err
 	}
@@ -400,7 +400,7 @@ func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.Update
 	if v == nil {
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
-	if _, err := m.tbl.EncodeWrite(ctx, v, mode); err != nil {
+	if _, err := m.tbl.EncodeWrite(ctx, v, &table.EncodeWriteOptions{Mode: &mode}); err != nil {
 		return err
 	}
 	if rk := m.tbl.Meta(v).RowKey; !strings.HasPrefix(rk, m.primary) {
@@ -755,7 +755,7 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 // snapshot is a deep copy of v, Meta included: change may not reach the
 // version Modify compares with through a shared slice or map.
 func (m *Model[T]) snapshot(v *T) (*T, error) {
-	e, err := m.tbl.EncodeWrite(context.Background(), v, table.Replace)
+	e, err := m.tbl.EncodeWrite(context.Background(), v, nil)
 	if err != nil || len(m.tbl.EncryptedProperties()) > 0 {
 		// A sealed body decodes only through the table's reads; a shallow
 		// copy of an encrypted type shares only what its fields share.

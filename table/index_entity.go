@@ -12,13 +12,24 @@ import (
 // bound to the keys it was sealed under (see Encryption), so it cannot be
 // copied there.
 
+// EncodeWriteOptions configure EncodeWrite. nil means the defaults.
+type EncodeWriteOptions struct {
+	// Mode is the mode of the write the body is for. Default (nil):
+	// Replace, the one mode a type with encrypted fields may write.
+	Mode *UpdateMode
+}
+
 // EncodeWrite returns the body a write of v sends, as t's own Add, Update
 // and Upsert send it: declared keys composed into v's Meta, every limit
-// checked, and the encrypted fields sealed under v's keys. mode is the
-// write's: Merge is refused for a type with encrypted fields
-// (ErrMergeEncrypted), as Update and Upsert refuse it. Use it to put a
-// typed value into a transaction (batch.Raw) with t's encryption.
-func (t *Table[T]) EncodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
+// checked, and the encrypted fields sealed under v's keys. A Merge body is
+// refused for a type with encrypted fields (ErrMergeEncrypted), as Update
+// and Upsert refuse it. Use it to put a typed value into a transaction
+// (batch.Raw) with t's encryption.
+func (t *Table[T]) EncodeWrite(ctx context.Context, v *T, opts *EncodeWriteOptions) ([]byte, error) {
+	mode := Replace
+	if opts != nil && opts.Mode != nil {
+		mode = *opts.Mode
+	}
 	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
 	return wire, err
 }
@@ -88,12 +99,15 @@ func (t *Table[T]) FromClearEntity(e *Entity) (*T, error) {
 	return v, nil
 }
 
+// FromStoredOptions configure FromStored. There are none yet; pass nil.
+type FromStoredOptions struct{}
+
 // FromStored decodes an Entity read through the raw view (Entities) as
 // t's own reads decode a stored entity: encrypted fields opened and
 // checked against the entity's keys, the ETag kept. It is how a scan of
 // raw rows (a verify that reads primaries and index rows in one query)
 // turns a primary into a T.
-func (t *Table[T]) FromStored(ctx context.Context, e *Entity) (*T, error) {
+func (t *Table[T]) FromStored(ctx context.Context, e *Entity, _ *FromStoredOptions) (*T, error) {
 	if e == nil {
 		return nil, inputErr("FromStored", t.plan.typ.String(), "", ErrNilValue, "")
 	}

@@ -87,11 +87,11 @@ func init() {
 		// They send no request themselves (a KeyWrapper may): called so the
 		// table of covered names is complete.
 		"table.Table.EncodeWrite": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).EncodeWrite(ctx, emp(), table.Replace)
+			_, err := tbl(e).EncodeWrite(ctx, emp(), nil)
 			return err
 		},
 		"table.Table.FromStored": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).FromStored(ctx, &table.Entity{})
+			_, err := tbl(e).FromStored(ctx, &table.Entity{}, nil)
 			return err
 		},
 	})
