@@ -68,6 +68,9 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 	if terr != nil {
 		return fail(0, terr)
 	}
+	if index, ferr := s.transactionFault(len(ops)); ferr != nil {
+		return fail(index, ferr)
+	}
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
 	etags := make([]string, len(ops))
 	for i, o := range ops {
