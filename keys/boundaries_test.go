@@ -2,6 +2,7 @@ package keys
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,62 @@ func TestEncodeTupleCountsEscapes(t *testing.T) {
 		if _, err := EncodeTuple(ok + string(c)); !errors.Is(err, ErrTooLong) {
 			t.Errorf("256 × %q encodes to 513 characters: %v, want ErrTooLong", c, err)
 		}
+	}
+}
+
+// A table name starts with a letter: any digit first, 0 included, is
+// refused at byte 0.
+func TestTableNameStartsWithALetter(t *testing.T) {
+	for _, name := range []string{"0abc", "5abc", "9abc"} {
+		var ve *ValidationError
+		if err := ValidateTableName(name); !errors.As(err, &ve) || ve.Rule != ErrBadSyntax || ve.Pos != 0 {
+			t.Errorf("ValidateTableName(%q): %v, want ErrBadSyntax at byte 0", name, err)
+		}
+	}
+	if err := ValidateTableName("a09"); err != nil {
+		t.Errorf("a09: %v", err)
+	}
+}
+
+// A blob name has at most 254 path segments, and its last character is
+// neither '.' nor '/', reported at its byte.
+func TestBlobNameBoundaries(t *testing.T) {
+	at := strings.Repeat("a/", 253) + "a" // 254 segments
+	if err := ValidateBlobName(at); err != nil {
+		t.Errorf("254 segments: %v", err)
+	}
+	if err := ValidateBlobName("a/" + at); !errors.Is(err, ErrTooLong) {
+		t.Errorf("255 segments: %v, want ErrTooLong", err)
+	}
+	for _, name := range []string{"dir/file.", "dir/"} {
+		var ve *ValidationError
+		if err := ValidateBlobName(name); !errors.As(err, &ve) || ve.Rule != ErrBadSyntax || ve.Pos != len(name)-1 {
+			t.Errorf("ValidateBlobName(%q): %v, want ErrBadSyntax at byte %d", name, err, len(name)-1)
+		}
+	}
+}
+
+// After its first character a property name may hold digits, combining marks
+// (Mn, Mc) and connector punctuation (Pc), as a C# identifier may.
+func TestPropertyNameContinuationCharacters(t *testing.T) {
+	for _, name := range []string{"a1", "e\u0301", "a\u0903b", "a\u203fb", "_x"} {
+		if err := ValidatePropertyName(name); err != nil {
+			t.Errorf("ValidatePropertyName(%q): %v", name, err)
+		}
+	}
+	for _, name := range []string{"1a", "\u0301e", "\u203fa", "a-b"} {
+		if err := ValidatePropertyName(name); !errors.Is(err, ErrForbiddenChar) {
+			t.Errorf("ValidatePropertyName(%q): %v, want ErrForbiddenChar", name, err)
+		}
+	}
+}
+
+// An out-of-range bucket is named in the error whatever its value, the
+// most negative int included.
+func TestShardNameNamesAnyBucket(t *testing.T) {
+	_, err := ShardName("events", math.MinInt64, 4)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Value != "-9223372036854775808" {
+		t.Errorf("ShardName(events, MinInt64, 4): %v", err)
 	}
 }

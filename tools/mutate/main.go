@@ -62,12 +62,17 @@ type mutant struct {
 	orig, repl string
 	start, end int
 	context    string // the trimmed source line, for a stable identity
+	nth        int    // 1 + how many identical changes come before it on its line
 }
 
 // key identifies a mutant in the ignore file independently of line numbers:
 // file, function, the change and the source line it is made in.
 func (m mutant) key() string {
-	return strings.Join([]string{m.file, m.fn, m.kind + " " + strconv.Quote(m.orig) + " -> " + strconv.Quote(m.repl), m.context}, "\t")
+	change := m.kind + " " + strconv.Quote(m.orig) + " -> " + strconv.Quote(m.repl)
+	if m.nth > 1 {
+		change += " #" + strconv.Itoa(m.nth)
+	}
+	return strings.Join([]string{m.file, m.fn, change, m.context}, "\t")
 }
 
 func (m mutant) String() string {
@@ -96,6 +101,8 @@ type config struct {
 	floor    float64
 	jobs     int
 	verbose  bool
+	skip     string
+	list     bool
 	root     string
 	ignoreAt string
 }
@@ -111,6 +118,8 @@ func main() {
 	flag.Float64Var(&c.floor, "floor", 0, "exit 1 when a package's score (percent) is below this")
 	flag.IntVar(&c.jobs, "j", 1, "mutants tested at once")
 	flag.BoolVar(&c.verbose, "v", false, "print every mutant's outcome, not only survivors")
+	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
+	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./pkg ...")
@@ -212,6 +221,12 @@ func runPackage(c config, pkg string) (float64, error) {
 			return 0, err
 		}
 		all = append(all, ms...)
+	}
+	if c.list {
+		for _, m := range all {
+			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
+		}
+		return 100, nil
 	}
 	var pool []mutant
 	ignored := 0
@@ -328,6 +343,9 @@ func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string
 	args := []string{"test", "-count=1", "-vet=off", "-failfast", "-timeout=" + timeout.String()}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
+	}
+	if c.skip != "" {
+		args = append(args, "-skip="+c.skip)
 	}
 	args = append(args, pkg)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+timeout/2+5*time.Second)
@@ -475,6 +493,15 @@ func collect(abs, rel string) ([]mutant, error) {
 		return true
 	}
 	ast.Inspect(f, visit)
+	// The same change twice on one line (two "0x10000" literals) is told
+	// apart by its rank, in source order.
+	slices.SortStableFunc(out, func(a, b mutant) int { return cmp.Compare(a.start, b.start) })
+	seen := map[string]int{}
+	for i := range out {
+		k := out[i].key()
+		seen[k]++
+		out[i].nth = seen[k]
+	}
 	return out, nil
 }
 
