@@ -216,6 +216,7 @@ func slicesMax(s []int) int {
 
 // Negative Writer options are refused before any request.
 func TestWriterRefusesNegativeOptions(t *testing.T) {
+	deadline(t, writerDeadline)
 	for name, opts := range map[string]*batch.WriterOptions{
 		"Parallelism": {Parallelism: -1},
 		"MaxAttempts": {MaxAttempts: -1},

@@ -76,6 +76,7 @@ func storedRows(t *testing.T, svc *fake.TableService, pk string) int {
 // SDK's retry policy saw a 202: the Writer sends the transaction again, and
 // it commits. The SDK made no retry of its own (one request per send).
 func TestWriterResendsATransactionFailedInsideItsAnswer(t *testing.T) {
+	deadline(t, writerDeadline)
 	for _, c := range []struct {
 		status int
 		code   string
@@ -112,6 +113,7 @@ func TestWriterResendsATransactionFailedInsideItsAnswer(t *testing.T) {
 // inside its answer; the failure then names the throttled operation, and the
 // partition's later transactions are skipped.
 func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
+	deadline(t, writerDeadline)
 	for _, attempts := range []int{1, 3} {
 		svc, client := newFake(t, nil)
 		svc.FailTransactionOperation(2, 100, http.StatusServiceUnavailable, "ServerBusy")
@@ -142,6 +144,7 @@ func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
 
 // MaxAttempts 0 means the documented default, 5 sends.
 func TestWriterDefaultMaxAttemptsIsFive(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, client := newFake(t, nil)
 	svc.FailTransactionOperation(0, 100, http.StatusTooManyRequests, "TooManyRequests")
 	w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
@@ -154,6 +157,7 @@ func TestWriterDefaultMaxAttemptsIsFive(t *testing.T) {
 // A 400-class failure inside the answer would fail the same way again: the
 // Writer does not resend it, and logs no resend.
 func TestWriterDoesNotResendARefusedOperation(t *testing.T) {
+	deadline(t, writerDeadline)
 	for _, c := range []struct {
 		status int
 		code   string
@@ -185,6 +189,7 @@ func TestWriterDoesNotResendARefusedOperation(t *testing.T) {
 // Each resend waits between half and all of a delay that starts at BaseDelay
 // and doubles up to MaxDelay, and logs one debug record saying so.
 func TestWriterBackOffDoublesUpToMaxDelay(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, client := newFake(t, nil)
 	svc.FailTransactionOperation(1, 4, http.StatusServiceUnavailable, "ServerBusy")
 	log := &records{}
@@ -217,6 +222,7 @@ func TestWriterBackOffDoublesUpToMaxDelay(t *testing.T) {
 // A cancelled context stops the back-off at once: the failure is returned,
 // not resent.
 func TestWriterResendStopsWhenTheContextEnds(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, client := newFake(t, nil)
 	svc.FailTransactionOperation(0, 100, http.StatusServiceUnavailable, "ServerBusy")
 	ctx, cancel := context.WithCancel(t.Context())
