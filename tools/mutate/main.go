@@ -42,12 +42,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -93,16 +95,22 @@ func (o outcome) String() string {
 }
 
 type config struct {
-	n        int
-	seed     uint64
-	timeout  time.Duration
-	files    *regexp.Regexp
-	ignore   map[string]bool
-	floor    float64
-	jobs     int
-	verbose  bool
-	skip     string
-	list     bool
+	n       int
+	seed    uint64
+	timeout time.Duration
+	files   *regexp.Regexp
+	ignore  map[string]bool
+	floor   float64
+	jobs    int
+	verbose bool
+	skip    string
+	list    bool
+	ctx     context.Context // cancelled when the run is interrupted
+	// stubs replaces test files that hold only benchmarks with an empty
+	// file of their package (path: stub path), in every overlay: go test
+	// runs no benchmark without -bench, and their imports (the patterns,
+	// the bench kit) would be compiled for every mutant.
+	stubs    map[string]string
 	root     string
 	ignoreAt string
 }
@@ -140,6 +148,10 @@ func main() {
 	failed := false
 	for _, pkg := range flag.Args() {
 		score, err := runPackage(c, pkg)
+		if errors.Is(err, errStopped) {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
 		if err != nil {
 			fatal(err)
 		}
@@ -259,13 +271,43 @@ func runPackage(c config, pkg string) (float64, error) {
 
 	// The unmutated tests must pass, or every mutant would look killed.
 	start := time.Now()
-	if o, log := test(c, pkg, "", 4*c.timeout); o != survived {
+	if c.stubs, err = benchStubs(pkg, tmp); err != nil {
+		return 0, err
+	}
+	base, err := writeOverlay(tmp, "base", c.stubs, "", "")
+	if err != nil {
+		return 0, err
+	}
+	o, log := test(c, pkg, base, 4*c.timeout)
+	if o == notViable && len(c.stubs) > 0 {
+		// A benchmark file also holds a helper other tests use: keep them all.
+		c.stubs = nil
+		o, log = test(c, pkg, "", 4*c.timeout)
+	}
+	if o != survived {
 		return 0, fmt.Errorf("the tests of %s fail without any mutant (%s):\n%s", pkg, o, tail(log, 40))
 	}
-	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s\n",
-		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s (%d benchmark-only test files left out)\n",
+		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), len(c.stubs))
 
+	// An interrupt (or a CI step's timeout) stops the run: mutants in
+	// progress are dropped and the summary covers those that finished.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	var stopped atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.ctx = ctx
+	go func() {
+		if _, ok := <-stop; ok {
+			stopped.Store(true)
+			cancel()
+		}
+	}()
 	results := make([]outcome, len(pool))
+	finished := make([]bool, len(pool))
+	done := 0
 	var mu sync.Mutex
 	next := 0
 	var wg sync.WaitGroup
@@ -278,7 +320,7 @@ func runPackage(c config, pkg string) (float64, error) {
 				i := next
 				next++
 				mu.Unlock()
-				if i >= len(pool) {
+				if i >= len(pool) || stopped.Load() {
 					return
 				}
 				m := pool[i]
@@ -286,8 +328,16 @@ func runPackage(c config, pkg string) (float64, error) {
 				if err != nil {
 					fatal(err)
 				}
-				results[i] = o
 				mu.Lock()
+				if stopped.Load() {
+					mu.Unlock()
+					return
+				}
+				results[i], finished[i] = o, true
+				done++
+				if done%10 == 0 {
+					fmt.Printf("  [%d of %d done, %s]\n", done, len(pool), time.Since(start).Round(time.Second))
+				}
 				if c.verbose || o == survived || o == timedOut {
 					fmt.Printf("  %-10s %s\n", o, m)
 				}
@@ -303,8 +353,13 @@ func runPackage(c config, pkg string) (float64, error) {
 	}
 	wg.Wait()
 	var counts [4]int
-	for _, o := range results {
-		counts[o]++
+	for i, o := range results {
+		if finished[i] {
+			counts[o]++
+		}
+	}
+	if done < len(pool) {
+		fmt.Printf("%s: stopped after %d of %d mutants\n", pkg, done, len(pool))
 	}
 	detected := counts[killed] + counts[timedOut]
 	score := 100.0
@@ -314,8 +369,15 @@ func runPackage(c config, pkg string) (float64, error) {
 	fmt.Printf("%s: killed %d, survived %d, timed out %d, not viable %d; score %.1f %% (%d of %d), %s\n",
 		pkg, counts[killed], counts[survived], counts[timedOut], counts[notViable], score, detected, detected+counts[survived],
 		time.Since(start).Round(time.Second))
+	if done < len(pool) {
+		return score, errStopped
+	}
 	return score, nil
 }
+
+// errStopped: the run was interrupted; its partial summary is printed, and
+// it fails, so that a cut-short run never passes a floor.
+var errStopped = errors.New("interrupted before every mutant was tested")
 
 func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, error) {
 	src, err := os.ReadFile(m.abs)
@@ -327,13 +389,108 @@ func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, err
 	if err := os.WriteFile(file, mutated, 0o644); err != nil {
 		return 0, "", err
 	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {m.abs: file}})
-	ov := filepath.Join(tmp, fmt.Sprintf("m%d.json", i))
-	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
+	ov, err := writeOverlay(tmp, fmt.Sprintf("m%d", i), c.stubs, m.abs, file)
+	if err != nil {
 		return 0, "", err
 	}
 	o, log := test(c, pkg, ov, c.timeout)
 	return o, log, nil
+}
+
+// writeOverlay writes a go build -overlay file: the stubs, and from with
+// to when from is set. It returns its path.
+func writeOverlay(tmp, name string, stubs map[string]string, from, to string) (string, error) {
+	replace := map[string]string{}
+	for k, v := range stubs {
+		replace[k] = v
+	}
+	if from != "" {
+		replace[from] = to
+	}
+	b, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(tmp, name+".json")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+// usedElsewhere reports whether another test file of the package names one
+// of f's top-level declarations (a helper the tests share), by a word match.
+func usedElsewhere(f *ast.File, abs, dir string, names []string) bool {
+	var decls []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				decls = append(decls, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				switch sp := sp.(type) {
+				case *ast.TypeSpec:
+					decls = append(decls, sp.Name.Name)
+				case *ast.ValueSpec:
+					for _, n := range sp.Names {
+						decls = append(decls, n.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(decls) == 0 {
+		return false
+	}
+	re := regexp.MustCompile(`\b(` + strings.Join(decls, "|") + `)\b`)
+	for _, name := range names {
+		other := filepath.Join(dir, name)
+		if other == abs {
+			continue
+		}
+		if b, err := os.ReadFile(other); err == nil && re.Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// benchStubs finds pkg's test files named for benchmarks that declare no
+// test, example or fuzz target, and writes an empty file of the same
+// package for each.
+func benchStubs(pkg, tmp string) (map[string]string, error) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{range .TestGoFiles}}{{.}}\n{{end}}{{range .XTestGoFiles}}{{.}}\n{{end}}", pkg).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	lines := strings.Fields(string(out))
+	stubs := map[string]string{}
+	for i, name := range lines[1:] {
+		if !strings.Contains(name, "bench") {
+			continue
+		}
+		abs := filepath.Join(lines[0], name)
+		f, err := parser.ParseFile(token.NewFileSet(), abs, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		runs := false
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				for _, prefix := range []string{"Test", "Example", "Fuzz"} {
+					runs = runs || strings.HasPrefix(fd.Name.Name, prefix)
+				}
+			}
+		}
+		if runs || usedElsewhere(f, abs, lines[0], lines[1:]) {
+			continue
+		}
+		stub := filepath.Join(tmp, fmt.Sprintf("stub%d_test.go", i))
+		if err := os.WriteFile(stub, []byte("package "+f.Name.Name+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		stubs[abs] = stub
+	}
+	return stubs, nil
 }
 
 // test runs the package's tests (with the overlay, if any) and classifies the
@@ -348,7 +505,11 @@ func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string
 		args = append(args, "-skip="+c.skip)
 	}
 	args = append(args, pkg)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+timeout/2+5*time.Second)
+	parent := c.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout+timeout/2+5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = c.root
