@@ -105,6 +105,7 @@ type config struct {
 	verbose bool
 	skip    string
 	list    bool
+	only    map[string]bool // -only: test exactly these mutants
 	ctx     context.Context // cancelled when the run is interrupted
 	// stubs replaces test files that hold only benchmarks with an empty
 	// file of their package (path: stub path), in every overlay: go test
@@ -126,6 +127,8 @@ func main() {
 	flag.Float64Var(&c.floor, "floor", 0, "exit 1 when a package's score (percent) is below this")
 	flag.IntVar(&c.jobs, "j", 1, "mutants tested at once")
 	flag.BoolVar(&c.verbose, "v", false, "print every mutant's outcome, not only survivors")
+	var only string
+	flag.StringVar(&only, "only", "", "test only the mutants whose ignore keys this file lists, one a line (the survivors of an earlier run, after tests were added); -n and -seed do not apply")
 	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
 	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
 	flag.Parse()
@@ -144,6 +147,18 @@ func main() {
 	c.ignoreAt = filepath.Join(root, ignore)
 	if c.ignore, err = readIgnore(c.ignoreAt); err != nil {
 		fatal(err)
+	}
+	if only != "" {
+		b, err := os.ReadFile(only)
+		if err != nil {
+			fatal(err)
+		}
+		c.only = map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimPrefix(strings.TrimSpace(line), "ignore key: "); line != "" {
+				c.only[line] = true
+			}
+		}
 	}
 	failed := false
 	for _, pkg := range flag.Args() {
@@ -247,6 +262,9 @@ func runPackage(c config, pkg string) (float64, error) {
 			ignored++
 			continue
 		}
+		if c.only != nil && !c.only[m.key()] {
+			continue
+		}
 		pool = append(pool, m)
 	}
 	// Sort before shuffling so the sample depends only on the source and
@@ -256,7 +274,7 @@ func runPackage(c config, pkg string) (float64, error) {
 	})
 	rng := rand.New(rand.NewPCG(c.seed, 0x6d757461))
 	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-	if c.n > 0 && len(pool) > c.n {
+	if c.only == nil && c.n > 0 && len(pool) > c.n {
 		pool = pool[:c.n]
 	}
 	slices.SortFunc(pool, func(a, b mutant) int {
