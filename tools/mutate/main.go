@@ -39,7 +39,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"math/rand/v2"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -267,13 +267,17 @@ func runPackage(c config, pkg string) (float64, error) {
 		}
 		pool = append(pool, m)
 	}
-	// Sort before shuffling so the sample depends only on the source and
-	// the seed.
-	slices.SortFunc(pool, func(a, b mutant) int {
-		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.start, b.start), cmp.Compare(a.kind, b.kind), cmp.Compare(a.repl, b.repl))
-	})
-	rng := rand.New(rand.NewPCG(c.seed, 0x6d757461))
-	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	// Each mutant's rank is a hash of the seed and its key: the sample is
+	// the n lowest, so it depends only on the seed and on which mutants
+	// exist, and a mutant added to the ignore file (or a line edited
+	// elsewhere) leaves the rest of the sample as it was. A smaller -n
+	// takes a subset of a larger one's sample.
+	rank := func(m mutant) uint64 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d\x00%s", c.seed, m.key())
+		return h.Sum64()
+	}
+	slices.SortFunc(pool, func(a, b mutant) int { return cmp.Compare(rank(a), rank(b)) })
 	if c.only == nil && c.n > 0 && len(pool) > c.n {
 		pool = pool[:c.n]
 	}
