@@ -311,3 +311,47 @@ func TestShardNameNamesAnyBucket(t *testing.T) {
 		t.Errorf("ShardName(events, MinInt64, 4): %v", err)
 	}
 }
+
+// FixedUint takes n when it has at most width digits, counted exactly at
+// each power of ten.
+func TestFixedUintDigitBoundaries(t *testing.T) {
+	for _, c := range []struct {
+		n     uint64
+		width int
+		want  string
+	}{{9, 1, "9"}, {10, 2, "10"}, {99, 2, "99"}, {100, 3, "100"}, {1<<64 - 1, 20, "18446744073709551615"}} {
+		if got, err := FixedUint(c.n, c.width); err != nil || got != c.want {
+			t.Errorf("FixedUint(%d, %d) = %q, %v; want %q", c.n, c.width, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		n     uint64
+		width int
+	}{{10, 1}, {11, 1}, {100, 2}, {1000, 3}} {
+		if got, err := FixedUint(c.n, c.width); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("FixedUint(%d, %d) = %q, %v; want ErrOutOfRange", c.n, c.width, got, err)
+		}
+	}
+	// A non-digit is refused at its byte, with zero.
+	if n, err := ParseUint64("0000000000000000001x"); !errors.Is(err, ErrBadSyntax) || n != 0 {
+		t.Errorf("ParseUint64 with a non-digit: %d, %v", n, err)
+	}
+	var ve *ValidationError
+	if _, err := ParseFixedUint("1x3", 3); !errors.As(err, &ve) || ve.Pos != 1 || ve.Char != 'x' {
+		t.Errorf("ParseFixedUint(1x3): %v, want the x at byte 1", err)
+	}
+}
+
+// Period tables hold the years 1000 to 9999, both included.
+func TestPeriodTableYearBounds(t *testing.T) {
+	for _, y := range []int{1000, 9999} {
+		if _, err := PeriodTable("logs", Monthly, time.Date(y, 6, 1, 0, 0, 0, 0, time.UTC), 0); err != nil {
+			t.Errorf("year %d: %v", y, err)
+		}
+	}
+	for _, y := range []int{999, 10000} {
+		if name, err := PeriodTable("logs", Monthly, time.Date(y, 6, 1, 0, 0, 0, 0, time.UTC), 0); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("year %d: %q, %v; want ErrOutOfRange", y, name, err)
+		}
+	}
+}
