@@ -355,3 +355,29 @@ func TestPeriodTableYearBounds(t *testing.T) {
 		}
 	}
 }
+
+// Prefix refuses what Join refuses.
+func TestCompoundPrefixRefusesWhatJoinRefuses(t *testing.T) {
+	if p, err := (Compound{}).Prefix("a_b"); !errors.Is(err, ErrForbiddenChar) || p != "" {
+		t.Errorf("Prefix(a_b) = %q, %v; want ErrForbiddenChar", p, err)
+	}
+	if p, err := (Compound{Sep: "|"}).Prefix("a", "b"); err != nil || p != "a|b|" {
+		t.Errorf("Prefix(a, b) with |: %q, %v", p, err)
+	}
+}
+
+// Negative numbers in messages keep their sign.
+func TestNegativeValuesNamedInErrors(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{func() error { _, err := FixedUint(1, -1); return err }(), "-1"},
+		{func() error { _, err := ShardName("events", -12, 4); return err }(), "-12"},
+	} {
+		var ve *ValidationError
+		if !errors.As(c.err, &ve) || ve.Value != c.want {
+			t.Errorf("%v: want the value %s named", c.err, c.want)
+		}
+	}
+}
