@@ -231,3 +231,18 @@ func TestWriterRefusesNegativeOptions(t *testing.T) {
 		}
 	}
 }
+
+// The zero Kind is no operation: an Op built with it is refused before any
+// request, as an unknown kind is.
+func TestZeroKindIsNoOperation(t *testing.T) {
+	svc, client := newFake(t, nil)
+	for _, k := range []batch.Kind{0, batch.KindDelete + 1} {
+		_, err := batch.Submit(t.Context(), client, []batch.Op{batch.Raw(k, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)}, nil)
+		if !errors.Is(err, batch.ErrBadOperation) {
+			t.Errorf("Kind %d: %v, want ErrBadOperation", int(k), err)
+		}
+	}
+	if n := svc.Total(); n != 0 {
+		t.Errorf("%d requests for refused operations", n)
+	}
+}
