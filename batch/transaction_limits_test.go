@@ -246,3 +246,19 @@ func TestZeroKindIsNoOperation(t *testing.T) {
 		t.Errorf("%d requests for refused operations", n)
 	}
 }
+
+// A raw operation names the keys of its entity, as a typed one does; a
+// body that is not JSON names none, and is refused when appended.
+func TestRawOperationKeys(t *testing.T) {
+	op := batch.Raw(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"r","N":1}`), nil)
+	if op.PartitionKey() != "p" || op.RowKey() != "r" {
+		t.Errorf("raw op keys %q/%q, want p/r", op.PartitionKey(), op.RowKey())
+	}
+	bad := batch.Raw(batch.KindAdd, []byte(`not json`), nil)
+	if bad.PartitionKey() != "" || bad.RowKey() != "" {
+		t.Errorf("keys of a body that is not JSON: %q/%q", bad.PartitionKey(), bad.RowKey())
+	}
+	if err := batch.NewTransaction(nil).Append(bad); !errors.Is(err, table.ErrInvalidValue) {
+		t.Errorf("appending a body that is not JSON: %v", err)
+	}
+}
