@@ -121,7 +121,7 @@ func main() {
 	var files, ignore string
 	flag.IntVar(&c.n, "n", 150, "mutants sampled per package (0: all)")
 	flag.Uint64Var(&c.seed, "seed", 1, "sampling seed")
-	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-mutant limit on compiling and testing")
+	flag.DurationVar(&c.timeout, "timeout", 0, "per-mutant limit on compiling and testing (0: three times the unmutated run, at least 20s, so a loaded machine does not turn slow tests into time-outs)")
 	flag.StringVar(&files, "files", "", "only mutate files whose name (slash path from the module root) matches this regexp")
 	flag.StringVar(&ignore, "ignore", "tools/mutate/equivalent.txt", "file of equivalent mutants (relative to the module root)")
 	flag.Float64Var(&c.floor, "floor", 0, "exit 1 when a package's score (percent) is below this")
@@ -300,17 +300,24 @@ func runPackage(c config, pkg string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	o, log := test(c, pkg, base, 4*c.timeout)
+	limit := 4 * c.timeout
+	if c.timeout == 0 {
+		limit = 10 * time.Minute
+	}
+	o, log := test(c, pkg, base, limit)
 	if o == notViable && len(c.stubs) > 0 {
 		// A benchmark file also holds a helper other tests use: keep them all.
 		c.stubs = nil
-		o, log = test(c, pkg, "", 4*c.timeout)
+		o, log = test(c, pkg, "", limit)
 	}
 	if o != survived {
 		return 0, fmt.Errorf("the tests of %s fail without any mutant (%s):\n%s", pkg, o, tail(log, 40))
 	}
-	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s (%d benchmark-only test files left out)\n",
-		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), len(c.stubs))
+	if c.timeout == 0 {
+		c.timeout = max(3*time.Since(start), 20*time.Second).Round(time.Second)
+	}
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s (%d benchmark-only test files left out); timeout %s a mutant\n",
+		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), len(c.stubs), c.timeout)
 
 	// An interrupt (or a CI step's timeout) stops the run: mutants in
 	// progress are dropped and the summary covers those that finished.
