@@ -262,3 +262,22 @@ func TestRawOperationKeys(t *testing.T) {
 		t.Errorf("appending a body that is not JSON: %v", err)
 	}
 }
+
+// A value that is not a pointer to a struct embedding table.Meta is refused
+// when appended, with the codec's rule.
+func TestValueWithoutMetaIsRefused(t *testing.T) {
+	type noMeta struct{ N int }
+	for name, c := range map[string]struct {
+		v    any
+		rule error
+	}{
+		"no Meta":     {&noMeta{N: 1}, table.ErrNoMeta},
+		"not pointer": {bulky{}, table.ErrNotStructPointer},
+	} {
+		err := batch.NewTransaction(nil).Append(batch.Add(c.v))
+		var oe *batch.OpError
+		if !errors.As(err, &oe) || !errors.Is(err, c.rule) || oe.Kind != batch.KindAdd {
+			t.Errorf("%s: %v, want an OpError with %v", name, err, c.rule)
+		}
+	}
+}
