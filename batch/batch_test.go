@@ -159,6 +159,7 @@ func TestTransactionBuilder(t *testing.T) {
 }
 
 func TestRequestCounts(t *testing.T) {
+	deadline(t, writerDeadline)
 	for _, n := range []int{1, 99, 100, 101, 250, 1000} {
 		svc, c := newFake(t, nil)
 		var ops []batch.Op
@@ -232,6 +233,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestWriterRetriesThrottlingOnly(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	// Four 503s use up the SDK's first try and its three retries: the
 	// writer adds none of its own (the SDK's policy is the only transport
@@ -279,6 +281,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 }
 
 func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	ops := []batch.Op{batch.Add(ev("p", 1)), batch.Add(nil)}
 	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil)
@@ -297,6 +300,7 @@ func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
 }
 
 func TestWriterParallelismIsBoundedAndPerPartitionSerial(t *testing.T) {
+	deadline(t, writerDeadline)
 	gate := &concurrency{}
 	svc, c := newFake(t, &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{gate}}})
 	var ops []batch.Op
@@ -392,6 +396,7 @@ func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 // whole transactions only, never part of one; rerunning the same upserts
 // then reaches the same state as an uninterrupted run.
 func TestWriterCrashMidwayThenRerunConverges(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	var ops []batch.Op
 	for p := 0; p < 4; p++ {

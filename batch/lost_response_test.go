@@ -25,6 +25,7 @@ func lossyClient(t *testing.T, svc *fake.TableService) *aztables.Client {
 }
 
 func TestWriterResolvesALostTransactionResponse(t *testing.T) {
+	deadline(t, writerDeadline)
 	ops := func() []batch.Op {
 		var out []batch.Op
 		for i := 0; i < 50; i++ {

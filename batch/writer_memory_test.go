@@ -30,6 +30,7 @@ func roundRobin(n, parts int, payload string) iter.Seq[batch.Op] {
 // reaches the service: a writer that waits for fuller transactions never
 // sends, and the test fails.
 func TestWriterSendsBeforeItHasEverything(t *testing.T) {
+	deadline(t, heavyDeadline)
 	svc, c := newFake(t, nil)
 	yielded := 0
 	ops := func(yield func(batch.Op) bool) {
@@ -64,6 +65,7 @@ func TestWriterSendsBeforeItHasEverything(t *testing.T) {
 // The writer holds at most MaxBufferedBytes of encoded operations that are
 // not in flight, whatever the number of partitions.
 func TestWriterKeepsItsMemoryBound(t *testing.T) {
+	deadline(t, heavyDeadline)
 	for _, parts := range []int{10, 300, 1000} {
 		svc, c := newFake(t, nil)
 		const budget = 128 << 10

@@ -24,12 +24,14 @@ import (
 // working on. Otherwise its memory grows with the partitions seen, one
 // transaction each (100,000 partitions of one entity held them all).
 func TestWriterReleasesSentTransactions(t *testing.T) {
+	deadline(t, writerDeadline)
 	_, c := newFake(t, nil)
 	writerReleases(t, c)
 }
 
 // The same against Azurite.
 func TestWriterReleasesSentTransactionsOnAzurite(t *testing.T) {
+	deadline(t, heavyDeadline)
 	writerReleases(t, testenv.NewTable(t, "release"))
 }
 
@@ -98,6 +100,7 @@ func (s *startedOps) Do(req *policy.Request) (*http.Response, error) {
 // must come back to zero as transactions leave; a count that drifts below
 // the bytes really held lets the open transactions grow without bound.
 func TestWriterBoundHoldsThroughoutAWrite(t *testing.T) {
+	deadline(t, writerDeadline)
 	started := &startedOps{}
 	opts := &aztables.ClientOptions{}
 	opts.PerRetryPolicies = []policy.Policy{started}
@@ -107,6 +110,7 @@ func TestWriterBoundHoldsThroughoutAWrite(t *testing.T) {
 
 // The same against Azurite.
 func TestWriterBoundHoldsThroughoutAWriteOnAzurite(t *testing.T) {
+	deadline(t, heavyDeadline)
 	started := &startedOps{}
 	opts := &aztables.ClientOptions{}
 	opts.PerRetryPolicies = []policy.Policy{started}

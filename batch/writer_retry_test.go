@@ -15,6 +15,7 @@ import (
 // failure kind on the fake and on Azurite, and the resend the Writer keeps:
 // an operation throttled inside a 202.)
 func TestWriterLeavesTransportRetriesToTheSDK(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{MaxAttempts: 5, BaseDelay: 1, MaxDelay: 1})

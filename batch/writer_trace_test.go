@@ -47,6 +47,7 @@ func checkSpan(t *testing.T, spans []trace.Span, from int, name string) trace.Sp
 }
 
 func TestWriterWriteSpan(t *testing.T) {
+	deadline(t, writerDeadline)
 	var rec trace.Recorder
 	opts := &aztables.ClientOptions{}
 	opts.TracingProvider = rec.Provider()
@@ -78,6 +79,7 @@ func TestWriterWriteSpan(t *testing.T) {
 
 // Without a provider a Write opens no span of tablekit's.
 func TestWriterWithoutProviderOpensNoSpan(t *testing.T) {
+	deadline(t, writerDeadline)
 	var rec trace.Recorder
 	opts := &aztables.ClientOptions{}
 	opts.TracingProvider = rec.Provider()

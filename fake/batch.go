@@ -79,6 +79,9 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 	if terr != nil {
 		return fail(0, terr)
 	}
+	if index, ferr := s.transactionFault(len(ops)); ferr != nil {
+		return fail(index, ferr)
+	}
 	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
 	s.batchTime = s.tick()
 	defer func() { s.batchTime = time.Time{} }()

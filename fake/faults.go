@@ -36,6 +36,8 @@ type faults struct {
 	// none, once SetRetryDelays was called.
 	delays    [2]time.Duration
 	delaysSet bool
+	// opFaults fail one operation inside transactions' 202 answers.
+	opFaults []*opFault
 }
 
 // SetRetryDelays sets the retry delays (policy.RetryOptions RetryDelay and
@@ -85,6 +87,45 @@ func (f *faults) FailNextAfter(op Operation, skip, n, status int, code string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queue = append(f.queue, &fault{op: op, skip: skip, n: n, status: status, code: code})
+}
+
+// opFault fails the operation at index of the next n transactions.
+type opFault struct {
+	index, n int
+	status   int
+	code     string
+}
+
+// FailTransactionOperation makes the next n entity group transactions
+// (OpBatch requests that pass the batch's own checks) answer 202 Accepted with
+// the operation at index failed with status and code, as the service answers
+// an operation it throttled (429, 503 ServerBusy), timed out (408, 500
+// OperationTimedOut) or refused: the whole transaction rolls back, and the
+// answer names the failed operation's index. The SDK's retry policy sees the
+// 202 and does not retry. An index past a transaction's last operation names
+// the last one.
+func (f *faults) FailTransactionOperation(index, n, status int, code string) {
+	if n <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opFaults = append(f.opFaults, &opFault{index: index, n: n, status: status, code: code})
+}
+
+// transactionFault returns the failure the next transaction of ops
+// operations must answer with, if FailTransactionOperation queued one: the
+// failed operation's index and its error. f.mu must be held.
+func (f *faults) transactionFault(ops int) (int, *svcError) {
+	if len(f.opFaults) == 0 {
+		return 0, nil
+	}
+	ft := f.opFaults[0]
+	ft.n--
+	if ft.n == 0 {
+		f.opFaults = f.opFaults[1:]
+	}
+	return min(ft.index, ops-1), errf(ft.status, ft.code, "The operation failed: %s.", http.StatusText(ft.status))
 }
 
 // Count is how many requests of op the service has received.

@@ -1,0 +1,742 @@
+// Command mutate measures whether a package's tests notice its code going
+// wrong: it makes small faults (mutants) in the package's source, runs the
+// package's tests against each, and reports how many the tests killed.
+//
+//	go run ./tools/mutate [-n 150] [-seed 1] [-timeout 30s] [-files re] [-floor 90] ./keys ./batch
+//
+// Mutators: a flipped comparison (< <= > >= == !=, each to the others of
+// its family), && and || swapped, an if or for condition negated, an
+// integer literal moved by one either way, an error return removed (the
+// body of `if err != nil { ... return ... }` emptied), and a call or
+// increment statement removed.
+//
+// Each mutant is compiled and tested through `go test -overlay`, so the
+// working tree is never edited, and each runs under its own timeout (the
+// process group is killed when it expires) so a mutant that deadlocks ends
+// in seconds. The tests run without Azurite: TABLEKIT_CONNECTION_STRING and
+// the long-mode variables are removed from their environment, so
+// integration tests skip.
+//
+// A mutant is killed when the tests fail, survived when they pass, timed out
+// when they run past -timeout (counted as detected, reported apart), and not
+// viable when it does not compile. The score is detected / (detected +
+// survived). Mutants listed in the ignore file (tools/mutate/equivalent.txt:
+// mutants that cannot change behaviour, each with its reason) are left out
+// before sampling. -n samples that many mutants a package with -seed, so a
+// run is reproducible; -n 0 runs them all. With -floor, the command exits 1
+// when a package scores below it.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"hash/fnv"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// mutant is one fault: the bytes [start, end) of file replaced by repl.
+type mutant struct {
+	file       string // path relative to the module root, slash-separated
+	abs        string
+	line, col  int
+	fn         string // enclosing function ("" at package level)
+	kind       string
+	orig, repl string
+	start, end int
+	context    string // the trimmed source line, for a stable identity
+	nth        int    // 1 + how many identical changes come before it on its line
+}
+
+// key identifies a mutant in the ignore file independently of line numbers:
+// file, function, the change and the source line it is made in.
+func (m mutant) key() string {
+	change := m.kind + " " + strconv.Quote(m.orig) + " -> " + strconv.Quote(m.repl)
+	if m.nth > 1 {
+		change += " #" + strconv.Itoa(m.nth)
+	}
+	return strings.Join([]string{m.file, m.fn, change, m.context}, "\t")
+}
+
+func (m mutant) String() string {
+	return fmt.Sprintf("%s:%d:%d %s: %s %q -> %q in %q", m.file, m.line, m.col, m.fn, m.kind, m.orig, m.repl, m.context)
+}
+
+type outcome int
+
+const (
+	killed outcome = iota
+	survived
+	timedOut
+	notViable
+)
+
+func (o outcome) String() string {
+	return [...]string{"killed", "survived", "timed out", "not viable"}[o]
+}
+
+type config struct {
+	n       int
+	seed    uint64
+	timeout time.Duration
+	files   *regexp.Regexp
+	ignore  map[string]bool
+	floor   float64
+	jobs    int
+	verbose bool
+	skip    string
+	list    bool
+	only    map[string]bool // -only: test exactly these mutants
+	ctx     context.Context // cancelled when the run is interrupted
+	// stubs replaces test files that hold only benchmarks with an empty
+	// file of their package (path: stub path), in every overlay: go test
+	// runs no benchmark without -bench, and their imports (the patterns,
+	// the bench kit) would be compiled for every mutant.
+	stubs    map[string]string
+	root     string
+	ignoreAt string
+}
+
+func main() {
+	var c config
+	var files, ignore string
+	flag.IntVar(&c.n, "n", 150, "mutants sampled per package (0: all)")
+	flag.Uint64Var(&c.seed, "seed", 1, "sampling seed")
+	flag.DurationVar(&c.timeout, "timeout", 0, "per-mutant limit on compiling and testing (0: three times the unmutated run, at least 20s, so a loaded machine does not turn slow tests into time-outs)")
+	flag.StringVar(&files, "files", "", "only mutate files whose name (slash path from the module root) matches this regexp")
+	flag.StringVar(&ignore, "ignore", "tools/mutate/equivalent.txt", "file of equivalent mutants (relative to the module root)")
+	flag.Float64Var(&c.floor, "floor", 0, "exit 1 when a package's score (percent) is below this")
+	flag.IntVar(&c.jobs, "j", 1, "mutants tested at once")
+	flag.BoolVar(&c.verbose, "v", false, "print every mutant's outcome, not only survivors")
+	var only string
+	flag.StringVar(&only, "only", "", "test only the mutants whose ignore keys this file lists, one a line (the survivors of an earlier run, after tests were added); -n and -seed do not apply")
+	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
+	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./pkg ...")
+		os.Exit(2)
+	}
+	if files != "" {
+		c.files = regexp.MustCompile(files)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		fatal(err)
+	}
+	c.root = root
+	c.ignoreAt = filepath.Join(root, ignore)
+	if c.ignore, err = readIgnore(c.ignoreAt); err != nil {
+		fatal(err)
+	}
+	if only != "" {
+		b, err := os.ReadFile(only)
+		if err != nil {
+			fatal(err)
+		}
+		c.only = map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimPrefix(strings.TrimSpace(line), "ignore key: "); line != "" {
+				c.only[line] = true
+			}
+		}
+	}
+	failed := false
+	for _, pkg := range flag.Args() {
+		score, err := runPackage(c, pkg)
+		if errors.Is(err, errStopped) {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
+		if err != nil {
+			fatal(err)
+		}
+		if c.floor > 0 && score < c.floor {
+			fmt.Printf("FAIL %s: score %.1f %% is below the floor %.1f %%\n", pkg, score, c.floor)
+			failed = true
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "mutate:", err)
+	os.Exit(2)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("not inside a Go module")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// readIgnore reads the ignore file: one mutant key a line (as printed for a
+// survivor, tab-separated), each group of keys preceded by a comment giving
+// the reason they are equivalent. A key with no reason above it is refused.
+func readIgnore(path string) (map[string]bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]bool{}
+	reason := false
+	sc := bufio.NewScanner(f)
+	for ln := 1; sc.Scan(); ln++ {
+		line := sc.Text()
+		switch {
+		case strings.TrimSpace(line) == "":
+			reason = false
+		case strings.HasPrefix(line, "#"):
+			reason = true
+		case !reason:
+			return nil, fmt.Errorf("%s:%d: an equivalent mutant needs a reason: a # comment line above it", path, ln)
+		default:
+			out[line] = true
+		}
+	}
+	return out, sc.Err()
+}
+
+func runPackage(c config, pkg string) (float64, error) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{range .GoFiles}}{{.}}\n{{end}}", pkg).Output()
+	if err != nil {
+		return 0, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	lines := strings.Fields(string(out))
+	dir := lines[0]
+	var all []mutant
+	for _, name := range lines[1:] {
+		abs := filepath.Join(dir, name)
+		rel, _ := filepath.Rel(c.root, abs)
+		rel = filepath.ToSlash(rel)
+		if c.files != nil && !c.files.MatchString(rel) {
+			continue
+		}
+		ms, err := collect(abs, rel)
+		if err != nil {
+			return 0, err
+		}
+		all = append(all, ms...)
+	}
+	if c.list {
+		for _, m := range all {
+			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
+		}
+		return 100, nil
+	}
+	var pool []mutant
+	ignored := 0
+	for _, m := range all {
+		if c.ignore[m.key()] {
+			ignored++
+			continue
+		}
+		if c.only != nil && !c.only[m.key()] {
+			continue
+		}
+		pool = append(pool, m)
+	}
+	// Each mutant's rank is a hash of the seed and its key: the sample is
+	// the n lowest, so it depends only on the seed and on which mutants
+	// exist, and a mutant added to the ignore file (or a line edited
+	// elsewhere) leaves the rest of the sample as it was. A smaller -n
+	// takes a subset of a larger one's sample.
+	rank := func(m mutant) uint64 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d\x00%s", c.seed, m.key())
+		return h.Sum64()
+	}
+	slices.SortFunc(pool, func(a, b mutant) int { return cmp.Compare(rank(a), rank(b)) })
+	if c.only == nil && c.n > 0 && len(pool) > c.n {
+		pool = pool[:c.n]
+	}
+	slices.SortFunc(pool, func(a, b mutant) int {
+		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.start, b.start), cmp.Compare(a.repl, b.repl))
+	})
+
+	tmp, err := os.MkdirTemp("", "mutate")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+
+	// The unmutated tests must pass, or every mutant would look killed.
+	start := time.Now()
+	if c.stubs, err = benchStubs(pkg, tmp); err != nil {
+		return 0, err
+	}
+	base, err := writeOverlay(tmp, "base", c.stubs, "", "")
+	if err != nil {
+		return 0, err
+	}
+	limit := 4 * c.timeout
+	if c.timeout == 0 {
+		limit = 10 * time.Minute
+	}
+	o, log := test(c, pkg, base, limit)
+	if o == notViable && len(c.stubs) > 0 {
+		// A benchmark file also holds a helper other tests use: keep them all.
+		c.stubs = nil
+		o, log = test(c, pkg, "", limit)
+	}
+	if o != survived {
+		return 0, fmt.Errorf("the tests of %s fail without any mutant (%s):\n%s", pkg, o, tail(log, 40))
+	}
+	if c.timeout == 0 {
+		c.timeout = max(3*time.Since(start), 20*time.Second).Round(time.Second)
+	}
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s (%d benchmark-only test files left out); timeout %s a mutant\n",
+		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), len(c.stubs), c.timeout)
+
+	// An interrupt (or a CI step's timeout) stops the run: mutants in
+	// progress are dropped and the summary covers those that finished.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	var stopped atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.ctx = ctx
+	go func() {
+		if _, ok := <-stop; ok {
+			stopped.Store(true)
+			cancel()
+		}
+	}()
+	results := make([]outcome, len(pool))
+	finished := make([]bool, len(pool))
+	done := 0
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for w := 0; w < max(c.jobs, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(pool) || stopped.Load() {
+					return
+				}
+				m := pool[i]
+				o, log, err := runMutant(c, pkg, tmp, i, m)
+				if err != nil {
+					fatal(err)
+				}
+				mu.Lock()
+				if stopped.Load() {
+					mu.Unlock()
+					return
+				}
+				results[i], finished[i] = o, true
+				done++
+				if done%10 == 0 {
+					fmt.Printf("  [%d of %d done, %s]\n", done, len(pool), time.Since(start).Round(time.Second))
+				}
+				if c.verbose || o == survived || o == timedOut {
+					fmt.Printf("  %-10s %s\n", o, m)
+				}
+				if c.verbose && o == notViable {
+					fmt.Println(indent(tail(log, 5)))
+				}
+				if o == survived {
+					fmt.Printf("    ignore key: %s\n", m.key())
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var counts [4]int
+	for i, o := range results {
+		if finished[i] {
+			counts[o]++
+		}
+	}
+	if done < len(pool) {
+		fmt.Printf("%s: stopped after %d of %d mutants\n", pkg, done, len(pool))
+	}
+	detected := counts[killed] + counts[timedOut]
+	score := 100.0
+	if d := detected + counts[survived]; d > 0 {
+		score = 100 * float64(detected) / float64(d)
+	}
+	fmt.Printf("%s: killed %d, survived %d, timed out %d, not viable %d; score %.1f %% (%d of %d), %s\n",
+		pkg, counts[killed], counts[survived], counts[timedOut], counts[notViable], score, detected, detected+counts[survived],
+		time.Since(start).Round(time.Second))
+	if done < len(pool) {
+		return score, errStopped
+	}
+	return score, nil
+}
+
+// errStopped: the run was interrupted; its partial summary is printed, and
+// it fails, so that a cut-short run never passes a floor.
+var errStopped = errors.New("interrupted before every mutant was tested")
+
+func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, error) {
+	src, err := os.ReadFile(m.abs)
+	if err != nil {
+		return 0, "", err
+	}
+	mutated := slices.Concat(src[:m.start], []byte(m.repl), src[m.end:])
+	file := filepath.Join(tmp, fmt.Sprintf("m%d.go", i))
+	if err := os.WriteFile(file, mutated, 0o644); err != nil {
+		return 0, "", err
+	}
+	ov, err := writeOverlay(tmp, fmt.Sprintf("m%d", i), c.stubs, m.abs, file)
+	if err != nil {
+		return 0, "", err
+	}
+	o, log := test(c, pkg, ov, c.timeout)
+	return o, log, nil
+}
+
+// writeOverlay writes a go build -overlay file: the stubs, and from with
+// to when from is set. It returns its path.
+func writeOverlay(tmp, name string, stubs map[string]string, from, to string) (string, error) {
+	replace := map[string]string{}
+	for k, v := range stubs {
+		replace[k] = v
+	}
+	if from != "" {
+		replace[from] = to
+	}
+	b, err := json.Marshal(map[string]map[string]string{"Replace": replace})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(tmp, name+".json")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+// usedElsewhere reports whether another test file of the package names one
+// of f's top-level declarations (a helper the tests share), by a word match.
+func usedElsewhere(f *ast.File, abs, dir string, names []string) bool {
+	var decls []string
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				decls = append(decls, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, sp := range d.Specs {
+				switch sp := sp.(type) {
+				case *ast.TypeSpec:
+					decls = append(decls, sp.Name.Name)
+				case *ast.ValueSpec:
+					for _, n := range sp.Names {
+						decls = append(decls, n.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(decls) == 0 {
+		return false
+	}
+	re := regexp.MustCompile(`\b(` + strings.Join(decls, "|") + `)\b`)
+	for _, name := range names {
+		other := filepath.Join(dir, name)
+		if other == abs {
+			continue
+		}
+		if b, err := os.ReadFile(other); err == nil && re.Match(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// benchStubs finds pkg's test files named for benchmarks that declare no
+// test, example or fuzz target, and writes an empty file of the same
+// package for each.
+func benchStubs(pkg, tmp string) (map[string]string, error) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{range .TestGoFiles}}{{.}}\n{{end}}{{range .XTestGoFiles}}{{.}}\n{{end}}", pkg).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	lines := strings.Fields(string(out))
+	stubs := map[string]string{}
+	for i, name := range lines[1:] {
+		if !strings.Contains(name, "bench") {
+			continue
+		}
+		abs := filepath.Join(lines[0], name)
+		f, err := parser.ParseFile(token.NewFileSet(), abs, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		runs := false
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				for _, prefix := range []string{"Test", "Example", "Fuzz"} {
+					runs = runs || strings.HasPrefix(fd.Name.Name, prefix)
+				}
+			}
+		}
+		if runs || usedElsewhere(f, abs, lines[0], lines[1:]) {
+			continue
+		}
+		stub := filepath.Join(tmp, fmt.Sprintf("stub%d_test.go", i))
+		if err := os.WriteFile(stub, []byte("package "+f.Name.Name+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		stubs[abs] = stub
+	}
+	return stubs, nil
+}
+
+// test runs the package's tests (with the overlay, if any) and classifies the
+// result. The hard limit is the timeout plus a margin; the test binary's own
+// -timeout is the timeout, so a deadlock prints its goroutines and fails.
+func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string) {
+	args := []string{"test", "-count=1", "-vet=off", "-failfast", "-timeout=" + timeout.String()}
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	if c.skip != "" {
+		args = append(args, "-skip="+c.skip)
+	}
+	args = append(args, pkg)
+	parent := c.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout+timeout/2+5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = c.root
+	cmd.Env = testEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	log := buf.String()
+	switch {
+	case err == nil:
+		return survived, log
+	case ctx.Err() != nil, strings.Contains(log, "panic: test timed out"):
+		return timedOut, log
+	case strings.Contains(log, "[build failed]"), strings.Contains(log, "[setup failed]"):
+		return notViable, log
+	default:
+		return killed, log
+	}
+}
+
+// testEnv is the environment without the variables that would make
+// integration tests run (or fail for want of Azurite) or long tests start.
+func testEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "TABLEKIT_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	return "      " + strings.ReplaceAll(s, "\n", "\n      ")
+}
+
+// collect lists the mutants of one file.
+func collect(abs, rel string) ([]mutant, error) {
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, abs, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	tf := fset.File(f.Pos())
+	lines := strings.Split(string(src), "\n")
+	var out []mutant
+	fn := ""
+	add := func(pos, end token.Pos, kind, repl string) {
+		s, e := tf.Offset(pos), tf.Offset(end)
+		p := fset.Position(pos)
+		out = append(out, mutant{
+			file: rel, abs: abs, line: p.Line, col: p.Column, fn: fn, kind: kind,
+			orig: string(src[s:e]), repl: repl, start: s, end: e,
+			context: strings.TrimSpace(lines[p.Line-1]),
+		})
+	}
+	// A comparison is flipped to its boundary neighbour and to its
+	// negation (< to <= and to >=): the faults a test of the boundary and a
+	// test of the condition catch. The full cross product adds little.
+	flips := map[token.Token][]string{
+		token.LSS: {"<=", ">="},
+		token.LEQ: {"<", ">"},
+		token.GTR: {">=", "<="},
+		token.GEQ: {">", "<"},
+		token.EQL: {"!="},
+		token.NEQ: {"=="},
+	}
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			name := n.Name.Name
+			if n.Recv != nil && len(n.Recv.List) == 1 {
+				name = recvName(n.Recv.List[0].Type) + "." + name
+			}
+			if n.Body == nil {
+				return false
+			}
+			prev := fn
+			fn = name
+			ast.Inspect(n.Body, visit)
+			fn = prev
+			return false
+		case *ast.GenDecl:
+			// Package-level constants and variables: literals only.
+			if n.Tok == token.IMPORT {
+				return false
+			}
+		case *ast.BinaryExpr:
+			for _, r := range flips[n.Op] {
+				add(n.OpPos, n.OpPos+token.Pos(len(n.Op.String())), "comparison", r)
+			}
+			switch n.Op {
+			case token.LAND:
+				add(n.OpPos, n.OpPos+2, "logical", "||")
+			case token.LOR:
+				add(n.OpPos, n.OpPos+2, "logical", "&&")
+			}
+		case *ast.IfStmt:
+			add(n.Cond.Pos(), n.Cond.End(), "negate", "!("+exprText(src, tf, n.Cond)+")")
+			if isErrCheck(n.Cond) && endsInReturn(n.Body) {
+				add(n.Body.Lbrace, n.Body.Rbrace+1, "error-return", "{}")
+			}
+		case *ast.ForStmt:
+			if n.Cond != nil {
+				add(n.Cond.Pos(), n.Cond.End(), "negate", "!("+exprText(src, tf, n.Cond)+")")
+			}
+		case *ast.BasicLit:
+			if n.Kind == token.INT {
+				if v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64); err == nil {
+					add(n.Pos(), n.End(), "literal", strconv.FormatInt(v+1, 10))
+					add(n.Pos(), n.End(), "literal", strconv.FormatInt(v-1, 10))
+				}
+			}
+		case *ast.ExprStmt:
+			if _, ok := n.X.(*ast.CallExpr); ok && fn != "" {
+				if !isPanic(n.X) {
+					add(n.Pos(), n.End(), "remove", "_ = 0")
+				}
+			}
+		case *ast.IncDecStmt:
+			if fn != "" {
+				add(n.Pos(), n.End(), "remove", "_ = 0")
+			}
+		}
+		return true
+	}
+	ast.Inspect(f, visit)
+	// The same change twice on one line (two "0x10000" literals) is told
+	// apart by its rank, in source order.
+	slices.SortStableFunc(out, func(a, b mutant) int { return cmp.Compare(a.start, b.start) })
+	seen := map[string]int{}
+	for i := range out {
+		k := out[i].key()
+		seen[k]++
+		out[i].nth = seen[k]
+	}
+	return out, nil
+}
+
+func recvName(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recvName(t.X)
+	case *ast.IndexExpr:
+		return recvName(t.X)
+	case *ast.IndexListExpr:
+		return recvName(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return "?"
+}
+
+func exprText(src []byte, tf *token.File, e ast.Expr) string {
+	return string(src[tf.Offset(e.Pos()):tf.Offset(e.End())])
+}
+
+// isErrCheck reports whether cond is `err != nil` for some variable whose
+// name says it holds an error.
+func isErrCheck(cond ast.Expr) bool {
+	b, ok := cond.(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ {
+		return false
+	}
+	id, ok := b.X.(*ast.Ident)
+	nilY, ok2 := b.Y.(*ast.Ident)
+	return ok && ok2 && nilY.Name == "nil" && (id.Name == "err" || strings.HasSuffix(id.Name, "Err") || strings.HasSuffix(id.Name, "err"))
+}
+
+func endsInReturn(b *ast.BlockStmt) bool {
+	if len(b.List) == 0 {
+		return false
+	}
+	_, ok := b.List[len(b.List)-1].(*ast.ReturnStmt)
+	return ok
+}
+
+// isPanic: removing a panic of an impossible case only changes what an
+// impossible input does.
+func isPanic(e ast.Expr) bool {
+	call := e.(*ast.CallExpr)
+	id, ok := call.Fun.(*ast.Ident)
+	return ok && id.Name == "panic"
+}
