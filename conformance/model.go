@@ -255,6 +255,20 @@ func RunModel(t *testing.T, env Env) {
 		if got := c2.N(); got != 3 {
 			t.Fatalf("Add with a cross-partition index too: %d requests, want 3 (the message hidden, the transaction, the message shown)", got)
 		}
+		// A load run again after a crash settles each stored entity with
+		// one read and sends the rest once: no round of retries.
+		again := []*DirEmp{workerOf("Ops", 7), workerOf("Ops", 8), workerOf("Ops", 9)}
+		if _, err := both.Load(ctx, slices.Values(again), nil); err != nil {
+			t.Fatal(err)
+		}
+		c2.Reset()
+		sum, err := both.Load(ctx, slices.Values([]*DirEmp{workerOf("Ops", 7), workerOf("Ops", 8), workerOf("Ops", 9)}), &patterns.ModelLoadOptions{Idempotent: true})
+		if err != nil || sum.Entities != 3 || len(sum.Failures) != 0 {
+			t.Fatalf("Load again: %+v %v", sum, err)
+		}
+		if got := c2.N(); got != 9 {
+			t.Fatalf("Load again of 3 stored entities: %d requests, want 9 (per entity: the message hidden, the refused transaction, the read that settles it)", got)
+		}
 	})
 
 	t.Run("bad input is refused before any request", func(t *testing.T) {

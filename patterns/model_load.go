@@ -211,10 +211,12 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 		var owner []int // op index → chunk index
 		var te *batch.TransactionError
 		var res *batch.Result
+		var final error // a failure that another round would not change
 		_, err := table.RetryOnConflict(ctx, func(int) error {
 			tx, own, listFrom, err := l.tx(ctx, chunk)
 			if err != nil {
-				return err
+				final = err
+				return nil
 			}
 			owner = own
 			err = m.around(ctx, rows, func() error {
@@ -225,8 +227,12 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 			if errors.As(err, &te) && te.Index >= listFrom {
 				return err // a list changed since it was read: read again
 			}
-			return err
+			final = err // an entity's own refusal: settled below, not retried
+			return nil
 		}, &m.retry)
+		if err == nil {
+			err = final
+		}
 		if err == nil {
 			for i, v := range chunk {
 				m.tbl.Meta(v).WrittenVia(m.tbl.Client(), res.ETags[slices.Index(owner, i)], true)
