@@ -339,7 +339,7 @@ type moveItem struct {
 func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
 	var st BatchStats
 	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)
-	return st, err
+	return st, redact.Error(err)
 }
 
 // RunBatches is MoveBatches for a long-running process: when the queue is
@@ -374,7 +374,7 @@ func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *Ba
 		}
 		poll = min(2*poll, o.MaxPollInterval)
 	}
-	return st, last
+	return st, redact.Error(last)
 }
 
 func batchDefaults(opts *BatchOptions) *BatchOptions {

@@ -338,11 +338,6 @@ func TestNoSignatureLeaves(t *testing.T) {
 // that no longer leaks fails the test, so the list cannot outlive its
 // reason.
 var knownLeaks = map[string]string{
-	// consistency/mover.go is being rewritten on another branch (issue
-	// 26); the fix is redact.Error on the error MoveBatches and
-	// RunBatches return (the dequeue's), as Worker.Drain does.
-	"consistency.Mover.MoveBatches": "consistency/mover.go: dequeue error returned unredacted",
-	"consistency.Mover.RunBatches":  "consistency/mover.go: dequeue error returned unredacted",
 }
 
 func firstLine(s string) string {
