@@ -337,8 +337,7 @@ func TestNoSignatureLeaves(t *testing.T) {
 // each with the file that must change and why it has not yet. An entry
 // that no longer leaks fails the test, so the list cannot outlive its
 // reason.
-var knownLeaks = map[string]string{
-}
+var knownLeaks = map[string]string{}
 
 func firstLine(s string) string {
 	sc := bufio.NewScanner(strings.NewReader(s))
