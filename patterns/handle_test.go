@@ -3,6 +3,7 @@ package patterns_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -139,16 +140,16 @@ func TestPatternsUseTheHandlesEncryptionOnFake(t *testing.T) {
 
 // A nil handle is a definition error, before any request.
 func TestPatternsRefuseANilHandle(t *testing.T) {
-	if _, err := patterns.NewLogTail[sealed](nil, nil); err == nil {
-		t.Error("NewLogTail(nil): no error")
+	if _, err := patterns.NewLogTail[sealed](nil, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewLogTail(nil): %v, want ErrBadDefinition", err)
 	}
-	if _, err := patterns.NewSharded[sealed](nil, "events", 2); err == nil {
-		t.Error("NewSharded(nil): no error")
+	if _, err := patterns.NewSharded[sealed](nil, "events", 2); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewSharded(nil): %v, want ErrBadDefinition", err)
 	}
-	if _, err := patterns.NewIndexEntities[sealed](nil, "lname_", func(*sealed) string { return "" }, nil); err == nil {
-		t.Error("NewIndexEntities(nil): no error")
+	if _, err := patterns.NewIndexEntities[sealed](nil, "lname_", func(*sealed) string { return "" }, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewIndexEntities(nil): %v, want ErrBadDefinition", err)
 	}
-	if _, err := patterns.NewDataSeries[int64](nil, "H", 24); err == nil {
-		t.Error("NewDataSeries(nil): no error")
+	if _, err := patterns.NewDataSeries[int64](nil, "H", 24); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewDataSeries(nil): %v, want ErrBadDefinition", err)
 	}
 }
