@@ -26,7 +26,11 @@ func Example_operatorBinary() {
 		os.Exit(cli.ExitUsage)
 	}
 	client := svc.NewClient("Employees")
-	emails, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
+	employees, err := table.New[Employee](client, nil)
+	if err != nil {
+		os.Exit(cli.ExitUsage)
+	}
+	emails, err := patterns.NewIntraPartitionIndex[Employee](employees, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 	}, nil)
 	if err != nil {
@@ -35,7 +39,11 @@ func Example_operatorBinary() {
 	// The sweep gives open the entities' table and the blobs of the one
 	// account the command line names.
 	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
-		return patterns.NewLargeEntity[Employee](t, b, "photos", []string{"Photo"}, 0, nil)
+		employees, err := table.New[Employee](t, nil)
+		if err != nil {
+			return nil, err
+		}
+		return patterns.NewLargeEntity[Employee](employees, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
 		Indexes: []cli.Registration{cli.Index("emails", emails)},

@@ -267,7 +267,7 @@ type member struct {
 // table: two partitions, each with one primary whose copy was lost.
 func testRealIndex(t *testing.T, client *aztables.Client) {
 	ctx := t.Context()
-	idx, err := patterns.NewIntraPartitionIndex[member](client, "emp_", []patterns.IndexDef[member]{
+	idx, err := patterns.NewIntraPartitionIndex[member](tableOf(table.New[member](client, nil)), "emp_", []patterns.IndexDef[member]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
 	}, nil)
 	if err != nil {

@@ -38,7 +38,11 @@ type LargeRegistration struct {
 // program that defines it knows, hence a function rather than flags:
 //
 //	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
-//		return patterns.NewLargeEntity[Employee](t, b, "photos", []string{"Photo"}, 0, nil)
+//		employees, err := table.New[Employee](t, opts) // the program's codec, encryption, tracing
+//		if err != nil {
+//			return nil, err
+//		}
+//		return patterns.NewLargeEntity[Employee](employees, b, "photos", []string{"Photo"}, 0, nil)
 //	})
 //
 // A sweep refuses to delete when open's entity reads did not go through

@@ -43,10 +43,10 @@ func testLarge(t *testing.T, a *account) {
 	}
 	t.Cleanup(func() { _, _ = blobs.DeleteContainer(context.Background(), container, nil) })
 	open := func(tc *aztables.Client, b patterns.BlobStore) (Sweeper, error) {
-		return patterns.NewLargeEntity[photo](tc, b, container, []string{"Photo"}, 1024, nil)
+		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), b, container, []string{"Photo"}, 1024, nil)
 	}
 	tc, _ := a.table(name)
-	le, err := patterns.NewLargeEntity[photo](tc, blobs, container, []string{"Photo"}, 1024, nil)
+	le, err := patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), blobs, container, []string{"Photo"}, 1024, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@
 // lines (cmd/tablekit is Main with no indexes):
 //
 //	func main() {
-//		emails, _ := patterns.NewIntraPartitionIndex[Employee](client, ...)
+//		employees, _ := table.New[Employee](client, opts)
+//		emails, _ := patterns.NewIntraPartitionIndex[Employee](employees, ...)
 //		os.Exit(cli.Main(context.Background(), os.Args[1:], &cli.Options{
 //			Indexes: []cli.Registration{cli.Index("emails", emails)},
 //		}))

@@ -47,7 +47,7 @@ func testTwoAccounts(t *testing.T, a, b *account) {
 	// B holds a healthy large entity: its entity names its blob.
 	btc, _ := b.table(name)
 	bbl, _ := b.blobs()
-	le, err := patterns.NewLargeEntity[photo](btc, bbl, container, []string{"Photo"}, 1024, nil)
+	le, err := patterns.NewLargeEntity[photo](tableOf(table.New[photo](btc, nil)), bbl, container, []string{"Photo"}, 1024, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func testTwoAccounts(t *testing.T, a, b *account) {
 	// whatever client the command gives it.
 	open := func(_ *aztables.Client, blobs patterns.BlobStore) (Sweeper, error) {
 		atc, _ := a.table(name)
-		return patterns.NewLargeEntity[photo](atc, blobs, container, []string{"Photo"}, 1024, nil)
+		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](atc, nil)), blobs, container, []string{"Photo"}, 1024, nil)
 	}
 	var out, errOut bytes.Buffer
 	code := run(ctx, []string{"large", "sweep", "-large", "photos", "-grace", "0s", "-yes"}, &out, &errOut, func(string) string { return "" },
@@ -72,7 +72,7 @@ func testTwoAccounts(t *testing.T, a, b *account) {
 	// Built over the client it is given, the same registration sweeps B
 	// and leaves its named blob.
 	good := func(tc *aztables.Client, blobs patterns.BlobStore) (Sweeper, error) {
-		return patterns.NewLargeEntity[photo](tc, blobs, container, []string{"Photo"}, 1024, nil)
+		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), blobs, container, []string{"Photo"}, 1024, nil)
 	}
 	out.Reset()
 	errOut.Reset()

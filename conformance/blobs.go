@@ -79,7 +79,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
 		photo := bytes.Repeat([]byte{0xff, 0xd8, 0x00, 0x42}, 50000) // 200 KB
-		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo", "Bio"}, 0, nil)
+		le, err := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo", "Bio"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		}
 		// A crash between the blob and the entity: the blob is orphaned,
 		// the entity still names the old photo.
-		crashing, _ := patterns.NewLargeEntity[Profile](&dieOnUpsert{Client: client}, bc, container, []string{"Photo"}, 0, nil)
+		crashing, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](&dieOnUpsert{Client: client}, nil)), bc, container, []string{"Photo"}, 0, nil)
 		p2 := *p
 		p2.Photo = bytes.Repeat([]byte{1}, 100000)
 		if err := crashing.Put(ctx, &p2, nil); err == nil {
@@ -120,7 +120,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		}
 		// A blob whose upload fails is never named by an entity.
 		fu := &failUploads{BlobStore: bc, on: true}
-		failing, _ := patterns.NewLargeEntity[Profile](client, fu, container, []string{"Photo"}, 0, nil)
+		failing, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), fu, container, []string{"Photo"}, 0, nil)
 		if err := failing.Put(ctx, &p2, nil); err == nil {
 			t.Fatal("upload failure not reported")
 		}
@@ -145,7 +145,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 		if n := blobCount(t, bc, container); n != 0 {
 			t.Fatalf("%d blobs left after Delete", n)
 		}
-		if _, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Name2"}, 0, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		if _, err := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Name2"}, 0, nil); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("unknown field: %v", err)
 		}
 	})
@@ -230,7 +230,7 @@ func RunLargeBySize(t *testing.T, env Env) {
 	client := env.NewTable(t, &reqcount.Counter{})
 	bc, container := env.NewContainer(t, nil)
 	fields := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q"}
-	le, err := patterns.NewLargeEntity[Doc](client, bc, container, fields, 64*1024, nil)
+	le, err := patterns.NewLargeEntity[Doc](tableOf(table.New[Doc](client, nil)), bc, container, fields, 64*1024, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	// so a Repair has work and would send.
 	plain, _ := table.New[Staff](tc, nil)
 	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
-	idx, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes(), nil)
+	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", staffIndexes(), nil)
 	must(err)
 	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	must(err)
@@ -49,12 +49,12 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 		t.Fatal("the gap cases need a report with work in it")
 	}
 	people, _ := table.New[Staff](tc, nil)
-	lists, err := patterns.NewRemoteIndexEntities(tc, "lists", "lname_", nil)
+	lists, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](tc, nil)), "lists", "lname_", nil)
 	must(err)
 	eventual := patterns.NewEventualIndexEntities[Staff](people, func(s *Staff) string { return s.LastName }, lists, consistency.NewSender(qc, nil), nil)
-	lt, err := patterns.NewLogTail[Claim](tc, nil)
+	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
 	must(err)
-	sh, err := patterns.NewSharded[Event](tc, "events", 4)
+	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 4)
 	must(err)
 	cache := patterns.NewReferenceCache[Staff](people, &patterns.ReferenceCacheOptions{TTL: -time.Second})
 	now := time.Now()
@@ -91,11 +91,11 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			return drain(patterns.ReadLog(ctx, bc, "gaps", "logs", now, now.Add(-time.Hour), nil))
 		}, option("until")},
 		{"DataSeries with 0 slots", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewDataSeries[int64](tc, "H", 0)
+			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 0)
 			return err
 		}, nil},
 		{"IndexEntitiesOptions.MaxListUnits above DefaultMaxListUnits", table.ErrBadOption, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](tc, "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: patterns.DefaultMaxListUnits + 1})
+			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: patterns.DefaultMaxListUnits + 1})
 			return err
 		}, option("MaxListUnits")},
 		{"BlobLogOptions.MaxBytes below 0", table.ErrBadOption, func(context.Context) error {

@@ -25,22 +25,22 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			t.Fatal(err)
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", staffIndexes(), nil)
+	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", staffIndexes(), nil)
 	must(err)
-	cross, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{
+	cross, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
 	}, nil)
 	must(err)
-	ents, err := patterns.NewIndexEntities[Staff](env.tc, "lname_", func(s *Staff) string { return s.LastName }, nil)
+	ents, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 	must(err)
-	ds, err := patterns.NewDataSeries[int64](env.tc, "H", 24)
+	ds, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](env.tc, nil)), "H", 24)
 	must(err)
-	lt, err := patterns.NewLogTail[Claim](env.tc, nil)
+	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](env.tc, nil)), nil)
 	must(err)
-	sh, err := patterns.NewSharded[Event](env.tc, "events", 4)
+	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.tc, nil)), "events", 4)
 	must(err)
-	wide := patterns.NewWideEntity(env.tc, nil)
-	large, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Name"}, 0, nil)
+	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)), nil)
+	large, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
 	hour := time.Now().Add(time.Hour)
@@ -56,21 +56,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	return []badCase{
 		// IntraPartitionIndex
 		{"intra-partition index without a name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}, nil)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}, nil)
 			return err
 		}, nil},
 		{"two intra-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{
 				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}, nil)
 
 			return err
 		}, nil},
 		{"intra-partition index without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}, nil)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}, nil)
 			return err
 		}, nil},
 		{"intra-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](env.tc, "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}, nil)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}, nil)
 			return err
 		}, nil},
 		{"intra-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -100,20 +100,20 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// InterPartitionIndex
 		{"inter-partition index without a queue", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](env.tc, nil, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}, nil)
+			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), nil, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}, nil)
 			return err
 		}, nil},
 		{"inter-partition index without a PartitionKey func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", Value: emailIdx}}, nil)
+			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", Value: emailIdx}}, nil)
 			return err
 		}, nil},
 		{"two inter-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
 			d := patterns.CrossIndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
-			_, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{d, d}, nil)
+			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{d, d}, nil)
 			return err
 		}, nil},
 		{"inter-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](env.tc, env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}, nil)
+			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}, nil)
 			return err
 		}, nil},
 		{"inter-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -132,11 +132,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// IndexEntities and RemoteIndexEntities
 		{"index entities without a prefix", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](env.tc, "", func(s *Staff) string { return s.LastName }, nil)
+			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "", func(s *Staff) string { return s.LastName }, nil)
 			return err
 		}, nil},
 		{"index entities without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](env.tc, "lname_", nil, nil)
+			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "lname_", nil, nil)
 			return err
 		}, nil},
 		{"index entities Add of a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
@@ -144,12 +144,15 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, anyValidation()},
 		{"remote index entities in a bad partition", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewRemoteIndexEntities(env.tc, "a/b", "lname_", nil)
+			_, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.tc, nil)), "a/b", "lname_", nil)
 			return err
 		}, nil},
 
 		// DataSeries
-		{"data series with a bad prefix", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewDataSeries[int64](env.tc, "1 H", 24); return err }, nil},
+		{"data series with a bad prefix", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](env.tc, nil)), "1 H", 24)
+			return err
+		}, nil},
 		{"data series negative slot", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", -1, 1, nil); return err }, inputRule(table.ErrValueOutOfRange)},
 		{"data series SetMany with a slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error {
 			_, err := ds.SetMany(ctx, "p", "r", map[int]int64{0: 1, 99: 2}, nil)
@@ -159,21 +162,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// Denormalized
 		{"denormalization without fields", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewDenormalized[Staff, Employee](env.tc, nil, func(*Staff, *Employee) {})
+			_, err := patterns.NewDenormalized[Staff, Employee](tableOf(table.New[Staff](env.tc, nil)), tableOf(table.New[Employee](env.tc, nil)), nil, func(*Staff, *Employee) {})
 			return err
 		}, nil},
 		{"denormalization of a field the copy lacks", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Salary"}, func(*Staff, *Employee) {})
+			_, err := patterns.NewDenormalized[Staff, Employee](tableOf(table.New[Staff](env.tc, nil)), tableOf(table.New[Employee](env.tc, nil)), []string{"Salary"}, func(*Staff, *Employee) {})
 			return err
 		}, nil},
 
 		// LargeEntity
 		{"large entity of a field that does not exist", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "catalogue", []string{"Photo"}, 0, nil)
+			_, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "catalogue", []string{"Photo"}, 0, nil)
 			return err
 		}, nil},
 		{"large entity in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Kept](env.tc, env.bc, "Bad_Name", []string{"Name"}, 0, nil)
+			_, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "Bad_Name", []string{"Name"}, 0, nil)
 			return err
 		}, nil},
 
@@ -189,7 +192,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"log tail of over 1,000 entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 1001, nil); return err }, inputRule(table.ErrBadOption)},
 		{"log tail append to a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return lt.Append(ctx, "a/b", &Claim{}, nil) }, anyValidation()},
 		{"log tail append by a writer with a slash", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			l, err := patterns.NewLogTail[Claim](env.tc, &patterns.LogTailOptions{Writer: "w/1"})
+			l, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](env.tc, nil)), &patterns.LogTailOptions{Writer: "w/1"})
 			if err != nil {
 				return err
 			}
@@ -197,8 +200,14 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, validation("key component")},
 
 		// Sharded
-		{"negative shard count", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](env.tc, "events", -1); return err }, nil},
-		{"shard prefix with a slash", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](env.tc, "ev/ents", 4); return err }, nil},
+		{"negative shard count", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.tc, nil)), "events", -1)
+			return err
+		}, nil},
+		{"shard prefix with a slash", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.tc, nil)), "ev/ents", 4)
+			return err
+		}, nil},
 		{"sharded read of a negative Top", table.ErrBadOption, func(ctx context.Context) error {
 			_, err := table.Collect(sh.Read(ctx, &patterns.ShardedReadOptions{Top: -1}))
 			return err
@@ -248,7 +257,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, nil},
 
 		{"denormalization Update of 100 targets", batch.ErrTooManyOperations, func(ctx context.Context) error {
-			d, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
+			d, err := patterns.NewDenormalized[Staff, Employee](tableOf(table.New[Staff](env.tc, nil)), tableOf(table.New[Employee](env.tc, nil)), []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
 			if err != nil {
 				return err
 			}
@@ -259,7 +268,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), targets, nil)
 		}, nil},
 		{"denormalization Update of a target with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			d, err := patterns.NewDenormalized[Staff, Employee](env.tc, []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
+			d, err := patterns.NewDenormalized[Staff, Employee](tableOf(table.New[Staff](env.tc, nil)), tableOf(table.New[Employee](env.tc, nil)), []string{"Email"}, func(s *Staff, e *Employee) { e.Email = s.Email })
 			if err != nil {
 				return err
 			}

@@ -147,9 +147,9 @@ func TestBadInputCatalogue(t *testing.T) {
 	for i := 0; i < 140; i++ {
 		hugeWide[fmt.Sprintf("S%03d", i)] = strings.Repeat("x", 31*1024)
 	}
-	ds, _ := patterns.NewDataSeries[int64](tc, "H", 24)
-	lt, _ := patterns.NewLogTail[Claim](tc, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", staffIndexes(), nil)
+	ds, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 24)
+	lt, _ := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", staffIndexes(), nil)
 	none := azcore.ETag("")
 
 	plain := []plainCase{
@@ -262,11 +262,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		// patterns and options
 		{"50 intra-partition indexes", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", fifty, nil)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", fifty, nil)
 			return err
 		}},
 		{"index prefixes that overlap", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tc, "empid_", []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}}, nil)
+			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}}, nil)
 			return err
 		}},
 		{"entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
@@ -274,11 +274,17 @@ func TestBadInputCatalogue(t *testing.T) {
 			v.RowKey = "000123"
 			return idx.Add(ctx, v, nil)
 		}},
-		{"data series of 253 slots", patterns.ErrTooManySlots, func(context.Context) error { _, err := patterns.NewDataSeries[int64](tc, "H", 253); return err }},
+		{"data series of 253 slots", patterns.ErrTooManySlots, func(context.Context) error {
+			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 253)
+			return err
+		}},
 		{"data series slot out of range", table.ErrValueOutOfRange, func(ctx context.Context) error { _, err := ds.Set(ctx, "p", "r", 24, 1, nil); return err }},
-		{"zero shards", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewSharded[Event](tc, "events", 0); return err }},
+		{"zero shards", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 0)
+			return err
+		}},
 		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
-			return patterns.NewWideEntity(tc, nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
+			return patterns.NewWideEntity(tableOf(table.New[table.Entity](tc, nil)), nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
 		}},
 		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
 		{"SAS without permissions", sas.ErrBadSAS, func(context.Context) error {
@@ -291,7 +297,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		{"blob log in a badly named container", patterns.ErrBadDefinition, func(context.Context) error { _, err := patterns.NewBlobLog(bc, "Bad_Name", "x", nil); return err }},
 		{"large entity field that is not []byte or string", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewLargeEntity[Staff](tc, bc, "catalogue", []string{"Age"}, 0, nil)
+			_, err := patterns.NewLargeEntity[Staff](tableOf(table.New[Staff](tc, nil)), bc, "catalogue", []string{"Age"}, 0, nil)
 			return err
 		}},
 	}

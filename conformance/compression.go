@@ -103,11 +103,11 @@ func RunCompression(t *testing.T, env Env) {
 	t.Run("LargeEntity.Compress: gzip blob, exact size recorded, plain and compressed read alike", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		c, ctr := env.NewContainer(t, nil)
-		plain, err := patterns.NewLargeEntity[Profile](client, c, ctr, []string{"Bio"}, 0, nil)
+		plain, err := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), c, ctr, []string{"Bio"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		zl, _ := patterns.NewLargeEntity[Profile](client, c, ctr, []string{"Bio"}, 0, &patterns.LargeEntityOptions{Compress: true})
+		zl, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), c, ctr, []string{"Bio"}, 0, &patterns.LargeEntityOptions{Compress: true})
 		if err := plain.Put(ctx, &Profile{Meta: table.Meta{PartitionKey: "p", RowKey: "plain"}, Bio: csv}, nil); err != nil {
 			t.Fatal(err)
 		}

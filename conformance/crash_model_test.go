@@ -25,7 +25,7 @@ func init() { crashScenarios = append(crashScenarios, modelCrashScenarios...) }
 // index in the partition and a last-name list in Lists.
 func modelOf(p *crashProc) *patterns.Model[Staff] {
 	people, _ := table.New[Staff](p.table(p.names.Current), nil)
-	lists, _ := patterns.NewRemoteIndexEntities(p.table(p.names.Lists), "lname", "lname_", nil)
+	lists, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), "lname", "lname_", nil)
 	m, err := patterns.NewModel(people, &patterns.ModelOptions[Staff]{
 		Name: "staff", Primary: "empid_",
 		Copies:       []patterns.IndexDef[Staff]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Staff) string { return s.Email }}},

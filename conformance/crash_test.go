@@ -272,21 +272,21 @@ func moverOf(p *crashProc) *consistency.Mover[Staff] {
 }
 
 func largeOf(p *crashProc) *patterns.LargeEntity[Profile] {
-	le, _ := patterns.NewLargeEntity[Profile](p.table(p.names.Current), p.blobs, p.names.Container, []string{"Photo"}, 0, nil)
+	le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](p.table(p.names.Current), nil)), p.blobs, p.names.Container, []string{"Photo"}, 0, nil)
 	return le
 }
 
 func crossOf(p *crashProc) *patterns.InterPartitionIndex[Emp] {
-	def := patterns.CrossIndexDef[Emp]{Name: "email", Client: p.table(p.names.Copies),
+	def := patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](p.table(p.names.Copies), nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
-	x, _ := patterns.NewInterPartitionIndex[Emp](p.table(p.names.Current), p.queue(p.names.Queue), []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+	x, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](p.table(p.names.Current), nil)), p.queue(p.names.Queue), []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 	return x
 }
 
 func eventualOf(p *crashProc) (*patterns.EventualIndexEntities[Staff], *patterns.RemoteIndexEntities, *table.Table[Staff]) {
 	people, _ := table.New[Staff](p.table(p.names.Current), nil)
-	lists, _ := patterns.NewRemoteIndexEntities(p.table(p.names.Lists), "lname", "lname_", nil)
+	lists, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), "lname", "lname_", nil)
 	ev := patterns.NewEventualIndexEntities[Staff](people, func(s *Staff) string { return s.LastName }, lists, consistency.NewSender(p.queue(p.names.Queue), nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: time.Second})
 	return ev, lists, people
 }

@@ -41,7 +41,7 @@ func (failUpdateMessage) UpdateMessage(context0, string, string, string, *azqueu
 func RunCrossPartition(t *testing.T, env Env) {
 	ctx := t.Context()
 	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Client: c,
+		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -51,7 +51,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, pc)
 		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 	t.Run("inter-partition index: duplicates, reordering and crashes converge", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, _ := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
 		// Three versions, messages handled in reverse order, each twice.
@@ -155,7 +155,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 		// A crash after the write, before the message is shown: it shows
 		// when the publish delay ends.
-		crashing, _ := patterns.NewInterPartitionIndex[Emp](primary, failUpdateMessage{q}, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		crashing, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), failUpdateMessage{q}, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		v4 := v3
 		v4.Email = "d@x.com"
 		if err := crashing.Put(ctx, &v4, nil); err != nil {
@@ -195,7 +195,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		idx, _ := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
+		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
 		var seen []int
 		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
@@ -237,7 +237,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 			var list patterns.IDList
 			if kind[0] == 'i' {
-				l, err := patterns.NewRemoteIndexEntities(env.NewTable(t, &reqcount.Counter{}), "lastnames", "lname_", nil)
+				l, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_", nil)
 				if err != nil {
 					t.Fatal(err)
 				}

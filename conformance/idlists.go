@@ -69,7 +69,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 	t.Run("index entities written by the old writer", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		x, err := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+		x, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,8 +151,8 @@ func RunIDListFormat(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		bc, container := env.NewContainer(t, c)
-		x, _ := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
-		remote, _ := patterns.NewRemoteIndexEntities(client, "lastnames", "lname_", nil)
+		x, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](client, nil)), "lastnames", "lname_", nil)
 		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
 		bad := "emp\xff"
 		// IndexEntities' IDs are RowKeys, which the key validation refuses

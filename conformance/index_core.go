@@ -39,7 +39,7 @@ func runIndexCore(t *testing.T, env Env) {
 	}
 
 	t.Run("intra-partition index", func(t *testing.T) {
-		idx, err := patterns.NewIntraPartitionIndex[Member](env.NewTable(t, &reqcount.Counter{}), "empid_", []patterns.IndexDef[Member]{
+		idx, err := patterns.NewIntraPartitionIndex[Member](tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), "empid_", []patterns.IndexDef[Member]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(m *Member) string { return m.Email }},
 			{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }},
 		}, nil)
@@ -94,8 +94,8 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("inter-partition index", func(t *testing.T) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Member](env.NewTable(t, &reqcount.Counter{}), q, []patterns.CrossIndexDef[Member]{
-			{Name: "email", Client: env.NewTable(t, &reqcount.Counter{}), PartitionKey: func(m *Member) string { return "email_" + m.Department }, Value: func(m *Member) string { return m.Email }},
+		idx, err := patterns.NewInterPartitionIndex[Member](tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), q, []patterns.CrossIndexDef[Member]{
+			{Name: "email", Table: tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), PartitionKey: func(m *Member) string { return "email_" + m.Department }, Value: func(m *Member) string { return m.Email }},
 		}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "core"})
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("index entities, verified and repaired", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		ix, err := patterns.NewIndexEntities[Member](client, "lname_", func(m *Member) string { return m.LastName }, nil)
+		ix, err := patterns.NewIndexEntities[Member](tableOf(table.New[Member](client, nil)), "lname_", func(m *Member) string { return m.LastName }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func runIndexCore(t *testing.T, env Env) {
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 			var list patterns.IDList
 			if kind[0] == 'r' {
-				l, err := patterns.NewRemoteIndexEntities(env.NewTable(t, &reqcount.Counter{}), "lastnames", "lname_", nil)
+				l, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_", nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -17,7 +17,7 @@ import (
 func RunIndexMove(t *testing.T, env Env) {
 	ctx := t.Context()
 	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Client: c,
+		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -31,7 +31,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			copies := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+			idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			client := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+			idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -157,7 +157,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("put racing sweep keeps the new write", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		// Photo X, then photo Y: X's blob is now unreferenced and, for
 		// this test, an hour old.
 		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}, nil); err != nil {
@@ -167,11 +167,11 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		aged := &agedListing{BlobStore: bc, old: blobNames(t, bc, container)}
-		sweeper, _ := patterns.NewLargeEntity[Profile](client, aged, container, []string{"Photo"}, 0, nil)
+		sweeper, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), aged, container, []string{"Photo"}, 0, nil)
 		// Put X again, held after its blob and before its entity, while
 		// Sweep runs.
 		p := &pause{}
-		writer, _ := patterns.NewLargeEntity[Profile](&pauseBeforeEntityWrite{Client: client, p: p}, bc, container, []string{"Photo"}, 0, nil)
+		writer, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](&pauseBeforeEntityWrite{Client: client, p: p}, nil)), bc, container, []string{"Photo"}, 0, nil)
 		p.arm()
 		done := make(chan error, 1)
 		go func() { done <- writer.Put(ctx, &Profile{Meta: key(), Name: "x again", Photo: photo('X')}, nil) }()
@@ -192,14 +192,14 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("delete racing a put of the same content keeps the new write", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		if err := le.Put(ctx, &Profile{Meta: key(), Name: "old", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// Delete, held after its entity is gone and before its blobs go,
 		// while the same photo is put again.
 		p := &pause{}
-		deleter, _ := patterns.NewLargeEntity[Profile](client, &pauseBeforeBlobDelete{BlobStore: bc, p: p}, container, []string{"Photo"}, 0, nil)
+		deleter, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), &pauseBeforeBlobDelete{BlobStore: bc, p: p}, container, []string{"Photo"}, 0, nil)
 		p.arm()
 		done := make(chan error, 1)
 		go func() { done <- deleter.Delete(ctx, "Sales", "000123", nil) }()
@@ -220,7 +220,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("two writers: Update refuses a stale ETag, Modify keeps both changes", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		if err := le.Put(ctx, &Profile{Meta: key(), Name: "start", Photo: photo('S')}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("entities written by earlier versions still read, update and sweep", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		// The earlier format: a content-addressed blob "<tuple>/<field>/<sha[:32]>".
 		old := photo('O')
 		sum := sha256.Sum256(old)
@@ -334,7 +334,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		}
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[ProfileX](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[ProfileX](tableOf(table.New[ProfileX](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		if err := le.Put(ctx, &ProfileX{Meta: key(), Name: "big", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +357,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 	t.Run("a missing blob is corruption, not not-found", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
 		bc, container := env.NewContainer(t, nil)
-		le, _ := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		if err := le.Put(ctx, &Profile{Meta: key(), Name: "x", Photo: photo('X')}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func RunLargeEntityUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *
 		ctx := r.t.Context()
 		client := r.table()
 		bc, container := r.container()
-		le, err := patterns.NewLargeEntity[Profile](client, bc, container, []string{"Photo"}, 0, nil)
+		le, err := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), bc, container, []string{"Photo"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,13 +20,13 @@ func RunModelDefects(t *testing.T, env Env) {
 		primaries := env.NewTable(t, &reqcount.Counter{})
 		lists := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		byEmail, err := patterns.NewIntraPartitionIndex[Emp](primaries, "empid_", []patterns.IndexDef[Emp]{
+		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), "empid_", []patterns.IndexDef[Emp]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
 		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		remote, err := patterns.NewRemoteIndexEntities(lists, "lastname", "lastname_", nil)
+		remote, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastname", "lastname_", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,13 +57,13 @@ func RunModelDefects(t *testing.T, env Env) {
 	t.Run("a Repair refuses another index's report, before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		byEmail, err := patterns.NewIntraPartitionIndex[Emp](client, "empid_", []patterns.IndexDef[Emp]{
+		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](client, nil)), "empid_", []patterns.IndexDef[Emp]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
 		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byLast, err := patterns.NewIndexEntities[Emp](client, "lastname_", func(e *Emp) string { return e.LastName }, nil)
+		byLast, err := patterns.NewIndexEntities[Emp](tableOf(table.New[Emp](client, nil)), "lastname_", func(e *Emp) string { return e.LastName }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	t.Run("index core", func(t *testing.T) { runIndexCore(t, env) })
 	t.Run("index entities: a change whose transaction's answer was lost", func(t *testing.T) { runIndexEntitiesChangeLost(t, env) })
 	nickDef := func(c table.Client) patterns.CrossIndexDef[Nicked] {
-		return patterns.CrossIndexDef[Nicked]{Name: "email", Client: c,
+		return patterns.CrossIndexDef[Nicked]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Nicked) string { return "email_" + e.Department },
 			Value:        func(e *Nicked) string { return e.Email }}
 	}
@@ -73,7 +73,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Nicked](primary, q, []patterns.CrossIndexDef[Nicked]{nickDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		idx, err := patterns.NewInterPartitionIndex[Nicked](tableOf(table.New[Nicked](primary, nil)), q, []patterns.CrossIndexDef[Nicked]{nickDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	t.Run("inter-partition VerifyAll finds stale copies in the primary's table", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
 			PartitionKey: func(e *Emp) string { return "mail_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		if err != nil {
@@ -157,7 +157,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// old unique copy was left behind.
 	t.Run("intra-partition Modify through a pointer removes the old unique copy", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		idx, err := patterns.NewIntraPartitionIndex[Pointed](client, "empid_", []patterns.IndexDef[Pointed]{
+		idx, err := patterns.NewIntraPartitionIndex[Pointed](tableOf(table.New[Pointed](client, nil)), "empid_", []patterns.IndexDef[Pointed]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(p *Pointed) string {
 				if p.Email == nil {
 					return ""
@@ -195,7 +195,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// the data of another.
 	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		w := patterns.NewWideEntity(client, nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// got keys for other times, and Between missed them.
 	t.Run("log tail: AppendAt out of order keeps every instant", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		log, err := patterns.NewLogTail[Claim](client, &patterns.LogTailOptions{Writer: "w1"})
+		log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](client, nil)), &patterns.LogTailOptions{Writer: "w1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// not; the guide puts a log beside other rows of its partition.
 	t.Run("log tail: Latest returns log entries only in a shared partition", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		log, err := patterns.NewLogTail[Claim](client, nil)
+		log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](client, nil)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,21 +353,21 @@ func RunPatternDefects(t *testing.T, env Env) {
 		q := env.NewQueue(t, nil)
 		bc, container := env.NewContainer(t, c)
 		c.Reset()
-		intra, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+		intra, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inter, err := patterns.NewInterPartitionIndex[Emp](client, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+		inter, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](client, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lists, _ := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
-		remote, _ := patterns.NewRemoteIndexEntities(client, "lastnames", "lname_", nil)
+		lists, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](client, nil)), "lastnames", "lname_", nil)
 		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
-		series, _ := patterns.NewDataSeries[int64](client, "D", 24)
-		wide := patterns.NewWideEntity(client, nil)
+		series, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "D", 24)
+		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 		badPK := "a/b"
 		long := strings.Repeat("x", 600)
 		other := staff("000999", "X", "Y", "x@y", 1)
@@ -419,13 +419,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 	t.Run("two inter-partition indexes share one queue and one worker", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		byEmail, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+		byEmail, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "byemail"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "lastname",
+		byName, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "lastname",
 			PartitionKey: func(e *Emp) string { return "lname_" + e.Department },
 			Value:        func(e *Emp) string { return e.LastName + "_" + e.RowKey }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "bylastname"})
 		if err != nil {
@@ -459,13 +459,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatalf("%d messages in the poison queue", n)
 		}
 		bad := &patterns.InterPartitionIndexOptions{Name: "no spaces"}
-		if _, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{{Name: "e",
+		if _, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "e",
 			PartitionKey: func(e *Emp) string { return "e" }, Value: func(e *Emp) string { return e.Email }}}, bad); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("an index name that makes no message type: %v", err)
 		}
 		// Index entities kept elsewhere: the same, by their Name.
 		tb, _ := table.New[Emp](primary, nil)
-		remote, _ := patterns.NewRemoteIndexEntities(primary, "lastnames", "lname_", nil)
+		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](primary, nil)), "lastnames", "lname_", nil)
 		a := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "a"})
 		b := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.FirstName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "b"})
 		if a.MessageType() == b.MessageType() || w.Handle(a.MessageType(), a.Handle) != nil || w.Handle(b.MessageType(), b.Handle) != nil {
@@ -508,7 +508,7 @@ func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	ctx := t.Context()
 	gate := &gatedPolicy{p: firstBatchLost{faults.LoseResponse(1)}}
 	client := env.NewTable(t, &reqcount.Counter{Faults: gate})
-	ix, err := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+	ix, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

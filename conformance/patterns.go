@@ -57,7 +57,7 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("intra-partition index: writes, lookups and their request counts", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+		idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func RunPatterns(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		emailOnly := staffIndexes()[:1]
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", emailOnly, nil)
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", emailOnly, nil)
 		for i, s := range []*Staff{staff("000001", "A", "Jones", "a@x.com", 1), staff("000002", "B", "Jones", "b@x.com", 2), staff("000003", "C", "Smith", "c@x.com", 3)} {
 			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(i, err)
@@ -204,7 +204,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
-		both, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+		both, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
@@ -251,11 +251,11 @@ func RunPatterns(t *testing.T, env Env) {
 			"bad prefix":                     {{Name: "a", Prefix: "a/", Value: v}},
 		}
 		for name, defs := range cases {
-			if _, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", defs, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+			if _, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", defs, nil); !errors.Is(err, patterns.ErrBadDefinition) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		idx, _ := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+		idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}, nil); !errors.Is(err, patterns.ErrNotPrimary) {
 			t.Errorf("RowKey without the primary prefix: %v", err)
 		}
@@ -279,7 +279,7 @@ func RunPatterns(t *testing.T, env Env) {
 		client := env.NewTable(t, c)
 		lastName := func(s *Staff) string { return s.LastName }
 		// A tiny list size makes the value's list continue in new parts.
-		ix, err := patterns.NewIndexEntities[Staff](client, "lname_", lastName, &patterns.IndexEntitiesOptions{MaxListUnits: 40})
+		ix, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", lastName, &patterns.IndexEntitiesOptions{MaxListUnits: 40})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +341,7 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("index entities: 32 concurrent writers lose nothing", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		ix, _ := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+		ix, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 		const writers = 32
 		var wg sync.WaitGroup
 		var attempts atomic.Int64
@@ -383,7 +383,7 @@ func RunPatterns(t *testing.T, env Env) {
 			ManagerName  string
 			ManagerEmail string
 		}
-		d, err := patterns.NewDenormalized[Staff, Department](client, []string{"ManagerName", "ManagerEmail"}, func(s *Staff, dep *Department) {
+		d, err := patterns.NewDenormalized[Staff, Department](tableOf(table.New[Staff](client, nil)), tableOf(table.New[Department](client, nil)), []string{"ManagerName", "ManagerEmail"}, func(s *Staff, dep *Department) {
 			dep.ManagerName, dep.ManagerEmail = s.FirstName+" "+s.LastName, s.Email
 		})
 		if err != nil {
@@ -411,7 +411,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if s, _ := st.Get(ctx, "Sales", "empid_000123", nil); s.Email != "donh@contoso.com" {
 			t.Fatal("the source changed although its copy could not")
 		}
-		if _, err := patterns.NewDenormalized[Staff, Department](client, []string{"Nope"}, func(*Staff, *Department) {}); !errors.Is(err, patterns.ErrBadDefinition) {
+		if _, err := patterns.NewDenormalized[Staff, Department](tableOf(table.New[Staff](client, nil)), tableOf(table.New[Department](client, nil)), []string{"Nope"}, func(*Staff, *Department) {}); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("bad field: %v", err)
 		}
 	})

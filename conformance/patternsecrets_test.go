@@ -62,7 +62,7 @@ func TestPatternBlobErrorsRedactTheSAS(t *testing.T) {
 			errs["ReadLog"] = err
 			break
 		}
-		large, err := patterns.NewLargeEntity[Photo](tc, blobs, "photos", []string{"Image"}, 16, nil)
+		large, err := patterns.NewLargeEntity[Photo](tableOf(table.New[Photo](tc, nil)), blobs, "photos", []string{"Image"}, 16, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

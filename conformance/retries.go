@@ -144,7 +144,7 @@ func RunRetries(t *testing.T, env Env) {
 	qc := &reqcount.Counter{Faults: qfaults}
 	queue := env.NewQueue(t, qc)
 	sender := consistency.NewSender(queue, nil)
-	idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 	t.Run("log tail: latest n in one request, ranges by time", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-		log, err := patterns.NewLogTail[Claim](env.NewTable(t, c), &patterns.LogTailOptions{Writer: "w1"})
+		log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](env.NewTable(t, c), nil)), &patterns.LogTailOptions{Writer: "w1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 	t.Run("data series: one merge per slot, one read per series", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		ds, err := patterns.NewDataSeries[int64](client, "H", 24)
+		ds, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "H", 24)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if _, err := ds.Set(ctx, "messages", "2026-11-21", 9, 1, &patterns.SetOptions{IfMatch: &stale}); !table.IsPreconditionFailed(err) {
 			t.Fatalf("guarded write from a stale version: %v", err)
 		}
-		doubles, _ := patterns.NewDataSeries[float64](client, "D", 4)
+		doubles, _ := patterns.NewDataSeries[float64](tableOf(table.New[table.Entity](client, nil)), "D", 4)
 		if _, err := doubles.SetMany(ctx, "d", "r", map[int]float64{0: 2.5, 3: -1.25}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("double series: %+v %v", s, err)
 		}
 		c.Reset()
-		if _, err := patterns.NewDataSeries[int64](client, "H", 253); !errors.Is(err, patterns.ErrTooManySlots) {
+		if _, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "H", 253); !errors.Is(err, patterns.ErrTooManySlots) {
 			t.Fatalf("253 slots: %v", err)
 		}
 		if _, err := ds.Set(ctx, "p", "r", 24, 1, nil); !errors.Is(err, table.ErrValueOutOfRange) {
@@ -139,7 +139,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("wide entity: 1,000 properties and 3 MiB in one transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(env.NewTable(t, c), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), nil)
 		stats := map[string]any{}
 		for d := 0; d < 1000; d++ {
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)
@@ -199,7 +199,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("sharded appends, merged in key order", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		s, err := patterns.NewSharded[Event](env.NewTable(t, c), "events", 8)
+		s, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.NewTable(t, c), nil)), "events", 8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if !slices.Equal(top, []int{50, 51, 52, 53, 54}) {
 			t.Fatalf("Top 5 from 50: %v", top)
 		}
-		if _, err := patterns.NewSharded[Event](env.NewTable(t, c), "events", 0); !errors.Is(err, patterns.ErrBadDefinition) {
+		if _, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.NewTable(t, c), nil)), "events", 0); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("0 shards: %v", err)
 		}
 	})

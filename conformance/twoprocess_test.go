@@ -60,12 +60,12 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 		return faults.Stats{}, err
 	}
 	ctx := t.Context()
-	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
+	ix, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](people, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](staffTable, nil)), "empid_", staffIndexes(), nil)
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
-	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
+	cross, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
 	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
 	// default back-off and polling): the soak shows what a user running
 	// NewWorker with nil options gets, not what test-tuned options get.
@@ -195,7 +195,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	q, poison := newQueue(), newQueue()
 	primaries, copies := newTable(), newTable()
 
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](staffTable, "empid_", staffIndexes(), nil)
+	idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](staffTable, nil)), "empid_", staffIndexes(), nil)
 	for i := 0; i < soakStaff; i++ {
 		if err := idx.Add(ctx, staff(fmt.Sprintf("%06d", i), "F", "Jones", fmt.Sprintf("start%d@contoso.com", i), i), nil); err != nil {
 			t.Fatal(err)
@@ -236,7 +236,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	drainAll(t, q, consistency.NewWorker(q, poison, quick(nil))) // nothing left for it, or the test fails below
 
 	// Index entities: every ID of both processes, once, under its value.
-	ix, _ := patterns.NewIndexEntities[Staff](people, "lname_", func(s *Staff) string { return s.LastName }, nil)
+	ix, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](people, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 	seen := map[string]int{}
 	for _, last := range surnames {
 		ids, err := ix.Lookup(ctx, "Sales", last, nil)
@@ -273,7 +273,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
-	cross, _ := patterns.NewInterPartitionIndex[Emp](primaries, q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
+	cross, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
 	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("VerifyAll: %+v %v", crep, err)
@@ -284,7 +284,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 }
 
 func soakEmailIndex(copies *aztables.Client) patterns.CrossIndexDef[Emp] {
-	return patterns.CrossIndexDef[Emp]{Name: "email", Client: copies,
+	return patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
 }

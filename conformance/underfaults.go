@@ -235,7 +235,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 21, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			idx, err := patterns.NewIntraPartitionIndex[Staff](client, "empid_", staffIndexes(), nil)
+			idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("index entities", func(t *testing.T) {
 		underFaults(t, env, svc, 22, func(r *faultRun) state {
 			return oneTable(r, "people", func(ctx context.Context, client *aztables.Client) {
-				ix, err := patterns.NewIndexEntities[Staff](client, "lname_", func(s *Staff) string { return s.LastName }, nil)
+				ix, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -307,10 +307,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			primary, copies := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			def := patterns.CrossIndexDef[Emp]{Name: "email", Client: copies,
+			def := patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 				PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 				Value:        func(e *Emp) string { return e.Email }}
-			idx, err := patterns.NewInterPartitionIndex[Emp](primary, q, []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+			idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +347,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			list, err := patterns.NewRemoteIndexEntities(lists, "lastnames", "lname_", nil)
+			list, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastnames", "lname_", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +381,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			list, err := patterns.NewRemoteIndexEntities(lists, "lastnames", "lname_", nil)
+			list, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastnames", "lname_", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -447,7 +447,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("wide entity", func(t *testing.T) {
 		underFaults(t, env, svc, 26, func(r *faultRun) state {
 			return oneTable(r, "stats", func(ctx context.Context, client *aztables.Client) {
-				w := patterns.NewWideEntity(client, nil)
+				w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 				days := func(n, scale int) map[string]any {
 					m := map[string]any{}
 					for d := 0; d < n; d++ {
@@ -467,7 +467,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("log tail", func(t *testing.T) {
 		underFaults(t, env, svc, 27, func(r *faultRun) state {
 			return oneTable(r, "claims", func(ctx context.Context, client *aztables.Client) {
-				log, err := patterns.NewLogTail[Claim](client, &patterns.LogTailOptions{Writer: "w1"})
+				log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](client, nil)), &patterns.LogTailOptions{Writer: "w1"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -484,7 +484,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("data series", func(t *testing.T) {
 		underFaults(t, env, svc, 28, func(r *faultRun) state {
 			return oneTable(r, "series", func(ctx context.Context, client *aztables.Client) {
-				ds, err := patterns.NewDataSeries[int64](client, "H", 24)
+				ds, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "H", 24)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -508,7 +508,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("sharded appends", func(t *testing.T) {
 		underFaults(t, env, svc, 29, func(r *faultRun) state {
 			return oneTable(r, "events", func(ctx context.Context, client *aztables.Client) {
-				sh, err := patterns.NewSharded[Event](client, "events", 8)
+				sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](client, nil)), "events", 8)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -595,7 +595,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 33, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			d, err := patterns.NewDenormalized[Staff, Department](client, []string{"ManagerName", "ManagerEmail"}, func(s *Staff, dep *Department) {
+			d, err := patterns.NewDenormalized[Staff, Department](tableOf(table.New[Staff](client, nil)), tableOf(table.New[Department](client, nil)), []string{"ManagerName", "ManagerEmail"}, func(s *Staff, dep *Department) {
 				dep.ManagerName, dep.ManagerEmail = s.FirstName+" "+s.LastName, s.Email
 			})
 			if err != nil {

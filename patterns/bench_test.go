@@ -36,7 +36,7 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 				if _, err := svc.CreateTable(context.Background(), name, nil); err != nil {
 					b.Fatal(err)
 				}
-				ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, nil)
+				ix, _ := patterns.NewIndexEntities[emp](tableOf(table.New[emp](svc.NewClient(name), nil)), "lname_", func(e *emp) string { return e.LastName }, nil)
 				b.StartTimer()
 				start := time.Now()
 				var wg sync.WaitGroup
@@ -122,7 +122,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 	}
 	b.Cleanup(func() { _, _ = svc.DeleteTable(context.Background(), name, nil) })
 	const n = 200
-	setup, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, nil)
+	setup, _ := patterns.NewIndexEntities[emp](tableOf(table.New[emp](svc.NewClient(name), nil)), "lname_", func(e *emp) string { return e.LastName }, nil)
 	for i := 0; i < n; i++ {
 		if _, err := setup.Add(context.Background(), &emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%06d", i)}, LastName: "Jones"}, nil); err != nil {
 			b.Fatal(err)
@@ -130,7 +130,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 	}
 	for _, par := range []int{1, 2, 4, 8, 16, 32} {
 		b.Run(fmt.Sprintf("parallelism=%d", par), func(b *testing.B) {
-			ix, _ := patterns.NewIndexEntities[emp](svc.NewClient(name), "lname_", func(e *emp) string { return e.LastName }, &patterns.IndexEntitiesOptions{LookupParallelism: par})
+			ix, _ := patterns.NewIndexEntities[emp](tableOf(table.New[emp](svc.NewClient(name), nil)), "lname_", func(e *emp) string { return e.LastName }, &patterns.IndexEntitiesOptions{LookupParallelism: par})
 			for b.Loop() {
 				got, err := ix.LookupEntities(context.Background(), "Sales", "Jones", nil)
 				if err != nil || len(got) != n {
@@ -158,7 +158,7 @@ func BenchmarkIntraPartitionAdd(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	idx, err := patterns.NewIntraPartitionIndex[benchStaff](client, "empid_", []patterns.IndexDef[benchStaff]{
+	idx, err := patterns.NewIntraPartitionIndex[benchStaff](tableOf(table.New[benchStaff](client, nil)), "empid_", []patterns.IndexDef[benchStaff]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(s *benchStaff) string { return s.Email }},
 		{Name: "lname", Prefix: "lname_", Value: func(s *benchStaff) string { return s.LastName }, Project: []string{"FirstName", "LastName"}},
 	}, nil)
@@ -186,7 +186,7 @@ func BenchmarkWidePut(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	w := patterns.NewWideEntity(client, nil)
+	w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 	props := map[string]any{}
 	for d := 0; d < 300; d++ {
 		props[fmt.Sprintf("D%03d", d)] = int64(d)

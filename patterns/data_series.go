@@ -34,8 +34,12 @@ type DataSeries[V int32 | int64 | float64] struct {
 }
 
 // NewDataSeries defines series of slots values stored as properties named
-// prefix and the zero-padded slot number. No request is sent.
-func NewDataSeries[V int32 | int64 | float64](client table.Client, prefix string, slots int) (*DataSeries[V], error) {
+// prefix and the zero-padded slot number, in the entities of tbl (whose
+// name, logger and tracing apply). No request is sent.
+func NewDataSeries[V int32 | int64 | float64](tbl *table.Table[table.Entity], prefix string, slots int) (*DataSeries[V], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: DataSeries needs a table", ErrBadDefinition)
+	}
 	if slots < 1 {
 		return nil, fmt.Errorf("%w: a data series needs at least 1 slot, not %d", ErrBadDefinition, slots)
 	}
@@ -45,10 +49,6 @@ func NewDataSeries[V int32 | int64 | float64](client table.Client, prefix string
 	width := len(strconv.Itoa(slots - 1))
 	if err := keys.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
-	}
-	tbl, err := table.New[table.Entity](client, nil)
-	if err != nil {
-		return nil, err
 	}
 	return &DataSeries[V]{tbl: tbl, prefix: prefix, slots: slots, width: width}, nil
 }

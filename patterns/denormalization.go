@@ -25,16 +25,14 @@ type Denormalized[S, D any] struct {
 
 // NewDenormalized keeps the properties fields of D equal to what copyFn
 // derives from S. fields must name properties of D; copyFn sets exactly
-// those fields. No request is sent.
-func NewDenormalized[S, D any](client table.Client, fields []string, copyFn func(src *S, dst *D)) (*Denormalized[S, D], error) {
-	src, err := table.New[S](client, nil)
-	if err != nil {
-		return nil, err
+// those fields. src and dst are the two views of one table (the same
+// client: a change is one transaction), each with its own codec and
+// encryption. No request is sent.
+func NewDenormalized[S, D any](src *table.Table[S], dst *table.Table[D], fields []string, copyFn func(src *S, dst *D)) (*Denormalized[S, D], error) {
+	if src == nil || dst == nil {
+		return nil, fmt.Errorf("%w: Denormalized needs the source's and the copies' table", ErrBadDefinition)
 	}
-	dst, err := table.New[D](client, nil)
-	if err != nil {
-		return nil, err
-	}
+	client := src.Client()
 	if copyFn == nil || len(fields) == 0 {
 		return nil, fmt.Errorf("%w: Denormalized needs fields and a copy func", ErrBadDefinition)
 	}

@@ -45,4 +45,13 @@
 // dropping tables), Sharded (appends over N partitions, a merged reader),
 // BlobLog (log data in blobs by hour) and TableSAS (a token for one key
 // range).
+//
+// Every pattern over a table takes the program's *table.Table handle, not a
+// client: the codec, encryption, name, logger and tracing are configured
+// once, with table.New, and every pattern over that table uses them, so a
+// type with an encrypted field works with every pattern. Patterns of raw
+// entities (DataSeries, WideEntity, RemoteIndexEntities, the copies of
+// CrossIndexDef.Table) take a *table.Table[table.Entity] (t.Entities() of a
+// typed handle shares its options). RollingTables, which makes a table per
+// period, takes the options for them in RollingTablesOptions.Table.
 package patterns

@@ -49,7 +49,11 @@ func ExampleLargeEntity_compress() {
 		table.Meta
 		Body string
 	}
-	reports, _ := patterns.NewLargeEntity[Report](client, bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
+	reportTable, err := table.New[Report](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	reports, _ := patterns.NewLargeEntity[Report](reportTable, bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
 	body := strings.Repeat("customer,order,amount\n42,1000017,99.50\n", 5000)
 	_ = reports.Put(ctx, &Report{Meta: table.Meta{PartitionKey: "2026-11", RowKey: "daily"}, Body: body}, nil)
 	back, _ := reports.Get(ctx, "2026-11", "daily", nil)

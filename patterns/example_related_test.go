@@ -42,7 +42,15 @@ func ExampleDenormalized() {
 	deps, _ := table.New[Department](client, nil)
 	_ = deps.Add(ctx, &Department{Meta: table.Meta{PartitionKey: "Sales", RowKey: "department"}, EntityType: "Department"}, nil)
 
-	managers, err := patterns.NewDenormalized[Person, Department](client, []string{"ManagerName", "ManagerEmail"}, func(p *Person, d *Department) {
+	personTable, err := table.New[Person](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	departmentTable, err := table.New[Department](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	managers, err := patterns.NewDenormalized[Person, Department](personTable, departmentTable, []string{"ManagerName", "ManagerEmail"}, func(p *Person, d *Department) {
 		d.ManagerName, d.ManagerEmail = p.FirstName+" "+p.LastName, p.Email
 	})
 	if err != nil {
@@ -131,7 +139,11 @@ func ExampleInterPartitionIndex() {
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
 
-	byEmail, err := patterns.NewInterPartitionIndex[Person](client, q, []patterns.CrossIndexDef[Person]{{
+	personTable, err := table.New[Person](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	byEmail, err := patterns.NewInterPartitionIndex[Person](personTable, q, []patterns.CrossIndexDef[Person]{{
 		Name:         "email",
 		PartitionKey: func(p *Person) string { return "email_" + p.Department },
 		Value:        func(p *Person) string { return p.Email },
@@ -169,7 +181,11 @@ func ExampleEventualIndexEntities() {
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
 
-	byLastName, err := patterns.NewRemoteIndexEntities(lists, "lastnames", "lname_", nil)
+	listsTable, err := table.New[table.Entity](lists, nil)
+	if err != nil {
+		panic(err)
+	}
+	byLastName, err := patterns.NewRemoteIndexEntities(listsTable, "lastnames", "lname_", nil)
 	if err != nil {
 		panic(err)
 	}

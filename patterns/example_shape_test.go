@@ -27,7 +27,11 @@ func newClient(name string) (*fake.TableService, table.Client) {
 func ExampleLogTail() {
 	ctx := context.Background()
 	_, client := newClient("Expenses")
-	claims, _ := patterns.NewLogTail[Claim](client, nil)
+	claimTable, err := table.New[Claim](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	claims, _ := patterns.NewLogTail[Claim](claimTable, nil)
 	base := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < 15; i++ {
 		_ = claims.AppendAt(ctx, "empid_000123", base.AddDate(0, 0, i), &Claim{Amount: float64(i) + 0.5}, nil)
@@ -42,7 +46,11 @@ func ExampleLogTail() {
 func ExampleDataSeries() {
 	ctx := context.Background()
 	_, client := newClient("Stats")
-	perHour, _ := patterns.NewDataSeries[int64](client, "H", 24)
+	entities, err := table.New[table.Entity](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	perHour, _ := patterns.NewDataSeries[int64](entities, "H", 24)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 14, 42, nil)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 15, 7, nil)
 	day, _ := perHour.Get(ctx, "messages", "2026-11-21", nil)
@@ -54,7 +62,11 @@ func ExampleDataSeries() {
 func ExampleWideEntity() {
 	ctx := context.Background()
 	_, client := newClient("Stats")
-	w := patterns.NewWideEntity(client, nil)
+	entities, err := table.New[table.Entity](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	w := patterns.NewWideEntity(entities, nil)
 	days := map[string]any{}
 	for d := 0; d < 365; d++ {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)
@@ -70,7 +82,11 @@ func ExampleWideEntity() {
 func ExampleSharded() {
 	ctx := context.Background()
 	_, client := newClient("Events")
-	events, _ := patterns.NewSharded[Claim](client, "events", 4)
+	claimTable, err := table.New[Claim](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	events, _ := patterns.NewSharded[Claim](claimTable, "events", 4)
 	base := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	for i := 0; i < 8; i++ {
 		_ = events.Append(ctx, fmt.Sprint("source", i), &Claim{Meta: table.Meta{RowKey: keys.Ticks(base.Add(time.Duration(i) * time.Minute))}, Amount: float64(i)}, nil)
@@ -108,7 +124,11 @@ func ExampleLargeEntity() {
 		table.Meta
 		Photo []byte
 	}
-	photos, _ := patterns.NewLargeEntity[Employee](client, bc, "photos", []string{"Photo"}, 0, nil)
+	employeeTable, err := table.New[Employee](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	photos, _ := patterns.NewLargeEntity[Employee](employeeTable, bc, "photos", []string{"Photo"}, 0, nil)
 	_ = photos.Put(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Photo: make([]byte, 200_000)}, nil)
 	back, _ := photos.Get(ctx, "Sales", "000123", nil)
 	fmt.Println(len(back.Photo), len(blobs.Names("photos")))

@@ -22,7 +22,11 @@ func ExampleIntraPartitionIndex() {
 	client := svc.NewClient("Employees", nil)
 	_, _ = client.CreateTable(ctx, nil)
 
-	employees, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
+	employeeTable, err := table.New[Employee](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	employees, err := patterns.NewIntraPartitionIndex[Employee](employeeTable, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 	}, nil)
 
@@ -50,7 +54,11 @@ func ExampleIndexEntities() {
 	client := svc.NewClient("Employees", nil)
 	_, _ = client.CreateTable(ctx, nil)
 
-	byLastName, err := patterns.NewIndexEntities[Employee](client, "lname_", func(e *Employee) string { return e.LastName }, nil)
+	employeeTable, err := table.New[Employee](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	byLastName, err := patterns.NewIndexEntities[Employee](employeeTable, "lname_", func(e *Employee) string { return e.LastName }, nil)
 	if err != nil {
 		panic(err)
 	}

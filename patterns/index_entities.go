@@ -86,17 +86,17 @@ type IndexEntities[T any] struct {
 }
 
 // NewIndexEntities indexes T by value(v) under RowKeys that start with
-// prefix. No request is sent.
-func NewIndexEntities[T any](client table.Client, prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
-	tbl, err := table.New[T](client, nil)
-	if err != nil {
-		return nil, err
-	}
+// prefix, in tbl (whose codec, encryption, name, logger and tracing the
+// index entities share). No request is sent.
+func NewIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
 	return newIndexEntities(tbl, prefix, value, opts)
 }
 
-// newIndexEntities is NewIndexEntities over a Table (the entity model's).
+// newIndexEntities is NewIndexEntities, also used by the entity model.
 func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: IndexEntities needs a table", ErrBadDefinition)
+	}
 	client := tbl.Client()
 	if value == nil || prefix == "" {
 		return nil, fmt.Errorf("%w: IndexEntities needs a prefix and a value func", ErrBadDefinition)

@@ -23,8 +23,9 @@ import (
 type CrossIndexDef[T any] struct {
 	// Name identifies the index in lookups and reports.
 	Name string
-	// Client is the table that holds the copies; nil means the primary's.
-	Client table.Client
+	// Table is the table that holds the copies, as raw entities; nil means
+	// the primaries' table (its Entities view).
+	Table *table.Table[table.Entity]
 	// PartitionKey is the copy's PartitionKey (the guide's "email_" and the
 	// department: "email_Sales").
 	PartitionKey func(v *T) string
@@ -116,19 +117,17 @@ type InterPartitionIndexOptions struct {
 }
 
 // NewInterPartitionIndex defines the indexes of T, whose primaries live in
-// primary; updates travel on queue. No request is sent.
-func NewInterPartitionIndex[T any](primary table.Client, queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
-	tbl, err := table.New[T](primary, nil)
-	if err != nil {
-		return nil, err
-	}
+// tbl; updates travel on queue. No request is sent.
+func NewInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
 	return newInterPartitionIndex(tbl, queue, defs, opts)
 }
 
-// newInterPartitionIndex is NewInterPartitionIndex over a Table (the
-// entity model's).
+// newInterPartitionIndex is NewInterPartitionIndex, also used by the
+// entity model.
 func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
-	primary := tbl.Client()
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: InterPartitionIndex needs the primaries' table", ErrBadDefinition)
+	}
 	var err error
 	if queue == nil {
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
@@ -158,13 +157,9 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 			return nil, fmt.Errorf("%w: two indexes named %s", ErrBadDefinition, d.Name)
 		}
 		x.byName[d.Name] = i
-		c := d.Client
-		if c == nil {
-			c = primary
-		}
-		ct, err := table.New[table.Entity](c, nil)
-		if err != nil {
-			return nil, err
+		ct := d.Table
+		if ct == nil {
+			ct = tbl.Entities()
 		}
 		x.copies = append(x.copies, ct)
 		var proj map[string]bool

@@ -65,22 +65,22 @@ type IntraPartitionIndexOptions struct {
 	TableName string
 }
 
-// NewIntraPartitionIndex defines the indexes of T over client. Every rule is
+// NewIntraPartitionIndex defines the indexes of T in tbl, whose codec,
+// encryption, name, logger and tracing the copies share. Every rule is
 // checked here, before any request: prefixes non-empty and none the start
 // of another, names unique, projections naming T's properties, and the
 // largest transaction a change can need (the entity, plus a delete and a
 // write per index) within the service's 100 operations.
-func NewIntraPartitionIndex[T any](client table.Client, primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
-	tbl, err := table.New[T](client, nil)
-	if err != nil {
-		return nil, err
-	}
+func NewIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
 	return newIntraPartitionIndex(tbl, primaryPrefix, defs, opts)
 }
 
-// newIntraPartitionIndex is NewIntraPartitionIndex over a Table, whose
-// encryption, codec and name the copies then share (the entity model's).
+// newIntraPartitionIndex is NewIntraPartitionIndex, also used by the
+// entity model.
 func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: IntraPartitionIndex needs a table", ErrBadDefinition)
+	}
 	client := tbl.Client()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadDefinition, fmt.Sprintf(format, args...))

@@ -151,11 +151,11 @@ func (e *BlobMissingError) Error() string {
 func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
-// larger than threshold bytes (0 means DefaultLargeThreshold).
-func NewLargeEntity[T any](client table.Client, blobs BlobStore, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
-	tbl, err := table.New[T](client, nil)
-	if err != nil {
-		return nil, err
+// larger than threshold bytes (0 means DefaultLargeThreshold), the
+// entities in tbl.
+func NewLargeEntity[T any](tbl *table.Table[T], blobs BlobStore, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: LargeEntity needs a table", ErrBadDefinition)
 	}
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)

@@ -31,11 +31,11 @@ func TestLargeEntityCompress(t *testing.T) {
 	body := strings.Repeat("customer,order,amount,city\n42,1000017,99.50,Lisbon\n", 4000) // 200 KB of CSV
 
 	// Written before Compress was switched on: a plain blob.
-	plain, _ := patterns.NewLargeEntity[report](client, bc, "bodies", []string{"Body"}, 0, nil)
+	plain, _ := patterns.NewLargeEntity[report](tableOf(table.New[report](client, nil)), bc, "bodies", []string{"Body"}, 0, nil)
 	if err := plain.Put(ctx, &report{Meta: table.Meta{PartitionKey: "2026", RowKey: "old"}, Body: body}, nil); err != nil {
 		t.Fatal(err)
 	}
-	zipped, _ := patterns.NewLargeEntity[report](client, bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
+	zipped, _ := patterns.NewLargeEntity[report](tableOf(table.New[report](client, nil)), bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
 	if err := zipped.Put(ctx, &report{Meta: table.Meta{PartitionKey: "2026", RowKey: "new"}, Title: "t", Body: body}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestLargeEntityCompressedBlobBomb(t *testing.T) {
 	blobs := fake.NewBlobService(nil)
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "bodies", nil)
-	l, _ := patterns.NewLargeEntity[report](client, bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
+	l, _ := patterns.NewLargeEntity[report](tableOf(table.New[report](client, nil)), bc, "bodies", []string{"Body"}, 0, &patterns.LargeEntityOptions{Compress: true})
 	if err := l.Put(ctx, &report{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Body: strings.Repeat("x", 40_000)}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestLargeEntityCompressedBlobBomb(t *testing.T) {
 	}
 	// A gzip blob whose entity records no size (not written by Compress)
 	// is refused rather than inflated without a bound.
-	plainL, _ := patterns.NewLargeEntity[report](client, bc, "bodies", []string{"Body"}, 0, nil)
+	plainL, _ := patterns.NewLargeEntity[report](tableOf(table.New[report](client, nil)), bc, "bodies", []string{"Body"}, 0, nil)
 	if err := plainL.Put(ctx, &report{Meta: table.Meta{PartitionKey: "p", RowKey: "q"}, Body: strings.Repeat("y", 40_000)}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestLargeEntityKeyErrorsNameTheirOperation(t *testing.T) {
 	blobs := fake.NewBlobService(nil)
 	bc := blobs.NewClient(c.BlobOptions())
 	_, _ = bc.CreateContainer(ctx, "bodies", nil)
-	l, err := patterns.NewLargeEntity[report](client, bc, "bodies", []string{"Body"}, 0, nil)
+	l, err := patterns.NewLargeEntity[report](tableOf(table.New[report](client, nil)), bc, "bodies", []string{"Body"}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

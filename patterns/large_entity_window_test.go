@@ -65,7 +65,7 @@ func TestLargeEntityPutWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	newLE := func(b BlobStore) *LargeEntity[photoRow] {
-		le, err := NewLargeEntity[photoRow](client, b, "photos", []string{"Photo"}, 0, nil)
+		le, err := NewLargeEntity[photoRow](tableOf(table.New[photoRow](client, nil)), b, "photos", []string{"Photo"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,11 +36,10 @@ type LogTailOptions struct {
 	Now func() time.Time
 }
 
-// NewLogTail returns a log over client. No request is sent.
-func NewLogTail[T any](client table.Client, opts *LogTailOptions) (*LogTail[T], error) {
-	tbl, err := table.New[T](client, nil)
-	if err != nil {
-		return nil, err
+// NewLogTail returns a log in tbl. No request is sent.
+func NewLogTail[T any](tbl *table.Table[T], opts *LogTailOptions) (*LogTail[T], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: LogTail needs a table", ErrBadDefinition)
 	}
 	l := &LogTail[T]{tbl: tbl, keys: &keys.LogKeys{}, now: time.Now}
 	if opts != nil {

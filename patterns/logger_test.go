@@ -27,8 +27,8 @@ func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
 	var logs bytes.Buffer
-	x, err := NewInterPartitionIndex[traced](client, q, []CrossIndexDef[traced]{{
-		Name: "email", Client: missing, PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
+	x, err := NewInterPartitionIndex[traced](tableOf(table.New[traced](client, nil)), q, []CrossIndexDef[traced]{{
+		Name: "email", Table: tableOf(table.New[table.Entity](missing, nil)), PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
 	}}, &InterPartitionIndexOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

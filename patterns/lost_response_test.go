@@ -46,13 +46,13 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 
 	// Without the option the SDK's retry meets the committed transaction.
 	svc, client := lossyTable(t, 1)
-	idx, _ := patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
+	idx, _ := patterns.NewIntraPartitionIndex[person](tableOf(table.New[person](client, nil)), "empid_", defs, nil)
 	if err := idx.Add(t.Context(), don(), nil); !table.IsAlreadyExists(err) || svc.Len("people") != 2 {
 		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
 	}
 
 	svc, client = lossyTable(t, 1)
-	idx, _ = patterns.NewIntraPartitionIndex[person](client, "empid_", defs, nil)
+	idx, _ = patterns.NewIntraPartitionIndex[person](tableOf(table.New[person](client, nil)), "empid_", defs, nil)
 	v := don()
 	if err := idx.Add(t.Context(), v, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
@@ -84,18 +84,18 @@ func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
 	// A lost response of the first request, the read of the index entity,
 	// is harmless: the SDK reads again.
 	_, client := lossyTable(t, 1)
-	ix, _ := patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	ix, _ := patterns.NewIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", lastName, nil)
 	if _, err := ix.Add(t.Context(), ben(), nil); err != nil {
 		t.Fatalf("Add after a lost read: %v", err)
 	}
 	// The second request is the transaction: its retry meets the commit.
 	_, client = lossyTable(t, 2)
-	ix, _ = patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	ix, _ = patterns.NewIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", lastName, nil)
 	if _, err := ix.Add(t.Context(), ben(), nil); !table.IsAlreadyExists(err) {
 		t.Fatalf("plain Add after a lost transaction response: %v", err)
 	}
 	svc, client := lossyTable(t, 2)
-	ix, _ = patterns.NewIndexEntities[person](client, "lname_", lastName, nil)
+	ix, _ = patterns.NewIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", lastName, nil)
 	if _, err := ix.Add(t.Context(), ben(), &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
 
 func TestLogTailAppendAfterALostResponse(t *testing.T) {
 	svc, client := lossyTable(t, 1)
-	log, _ := patterns.NewLogTail[person](client, nil)
+	log, _ := patterns.NewLogTail[person](tableOf(table.New[person](client, nil)), nil)
 	if err := log.Append(t.Context(), "empid_000123", &person{Email: "a"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -122,13 +122,13 @@ func TestLogTailAppendAfterALostResponse(t *testing.T) {
 
 func TestShardedAppendAfterALostResponse(t *testing.T) {
 	_, client := lossyTable(t, 1)
-	s, _ := patterns.NewSharded[person](client, "events", 4)
+	s, _ := patterns.NewSharded[person](tableOf(table.New[person](client, nil)), "events", 4)
 	e := &person{Meta: table.Meta{RowKey: "0001"}}
 	if err := s.Append(t.Context(), "src", e, nil); !table.IsAlreadyExists(err) {
 		t.Fatalf("plain Append: %v", err)
 	}
 	svc, client := lossyTable(t, 1)
-	s, _ = patterns.NewSharded[person](client, "events", 4)
+	s, _ = patterns.NewSharded[person](tableOf(table.New[person](client, nil)), "events", 4)
 	if err := s.Append(t.Context(), "src", &person{Meta: table.Meta{RowKey: "0001"}}, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestEventualIndexEntitiesPublishDelay(t *testing.T) {
 	q := fake.NewQueueService(nil).NewQueueClient("lastnames", nil)
 	_, _ = q.Create(ctx, nil)
 	tb, _ := table.New[person](people, nil)
-	list, _ := patterns.NewRemoteIndexEntities(people, "lists", "lname_", nil)
+	list, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](people, nil)), "lists", "lname_", nil)
 	rec := &hiddenFor{Queue: q}
 	for _, opts := range []*patterns.EventualIndexEntitiesOptions{nil, {PublishDelay: 2 * time.Second}} {
 		ix := patterns.NewEventualIndexEntities(tb, func(p *person) string { return p.LastName }, list, consistency.NewSender(rec, nil), opts)

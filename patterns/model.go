@@ -330,26 +330,6 @@ func (m *Model[T]) crossRow(op string, cur, next *T) (modelRow, error) {
 	return row, nil
 }
 
-// remoteChanged reports a write that changes some RemoteLists value (an
-// add or a delete changes every value the entity has): without one, and
-// without CrossCopies, the indexes outside the partition have nothing to
-// do and the write sends no message.
-func (m *Model[T]) remoteChanged(cur, next *T) bool {
-	for _, d := range m.remote {
-		old, now := "", ""
-		if cur != nil {
-			old = d.Value(cur)
-		}
-		if next != nil {
-			now = d.Value(next)
-		}
-		if old != now {
-			return true
-		}
-	}
-	return false
-}
-
 // around runs write with the message of rows sent around it: hidden
 // before, shown after (consistency.Sender.SendAround), so a crash at any
 // step leaves a message that converges the indexes outside the partition
@@ -619,7 +599,7 @@ func (m *Model[T]) write(ctx context.Context, op string, primary func() (batch.O
 		return err
 	}
 	var rows []modelRow
-	if m.sender != nil && (m.cross != nil || m.remoteChanged(cur, next)) {
+	if m.sender != nil && (next != nil || cur != nil) {
 		rows = []modelRow{row}
 	}
 	return m.around(ctx, rows, func() error { return m.commit(ctx, op, primary, cur, next) })

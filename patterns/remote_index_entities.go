@@ -40,25 +40,26 @@ type IDListIDsOptions struct{}
 type RemoteIndexEntities struct {
 	client    table.Client
 	partition string
-	x         *IndexEntities[listOwner]
+	x         *IndexEntities[table.Entity]
 	retry     table.RetryOptions
 }
 
-// listOwner stands in for the indexed type: the lists are kept apart from
-// the entities, so only their keys matter.
-type listOwner struct{ table.Meta }
-
-// NewRemoteIndexEntities stores lists in client's table under partition,
-// with RowKeys that start with prefix.
-func NewRemoteIndexEntities(client table.Client, partition, prefix string, opts *IndexEntitiesOptions) (*RemoteIndexEntities, error) {
+// NewRemoteIndexEntities stores lists in tbl under partition, with RowKeys
+// that start with prefix.
+func NewRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix string, opts *IndexEntitiesOptions) (*RemoteIndexEntities, error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: RemoteIndexEntities needs the lists' table", ErrBadDefinition)
+	}
 	if err := keys.ValidatePartitionKey(partition); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	x, err := NewIndexEntities[listOwner](client, prefix, func(*listOwner) string { return "" }, opts)
+	// The lists are kept apart from the entities, so only their keys
+	// matter: the indexed type is the raw entity.
+	x, err := newIndexEntities(tbl, prefix, func(*table.Entity) string { return "" }, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &RemoteIndexEntities{client: client, partition: partition, x: x, retry: x.retry}, nil
+	return &RemoteIndexEntities{client: tbl.Client(), partition: partition, x: x, retry: x.retry}, nil
 }
 
 func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {

@@ -30,6 +30,7 @@ type RollingTables[T any] struct {
 	period    keys.Period
 	retention time.Duration
 	now       func() time.Time
+	tblOpts   table.Options // each period's table's; Name set per table
 
 	mu    sync.Mutex
 	known map[time.Time]string // period start -> table in use
@@ -42,6 +43,10 @@ type RollingTablesOptions struct {
 	Retention time.Duration
 	// Now is the clock of Expire. Default: time.Now.
 	Now func() time.Time
+	// Table configures every period's table (codec, encryption, logger,
+	// tracing) as table.New's options do; its Name is replaced by each
+	// table's own. Default: nil, table.New's defaults.
+	Table *table.Options
 }
 
 // NewRollingTables names tables prefix + period digits. No request is sent.
@@ -49,10 +54,15 @@ func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys
 	if _, err := keys.PeriodTable(prefix, period, time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), 0); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	if _, err := table.New[T](svc.NewClient("probe"), nil); err != nil {
+	r := &RollingTables[T]{svc: svc, prefix: prefix, period: period, retention: 60 * 24 * time.Hour, now: time.Now, known: map[time.Time]string{}}
+	if opts != nil && opts.Table != nil {
+		r.tblOpts = *opts.Table
+	}
+	// The type and options are checked once here, so a period's table is
+	// never refused later.
+	if _, err := r.open("probe"); err != nil {
 		return nil, err
 	}
-	r := &RollingTables[T]{svc: svc, prefix: prefix, period: period, retention: 60 * 24 * time.Hour, now: time.Now, known: map[time.Time]string{}}
 	if opts != nil {
 		if opts.Retention > 0 {
 			r.retention = opts.Retention
@@ -84,7 +94,14 @@ func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *
 		r.known[start] = name
 		r.mu.Unlock()
 	}
-	return table.New[T](r.svc.NewClient(name), &table.Options{Name: name})
+	return r.open(name)
+}
+
+// open is the typed table called name, configured as Options.Table says.
+func (r *RollingTables[T]) open(name string) (*table.Table[T], error) {
+	o := r.tblOpts
+	o.Name = name
+	return table.New[T](r.svc.NewClient(name), &o)
 }
 
 func (r *RollingTables[T]) create(ctx context.Context, op string, at time.Time) (string, error) {
@@ -167,7 +184,7 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 			if !pt.start.Before(to) || !end.After(from) {
 				continue
 			}
-			t, err := table.New[T](r.svc.NewClient(pt.name), &table.Options{Name: pt.name})
+			t, err := r.open(pt.name)
 			if err != nil {
 				yield(nil, err)
 				return

@@ -24,17 +24,16 @@ type Sharded[T any] struct {
 
 // NewSharded spreads entities over n partitions named prefix_00 … (see
 // keys.ShardName). No request is sent.
-func NewSharded[T any](client table.Client, partitionPrefix string, n int) (*Sharded[T], error) {
+func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sharded[T], error) {
+	if tbl == nil {
+		return nil, fmt.Errorf("%w: Sharded needs a table", ErrBadDefinition)
+	}
 	if n < 1 {
 		return nil, fmt.Errorf("%w: shard count %d; at least 1", ErrBadDefinition, n)
 	}
 	names, err := keys.ShardNames(partitionPrefix, n)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
-	}
-	tbl, err := table.New[T](client, nil)
-	if err != nil {
-		return nil, err
 	}
 	return &Sharded[T]{tbl: tbl, prefix: partitionPrefix, n: n, names: names}, nil
 }

@@ -86,7 +86,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	}
 	tp := rec.Provider()
 
-	intra, err := NewIntraPartitionIndex[traced](client, "id_", []IndexDef[traced]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *traced) string { return v.Email }}},
+	intra, err := NewIntraPartitionIndex[traced](tableOf(table.New[traced](client, nil)), "id_", []IndexDef[traced]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *traced) string { return v.Email }}},
 		&IntraPartitionIndexOptions{TracingProvider: tp, TableName: "Traced"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	err = intra.Delete(ctx, "Sales", "id_1", nil)
 	checkSpan(t, &rec, from, "IntraPartitionIndex.Delete", "Sales", err != nil)
 
-	ie, err := NewIndexEntities[traced](client, "mail_", func(v *traced) string { return v.Email }, &IndexEntitiesOptions{TracingProvider: tp, TableName: "Traced"})
+	ie, err := NewIndexEntities[traced](tableOf(table.New[traced](client, nil)), "mail_", func(v *traced) string { return v.Email }, &IndexEntitiesOptions{TracingProvider: tp, TableName: "Traced"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +141,12 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	_, err = ie.Remove(ctx, &next, nil)
 	checkSpan(t, &rec, from, "IndexEntities.Remove", "Ops", err != nil)
 
-	wide := NewWideEntity(client, &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)), &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
 	from = len(rec.Spans())
 	err = wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
 	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
 
-	le, err := NewLargeEntity[traced](client, blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	le, err := NewLargeEntity[traced](tableOf(table.New[traced](client, nil)), blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestNoProviderNoSpans(t *testing.T) {
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	wide := NewWideEntity(client, nil)
+	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 	if err := wide.Put(t.Context(), &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestInterPartitionIndexSpans(t *testing.T) {
 	q, poison := queues.NewQueueClient("index", qopts), queues.NewQueueClient("index-poison", nil)
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
-	x, err := NewInterPartitionIndex[traced](client, q, []CrossIndexDef[traced]{{
+	x, err := NewInterPartitionIndex[traced](tableOf(table.New[traced](client, nil)), q, []CrossIndexDef[traced]{{
 		Name: "email", PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
 	}}, &InterPartitionIndexOptions{TracingProvider: rec.Provider(), TableName: "Traced"})
 	if err != nil {

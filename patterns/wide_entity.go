@@ -66,10 +66,10 @@ type WideEntityOptions struct {
 	TableName string
 }
 
-// NewWideEntity returns a WideEntity over client.
-func NewWideEntity(client table.Client, opts *WideEntityOptions) *WideEntity {
-	tbl, _ := table.New[table.Entity](client, nil) // Entity always has a plan
-	w := &WideEntity{client: client, tbl: tbl}
+// NewWideEntity returns a WideEntity over the entities of tbl (whose name,
+// logger and tracing apply).
+func NewWideEntity(tbl *table.Table[table.Entity], opts *WideEntityOptions) *WideEntity {
+	w := &WideEntity{client: tbl.Client(), tbl: tbl}
 	if opts != nil {
 		w.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 	}

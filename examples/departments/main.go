@@ -115,7 +115,11 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("add the Sales department")
-	managers, err := patterns.NewDenormalized[Employee, Department](client, []string{"ManagerName", "ManagerEmail"}, func(e *Employee, d *Department) {
+	employees, err := table.New[Employee](client, nil)
+	if err != nil {
+		return err
+	}
+	managers, err := patterns.NewDenormalized[Employee, Department](employees, departments, []string{"ManagerName", "ManagerEmail"}, func(e *Employee, d *Department) {
 		d.ManagerName, d.ManagerEmail = e.FirstName+" "+e.LastName, e.Email
 	})
 	if err != nil {

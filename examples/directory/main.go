@@ -112,7 +112,11 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lastNames, err := patterns.NewRemoteIndexEntities(client["LastNames"], "lastname", "lastname_", nil)
+	listsTable, err := table.New[table.Entity](client["LastNames"], nil)
+	if err != nil {
+		return err
+	}
+	lastNames, err := patterns.NewRemoteIndexEntities(listsTable, "lastname", "lastname_", nil)
 	if err != nil {
 		return err
 	}
@@ -175,7 +179,11 @@ func run(ctx context.Context, conn, account string) error {
 	fmt.Printf("last name Jones: %d employees across departments\n", len(joneses))
 
 	// Logins in a log tail of the same partitions.
-	logins, err := patterns.NewLogTail[Login](client["Employees"], nil)
+	loginsTable, err := table.New[Login](client["Employees"], nil)
+	if err != nil {
+		return err
+	}
+	logins, err := patterns.NewLogTail[Login](loginsTable, nil)
 	if err != nil {
 		return err
 	}

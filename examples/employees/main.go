@@ -100,7 +100,11 @@ func run(ctx context.Context, conn, account string) error {
 	step("create the table %s and two queues", name)
 
 	fmt.Println("\nintra-partition secondary index (Sales / empid_… and Sales / email_…)")
-	byEmail, err := patterns.NewIntraPartitionIndex[Employee](client, "empid_", []patterns.IndexDef[Employee]{
+	employees, err := table.New[Employee](client, nil)
+	if err != nil {
+		return err
+	}
+	byEmail, err := patterns.NewIntraPartitionIndex[Employee](employees, "empid_", []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 	}, nil)
 
@@ -142,7 +146,7 @@ func run(ctx context.Context, conn, account string) error {
 	step("verify the partition: %d employee, %d copy, consistent = %v", report.Primaries, report.Copies, report.OK())
 
 	fmt.Println("\ninter-partition secondary index (empid_Sales / … and email_Sales / …)")
-	byDeptEmail, err := patterns.NewInterPartitionIndex[Employee](client, work, []patterns.CrossIndexDef[Employee]{{
+	byDeptEmail, err := patterns.NewInterPartitionIndex[Employee](employees, work, []patterns.CrossIndexDef[Employee]{{
 		Name:         "email",
 		PartitionKey: func(e *Employee) string { return "email_" + e.Department },
 		Value:        func(e *Employee) string { return e.Email },

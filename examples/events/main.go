@@ -82,7 +82,11 @@ func run(ctx context.Context, conn, account string) error {
 	defer tables.DeleteTable(context.Background(), name, nil)
 	step("create the table %s", name)
 
-	sharded, err := patterns.NewSharded[Event](tables.NewClient(name), "events", 4)
+	eventsTable, err := table.New[Event](tables.NewClient(name), nil)
+	if err != nil {
+		return err
+	}
+	sharded, err := patterns.NewSharded[Event](eventsTable, "events", 4)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,11 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	// Clean-up is best effort: a failure leaves a uniquely named table.
 	defer tables.DeleteTable(context.Background(), name, nil)
-	claims, err := patterns.NewLogTail[Expense](tables.NewClient(name), nil)
+	claimsTable, err := table.New[Expense](tables.NewClient(name), nil)
+	if err != nil {
+		return err
+	}
+	claims, err := patterns.NewLogTail[Expense](claimsTable, nil)
 	if err != nil {
 		return err
 	}

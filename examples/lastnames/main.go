@@ -102,7 +102,11 @@ func run(ctx context.Context, conn, account string) error {
 	step("create the tables %s and %s and two queues", name, other)
 
 	fmt.Println("\noption 2: index entities in the employees' partition")
-	byLastName, err := patterns.NewIndexEntities[Employee](tables.NewClient(name), "lname_", func(e *Employee) string { return e.LastName }, nil)
+	employees, err := table.New[Employee](tables.NewClient(name), nil)
+	if err != nil {
+		return err
+	}
+	byLastName, err := patterns.NewIndexEntities[Employee](employees, "lname_", func(e *Employee) string { return e.LastName }, nil)
 	if err != nil {
 		return err
 	}
@@ -167,7 +171,11 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lists, err := patterns.NewRemoteIndexEntities(tables.NewClient(other), "lastnames", "lname_", nil)
+	listsTable, err := table.New[table.Entity](tables.NewClient(other), nil)
+	if err != nil {
+		return err
+	}
+	lists, err := patterns.NewRemoteIndexEntities(listsTable, "lastnames", "lname_", nil)
 	if err != nil {
 		return err
 	}

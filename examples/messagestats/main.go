@@ -79,7 +79,11 @@ func run(ctx context.Context, conn, account string) error {
 	client := tables.NewClient(name)
 	step("create the table %s", name)
 
-	hourly, err := patterns.NewDataSeries[int64](client, "H", 24)
+	stats, err := table.New[table.Entity](client, nil)
+	if err != nil {
+		return err
+	}
+	hourly, err := patterns.NewDataSeries[int64](stats, "H", 24)
 	if err != nil {
 		return err
 	}
@@ -98,7 +102,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("the day's 24 hourly counts with one point query: H09 = %d, H14 = %d, H10 unset", day.Values[9], day.Values[14])
 
-	wide := patterns.NewWideEntity(client, nil)
+	wide := patterns.NewWideEntity(stats, nil)
 	year := map[string]any{}
 	for d := range 365 {
 		year[fmt.Sprintf("Day%03d", d)] = int64(1000 + d)

@@ -88,7 +88,11 @@ func run(ctx context.Context, conn, account string) error {
 	defer blobs.DeleteContainer(context.Background(), container, nil)
 	step("create the table %s and the container %s", name, container)
 
-	employees, err := patterns.NewLargeEntity[Employee](tables.NewClient(name), blobs, container, []string{"Photo"}, 0, nil)
+	employeesTable, err := table.New[Employee](tables.NewClient(name), nil)
+	if err != nil {
+		return err
+	}
+	employees, err := patterns.NewLargeEntity[Employee](employeesTable, blobs, container, []string{"Photo"}, 0, nil)
 	if err != nil {
 		return err
 	}

@@ -259,7 +259,11 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 
 // ShardedTable fills a table with n rows over shards shard partitions.
 func ShardedTable(ctx context.Context, client *aztables.Client, n, shards int) (*patterns.Sharded[Row], error) {
-	s, err := patterns.NewSharded[Row](client, "events", shards)
+	events, err := table.New[Row](client, nil)
+	if err != nil {
+		return nil, err
+	}
+	s, err := patterns.NewSharded[Row](events, "events", shards)
 	if err != nil {
 		return nil, err
 	}

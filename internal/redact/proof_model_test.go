@@ -16,7 +16,7 @@ import (
 func modelOpts(copies *aztables.Client, q consistency.Queue) *patterns.ModelOptions[Emp] {
 	return &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_", Copies: emailDefs(),
 		Lists:       []patterns.ListDef[Emp]{{Name: "name", Prefix: "name_", Value: func(v *Emp) string { return v.Name }}},
-		CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "byemail", Client: copies, PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
+		CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "byemail", Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
 		Queue:       q, PublishDelay: time.Second}
 }
 

@@ -22,7 +22,7 @@ func emailDefs() []patterns.IndexDef[Emp] {
 }
 
 func intra(e *env, c *aztables.Client) *patterns.IntraPartitionIndex[Emp] {
-	x, err := patterns.NewIntraPartitionIndex[Emp](c, "empid_", emailDefs(), &patterns.IntraPartitionIndexOptions{TracingProvider: e.tp})
+	x, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](c, nil)), "empid_", emailDefs(), &patterns.IntraPartitionIndexOptions{TracingProvider: e.tp})
 	if err != nil {
 		panic(err)
 	}
@@ -30,7 +30,7 @@ func intra(e *env, c *aztables.Client) *patterns.IntraPartitionIndex[Emp] {
 }
 
 func inter(e *env) *patterns.InterPartitionIndex[Emp] {
-	x, err := patterns.NewInterPartitionIndex[Emp](e.tbl, e.q, []patterns.CrossIndexDef[Emp]{{Name: "email", Client: e.tbl2,
+	x, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](e.tbl, nil)), e.q, []patterns.CrossIndexDef[Emp]{{Name: "email", Table: tableOf(table.New[table.Entity](e.tbl2, nil)),
 		PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
 		&patterns.InterPartitionIndexOptions{TracingProvider: e.tp})
 	if err != nil {
@@ -40,7 +40,7 @@ func inter(e *env) *patterns.InterPartitionIndex[Emp] {
 }
 
 func ixEntities(e *env, c *aztables.Client) *patterns.IndexEntities[Emp] {
-	x, err := patterns.NewIndexEntities[Emp](c, "name_", func(v *Emp) string { return v.Name }, &patterns.IndexEntitiesOptions{TracingProvider: e.tp})
+	x, err := patterns.NewIndexEntities[Emp](tableOf(table.New[Emp](c, nil)), "name_", func(v *Emp) string { return v.Name }, &patterns.IndexEntitiesOptions{TracingProvider: e.tp})
 	if err != nil {
 		panic(err)
 	}
@@ -48,7 +48,7 @@ func ixEntities(e *env, c *aztables.Client) *patterns.IndexEntities[Emp] {
 }
 
 func remote(e *env) *patterns.RemoteIndexEntities {
-	r, err := patterns.NewRemoteIndexEntities(e.tbl2, "names", "name_", nil)
+	r, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](e.tbl2, nil)), "names", "name_", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -76,7 +76,7 @@ func blobLog(e *env) *patterns.BlobLog {
 }
 
 func large(e *env) *patterns.LargeEntity[Emp] {
-	l, err := patterns.NewLargeEntity[Emp](e.tbl, e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+	l, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](e.tbl, nil)), e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
 	if err != nil {
 		panic(err)
 	}
@@ -84,7 +84,7 @@ func large(e *env) *patterns.LargeEntity[Emp] {
 }
 
 func logTail(e *env) *patterns.LogTail[Emp] {
-	l, err := patterns.NewLogTail[Emp](e.tbl, nil)
+	l, err := patterns.NewLogTail[Emp](tableOf(table.New[Emp](e.tbl, nil)), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -100,7 +100,7 @@ func rolling(e *env) *patterns.RollingTables[Emp] {
 }
 
 func series(e *env) *patterns.DataSeries[int64] {
-	d, err := patterns.NewDataSeries[int64](e.tbl, "hour_", 24)
+	d, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](e.tbl, nil)), "hour_", 24)
 	if err != nil {
 		panic(err)
 	}
@@ -108,11 +108,11 @@ func series(e *env) *patterns.DataSeries[int64] {
 }
 
 func wide(e *env) *patterns.WideEntity {
-	return patterns.NewWideEntity(e.tbl, &patterns.WideEntityOptions{TracingProvider: e.tp})
+	return patterns.NewWideEntity(tableOf(table.New[table.Entity](e.tbl, nil)), &patterns.WideEntityOptions{TracingProvider: e.tp})
 }
 
 func sharded(e *env) *patterns.Sharded[Emp] {
-	s, err := patterns.NewSharded[Emp](e.tbl, "shard", 4)
+	s, err := patterns.NewSharded[Emp](tableOf(table.New[Emp](e.tbl, nil)), "shard", 4)
 	if err != nil {
 		panic(err)
 	}
@@ -228,7 +228,7 @@ func init() {
 			// (fake) storage; handled by the index over the failing one.
 			q := fakeQueue(ctx)
 			c := fakeTable(ctx, e, "proofinter")
-			good, err := patterns.NewInterPartitionIndex[Emp](c, q, []patterns.CrossIndexDef[Emp]{{Name: "email", Client: c,
+			good, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](c, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email", Table: tableOf(table.New[table.Entity](c, nil)),
 				PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 			if err != nil {
 				return err
@@ -300,7 +300,7 @@ func init() {
 			q := fakeQueue(ctx)
 			c := fakeTable(ctx, e, "prooflist")
 			t, _ := table.New[Emp](c, nil)
-			list, _ := patterns.NewRemoteIndexEntities(c, "names", "name_", nil)
+			list, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](c, nil)), "names", "name_", nil)
 			good := patterns.NewEventualIndexEntities[Emp](t, func(v *Emp) string { return v.Name }, list, consistency.NewSender(q, nil), nil)
 			if err := good.Write(ctx, "Sales", "empid_000001", "", func() error { return t.Upsert(ctx, emp(), nil) }, nil); err != nil {
 				return err
@@ -390,14 +390,14 @@ func init() {
 			c := fakeTable(ctx, e, "prooflarge")
 			fb := e.fakeBlobs.NewClient(nil)
 			_, _ = fb.CreateContainer(ctx, "proof", nil)
-			good, err := patterns.NewLargeEntity[Emp](c, fb, "proof", []string{"Bio"}, 1, nil)
+			good, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](c, nil)), fb, "proof", []string{"Bio"}, 1, nil)
 			if err != nil {
 				return err
 			}
 			if err := good.Put(ctx, emp(), nil); err != nil {
 				return err
 			}
-			bad, err := patterns.NewLargeEntity[Emp](c, e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+			bad, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](c, nil)), e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
 			if err != nil {
 				return err
 			}
@@ -448,7 +448,7 @@ func init() {
 		},
 
 		"patterns.Denormalized.Update": func(ctx context.Context, e *env) error {
-			d, err := patterns.NewDenormalized[Emp, Summary](e.tbl, []string{"Name"}, func(s *Emp, d *Summary) { d.Name = s.Name })
+			d, err := patterns.NewDenormalized[Emp, Summary](tableOf(table.New[Emp](e.tbl, nil)), tableOf(table.New[Summary](e.tbl, nil)), []string{"Name"}, func(s *Emp, d *Summary) { d.Name = s.Name })
 			if err != nil {
 				return err
 			}

@@ -315,11 +315,15 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 			return nil, err
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
+	staff, err := table.New[emp](client, nil)
 	if err != nil {
 		return nil, err
 	}
-	ie, err := patterns.NewIndexEntities[emp](client, "lname_", func(e *emp) string { return e.LastName }, nil)
+	idx, err := patterns.NewIntraPartitionIndex[emp](staff, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	ie, err := patterns.NewIndexEntities[emp](staff, "lname_", func(e *emp) string { return e.LastName }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +432,11 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
 		return 0, err
 	}
-	idx, err := patterns.NewIntraPartitionIndex[emp](client, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
+	staff, err := table.New[emp](client, nil)
+	if err != nil {
+		return 0, err
+	}
+	idx, err := patterns.NewIntraPartitionIndex[emp](staff, "empid_", []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}, nil)
 	if err != nil {
 		return 0, err
 	}
