@@ -106,6 +106,8 @@ func run(ctx context.Context, conn, account string) error {
 		}
 		defer q.Delete(context.Background(), nil)
 	}
+	fmt.Println("  requests  step")
+	fmt.Printf("  %3d  create the tables Employees%s, LastNames%s and Archive%s and two queues\n", requests.Total(), suffix, suffix, suffix)
 
 	// The model: declared once.
 	employees, err := table.New[Employee](client["Employees"], &table.Options{Name: "Employees"})
