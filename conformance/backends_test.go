@@ -119,7 +119,8 @@ func TestOwnershipOnAzurite(t *testing.T) { RunOwnership(t, azuriteEnv(t)) }
 func TestQueueFidelityOnFake(t *testing.T)    { RunQueueFidelity(t, fakeEnv()) }
 func TestQueueFidelityOnAzurite(t *testing.T) { RunQueueFidelity(t, azuriteEnv(t)) }
 
-func TestBlobFidelityOnFake(t *testing.T)    { RunBlobFidelity(t, fakeEnv()) }
+func TestBlobFidelityOnFake(t *testing.T) { RunBlobFidelity(t, fakeEnv()) }
+
 // Blob fidelity times leases in real seconds on Azurite: it runs before
 // the parallel suites, whose load on the emulator made a renewed lease
 // read as expired 10 s early in two CI runs (it passes alone).
