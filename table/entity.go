@@ -396,6 +396,12 @@ func (t *Table[T]) FromEntity(e *Entity) (*T, error) {
 	if t.plan.hasEncrypted() {
 		return nil, refuseEncrypted("FromEntity", t.plan)
 	}
+	return t.fromEntity(e)
+}
+
+// fromEntity decodes e's properties as they are (nothing opened) into a
+// new T with e's Meta: FromEntity and FromClearEntity after their checks.
+func (t *Table[T]) fromEntity(e *Entity) (*T, error) {
 	body, err := encodeEntity(nil, e, nil)
 	if err != nil {
 		return nil, err

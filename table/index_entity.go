@@ -87,16 +87,7 @@ func (t *Table[T]) FromClearEntity(e *Entity) (*T, error) {
 			return nil, inputErr("FromClearEntity", t.plan.typ.String(), name, ErrEncryptedType, "the entity carries a sealed property; read it through the Table")
 		}
 	}
-	body, err := encodeEntity(nil, e, nil)
-	if err != nil {
-		return nil, err
-	}
-	v := new(T)
-	if err := t.plan.decode(body, reflect.ValueOf(v).Elem()); err != nil {
-		return nil, err
-	}
-	*t.Meta(v) = e.Meta
-	return v, nil
+	return t.fromEntity(e)
 }
 
 // FromStoredOptions configure FromStored. There are none yet; pass nil.
