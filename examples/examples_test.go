@@ -231,6 +231,7 @@ func TestExamplesOnFake(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each example makes its own fake
 			out := runProgram(t, name)
 			if !strings.Contains(out, "in memory") {
 				t.Errorf("%s did not run in memory:\n%s", name, out)
@@ -247,6 +248,10 @@ func TestExamplesOnAzurite(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			// Each example's names carry random digits of its own, and the
+			// check below looks only for those: the examples can share
+			// the account at once.
+			t.Parallel()
 			before := accountNames(t, conn)
 			out := runProgram(t, name, "-conn", conn)
 			if strings.Contains(out, "in memory") {
@@ -388,6 +393,7 @@ func TestCopiedExampleRunsAlone(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each copy is a module in a temporary directory of its own
 			if name != "employees" {
 				// employees is the one the README says to copy; the
 				// rest cost a module tidy and a link each.
@@ -452,6 +458,7 @@ func TestExamplesSignInWithAzidentity(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // no network: the sign-in fails before any request
 			stdout, stderr, err := execProgram(t, name, env, "-account", "nosuchaccount0")
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
