@@ -840,6 +840,17 @@ type ReadOptions struct {
 	// PageSize is the number of events per page, 1 to table.MaxPageSize.
 	// Default: table.MaxPageSize (1,000: one request per page).
 	PageSize int
+	// AsOf is the read's upper version bound, given as the head the caller
+	// decides on (from Open, Append, AppendFunc's decide or a
+	// ConcurrencyError): no event past head.Version() is read, forward or
+	// backward (a backward read from a later version starts at the
+	// head's), and the header is not read, since every version up to a
+	// head's is committed: a read as of a head costs one request per page,
+	// none when from is past the head. A head of another stream is refused
+	// before any request. Ignored with a token, whose read is already
+	// bounded. Default: nil, the version committed when the read begins
+	// (one request to read the header first).
+	AsOf *Head
 }
 
 // Page is one page of a read.
@@ -888,6 +899,14 @@ func parseReadToken(s string, backward bool) (readToken, error) {
 	return t, nil
 }
 
+// asOf is opts.AsOf, nil for nil options.
+func (opts *ReadOptions) asOf() *Head {
+	if opts == nil {
+		return nil
+	}
+	return opts.AsOf
+}
+
 func readOpts(opts *ReadOptions) (bool, int, error) {
 	if opts == nil {
 		return false, table.MaxPageSize, nil
@@ -906,9 +925,10 @@ func readOpts(opts *ReadOptions) (bool, int, error) {
 // starting at version from (forward: from >= 1; backward: from >= 1, and
 // LatestVersion or any version past the last starts at the last event);
 // with a token, the page after it (from is then ignored). The first page
-// reads the header, one request, to cap the read at the committed version;
-// each page is then one range query over the events' RowKeys, which hold
-// exactly the page's versions. A stream that does not exist reads as empty.
+// reads the header, one request, to cap the read at the committed version,
+// unless ReadOptions.AsOf gives the cap; each page is then one range query
+// over the events' RowKeys, which hold exactly the page's versions. A
+// stream that does not exist reads as empty.
 func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*Page[E], error) {
 	backward, size, err := readOpts(opts)
 	if err != nil {
@@ -926,9 +946,14 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 		if from < 1 {
 			return nil, &table.InputError{Op: "ReadPage", Field: "from", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("version %d: versions start at 1", from)}
 		}
-		head, err := s.Open(ctx, stream, nil)
-		if err != nil {
-			return nil, err
+		head := opts.asOf()
+		if head != nil && head.stream != stream {
+			return nil, &table.InputError{Op: "ReadPage", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", head.stream, stream)}
+		}
+		if head == nil {
+			if head, err = s.Open(ctx, stream, nil); err != nil {
+				return nil, err
+			}
 		}
 		if head.version == 0 || (!backward && from > head.version) {
 			return &Page[E]{Version: head.version}, nil
@@ -966,9 +991,10 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 }
 
 // Read yields the events of stream from version from, forward or backward
-// as opts say, up to the version committed when it began: one request for
-// the header and one per page. Iteration stops at the first error, which is
-// yielded with a nil event.
+// as opts say, up to the version committed when it began, or up to the
+// head ReadOptions.AsOf gives: one request for the header (none with AsOf)
+// and one per page. Iteration stops at the first error, which is yielded
+// with a nil event.
 func (s *Store[E]) Read(ctx context.Context, stream string, from int64, opts *ReadOptions) iter.Seq2[*E, error] {
 	return func(yield func(*E, error) bool) {
 		token := ""
@@ -1040,17 +1066,46 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 }
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
-// no error when the stream has none.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *LoadOptions) (*S, error) {
+// no error when the stream has none, or, with LoadOptions.AsOf, none at or
+// before the head's version.
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOptions) (*S, error) {
+	var asOf *Head
+	if opts != nil && opts.AsOf != nil {
+		asOf = opts.AsOf
+		if asOf.stream != stream {
+			return nil, &table.InputError{Op: "Load", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", asOf.stream, stream)}
+		}
+		if asOf.version == 0 {
+			return nil, nil // every snapshot is of a later append
+		}
+	}
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.IsNotFound(err) {
 		return nil, nil
 	}
-	return v, err
+	if err != nil {
+		return nil, err
+	}
+	if asOf != nil && any(v).(streamSnapshotter).streamSnapshot().Version > asOf.version {
+		// Stored by an append after the head: the state past the head.
+		// The stream keeps only its latest snapshot, so there is none to
+		// give at the head; the caller replays from the first event.
+		return nil, nil
+	}
+	return v, nil
 }
 
 // OpenOptions configure Store.Open. There are none yet; pass nil.
 type OpenOptions struct{}
 
-// LoadOptions configure Snapshots.Load. There are none yet; pass nil.
-type LoadOptions struct{}
+// LoadOptions configure Snapshots.Load. nil means the defaults.
+type LoadOptions struct {
+	// AsOf bounds the snapshot by the head the caller decides on: a
+	// snapshot stored by an append after that head (at a version past
+	// head.Version()) is not returned, and Load returns nil as for a stream
+	// without one, so a state rebuilt at the head (the snapshot, then Read
+	// with ReadOptions.AsOf) is the state at the head, never a later one. A
+	// head of another stream is refused before any request; a head at
+	// version 0 costs none. Default: nil, the latest snapshot.
+	AsOf *Head
+}

@@ -138,6 +138,7 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 		{"garbage token", "acct", 1, "tk1.abc", nil, table.ErrBadToken},
 		{"token past its end", "acct", 1, "es1.f.9.3", nil, table.ErrBadToken},
 		{"backward token read forward", "acct", 1, "es1.b.3.9", nil, table.ErrBadToken},
+		{"head of another stream", "acct", 1, "", &eventstream.ReadOptions{AsOf: eventstream.NewHead("other")}, table.ErrInvalidValue},
 	}
 	for _, c := range reads {
 		if _, err := s.ReadPage(ctx, c.stream, c.from, c.token, c.opts); !errors.Is(err, c.rule) {
@@ -500,5 +501,133 @@ func TestEventStreamAppendFunc(t *testing.T) {
 	var ce *table.ConflictError
 	if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) {
 		t.Fatalf("exhausted: %v", err)
+	}
+}
+
+// getHook runs after the n-th single-entity read (GetEntity) it passes on.
+type getHook struct {
+	table.Client
+	at    int32
+	n     atomic.Int32
+	after func()
+}
+
+func (c *getHook) GetEntity(ctx context.Context, pk, rk string, opts *aztables.GetEntityOptions) (aztables.GetEntityResponse, error) {
+	resp, err := c.Client.GetEntity(ctx, pk, rk, opts)
+	if c.n.Add(1) == c.at {
+		c.after()
+	}
+	return resp, err
+}
+
+// TestSnapshotLoadIsNeverPastTheHead forces the interleaving of issue 28: a
+// writer appends with a snapshot right after the caller read the head. The
+// state the caller rebuilds at its head must be the state at that head, so
+// Load bounded by the head must not return the later snapshot (without the
+// bound, Load returned version 3 here while the head said 2).
+func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	other, _ := eventstream.New[deposited](client, nil)
+	snaps, _ := eventstream.NewSnapshots[balanceState](client)
+	head, err := other.Append(ctx, eventstream.NewHead("acct"), newDeposits("a", 2), &eventstream.AppendOptions{Snapshot: snaps.Of(&balanceState{Balance: 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooked := &getHook{Client: client, at: 1, after: func() {
+		if _, err := other.Append(ctx, head, newDeposits("b", 1), &eventstream.AppendOptions{Snapshot: snaps.Of(&balanceState{Balance: 3})}); err != nil {
+			t.Error(err)
+		}
+	}}
+	s, _ := eventstream.New[deposited](hooked, nil)
+	mine, err := s.Open(ctx, "acct", nil) // the other writer appends right after this read
+	if err != nil || mine.Version() != 2 {
+		t.Fatalf("Open: %+v, %v", mine, err)
+	}
+	svc.ResetCounts()
+	snap, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: mine})
+	if err != nil || snap != nil {
+		t.Fatalf("Load as of version 2 while the stored snapshot is at 3: %+v, %v; want none", snap, err)
+	}
+	if svc.Total() != 1 {
+		t.Fatalf("Load: %v requests, want 1", svc.Counts())
+	}
+	// Rebuilt as of the head: the events up to it, none past it.
+	var versions []int64
+	for e, err := range s.Read(ctx, "acct", 1, &eventstream.ReadOptions{AsOf: mine}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, e.Version)
+	}
+	if fmt.Sprint(versions) != "[1 2]" {
+		t.Fatalf("read as of version 2: %v", versions)
+	}
+	// Unbounded, and bounded by the newer head, Load returns the latest.
+	now, _ := s.Open(ctx, "acct", nil)
+	for _, opts := range []*eventstream.LoadOptions{nil, {AsOf: now}} {
+		if snap, err := snaps.Load(ctx, "acct", opts); err != nil || snap == nil || snap.Version != 3 || snap.Balance != 3 {
+			t.Fatalf("Load %+v: %+v, %v", opts, snap, err)
+		}
+	}
+	// A head of a new stream bounds it at version 0: no snapshot.
+	if snap, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: eventstream.NewHead("acct")}); err != nil || snap != nil {
+		t.Fatalf("Load as of a new stream's head: %+v, %v", snap, err)
+	}
+	// A head of another stream is refused before any request.
+	svc.ResetCounts()
+	if _, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: eventstream.NewHead("other")}); !errors.Is(err, table.ErrInvalidValue) || svc.Total() != 0 {
+		t.Fatalf("Load as of another stream's head: %v after %d requests", err, svc.Total())
+	}
+}
+
+// TestReadAsOfAHead: a read bounded by a head stops at its version in both
+// directions, however far the stream has grown, and sends no header read:
+// one request per page, none when there is nothing up to the head.
+func TestReadAsOfAHead(t *testing.T) {
+	svc, client := streamTable(t, nil)
+	ctx := t.Context()
+	s, _ := eventstream.New[deposited](client, nil)
+	head, err := s.Append(ctx, eventstream.NewHead("acct"), newDeposits("", 5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, head, newDeposits("", 3), nil); err != nil {
+		t.Fatal(err)
+	}
+	read := func(from int64, opts *eventstream.ReadOptions) []int64 {
+		t.Helper()
+		var out []int64
+		for e, err := range s.Read(ctx, "acct", from, opts) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e.Version)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name     string
+		from     int64
+		opts     *eventstream.ReadOptions
+		want     string
+		requests int
+	}{
+		{"forward", 2, &eventstream.ReadOptions{AsOf: head}, "[2 3 4 5]", 1},
+		{"forward, two pages", 1, &eventstream.ReadOptions{AsOf: head, PageSize: 3}, "[1 2 3 4 5]", 2},
+		{"backward from the latest", eventstream.LatestVersion, &eventstream.ReadOptions{AsOf: head, Backward: true}, "[5 4 3 2 1]", 1},
+		{"backward from inside", 3, &eventstream.ReadOptions{AsOf: head, Backward: true}, "[3 2 1]", 1},
+		{"from past the head", 6, &eventstream.ReadOptions{AsOf: head}, "[]", 0},
+		{"a new stream's head", 1, &eventstream.ReadOptions{AsOf: eventstream.NewHead("acct")}, "[]", 0},
+		{"unbounded", 2, nil, "[2 3 4 5 6 7 8]", 2},
+	} {
+		svc.ResetCounts()
+		if got := fmt.Sprint(read(c.from, c.opts)); got != c.want || svc.Total() != c.requests {
+			t.Errorf("%s: %s after %d requests, want %s after %d", c.name, got, svc.Total(), c.want, c.requests)
+		}
+	}
+	page, err := s.ReadPage(ctx, "acct", 1, "", &eventstream.ReadOptions{AsOf: head, PageSize: 2})
+	if err != nil || page.Version != 5 || len(page.Events) != 2 || page.Next == "" {
+		t.Fatalf("first page as of version 5: %+v, %v", page, err)
 	}
 }
