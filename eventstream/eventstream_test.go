@@ -763,20 +763,23 @@ func BenchmarkAppendFuncContention(b *testing.B) {
 	}
 	type run struct {
 		writers int
-		budget  string // "default" or "unbounded"
+		budget  string // "default", "sized" (3N+8, as AppendFunc's doc advises) or "unbounded"
 		read    string // "as-of-head" or "committed" (the example before AsOf)
 	}
 	var runs []run
 	for _, writers := range []int{1, 2, 4, 8, 16} {
 		runs = append(runs, run{writers, "default", "as-of-head"}, run{writers, "unbounded", "as-of-head"})
 	}
-	runs = append(runs, run{8, "default", "committed"})
+	runs = append(runs, run{4, "sized", "as-of-head"}, run{8, "sized", "as-of-head"}, run{16, "sized", "as-of-head"}, run{8, "default", "committed"})
 	for _, r := range runs {
 		writers, budget := r.writers, r.budget
 		{
 			b.Run(fmt.Sprintf("%s/read=%s/writers=%d/budget=%s", backend, r.read, writers, budget), func(b *testing.B) {
 				var opts *table.RetryOptions // nil: the default budget
-				if budget == "unbounded" {
+				switch budget {
+				case "sized":
+					opts = &table.RetryOptions{MaxAttempts: 3*writers + 8}
+				case "unbounded":
 					opts = &table.RetryOptions{MaxAttempts: 1 << 20}
 				}
 				var requests, lost int
