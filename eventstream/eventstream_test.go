@@ -471,6 +471,15 @@ func TestEventStreamAppendFunc(t *testing.T) {
 	if _, err := s.AppendFunc(ctx, "acct", one("a"), nil); !errors.Is(err, eventstream.ErrDuplicateEvent) {
 		t.Fatalf("duplicate: %v", err)
 	}
+	// A command decide refuses: its error comes back as it is, after the
+	// Open alone, and nothing is written.
+	refused := errors.New("refused by the state")
+	svc.ResetCounts()
+	if head, err := s.AppendFunc(ctx, "acct", func(*eventstream.Head) ([]*deposited, *eventstream.AppendOptions, error) {
+		return nil, nil, fmt.Errorf("withdrawal: %w", refused)
+	}, nil); !errors.Is(err, refused) || head != nil || svc.Total() != 1 {
+		t.Fatalf("refused: %+v, %v, %v", head, err, svc.Counts())
+	}
 	if _, err := s.AppendFunc(ctx, "acct", nil, nil); !errors.Is(err, table.ErrNilValue) {
 		t.Fatalf("nil decide: %v", err)
 	}
