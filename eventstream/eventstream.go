@@ -91,7 +91,9 @@ type streamEventer interface{ streamEvent() *Event }
 // and the header's ETag that makes an append conditional on it. Open reads
 // it; Append returns the next one, so a single writer pays one request per
 // append. Its fields are read-only: a head always describes a header as it
-// was stored, so an append can never be aimed past the stream's end.
+// was stored, so an append can never be aimed past the stream's end, and
+// every version up to a head's is committed: reads and snapshot loads as of
+// a head (ReadOptions.AsOf, LoadOptions.AsOf) give the state at it.
 type Head struct {
 	stream           string
 	version, pending int64
@@ -187,9 +189,10 @@ type Options struct {
 // and the snapshot travel in the last transaction, with the commit.
 //
 // Reads (Read, ReadPage) go forward or backward from a version: one read
-// of the header, then one range query per page, since versions are dense
-// and each page's RowKeys are known. Snapshots (Snapshots) hold the state
-// at a version, so a reader loads one and reads only the events after it.
+// of the header (none for a read as of a head, ReadOptions.AsOf), then one
+// range query per page, since versions are dense and each page's RowKeys
+// are known. Snapshots (Snapshots) hold the state at a version, so a
+// reader loads one and reads only the events after it.
 type Store[E any] struct {
 	client table.Client
 	codec  *table.Codec
@@ -421,11 +424,39 @@ func (s *Store[E]) append(ctx context.Context, head *Head, events []*E, opts *Ap
 // header (the read that tells a lost race from a lost answer, and the
 // fresh head) and calls decide again, at most MaxAttempts times, after
 // which the error is a *table.ConflictError. decide must be safe to call
-// more than once, and may return table.ErrNoChange to append nothing (the
-// head is then returned). Without contention it costs two requests, an
-// Open and the append; each lost race costs two more, the read and the
-// next append. A *DuplicateEventError or any other failure ends it.
-// opts nil means table.RetryOptions' defaults.
+// more than once. An error from decide ends AppendFunc and is returned as
+// it is: a command the state refuses returns one, so that its caller sees
+// the refusal. table.ErrNoChange alone means there is nothing to append (a
+// command already applied, say): the head is then returned, with no
+// error. A *DuplicateEventError or any other failure of the append ends it
+// too. opts nil means table.RetryOptions' defaults.
+//
+// Cost: AppendFunc itself sends the Open and the append, two requests
+// without contention, and each lost race two more, the header read and
+// the next append; decide's own reads come on top, in every round. A
+// decide that rebuilds the state as of its head (Snapshots.Load with
+// LoadOptions.AsOf, Read with ReadOptions.AsOf) reads no header: one
+// request for the snapshot and one per page of the events after it (none
+// when the snapshot is at the head). So a command that replays up to 1,000
+// events and appends costs three requests, and three more per lost race
+// (TestAppendFuncRebuildCost counts them with the ledger, on the fake and
+// on Azurite); a decide that reads without AsOf pays a header read more
+// in every round.
+//
+// Budget: a stream commits one append at a time, so with N writers
+// appending to it at once each round has one winner, and the back-off
+// makes a writer that lost wait longer before its next try: the rounds a
+// command needs grow with N, and the default 8 attempts are too few from
+// two writers on. Size MaxAttempts at 3N+8 for N concurrent writers of a
+// stream (14 for 2, 20 for 4, 32 for 8, 56 for 16). Measured with
+// BenchmarkAppendFuncContention (400 commands, each a replay of the stream
+// and an append, default delays) on Azurite and on the fake of a shared
+// 2-core machine, the most rounds a command needed were 6-10 for 2
+// writers, 9-16 for 4, 13-24 for 8 and 18-28 for 16, more under heavier
+// load; the default budget lost 1-2, 1-5, 16-23 and 68-76 of the 400
+// commands, and 3N+8 none. Requests per command grow with N as well (3
+// alone; about 4 for 4 writers, 6 for 8, 9 for 16): many writers of one
+// stream are better served by one writer fed from a queue.
 func (s *Store[E]) AppendFunc(ctx context.Context, stream string, decide func(head *Head) ([]*E, *AppendOptions, error), opts *table.RetryOptions) (*Head, error) {
 	if decide == nil {
 		return nil, &table.InputError{Op: "AppendFunc", Field: "decide", Rule: table.ErrNilValue, Detail: "decide func is nil"}
@@ -840,6 +871,17 @@ type ReadOptions struct {
 	// PageSize is the number of events per page, 1 to table.MaxPageSize.
 	// Default: table.MaxPageSize (1,000: one request per page).
 	PageSize int
+	// AsOf is the read's upper version bound, given as the head the caller
+	// decides on (from Open, Append, AppendFunc's decide or a
+	// ConcurrencyError): no event past head.Version() is read, forward or
+	// backward (a backward read from a later version starts at the
+	// head's), and the header is not read, since every version up to a
+	// head's is committed: a read as of a head costs one request per page,
+	// none when from is past the head. A head of another stream is refused
+	// before any request. Ignored with a token, whose read is already
+	// bounded. Default: nil, the version committed when the read begins
+	// (one request to read the header first).
+	AsOf *Head
 }
 
 // Page is one page of a read.
@@ -888,6 +930,14 @@ func parseReadToken(s string, backward bool) (readToken, error) {
 	return t, nil
 }
 
+// asOf is opts.AsOf, nil for nil options.
+func (opts *ReadOptions) asOf() *Head {
+	if opts == nil {
+		return nil
+	}
+	return opts.AsOf
+}
+
 func readOpts(opts *ReadOptions) (bool, int, error) {
 	if opts == nil {
 		return false, table.MaxPageSize, nil
@@ -906,9 +956,10 @@ func readOpts(opts *ReadOptions) (bool, int, error) {
 // starting at version from (forward: from >= 1; backward: from >= 1, and
 // LatestVersion or any version past the last starts at the last event);
 // with a token, the page after it (from is then ignored). The first page
-// reads the header, one request, to cap the read at the committed version;
-// each page is then one range query over the events' RowKeys, which hold
-// exactly the page's versions. A stream that does not exist reads as empty.
+// reads the header, one request, to cap the read at the committed version,
+// unless ReadOptions.AsOf gives the cap; each page is then one range query
+// over the events' RowKeys, which hold exactly the page's versions. A
+// stream that does not exist reads as empty.
 func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*Page[E], error) {
 	backward, size, err := readOpts(opts)
 	if err != nil {
@@ -926,9 +977,14 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 		if from < 1 {
 			return nil, &table.InputError{Op: "ReadPage", Field: "from", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("version %d: versions start at 1", from)}
 		}
-		head, err := s.Open(ctx, stream, nil)
-		if err != nil {
-			return nil, err
+		head := opts.asOf()
+		if head != nil && head.stream != stream {
+			return nil, &table.InputError{Op: "ReadPage", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", head.stream, stream)}
+		}
+		if head == nil {
+			if head, err = s.Open(ctx, stream, nil); err != nil {
+				return nil, err
+			}
 		}
 		if head.version == 0 || (!backward && from > head.version) {
 			return &Page[E]{Version: head.version}, nil
@@ -966,9 +1022,10 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 }
 
 // Read yields the events of stream from version from, forward or backward
-// as opts say, up to the version committed when it began: one request for
-// the header and one per page. Iteration stops at the first error, which is
-// yielded with a nil event.
+// as opts say, up to the version committed when it began, or up to the
+// head ReadOptions.AsOf gives: one request for the header (none with AsOf)
+// and one per page. Iteration stops at the first error, which is yielded
+// with a nil event.
 func (s *Store[E]) Read(ctx context.Context, stream string, from int64, opts *ReadOptions) iter.Seq2[*E, error] {
 	return func(yield func(*E, error) bool) {
 		token := ""
@@ -1040,17 +1097,46 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 }
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
-// no error when the stream has none.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, options *LoadOptions) (*S, error) {
+// no error when the stream has none, or, with LoadOptions.AsOf, none at or
+// before the head's version.
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOptions) (*S, error) {
+	var asOf *Head
+	if opts != nil && opts.AsOf != nil {
+		asOf = opts.AsOf
+		if asOf.stream != stream {
+			return nil, &table.InputError{Op: "Load", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", asOf.stream, stream)}
+		}
+		if asOf.version == 0 {
+			return nil, nil // every snapshot is of a later append
+		}
+	}
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.IsNotFound(err) {
 		return nil, nil
 	}
-	return v, err
+	if err != nil {
+		return nil, err
+	}
+	if asOf != nil && any(v).(streamSnapshotter).streamSnapshot().Version > asOf.version {
+		// Stored by an append after the head: the state past the head.
+		// The stream keeps only its latest snapshot, so there is none to
+		// give at the head; the caller replays from the first event.
+		return nil, nil
+	}
+	return v, nil
 }
 
 // OpenOptions configure Store.Open. There are none yet; pass nil.
 type OpenOptions struct{}
 
-// LoadOptions configure Snapshots.Load. There are none yet; pass nil.
-type LoadOptions struct{}
+// LoadOptions configure Snapshots.Load. nil means the defaults.
+type LoadOptions struct {
+	// AsOf bounds the snapshot by the head the caller decides on: a
+	// snapshot stored by an append after that head (at a version past
+	// head.Version()) is not returned, and Load returns nil as for a stream
+	// without one, so a state rebuilt at the head (the snapshot, then Read
+	// with ReadOptions.AsOf) is the state at the head, never a later one. A
+	// head of another stream is refused before any request; a head at
+	// version 0 costs none. Default: nil, the latest snapshot.
+	AsOf *Head
+}

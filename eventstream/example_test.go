@@ -118,6 +118,10 @@ func ExampleStore() {
 	// backward 1 opened
 }
 
+// ErrInsufficientFunds refuses a withdrawal the account's history does not
+// cover.
+var ErrInsufficientFunds = errors.New("insufficient funds")
+
 func ExampleStore_AppendFunc() {
 	ctx := context.Background()
 	svc := fake.NewTableService(nil)
@@ -125,17 +129,16 @@ func ExampleStore_AppendFunc() {
 	_, _ = client.CreateTable(ctx, nil)
 	accounts, _ := eventstream.New[AccountEvent](client, nil)
 
-	// Withdraw only what the stream's history allows: decide sees the head
-	// it appends at, and runs again if another writer got there first.
+	// Withdraw only what the stream's history allows: decide rebuilds the
+	// balance as of the head it appends at, and runs again if another
+	// writer got there first.
 	withdraw := func(id string, amount int64) error {
 		_, err := accounts.AppendFunc(ctx, "acct-7", func(head *eventstream.Head) ([]*AccountEvent, *eventstream.AppendOptions, error) {
 			balance := int64(0)
-			for e, err := range accounts.Read(ctx, "acct-7", 1, nil) {
+			// The events up to the head and none after it, in one request.
+			for e, err := range accounts.Read(ctx, "acct-7", 1, &eventstream.ReadOptions{AsOf: head}) {
 				if err != nil {
 					return nil, nil, err
-				}
-				if e.Version > head.Version() {
-					break // appended after the head: the next round sees it
 				}
 				switch e.Kind {
 				case "deposited":
@@ -145,17 +148,29 @@ func ExampleStore_AppendFunc() {
 				}
 			}
 			if balance < amount {
-				return nil, nil, table.ErrNoChange
+				// A refused command is an error, and AppendFunc returns it
+				// as it is. (table.ErrNoChange is for a command with
+				// nothing to write, such as one already applied.)
+				return nil, nil, fmt.Errorf("withdraw %d from a balance of %d: %w", amount, balance, ErrInsufficientFunds)
 			}
 			return []*AccountEvent{{Event: eventstream.Event{ID: id}, Kind: "withdrew", Amount: amount}}, nil, nil
 		}, nil)
 		return err
 	}
 	_, _ = accounts.Append(ctx, eventstream.NewHead("acct-7"), []*AccountEvent{{Kind: "deposited", Amount: 50}}, nil)
-	fmt.Println(withdraw("w1", 30), withdraw("w2", 30), withdraw("w3", 20))
+	for _, w := range []struct {
+		id     string
+		amount int64
+	}{{"w1", 30}, {"w2", 30}, {"w3", 20}} {
+		svc.ResetCounts()
+		err := withdraw(w.id, w.amount)
+		fmt.Printf("%s: %v (refused: %v) after %d requests\n", w.id, err, errors.Is(err, ErrInsufficientFunds), svc.Total())
+	}
 	head, _ := accounts.Open(ctx, "acct-7", nil)
 	fmt.Println("version", head.Version())
 	// Output:
-	// <nil> <nil> <nil>
+	// w1: <nil> (refused: false) after 3 requests
+	// w2: withdraw 30 from a balance of 20: insufficient funds (refused: true) after 2 requests
+	// w3: <nil> (refused: false) after 3 requests
 	// version 3
 }
