@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,42 +88,81 @@ type scaleClients struct {
 	queue  func(name string) *azqueue.QueueClient
 }
 
-func openScale(t testing.TB, s scaleSpec) scaleClients {
+func openScale(t testing.TB, s scaleSpec, pr *probe) scaleClients {
+	// Every try of every request goes through the probe (when there is
+	// one): a child counts its requests and logs the slow ones, the
+	// evidence for what a stretch without progress was waiting on.
+	co := func(base azcore.ClientOptions) azcore.ClientOptions {
+		if pr != nil {
+			base.PerRetryPolicies = append(base.PerRetryPolicies, pr)
+		}
+		return base
+	}
 	if s.Conn != "" {
-		tables, err := aztables.NewServiceClientFromConnectionString(s.Conn, nil)
+		tables, err := aztables.NewServiceClientFromConnectionString(s.Conn, &aztables.ClientOptions{ClientOptions: co(azcore.ClientOptions{})})
 		if err != nil {
 			t.Fatal(err)
 		}
-		blobs, err := azblob.NewClientFromConnectionString(s.Conn, nil)
+		blobs, err := azblob.NewClientFromConnectionString(s.Conn, &azblob.ClientOptions{ClientOptions: co(azcore.ClientOptions{})})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return scaleClients{tables: tables, blobs: blobs, queue: func(name string) *azqueue.QueueClient {
-			q, err := azqueue.NewQueueClientFromConnectionString(s.Conn, name, nil)
+			q, err := azqueue.NewQueueClientFromConnectionString(s.Conn, name, &azqueue.ClientOptions{ClientOptions: co(azcore.ClientOptions{})})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return q
 		}}
 	}
-	co := func(service string) azcore.ClientOptions {
-		return azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}}
+	via := func(service string) azcore.ClientOptions {
+		return co(azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}})
 	}
-	tables, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: co("table")})
+	tables, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: via("table")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs, err := azblob.NewClientWithNoCredential(fake.BlobURL, &azblob.ClientOptions{ClientOptions: co("blob")})
+	blobs, err := azblob.NewClientWithNoCredential(fake.BlobURL, &azblob.ClientOptions{ClientOptions: via("blob")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return scaleClients{tables: tables, blobs: blobs, queue: func(name string) *azqueue.QueueClient {
-		q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: co("queue")})
+		q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return q
 	}}
+}
+
+// probe counts a child's tries and logs each one slower than probeSlow
+// or answered with a 5xx or a transport error, with the time since the
+// test's start, so a stall in the report can be matched to what the
+// processes were waiting for.
+type probe struct {
+	start       time.Time
+	log         *slog.Logger
+	tries, slow atomic.Int64
+}
+
+const probeSlow = 2 * time.Second
+
+func (p *probe) Do(req *policy.Request) (*http.Response, error) {
+	began := time.Now()
+	resp, err := req.Next()
+	p.tries.Add(1)
+	d := time.Since(began)
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	if d >= probeSlow || err != nil || status >= 500 {
+		p.slow.Add(1)
+		r := req.Raw()
+		p.log.Warn("probe: slow or failed try", "at", began.Sub(p.start).Round(time.Millisecond), "took", d.Round(time.Millisecond),
+			"method", r.Method, "path", r.URL.Path, "comp", r.URL.Query().Get("comp"), "status", status, "err", err)
+	}
+	return resp, err
 }
 
 // forward sends a request made for a fake service to the parent process
@@ -197,7 +237,10 @@ func TestScaleOutChild(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	c := openScale(t, s)
+	// Warnings go to stderr, which the parent shows when the test fails.
+	logs := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	pr := &probe{start: time.UnixMilli(s.Start), log: logs}
+	c := openScale(t, s, pr)
 	from, _ := table.New[Item](c.tables.NewClient(s.Source), nil)
 	to, _ := table.New[Item](c.tables.NewClient(s.Archive), nil)
 	index, _ := table.New[IndexRow](c.tables.NewClient(s.Index), nil)
@@ -206,11 +249,11 @@ func TestScaleOutChild(t *testing.T) {
 	for _, q := range s.Queues {
 		owned = append(owned, ownership.OwnedQueue{Name: q, Queue: c.queue(q), Poison: c.queue(q + "p")})
 	}
-	// Warnings go to stderr, which the parent shows when the test fails.
-	logs := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var retried atomic.Int64
 	role, err := ownership.NewRole(c.blobs, s.Container, owned, &ownership.RoleOptions{
 		Name: s.Name, LeaseDuration: scaleLease, Renew: scaleRenew, Logger: logs,
-		Worker: &consistency.WorkerOptions{Concurrency: 8, Visibility: scaleVisibility, PollInterval: 50 * time.Millisecond, MaxPollInterval: 500 * time.Millisecond, Logger: logs},
+		Worker: &consistency.WorkerOptions{Concurrency: 8, Visibility: scaleVisibility, PollInterval: 50 * time.Millisecond, MaxPollInterval: 500 * time.Millisecond, Logger: logs,
+			OnRetried: func(*consistency.Message, error) { retried.Add(1) }},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,10 +277,11 @@ func TestScaleOutChild(t *testing.T) {
 		}
 		return err
 	})
-	// The status line the parent reads: its clock, messages done, queues owned.
+	// The status line the parent reads: its clock, messages done, tries
+	// sent, slow or failed tries, messages retried, queues owned.
 	out := bufio.NewWriter(os.Stdout)
 	report := func() {
-		fmt.Fprintf(out, "STAT %d %d %s\n", time.Now().UnixMilli()-s.Start, done.Load(), strings.Join(role.Owned(), ","))
+		fmt.Fprintf(out, "STAT %d %d %d %d %d %s\n", time.Now().UnixMilli()-s.Start, done.Load(), pr.tries.Load(), pr.slow.Load(), retried.Load(), strings.Join(role.Owned(), ","))
 		_ = out.Flush()
 	}
 	go func() {
@@ -260,9 +304,9 @@ func TestScaleOutChild(t *testing.T) {
 
 // stat is one status line of a child.
 type stat struct {
-	at    time.Duration
-	done  int64
-	owned []string
+	at                         time.Duration
+	done, tries, slow, retried int64
+	owned                      []string
 }
 
 // child is a running worker process and what it reported.
@@ -311,20 +355,22 @@ func startChild(t *testing.T, s scaleSpec) *child {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
-			if len(f) < 3 || f[0] != "STAT" {
+			if len(f) < 6 || f[0] != "STAT" {
 				c.mu.Lock()
 				c.log.WriteString(sc.Text() + "\n")
 				c.mu.Unlock()
 				continue
 			}
-			ms, _ := strconv.ParseInt(f[1], 10, 64)
-			n, _ := strconv.ParseInt(f[2], 10, 64)
+			var v [5]int64
+			for i := range v {
+				v[i], _ = strconv.ParseInt(f[i+1], 10, 64)
+			}
 			var owned []string
-			if len(f) > 3 {
-				owned = strings.Split(f[3], ",")
+			if len(f) > 6 {
+				owned = strings.Split(f[6], ",")
 			}
 			c.mu.Lock()
-			c.stats = append(c.stats, stat{at: time.Duration(ms) * time.Millisecond, done: n, owned: owned})
+			c.stats = append(c.stats, stat{at: time.Duration(v[0]) * time.Millisecond, done: v[1], tries: v[2], slow: v[3], retried: v[4], owned: owned})
 			c.mu.Unlock()
 		}
 		_ = cmd.Wait()
@@ -364,7 +410,7 @@ func TestScaleOutOnAzurite(t *testing.T) {
 	if n == 0 {
 		n = 2000
 	}
-	testScaleOut(t, s, openScale(t, s), n/5, n-n/5)
+	testScaleOut(t, s, openScale(t, s, nil), n/5, n-n/5)
 }
 
 // testScaleOut runs the processes on the account s names; c is the
@@ -466,12 +512,16 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 	want := int64(scaleMoves + scaleIndexed)
 	// A timeout, not a speed bound: a loaded machine or a slow emulator
 	// takes longer, and only the correctness checks below may fail.
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline := time.Now().Add(5*time.Minute + time.Duration(want)*50*time.Millisecond)
 	dump := func() {
 		for _, k := range kids {
 			k.mu.Lock()
 			l := k.log.String()
 			k.mu.Unlock()
+			if dir := os.Getenv("TABLEKIT_SCALEOUT_LOGDIR"); dir != "" {
+				// The whole log, where the test output keeps only its tail.
+				_ = os.WriteFile(filepath.Join(dir, k.name+".log"), []byte(l), 0o644)
+			}
 			if len(l) > 4000 {
 				l = "…" + l[len(l)-4000:]
 			}
@@ -601,9 +651,9 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 		want, finished.Round(time.Second), handled, (convergedAt - killedAt).Round(time.Millisecond))
 	t.Logf("messages per second per process, by 5 s window (p1 killed at %v, p4 joined at %v, ownership converged at %v):\n%s",
 		killedAt.Round(time.Second), joinedAt.Round(time.Second), convergedAt.Round(time.Second), rateTable(kids, finished))
-	if t.Failed() {
-		dump()
-	}
+	// The probes' lines (slow or failed tries) of every process, for the
+	// record: on a healthy run there are none or a few.
+	dump()
 }
 
 // heldIn is the most queues k reported holding in [from, to).
@@ -628,11 +678,11 @@ func rateTable(kids []*child, until time.Duration) string {
 	for _, k := range kids {
 		fmt.Fprintf(&b, " %s |", k.name)
 	}
-	fmt.Fprintf(&b, " all |\n|---|")
+	fmt.Fprintf(&b, " all | tries/s | slow or failed tries | retried |\n|---|")
 	for range kids {
 		fmt.Fprintf(&b, "---|")
 	}
-	fmt.Fprintf(&b, "---|\n")
+	fmt.Fprintf(&b, "---|---|---|---|\n")
 	statAt := func(k *child, at time.Duration) stat {
 		k.mu.Lock()
 		defer k.mu.Unlock()
@@ -642,17 +692,21 @@ func rateTable(kids []*child, until time.Duration) string {
 		}
 		return k.stats[i-1]
 	}
-	doneAt := func(k *child, at time.Duration) int64 { return statAt(k, at).done }
+	secs := int64(window / time.Second)
 	for w := time.Duration(0); w < until; w += window {
 		fmt.Fprintf(&b, "| %3d–%3d s |", int(w/time.Second), int((w+window)/time.Second))
-		var sum int64
+		var sum, tries, slow, retried int64
 		for _, k := range kids {
-			n := doneAt(k, w+window) - doneAt(k, w)
+			a, z := statAt(k, w), statAt(k, w+window)
+			n := z.done - a.done
 			sum += n
+			tries += z.tries - a.tries
+			slow += z.slow - a.slow
+			retried += z.retried - a.retried
 			held := heldIn(k, w, w+window)
-			fmt.Fprintf(&b, " %d (%d) |", n/int64(window/time.Second), held)
+			fmt.Fprintf(&b, " %d (%d) |", n/secs, held)
 		}
-		fmt.Fprintf(&b, " %d |\n", sum/int64(window/time.Second))
+		fmt.Fprintf(&b, " %d | %d | %d | %d |\n", sum/secs, tries/secs, slow, retried)
 	}
 	return b.String()
 }
