@@ -1,0 +1,191 @@
+package ownership_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/ownership"
+	"github.com/tablekit/tablekit/fake"
+)
+
+// fleet runs roles on one memLeases container and one set of fake queues,
+// inside a synctest bubble.
+type fleet struct {
+	t     *testing.T
+	mem   *memLeases
+	set   []ownership.OwnedQueue
+	lease time.Duration
+	renew time.Duration
+	roles []*fleetRole
+}
+
+type fleetRole struct {
+	name   string
+	r      *ownership.Role
+	dead   atomic.Bool
+	cancel context.CancelFunc
+	err    chan error
+}
+
+func newFleet(t *testing.T, queues int) *fleet {
+	ctx := t.Context()
+	svc := fake.NewQueueService(nil)
+	f := &fleet{t: t, mem: &memLeases{blobs: map[string]*memBlob{}}, lease: 15 * time.Second, renew: 5 * time.Second}
+	poison := svc.NewQueueClient("poison", nil)
+	_, _ = poison.Create(ctx, nil)
+	for i := range queues {
+		q := svc.NewQueueClient(fmt.Sprintf("q%02d", i), nil)
+		_, _ = q.Create(ctx, nil)
+		f.set = append(f.set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
+	}
+	return f
+}
+
+func (f *fleet) start(name string) *fleetRole {
+	fr := &fleetRole{name: name, err: make(chan error, 1)}
+	r, err := ownership.NewRole(f.mem, "leases", f.set, &ownership.RoleOptions{
+		Name: name, LeaseDuration: f.lease, Renew: f.renew, Logger: quiet,
+		Worker: &consistency.WorkerOptions{Logger: quiet},
+		LeaseFor: func(b, id string) (ownership.Lease, error) {
+			l, _ := f.mem.leaseFor(b, id)
+			return deadLease{l, &fr.dead}, nil
+		},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.t.Context())
+	fr.r, fr.cancel = r, cancel
+	go func() { fr.err <- r.Run(ctx, nil) }()
+	f.roles = append(f.roles, fr)
+	return fr
+}
+
+// kill stops a role as a SIGKILL would: its lease calls fail from now on,
+// so it releases nothing and its leases run out.
+func (f *fleet) kill(fr *fleetRole) {
+	fr.dead.Store(true)
+	fr.cancel()
+	<-fr.err
+}
+
+func (f *fleet) live() []*fleetRole {
+	var out []*fleetRole
+	for _, fr := range f.roles {
+		if !fr.dead.Load() {
+			out = append(out, fr)
+		}
+	}
+	return out
+}
+
+// fair reports whether every queue is held by exactly one live role and
+// each live role holds ⌊queues/live⌋ or ⌈queues/live⌉ of them, and
+// describes the holdings.
+func (f *fleet) fair() (bool, string) {
+	live := f.live()
+	lo := len(f.set) / len(live)
+	hi := (len(f.set) + len(live) - 1) / len(live)
+	seen := map[string]int{}
+	ok := true
+	var desc []string
+	for _, fr := range live {
+		owned := fr.r.Owned()
+		desc = append(desc, fmt.Sprintf("%s:%d", fr.name, len(owned)))
+		if len(owned) < lo || len(owned) > hi {
+			ok = false
+		}
+		for _, q := range owned {
+			seen[q]++
+		}
+	}
+	if len(seen) != len(f.set) {
+		ok = false
+	}
+	for _, n := range seen {
+		if n != 1 {
+			ok = false
+		}
+	}
+	return ok, strings.Join(desc, " ")
+}
+
+// converge waits until the holdings are fair, for at most LeaseDuration +
+// Renew, then checks that they stay fair for two more rounds.
+func (f *fleet) converge(after string) time.Duration {
+	f.t.Helper()
+	bound := f.lease + f.renew
+	start := time.Now()
+	for {
+		ok, desc := f.fair()
+		if ok {
+			break
+		}
+		if time.Since(start) > bound {
+			f.t.Fatalf("%s: not a fair share after %v (LeaseDuration + Renew): %s", after, bound, desc)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(start)
+	time.Sleep(2 * f.renew)
+	if ok, desc := f.fair(); !ok {
+		f.t.Fatalf("%s: fair after %v, then not: %s", after, took, desc)
+	}
+	return took
+}
+
+func (f *fleet) stop() {
+	for _, fr := range f.live() {
+		fr.cancel()
+		if err := <-fr.err; err != nil {
+			f.t.Error(err)
+		}
+	}
+}
+
+// TestRolesConvergeToAFairShare, in virtual time, on 8 queues: after every
+// change of the membership — 4 roles starting together, 2 more joining, one
+// dying without releasing anything, another joining — every live role
+// holds ⌊8/live⌋ or ⌈8/live⌉ queues, each queue one owner, within the
+// lease period plus one renewal, and keeps that share. With 6 roles the
+// share is 1 or 2: rounding up alone would let four roles keep 2 each and
+// two keep none.
+func TestRolesConvergeToAFairShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 8)
+		for _, name := range []string{"p0", "p1", "p2", "p3"} {
+			f.start(name)
+		}
+		t.Logf("4 roles started together: fair in %v", f.converge("4 roles started together"))
+		f.start("p4")
+		f.start("p5")
+		t.Logf("2 roles joined: fair in %v", f.converge("2 roles joined 4"))
+		// The victim holds queues: kill the one holding the most.
+		victim := slices.MaxFunc(f.live(), func(a, b *fleetRole) int { return len(a.r.Owned()) - len(b.r.Owned()) })
+		f.kill(victim)
+		t.Logf("%s killed holding queues: fair in %v", victim.name, f.converge("a role killed"))
+		f.start("p6")
+		t.Logf("a role joined: fair in %v", f.converge("a role joined after the kill"))
+		f.stop()
+	})
+}
+
+// TestRolesShareUnevenSets: the fair share for every count of roles from
+// 1 to 7 on 5 queues (more roles than queues leaves some with none).
+func TestRolesShareUnevenSets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t, 5)
+		for i := range 7 {
+			f.start(fmt.Sprintf("r%d", i))
+			f.converge(fmt.Sprintf("%d roles", i+1))
+		}
+		f.stop()
+	})
+}
