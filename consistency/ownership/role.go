@@ -114,10 +114,11 @@ type RoleOptions struct {
 // among all the roles running on the same container. Ownership of each
 // queue is a renewable blob lease; a role also holds a lease on its own
 // member blob, so every role can count the live ones. Each role aims at
-// its fair share (queues / live roles, rounded up): it releases queues
-// above it (a new role joined) and takes free or expired ones below it (a
-// role left or died: its leases ran out). A dead role's queues are taken
-// over within LeaseDuration + Renew.
+// its fair share (queues / live roles, rounded down, plus one for the
+// first queues mod live roles in name order, so the shares add up to the
+// queues): it releases queues above it (a new role joined) and takes free
+// or expired ones below it (a role left or died: its leases ran out). A
+// dead role's queues are taken over within LeaseDuration + Renew.
 //
 // The lease decides who dequeues, not what is correct: after a long pause
 // an old owner may still finish a message that a new owner also runs, and
@@ -311,12 +312,13 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			}
 		}
 	}
-	live := 0
+	var members []string
 	for name, st := range state {
 		if strings.HasPrefix(name, memberPrefix) && st == lease.StateTypeLeased {
-			live++
+			members = append(members, strings.TrimPrefix(name, memberPrefix))
 		}
 	}
+	live := len(members)
 	if !isMember || live == 0 {
 		return isMember // not counted yet: take nothing, or the others' shares would be wrong
 	}
@@ -328,7 +330,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			r.log.InfoContext(ctx, "tablekit: deleted the member blob of a role gone", "blob", name)
 		}
 	}
-	share := (len(r.queues) + live - 1) / live
+	share := fairShare(len(r.queues), members, r.opts.Name)
 	owned := r.Owned()
 	for len(owned) > share {
 		name := owned[len(owned)-1]
@@ -370,6 +372,22 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		r.log.InfoContext(ctx, "tablekit: took a queue", "queue", q.Name, "share", share, "live", live)
 	}
 	return isMember
+}
+
+// fairShare is how many of n queues the member named self may hold: n
+// divided by the live members, rounded down, plus one for the first n mod
+// live members in name order. The shares add up to n, so a role below its
+// share always finds a queue free once the others are at or below theirs;
+// rounding up for everyone instead would let some roles keep the rounded-up
+// share while others starve (6 roles on 8 queues: 2,2,2,2,0,0).
+func fairShare(n int, members []string, self string) int {
+	slices.Sort(members)
+	rank, _ := slices.BinarySearch(members, self)
+	share := n / len(members)
+	if rank < n%len(members) {
+		share++
+	}
+	return share
 }
 
 // list returns the lease state of every blob of the container, and the
