@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/ownership"
 	"github.com/tablekit/tablekit/fake"
@@ -187,5 +189,111 @@ func TestRolesShareUnevenSets(t *testing.T) {
 			f.converge(fmt.Sprintf("%d roles", i+1))
 		}
 		f.stop()
+	})
+}
+
+// stampedLease records when its blob's lease was released and acquired.
+type stampedLease struct {
+	ownership.Lease
+	name  string
+	mu    *sync.Mutex
+	stamp map[string][]time.Time // "release "+blob or "acquire "+blob
+}
+
+func (l stampedLease) AcquireLease(ctx context.Context, s int32, o *lease.BlobAcquireOptions) (lease.BlobAcquireResponse, error) {
+	resp, err := l.Lease.AcquireLease(ctx, s, o)
+	if err == nil {
+		l.mu.Lock()
+		l.stamp["acquire "+l.name] = append(l.stamp["acquire "+l.name], time.Now())
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (l stampedLease) ReleaseLease(ctx context.Context, o *lease.BlobReleaseOptions) (lease.BlobReleaseResponse, error) {
+	resp, err := l.Lease.ReleaseLease(ctx, o)
+	if err == nil {
+		l.mu.Lock()
+		l.stamp["release "+l.name] = append(l.stamp["release "+l.name], time.Now())
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+// TestReleasedQueueIsTakenPromptly, in virtual time: a role that gives a
+// queue up to rebalance releases it only after its worker's last handler
+// (1 s here), so a joining role's round that falls in between finds the
+// queue still leased. The joiner, short of its share, looks again within
+// Renew/5 instead of waiting a whole Renew, so the queue waits at most
+// about a second for its new owner rather than up to Renew (5 s).
+func TestReleasedQueueIsTakenPromptly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		svc := fake.NewQueueService(nil)
+		mem := &memLeases{blobs: map[string]*memBlob{}}
+		poison := svc.NewQueueClient("poison", nil)
+		_, _ = poison.Create(ctx, nil)
+		var set []ownership.OwnedQueue
+		for i := range 2 {
+			q := svc.NewQueueClient(fmt.Sprintf("q%02d", i), nil)
+			if _, err := q.Create(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			for j := range 50 {
+				_ = consistency.NewSender(q, nil).Send(ctx, "job.v1", fmt.Sprint(j), j, nil)
+			}
+			set = append(set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: q, Poison: poison})
+		}
+		var mu sync.Mutex
+		stamp := map[string][]time.Time{}
+		start := func(name string) (*ownership.Role, chan error, context.CancelFunc) {
+			r, err := ownership.NewRole(mem, "leases", set, &ownership.RoleOptions{
+				Name: name, LeaseDuration: 15 * time.Second, Renew: 5 * time.Second, Logger: quiet,
+				Worker: &consistency.WorkerOptions{Concurrency: 1, Visibility: 10 * time.Second, Logger: quiet},
+				LeaseFor: func(b, id string) (ownership.Lease, error) {
+					l, _ := mem.leaseFor(b, id)
+					return stampedLease{l, b, &mu, stamp}, nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = r.Handle("job.v1", func(ctx context.Context, m *consistency.Message) error {
+				time.Sleep(time.Second)
+				return nil
+			})
+			rctx, cancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() { errc <- r.Run(rctx, nil) }()
+			return r, errc, cancel
+		}
+		a, aerr, acancel := start("a")
+		waitFor(t, time.Second, "a alone did not take both queues", func() bool { return len(a.Owned()) == 2 })
+		// b joins half a second after a's first round: a notices it at its
+		// next round (5 s), stops that queue's worker, which finishes its
+		// handler (up to 1 s) before the release; b's own round at 5.5 s
+		// falls inside that second.
+		time.Sleep(500 * time.Millisecond)
+		b, berr, bcancel := start("b")
+		waitFor(t, time.Minute, "no 1/1 split", func() bool { return len(a.Owned()) == 1 && len(b.Owned()) == 1 })
+		moved := b.Owned()[0]
+		mu.Lock()
+		released, acquired := stamp["release queues/"+moved], stamp["acquire queues/"+moved]
+		mu.Unlock()
+		if len(released) != 1 || len(acquired) != 2 {
+			t.Fatalf("%s: %d releases, %d acquisitions; want 1 and 2", moved, len(released), len(acquired))
+		}
+		gap := acquired[1].Sub(released[0])
+		t.Logf("%s released at %v, taken by b %v later", moved, released[0].Sub(acquired[0]), gap)
+		if gap > time.Second+100*time.Millisecond {
+			t.Errorf("%s waited %v for its new owner after its release; want at most Renew/5 (1 s)", moved, gap)
+		}
+		acancel()
+		bcancel()
+		for _, c := range []chan error{aerr, berr} {
+			if err := <-c; err != nil {
+				t.Fatal(err)
+			}
+		}
 	})
 }
