@@ -93,7 +93,8 @@ type RoleOptions struct {
 	// long a dead owner's queues wait before another role takes them.
 	// MinLeaseDuration to MaxLeaseDuration. Default: 30 s.
 	LeaseDuration time.Duration
-	// Renew is how often the role renews its leases and rebalances.
+	// Renew is how often the role renews its leases and rebalances (a
+	// role short of its fair share looks for free queues every Renew/5).
 	// Below LeaseDuration/2. Default: LeaseDuration/3.
 	Renew time.Duration
 	// Worker configures the worker the role runs on each queue it owns.
@@ -252,7 +253,15 @@ func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 	if err != nil {
 		return err
 	}
-	isMember := false
+	isMember, short := false, false
+	var renewed time.Time // the last round that renewed the leases
+	// A role short of its share looks for free queues again after
+	// Renew/shortLookDivisor rather than a whole Renew: a queue given up to
+	// rebalance is released only after its worker's last handler, so a
+	// round that came just before the release would otherwise leave the
+	// queue without an owner for up to Renew. Those extra rounds list the
+	// container and renew nothing.
+	look := r.opts.Renew / shortLookDivisor
 	tick := time.NewTimer(0)
 	defer tick.Stop()
 	for {
@@ -264,15 +273,32 @@ func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 			return errors.Join(r.failed...)
 		case <-tick.C:
 		}
-		isMember = r.round(ctx, member, isMember)
-		tick.Reset(r.opts.Renew)
+		renew := time.Since(renewed) >= r.opts.Renew-look/2 // timers fire late, never early
+		if renew {
+			renewed = time.Now()
+		}
+		isMember, short = r.round(ctx, member, isMember, renew)
+		next := r.opts.Renew - time.Since(renewed)
+		if short {
+			next = min(next, look)
+		}
+		tick.Reset(max(next, 0))
 	}
 }
 
-// round is one renewal and rebalancing pass: renew what the role holds,
+// shortLookDivisor: a role short of its fair share lists the container
+// every Renew/shortLookDivisor until it has its share.
+const shortLookDivisor = 5
+
+// round is one rebalancing pass: renew what the role holds (if renew),
 // list the container, then release or take queues toward the fair share.
-func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
+// It returns whether the role is a member and whether it holds fewer
+// queues than its share.
+func (r *Role) round(ctx context.Context, member Lease, isMember, renew bool) (bool, bool) {
 	secs := int32(r.opts.LeaseDuration / time.Second)
+	if !renew {
+		return r.rebalance(ctx, member, isMember, secs)
+	}
 	if isMember {
 		if _, err := member.RenewLease(ctx, nil); err != nil {
 			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", redact.Error(err))
@@ -297,10 +323,16 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", redact.Error(err))
 		}
 	}
+	return r.rebalance(ctx, member, isMember, secs)
+}
+
+// rebalance lists the container, joins if the role is not a member yet,
+// and releases or takes queues toward the fair share; see round.
+func (r *Role) rebalance(ctx context.Context, member Lease, isMember bool, secs int32) (bool, bool) {
 	state, stale, err := r.list(ctx)
 	if err != nil {
 		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", redact.Error(err))
-		return isMember
+		return isMember, false
 	}
 	if !isMember {
 		if err := r.ensure(ctx, state, memberPrefix+r.opts.Name); err == nil {
@@ -320,7 +352,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 	}
 	live := len(members)
 	if !isMember || live == 0 {
-		return isMember // not counted yet: take nothing, or the others' shares would be wrong
+		return isMember, false // not counted yet: take nothing, or the others' shares would be wrong
 	}
 	for _, name := range stale {
 		// A leased blob cannot be deleted without its lease ID, so a role
@@ -371,7 +403,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		owned = append(owned, q.Name)
 		r.log.InfoContext(ctx, "tablekit: took a queue", "queue", q.Name, "share", share, "live", live)
 	}
-	return isMember
+	return isMember, len(owned) < share
 }
 
 // fairShare is how many of n queues the member named self may hold: n
