@@ -561,7 +561,10 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 			k.mu.Unlock()
 			if dir := os.Getenv("TABLEKIT_SCALEOUT_LOGDIR"); dir != "" {
 				// The whole log, where the test output keeps only its tail.
-				_ = os.WriteFile(filepath.Join(dir, k.name+".log"), []byte(l), 0o644)
+				_ = os.WriteFile(filepath.Join(dir, t.Name()+"-"+k.name+".log"), []byte(l), 0o644)
+				if !t.Failed() {
+					continue
+				}
 			}
 			if len(l) > 4000 {
 				l = "…" + l[len(l)-4000:]
@@ -700,9 +703,12 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 	t.Logf("messages per second per process, by 5 s window (p1 killed at %v, p4 joined at %v, ownership converged at %v):\n%s",
 		killedAt.Round(time.Second), joinedAt.Round(time.Second), convergedAt.Round(time.Second), rateTable(kids, finished, depths, victim, killedAt))
 	t.Logf("the same as a plot:\n%s", sparklines(kids, finished))
-	// The probes' lines (slow or failed tries) of every process, for the
-	// record: on a healthy run there are none or a few.
-	dump()
+	// The processes' logs (the probes' slow or failed tries among them):
+	// in the test's output when it failed, in TABLEKIT_SCALEOUT_LOGDIR
+	// when that is set.
+	if t.Failed() || os.Getenv("TABLEKIT_SCALEOUT_LOGDIR") != "" {
+		dump()
+	}
 }
 
 // heldIn is the most queues k reported holding in [from, to).
