@@ -465,6 +465,16 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 		t.Fatal(err)
 	}
 	sendStart := time.Now()
+	// One client, sender and mover per queue, shared by the senders'
+	// goroutines (as an application would): the enqueueing is on the CI
+	// step's critical path.
+	var senders []*consistency.Sender
+	var movers []*consistency.Mover[Item]
+	for _, name := range s.Queues {
+		snd := consistency.NewSender(c.queue(name), nil)
+		senders = append(senders, snd)
+		movers = append(movers, consistency.NewMover[Item](from, consistency.TableTarget[Item]{}, snd, nil))
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var sendErr atomic.Value
@@ -473,14 +483,11 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				q := c.queue(s.Queues[i%scaleQueues])
 				var err error
 				if i < scaleMoves {
-					v := &Item{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%40), RowKey: fmt.Sprintf("i%05d", i)}}
-					m := consistency.NewMover[Item](from, consistency.TableTarget[Item]{}, consistency.NewSender(q, nil), nil)
-					err = m.Request(ctx, v.PartitionKey, v.RowKey, nil)
+					err = movers[i%scaleQueues].Request(ctx, fmt.Sprintf("p%02d", i%40), fmt.Sprintf("i%05d", i), nil)
 				} else {
-					err = consistency.NewSender(q, nil).Send(ctx, scaleIndexType, fmt.Sprintf("k%05d", i), i, nil)
+					err = senders[i%scaleQueues].Send(ctx, scaleIndexType, fmt.Sprintf("k%05d", i), i, nil)
 				}
 				if err != nil {
 					sendErr.Store(err)
