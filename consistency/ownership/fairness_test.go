@@ -297,3 +297,80 @@ func TestReleasedQueueIsTakenPromptly(t *testing.T) {
 		}
 	})
 }
+
+// hangingRenew blocks RenewLease until its context ends while hang is set:
+// a service that stops answering.
+type hangingRenew struct {
+	ownership.Lease
+	hang *atomic.Bool
+}
+
+func (l hangingRenew) RenewLease(ctx context.Context, o *lease.BlobRenewOptions) (lease.BlobRenewResponse, error) {
+	if l.hang.Load() {
+		<-ctx.Done()
+		return lease.BlobRenewResponse{}, ctx.Err()
+	}
+	return l.Lease.RenewLease(ctx, o)
+}
+
+// TestRoleRenewalsThatDoNotAnswer, in virtual time (LeaseDuration 15 s,
+// Renew 5 s): a renewal call that never answers (an overloaded emulator
+// answered some after 97 s) must not hold up the role. When a queue's
+// renewals hang, the role stops that queue's worker before the lease can
+// expire, where another role may take it; when the member lease's renewals
+// hang, the role still renews its queue leases and keeps its queue.
+func TestRoleRenewalsThatDoNotAnswer(t *testing.T) {
+	for _, which := range []string{"queues/q00", "members/a"} {
+		t.Run(which, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				_, q, p := queues(t)
+				mem := &memLeases{blobs: map[string]*memBlob{}}
+				var hang atomic.Bool
+				r, err := ownership.NewRole(mem, "leases", []ownership.OwnedQueue{{Name: "q00", Queue: q, Poison: p}}, &ownership.RoleOptions{
+					Name: "a", LeaseDuration: 15 * time.Second, Renew: 5 * time.Second, Logger: quiet, Worker: &consistency.WorkerOptions{Logger: quiet},
+					LeaseFor: func(b, id string) (ownership.Lease, error) {
+						l, _ := mem.leaseFor(b, id)
+						if b == which {
+							return hangingRenew{l, &hang}, nil
+						}
+						return l, nil
+					},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				errc := make(chan error, 1)
+				go func() { errc <- r.Run(ctx, nil) }()
+				waitFor(t, 10*time.Second, "q00 not taken", func() bool { return len(r.Owned()) == 1 })
+				time.Sleep(100 * time.Millisecond) // just after the first round's acquisition
+				hang.Store(true)
+				renewed := time.Now().Add(-100 * time.Millisecond)
+				queueState := func() lease.StateType {
+					mem.mu.Lock()
+					defer mem.mu.Unlock()
+					return mem.blobs["queues/q00"].state(time.Now())
+				}
+				if which == "queues/q00" {
+					for len(r.Owned()) == 1 && time.Since(renewed) < time.Minute {
+						time.Sleep(100 * time.Millisecond)
+					}
+					if d := time.Since(renewed); d >= 15*time.Second {
+						t.Errorf("the queue's worker ran %v after its last renewal, past its lease (15 s)", d.Round(100*time.Millisecond))
+					} else {
+						t.Logf("stopped %v after the last renewal", d.Round(100*time.Millisecond))
+					}
+				} else {
+					time.Sleep(40 * time.Second)
+					if st := queueState(); st != lease.StateTypeLeased || len(r.Owned()) != 1 {
+						t.Errorf("after 40 s of member renewals without an answer the queue lease is %s and the role owns %v; want it leased and owned", st, r.Owned())
+					}
+				}
+				cancel()
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
+	}
+}
