@@ -297,10 +297,20 @@ const shortLookDivisor = 5
 func (r *Role) round(ctx context.Context, member Lease, isMember, renew bool) (bool, bool) {
 	secs := int32(r.opts.LeaseDuration / time.Second)
 	if !renew {
-		return r.rebalance(ctx, member, isMember, secs)
+		rctx, cancel := context.WithTimeout(ctx, r.opts.Renew/2)
+		defer cancel()
+		return r.rebalance(rctx, member, isMember, secs)
 	}
+	// Each lease call gets Renew/2: a call the service does not answer in
+	// that time counts as failed (the rules below decide whether there is
+	// time for another try), so one call that hangs can neither keep a
+	// worker running past its lease nor hold up the other renewals.
+	bounded := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, r.opts.Renew/2) }
 	if isMember {
-		if _, err := member.RenewLease(ctx, nil); err != nil {
+		mctx, cancel := bounded()
+		_, err := member.RenewLease(mctx, nil)
+		cancel()
+		if err != nil {
 			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", redact.Error(err))
 			isMember = false
 		}
@@ -309,7 +319,9 @@ func (r *Role) round(ctx context.Context, member Lease, isMember, renew bool) (b
 		r.mu.Lock()
 		run := r.owned[name]
 		r.mu.Unlock()
-		_, err := run.lease.RenewLease(ctx, nil)
+		qctx, cancel := bounded()
+		_, err := run.lease.RenewLease(qctx, nil)
+		cancel()
 		switch {
 		case err == nil:
 			run.renewed = time.Now()
@@ -323,7 +335,9 @@ func (r *Role) round(ctx context.Context, member Lease, isMember, renew bool) (b
 			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", redact.Error(err))
 		}
 	}
-	return r.rebalance(ctx, member, isMember, secs)
+	rctx, cancel := bounded()
+	defer cancel()
+	return r.rebalance(rctx, member, isMember, secs)
 }
 
 // rebalance lists the container, joins if the role is not a member yet,
