@@ -93,7 +93,8 @@ type RoleOptions struct {
 	// long a dead owner's queues wait before another role takes them.
 	// MinLeaseDuration to MaxLeaseDuration. Default: 30 s.
 	LeaseDuration time.Duration
-	// Renew is how often the role renews its leases and rebalances.
+	// Renew is how often the role renews its leases and rebalances (a
+	// role short of its fair share looks for free queues every Renew/5).
 	// Below LeaseDuration/2. Default: LeaseDuration/3.
 	Renew time.Duration
 	// Worker configures the worker the role runs on each queue it owns.
@@ -114,10 +115,11 @@ type RoleOptions struct {
 // among all the roles running on the same container. Ownership of each
 // queue is a renewable blob lease; a role also holds a lease on its own
 // member blob, so every role can count the live ones. Each role aims at
-// its fair share (queues / live roles, rounded up): it releases queues
-// above it (a new role joined) and takes free or expired ones below it (a
-// role left or died: its leases ran out). A dead role's queues are taken
-// over within LeaseDuration + Renew.
+// its fair share (queues / live roles, rounded down, plus one for the
+// first queues mod live roles in name order, so the shares add up to the
+// queues): it releases queues above it (a new role joined) and takes free
+// or expired ones below it (a role left or died: its leases ran out). A
+// dead role's queues are taken over within LeaseDuration + Renew.
 //
 // The lease decides who dequeues, not what is correct: after a long pause
 // an old owner may still finish a message that a new owner also runs, and
@@ -251,7 +253,15 @@ func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 	if err != nil {
 		return err
 	}
-	isMember := false
+	isMember, short := false, false
+	var renewed time.Time // the last round that renewed the leases
+	// A role short of its share looks for free queues again after
+	// Renew/shortLookDivisor rather than a whole Renew: a queue given up to
+	// rebalance is released only after its worker's last handler, so a
+	// round that came just before the release would otherwise leave the
+	// queue without an owner for up to Renew. Those extra rounds list the
+	// container and renew nothing.
+	look := r.opts.Renew / shortLookDivisor
 	tick := time.NewTimer(0)
 	defer tick.Stop()
 	for {
@@ -263,17 +273,44 @@ func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
 			return errors.Join(r.failed...)
 		case <-tick.C:
 		}
-		isMember = r.round(ctx, member, isMember)
-		tick.Reset(r.opts.Renew)
+		renew := time.Since(renewed) >= r.opts.Renew-look/2 // timers fire late, never early
+		if renew {
+			renewed = time.Now()
+		}
+		isMember, short = r.round(ctx, member, isMember, renew)
+		next := r.opts.Renew - time.Since(renewed)
+		if short {
+			next = min(next, look)
+		}
+		tick.Reset(max(next, 0))
 	}
 }
 
-// round is one renewal and rebalancing pass: renew what the role holds,
+// shortLookDivisor: a role short of its fair share lists the container
+// every Renew/shortLookDivisor until it has its share.
+const shortLookDivisor = 5
+
+// round is one rebalancing pass: renew what the role holds (if renew),
 // list the container, then release or take queues toward the fair share.
-func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
+// It returns whether the role is a member and whether it holds fewer
+// queues than its share.
+func (r *Role) round(ctx context.Context, member Lease, isMember, renew bool) (bool, bool) {
 	secs := int32(r.opts.LeaseDuration / time.Second)
+	if !renew {
+		rctx, cancel := context.WithTimeout(ctx, r.opts.Renew/2)
+		defer cancel()
+		return r.rebalance(rctx, member, isMember, secs)
+	}
+	// Each lease call gets Renew/2: a call the service does not answer in
+	// that time counts as failed (the rules below decide whether there is
+	// time for another try), so one call that hangs can neither keep a
+	// worker running past its lease nor hold up the other renewals.
+	bounded := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, r.opts.Renew/2) }
 	if isMember {
-		if _, err := member.RenewLease(ctx, nil); err != nil {
+		mctx, cancel := bounded()
+		_, err := member.RenewLease(mctx, nil)
+		cancel()
+		if err != nil {
 			r.log.WarnContext(ctx, "tablekit: member lease lost", "err", redact.Error(err))
 			isMember = false
 		}
@@ -282,7 +319,9 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		r.mu.Lock()
 		run := r.owned[name]
 		r.mu.Unlock()
-		_, err := run.lease.RenewLease(ctx, nil)
+		qctx, cancel := bounded()
+		_, err := run.lease.RenewLease(qctx, nil)
+		cancel()
 		switch {
 		case err == nil:
 			run.renewed = time.Now()
@@ -296,10 +335,18 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			r.log.WarnContext(ctx, "tablekit: queue lease renewal failed; retrying", "queue", name, "err", redact.Error(err))
 		}
 	}
+	rctx, cancel := bounded()
+	defer cancel()
+	return r.rebalance(rctx, member, isMember, secs)
+}
+
+// rebalance lists the container, joins if the role is not a member yet,
+// and releases or takes queues toward the fair share; see round.
+func (r *Role) rebalance(ctx context.Context, member Lease, isMember bool, secs int32) (bool, bool) {
 	state, stale, err := r.list(ctx)
 	if err != nil {
 		r.log.WarnContext(ctx, "tablekit: listing the lease blobs failed", "err", redact.Error(err))
-		return isMember
+		return isMember, false
 	}
 	if !isMember {
 		if err := r.ensure(ctx, state, memberPrefix+r.opts.Name); err == nil {
@@ -311,14 +358,15 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			}
 		}
 	}
-	live := 0
+	var members []string
 	for name, st := range state {
 		if strings.HasPrefix(name, memberPrefix) && st == lease.StateTypeLeased {
-			live++
+			members = append(members, strings.TrimPrefix(name, memberPrefix))
 		}
 	}
+	live := len(members)
 	if !isMember || live == 0 {
-		return isMember // not counted yet: take nothing, or the others' shares would be wrong
+		return isMember, false // not counted yet: take nothing, or the others' shares would be wrong
 	}
 	for _, name := range stale {
 		// A leased blob cannot be deleted without its lease ID, so a role
@@ -328,7 +376,7 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 			r.log.InfoContext(ctx, "tablekit: deleted the member blob of a role gone", "blob", name)
 		}
 	}
-	share := (len(r.queues) + live - 1) / live
+	share := fairShare(len(r.queues), members, r.opts.Name)
 	owned := r.Owned()
 	for len(owned) > share {
 		name := owned[len(owned)-1]
@@ -369,7 +417,23 @@ func (r *Role) round(ctx context.Context, member Lease, isMember bool) bool {
 		owned = append(owned, q.Name)
 		r.log.InfoContext(ctx, "tablekit: took a queue", "queue", q.Name, "share", share, "live", live)
 	}
-	return isMember
+	return isMember, len(owned) < share
+}
+
+// fairShare is how many of n queues the member named self may hold: n
+// divided by the live members, rounded down, plus one for the first n mod
+// live members in name order. The shares add up to n, so a role below its
+// share always finds a queue free once the others are at or below theirs;
+// rounding up for everyone instead would let some roles keep the rounded-up
+// share while others starve (6 roles on 8 queues: 2,2,2,2,0,0).
+func fairShare(n int, members []string, self string) int {
+	slices.Sort(members)
+	rank, _ := slices.BinarySearch(members, self)
+	share := n / len(members)
+	if rank < n%len(members) {
+		share++
+	}
+	return share
 }
 
 // list returns the lease state of every blob of the container, and the
