@@ -310,7 +310,9 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			}
 			live = append(live, v)
 		}
-		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) { return ev.HandleBatches(ctx, keepMessages{q}, poison, keepOpts) }, changes, true)
+		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) {
+			return ev.HandleBatches(ctx, keepMessages{q}, poison, keepOpts)
+		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		checkLists(t, ev, lists, live, append(names, "Hall"))
 		time.Sleep(2100 * time.Millisecond)
