@@ -96,18 +96,19 @@ type WriterOptions struct {
 
 // Defaults of WriterOptions.
 const (
-	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 16 MiB.
+	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 12 MiB.
 	// The bound counts each operation's share of its request (body, keys
 	// and 1 KiB of framing), about twice the heap an operation of a few
 	// small properties holds; the Go collector lets the heap grow to twice
 	// what is live (GOGC=100), and the SDK's own $batch encoding adds its
-	// garbage. A 100,000-entity write over 1,000 partitions peaked at
-	// 26.7 MiB of heap on the SDK path (15.8 MiB on the wire path); 32 MiB
-	// measured 44.6 MiB (29.3 MiB), too close to the 48 MiB goal
-	// (BENCHMARKS.md, the bulk writer's memory). The price: smaller
-	// transactions when input spreads over many partitions (5,445
-	// requests for those 100,000 entities instead of 2,961).
-	DefaultMaxBufferedBytes = 16 << 20
+	// garbage. 1,000,000 entities over 100,000 partitions peaked at 37.5
+	// MiB of heap with 16 MiB, over the 32 MiB goal, and at 30.3 MiB with
+	// 12 MiB (canned transport, BENCHMARKS.md, issue 26's second run);
+	// earlier, 32 MiB measured 44.6 MiB over 1,000 partitions. The price:
+	// smaller transactions when input spreads over many partitions (at
+	// 16 MiB, 5,445 requests for 100,000 entities over 1,000 partitions
+	// instead of 2,961).
+	DefaultMaxBufferedBytes = 12 << 20
 	// DefaultIdleFlushOps is the default IdleFlushOps: ten full
 	// transactions' worth, so that the first request leaves within the
 	// first 1,000 operations whatever their spread over partitions.

@@ -31,6 +31,10 @@ var exceptions = map[string]string{
 	"patterns.Model.Handle":                 "a consistency.Handler",
 	"consistency.Mover.Handle":              "a consistency.Handler",
 
+	// HandleBatch methods are consistency.BatchHandler values, as above.
+	"patterns.InterPartitionIndex.HandleBatch":   "a consistency.BatchHandler",
+	"patterns.EventualIndexEntities.HandleBatch": "a consistency.BatchHandler",
+
 	// Target is the port a user implements for where the Mover writes;
 	// the Mover is its only caller, so options would be a parameter every
 	// implementation ignores. TableTarget and BlobTarget implement it.

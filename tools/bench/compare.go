@@ -29,6 +29,12 @@ func cpuAtMost(x float64) func(benchkit.Comparison) (string, bool) {
 	}
 }
 
+func requestsAtMost(x float64) func(benchkit.Comparison) (string, bool) {
+	return func(c benchkit.Comparison) (string, bool) {
+		return fmt.Sprintf("B req/msg <= %.2f", x), c.B.RequestsPerEntity().Max <= x
+	}
+}
+
 // compareAll runs every A/B comparison, rounds rounds each, A and B
 // interleaved in this process, and prints one table.
 func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only string) error {
@@ -48,6 +54,8 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		{"archive 300 through the queue, concurrency 1: MoveBatches", acct.ArchiveHand(300, 1), acct.ArchiveBatches(300, 1), atLeast(1.8)},
 		{"archive 500 through the queue, concurrency 8: Mover on a Worker", acct.ArchiveHand(500, 8), acct.ArchiveMover(500, 8), nil},
 		{"archive 500 through the queue, concurrency 8: MoveBatches", acct.ArchiveHand(500, 8), acct.ArchiveBatches(500, 8), atLeast(1.8)},
+		{"inter-partition index, 320 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(320, 8), acct.CrossIndexBatches(320, 8), requestsAtMost(1.25)},
+		{"eventual index entities, 320 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(320, 8), acct.ListIndexBatches(320, 8), requestsAtMost(1.25)},
 	}
 	fmt.Printf("A/B comparisons: %d rounds each, A and B interleaved (A B, B A, …); throughput and ratio as median (min–max);\n", rounds)
 	fmt.Printf("CPU is this process's user+system time per entity (getrusage); busy is the whole machine's CPU use during the rounds.\n\n")

@@ -1,0 +1,208 @@
+package benchkit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// IndexRow is an employee of the index scenarios: its email is copied to
+// another partition (InterPartitionIndex) and its last name listed in
+// index entities (EventualIndexEntities).
+type IndexRow struct {
+	table.Meta
+	Email, Department, LastName string
+}
+
+// indexLastNames are the values of the list scenario: a batch of 32
+// messages touches three lists.
+var indexLastNames = []string{"Jones", "Smith", "O'Brien"}
+
+// indexRound is one round of an index scenario: n new employees written
+// (untimed) with their messages in a fresh queue; handle is the timed work.
+type indexRound struct {
+	q, poison *azqueue.QueueClient
+	cleanup   func()
+}
+
+func (a *Account) indexRound(ctx context.Context) (*indexRound, *table.Table[IndexRow], *table.Table[table.Entity], error) {
+	pName, dropP, err := a.NewTableName(ctx, "benchidx")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cName, dropC, err := a.NewTableName(ctx, "benchcpy")
+	if err != nil {
+		dropP()
+		return nil, nil, nil, err
+	}
+	r := &indexRound{cleanup: func() { dropP(); dropC() }}
+	for _, q := range []**azqueue.QueueClient{&r.q, &r.poison} {
+		c, err := azqueue.NewQueueClientFromConnectionString(a.Conn, "benchiq"+nowNano(), a.QueueOptions())
+		if err == nil {
+			_, err = c.Create(ctx, nil)
+		}
+		if err != nil {
+			r.cleanup()
+			return nil, nil, nil, err
+		}
+		*q = c
+		prev := r.cleanup
+		r.cleanup = func() { prev(); _, _ = c.Delete(context.Background(), nil) }
+	}
+	people, err := table.New[IndexRow](a.KitClient(pName), nil)
+	if err != nil {
+		r.cleanup()
+		return nil, nil, nil, err
+	}
+	other, err := table.New[table.Entity](a.KitClient(cName), nil)
+	if err != nil {
+		r.cleanup()
+		return nil, nil, nil, err
+	}
+	return r, people, other, nil
+}
+
+func indexEmployee(i int) *IndexRow {
+	rk := keys.Uint64(uint64(i))
+	return &IndexRow{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, Email: "e" + rk + "@contoso.com", Department: "Sales", LastName: indexLastNames[i%len(indexLastNames)]}
+}
+
+// crossIndex is the email index of a round, with n employees Put (their
+// messages queued).
+func (a *Account) crossIndex(ctx context.Context, n int) (*indexRound, *patterns.InterPartitionIndex[IndexRow], error) {
+	r, people, copies, err := a.indexRound(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	x, err := patterns.NewInterPartitionIndex(people, r.q, []patterns.CrossIndexDef[IndexRow]{{
+		Name: "email", Table: copies,
+		PartitionKey: func(v *IndexRow) string { return "email_" + v.Department },
+		Value:        func(v *IndexRow) string { return v.Email },
+	}}, nil)
+	for i := 0; err == nil && i < n; i++ {
+		err = x.Put(ctx, indexEmployee(i), &patterns.PutOptions[IndexRow]{Current: nil})
+	}
+	if err != nil {
+		r.cleanup()
+		return nil, nil, err
+	}
+	return r, x, nil
+}
+
+// listIndex is the last-name lists of a round (RemoteIndexEntities in
+// another table), with n employees added through Write.
+func (a *Account) listIndex(ctx context.Context, n int) (*indexRound, *patterns.EventualIndexEntities[IndexRow], error) {
+	r, people, lists, err := a.indexRound(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	remote, err := patterns.NewRemoteIndexEntities(lists, "lname", "lname_", nil)
+	if err != nil {
+		r.cleanup()
+		return nil, nil, err
+	}
+	ev := patterns.NewEventualIndexEntities(people, func(v *IndexRow) string { return v.LastName }, remote, consistency.NewSender(r.q, nil), nil)
+	for i := 0; err == nil && i < n; i++ {
+		v := indexEmployee(i)
+		err = ev.Write(ctx, v.PartitionKey, v.RowKey, "", func() error { return people.Add(ctx, v, nil) }, nil)
+	}
+	if err != nil {
+		r.cleanup()
+		return nil, nil, err
+	}
+	return r, ev, nil
+}
+
+// workerDrain is the timed work of a per-message side: a Worker of
+// concurrency conc running h until the queue is empty.
+func workerDrain(r *indexRound, msgType string, h consistency.Handler, conc int) (func(context.Context) (int, error), error) {
+	w := consistency.NewWorker(r.q, r.poison, &consistency.WorkerOptions{Concurrency: conc})
+	if err := w.Handle(msgType, h); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (int, error) {
+		st, err := w.Drain(ctx, nil)
+		if err == nil && st.Processed == 0 {
+			err = fmt.Errorf("the worker handled nothing: %+v", st)
+		}
+		return int(st.Processed), err
+	}, nil
+}
+
+// batchesDrain is the timed work of a batched side.
+func batchesDrain(f func(ctx context.Context) (consistency.HandledStats, error)) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		st, err := f(ctx)
+		if err == nil && (st.Poisoned != 0 || st.Retried != 0) {
+			err = fmt.Errorf("the batched handler left messages: %+v", st)
+		}
+		return int(st.Handled), err
+	}
+}
+
+// CrossIndexWorker handles n InterPartitionIndex messages (new employees,
+// one partition) one at a time with Handle on a Worker of concurrency
+// conc: the path before HandleBatches.
+func (a *Account) CrossIndexWorker(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("InterPartitionIndex.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, x, err := a.crossIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		work, err := workerDrain(r, x.MessageType(), x.Handle, conc)
+		if err != nil {
+			r.cleanup()
+			return nil, nil, err
+		}
+		return work, r.cleanup, nil
+	}}
+}
+
+// CrossIndexBatches handles the same messages with HandleBatches.
+func (a *Account) CrossIndexBatches(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("InterPartitionIndex.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, x, err := a.crossIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+			return x.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
+		}), r.cleanup, nil
+	}}
+}
+
+// ListIndexWorker handles n EventualIndexEntities messages (new employees
+// of three last names) one at a time with Handle on a Worker of
+// concurrency conc.
+func (a *Account) ListIndexWorker(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("EventualIndexEntities.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, ev, err := a.listIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		work, err := workerDrain(r, ev.MessageType(), ev.Handle, conc)
+		if err != nil {
+			r.cleanup()
+			return nil, nil, err
+		}
+		return work, r.cleanup, nil
+	}}
+}
+
+// ListIndexBatches handles the same messages with HandleBatches.
+func (a *Account) ListIndexBatches(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("EventualIndexEntities.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, ev, err := a.listIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+			return ev.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
+		}), r.cleanup, nil
+	}}
+}

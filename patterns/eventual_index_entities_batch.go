@@ -1,0 +1,291 @@
+package patterns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// maxValuesPerRead keeps a read of several values' index entities within
+// the service's 15 comparisons per filter: "PartitionKey eq", and a
+// RowKey range (two comparisons) per value.
+const maxValuesPerRead = 7
+
+// HandleBatches drains queue, a queue of this index's messages only, as
+// consistency.HandleBatches does: each dequeue takes 32 messages and
+// HandleBatch applies them together. It returns when the queue is empty.
+func (e *EventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+	if e.badName != nil {
+		return consistency.HandledStats{}, e.badName
+	}
+	return consistency.HandleBatches(ctx, queue, poison, e.msgType, e.HandleBatch, opts)
+}
+
+// idChange is what a batch does to one value's list.
+type idChange struct{ add, remove []string }
+
+// HandleBatch is the consistency.BatchHandler for MessageType: it applies
+// several messages as Handle applies one, sharing the work. The entities
+// of one partition are read with one query per 14 keys; each ID goes into
+// its current value's list and out of the old values' the messages name.
+// With RemoteIndexEntities every list the batch changes is read with one
+// query per 7 values and changed in entity group transactions, each index
+// entity guarded by the ETag it was read at (a lost race reads and
+// applies again); other lists are changed an ID at a time, as Handle
+// does. Every change is idempotent, so a message delivered again
+// converges to the same lists.
+func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+	errs := make([]error, len(msgs))
+	bodies := make([]listMessage, len(msgs))
+	live := make([]bool, len(msgs))
+	var ks [][2]string
+	for i, m := range msgs {
+		if m.Type != e.msgType {
+			errs[i] = consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
+			continue
+		}
+		if err := m.Decode(&bodies[i]); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := validKeys("EventualIndexEntities.HandleBatch", bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
+			errs[i] = consistency.Permanent(err)
+			continue
+		}
+		live[i] = true
+		ks = append(ks, [2]string{bodies[i].PK, bodies[i].RK})
+	}
+	found, failed := readPrimaries(ctx, e.tbl, ks)
+	changes := map[string]*idChange{}
+	behind := map[string][]int{}
+	change := func(value string) *idChange {
+		c := changes[value]
+		if c == nil {
+			c = &idChange{}
+			changes[value] = c
+		}
+		return c
+	}
+	for i := range msgs {
+		if !live[i] {
+			continue
+		}
+		b := bodies[i]
+		if err := failed[b.PK]; err != nil {
+			errs[i] = err
+			continue
+		}
+		current := ""
+		if v := found[[2]string{b.PK, b.RK}]; v != nil {
+			current = e.value(v)
+		}
+		id := ID(b.PK, b.RK)
+		if current != "" {
+			if c := change(current); !slices.Contains(c.add, id) {
+				c.add = append(c.add, id)
+			}
+			behind[current] = append(behind[current], i)
+		}
+		if b.Old != "" && b.Old != current {
+			if c := change(b.Old); !slices.Contains(c.remove, id) {
+				c.remove = append(c.remove, id)
+			}
+			behind[b.Old] = append(behind[b.Old], i)
+		}
+	}
+	if len(changes) == 0 {
+		return errs
+	}
+	fail := func(value string, err error) {
+		for _, i := range behind[value] {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	if r, ok := e.list.(*RemoteIndexEntities); ok {
+		if err := r.applyChanges(ctx, changes); err != nil {
+			for value := range changes {
+				fail(value, err)
+			}
+		}
+		return errs
+	}
+	for _, value := range slices.Sorted(mapKeys(changes)) {
+		c := changes[value]
+		for _, id := range c.add {
+			if err := e.list.Add(ctx, value, id, nil); err != nil {
+				fail(value, err)
+			}
+		}
+		for _, id := range c.remove {
+			if err := e.list.Remove(ctx, value, id, nil); err != nil {
+				fail(value, err)
+			}
+		}
+	}
+	return errs
+}
+
+// applyChanges makes every list of changes as many Adds and Removes
+// would: the lists read with one query per maxValuesPerRead values, and
+// written in the fewest transactions, each index entity guarded by the
+// ETag it was read at; a lost race reads and applies again.
+func (r *RemoteIndexEntities) applyChanges(ctx context.Context, changes map[string]*idChange) error {
+	values := slices.Sorted(mapKeys(changes))
+	prefixes := make([]string, len(values))
+	for i, value := range values {
+		for _, id := range changes[value].add {
+			if err := idlist.CheckID(id); err != nil {
+				return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+			}
+		}
+		p, err := r.x.valuePrefix(value)
+		if err != nil {
+			return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "value", Rule: err}
+		}
+		prefixes[i] = p
+	}
+	_, err := table.RetryOnConflict(ctx, func(int) error {
+		parts := map[string][]indexPart{}
+		for start := 0; start < len(values); start += maxValuesPerRead {
+			chunk := make([]int, 0, maxValuesPerRead)
+			for i := start; i < min(start+maxValuesPerRead, len(values)); i++ {
+				chunk = append(chunk, i)
+			}
+			ranges := make([]table.Filter, len(chunk))
+			for j, i := range chunk {
+				lo, hi := keys.PrefixRange(prefixes[i])
+				ranges[j] = table.RK().Ge(lo).And(table.RK().Lt(hi))
+			}
+			for ent, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(r.partition).And(table.Or(ranges...))}) {
+				if err != nil {
+					return err
+				}
+				part, err := decodePart(ent)
+				if err != nil {
+					return err
+				}
+				for _, i := range chunk {
+					if strings.HasPrefix(ent.RowKey, prefixes[i]) {
+						parts[values[i]] = append(parts[values[i]], part)
+					}
+				}
+			}
+		}
+		var ops []batch.Op
+		for _, value := range values {
+			o, err := r.x.rewriteIDs(r.partition, value, changes[value].add, changes[value].remove, parts[value])
+			if err != nil {
+				return err
+			}
+			ops = append(ops, o...)
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		return submitOps(ctx, r.client, ops)
+	}, &r.retry)
+	return err
+}
+
+// rewriteIDs returns the operations that take remove out of value's list
+// and put add into it, as they stand after parts (in part order): a part
+// that loses IDs is rewritten, or deleted when it is left empty; new IDs
+// fill the last part as far as it holds, then new parts. Each part is
+// changed once (its last state), guarded by the ETag it was read at. IDs
+// already listed are not added again.
+func (x *IndexEntities[T]) rewriteIDs(pk, value string, add, remove []string, parts []indexPart) ([]batch.Op, error) {
+	type state struct {
+		indexPart
+		existed, changed, grew bool
+	}
+	var ps []*state
+	for _, p := range parts {
+		kept := make([]string, 0, len(p.ids))
+		for _, id := range p.ids {
+			if !slices.Contains(remove, id) {
+				kept = append(kept, id)
+			}
+		}
+		ps = append(ps, &state{indexPart: indexPart{rowKey: p.rowKey, ids: kept, etag: p.etag}, existed: true, changed: len(kept) != len(p.ids)})
+	}
+	listed := func(id string) bool {
+		for _, p := range ps {
+			if slices.Contains(p.ids, id) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, id := range add {
+		if listed(id) {
+			continue
+		}
+		if n := len(ps); n > 0 {
+			last := ps[n-1]
+			_, err := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id), x.max)
+			if err == nil {
+				last.ids, last.changed, last.grew = append(last.ids, id), true, true
+				continue
+			}
+			if !errors.Is(err, errPartFull) {
+				return nil, err
+			}
+		}
+		n := 0
+		if len(ps) > 0 {
+			k, err := partNumber(ps[len(ps)-1].rowKey)
+			if err != nil {
+				return nil, err
+			}
+			n = k + 1
+		}
+		rk, err := x.partKey(value, n)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, &state{indexPart: indexPart{rowKey: rk, ids: []string{id}}, changed: true, grew: true})
+	}
+	var ops []batch.Op
+	for _, p := range ps {
+		switch {
+		case !p.changed:
+			continue
+		case len(p.ids) == 0:
+			if p.existed {
+				ops = append(ops, batch.Delete(pk, p.rowKey).IfMatch(p.etag))
+			}
+			continue
+		}
+		// A part that only shrank is written even if it holds more than
+		// this index's MaxListUnits (another writer's setting); only what
+		// one entity holds at all bounds it.
+		limit := DefaultMaxListUnits
+		if p.grew {
+			limit = x.max
+		}
+		ent, err := x.encodePart(pk, p.rowKey, value, p.ids, limit)
+		if errors.Is(err, errPartFull) {
+			return nil, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", p.ids[0])
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.existed {
+			ent.ETag = p.etag
+			ops = append(ops, batch.Update(ent, table.Replace))
+		} else {
+			ops = append(ops, batch.Add(ent))
+		}
+	}
+	return ops, nil
+}

@@ -1,0 +1,314 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/table"
+)
+
+// A batched handler's reads: at most maxRowKeysPerRead RowKeys in one
+// query, so that a filter stays within the service's 15 comparisons
+// ("PartitionKey eq" and 14 "RowKey eq"), and at most batchReadsInFlight
+// queries at a time.
+const (
+	maxRowKeysPerRead  = 14
+	batchReadsInFlight = 8
+)
+
+// HandleBatches drains queue, a queue of this index's messages only, as
+// consistency.HandleBatches does: each dequeue takes 32 messages and
+// HandleBatch applies them together. It returns when the queue is empty.
+// Requests per message for 32 new entities of one partition whose copies
+// share a partition: 1 for the message's delete, plus 1/32 for the
+// dequeue, 3/32 for the reads of the primaries and 1/32 for the copies'
+// transaction.
+func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+	return consistency.HandleBatches(ctx, queue, poison, x.msgType, x.HandleBatch, opts)
+}
+
+// HandleBatch is the consistency.BatchHandler for MessageType: it applies
+// several messages as Handle applies one, sharing the work. The primaries
+// of one partition are read with one query per 14 keys; every copy the
+// current primaries call for is written whole (Replace) and every stale
+// copy still owned by the primary that had it is deleted, guarded by the
+// ETag it was read at, the copies of one index partition together in
+// entity group transactions. A stale copy that another primary of the
+// batch now calls for is overwritten instead of deleted. When a
+// transaction is refused (a copy changed since it was read), the messages
+// behind it are applied one by one as Handle does. Every step is
+// idempotent: a message delivered again converges to the same copies.
+func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.HandleBatch", "", len(msgs))
+	errs := make([]error, len(msgs))
+	bodies := make([]indexMessage, len(msgs))
+	var keys [][2]string
+	live := make([]bool, len(msgs))
+	for i, m := range msgs {
+		if m.Type != x.msgType {
+			errs[i] = consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
+			continue
+		}
+		if err := m.Decode(&bodies[i]); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := validKeys("InterPartitionIndex.HandleBatch", bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
+			errs[i] = consistency.Permanent(err)
+			continue
+		}
+		live[i] = true
+		keys = append(keys, [2]string{bodies[i].PK, bodies[i].RK})
+	}
+	found, readErrs := readPrimaries(ctx, x.tbl, keys)
+
+	// What the current primaries call for, and which messages stand behind
+	// each index partition's work.
+	type group struct {
+		index int
+		pk    string
+	}
+	wantAt := map[copyAddr]*table.Entity{}
+	var wantOrder []copyAddr
+	behind := map[group][]int{}
+	wants := make([][]copyAddr, len(msgs))
+	for i := range msgs {
+		if !live[i] {
+			continue
+		}
+		b := bodies[i]
+		if err := readErrs[b.PK]; err != nil {
+			errs[i], live[i] = err, false
+			continue
+		}
+		v := found[[2]string{b.PK, b.RK}]
+		wanted, err := x.wanted(v)
+		if err != nil {
+			errs[i], live[i] = err, false
+			continue
+		}
+		for _, c := range wanted {
+			a := copyAddr{Index: c.index, PK: c.e.PartitionKey, RK: c.e.RowKey}
+			if _, ok := wantAt[a]; !ok {
+				wantOrder = append(wantOrder, a)
+			}
+			wantAt[a] = c.e // the batch's last message wins, as handled in turn
+			wants[i] = append(wants[i], a)
+			g := group{a.Index, a.PK}
+			behind[g] = append(behind[g], i)
+		}
+	}
+	// Stale copies: those a message names that no current primary of the
+	// batch calls for, each to be removed only while its owner is the
+	// message's primary.
+	staleOwners := map[copyAddr][]string{}
+	var staleOrder []copyAddr
+	for i := range msgs {
+		if !live[i] {
+			continue
+		}
+		b := bodies[i]
+		for _, s := range b.Stale {
+			if s.Index < 0 || s.Index >= len(x.defs) {
+				continue
+			}
+			if _, wanted := wantAt[s]; wanted {
+				continue // overwritten by its new owner's copy
+			}
+			if _, seen := staleOwners[s]; !seen {
+				staleOrder = append(staleOrder, s)
+			}
+			staleOwners[s] = append(staleOwners[s], ownerRef(b.PK, b.RK))
+			g := group{s.Index, s.PK}
+			behind[g] = append(behind[g], i)
+		}
+	}
+	// Read the stale copies (one query per 14 keys of an index partition)
+	// to learn their owners and ETags.
+	staleETag := map[copyAddr]azcore.ETag{}
+	staleFailed := map[group]error{}
+	byGroup := map[group][]string{}
+	var groupOrder []group
+	for _, s := range staleOrder {
+		g := group{s.Index, s.PK}
+		if byGroup[g] == nil {
+			groupOrder = append(groupOrder, g)
+		}
+		byGroup[g] = append(byGroup[g], s.RK)
+	}
+	for _, g := range groupOrder {
+		for chunk := range slices.Chunk(byGroup[g], maxRowKeysPerRead) {
+			copies, err := readRows(ctx, x.copies[g.index], g.pk, chunk)
+			if err != nil {
+				staleFailed[g] = err
+				break
+			}
+			for rk, c := range copies {
+				a := copyAddr{Index: g.index, PK: g.pk, RK: rk}
+				if of, _ := ownerOf(c); slices.Contains(staleOwners[a], of) {
+					staleETag[a] = c.ETag
+				}
+			}
+		}
+	}
+	// One set of operations per index partition: the copies written
+	// whole, the stale ones deleted at the version read.
+	ops := map[group][]batch.Op{}
+	var opOrder []group
+	add := func(g group, o batch.Op) {
+		if ops[g] == nil {
+			opOrder = append(opOrder, g)
+		}
+		ops[g] = append(ops[g], o)
+	}
+	for _, a := range wantOrder {
+		add(group{a.Index, a.PK}, batch.Upsert(wantAt[a], table.Replace))
+	}
+	for _, s := range staleOrder {
+		if etag, ok := staleETag[s]; ok {
+			add(group{s.Index, s.PK}, batch.Delete(s.PK, s.RK).IfMatch(etag))
+		}
+	}
+	failed := map[group]bool{}
+	for g, err := range staleFailed {
+		failed[g] = true
+		for _, i := range behind[g] {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	for _, g := range opOrder {
+		if failed[g] {
+			continue
+		}
+		if err := submitOps(ctx, x.copies[g.index].Client(), ops[g]); err != nil {
+			failed[g] = true
+		}
+	}
+	// The messages behind a refused transaction, one by one.
+	again := make([]bool, len(msgs))
+	for g := range failed {
+		if staleFailed[g] != nil {
+			continue
+		}
+		for _, i := range behind[g] {
+			again[i] = true
+		}
+	}
+	for i, redo := range again {
+		if redo {
+			errs[i] = x.converge(ctx, bodies[i].PK, bodies[i].RK, bodies[i].Stale)
+		}
+	}
+	var firstErr error
+	for i, err := range errs {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if err != nil && x.log != nil {
+			x.log.WarnContext(ctx, "tablekit: InterPartitionIndex.HandleBatch could not converge the copies; the message returns to the queue", "type", x.msgType, "partition", bodies[i].PK, "row", bodies[i].RK, "error", redact.Error(err))
+		}
+	}
+	end(firstErr)
+	return errs
+}
+
+// submitOps sends ops as the fewest valid transactions.
+func submitOps(ctx context.Context, client table.Client, ops []batch.Op) error {
+	txs, err := batch.Plan(ops, nil)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txs {
+		if _, err := tx.Submit(ctx, client, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPrimaries reads the entities under keys: a partition's keys with one
+// query per 14 (a point read for a partition with one key), up to
+// batchReadsInFlight queries at a time. Found entities map to their
+// value; a key missing from found has no entity. A partition whose read
+// failed has its error in failed, and nothing in found.
+func readPrimaries[T any](ctx context.Context, tbl *table.Table[T], keys [][2]string) (found map[[2]string]*T, failed map[string]error) {
+	byPK := map[string][]string{}
+	var order []string
+	for _, k := range keys {
+		if _, ok := byPK[k[0]]; !ok {
+			order = append(order, k[0])
+		}
+		if !slices.Contains(byPK[k[0]], k[1]) {
+			byPK[k[0]] = append(byPK[k[0]], k[1])
+		}
+	}
+	found, failed = map[[2]string]*T{}, map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, batchReadsInFlight)
+	for _, pk := range order {
+		for chunk := range slices.Chunk(byPK[pk], maxRowKeysPerRead) {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				got, err := readRows(ctx, tbl, pk, chunk)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					failed[pk] = err
+					return
+				}
+				for rk, v := range got {
+					found[[2]string{pk, rk}] = v
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for pk := range failed {
+		for k := range found {
+			if k[0] == pk {
+				delete(found, k)
+			}
+		}
+	}
+	return found, failed
+}
+
+// readRows reads the rows rks (at most maxRowKeysPerRead) of partition pk:
+// one point read for one key, else one query.
+func readRows[T any](ctx context.Context, tbl *table.Table[T], pk string, rks []string) (map[string]*T, error) {
+	out := map[string]*T{}
+	if len(rks) == 1 {
+		v, err := tbl.Get(ctx, pk, rks[0], nil)
+		switch {
+		case table.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		default:
+			out[rks[0]] = v
+		}
+		return out, nil
+	}
+	eqs := make([]table.Filter, len(rks))
+	for i, rk := range rks {
+		eqs[i] = table.RK().Eq(rk)
+	}
+	for v, err := range tbl.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+		if err != nil {
+			return nil, err
+		}
+		out[tbl.Meta(v).RowKey] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,186 @@
+package patterns_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The guarded writes of the batched index handlers, under a concurrent
+// writer: another process changes an index row between the handler's read
+// and its transaction, so the transaction's If-Match fails. The handler
+// must neither lose that writer's change nor leave the message unapplied.
+
+// beforeBatch runs f once, before the first $batch request after it is
+// armed, on another client: the concurrent writer.
+type beforeBatch struct {
+	armed atomic.Bool
+	fired atomic.Bool
+	f     func(ctx context.Context) error
+	err   error
+}
+
+func (p *beforeBatch) Do(req *policy.Request) (*http.Response, error) {
+	if req.Raw().Method == http.MethodPost && strings.HasSuffix(req.Raw().URL.Path, "$batch") && p.armed.CompareAndSwap(true, false) {
+		// A context of its own: the request's carries tablekit's marks
+		// for this request, which are no business of the other writer's.
+		p.err = p.f(context.Background())
+		p.fired.Store(true)
+	}
+	return req.Next()
+}
+
+// raceTables is a fake table service with two clients' service clients: one
+// whose $batch requests pass through p, and one (the other writer's)
+// without it.
+func raceTables(p *beforeBatch) (handler, other *aztables.ServiceClient) {
+	svc := fake.NewTableService(nil)
+	return svc.NewServiceClient(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{p}}}), svc.NewServiceClient(nil)
+}
+
+func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) {
+	ctx := t.Context()
+	p := &beforeBatch{}
+	mine, theirs := raceTables(p)
+	for _, name := range []string{"people", "copies"} {
+		if _, err := mine.CreateTable(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	people, _ := table.New[batchEmp](mine.NewClient("people"), nil)
+	copies, _ := table.New[table.Entity](mine.NewClient("copies"), nil)
+	theirCopies, _ := table.New[table.Entity](theirs.NewClient("copies"), nil)
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("idx", nil), queues.NewQueueClient("poison", nil)
+	mustCreateQueues(t, q, poison)
+	x, err := patterns.NewInterPartitionIndex(people, q, []patterns.CrossIndexDef[batchEmp]{{
+		Name: "email", Table: copies,
+		PartitionKey: func(v *batchEmp) string { return "email_" + v.Department },
+		Value:        func(v *batchEmp) string { return v.Email },
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &consistency.BatchOptions{Visibility: 30 * time.Second}
+	ann := &batchEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "001"}, Email: "ann@contoso.com", Department: "Sales"}
+	if err := x.Put(ctx, ann, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.HandleBatches(ctx, q, poison, opts); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := people.Get(ctx, "Sales", "001", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *cur
+	next.Email = "ann.lee@contoso.com"
+	if err := x.Put(ctx, &next, &patterns.PutOptions[batchEmp]{Current: cur}); err != nil {
+		t.Fatal(err)
+	}
+	// The other writer touches the stale copy (its owner unchanged) after
+	// the handler read it and before its transaction: the guarded delete's
+	// If-Match fails, and with it the transaction.
+	p.f = func(ctx context.Context) error {
+		c, err := theirCopies.Get(ctx, "email_Sales", "ann@contoso.com", nil)
+		if err != nil {
+			return err
+		}
+		c.Set("Touched", table.StringValue("yes"))
+		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: table.Replace})
+	}
+	p.armed.Store(true)
+	st, err := x.HandleBatches(ctx, q, poison, opts)
+	if err != nil || p.err != nil {
+		t.Fatal(err, p.err)
+	}
+	if !p.fired.Load() {
+		t.Fatal("the concurrent write did not happen: the test tests nothing")
+	}
+	if st.Handled != 1 || st.Retried != 0 || st.Poisoned != 0 {
+		t.Fatalf("stats %+v: the refused transaction's message was not settled", st)
+	}
+	checkCopies(t, x, copies, []*batchEmp{&next})
+}
+
+func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
+	ctx := t.Context()
+	p := &beforeBatch{}
+	mine, theirs := raceTables(p)
+	for _, name := range []string{"people", "lists"} {
+		if _, err := mine.CreateTable(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	people, _ := table.New[batchEmp](mine.NewClient("people"), nil)
+	listTable, _ := table.New[table.Entity](mine.NewClient("lists"), nil)
+	lists, err := patterns.NewRemoteIndexEntities(listTable, "lname", "lname_", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirTable, _ := table.New[table.Entity](theirs.NewClient("lists"), nil)
+	theirLists, err := patterns.NewRemoteIndexEntities(theirTable, "lname", "lname_", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("lidx", nil), queues.NewQueueClient("poison", nil)
+	mustCreateQueues(t, q, poison)
+	ev := patterns.NewEventualIndexEntities(people, func(v *batchEmp) string { return v.LastName }, lists, consistency.NewSender(q, nil), nil)
+	opts := &consistency.BatchOptions{Visibility: 30 * time.Second}
+	add := func(rk string) {
+		v := &batchEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, LastName: "Jones"}
+		if err := ev.Write(ctx, "Sales", rk, "", func() error { return people.Add(ctx, v, nil) }, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("001")
+	if _, err := ev.HandleBatches(ctx, q, poison, opts); err != nil {
+		t.Fatal(err)
+	}
+	add("002")
+	// Another writer adds an ID to the list after the handler read it:
+	// the handler's update of the index entity loses the race on its ETag.
+	other := patterns.ID("Ops", "009")
+	p.f = func(ctx context.Context) error { return theirLists.Add(ctx, "Jones", other, nil) }
+	p.armed.Store(true)
+	st, err := ev.HandleBatches(ctx, q, poison, opts)
+	if err != nil || p.err != nil {
+		t.Fatal(err, p.err)
+	}
+	if !p.fired.Load() {
+		t.Fatal("the concurrent write did not happen: the test tests nothing")
+	}
+	if st.Handled != 1 || st.Retried != 0 || st.Poisoned != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	ids, err := lists.IDs(ctx, "Jones", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{patterns.ID("Sales", "001"), other, patterns.ID("Sales", "002")}
+	if strings.Join(ids, "|") != strings.Join(want, "|") {
+		t.Fatalf("Jones lists %q, want %q (the other writer's ID kept, the new one added)", ids, want)
+	}
+}
+
+func mustCreateQueues(t *testing.T, qs ...*azqueue.QueueClient) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := q.Create(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
