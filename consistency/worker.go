@@ -620,10 +620,36 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error reports the panic value and the stack, so both travel in the
-// message's LastError, the poison record and the log.
+// Error reports the panic value and where it was raised (the function and
+// line at the top of Stack), on one line: it travels in the message's
+// LastError, the poison record and the log, where a line is one record.
+// The whole stack stays in Stack.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("consistency: handler of %s (key %q) panicked: %v\n%s", e.Type, e.Key, e.Value, e.Stack)
+	msg := fmt.Sprintf("consistency: handler of %s (key %q) panicked: %s", e.Type, e.Key, redact.Line(fmt.Errorf("%v", e.Value)))
+	if site := panicSite(e.Stack); site != "" {
+		msg += " at " + site
+	}
+	return msg
+}
+
+// panicSite is the frame that panicked in a stack taken by a deferred
+// recover (debug.Stack): the function and file:line after runtime's panic
+// frame, or "" when the stack has none.
+func panicSite(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && i+3 < len(lines) {
+			fn, at := strings.TrimSpace(lines[i+2]), strings.TrimSpace(lines[i+3])
+			if j := strings.LastIndex(at, " +0x"); j > 0 {
+				at = at[:j]
+			}
+			if j := strings.LastIndex(fn, "("); j > 0 {
+				fn = fn[:j]
+			}
+			return fn + " (" + at + ")"
+		}
+	}
+	return ""
 }
 
 // Unwrap returns the panic value when it is an error (panic(err)).

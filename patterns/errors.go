@@ -2,7 +2,9 @@ package patterns
 
 import (
 	"errors"
+	"strconv"
 
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -29,15 +31,20 @@ type ValueTakenError struct {
 	Err          error
 }
 
-// Error names the index, the value and the partition.
+// Error names the index, the value and the partition, then the service's
+// answer.
 func (e *ValueTakenError) Error() string {
-	return "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
+	msg := "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
+	if e.Err != nil {
+		msg += ": " + redact.Line(e.Err)
+	}
+	return msg
 }
 
 // Unwrap returns the SDK's error, not a conflict: retry loops stop on it.
 func (e *ValueTakenError) Unwrap() error { return e.Err }
 
-func quote(s string) string { return `"` + s + `"` }
+func quote(s string) string { return strconv.Quote(s) }
 
 // notFoundError: a pattern's logical entity (a wide entity, say) has none
 // of the rows that would hold it. The service answered every request, so

@@ -119,7 +119,8 @@ type ServiceError struct {
 	Err error
 }
 
-// Error names the operation and entity and quotes the service, or the
+// Error names the operation and entity and, on one line, the service's
+// answer (status, error code, the first line of its message), or the
 // transport's failure with any credential in it (a SAS signature in the
 // request URL) redacted; Unwrap still returns the error as it came.
 func (e *ServiceError) Error() string {
@@ -130,7 +131,7 @@ func (e *ServiceError) Error() string {
 	if where != "" {
 		where = " " + where
 	}
-	return "table: " + e.Op + where + ": " + redact.String(e.Err.Error())
+	return "table: " + e.Op + where + ": " + redact.Line(e.Err)
 }
 
 // Unwrap returns the SDK's error (an *azcore.ResponseError from the service).

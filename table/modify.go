@@ -38,7 +38,7 @@ type ConflictError struct {
 // Error says how many attempts were made and the last failure, with any
 // credential in it redacted.
 func (e *ConflictError) Error() string {
-	return redact.String(fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err))
+	return fmt.Sprintf("table: Modify gave up after %d attempts: %s", e.Attempts, redact.Line(e.Err))
 }
 
 // Unwrap returns the last lost race.
