@@ -228,7 +228,7 @@ func instances(a answers) map[string][]error {
 		"patterns.BlobMissingError":       {&patterns.BlobMissingError{PartitionKey: "p", RowKey: "r", Field: "Photo", Blob: "b", Cause: a.blob}},
 		"patterns.PeriodBeingDeletedError": {&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: a.stale},
 			&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: transportFailure()}},
-		"patterns.ValueTakenError": {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx}},
+		"patterns.ValueTakenError": {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx.Err}},
 		"table.ConflictError":      {a.conflict, &table.ConflictError{Attempts: 2, Err: transportFailure()}},
 		"table.InputError":         {&table.InputError{Op: "Get", Type: "T", Field: "F", Rule: table.ErrInvalidValue, Detail: strconv.Quote("x\ny")}},
 		"table.IntegrityError": {&table.IntegrityError{Type: "T", Table: "t", PartitionKey: "p", RowKey: "r", Reason: "unwrap failed", Err: a.notFound},

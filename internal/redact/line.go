@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"html"
 	"net/http"
@@ -55,6 +56,32 @@ func Answer(re *azcore.ResponseError) string {
 	return String(s)
 }
 
+// innerStatus finds the status line of the failed operation inside a
+// transaction's multipart answer.
+var innerStatus = regexp.MustCompile(`HTTP/1\.1 ([1-5]\d\d)\b`)
+
+// innerAnswer is the failed operation's answer inside the 202 of a
+// transaction (the envelope has no code or message of its own): its
+// status, code and the first line of its message; "" when body is not one.
+func innerAnswer(body []byte) string {
+	loc := innerStatus.FindSubmatchIndex(body)
+	if loc == nil {
+		return ""
+	}
+	s := string(body[loc[2]:loc[3]])
+	rest := body[loc[1]:]
+	if i, j := bytes.IndexByte(rest, '{'), bytes.LastIndexByte(rest, '}'); i >= 0 && j > i {
+		code, msg := jsonAnswer(rest[i : j+1])
+		if code != "" {
+			s += " " + code
+		}
+		if msg != "" {
+			s += ": " + msg
+		}
+	}
+	return s
+}
+
 // responses lists the *azcore.ResponseError values in err's tree.
 func responses(err error, out []*azcore.ResponseError) []*azcore.ResponseError {
 	for err != nil {
@@ -92,27 +119,51 @@ func message(re *azcore.ResponseError) string {
 	if err != nil || len(body) == 0 {
 		return ""
 	}
-	var m string
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(body, &doc) == nil {
-		inner := doc["odata.error"]
-		if inner == nil {
-			inner = doc["error"]
-		}
-		var e struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if inner != nil && json.Unmarshal(inner, &e) == nil && e.Message != nil {
-			var v struct {
-				Value string `json:"value"`
-			}
-			if json.Unmarshal(e.Message, &m) != nil && json.Unmarshal(e.Message, &v) == nil {
-				m = v.Value
-			}
-		}
-	} else if x := xmlMessage.FindSubmatch(body); x != nil {
-		m = html.UnescapeString(string(x[1])) // the line breaks come as &#xA;
+	if re.StatusCode == http.StatusAccepted {
+		return innerAnswer(body)
 	}
+	if json.Valid(body) {
+		_, m := jsonAnswer(body)
+		return m
+	}
+	if x := xmlMessage.FindSubmatch(body); x != nil {
+		return firstLine(html.UnescapeString(string(x[1]))) // the line breaks come as &#xA;
+	}
+	return ""
+}
+
+// jsonAnswer reads the Table service's error body, {"odata.error":
+// {"code": ..., "message": {"value": ...}}}: the code and the first line
+// of the message.
+func jsonAnswer(body []byte) (code, msg string) {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &doc) != nil {
+		return "", ""
+	}
+	inner := doc["odata.error"]
+	if inner == nil {
+		inner = doc["error"]
+	}
+	var e struct {
+		Code    string          `json:"code"`
+		Message json.RawMessage `json:"message"`
+	}
+	if inner == nil || json.Unmarshal(inner, &e) != nil {
+		return "", ""
+	}
+	if e.Message != nil {
+		var v struct {
+			Value string `json:"value"`
+		}
+		if json.Unmarshal(e.Message, &msg) != nil && json.Unmarshal(e.Message, &v) == nil {
+			msg = v.Value
+		}
+	}
+	return e.Code, firstLine(msg)
+}
+
+// firstLine is the first line of a service message, bounded.
+func firstLine(m string) string {
 	m, _, _ = strings.Cut(strings.TrimSpace(m), "\n")
 	m = strings.TrimSpace(m)
 	if len(m) > maxMessage {
