@@ -98,7 +98,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
 			// 412 (changed since read) or 409 (created since): a lost race,
 			// which RetryOnConflict retries.
-			return &lostRaceError{Op: op, Err: err}
+			return lostRace(op+" "+name, err)
 		}
 		return err
 	}, &b.retry)

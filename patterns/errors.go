@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/tablekit/tablekit/internal/redact"
@@ -63,19 +64,11 @@ func (e *notFoundError) Error() string {
 // Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
 func (e *notFoundError) Is(target error) bool { return target == table.ErrNotFound }
 
-// lostRaceError: a conditional write lost to another writer (a blob's 412
-// or 409). It counts as table.ErrPreconditionFailed, so table.IsConflict
-// and RetryOnConflict treat it as the lost race it is; the service's
-// *azcore.ResponseError stays in the chain.
-type lostRaceError struct {
-	Op  string
-	Err error
+// lostRace marks err, the service's answer to a guarded write that another
+// writer beat (a blob's 412 or 409, an entity's 404 after it was read), as
+// table.ErrLostRace: table.IsConflict and RetryOnConflict go round again,
+// and errors.As still finds the *azcore.ResponseError. what names the
+// operation and the item.
+func lostRace(what string, err error) error {
+	return fmt.Errorf("patterns: %s: %w: %w", what, table.ErrLostRace, redact.Error(err))
 }
-
-func (e *lostRaceError) Error() string {
-	return "patterns: " + e.Op + ": lost a race with another writer: " + e.Err.Error()
-}
-
-func (e *lostRaceError) Unwrap() error { return e.Err }
-
-func (e *lostRaceError) Is(target error) bool { return target == table.ErrPreconditionFailed }

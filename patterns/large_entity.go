@@ -361,8 +361,9 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		}
 		if err := l.write(ctx, "LargeEntity.Modify", v, mode); err != nil {
 			if mode == updateMode && table.IsNotFound(err) && create {
-				// Deleted between the read and the write: go round and create it.
-				return errLostRace
+				// Deleted between the read and the write: go round and
+				// create it, keeping the service's 404 in the chain.
+				return lostRace(fmt.Sprintf("LargeEntity.Modify (%q, %q) deleted after it was read", partitionKey, rowKey), err)
 			}
 			return err
 		}
@@ -374,10 +375,6 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 	}
 	return result, nil
 }
-
-// errLostRace stands for a race lost in a way the service reports as 404;
-// table.IsPreconditionFailed matches it, so RetryOnConflict goes round.
-var errLostRace = fmt.Errorf("patterns: entity deleted during Modify: %w", table.ErrPreconditionFailed)
 
 // plan works out, before any request, which fields go to blobs and what
 // the stored entity is: every limit is checked on the entity as it will be

@@ -142,8 +142,9 @@ func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
 
 // HasClass reports whether a service answer with this HTTP status and
 // error code belongs to class, one of ErrNotFound, ErrTableNotFound,
-// ErrAlreadyExists, ErrPreconditionFailed, ErrThrottled, ErrBadRequest and
-// ErrTableBeingDeleted. It is the one classification behind errors.Is on
+// ErrAlreadyExists, ErrPreconditionFailed, ErrLostRace (412, or 409
+// EntityAlreadyExists or TableAlreadyExists), ErrThrottled, ErrBadRequest
+// and ErrTableBeingDeleted. It is the one classification behind errors.Is on
 // tablekit's errors and the IsXxx functions, for code that holds a status
 // and code rather than an error (a failed operation inside a transaction).
 func HasClass(statusCode int, errorCode string, class error) bool {
@@ -159,6 +160,8 @@ func HasClass(statusCode int, errorCode string, class error) bool {
 		return statusCode == http.StatusConflict && errorCode == "TableBeingDeleted"
 	case ErrPreconditionFailed:
 		return statusCode == http.StatusPreconditionFailed
+	case ErrLostRace:
+		return HasClass(statusCode, errorCode, ErrPreconditionFailed) || HasClass(statusCode, errorCode, ErrAlreadyExists)
 	case ErrThrottled:
 		return statusCode == http.StatusServiceUnavailable || statusCode == http.StatusTooManyRequests ||
 			errorCode == "ServerBusy" || errorCode == "OperationTimedOut"
