@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/faults"
@@ -38,6 +39,7 @@ func sentinels() map[string]error {
 	return map[string]error{
 		"accounts.ErrBadConfig":           accounts.ErrBadConfig,
 		"accounts.ErrChangedDuringMove":   accounts.ErrChangedDuringMove,
+		"blobstore.ErrUnboundedGzip":      blobstore.ErrUnboundedGzip,
 		"batch.ErrBadOperation":           batch.ErrBadOperation,
 		"batch.ErrBadOption":              batch.ErrBadOption,
 		"batch.ErrDuplicateRowKey":        batch.ErrDuplicateRowKey,
