@@ -104,4 +104,3 @@ func TestReadPlainGzipAndBounds(t *testing.T) {
 		t.Errorf("missing blob: %v; want the service's 404 in the chain", err)
 	}
 }
-
