@@ -80,7 +80,7 @@ type TransactionError struct {
 // request URL) redacted; Unwrap still returns the error as it came.
 func (e *TransactionError) Error() string {
 	if e.Index < 0 {
-		return "batch: transaction failed: " + redact.String(fmt.Sprint(e.Err))
+		return "batch: transaction failed: " + redact.Line(e.Err)
 	}
 	return fmt.Sprintf("batch: transaction failed at operation %d (%s %q/%q): %d %s: %s",
 		e.Index, e.Op.Kind, e.Op.PartitionKey(), e.Op.RowKey(), e.StatusCode, e.ErrorCode, e.Message)

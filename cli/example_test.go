@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/cli"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -38,7 +39,7 @@ func Example_operatorBinary() {
 	}
 	// The sweep gives open the entities' table and the blobs of the one
 	// account the command line names.
-	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
+	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (cli.Sweeper, error) {
 		employees, err := table.New[Employee](t, nil)
 		if err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -27,7 +28,7 @@ type Sweeper interface {
 // uses for it.
 type LargeRegistration struct {
 	name, table, container string
-	open                   func(entities *aztables.Client, blobs patterns.BlobStore) (Sweeper, error)
+	open                   func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)
 }
 
 // Large registers a large entity as -large name for "large sweep": its
@@ -37,7 +38,7 @@ type LargeRegistration struct {
 // same account. LargeEntity is typed by its Go struct, which only the
 // program that defines it knows, hence a function rather than flags:
 //
-//	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b patterns.BlobStore) (cli.Sweeper, error) {
+//	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (cli.Sweeper, error) {
 //		employees, err := table.New[Employee](t, opts) // the program's codec, encryption, tracing
 //		if err != nil {
 //			return nil, err
@@ -48,7 +49,7 @@ type LargeRegistration struct {
 // A sweep refuses to delete when open's entity reads did not go through
 // the client it was given: reading another account's entities, it would
 // take every blob for an orphan.
-func Large(name, table, container string, open func(entities *aztables.Client, blobs patterns.BlobStore) (Sweeper, error)) LargeRegistration {
+func Large(name, table, container string, open func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)) LargeRegistration {
 	return LargeRegistration{name: name, table: table, container: container, open: open}
 }
 

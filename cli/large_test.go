@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -42,7 +43,7 @@ func testLarge(t *testing.T, a *account) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = blobs.DeleteContainer(context.Background(), container, nil) })
-	open := func(tc *aztables.Client, b patterns.BlobStore) (Sweeper, error) {
+	open := func(tc *aztables.Client, b blobstore.Client) (Sweeper, error) {
 		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), b, container, []string{"Photo"}, 1024, nil)
 	}
 	tc, _ := a.table(name)
@@ -115,7 +116,7 @@ func TestLargeUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
 		}
 	}
-	reg := Large("photos", "Employees", "photos", func(*aztables.Client, patterns.BlobStore) (Sweeper, error) { return nil, nil })
+	reg := Large("photos", "Employees", "photos", func(*aztables.Client, blobstore.Client) (Sweeper, error) { return nil, nil })
 	for _, c := range []struct {
 		args []string
 		says string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -46,7 +47,7 @@ func (d *dieOnUpsert) UpsertEntity(ctx context.Context, e []byte, o *aztables.Up
 
 // failUploads fails blob uploads while on.
 type failUploads struct {
-	patterns.BlobStore
+	blobstore.Client
 	on bool
 }
 
@@ -54,7 +55,7 @@ func (f *failUploads) UploadBuffer(ctx context.Context, c, n string, b []byte, o
 	if f.on {
 		return azblob.UploadBufferResponse{}, errInjected
 	}
-	return f.BlobStore.UploadBuffer(ctx, c, n, b, o)
+	return f.Client.UploadBuffer(ctx, c, n, b, o)
 }
 
 func blobCount(t *testing.T, bc *azblob.Client, container string) int {
@@ -119,7 +120,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 			t.Fatalf("after Sweep the photo must still load: %v", err)
 		}
 		// A blob whose upload fails is never named by an entity.
-		fu := &failUploads{BlobStore: bc, on: true}
+		fu := &failUploads{Client: bc, on: true}
 		failing, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), fu, container, []string{"Photo"}, 0, nil)
 		if err := failing.Put(ctx, &p2, nil); err == nil {
 			t.Fatal("upload failure not reported")
@@ -194,7 +195,7 @@ func RunBlobPatterns(t *testing.T, env Env) {
 			t.Fatalf("17:59 to 18:01 read %d entries: %q", len(got), got)
 		}
 		// A failed flush keeps its entries; the next flush writes them.
-		fu := &failUploads{BlobStore: bc, on: true}
+		fu := &failUploads{Client: bc, on: true}
 		l2, _ := patterns.NewBlobLog(fu, container, "applog2", nil)
 		_ = l2.AppendAt(ctx, base, "kept", nil)
 		if err := l2.Flush(ctx, nil); err == nil {

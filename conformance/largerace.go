@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -90,25 +91,25 @@ func (c *pauseBeforeEntityWrite) AddEntity(ctx context.Context, e []byte, o *azt
 // pauseBeforeBlobDelete holds a LargeEntity.Delete after its entity is
 // gone and before its blobs are deleted.
 type pauseBeforeBlobDelete struct {
-	patterns.BlobStore
+	blobstore.Client
 	p *pause
 }
 
 func (b *pauseBeforeBlobDelete) DeleteBlob(ctx context.Context, c, n string, o *azblob.DeleteBlobOptions) (azblob.DeleteBlobResponse, error) {
 	b.p.hit()
-	return b.BlobStore.DeleteBlob(ctx, c, n, o)
+	return b.Client.DeleteBlob(ctx, c, n, o)
 }
 
 // agedListing lists the named blobs as modified an hour earlier than they
 // were: they stand for blobs written long ago, while every blob written
 // during the test keeps its true age.
 type agedListing struct {
-	patterns.BlobStore
+	blobstore.Client
 	old map[string]bool
 }
 
 func (a *agedListing) NewListBlobsFlatPager(container string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse] {
-	inner := a.BlobStore.NewListBlobsFlatPager(container, o)
+	inner := a.Client.NewListBlobsFlatPager(container, o)
 	return runtime.NewPager(runtime.PagingHandler[azblob.ListBlobsFlatResponse]{
 		More: func(azblob.ListBlobsFlatResponse) bool { return inner.More() },
 		Fetcher: func(ctx context.Context, _ *azblob.ListBlobsFlatResponse) (azblob.ListBlobsFlatResponse, error) {
@@ -127,7 +128,7 @@ func (a *agedListing) NewListBlobsFlatPager(container string, o *azblob.ListBlob
 	})
 }
 
-func blobNames(t *testing.T, bc patterns.BlobStore, container string) map[string]bool {
+func blobNames(t *testing.T, bc blobstore.Client, container string) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
 	pager := bc.NewListBlobsFlatPager(container, nil)
@@ -166,7 +167,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		if err := le.Put(ctx, &Profile{Meta: key(), Name: "y", Photo: photo('Y')}, nil); err != nil {
 			t.Fatal(err)
 		}
-		aged := &agedListing{BlobStore: bc, old: blobNames(t, bc, container)}
+		aged := &agedListing{Client: bc, old: blobNames(t, bc, container)}
 		sweeper, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), aged, container, []string{"Photo"}, 0, nil)
 		// Put X again, held after its blob and before its entity, while
 		// Sweep runs.
@@ -199,7 +200,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		// Delete, held after its entity is gone and before its blobs go,
 		// while the same photo is put again.
 		p := &pause{}
-		deleter, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), &pauseBeforeBlobDelete{BlobStore: bc, p: p}, container, []string{"Photo"}, 0, nil)
+		deleter, _ := patterns.NewLargeEntity[Profile](tableOf(table.New[Profile](client, nil)), &pauseBeforeBlobDelete{Client: bc, p: p}, container, []string{"Photo"}, 0, nil)
 		p.arm()
 		done := make(chan error, 1)
 		go func() { done <- deleter.Delete(ctx, "Sales", "000123", nil) }()

@@ -22,11 +22,13 @@ var _ Queue = (*azqueue.QueueClient)(nil)
 // name: payloads too large for a message (SenderOptions.Blobs,
 // WorkerOptions.Blobs), BlobTarget's entities and PutBlob's data.
 //
-// The port names no type of the Blob SDK on purpose: azblob pulls in Apache
+// It names no type of the Blob SDK on purpose: azblob pulls in Apache
 // Arrow, and a program that uses only queues and tables should not build
-// either. Pass blobstore.New(client) (package consistency/blobstore) to use
-// an *azblob.Client. An implementation keeps the service's error
-// (*azcore.ResponseError) in the chain of the errors it returns.
+// either. It is not a second port to the Blob service: tablekit's one blob
+// port is blobstore.Client (package consistency/blobstore), and
+// blobstore.New(client) makes a BlobStore of an *azblob.Client. An
+// implementation keeps the service's error (*azcore.ResponseError) in the
+// chain of the errors it returns.
 type BlobStore interface {
 	// Put writes data to the blob, replacing what is there.
 	Put(ctx context.Context, container, name string, data []byte, o *BlobPutOptions) error

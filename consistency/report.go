@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/tablekit/tablekit/internal/redact"
 )
 
 // TypeFailures counts the failures of one message type.
@@ -42,7 +44,7 @@ func (r *FailureReport) Error() string {
 		f := r.ByType[t]
 		fmt.Fprintf(&b, "; %s: %d retried, %d poisoned", typeName(t), f.Retried, f.Poisoned)
 		if f.LastError != nil {
-			fmt.Fprintf(&b, ", last error: %v", f.LastError)
+			fmt.Fprintf(&b, ", last error: %s", redact.Line(f.LastError))
 		}
 	}
 	return b.String()

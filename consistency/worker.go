@@ -620,10 +620,36 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error reports the panic value and the stack, so both travel in the
-// message's LastError, the poison record and the log.
+// Error reports the panic value and where it was raised (the function and
+// line at the top of Stack), on one line. The whole stack stays in Stack,
+// and the worker adds it below this line in the message's LastError and
+// the poison record.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("consistency: handler of %s (key %q) panicked: %v\n%s", e.Type, e.Key, e.Value, e.Stack)
+	msg := fmt.Sprintf("consistency: handler of %s (key %q) panicked: %s", e.Type, e.Key, redact.Line(fmt.Errorf("%v", e.Value)))
+	if site := panicSite(e.Stack); site != "" {
+		msg += " at " + site
+	}
+	return msg
+}
+
+// panicSite is the frame that panicked in a stack taken by a deferred
+// recover (debug.Stack): the function and file:line after runtime's panic
+// frame, or "" when the stack has none.
+func panicSite(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && i+3 < len(lines) {
+			fn, at := strings.TrimSpace(lines[i+2]), strings.TrimSpace(lines[i+3])
+			if j := strings.LastIndex(at, " +0x"); j > 0 {
+				at = at[:j]
+			}
+			if j := strings.LastIndex(fn, "("); j > 0 {
+				fn = fn[:j]
+			}
+			return fn + " (" + at + ")"
+		}
+	}
+	return ""
 }
 
 // Unwrap returns the panic value when it is an error (panic(err)).
@@ -661,7 +687,7 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 	if env.PayloadBlob != nil {
 		env.Payload = nil
 	}
-	env.LastError = truncate(herr.Error(), 4096)
+	env.LastError = truncate(failureText(herr), 4096)
 	text, err := env.encode()
 	if err != nil {
 		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
@@ -687,7 +713,7 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 	// Redacted once, here: the poison record, the report, the log and
 	// OnPoisoned all get this one.
 	cause = redact.Error(cause)
-	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(cause.Error(), 4096), PoisonedAt: time.Now().UTC()}
+	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(failureText(cause), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
 		rec.Envelope = &env
@@ -714,6 +740,17 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 	if w.opts.OnPoisoned != nil {
 		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}
+}
+
+// failureText is what a failed message records of err (its LastError,
+// its poison record): the error's line, and for a panic the stack below
+// it, which Error() leaves out to stay one line.
+func failureText(err error) string {
+	var pe *PanicError
+	if errors.As(err, &pe) && len(pe.Stack) > 0 {
+		return err.Error() + "\n" + string(pe.Stack)
+	}
+	return err.Error()
 }
 
 func truncate(s string, n int) string {

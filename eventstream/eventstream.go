@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -295,7 +296,7 @@ type ConcurrencyError struct {
 
 // Error names the stream and the version expected.
 func (e *ConcurrencyError) Error() string {
-	return fmt.Sprintf("eventstream: stream %q is no longer at version %d: %v", e.Stream, e.Expected, e.Err)
+	return fmt.Sprintf("eventstream: stream %q is no longer at version %d: %s", e.Stream, e.Expected, redact.Line(e.Err))
 }
 
 // Is matches ErrConflict.
@@ -314,9 +315,9 @@ type DuplicateEventError struct {
 	Err    error
 }
 
-// Error names the stream and the ID.
+// Error names the stream and the ID, then the service's answer.
 func (e *DuplicateEventError) Error() string {
-	return fmt.Sprintf("eventstream: event ID %q is already in stream %q", e.ID, e.Stream)
+	return fmt.Sprintf("eventstream: event ID %q is already in stream %q: %s", e.ID, e.Stream, redact.Line(e.Err))
 }
 
 // Is matches ErrDuplicateEvent.

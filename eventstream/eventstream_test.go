@@ -504,13 +504,14 @@ func TestEventStreamAppendFunc(t *testing.T) {
 	if svc.Total() != 6 {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
-	// With one attempt, the lost race is the end: a *table.ConflictError.
+	// With one attempt, the lost race is the end: a *table.ConflictError,
+	// which is table.ErrLostRace like every lost race.
 	racing, _ = eventstream.New[deposited](&raceClient{Client: client, at: 1, other: func() {
 		_, _ = s.AppendFunc(ctx, "acct", one("other2"), nil)
 	}}, nil)
 	_, err = racing.AppendFunc(ctx, "acct", one("mine2"), &table.RetryOptions{MaxAttempts: 1})
 	var ce *table.ConflictError
-	if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) {
+	if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) || !errors.Is(err, table.ErrLostRace) {
 		t.Fatalf("exhausted: %v", err)
 	}
 }

@@ -49,8 +49,7 @@ func (b *BlobIndex) name(value string) (string, error) {
 
 // read returns the list and its ETag ("" when the blob does not exist).
 func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
-	resp, err := b.blobs.DownloadStream(ctx, b.container, name, nil)
-	err = redact.Error(err) // a transport error names the URL, SAS token included
+	blob, err := blobstore.Read(ctx, b.blobs, b.container, name, nil)
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 		return nil, "", nil
@@ -58,16 +57,16 @@ func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETa
 	if err != nil {
 		return nil, "", err
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	defer blob.Body.Close()
+	data, err := io.ReadAll(blob.Body)
 	if err != nil {
-		return nil, "", err
+		return nil, "", redact.Error(err)
 	}
 	ids, err := idlist.Decode(string(data))
 	if err != nil {
 		return nil, "", fmt.Errorf("patterns: index blob %s: %w", name, err)
 	}
-	return ids, *resp.ETag, nil
+	return ids, blob.ETag, nil
 }
 
 func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
@@ -98,7 +97,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 		if errors.As(err, &re) && (re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict) {
 			// 412 (changed since read) or 409 (created since): a lost race,
 			// which RetryOnConflict retries.
-			return &lostRaceError{Op: op, Err: err}
+			return lostRace(op+" "+name, err)
 		}
 		return err
 	}, &b.retry)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -18,11 +17,11 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/jsonlines"
 	"github.com/tablekit/tablekit/internal/redact"
@@ -82,7 +81,7 @@ type BlobLogOptions struct {
 // is lost and nothing unacknowledged is dropped silently. Safe for
 // concurrent use.
 type BlobLog struct {
-	blobs     BlobStore
+	blobs     blobstore.Client
 	container string
 	prefix    string
 	opts      BlobLogOptions
@@ -96,7 +95,7 @@ type BlobLog struct {
 }
 
 // NewBlobLog writes under prefix in container. No request is sent.
-func NewBlobLog(blobs BlobStore, container, prefix string, opts *BlobLogOptions) (*BlobLog, error) {
+func NewBlobLog(blobs blobstore.Client, container, prefix string, opts *BlobLogOptions) (*BlobLog, error) {
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
@@ -292,7 +291,7 @@ func (l *BlobLog) Close(ctx context.Context, options *BlobLogCloseOptions) error
 // whose first/last times overlap the range. Plain and gzip-compressed
 // blobs (BlobLogOptions.Compress) read alike; a compressed blob inflates
 // to at most options.MaxBlobBytes.
-func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
+func ReadLog(ctx context.Context, blobs blobstore.Client, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
 		limit := int64(DefaultMaxLogBlobBytes)
 		if options != nil && options.MaxBlobBytes != 0 {
@@ -302,10 +301,6 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "MaxBlobBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", limit)})
 			return
 		}
-		// Ask for the stored bytes as they are: without this header Go's
-		// transport asks for gzip itself and inflates a compressed blob
-		// behind our back, with no bound.
-		ctx := policy.WithHTTPHeader(ctx, http.Header{"Accept-Encoding": {"identity"}})
 		if err := keys.ValidateContainerName(container); err != nil {
 			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "container", Rule: err})
 			return
@@ -329,19 +324,15 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 					if skip(item.Metadata, from, until) {
 						continue
 					}
-					resp, err := blobs.DownloadStream(ctx, container, *item.Name, nil)
-					err = redact.Error(err) // a transport error names the URL, SAS token included
+					// Plain and compressed blobs alike; the gzip magic marks
+					// a compressed copy that lost its Content-Encoding (a
+					// line of JSON never starts with it).
+					b, err := blobstore.Read(ctx, blobs, container, *item.Name, &blobstore.ReadOptions{MaxInflated: limit, SniffGzip: true})
 					if err != nil {
 						yield(LogEntry{}, err)
 						return
 					}
-					body, err := logBody(resp.Body, resp.ContentEncoding, limit)
-					if err != nil {
-						resp.Body.Close()
-						yield(LogEntry{}, fmt.Errorf("patterns: log blob %s: %w", *item.Name, err))
-						return
-					}
-					sc := bufio.NewScanner(body)
+					sc := bufio.NewScanner(b.Body)
 					sc.Buffer(make([]byte, 64*1024), 8<<20)
 					for sc.Scan() {
 						var e LogEntry
@@ -350,7 +341,7 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 							if serr := sc.Err(); serr != nil {
 								err = serr // the body failed mid-line (a bound, a broken connection): that is the cause
 							}
-							resp.Body.Close()
+							b.Body.Close()
 							yield(LogEntry{}, fmt.Errorf("patterns: log blob %s: %w", *item.Name, err))
 							return
 						}
@@ -358,7 +349,7 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 							hour = append(hour, e)
 						}
 					}
-					resp.Body.Close()
+					b.Body.Close()
 					if err := sc.Err(); err != nil {
 						// A blob read short (a line over the limit, a broken
 						// connection) must not pass for a complete one.
@@ -375,19 +366,6 @@ func ReadLog(ctx context.Context, blobs BlobStore, container, prefix string, fro
 			}
 		}
 	}
-}
-
-// logBody returns the lines of a log blob: the body itself, or, for a
-// blob marked Content-Encoding gzip or starting with the gzip magic (a
-// line of JSON never does: a copy that lost its properties still reads),
-// its inflation, bounded by limit.
-func logBody(body io.Reader, encoding *string, limit int64) (io.Reader, error) {
-	br := bufio.NewReader(body)
-	magic, _ := br.Peek(3)
-	if (encoding != nil && strings.EqualFold(*encoding, gz.Encoding)) || gz.IsGzip(magic) {
-		return gz.NewReader(br, limit)
-	}
-	return br, nil
 }
 
 // skip reports a blob whose first/last metadata lie outside [from, until).

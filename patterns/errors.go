@@ -2,7 +2,10 @@ package patterns
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -29,15 +32,20 @@ type ValueTakenError struct {
 	Err          error
 }
 
-// Error names the index, the value and the partition.
+// Error names the index, the value and the partition, then the service's
+// answer.
 func (e *ValueTakenError) Error() string {
-	return "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
+	msg := "patterns: value " + quote(e.Value) + " of unique index " + e.Index + " is taken in partition " + quote(e.PartitionKey)
+	if e.Err != nil {
+		msg += ": " + redact.Line(e.Err)
+	}
+	return msg
 }
 
 // Unwrap returns the SDK's error, not a conflict: retry loops stop on it.
 func (e *ValueTakenError) Unwrap() error { return e.Err }
 
-func quote(s string) string { return `"` + s + `"` }
+func quote(s string) string { return strconv.Quote(s) }
 
 // notFoundError: a pattern's logical entity (a wide entity, say) has none
 // of the rows that would hold it. The service answered every request, so
@@ -56,19 +64,11 @@ func (e *notFoundError) Error() string {
 // Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
 func (e *notFoundError) Is(target error) bool { return target == table.ErrNotFound }
 
-// lostRaceError: a conditional write lost to another writer (a blob's 412
-// or 409). It counts as table.ErrPreconditionFailed, so table.IsConflict
-// and RetryOnConflict treat it as the lost race it is; the service's
-// *azcore.ResponseError stays in the chain.
-type lostRaceError struct {
-	Op  string
-	Err error
+// lostRace marks err, the service's answer to a guarded write that another
+// writer beat (a blob's 412 or 409, an entity's 404 after it was read), as
+// table.ErrLostRace: table.IsConflict and RetryOnConflict go round again,
+// and errors.As still finds the *azcore.ResponseError. what names the
+// operation and the item.
+func lostRace(what string, err error) error {
+	return fmt.Errorf("patterns: %s: %w: %w", what, table.ErrLostRace, redact.Error(err))
 }
-
-func (e *lostRaceError) Error() string {
-	return "patterns: " + e.Op + ": lost a race with another writer: " + e.Err.Error()
-}
-
-func (e *lostRaceError) Unwrap() error { return e.Err }
-
-func (e *lostRaceError) Is(target error) bool { return target == table.ErrPreconditionFailed }

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -30,15 +28,6 @@ import (
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
-
-// BlobStore is the part of *azblob.Client the blob patterns use: the
-// blobstore.Client port and listing.
-type BlobStore interface {
-	blobstore.Client
-	NewListBlobsFlatPager(containerName string, o *azblob.ListBlobsFlatOptions) *runtime.Pager[azblob.ListBlobsFlatResponse]
-}
-
-var _ BlobStore = (*azblob.Client)(nil)
 
 // LargeEntity keeps properties too big for a table in blobs ("Large
 // entities pattern": the employee photo): a []byte or string field larger
@@ -61,7 +50,7 @@ var _ BlobStore = (*azblob.Client)(nil)
 type LargeEntity[T any] struct {
 	tbl       *table.Table[T]
 	raw       *table.Table[table.Entity] // tbl's raw view: T plus the blob references
-	blobs     BlobStore
+	blobs     blobstore.Client
 	container string
 	fields    []string // Go field names
 	threshold int
@@ -153,7 +142,7 @@ func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissi
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means DefaultLargeThreshold), the
 // entities in tbl.
-func NewLargeEntity[T any](tbl *table.Table[T], blobs BlobStore, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
+func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: LargeEntity needs a table", ErrBadDefinition)
 	}
@@ -361,8 +350,9 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		}
 		if err := l.write(ctx, "LargeEntity.Modify", v, mode); err != nil {
 			if mode == updateMode && table.IsNotFound(err) && create {
-				// Deleted between the read and the write: go round and create it.
-				return errLostRace
+				// Deleted between the read and the write: go round and
+				// create it, keeping the service's 404 in the chain.
+				return lostRace(fmt.Sprintf("LargeEntity.Modify (%q, %q) deleted after it was read", partitionKey, rowKey), err)
 			}
 			return err
 		}
@@ -374,10 +364,6 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 	}
 	return result, nil
 }
-
-// errLostRace stands for a race lost in a way the service reports as 404;
-// table.IsPreconditionFailed matches it, so RetryOnConflict goes round.
-var errLostRace = fmt.Errorf("patterns: entity deleted during Modify: %w", table.ErrPreconditionFailed)
 
 // plan works out, before any request, which fields go to blobs and what
 // the stored entity is: every limit is checked on the entity as it will be
@@ -596,11 +582,16 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 		return nil
 	}
 	m := z.l.tbl.Meta(z.v)
-	// Ask for the stored bytes: without this header Go's transport asks
-	// for gzip itself and inflates a compressed blob unbounded.
-	dctx := policy.WithHTTPHeader(ctx, http.Header{"Accept-Encoding": {"identity"}})
-	resp, err := z.l.blobs.DownloadStream(dctx, z.l.container, r.name, nil)
-	err = redact.Error(err) // a transport error names the URL, SAS token included
+	var ro blobstore.ReadOptions
+	if r.gzip {
+		ro.MaxInflated = r.size // else nothing bounds it: a gzip-encoded blob is refused
+	}
+	b, err := blobstore.Read(ctx, z.l.blobs, z.l.container, r.name, &ro)
+	if errors.Is(err, blobstore.ErrUnboundedGzip) {
+		// Only this type writes compressed blobs, and it always records
+		// their size.
+		return fmt.Errorf("%w: %s is gzip-encoded but its entity records no %s", ErrBlobMismatch, r.name, sizeProp(field))
+	}
 	if err != nil {
 		if !isBlobStatus(err, http.StatusNotFound) {
 			return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)
@@ -614,20 +605,10 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 		}
 		return &BlobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
 	}
-	defer resp.Body.Close()
-	var data []byte
-	if resp.ContentEncoding != nil && strings.EqualFold(*resp.ContentEncoding, gz.Encoding) {
-		if !r.gzip {
-			// Nothing bounds it: only this type writes compressed
-			// blobs, and it always records their size.
-			return fmt.Errorf("%w: %s is gzip-encoded but its entity records no %s", ErrBlobMismatch, r.name, sizeProp(field))
-		}
-		data, err = gz.DecompressReader(resp.Body, int(r.size))
-		if err == nil && int64(len(data)) != r.size {
-			err = fmt.Errorf("%w: %s inflates to %d bytes, its entity says %d", ErrBlobMismatch, r.name, len(data), r.size)
-		}
-	} else {
-		data, err = io.ReadAll(resp.Body)
+	defer b.Body.Close()
+	data, err := io.ReadAll(b.Body)
+	if err == nil && b.Gzip && int64(len(data)) != r.size {
+		err = fmt.Errorf("%w: %s inflates to %d bytes, its entity says %d", ErrBlobMismatch, r.name, len(data), r.size)
 	}
 	if err != nil {
 		return fmt.Errorf("patterns: LargeEntity.Get: large field %s: %w", field, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -36,13 +37,13 @@ func (c *clock) add(d time.Duration) {
 // slowUploads moves the clock forward during every upload: a writer
 // stalled between its blobs and its entity.
 type slowUploads struct {
-	BlobStore
+	blobstore.Client
 	c     *clock
 	stall time.Duration
 }
 
 func (s *slowUploads) UploadBuffer(ctx context.Context, c, n string, b []byte, o *azblob.UploadBufferOptions) (azblob.UploadBufferResponse, error) {
-	resp, err := s.BlobStore.UploadBuffer(ctx, c, n, b, o)
+	resp, err := s.Client.UploadBuffer(ctx, c, n, b, o)
 	s.c.add(s.stall)
 	return resp, err
 }
@@ -64,7 +65,7 @@ func TestLargeEntityPutWindow(t *testing.T) {
 	if _, err := bc.CreateContainer(ctx, "photos", nil); err != nil {
 		t.Fatal(err)
 	}
-	newLE := func(b BlobStore) *LargeEntity[photoRow] {
+	newLE := func(b blobstore.Client) *LargeEntity[photoRow] {
 		le, err := NewLargeEntity[photoRow](tableOf(table.New[photoRow](client, nil)), b, "photos", []string{"Photo"}, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -79,13 +80,13 @@ func TestLargeEntityPutWindow(t *testing.T) {
 	}
 
 	// Within the window: the write takes PutWindow minus a second.
-	slow := newLE(&slowUploads{BlobStore: bc, c: c, stall: PutWindow - time.Second})
+	slow := newLE(&slowUploads{Client: bc, c: c, stall: PutWindow - time.Second})
 	if err := slow.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v2", Photo: photo(2)}, nil); err != nil {
 		t.Fatalf("a write inside PutWindow: %v", err)
 	}
 	// Past the window: nothing is written, and the blob it left is an
 	// orphan that Sweep may take once it is MinSweepGrace old.
-	stalled := newLE(&slowUploads{BlobStore: bc, c: c, stall: PutWindow + time.Second})
+	stalled := newLE(&slowUploads{Client: bc, c: c, stall: PutWindow + time.Second})
 	err := stalled.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v3", Photo: photo(3)}, nil)
 	if !errors.Is(err, ErrPutWindow) {
 		t.Fatalf("a write stalled past PutWindow: %v, want ErrPutWindow", err)

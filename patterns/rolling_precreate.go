@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -29,9 +30,9 @@ type PeriodBeingDeletedError struct {
 
 // Error names the table, its period and what to do.
 func (e *PeriodBeingDeletedError) Error() string {
-	return fmt.Sprintf("patterns: RollingTables.Precreate: table %s (period from %s) is still being deleted (409 TableBeingDeleted); "+
+	return fmt.Sprintf("patterns: RollingTables.Precreate: table %s (period from %s) is still being deleted (%s); "+
 		"the service frees a deleted name after at least 40 s, so run again later; a write to that period meanwhile takes the next generation's name",
-		e.Table, e.Start.Format(time.RFC3339))
+		e.Table, e.Start.Format(time.RFC3339), redact.Line(e.Err))
 }
 
 // Unwrap returns the service's answer.

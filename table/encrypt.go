@@ -148,7 +148,7 @@ func (e *IntegrityError) Error() string {
 	b.WriteString(e.Reason)
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(redact.String(e.Err.Error()))
+		b.WriteString(redact.Line(e.Err))
 	}
 	return b.String()
 }

@@ -119,7 +119,8 @@ type ServiceError struct {
 	Err error
 }
 
-// Error names the operation and entity and quotes the service, or the
+// Error names the operation and entity and, on one line, the service's
+// answer (status, error code, the first line of its message), or the
 // transport's failure with any credential in it (a SAS signature in the
 // request URL) redacted; Unwrap still returns the error as it came.
 func (e *ServiceError) Error() string {
@@ -130,7 +131,7 @@ func (e *ServiceError) Error() string {
 	if where != "" {
 		where = " " + where
 	}
-	return "table: " + e.Op + where + ": " + redact.String(e.Err.Error())
+	return "table: " + e.Op + where + ": " + redact.Line(e.Err)
 }
 
 // Unwrap returns the SDK's error (an *azcore.ResponseError from the service).
@@ -141,8 +142,9 @@ func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
 
 // HasClass reports whether a service answer with this HTTP status and
 // error code belongs to class, one of ErrNotFound, ErrTableNotFound,
-// ErrAlreadyExists, ErrPreconditionFailed, ErrThrottled, ErrBadRequest and
-// ErrTableBeingDeleted. It is the one classification behind errors.Is on
+// ErrAlreadyExists, ErrPreconditionFailed, ErrLostRace (412, or 409
+// EntityAlreadyExists or TableAlreadyExists), ErrThrottled, ErrBadRequest
+// and ErrTableBeingDeleted. It is the one classification behind errors.Is on
 // tablekit's errors and the IsXxx functions, for code that holds a status
 // and code rather than an error (a failed operation inside a transaction).
 func HasClass(statusCode int, errorCode string, class error) bool {
@@ -158,6 +160,8 @@ func HasClass(statusCode int, errorCode string, class error) bool {
 		return statusCode == http.StatusConflict && errorCode == "TableBeingDeleted"
 	case ErrPreconditionFailed:
 		return statusCode == http.StatusPreconditionFailed
+	case ErrLostRace:
+		return HasClass(statusCode, errorCode, ErrPreconditionFailed) || HasClass(statusCode, errorCode, ErrAlreadyExists)
 	case ErrThrottled:
 		return statusCode == http.StatusServiceUnavailable || statusCode == http.StatusTooManyRequests ||
 			errorCode == "ServerBusy" || errorCode == "OperationTimedOut"

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -61,7 +62,7 @@ type UnknownTypeError struct {
 
 // Error names the entity and its unregistered type.
 func (e *UnknownTypeError) Error() string {
-	return "table: no type registered for entity (" + e.PartitionKey + ", " + e.RowKey + ") of type " + `"` + e.Type + `"`
+	return "table: no type registered for entity (" + strconv.Quote(e.PartitionKey) + ", " + strconv.Quote(e.RowKey) + ") of type " + strconv.Quote(e.Type)
 }
 
 func registryPlan[T any](op string) (*plan, error) {

@@ -38,7 +38,7 @@ type ConflictError struct {
 // Error says how many attempts were made and the last failure, with any
 // credential in it redacted.
 func (e *ConflictError) Error() string {
-	return redact.String(fmt.Sprintf("table: Modify gave up after %d attempts: %v", e.Attempts, e.Err))
+	return fmt.Sprintf("table: Modify gave up after %d attempts: %s", e.Attempts, redact.Line(e.Err))
 }
 
 // Unwrap returns the last lost race.
@@ -54,20 +54,21 @@ type RetryOptions struct {
 	BaseDelay, MaxDelay time.Duration
 }
 
-// ErrLostRace marks a failure that means another writer got there first,
-// reported by the service some other way than 412 or 409
-// EntityAlreadyExists: an entity deleted between a read and a guarded
-// write (404), a blob created first (409 BlobAlreadyExists). Wrap the
-// service's error with it, fmt.Errorf("...: %w: %w", table.ErrLostRace,
-// err), so that RetryOnConflict goes round again and errors.As still finds
-// the service's answer.
+// ErrLostRace is the one error of a lost optimistic-concurrency race, from
+// any package: errors.Is(err, ErrLostRace) holds for tablekit's errors
+// that carry a 412 (the ETag moved on) or a 409 EntityAlreadyExists
+// (someone created it first), for a *ConflictError whose last round lost
+// one, and for errors marked with it where the service reports the race
+// some other way: an entity deleted between a read and a guarded write
+// (404), a blob changed or created first (412, 409 BlobAlreadyExists).
+// Such an error keeps the service's *azcore.ResponseError in its chain.
 var ErrLostRace = errors.New("lost a race with another writer")
 
-// IsConflict reports a lost optimistic-concurrency race: 412 (the ETag moved
-// on), 409 EntityAlreadyExists (someone created it first), or an error
-// marked ErrLostRace.
+// IsConflict reports a lost optimistic-concurrency race: errors.Is(err,
+// ErrLostRace), or a 412 or 409 EntityAlreadyExists answer anywhere in
+// err's chain.
 func IsConflict(err error) bool {
-	return IsPreconditionFailed(err) || IsAlreadyExists(err) || errors.Is(err, ErrLostRace)
+	return is(err, ErrLostRace)
 }
 
 // WithDefaults is o with every unset field at its documented default (a

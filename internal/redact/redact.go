@@ -50,9 +50,10 @@ func String(s string) string {
 	return s
 }
 
-// Error wraps err so that its text is redacted; Unwrap returns err, so
-// errors.Is and errors.As see err and everything under it unchanged. nil
-// stays nil, and an error already wrapped is returned as it is.
+// Error wraps err so that its text is redacted and on one line (Line);
+// Unwrap returns err, so errors.Is and errors.As see err and everything
+// under it unchanged. nil stays nil, and an error already wrapped is
+// returned as it is.
 func Error(err error) error {
 	if err == nil {
 		return nil
@@ -66,5 +67,5 @@ func Error(err error) error {
 
 type redacted struct{ err error }
 
-func (e *redacted) Error() string { return String(e.err.Error()) }
+func (e *redacted) Error() string { return Line(e.err) }
 func (e *redacted) Unwrap() error { return e.err }
