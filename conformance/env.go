@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +154,3 @@ func (env backend) Has(t testing.TB, c Capability) bool {
 	}
 	return !lacks
 }
-
-// context0 shortens handler signatures in the cases.
-type context0 = context.Context

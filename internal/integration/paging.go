@@ -62,20 +62,3 @@ func wantPagedRequests(t *testing.T, env Env, c *Counter, least, service, most i
 	}
 	c.Reset()
 }
-
-// setPaging makes the fake cut the query pages of client's table as p
-// says, for a case that needs a knob of the paging model (a scan budget
-// spent sooner); why says what for. Other backends page as they do, and
-// the case must hold there too.
-func (env Env) setPaging(t testing.TB, client *aztables.Client, p fake.Paging, why string) {
-	t.Helper()
-	if env.Fake == nil || env.tables == nil {
-		return
-	}
-	name, ok := env.tables.Load(client)
-	if !ok {
-		t.Fatalf("conformance: setPaging on a table this Env did not create")
-	}
-	env.Fake.SetPaging(name.(string), p)
-	t.Logf("%s: paging %+v on this table: %s", env.Name, p, why)
-}
