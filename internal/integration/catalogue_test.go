@@ -306,7 +306,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		cases = append(cases, badCase{name: c.name, want: c.want, call: c.call})
 	}
 	cases = append(cases, more...)
-	doc, _ := os.ReadFile("../RELIABILITY.md")
+	doc, _ := os.ReadFile("../../RELIABILITY.md")
 	seen := map[string]bool{}
 	for i, c := range cases {
 		if seen[c.name] {
