@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,21 +14,20 @@ import (
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/eventstream"
-	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
 
-// TwoAccounts is two storage accounts of one backend: two fakes, or two
-// Azurite instances.
-type TwoAccounts struct {
+// twoAccounts is two storage accounts of one backend (Harness and
+// Harness.Second).
+type twoAccounts struct {
 	Name    string
 	Connect [2]connectFunc
 }
 
-// Typed is an entity with a property of every EDM type, for copies that
+// typedEntity is an entity with a property of every EDM type, for copies that
 // must keep them.
-type Typed struct {
+type typedEntity struct {
 	table.Meta
 	S  string
 	B  bool
@@ -42,33 +40,6 @@ type Typed struct {
 }
 
 type connectFunc = func(*aztables.ClientOptions) (*aztables.ServiceClient, error)
-
-func fakeTwoAccounts() TwoAccounts {
-	a, b := fake.NewTableService(nil), fake.NewTableService(nil)
-	return TwoAccounts{Name: "fake", Connect: [2]connectFunc{
-		func(o *aztables.ClientOptions) (*aztables.ServiceClient, error) { return a.NewServiceClient(o), nil },
-		func(o *aztables.ClientOptions) (*aztables.ServiceClient, error) { return b.NewServiceClient(o), nil },
-	}}
-}
-
-// SecondConnectionStringEnv names the second account of the two-account
-// cases; scripts/azurite started twice, nested, sets it:
-//
-//	scripts/azurite run -- bash -c 'TABLEKIT_CONNECTION_STRING_2=$TABLEKIT_CONNECTION_STRING scripts/azurite run -- go test -run TestAccountsOnAzurite ./conformance/'
-const SecondConnectionStringEnv = testenv.ConnectionStringEnv + "_2"
-
-func azuriteTwoAccounts(t *testing.T) TwoAccounts {
-	first := testenv.ConnectionString(t)
-	second := os.Getenv(SecondConnectionStringEnv)
-	if second == "" {
-		const why = "the two-account cases need a second instance in %s (scripts/test starts one; see its doc)"
-		if testenv.Required() {
-			t.Fatalf(why, SecondConnectionStringEnv)
-		}
-		t.Skipf("not run on azurite: "+why, SecondConnectionStringEnv)
-	}
-	return TwoAccounts{Name: "azurite", Connect: [2]connectFunc{accounts.ConnectionString(first), accounts.ConnectionString(second)}}
-}
 
 // batchHook runs fn before the next transaction of the clients whose
 // pipeline it is in, once armed: the forced interleaving of a move.
@@ -97,9 +68,9 @@ func (l *loseNextBatch) Do(req *policy.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// RunAccounts runs the multi-account router (package accounts) on two
+// runAccounts runs the multi-account router (package accounts) on two
 // accounts of one backend.
-func RunAccounts(t *testing.T, env TwoAccounts) {
+func runAccounts(t *testing.T, env twoAccounts) {
 	ctx := t.Context()
 	names := [2]string{"one", "two"}
 	config := func(i int, opts *aztables.ClientOptions) accounts.Config {
@@ -122,10 +93,10 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		return name
 	}
 	// scan returns each account's entities of table name.
-	scan := func(t *testing.T, name string) map[string][]*Typed {
-		out := map[string][]*Typed{}
+	scan := func(t *testing.T, name string) map[string][]*typedEntity {
+		out := map[string][]*typedEntity{}
 		for _, a := range both.Accounts() {
-			tb, _ := table.New[Typed](a.Table(name), nil)
+			tb, _ := table.New[typedEntity](a.Table(name), nil)
 			for e, err := range tb.Query(ctx, nil) {
 				if err != nil {
 					t.Fatal(err)
@@ -135,8 +106,8 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		}
 		return out
 	}
-	typed := func(pk, rk string, n int64) *Typed {
-		return &Typed{Meta: table.Meta{PartitionKey: pk, RowKey: rk}, S: "s" + rk, B: n%2 == 0, I: int32(n), L: n << 40, D: float64(n) + 0.25,
+	typed := func(pk, rk string, n int64) *typedEntity {
+		return &typedEntity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}, S: "s" + rk, B: n%2 == 0, I: int32(n), L: n << 40, D: float64(n) + 0.25,
 			T: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(n) * time.Hour), G: table.GUID{byte(n), 1, 2, 3}, Bn: []byte{byte(n), 0, 255}}
 	}
 
@@ -172,7 +143,7 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 			t.Fatal(err)
 		}
 		name := newTable(t, both)
-		want := map[string]*Typed{}
+		want := map[string]*typedEntity{}
 		var ops []batch.Op
 		for p := range 12 {
 			for i := range 3 {
@@ -200,9 +171,9 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 		}
 		// Between the copy of the first moved partition and its delete,
 		// a writer that ignored the pause changes one of its entities.
-		direct, _ := table.New[Typed](old.Accounts()[0].Table(name), nil)
+		direct, _ := table.New[typedEntity](old.Accounts()[0].Table(name), nil)
 		hook.fn = func() {
-			if _, err := direct.Modify(ctx, victim, "1", func(e *Typed) error { e.S = "changed"; return nil }, nil); err != nil {
+			if _, err := direct.Modify(ctx, victim, "1", func(e *typedEntity) error { e.S = "changed"; return nil }, nil); err != nil {
 				t.Error(err)
 			}
 		}
@@ -263,8 +234,8 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 
 	t.Run("event streams through the router", func(t *testing.T) {
 		name := newTable(t, both)
-		streams, err := accounts.NewEach(both, func(a *accounts.Account) (*eventstream.Store[Deposit], error) {
-			return eventstream.New[Deposit](a.Table(name), nil)
+		streams, err := accounts.NewEach(both, func(a *accounts.Account) (*eventstream.Store[deposit], error) {
+			return eventstream.New[deposit](a.Table(name), nil)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -288,4 +259,24 @@ func RunAccounts(t *testing.T, env TwoAccounts) {
 			}
 		}
 	})
+}
+
+// deposit is an event of an account's stream.
+type deposit struct {
+	eventstream.Event
+	Amount int64
+	Note   string
+}
+
+// deposits makes n deposits of amount, with IDs prefix0, prefix1, … (none
+// when prefix is empty).
+func deposits(prefix string, n int, amount int64) []*deposit {
+	out := make([]*deposit, n)
+	for i := range out {
+		out[i] = &deposit{Amount: amount, Note: fmt.Sprint(prefix, i)}
+		if prefix != "" {
+			out[i].ID = fmt.Sprint(prefix, i)
+		}
+	}
+	return out
 }

@@ -19,16 +19,16 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunBatch runs every behaviour package batch relies on.
-func RunBatch(t *testing.T, env Env) {
+// runBatch runs every behaviour package batch relies on.
+func runBatch(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("success returns every operation's ETag", func(t *testing.T) {
 		tb, c, client := newEmployees(t, env)
-		var emps []*Employee
+		var emps []*employee
 		tx := batch.NewTransaction(nil)
 		for i := 0; i < 100; i++ {
-			e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: i}
+			e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: i}
 			emps = append(emps, e)
 			if err := tx.Append(batch.Add(e)); err != nil {
 				t.Fatal(err)
@@ -77,7 +77,7 @@ func RunBatch(t *testing.T, env Env) {
 	for _, f := range failures {
 		t.Run("failure names the operation: "+f.name, func(t *testing.T) {
 			tb, c, client := newEmployees(t, env)
-			existing := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}}
+			existing := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}}
 			if err := tb.Add(ctx, existing, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -90,11 +90,11 @@ func RunBatch(t *testing.T, env Env) {
 				var op batch.Op
 				switch {
 				case i != f.index:
-					op = batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("new%03d", i)}})
+					op = batch.Add(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("new%03d", i)}})
 				case f.status == http.StatusConflict:
-					op = batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}})
+					op = batch.Add(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}})
 				case f.status == http.StatusNotFound:
-					op = batch.Update(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, table.Merge).IfMatch(azcore.ETagAny)
+					op = batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, table.Merge).IfMatch(azcore.ETagAny)
 				default:
 					op = batch.Update(&stale, table.Replace)
 				}
@@ -130,15 +130,15 @@ func RunBatch(t *testing.T, env Env) {
 	t.Run("bad transactions are refused before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		e := func(pk, rk string) *Employee { return &Employee{Meta: table.Meta{PartitionKey: pk, RowKey: rk}} }
+		e := func(pk, rk string) *employee { return &employee{Meta: table.Meta{PartitionKey: pk, RowKey: rk}} }
 		// 420 KB of '<' per entity: under 1 MiB as the service counts it,
 		// but the SDK's encoding/json sends each '<' as \u003c, six bytes.
-		big := func(rk string) *Kept {
+		big := func(rk string) *keptEntity {
 			x := table.Extra{}
 			for i := 0; i < 14; i++ {
 				x[fmt.Sprintf("S%02d", i)] = table.Property{Value: []byte(`"` + strings.Repeat("<", 30000) + `"`)}
 			}
-			return &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, Other: x}
+			return &keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, Other: x}
 		}
 		cases := []struct {
 			name string
@@ -152,7 +152,7 @@ func RunBatch(t *testing.T, env Env) {
 			{"invalid key", []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "x/y")}, keys.ErrForbiddenChar, 1},
 			{"nil value", []batch.Op{batch.Add(nil)}, table.ErrNilValue, 0},
 			{"update without ETag", []batch.Op{batch.Update(e("a", "1"), table.Merge)}, table.ErrNoETag, 0},
-			{"entity over the limits", []batch.Op{batch.Add(&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}})}, keys.ErrInvalidName, 0},
+			{"entity over the limits", []batch.Op{batch.Add(&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}})}, keys.ErrInvalidName, 0},
 			{"request over 4 MiB", []batch.Op{batch.Add(big("1")), batch.Add(big("2"))}, batch.ErrTooLarge, 1},
 		}
 		var hundredOne []batch.Op
@@ -177,7 +177,7 @@ func RunBatch(t *testing.T, env Env) {
 
 	t.Run("update-only never upserts", func(t *testing.T) {
 		tb, _, client := newEmployees(t, env)
-		_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny)}, nil)
+		_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny)}, nil)
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
@@ -192,12 +192,12 @@ func RunBatch(t *testing.T, env Env) {
 		perPartition := map[string]int{"Sales": 250, "Marketing": 100, "HR": 1}
 		for _, pk := range []string{"Sales", "Marketing", "HR"} {
 			for i := 0; i < perPartition[pk]; i++ {
-				ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, Age: 1}))
+				ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, Age: 1}))
 			}
 		}
 		// Later operations on the same entities: they must apply after the adds.
 		for i := 0; i < 5; i++ {
-			ops = append(ops, batch.Update(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
+			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
 		}
 		ops = append(ops, batch.Delete("HR", keys.Uint64(0)))
 		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, batch.Slice(ops), nil)
@@ -232,7 +232,7 @@ func RunBatch(t *testing.T, env Env) {
 	})
 
 	t.Run("under 10% faults, idempotent Adds converge to the fault-free state", func(t *testing.T) {
-		load := func(faulty bool) (map[string]Employee, batch.Summary, faults.Stats, int) {
+		load := func(faulty bool) (map[string]employee, batch.Summary, faults.Stats, int) {
 			inj := faults.New(11, &faults.Options{Fraction: 0.1})
 			gate := &gatedPolicy{p: inj}
 			c := &reqcount.Counter{Faults: gate}
@@ -241,7 +241,7 @@ func RunBatch(t *testing.T, env Env) {
 			var ops []batch.Op
 			for p := 0; p < 10; p++ {
 				for i := 0; i < 150; i++ {
-					ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: fmt.Sprintf("dept%02d", p), RowKey: keys.Uint64(uint64(i))},
+					ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: fmt.Sprintf("dept%02d", p), RowKey: keys.Uint64(uint64(i))},
 						FirstName: "E", LastName: fmt.Sprint(p*1000 + i), Age: i}))
 				}
 			}
@@ -250,10 +250,10 @@ func RunBatch(t *testing.T, env Env) {
 				t.Fatalf("faulty=%v: %v (%+v)", faulty, err, sum)
 			}
 			// Single Adds too: each must end stored and acknowledged.
-			tb, _ := table.New[Employee](client, nil)
+			tb, _ := table.New[employee](client, nil)
 			singles := 0
 			for i := 0; i < 60; i++ {
-				e := &Employee{Meta: table.Meta{PartitionKey: "singles", RowKey: keys.Uint64(uint64(i))}, FirstName: "S", Age: i}
+				e := &employee{Meta: table.Meta{PartitionKey: "singles", RowKey: keys.Uint64(uint64(i))}, FirstName: "S", Age: i}
 				if err := tb.Add(ctx, e, &table.AddOptions{Idempotent: true}); err != nil {
 					t.Fatalf("faulty=%v: Add %d: %v", faulty, i, err)
 				}
@@ -263,7 +263,7 @@ func RunBatch(t *testing.T, env Env) {
 				singles++
 			}
 			gate.on.Store(false)
-			state := map[string]Employee{}
+			state := map[string]employee{}
 			for e, err := range tb.Query(ctx, nil) {
 				if err != nil {
 					t.Fatal(err)

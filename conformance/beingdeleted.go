@@ -12,12 +12,12 @@ import (
 // Table's "at least 40 seconds" (containers: at least 30 seconds).
 const beingDeletedWindow = 40 * time.Second
 
-// RunBeingDeleted runs the rule that a deleted queue, container or table
+// runBeingDeleted runs the rule that a deleted queue, container or table
 // keeps its name for a while: Create answers 409 QueueBeingDeleted,
 // ContainerBeingDeleted or TableBeingDeleted until the service has
 // collected it. Code that drops and re-creates a name at once (a test's
 // clean-up, a rolling table) fails in production on exactly this.
-func RunBeingDeleted(t *testing.T, env Env) {
+func runBeingDeleted(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("a deleted queue's name: 409 QueueBeingDeleted, free again later", func(t *testing.T) {

@@ -29,11 +29,11 @@ const (
 	leaseC = "33333333-3333-4333-8333-333333333333"
 )
 
-// RunBlobFidelity runs the documented Blob service behaviours beyond one
+// runBlobFidelity runs the documented Blob service behaviours beyond one
 // Put Blob: leases on blobs and containers, the block path of the upload
 // helpers, metadata and HTTP headers, hierarchical listing, ranges, and the
 // conditional headers on every operation.
-func RunBlobFidelity(t *testing.T, env Env) {
+func runBlobFidelity(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("blob lease: acquire 15..60 s or infinite, renew, change, release; writes need the lease", func(t *testing.T) {

@@ -3,8 +3,6 @@ package conformance
 import (
 	"fmt"
 	"strings"
-
-	"github.com/tablekit/tablekit/fake"
 )
 
 // capabilityCases names, per capability, the cases that need it: what a
@@ -28,26 +26,26 @@ func capabilityCases() map[Capability][]string {
 	}
 }
 
-// CapabilityTable renders, as a Markdown table, which backend has which
-// Capability and which cases a backend without it does not run, with the
-// reason. RELIABILITY.md carries its output for the fake and Azurite
+// CapabilityTable renders, as a Markdown table, which backend (by its
+// Name and Lacks) has which Capability, and which cases a backend without
+// it does not run, with the reason. RELIABILITY.md carries its output for the fake and Azurite
 // (TestCapabilityTable keeps testdata/capabilities.md up to date; run it
 // with -update after changing a capability).
-func CapabilityTable(envs ...Env) string {
+func CapabilityTable(backends ...Harness) string {
 	var b strings.Builder
 	b.WriteString("| Documented behaviour |")
-	for _, e := range envs {
+	for _, e := range backends {
 		fmt.Fprintf(&b, " %s |", e.Name)
 	}
 	b.WriteString(" Cases that need it |\n|---|")
-	for range envs {
+	for range backends {
 		b.WriteString("---|")
 	}
 	b.WriteString("---|\n")
 	cases := capabilityCases()
 	for _, c := range Capabilities() {
 		fmt.Fprintf(&b, "| %s |", cell(string(c)))
-		for _, e := range envs {
+		for _, e := range backends {
 			if reason, lacks := e.Lacks[c]; lacks {
 				fmt.Fprintf(&b, " not run: %s |", cell(reason))
 			} else {
@@ -61,21 +59,3 @@ func CapabilityTable(envs ...Env) string {
 
 // cell escapes what would end a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
-// DeviationTable renders, as a Markdown table, where the fake's answers
-// knowingly differ from the service's (fake.Deviations), with the reason,
-// and whether a recorded exchange with the service shows it. Everything
-// else the replay of recorded exchanges compares
-// (fake.TestReplayRecordedExchanges) answers as the service did.
-func DeviationTable() string {
-	var b strings.Builder
-	b.WriteString("| Where the fake differs from the service | Why | Shown by a recorded exchange |\n|---|---|---|\n")
-	for _, d := range fake.Deviations() {
-		shown := "no"
-		if d.Recorded {
-			shown = "yes"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(d.Name), cell(d.Reason), shown)
-	}
-	return b.String()
-}

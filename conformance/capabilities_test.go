@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tablekit/tablekit/fake"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
@@ -26,8 +29,9 @@ func TestCapabilityTable(t *testing.T) {
 			t.Errorf("azurite lacks %q, which Capabilities does not list", c)
 		}
 	}
-	capabilities := CapabilityTable(Env{Name: "fake"}, Env{Name: "Azurite 3.37", Lacks: azuriteLacks()})
-	got := capabilities + "\n" + DeviationTable()
+	capabilities := CapabilityTable(Harness{Name: "fake"}, Harness{Name: "Azurite 3.37", Lacks: azuriteLacks()})
+	deviations := deviationTable()
+	got := capabilities + "\n" + deviations
 	path := filepath.Join("testdata", "capabilities.md")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -49,9 +53,28 @@ func TestCapabilityTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{capabilities, DeviationTable()} {
+	for _, table := range []string{capabilities, deviations} {
 		if !strings.Contains(string(doc), strings.TrimSpace(table)) {
 			t.Fatalf("RELIABILITY.md does not carry the capability and deviation tables as generated; paste %s there", path)
 		}
 	}
+}
+
+// deviationTable renders, as a Markdown table, where the fake's answers
+// knowingly differ from the service's (fake.Deviations), with the reason,
+// and whether a recorded exchange with the service shows it. Everything
+// else the replay of recorded exchanges compares
+// (fake.TestReplayRecordedExchanges) answers as the service did. It lives
+// in a test file: the contract does not depend on the fake.
+func deviationTable() string {
+	var b strings.Builder
+	b.WriteString("| Where the fake differs from the service | Why | Shown by a recorded exchange |\n|---|---|---|\n")
+	for _, d := range fake.Deviations() {
+		shown := "no"
+		if d.Recorded {
+			shown = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", cell(d.Name), cell(d.Reason), shown)
+	}
+	return b.String()
 }

@@ -1,18 +1,21 @@
 // Package conformance is the contract between tablekit and the services it
-// runs on: one list of behaviours, each run against the in-memory fake and
-// against Azurite (or a real account). A case that passes on one backend and
-// fails on the other is a bug in the fake. Where Azurite is laxer than the
+// runs on: does a backend (the in-memory fake, Azurite, a real account, a
+// port implementation of your own) answer as the Azure Table, Queue and
+// Blob services do, in every way tablekit relies on? One list of cases,
+// run on every backend; a case that passes on one and fails on another is
+// a bug in the backend that fails. Where Azurite is laxer than the
 // documented service, a case checks that tablekit refuses the input before
 // sending anything, which holds on every backend. Where a backend lacks a
-// documented behaviour altogether, its Env says so with a Capability and a
-// reason, and the case prints "not run on <backend>: <reason>" instead of
-// passing in silence (see Capabilities and CapabilityTable).
+// documented behaviour altogether, its Harness says so with a Capability
+// and a reason, and the case prints "not run on <backend>: <reason>"
+// instead of passing in silence (see Capabilities and CapabilityTable).
 //
-// The suite is exported so that you can run it too, as testing/slogtest
-// and gocloud.dev's drivertest are: one function taking a *testing.T and a
-// backend. RunAll runs every suite as a subtest, each on a fresh Env from
-// the function it is given; RunTable, RunBatch and the other RunXxx run one
-// suite on one Env.
+// It is shaped as gocloud.dev's drivertest and testing/slogtest are: one
+// entry point, RunConformanceTests, taking a *testing.T and a HarnessMaker
+// that makes a fresh Harness (the backend's service clients, what the SAS
+// cases sign with, its clock and what it lacks) for each suite. tablekit's
+// own behaviour on a backend (patterns, the entity model, workers, event
+// streams…) is tested by its packages' own tests, not here.
 //
 // # Against your own account
 //
@@ -23,39 +26,33 @@
 //		if cs == "" {
 //			t.Skip("MY_CONNECTION_STRING is not set")
 //		}
-//		conformance.RunAll(t, func(t *testing.T) conformance.Env {
-//			return conformance.AccountEnv(t, cs, nil)
+//		conformance.RunConformanceTests(t, func(t *testing.T) conformance.Harness {
+//			return conformance.AccountHarness(t, cs, nil)
 //		})
 //	}
 //
 // The connection string is the account's, with its key (the portal's
 // "Access keys" page); the key signs the SAS tokens the SAS cases make.
 // Every case creates its own uniquely named tables, queues and containers
-// (names start with conf, sas, wire, meta, never, Logins or Periods, then
-// random hex) and deletes them when it ends; a run that is killed can leave
-// some behind, which you can find by those prefixes. Nothing else in the
-// account is read or written. The cost is that of the transactions (billed
-// per 10,000) and of a few megabytes stored for minutes: the large-entity
-// and blob cases upload blobs of a few MiB. A run takes minutes, not
-// seconds: on a real backend Env.Advance sleeps, so the time-driven cases
-// (visibility timeouts, leases, names being deleted) wait in real time.
-// Pass lacks to name what your backend does otherwise than the documented
-// service (AzuriteLacks for Azurite); an account of the service itself
-// lacks nothing (nil).
+// (names start with conf, sas, sasb or wire, then random hex) and deletes
+// them when it ends; a run that is killed can leave some behind, which you
+// can find by those prefixes. Nothing else in the account is read or
+// written. The cost is that of the transactions (billed per 10,000) and
+// of a few megabytes stored for minutes. A run takes minutes, not seconds:
+// on a real backend Advance sleeps, so the time-driven cases (visibility
+// timeouts, leases, names being deleted) wait in real time. Pass lacks to
+// name what your backend does otherwise than the documented service
+// (AzuriteLacks for Azurite); an account of the service itself lacks
+// nothing (nil). Set Harness.Second to a second account to run the cases
+// that route between two.
 //
 // # Against your own implementation
 //
-// A backend is an Env: its function fields make fresh clients (built with
-// the Counter's options, so that the cases can count requests) for tables,
-// queues, containers and the services; Suite.Needs lists which fields each
-// suite calls, and RunAll reports a suite whose needs are nil as not run.
-// A backend that serves the official clients' HTTP requests (a fake, an
-// emulator, a proxy) is plugged in through the clients' Transport, as
-// FakeEnv does for package fake. Set Env.Name: the output names the backend
-// with it.
-//
-// # Long cases
-//
-// Soaks and exhaustive matrices run only when TABLEKIT_LONG=1 is set; they
-// say so otherwise.
+// Fill a Harness: its TableService, QueueService and BlobService return
+// clients of your backend built with the options the cases give (they
+// carry the policies that count requests), so a backend that serves the
+// official clients' HTTP requests (a fake, an emulator, a proxy) is
+// plugged in through the options' Transport. A suite that needs a field
+// you leave nil is reported as not run, with the field. Set Harness.Name:
+// the output names the backend with it.
 package conformance

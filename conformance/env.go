@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -9,21 +8,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 )
 
-// Env is one backend.
-type Env struct {
+// backend is what the cases call, made from a Harness (Harness.backend).
+type backend struct {
 	Name string
 	// NewTable creates a fresh, uniquely named table (dropped at the end of
 	// the test) and returns a client whose every request c counts.
 	NewTable func(t *testing.T, c *reqcount.Counter) *aztables.Client
 	// NewServiceClient returns a client of the backend's Table service
 	// built with opts (which may carry a Counter's policies and others),
-	// for the suites that create, list and drop tables themselves (Shape,
-	// UnderFaults, ErrorChain, LargeEntityUnderFaults, Periods, WirePath).
-	// nil: RunAll reports those suites as not run.
+	// for the suites that create, list and drop tables themselves.
 	NewServiceClient func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient
 	// NewQueue creates a fresh, uniquely named queue (deleted at the end)
 	// and returns a client whose requests c counts (nil: not counted).
@@ -38,28 +34,22 @@ type Env struct {
 	// SASTable creates a fresh table and returns a client for it with the
 	// account's key, and a client that carries the token sas makes for it.
 	SASTable func(t *testing.T, sas func(account, key, table string) string) (admin, scoped *aztables.Client)
-	// Advance lets time pass for the backend's clocks: on the fake it moves
-	// the services' clock forward at once; on a real backend it sleeps.
+	// Advance lets time pass for the backend's clocks (Harness.Advance).
 	Advance func(d time.Duration)
 	// Lacks names the documented behaviours this backend does not have,
 	// each with the reason; a case that needs one is not run here and says
-	// so (see Env.Has).
+	// so (see backend.Has).
 	Lacks map[Capability]string
-	// Fake is the in-memory service when the backend is the fake, for
-	// cases that need its knobs (short pages); nil otherwise.
-	Fake *fake.TableService
 
-	// tables maps the *aztables.Client values FakeEnv's NewTable (and the
-	// cases that create tables by name) returned to their tables' names,
-	// so that a case can switch one table's paging; nil on other backends.
+	// paging is Harness.Paging: nil on a backend without a paging model.
+	paging PagingControl
+	// tables maps the *aztables.Client values NewTable returned to their
+	// tables' names, so that a case can switch one table's paging.
 	tables *sync.Map
-	// adversarial is set on AdversarialFakeEnv: its pages are cut more
-	// often than the service's, so request counts may be higher.
-	adversarial bool
 }
 
 // Capability is a behaviour of the documented service that a backend may
-// lack. Cases ask Env.Has before relying on one.
+// lack. Cases ask backend.Has before relying on one.
 type Capability string
 
 // The capabilities the cases rely on. Each constant's comment is the
@@ -156,7 +146,7 @@ func azuriteLacks() map[Capability]string {
 // logs "not run on <backend>: <reason>" so that the output lists every
 // case a backend could not run; the caller then checks what it can (often
 // the backend's own, recorded answer) or returns.
-func (env Env) Has(t testing.TB, c Capability) bool {
+func (env backend) Has(t testing.TB, c Capability) bool {
 	t.Helper()
 	reason, lacks := env.Lacks[c]
 	if lacks {
@@ -164,6 +154,3 @@ func (env Env) Has(t testing.TB, c Capability) bool {
 	}
 	return !lacks
 }
-
-// context0 shortens handler signatures in the cases.
-type context0 = context.Context

@@ -55,21 +55,21 @@ func onlyTheServicesAnswers(t *testing.T, err error) {
 	}
 }
 
-// RunErrorChain checks that tablekit's errors carry the service's own
+// runErrorChain checks that tablekit's errors carry the service's own
 // answer and classify it so a caller can act: the failed operation's code
 // for a transaction, a missing table told apart from a missing entity, and
 // no *azcore.ResponseError made by hand.
-func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient) {
+func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient) {
 	ctx := t.Context()
 
 	t.Run("Modify's lost race keeps the service's own answer", func(t *testing.T) {
 		tb, _, _ := newEmployees(t, env)
-		if err := tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "gone"}}, nil); err != nil {
+		if err := tb.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "gone"}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		// The entity is deleted between Modify's read and its write: a
 		// lost race the service reports as 404.
-		_, err := tb.Modify(ctx, "Sales", "gone", func(e *Employee) error {
+		_, err := tb.Modify(ctx, "Sales", "gone", func(e *employee) error {
 			if e.ETag != "" {
 				if err := tb.Delete(ctx, "Sales", "gone", nil); err != nil {
 					return err
@@ -90,13 +90,13 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 
 	t.Run("a failed transaction's code is its failed operation's", func(t *testing.T) {
 		_, _, client := newEmployees(t, env)
-		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "dup"}}
+		e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "dup"}}
 		if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		for name, run := range map[string]func() error{
 			"Submit": func() error {
-				_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "other"}}), batch.Add(e)}, nil)
+				_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "other"}}), batch.Add(e)}, nil)
 				return err
 			},
 			"Writer": func() error {
@@ -123,12 +123,12 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 	})
 
 	t.Run("a missing table is not a missing entity", func(t *testing.T) {
-		tb, err := table.New[Employee](svc(t, &reqcount.Counter{}).NewClient(testenv.UniqueName("never")), nil)
+		tb, err := table.New[employee](svc(t, &reqcount.Counter{}).NewClient(testenv.UniqueName("never")), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		client := tb.Client()
-		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}}
+		e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}}
 		_, getErr := tb.Get(ctx, "Sales", "1", nil)
 		_, subErr := batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil)
 		cases := map[string]error{
@@ -169,7 +169,7 @@ func RunErrorChain(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Cou
 // told apart from a missing message or blob: the service's codes are
 // QueueNotFound and ContainerNotFound, which table.IsNotFound does not
 // match; consistency.IsQueueNotFound and IsContainerNotFound do.
-func runMissingContainers(t *testing.T, env Env) {
+func runMissingContainers(t *testing.T, env backend) {
 	ctx := t.Context()
 	q := env.NewQueue(t, nil)
 	if _, err := q.Delete(ctx, nil); err != nil {
@@ -194,7 +194,7 @@ func runMissingContainers(t *testing.T, env Env) {
 }
 
 // modifyErr runs a creating Modify on tb's table.
-func modifyErr(t *testing.T, tb *table.Table[Employee]) error {
-	_, err := tb.Modify(t.Context(), "Sales", "1", func(e *Employee) error { e.FirstName = "new"; return nil }, &table.ModifyOptions{Create: true})
+func modifyErr(t *testing.T, tb *table.Table[employee]) error {
+	_, err := tb.Modify(t.Context(), "Sales", "1", func(e *employee) error { e.FirstName = "new"; return nil }, &table.ModifyOptions{Create: true})
 	return err
 }

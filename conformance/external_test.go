@@ -15,53 +15,54 @@ import (
 const externalTimeout = 4 * time.Minute
 
 // userTest is the _test.go file of a user's module: the exported suite on
-// the fake, on a backend of the user's own (built from package fake's
-// public API and conformance.Counter, as a port implementation would be),
-// and RunAll on a backend that sets only NewTable.
+// a backend of the user's own (built from package fake's public API, as a
+// port implementation would be), once with every service and once with
+// tables only.
 const userTest = `package myport_test
 
 import (
-	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/conformance"
 	"github.com/tablekit/tablekit/fake"
 )
 
-func TestTableOnFake(t *testing.T) { conformance.RunTable(t, conformance.FakeEnv()) }
-
-func TestBatchOnFake(t *testing.T) { conformance.RunBatch(t, conformance.FakeEnv()) }
-
-// tablesOnly is a backend of the user's own that serves tables only.
-func tablesOnly() conformance.Env {
-	svc := fake.NewTableService(nil)
-	var n atomic.Int64
-	return conformance.Env{
+// mine is a backend of the user's own: three in-memory services.
+func mine(t *testing.T) conformance.Harness {
+	tables, queues, blobs := fake.NewTableService(nil), fake.NewQueueService(nil), fake.NewBlobService(nil)
+	return conformance.Harness{
 		Name: "mine",
-		NewTable: func(t *testing.T, c *conformance.Counter) *aztables.Client {
-			sc := svc.NewServiceClient(c.TableOptions())
-			name := fmt.Sprintf("mine%d", n.Add(1))
-			if _, err := sc.CreateTable(t.Context(), name, nil); err != nil {
-				t.Fatal(err)
-			}
-			c.Reset()
-			return sc.NewClient(name)
+		TableService: func(o *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+			return tables.NewServiceClient(o), nil
+		},
+		QueueService: func(o *azqueue.ClientOptions) (*azqueue.ServiceClient, error) {
+			return queues.NewServiceClient(o), nil
+		},
+		BlobService: func(o *azblob.ClientOptions) (*azblob.Client, error) {
+			return blobs.NewClient(o), nil
 		},
 	}
 }
 
-func TestAllOnMine(t *testing.T) {
-	conformance.RunAll(t, func(t *testing.T) conformance.Env { return tablesOnly() })
+func TestConformanceOnMine(t *testing.T) { conformance.RunConformanceTests(t, mine) }
+
+func TestConformanceOnTablesOnly(t *testing.T) {
+	conformance.RunConformanceTests(t, func(t *testing.T) conformance.Harness {
+		h := mine(t)
+		h.Name, h.QueueService, h.BlobService = "tables only", nil, nil
+		return h
+	})
 }
 `
 
 // TestExportedSuiteRunsFromAnExternalModule writes a module of its own that
 // requires tablekit (replaced by this checkout), as a user's would, and runs
-// the exported suite from its test: RunTable and RunBatch on FakeEnv, and
-// RunAll on a backend the user built, which reports the suites it cannot
-// run. It fails if the suite needs anything a user cannot import.
+// the exported suite from its test on a backend the user built: Table and
+// Batch pass, and with tables only the suites it cannot run are reported.
+// It fails if the suite needs anything a user cannot import.
 func TestExportedSuiteRunsFromAnExternalModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: building a module of its own takes a link")
@@ -116,18 +117,24 @@ func TestExportedSuiteRunsFromAnExternalModule(t *testing.T) {
 		}
 		return string(out)
 	}
-	out := run("test", "-count=1", "-v", "-run", "^(TestTableOnFake|TestBatchOnFake)$", ".")
-	for _, want := range []string{"--- PASS: TestTableOnFake", "--- PASS: TestBatchOnFake", "ok  \texample.com/myport"} {
+	out := run("test", "-count=1", "-v", "-run", "^TestConformanceOnMine$/^(Table|Batch|SASBuilder|Accounts)$", ".")
+	for _, want := range []string{
+		"--- PASS: TestConformanceOnMine/Table ",
+		"--- PASS: TestConformanceOnMine/Batch ",
+		"not run on mine: suite SASBuilder needs Harness.AccountName, Harness.AccountKey, Harness.TableURL, Harness.QueueURL, Harness.BlobURL",
+		"not run on mine: suite Accounts needs Harness.Second",
+		"ok  \texample.com/myport",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the external module's output lacks %q:\n%s", want, out)
 		}
 	}
-	// RunAll on a backend with tables only: Table runs and passes, a suite
-	// that needs queues and containers is reported, not called.
-	out = run("test", "-count=1", "-v", "-run", "^TestAllOnMine$/^(Table|QueueAndBlob)$", ".")
+	// Tables only: Table runs and passes, a suite that needs queues and
+	// containers is reported, not called.
+	out = run("test", "-count=1", "-v", "-run", "^TestConformanceOnTablesOnly$/^(Table|QueueAndBlob)$", ".")
 	for _, want := range []string{
-		"--- PASS: TestAllOnMine/Table ",
-		"not run on mine: suite QueueAndBlob needs Env.NewQueue, Env.NewContainer",
+		"--- PASS: TestConformanceOnTablesOnly/Table ",
+		"not run on tables only: suite QueueAndBlob needs Harness.QueueService, Harness.BlobService, Harness.Advance",
 		"ok  \texample.com/myport",
 	} {
 		if !strings.Contains(out, want) {

@@ -11,10 +11,10 @@ import (
 	"github.com/tablekit/tablekit/internal/reqcount"
 )
 
-// RunFilterFidelity runs the corners of the service's $filter grammar the
+// runFilterFidelity runs the corners of the service's $filter grammar the
 // fake must share: lower-case operators only, a Boolean property alone as
 // a condition, and not before a comparison.
-func RunFilterFidelity(t *testing.T, env Env) {
+func runFilterFidelity(t *testing.T, env backend) {
 	ctx := t.Context()
 	client := env.NewTable(t, &reqcount.Counter{})
 	for _, e := range []string{

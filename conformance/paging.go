@@ -6,58 +6,42 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
-// nameTable records that client is the table name, for friendlyPaging; a
-// no-op on backends without a paging switch.
-func (env Env) nameTable(client *aztables.Client, name string) {
+// nameTable records that client is the table name, for the paging
+// switches.
+func (env backend) nameTable(client *aztables.Client, name string) {
 	if env.tables != nil {
 		env.tables.Store(client, name)
 	}
 }
 
-// friendlyPaging makes the backend cut the query pages of client's table
-// only at 1,000 entities, for a case whose request count assumes it; why
-// says what the count shows and why it is not measured under adversarial
-// paging. On AdversarialFakeEnv it switches the table to
-// fake.FriendlyPaging; FakeEnv keeps the service's paging.
-// Azurite 3.37 pages so already: it ends a page only after 1,000
-// entities (or $top), never at a partition boundary, and sends no empty
-// page; on an account the count holds only where the service did not cut
-// a page short, which the log line says.
-func (env Env) friendlyPaging(t testing.TB, client *aztables.Client, why string) {
+// tableName is the name of the table NewTable made client for.
+func (env backend) tableName(t testing.TB, client *aztables.Client) string {
 	t.Helper()
-	if env.Fake == nil || env.tables == nil {
-		t.Logf("%s: this case assumes pages of 1,000 entities: %s", env.Name, why)
-		return
-	}
-	if !env.adversarial {
-		return // the service's paging: the count is the service's own
-	}
 	name, ok := env.tables.Load(client)
 	if !ok {
-		t.Fatalf("conformance: friendlyPaging on a table this Env did not create")
+		t.Fatalf("conformance: a paging switch on a table this backend did not create")
 	}
-	env.Fake.SetPaging(name.(string), fake.FriendlyPaging())
-	t.Logf("%s: friendly paging on this table: %s", env.Name, why)
+	return name.(string)
 }
 
 // wantPagedRequests checks a request count that depends on how the
 // backend pages: service is the count where pages end as the service ends
 // them (after 1,000 entities and where a partition ends in a query that
-// spans partitions), and the fake with its default paging must cost
-// exactly that; least is the count where pages end only at 1,000 entities
-// (Azurite), most the most the case allows with the empty pages the
-// service may send (AdversarialFakeEnv). Any other backend must fall in
-// [least, most].
-func wantPagedRequests(t *testing.T, env Env, c *Counter, least, service, most int, what string) {
+// spans partitions), and a backend with the service's paging model
+// (Harness.Paging, not adversarial) must cost exactly that; least is the
+// count where pages end only at 1,000 entities (Azurite), most the most
+// the case allows with the empty pages the service may send (an
+// adversarial paging model). Any other backend must fall in [least, most].
+func wantPagedRequests(t *testing.T, env backend, c *reqcount.Counter, least, service, most int, what string) {
 	t.Helper()
 	got := c.N()
 	switch {
-	case env.Fake != nil && !env.adversarial:
+	case env.paging != nil && !env.paging.Adversarial():
 		if got != service {
 			t.Errorf("%s cost %d requests on the service's paging, want %d", what, got, service)
 		}
@@ -67,24 +51,20 @@ func wantPagedRequests(t *testing.T, env Env, c *Counter, least, service, most i
 	c.Reset()
 }
 
-// setPaging makes the fake cut the query pages of client's table as p
-// says, for a case that needs a knob of the paging model (a scan budget
-// spent sooner); why says what for. Other backends page as they do, and
-// the case must hold there too.
-func (env Env) setPaging(t testing.TB, client *aztables.Client, p fake.Paging, why string) {
+// setScanCost makes a backend with a paging model spend the 5 s budget of
+// one response sooner on client's table, for a case that must meet a
+// spent budget without thousands of entities; why says what for. Other
+// backends page as they do, and the case must hold there too.
+func (env backend) setScanCost(t testing.TB, client *aztables.Client, perEntity time.Duration, why string) {
 	t.Helper()
-	if env.Fake == nil || env.tables == nil {
+	if env.paging == nil {
 		return
 	}
-	name, ok := env.tables.Load(client)
-	if !ok {
-		t.Fatalf("conformance: setPaging on a table this Env did not create")
-	}
-	env.Fake.SetPaging(name.(string), p)
-	t.Logf("%s: paging %+v on this table: %s", env.Name, p, why)
+	env.paging.SetScanCost(env.tableName(t, client), perEntity)
+	t.Logf("%s: scan cost %v per entity on this table: %s", env.Name, perEntity, why)
 }
 
-// RunPaging runs what a client may rely on in a query's pages, whatever
+// runPaging runs what a client may rely on in a query's pages, whatever
 // the backend cuts: a page holds at most 1,000 entities, may end anywhere
 // (at a partition boundary, or when the service's 5 s budget for one
 // response runs out) and may be empty yet carry a continuation token;
@@ -94,19 +74,14 @@ func (env Env) setPaging(t testing.TB, client *aztables.Client, p fake.Paging, w
 // fake.ServicePaging says, and AdversarialFakeEnv as fake.AdversarialPaging
 // does (both here with a budget spent after 100 examined entities);
 // Azurite 3.37 fills pages to 1,000 (or $top).
-func RunPaging(t *testing.T, env Env) {
+func runPaging(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("queries follow tokens through partition ends, empty pages and spent scan budgets", func(t *testing.T) {
-		c := &Counter{}
+		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		p := fake.ServicePaging()
-		if env.adversarial {
-			p = fake.AdversarialPaging()
-		}
-		p.ScanCost = 50 * time.Millisecond
-		env.setPaging(t, client, p, "the 5 s budget is spent after 100 examined entities, so that a selective filter meets it without 5,000 entities")
-		tb, err := table.New[Employee](client, nil)
+		env.setScanCost(t, client, 50*time.Millisecond, "the 5 s budget is spent after 100 examined entities, so that a selective filter meets it without 5,000 entities")
+		tb, err := table.New[employee](client, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +91,7 @@ func RunPaging(t *testing.T, env Env) {
 			for from := 0; from < perPartition; from += maxBatch {
 				var actions []aztables.TransactionAction
 				for i := from; i < min(from+maxBatch, perPartition); i++ {
-					body, err := tb.Encode(&Employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
+					body, err := tb.Encode(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -167,7 +142,7 @@ func RunPaging(t *testing.T, env Env) {
 				}
 				sizes = append(sizes, len(page.Entities))
 				for _, raw := range page.Entities {
-					var e Employee
+					var e employee
 					if err := tb.Decode(raw, &e); err != nil {
 						t.Fatal(err)
 					}
@@ -218,9 +193,9 @@ func RunPaging(t *testing.T, env Env) {
 	})
 
 	t.Run("a page holds at most 1,000 entities", func(t *testing.T) {
-		c := &Counter{}
+		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		tb, err := table.New[Employee](client, nil)
+		tb, err := table.New[employee](client, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +203,7 @@ func RunPaging(t *testing.T, env Env) {
 		for from := 0; from < n; from += maxBatch {
 			var actions []aztables.TransactionAction
 			for i := from; i < min(from+maxBatch, n); i++ {
-				body, _ := tb.Encode(&Employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
+				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {

@@ -13,12 +13,12 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunPayloads runs the shapes of the service's JSON that code reading raw
+// runPayloads runs the shapes of the service's JSON that code reading raw
 // payloads depends on: how an Edm.Double comes back (a JSON number that
 // keeps its decimal point, annotated only when it is NaN or an infinity),
 // and that a Double kept raw in table.Extra is still a Double after a
 // read-modify-write, integral values included.
-func RunPayloads(t *testing.T, env Env) {
+func runPayloads(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("Edm.Double comes back as the service emits it", func(t *testing.T) {
@@ -66,7 +66,7 @@ func RunPayloads(t *testing.T, env Env) {
 		if _, err := client.AddEntity(ctx, []byte(body), nil); err != nil {
 			t.Fatal(err)
 		}
-		tb, _ := table.New[Kept](client, nil)
+		tb, _ := table.New[keptEntity](client, nil)
 		v, err := tb.Get(ctx, "p", "r", nil)
 		if err != nil {
 			t.Fatal(err)

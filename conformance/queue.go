@@ -24,9 +24,9 @@ func wantCode(t *testing.T, err error, status int, code string) {
 	}
 }
 
-// RunQueueAndBlob runs the queue and blob behaviours package consistency
+// runQueueAndBlob runs the queue and blob behaviours package consistency
 // relies on.
-func RunQueueAndBlob(t *testing.T, env Env) {
+func runQueueAndBlob(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("queue: text round trip, dequeue count, visibility", func(t *testing.T) {

@@ -24,10 +24,10 @@ const (
 	queueCreatedStatus   = http.StatusCreated // Create Queue, a new queue
 )
 
-// RunQueueFidelity runs the documented Queue service behaviours that the
+// runQueueFidelity runs the documented Queue service behaviours that the
 // fake must share with the service: queue metadata, the recreate rules,
 // and every bound of Put, Get and Update Message.
-func RunQueueFidelity(t *testing.T, env Env) {
+func runQueueFidelity(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("queue metadata is kept; create again: same 204, other 409 QueueAlreadyExists", func(t *testing.T) {

@@ -15,10 +15,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunRawEntity is the contract of the raw entity API (table.Entity): every
+// runRawEntity is the contract of the raw entity API (table.Entity): every
 // EDM type round-trips with its type, every verb and batch operation works
 // on it, and bad input is a typed error before any request.
-func RunRawEntity(t *testing.T, env Env) {
+func runRawEntity(t *testing.T, env backend) {
 	t.Run("EveryEDMTypeRoundTrips", func(t *testing.T) { rawRoundTrip(t, env) })
 	t.Run("Verbs", func(t *testing.T) { rawVerbs(t, env) })
 	t.Run("Batch", func(t *testing.T) { rawBatch(t, env) })
@@ -31,7 +31,7 @@ func RunRawEntity(t *testing.T, env Env) {
 	t.Run("ExtraAndRawValuesChecked", func(t *testing.T) { extraAndRawChecked(t, env) })
 }
 
-func newRaw(t *testing.T, env Env) (*table.Table[table.Entity], *reqcount.Counter) {
+func newRaw(t *testing.T, env backend) (*table.Table[table.Entity], *reqcount.Counter) {
 	c := &reqcount.Counter{}
 	tb, err := table.New[table.Entity](env.NewTable(t, c), nil)
 	if err != nil {
@@ -62,7 +62,7 @@ func everyType() *table.Entity {
 
 // sameEntity compares properties by type and value; an integral Double
 // that came back unannotated (Inferred Int32) must still give the value.
-func sameEntity(t *testing.T, env Env, what string, want, got *table.Entity) {
+func sameEntity(t *testing.T, env backend, what string, want, got *table.Entity) {
 	t.Helper()
 	if got.PartitionKey != want.PartitionKey || got.RowKey != want.RowKey {
 		t.Fatalf("%s: keys %q/%q, want %q/%q", what, got.PartitionKey, got.RowKey, want.PartitionKey, want.RowKey)
@@ -95,7 +95,7 @@ func sameEntity(t *testing.T, env Env, what string, want, got *table.Entity) {
 	}
 }
 
-func rawRoundTrip(t *testing.T, env Env) {
+func rawRoundTrip(t *testing.T, env backend) {
 	ctx := t.Context()
 	tb, c := newRaw(t, env)
 	want := everyType()
@@ -148,7 +148,7 @@ func rawRoundTrip(t *testing.T, env Env) {
 	}
 }
 
-func rawVerbs(t *testing.T, env Env) {
+func rawVerbs(t *testing.T, env backend) {
 	ctx := t.Context()
 	tb, c := newRaw(t, env)
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}}
@@ -216,7 +216,7 @@ func rawVerbs(t *testing.T, env Env) {
 	}
 }
 
-func rawBatch(t *testing.T, env Env) {
+func rawBatch(t *testing.T, env backend) {
 	ctx := t.Context()
 	tb, c := newRaw(t, env)
 	a := everyType()
@@ -253,7 +253,7 @@ func rawBatch(t *testing.T, env Env) {
 	}
 }
 
-func rawBadInput(t *testing.T, env Env) {
+func rawBadInput(t *testing.T, env backend) {
 	ctx := t.Context()
 	tb, c := newRaw(t, env)
 	base := func() *table.Entity {
@@ -330,16 +330,16 @@ func rawBadInput(t *testing.T, env Env) {
 
 // rawTypedViews: a typed table and its raw view read and write the same
 // entities, and ToEntity / FromEntity convert without a request.
-func rawTypedViews(t *testing.T, env Env) {
+func rawTypedViews(t *testing.T, env backend) {
 	ctx := t.Context()
 	c := &reqcount.Counter{}
-	typed, err := table.New[Types](env.NewTable(t, c), nil)
+	typed, err := table.New[allTypes](env.NewTable(t, c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw := typed.Entities()
 	s := "p"
-	v := &Types{Meta: table.Meta{PartitionKey: "k", RowKey: "1"}, S: "s", B: true, I32: -3, I64: 1 << 60, U32: 4000000000,
+	v := &allTypes{Meta: table.Meta{PartitionKey: "k", RowKey: "1"}, S: "s", B: true, I32: -3, I64: 1 << 60, U32: 4000000000,
 		F64: 3, F32: 1.5, T: time.Date(2020, 1, 2, 3, 4, 5, 600, time.UTC), Bin: []byte("bin"), PS: &s, Level: 1, Tags: []string{"a"}}
 	if err := typed.Add(ctx, v, nil); err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func rawTypedViews(t *testing.T, env Env) {
 // on a client without tablekit's policy (see batch.ErrQuoteInKey): there
 // they are refused before any request, and the single-entity verbs do them;
 // on the default wire path they work.
-func quotedKeysInBatch(t *testing.T, env Env) {
+func quotedKeysInBatch(t *testing.T, env backend) {
 	ctx := t.Context()
 	tb, c := newRaw(t, env)
 	const pk = "O'Brien's"
@@ -463,31 +463,31 @@ func quotedKeysInBatch(t *testing.T, env Env) {
 // and written to table B (a copy, by Upsert, Add, Update or a batch) keeps
 // the ETag it has in A, so a guarded delete or update in A still works. A
 // write back to A records A's new ETag as before.
-func etagStaysWithItsTable(t *testing.T, env Env) {
+func etagStaysWithItsTable(t *testing.T, env backend) {
 	ctx := t.Context()
 	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
-	a, err := table.New[Employee](env.NewTable(t, ca), nil)
+	a, err := table.New[employee](env.NewTable(t, ca), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := table.New[Employee](env.NewTable(t, cb), nil)
+	b, err := table.New[employee](env.NewTable(t, cb), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, write := range []struct {
 		name string
-		do   func(v *Employee) error
+		do   func(v *employee) error
 	}{
-		{"Upsert", func(v *Employee) error { return b.Upsert(ctx, v, nil) }},
-		{"Add", func(v *Employee) error { return b.Add(ctx, v, nil) }},
-		{"Update AnyETag", func(v *Employee) error {
+		{"Upsert", func(v *employee) error { return b.Upsert(ctx, v, nil) }},
+		{"Add", func(v *employee) error { return b.Add(ctx, v, nil) }},
+		{"Update AnyETag", func(v *employee) error {
 			return b.Update(ctx, v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny), Mode: table.Replace})
 		}},
-		{"batch Upsert", func(v *Employee) error {
+		{"batch Upsert", func(v *employee) error {
 			_, err := batch.Submit(ctx, b.Client(), []batch.Op{batch.Upsert(v, table.Replace)}, nil)
 			return err
 		}},
-		{"raw view Upsert", func(v *Employee) error {
+		{"raw view Upsert", func(v *employee) error {
 			e, err := a.ToEntity(v)
 			if err != nil {
 				return err
@@ -496,11 +496,11 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 		}},
 	} {
 		rk := keys.Uint64(uint64(i))
-		if err := a.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
+		if err := a.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if write.name == "Update AnyETag" {
-			if err := b.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}}, nil); err != nil {
+			if err := b.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -521,7 +521,7 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 		}
 	}
 	// Writing back to A still records A's new ETag.
-	v := &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "back"}}
+	v := &employee{Meta: table.Meta{PartitionKey: "p", RowKey: "back"}}
 	if err := a.Add(ctx, v, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -542,15 +542,15 @@ func etagStaysWithItsTable(t *testing.T, env Env) {
 // and table it came from; a token of another filter or table, or a
 // garbled or edited one, is an ErrBadToken input error, before any request
 // where the table is known, and never silently restarts the query.
-func foreignTokens(t *testing.T, env Env) {
+func foreignTokens(t *testing.T, env backend) {
 	ctx := t.Context()
 	ca, cb := &reqcount.Counter{}, &reqcount.Counter{}
 	clientA, clientB := env.NewTable(t, ca), env.NewTable(t, cb)
-	a, _ := table.New[Employee](clientA, nil)
-	b, _ := table.New[Employee](clientB, nil)
+	a, _ := table.New[employee](clientA, nil)
+	b, _ := table.New[employee](clientB, nil)
 	for i := 0; i < 5; i++ {
-		for _, tb := range []*table.Table[Employee]{a, b} {
-			if err := tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Uint64(uint64(i))}, Age: i}, nil); err != nil {
+		for _, tb := range []*table.Table[employee]{a, b} {
+			if err := tb.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Uint64(uint64(i))}, Age: i}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -561,7 +561,7 @@ func foreignTokens(t *testing.T, env Env) {
 		t.Fatalf("first page: %v, Next %q", err, first.Next)
 	}
 	// The token resumes its query, also through a new Table (a restart).
-	restarted, _ := table.New[Employee](clientA, nil)
+	restarted, _ := table.New[employee](clientA, nil)
 	n, next := len(first.Items), first.Next
 	for next != "" {
 		p, err := restarted.QueryPage(ctx, next, all)
@@ -573,7 +573,7 @@ func foreignTokens(t *testing.T, env Env) {
 	if n != 5 {
 		t.Fatalf("resumed query returned %d of 5", n)
 	}
-	wantBad := func(what string, c *reqcount.Counter, requests int, err error, p *table.Page[Employee]) {
+	wantBad := func(what string, c *reqcount.Counter, requests int, err error, p *table.Page[employee]) {
 		t.Helper()
 		var ie *table.InputError
 		if !errors.As(err, &ie) || !errors.Is(err, table.ErrBadToken) || p != nil {
@@ -602,7 +602,7 @@ func foreignTokens(t *testing.T, env Env) {
 	cb.Reset()
 	p, err = b.QueryPage(ctx, first.Next, all)
 	wantBad("token of another table", cb, 0, err, p)
-	fresh, _ := table.New[Employee](clientB, nil)
+	fresh, _ := table.New[employee](clientB, nil)
 	cb.Reset()
 	p, err = fresh.QueryPage(ctx, first.Next, all)
 	wantBad("token of another table, table not yet known", cb, 1, err, p)
@@ -617,7 +617,7 @@ func foreignTokens(t *testing.T, env Env) {
 // empty PartitionKey, but aztables v1.4.1 cannot get, update or delete it,
 // so tablekit refuses "" in every write and point operation before any
 // request; Query still reads such entities.
-func emptyPartitionKey(t *testing.T, env Env) {
+func emptyPartitionKey(t *testing.T, env backend) {
 	ctx := t.Context()
 	c := &reqcount.Counter{}
 	client := env.NewTable(t, c)
@@ -676,18 +676,18 @@ func emptyPartitionKey(t *testing.T, env Env) {
 // extraAndRawChecked: issue 17 §2. Properties kept in table.Extra and raw
 // batch entities are checked like typed fields (names, EDM types and
 // values, sizes) before any request, and round-trip with their types.
-func extraAndRawChecked(t *testing.T, env Env) {
+func extraAndRawChecked(t *testing.T, env backend) {
 	ctx := t.Context()
 	c := &reqcount.Counter{}
 	client := env.NewTable(t, c)
-	tb, _ := table.New[Kept](client, nil)
-	kept := func(name string, p table.Property) *Kept {
-		return &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: table.Extra{name: p}}
+	tb, _ := table.New[keptEntity](client, nil)
+	kept := func(name string, p table.Property) *keptEntity {
+		return &keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: table.Extra{name: p}}
 	}
 	long := `"` + strings.Repeat("x", table.MaxStringUTF16+1) + `"`
 	for _, tc := range []struct {
 		name string
-		v    *Kept
+		v    *keptEntity
 		rule error
 	}{
 		{"bad name", kept("a-b", table.Property{Value: []byte("1")}), keys.ErrForbiddenChar},
@@ -713,8 +713,8 @@ func extraAndRawChecked(t *testing.T, env Env) {
 			t.Errorf("raw batch %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
 		}
 	}
-	// Kept properties keep their types, an integral Double included.
-	v := &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "ok"}, Name: "n", Other: table.Extra{
+	// keptEntity properties keep their types, an integral Double included.
+	v := &keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "ok"}, Name: "n", Other: table.Extra{
 		"D": {Type: table.EdmDouble, Value: []byte("2")}, "I64": {Type: table.EdmInt64, Value: []byte(`"9007199254740993"`)},
 		"I": {Value: []byte("7")}, "S": {Value: []byte(`"s"`)}, "F": {Value: []byte("2.5")}}}
 	if err := tb.Add(ctx, v, nil); err != nil {
@@ -748,9 +748,9 @@ func extraAndRawChecked(t *testing.T, env Env) {
 	}
 }
 
-// mustEncodeExtra renders a Kept's Extra as JSON members, unchecked, for
+// mustEncodeExtra renders a keptEntity's Extra as JSON members, unchecked, for
 // the raw batch form of the same bad input.
-func mustEncodeExtra(v *Kept) []byte {
+func mustEncodeExtra(v *keptEntity) []byte {
 	b := []byte("{")
 	for name, p := range v.Other {
 		if p.Type != "" {

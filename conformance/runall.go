@@ -1,146 +1,159 @@
 package conformance
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/reqcount"
 )
 
-// Need names an Env function field a suite calls. A suite whose needs a
-// backend does not set is reported by RunAll as not run, with the field.
-type Need string
+// need names a backend function field a suite calls. A suite whose needs
+// a Harness does not meet is reported as not run, with the Harness field.
+type need string
 
-// The Env fields a suite may need.
+// The backend fields a suite may need.
 const (
-	NeedTable         Need = "NewTable"
-	NeedQueue         Need = "NewQueue"
-	NeedContainer     Need = "NewContainer"
-	NeedQueueService  Need = "QueueService"
-	NeedSASTable      Need = "SASTable"
-	NeedAdvance       Need = "Advance"
-	NeedServiceClient Need = "NewServiceClient"
+	needTable         need = "NewTable"
+	needQueue         need = "NewQueue"
+	needContainer     need = "NewContainer"
+	needQueueService  need = "QueueService"
+	needSASTable      need = "SASTable"
+	needAdvance       need = "Advance"
+	needServiceClient need = "NewServiceClient"
 )
 
-// Suite is one of the suites RunAll runs: its name (the subtest's), the
-// Env fields it calls, and how to run it on an Env.
-type Suite struct {
+// harnessField is the Harness field a backend field is made from.
+func harnessField(n need) string {
+	switch n {
+	case needQueue, needQueueService:
+		return "Harness.QueueService"
+	case needContainer:
+		return "Harness.BlobService"
+	case needSASTable:
+		return "Harness.TableService, AccountName, AccountKey and TableURL"
+	case needAdvance:
+		return "Harness.Advance"
+	}
+	return "Harness.TableService"
+}
+
+// suite is one of the suites RunConformanceTests runs on one backend: its
+// name (the subtest's), the backend fields it calls, and how to run it.
+type suite struct {
 	Name  string
-	Needs []Need
-	Run   func(t *testing.T, env Env)
+	Needs []need
+	Run   func(t *testing.T, env backend)
 }
 
 // withService adapts a suite that takes a service-client constructor to
-// one that takes an Env, using Env.NewServiceClient.
-func withService(run func(t *testing.T, env Env, svc func(t *testing.T, c *Counter) *aztables.ServiceClient)) func(t *testing.T, env Env) {
-	return func(t *testing.T, env Env) {
-		run(t, env, func(t *testing.T, c *Counter) *aztables.ServiceClient {
+// one that takes a backend, using backend.NewServiceClient.
+func withService(run func(t *testing.T, env backend, svc func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient)) func(t *testing.T, env backend) {
+	return func(t *testing.T, env backend) {
+		run(t, env, func(t *testing.T, c *reqcount.Counter) *aztables.ServiceClient {
 			return env.NewServiceClient(t, c.TableOptions())
 		})
 	}
 }
 
-// Suites lists every suite that runs on one Env, in the order RunAll runs
-// them. Two suites are not in it because they need more than one backend:
-// RunFilterDifferential (two Envs side by side) and RunAccounts (two
-// accounts).
-func Suites() []Suite {
+// suites lists every suite that runs on one backend, in the order
+// RunConformanceTests runs them. Two more follow them there: SASBuilder
+// (the account key and three endpoints) and Accounts (two accounts).
+func suites() []suite {
 	const (
-		tbl, q, ctr, qs, sas, adv, svc = NeedTable, NeedQueue, NeedContainer, NeedQueueService, NeedSASTable, NeedAdvance, NeedServiceClient
+		tbl, q, ctr, qs, sas, adv, svc = needTable, needQueue, needContainer, needQueueService, needSASTable, needAdvance, needServiceClient
 	)
-	return []Suite{
-		{"Table", []Need{tbl}, RunTable},
-		{"Batch", []Need{tbl}, RunBatch},
-		{"Patterns", []Need{tbl}, RunPatterns},
-		{"QueueAndBlob", []Need{q, ctr, adv}, RunQueueAndBlob},
-		{"Consistency", []Need{tbl, q}, RunConsistency},
-		{"CrossPartition", []Need{tbl, q, ctr, adv}, RunCrossPartition},
-		{"Shape", []Need{tbl, svc}, withService(RunShape)},
-		{"SAS", []Need{sas}, RunSAS},
-		{"BlobPatterns", []Need{tbl, ctr}, RunBlobPatterns},
-		{"LargeBySize", []Need{tbl, ctr}, RunLargeBySize},
-		{"Secrets", []Need{sas}, RunSecrets},
-		{"UnderFaults", []Need{tbl, q, ctr, svc}, withService(RunUnderFaults)},
-		{"RawEntity", []Need{tbl}, RunRawEntity},
-		{"PoisonQueue", []Need{q}, RunPoisonQueue},
-		{"Retries", []Need{tbl, q}, RunRetries},
-		{"ErrorChain", []Need{tbl, q, ctr, svc}, withService(RunErrorChain)},
-		{"Encryption", []Need{tbl}, RunEncryption},
-		{"Worker", []Need{q}, RunWorker},
-		{"Ownership", []Need{q, ctr}, RunOwnership},
-		{"QueueFidelity", []Need{q, qs, adv}, RunQueueFidelity},
-		{"BlobFidelity", []Need{ctr, adv}, RunBlobFidelity},
-		{"BeingDeleted", []Need{tbl, q, ctr, adv}, RunBeingDeleted},
-		{"Payloads", []Need{tbl}, RunPayloads},
-		{"FilterFidelity", []Need{tbl}, RunFilterFidelity},
-		{"LargeEntityRaces", []Need{tbl, ctr}, RunLargeEntityRaces},
-		{"LargeEntityUnderFaults", []Need{tbl, ctr, svc}, withService(RunLargeEntityUnderFaults)},
-		{"MoverVersions", []Need{tbl, q}, RunMoverVersions},
-		{"EventStreams", []Need{tbl}, RunEventStreams},
-		{"PatternDefects", []Need{tbl, q, ctr}, RunPatternDefects},
-		{"WirePath", []Need{tbl, svc}, RunWirePath},
-		{"Periods", []Need{adv, svc}, withService(RunPeriods)},
-		{"IndexMove", []Need{tbl, q}, RunIndexMove},
-		{"IDListFormat", []Need{tbl, ctr}, RunIDListFormat},
-		{"Tracing", []Need{svc}, RunTracing},
-		{"Compression", []Need{tbl, ctr}, RunCompression},
-		{"QueryDensity", []Need{tbl}, RunQueryDensity},
-		{"TypedKeys", []Need{tbl, svc}, RunTypedKeys},
-		{"Paging", []Need{tbl}, RunPaging},
-		{"ModelDefects", []Need{tbl, q}, RunModelDefects},
-		{"Model", []Need{tbl, q}, RunModel},
+	return []suite{
+		{"Table", []need{tbl}, runTable},
+		{"Batch", []need{tbl}, runBatch},
+		{"QueueAndBlob", []need{q, ctr, adv}, runQueueAndBlob},
+		{"SAS", []need{sas}, runSAS},
+		{"RawEntity", []need{tbl}, runRawEntity},
+		{"ErrorChain", []need{tbl, q, ctr, svc}, withService(runErrorChain)},
+		{"QueueFidelity", []need{q, qs, adv}, runQueueFidelity},
+		{"BlobFidelity", []need{ctr, adv}, runBlobFidelity},
+		{"BeingDeleted", []need{tbl, q, ctr, adv}, runBeingDeleted},
+		{"Payloads", []need{tbl}, runPayloads},
+		{"FilterFidelity", []need{tbl}, runFilterFidelity},
+		{"Paging", []need{tbl}, runPaging},
+		{"WirePath", []need{tbl, svc}, runWirePath},
 	}
 }
 
-// missing returns the needs env does not set.
-func (env Env) missing(needs []Need) []string {
+// missing returns the Harness fields that the needs call for and env
+// lacks.
+func (env backend) missing(needs []need) []string {
 	var out []string
 	for _, n := range needs {
 		set := true
 		switch n {
-		case NeedTable:
+		case needTable:
 			set = env.NewTable != nil
-		case NeedQueue:
+		case needQueue:
 			set = env.NewQueue != nil
-		case NeedContainer:
+		case needContainer:
 			set = env.NewContainer != nil
-		case NeedQueueService:
+		case needQueueService:
 			set = env.QueueService != nil
-		case NeedSASTable:
+		case needSASTable:
 			set = env.SASTable != nil
-		case NeedAdvance:
+		case needAdvance:
 			set = env.Advance != nil
-		case NeedServiceClient:
+		case needServiceClient:
 			set = env.NewServiceClient != nil
 		}
-		if !set {
-			out = append(out, "Env."+string(n))
+		if f := harnessField(n); !set && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// RunAll runs every suite of Suites as a subtest named after it (go test
-// -run 'TestX/^Table$' picks one), each on a fresh Env from newEnv: the
-// suites assume a backend of their own, and one that moved a fake clock
-// forward (Env.Advance) would change what the next one sees. A suite that
-// needs an Env field the backend leaves nil is not run, and the output says
-// so ("not run on <Env.Name>: suite QueueAndBlob needs Env.NewQueue"); a
-// case that needs a Capability the backend lacks says "not run on
-// <Env.Name>: <capability>: <reason>" and checks what it still can.
-// Nothing is skipped in silence. Env.Name must be set.
-func RunAll(t *testing.T, newEnv func(t *testing.T) Env) {
-	for _, s := range Suites() {
+// RunConformanceTests checks that the backend newHarness makes answers as
+// the Azure Table, Queue and Blob services do, in the ways tablekit relies
+// on. Each suite is a subtest named after it (go test -run
+// 'TestX/^Table$' picks one) and runs on a fresh Harness: one that moved a
+// backend's clock forward would change what the next one sees. A suite
+// that needs a Harness field left nil is not run, and the output says so
+// ("not run on <Name>: suite QueueAndBlob needs Harness.QueueService"); a
+// case that needs a Capability the backend lacks says "not run on <Name>:
+// <capability>: <reason>" and checks what it still can. Nothing is
+// skipped in silence. Harness.Name must be set.
+func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
+	harness := func(t *testing.T) Harness {
+		h := newHarness(t)
+		if h.Name == "" {
+			t.Fatal("conformance: Harness.Name is empty; the output names the backend with it")
+		}
+		return h
+	}
+	for _, s := range suites() {
 		t.Run(s.Name, func(t *testing.T) {
-			env := newEnv(t)
-			if env.Name == "" {
-				t.Fatal("conformance: Env.Name is empty; the output names the backend with it")
-			}
+			h := harness(t)
+			env := h.backend()
 			if m := env.missing(s.Needs); len(m) > 0 {
-				t.Logf("not run on %s: suite %s needs %s", env.Name, s.Name, strings.Join(m, ", "))
+				t.Logf("not run on %s: suite %s needs %s", h.Name, s.Name, strings.Join(m, ", "))
 				return
 			}
 			s.Run(t, env)
 		})
 	}
+	t.Run("SASBuilder", func(t *testing.T) {
+		h := harness(t)
+		b, m := h.sasBackend(t)
+		if len(m) > 0 {
+			t.Logf("not run on %s: suite SASBuilder needs %s", h.Name, strings.Join(m, ", "))
+			return
+		}
+		b.run(t)
+	})
+	t.Run("Accounts", func(t *testing.T) {
+		h := harness(t)
+		if h.Second == nil || h.TableService == nil || h.Second.TableService == nil {
+			t.Logf("not run on %s: suite Accounts needs Harness.Second, and Harness.TableService on both", h.Name)
+			return
+		}
+		runAccounts(t, twoAccounts{Name: h.Name, Connect: [2]connectFunc{h.TableService, h.Second.TableService}})
+	})
 }

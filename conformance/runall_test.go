@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
 // TestSuiteNeedsAreComplete checks, from the source, that each suite's
@@ -25,8 +28,9 @@ func TestSuiteNeedsAreComplete(t *testing.T) {
 	funcs := map[string]*ast.FuncDecl{}     // package-level functions
 	methods := map[string][]*ast.FuncDecl{} // methods, by name alone
 	for _, f := range files {
-		// runall.go reads every field to report what is missing.
-		if strings.HasSuffix(f, "_test.go") || f == "runall.go" {
+		// runall.go reads every field to report what is missing, and
+		// harness.go sets them.
+		if strings.HasSuffix(f, "_test.go") || f == "runall.go" || f == "harness.go" {
 			continue
 		}
 		src, err := os.ReadFile(f)
@@ -48,15 +52,15 @@ func TestSuiteNeedsAreComplete(t *testing.T) {
 			}
 		}
 	}
-	fields := map[string]Need{}
-	for _, n := range []Need{NeedTable, NeedQueue, NeedContainer, NeedQueueService, NeedSASTable, NeedAdvance, NeedServiceClient} {
+	fields := map[string]need{}
+	for _, n := range []need{needTable, needQueue, needContainer, needQueueService, needSASTable, needAdvance, needServiceClient} {
 		fields[string(n)] = n
 	}
 	// uses follows root through the functions it names and the methods it
 	// selects (x.m, matched by name: a method of another type with the
 	// same name only makes the check stricter).
-	uses := func(root string) map[Need]bool {
-		got := map[Need]bool{}
+	uses := func(root string) map[need]bool {
+		got := map[need]bool{}
 		seen := map[*ast.FuncDecl]bool{}
 		queue := []*ast.FuncDecl{funcs[root]}
 		for len(queue) > 0 {
@@ -92,21 +96,21 @@ func TestSuiteNeedsAreComplete(t *testing.T) {
 		// Env.NewServiceClient (withService).
 		for _, p := range funcs[root].Type.Params.List {
 			if len(p.Names) > 0 && p.Names[0].Name != "t" && p.Names[0].Name != "env" {
-				got[NeedServiceClient] = true
+				got[needServiceClient] = true
 			}
 		}
 		return got
 	}
-	suites := Suites()
-	if len(suites) < 30 {
+	suites := suites()
+	if len(suites) < 10 {
 		t.Fatalf("Suites lists %d suites; the analysis below would prove little", len(suites))
 	}
 	for _, s := range suites {
-		if _, ok := funcs["Run"+s.Name]; !ok {
-			t.Errorf("suite %s: no function Run%s", s.Name, s.Name)
+		if _, ok := funcs["run"+s.Name]; !ok {
+			t.Errorf("suite %s: no function run%s", s.Name, s.Name)
 			continue
 		}
-		used := uses("Run" + s.Name)
+		used := uses("run" + s.Name)
 		if len(used) == 0 {
 			t.Errorf("suite %s: found no Env field its function calls; the analysis is broken", s.Name)
 		}
@@ -116,31 +120,68 @@ func TestSuiteNeedsAreComplete(t *testing.T) {
 			}
 		}
 	}
-	// Every exported RunXxx that takes one Env is in Suites.
+	// Every runXxx that takes a backend and that no other function calls
+	// (a suite's helper) is in suites.
+	called := map[string]bool{}
+	for _, fd := range funcs {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				called[id.Name] = true
+			}
+			return true
+		})
+	}
 	for name, fd := range funcs {
-		if !strings.HasPrefix(name, "Run") || name == "RunAll" || name == "RunFilterDifferential" || name == "RunAccounts" {
+		if !strings.HasPrefix(name, "run") || called[name] || len(fd.Type.Params.List) < 2 {
 			continue
 		}
-		if !slices.ContainsFunc(suites, func(s Suite) bool { return "Run"+s.Name == name }) {
-			t.Errorf("%s (%s) is not in Suites, so RunAll does not run it", name, fset.Position(fd.Pos()))
+		if id, ok := fd.Type.Params.List[1].Type.(*ast.Ident); !ok || id.Name != "backend" {
+			continue // runAccounts takes two accounts
+		}
+		if !slices.ContainsFunc(suites, func(s suite) bool { return "run"+s.Name == name }) {
+			t.Errorf("%s (%s) is not in suites, so RunConformanceTests does not run it", name, fset.Position(fd.Pos()))
 		}
 	}
 }
 
-// TestRunAllReportsMissingFields: a backend that leaves a field nil gets
-// the suites that need it listed with the field, not a nil call.
-func TestRunAllReportsMissingFields(t *testing.T) {
-	env := Env{Name: "tables only", NewTable: FakeEnv().NewTable}
-	if m := env.missing([]Need{NeedTable, NeedQueue, NeedServiceClient}); !slices.Equal(m, []string{"Env.NewQueue", "Env.NewServiceClient"}) {
+// TestMissingHarnessFields: a Harness that leaves a field nil gets the
+// suites that need it listed with the field, not a nil call; one that sets
+// every field misses nothing.
+func TestMissingHarnessFields(t *testing.T) {
+	env := Harness{Name: "tables only", TableService: func(*aztables.ClientOptions) (*aztables.ServiceClient, error) { return nil, nil }}.backend()
+	if m := env.missing([]need{needTable, needQueue, needQueueService, needServiceClient, needContainer}); !slices.Equal(m, []string{"Harness.QueueService", "Harness.BlobService"}) {
 		t.Fatalf("missing = %q", m)
 	}
-	full := FakeEnv()
-	for _, s := range Suites() {
+	if m := env.missing([]need{needSASTable}); len(m) != 1 {
+		t.Fatalf("a Harness without AccountName, AccountKey and TableURL misses %q, want the SAS table", m)
+	}
+	full := AccountHarness(t, "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=a2V5;EndpointSuffix=core.windows.net", nil).backend()
+	for _, s := range suites() {
 		if m := full.missing(s.Needs); len(m) > 0 {
-			t.Errorf("FakeEnv lacks %v for suite %s", m, s.Name)
+			t.Errorf("AccountHarness lacks %v for suite %s", m, s.Name)
 		}
 	}
-	if m := (Env{}).missing([]Need{NeedQueueService, NeedSASTable, NeedAdvance, NeedContainer}); len(m) != 4 {
-		t.Fatalf("an empty Env misses %q, want all four", m)
+	if m := (Harness{}).backend().missing([]need{needQueueService, needSASTable, needAdvance, needContainer}); len(m) != 4 {
+		t.Fatalf("an empty Harness misses %q, want four fields", m)
+	}
+	if _, m := (Harness{Name: "x"}).sasBackend(t); len(m) != 8 {
+		t.Fatalf("an empty Harness gives the SAS builder %q, want eight missing fields", m)
+	}
+}
+
+// TestAccountHarnessEndpoints: a portal connection string names no
+// endpoints, and the harness derives them as the SDK does; an emulator's
+// names them, on loopback.
+func TestAccountHarnessEndpoints(t *testing.T) {
+	h := AccountHarness(t, "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=a2V5;EndpointSuffix=core.windows.net", nil)
+	if h.TableURL != "https://acct.table.core.windows.net/" || h.QueueURL != "https://acct.queue.core.windows.net/" || h.BlobURL != "https://acct.blob.core.windows.net/" {
+		t.Fatalf("endpoints %q %q %q", h.TableURL, h.QueueURL, h.BlobURL)
+	}
+	if h.PlainURL != nil || h.ClientIP.IsValid() || h.PolicyDelay != 30*time.Second || h.Name != "acct" {
+		t.Fatalf("a real account: %+v", h)
+	}
+	e := AccountHarness(t, "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;BlobEndpoint=http://127.0.0.1:10000/devstoreaccount1", AzuriteLacks())
+	if e.TableURL != "http://127.0.0.1:10002/devstoreaccount1/" || e.PlainURL == nil || !e.ClientIP.IsLoopback() || e.PolicyDelay != 0 || e.Supports(CapTableBeingDeleted) || !e.Supports(CapSASProtocol) {
+		t.Fatalf("an emulator: %+v", e)
 	}
 }

@@ -15,16 +15,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
-// SASBackend is an account the SAS builder cases (SASBackend.Run) sign
+// sasBackend is an account the SAS builder cases (sasBackend.run) sign
 // tokens for: its key, its three endpoints, and clients with the key.
-type SASBackend struct {
+type sasBackend struct {
 	// Name labels the output; Lacks lists the capabilities it lacks.
 	Name  string
 	Lacks map[Capability]string
@@ -53,86 +52,9 @@ type SASBackend struct {
 	TableTransport, QueueTransport, BlobTransport policy.Transporter
 }
 
-// FakeSASBackend is three fake services that verify signatures with
-// Azurite's public development key.
-func FakeSASBackend() SASBackend {
-	tables := fake.NewTableService(&fake.TableServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey})
-	queues := fake.NewQueueService(&fake.QueueServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey})
-	blobs := fake.NewBlobService(&fake.BlobServiceOptions{AccountName: "devstoreaccount1", AccountKey: azuriteKey})
-	cred, err := sas.NewCredential("devstoreaccount1", azuriteKey)
-	if err != nil {
-		panic(err) // the constant key is valid
-	}
-	return SASBackend{
-		Name: "fake", Credential: cred,
-		TableURL: fake.URL, QueueURL: fake.QueueURL, BlobURL: fake.BlobURL,
-		PlainURL: func(u string) string { return "http://" + strings.TrimPrefix(u, "https://") },
-		ClientIP: netip.MustParseAddr("127.0.0.1"),
-		Tables:   tables.NewServiceClient, Queues: queues.NewServiceClient, Blobs: blobs.NewClient,
-		TableTransport: tables, QueueTransport: queues, BlobTransport: blobs,
-	}
-}
+func (b sasBackend) env() backend { return backend{Name: b.Name, Lacks: b.Lacks} }
 
-// AccountSASBackend is the account a connection string with explicit
-// endpoints and a key names (Azurite's, or a real account's "key1"
-// string with TableEndpoint, QueueEndpoint and BlobEndpoint set).
-func AccountSASBackend(tb testing.TB, connectionString string, lacks map[Capability]string) SASBackend {
-	tb.Helper()
-	var account, key string
-	ep := map[string]string{}
-	for _, kv := range strings.Split(connectionString, ";") {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "AccountName":
-			account = v
-		case "AccountKey":
-			key = kv[len("AccountKey="):]
-		case "TableEndpoint", "QueueEndpoint", "BlobEndpoint":
-			ep[k] = strings.TrimSuffix(v, "/") + "/"
-		}
-	}
-	cred, err := sas.NewCredential(account, key)
-	if err != nil || len(ep) != 3 {
-		tb.Fatalf("conformance: the SAS cases need AccountName, AccountKey and the three endpoints in the connection string (%v)", err)
-	}
-	b := SASBackend{
-		Name: account, Lacks: lacks, Credential: cred,
-		TableURL: ep["TableEndpoint"], QueueURL: ep["QueueEndpoint"], BlobURL: ep["BlobEndpoint"],
-		Tables: func(o *aztables.ClientOptions) *aztables.ServiceClient {
-			c, err := aztables.NewServiceClientFromConnectionString(connectionString, o)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return c
-		},
-		Queues: func(o *azqueue.ClientOptions) *azqueue.ServiceClient {
-			c, err := azqueue.NewServiceClientFromConnectionString(connectionString, o)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return c
-		},
-		Blobs: func(o *azblob.ClientOptions) *azblob.Client {
-			c, err := azblob.NewClientFromConnectionString(connectionString, o)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return c
-		},
-	}
-	if strings.HasPrefix(b.TableURL, "http://127.0.0.1") || strings.HasPrefix(b.TableURL, "http://localhost") {
-		// A local emulator: plain HTTP, and it sees the tests on loopback.
-		b.PlainURL = func(u string) string { return u }
-		b.ClientIP = netip.MustParseAddr("127.0.0.1")
-	} else {
-		b.PolicyDelay = 30 * time.Second
-	}
-	return b
-}
-
-func (b SASBackend) env() Env { return Env{Name: b.Name, Lacks: b.Lacks} }
-
-func (b SASBackend) tableClient(t *testing.T, base, name, token string) *aztables.Client {
+func (b sasBackend) tableClient(t *testing.T, base, name, token string) *aztables.Client {
 	o := &aztables.ClientOptions{}
 	o.Transport = b.TableTransport
 	o.Retry.MaxRetries = -1 // a 403 is final; no retry noise
@@ -143,7 +65,7 @@ func (b SASBackend) tableClient(t *testing.T, base, name, token string) *aztable
 	return c
 }
 
-func (b SASBackend) queueClient(t *testing.T, name, token string) *azqueue.QueueClient {
+func (b sasBackend) queueClient(t *testing.T, name, token string) *azqueue.QueueClient {
 	o := &azqueue.ClientOptions{}
 	o.Transport = b.QueueTransport
 	o.Retry.MaxRetries = -1
@@ -154,14 +76,14 @@ func (b SASBackend) queueClient(t *testing.T, name, token string) *azqueue.Queue
 	return c
 }
 
-func (b SASBackend) blobOptions() *azblob.ClientOptions {
+func (b sasBackend) blobOptions() *azblob.ClientOptions {
 	o := &azblob.ClientOptions{}
 	o.Transport = b.BlobTransport
 	o.Retry.MaxRetries = -1
 	return o
 }
 
-func (b SASBackend) containerClient(t *testing.T, name, token string) *container.Client {
+func (b sasBackend) containerClient(t *testing.T, name, token string) *container.Client {
 	c, err := container.NewClientWithNoCredential(b.BlobURL+name+"?"+token, (*container.ClientOptions)(b.blobOptions()))
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +91,7 @@ func (b SASBackend) containerClient(t *testing.T, name, token string) *container
 	return c
 }
 
-func (b SASBackend) blobClient(t *testing.T, cont, name, token string) *blockblob.Client {
+func (b sasBackend) blobClient(t *testing.T, cont, name, token string) *blockblob.Client {
 	c, err := blockblob.NewClientWithNoCredential(b.BlobURL+cont+"/"+name+"?"+token, (*blockblob.ClientOptions)(b.blobOptions()))
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +99,7 @@ func (b SASBackend) blobClient(t *testing.T, cont, name, token string) *blockblo
 	return c
 }
 
-func (b SASBackend) newTable(t *testing.T) (*aztables.Client, string) {
+func (b sasBackend) newTable(t *testing.T) (*aztables.Client, string) {
 	svc := b.Tables(nil)
 	name := testenv.UniqueName("sasb")
 	if _, err := svc.CreateTable(t.Context(), name, nil); err != nil {
@@ -187,7 +109,7 @@ func (b SASBackend) newTable(t *testing.T) (*aztables.Client, string) {
 	return svc.NewClient(name), name
 }
 
-func (b SASBackend) newQueue(t *testing.T) (*azqueue.QueueClient, string) {
+func (b sasBackend) newQueue(t *testing.T) (*azqueue.QueueClient, string) {
 	name := strings.ToLower(testenv.UniqueName("sasb"))
 	q := b.Queues(nil).NewQueueClient(name)
 	if _, err := q.Create(t.Context(), nil); err != nil {
@@ -197,7 +119,7 @@ func (b SASBackend) newQueue(t *testing.T) (*azqueue.QueueClient, string) {
 	return q, name
 }
 
-func (b SASBackend) newContainer(t *testing.T) (*container.Client, string) {
+func (b sasBackend) newContainer(t *testing.T) (*container.Client, string) {
 	name := strings.ToLower(testenv.UniqueName("sasb"))
 	c := b.Blobs(nil).ServiceClient().NewContainerClient(name)
 	if _, err := c.Create(t.Context(), nil); err != nil {
@@ -207,7 +129,7 @@ func (b SASBackend) newContainer(t *testing.T) (*container.Client, string) {
 	return c, name
 }
 
-func (b SASBackend) sign(t *testing.T, v interface {
+func (b sasBackend) sign(t *testing.T, v interface {
 	Sign(sas.Credential) (string, error)
 }) string {
 	t.Helper()
@@ -233,7 +155,7 @@ func code(err error) (int, string) {
 // refused asserts the documented 403 code when the backend has the
 // capability, and otherwise logs the backend's own answer (and fails if
 // the backend now answers as documented, so that its Lacks entry goes).
-func (b SASBackend) refused(t *testing.T, c Capability, err error, wantCode string) {
+func (b sasBackend) refused(t *testing.T, c Capability, err error, wantCode string) {
 	t.Helper()
 	status, got := code(err)
 	if c == "" || b.env().Has(t, c) {
@@ -250,7 +172,7 @@ func (b SASBackend) refused(t *testing.T, c Capability, err error, wantCode stri
 
 // refusedCode is refused for a backend that refuses as the service does
 // but with another code: lacking c, it still must answer 403.
-func (b SASBackend) refusedCode(t *testing.T, c Capability, err error, wantCode string) {
+func (b sasBackend) refusedCode(t *testing.T, c Capability, err error, wantCode string) {
 	t.Helper()
 	if status, got := code(err); status != 403 {
 		t.Fatalf("got %d %s (%v), want 403 %s", status, got, err, wantCode)
@@ -258,13 +180,13 @@ func (b SASBackend) refusedCode(t *testing.T, c Capability, err error, wantCode 
 	b.refused(t, c, err, wantCode)
 }
 
-// Run runs the sas package's tokens against the backend: the grant and
+// run runs the sas package's tokens against the backend: the grant and
 // the refusal outside it for a table, a queue, a container, a blob and the
 // account; stored access policies created, listed and revoked (revocation
 // refuses the tokens that reference them); the IP range and the protocol.
-// It is a method, not a RunXxx(t, Env) suite: it needs the account key and
-// the three endpoints, which Env does not carry (RunAll does not run it).
-func (b SASBackend) Run(t *testing.T) {
+// RunConformanceTests runs it as the suite SASBuilder, on the Harness's
+// key and endpoints.
+func (b sasBackend) run(t *testing.T) {
 	ctx := t.Context()
 	hour := time.Now().Add(time.Hour)
 

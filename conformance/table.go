@@ -22,8 +22,8 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// Employee is the guide's employee entity.
-type Employee struct {
+// employee is the guide's employee entity.
+type employee struct {
 	table.Meta
 	FirstName  string
 	LastName   string
@@ -32,8 +32,8 @@ type Employee struct {
 	Department string `table:"Dept,omitempty"`
 }
 
-// Types has a field of every EDM type.
-type Types struct {
+// allTypes has a field of every EDM type.
+type allTypes struct {
 	table.Meta
 	S     string
 	B     bool
@@ -67,17 +67,17 @@ func (l *level) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Kept has a catch-all for properties it does not name.
-type Kept struct {
+// keptEntity has a catch-all for properties it does not name.
+type keptEntity struct {
 	table.Meta
 	Name  string
 	Other table.Extra
 }
 
-func newEmployees(t *testing.T, env Env) (*table.Table[Employee], *reqcount.Counter, *aztables.Client) {
+func newEmployees(t *testing.T, env backend) (*table.Table[employee], *reqcount.Counter, *aztables.Client) {
 	c := &reqcount.Counter{}
 	client := env.NewTable(t, c)
-	tb, err := table.New[Employee](client, nil)
+	tb, err := table.New[employee](client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,13 +92,13 @@ func wantRequests(t *testing.T, c *reqcount.Counter, n int, what string) {
 	c.Reset()
 }
 
-// RunTable runs every behaviour package table relies on.
-func RunTable(t *testing.T, env Env) {
+// runTable runs every behaviour package table relies on.
+func runTable(t *testing.T, env backend) {
 	ctx := t.Context()
 
 	t.Run("CRUD semantics and codes", func(t *testing.T) {
 		tb, c, _ := newEmployees(t, env)
-		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34}
+		e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34}
 		if err := tb.Add(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -134,12 +134,12 @@ func RunTable(t *testing.T, env Env) {
 			t.Fatalf("Update with a stale ETag: %v", err)
 		}
 		c.Reset()
-		noETag := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}
+		noETag := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}
 		if err := tb.Update(ctx, noETag, nil); !errors.Is(err, table.ErrNoETag) {
 			t.Fatalf("Update without an ETag: %v", err)
 		}
 		wantRequests(t, c, 0, "Update without an ETag")
-		missing := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000999"}}
+		missing := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000999"}}
 		if err := tb.Update(ctx, missing, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); !table.IsNotFound(err) {
 			t.Fatalf("Update(AnyETag) of a missing entity must not upsert: %v", err)
 		}
@@ -148,7 +148,7 @@ func RunTable(t *testing.T, env Env) {
 		}
 
 		// Upsert merge keeps properties it does not send; replace drops them.
-		part := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Email: "don@contoso.com"}
+		part := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, Email: "don@contoso.com"}
 		if err := tb.Upsert(ctx, part, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func RunTable(t *testing.T, env Env) {
 			// Email was added.
 			t.Fatalf("after merge: %+v", merged)
 		}
-		rep := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Only"}
+		rep := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Only"}
 		if err := tb.Upsert(ctx, rep, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func RunTable(t *testing.T, env Env) {
 		if replaced.Email != "" || replaced.FirstName != "Only" {
 			t.Fatalf("after replace: %+v", replaced)
 		}
-		if err := tb.Upsert(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}}, nil); err != nil {
+		if err := tb.Upsert(ctx, &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}}, nil); err != nil {
 			t.Fatalf("Upsert of a new entity: %v", err)
 		}
 
@@ -242,14 +242,14 @@ func RunTable(t *testing.T, env Env) {
 
 	t.Run("EDM round trips at the extremes", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		tb, err := table.New[Types](env.NewTable(t, c), nil)
+		tb, err := table.New[allTypes](env.NewTable(t, c), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := "ünïcödé ✓ 😀 'quote' \"dq\" \\ \n"
 		i := int64(math.MinInt64)
 		g, _ := table.ParseGUID("4d3c2b1a-0f1e-2d3c-4b5a-696887766554")
-		cases := []Types{
+		cases := []allTypes{
 			{S: "", B: false, I32: math.MinInt32, I64: math.MinInt64, U32: 0, F64: 2.0, F32: 2.0, T: time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC), Bin: []byte{}, Tags: []string{}},
 			{S: s, B: true, I32: math.MaxInt32, I64: math.MaxInt64, U32: math.MaxUint32, F64: -1.5e308, F32: math.MaxFloat32, T: time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC), Bin: bytes.Repeat([]byte{0, 0xff, 0x7f}, table.MaxBinaryBytes/3), G: g, PS: &s, PI: &i, Level: 1, Tags: []string{"a", "b"}},
 			{S: strings.Repeat("é", 30000), F64: math.SmallestNonzeroFloat64, T: time.Date(2026, 11, 21, 10, 0, 0, 123456700, time.UTC)},
@@ -275,9 +275,9 @@ func RunTable(t *testing.T, env Env) {
 
 	t.Run("time is kept at 100 ns, UTC", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		tb, _ := table.New[Types](env.NewTable(t, c), nil)
+		tb, _ := table.New[allTypes](env.NewTable(t, c), nil)
 		at := time.Date(2026, 11, 21, 11, 0, 0, 123456789, time.FixedZone("CET", 3600))
-		v := &Types{Meta: table.Meta{PartitionKey: "p", RowKey: "t"}, T: at}
+		v := &allTypes{Meta: table.Meta{PartitionKey: "p", RowKey: "t"}, T: at}
 		if err := tb.Add(ctx, v, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func RunTable(t *testing.T, env Env) {
 		for _, pk := range []string{"Sales", "Marketing"} {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 25; i++ {
-				e := &Employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(24 - i))}, Age: i}
+				e := &employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(24 - i))}, Age: i}
 				body, err := tb.Encode(e)
 				if err != nil {
 					t.Fatal(err)
@@ -366,7 +366,7 @@ func RunTable(t *testing.T, env Env) {
 
 	t.Run("$select projects", func(t *testing.T) {
 		tb, _, _ := newEmployees(t, env)
-		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34, Email: "don@contoso.com"}
+		e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34, Email: "don@contoso.com"}
 		if err := tb.Add(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -382,10 +382,10 @@ func RunTable(t *testing.T, env Env) {
 
 	t.Run("filters quote strings and type literals", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		tb, _ := table.New[Types](env.NewTable(t, c), nil)
+		tb, _ := table.New[allTypes](env.NewTable(t, c), nil)
 		g, _ := table.ParseGUID("4d3c2b1a-0f1e-2d3c-4b5a-696887766554")
 		at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-		rows := []Types{
+		rows := []allTypes{
 			{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}, S: "it's", I64: 1 << 40, I32: 7, F64: 2.5, T: at, G: g, Bin: []byte{1, 2}, B: true},
 			{Meta: table.Meta{PartitionKey: "p", RowKey: "Smith"}, S: "its", I64: 5, I32: 8, F64: 1.5, T: at.Add(-time.Hour), Bin: []byte{3}},
 		}
@@ -435,7 +435,7 @@ func RunTable(t *testing.T, env Env) {
 		if _, err := client.AddEntity(ctx, body, nil); err != nil {
 			t.Fatal(err)
 		}
-		tb, _ := table.New[Kept](client, nil)
+		tb, _ := table.New[keptEntity](client, nil)
 		v, err := tb.Get(ctx, "p", "r", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -459,7 +459,7 @@ func RunTable(t *testing.T, env Env) {
 	t.Run("bad input is refused before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		tb, _ := table.New[Kept](client, nil)
+		tb, _ := table.New[keptEntity](client, nil)
 		wide := table.Extra{}
 		for i := 0; i < table.MaxUserProperties; i++ {
 			wide[fmt.Sprintf("P%03d", i)] = table.Property{Value: []byte("1")}
@@ -469,16 +469,16 @@ func RunTable(t *testing.T, env Env) {
 			huge[fmt.Sprintf("S%02d", i)] = table.Property{Value: []byte(`"` + strings.Repeat("x", 30000) + `"`)}
 		}
 		cases := map[string]struct {
-			v    *Kept
+			v    *keptEntity
 			rule error
 		}{
-			"253 properties":      {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: wide}, table.ErrTooManyProperties},
-			"entity over 1 MiB":   {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: huge}, table.ErrEntityTooLarge},
-			"bad property name":   {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}}, keys.ErrInvalidName},
-			"string over 32K":     {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: strings.Repeat("x", table.MaxStringUTF16+1)}, table.ErrStringTooLong},
-			"slash in RowKey":     {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "a/b"}}, keys.ErrForbiddenChar},
-			"control char in key": {&Kept{Meta: table.Meta{PartitionKey: "p\x01", RowKey: "r"}}, keys.ErrControlChar},
-			"key over 1 KiB":      {&Kept{Meta: table.Meta{PartitionKey: "p", RowKey: strings.Repeat("k", 513)}}, keys.ErrTooLong},
+			"253 properties":      {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n", Other: wide}, table.ErrTooManyProperties},
+			"entity over 1 MiB":   {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: huge}, table.ErrEntityTooLarge},
+			"bad property name":   {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}}, keys.ErrInvalidName},
+			"string over 32K":     {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: strings.Repeat("x", table.MaxStringUTF16+1)}, table.ErrStringTooLong},
+			"slash in RowKey":     {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "a/b"}}, keys.ErrForbiddenChar},
+			"control char in key": {&keptEntity{Meta: table.Meta{PartitionKey: "p\x01", RowKey: "r"}}, keys.ErrControlChar},
+			"key over 1 KiB":      {&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: strings.Repeat("k", 513)}}, keys.ErrTooLong},
 			"nil value":           {nil, table.ErrNilValue},
 		}
 		for name, tc := range cases {
@@ -494,12 +494,12 @@ func RunTable(t *testing.T, env Env) {
 				}
 			}
 		}
-		ttb, _ := table.New[Types](client, nil)
-		old := &Types{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}
+		ttb, _ := table.New[allTypes](client, nil)
+		old := &allTypes{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Date(1600, 12, 31, 0, 0, 0, 0, time.UTC)}
 		if err := ttb.Add(ctx, old, nil); !errors.Is(err, table.ErrValueOutOfRange) {
 			t.Errorf("DateTime before 1601: %v", err)
 		}
-		bin := &Types{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Now(), Bin: make([]byte, table.MaxBinaryBytes+1)}
+		bin := &allTypes{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, T: time.Now(), Bin: make([]byte, table.MaxBinaryBytes+1)}
 		if err := ttb.Add(ctx, bin, nil); !errors.Is(err, table.ErrBinaryTooLong) {
 			t.Errorf("binary over 64 KiB: %v", err)
 		}
@@ -524,15 +524,15 @@ func RunTable(t *testing.T, env Env) {
 
 	t.Run("Modify: two requests alone, no lost update under contention", func(t *testing.T) {
 		tb, c, _ := newEmployees(t, env)
-		if err := tb.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "counter"}}, nil); err != nil {
+		if err := tb.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "counter"}}, nil); err != nil {
 			t.Fatal(err)
 		}
 		c.Reset()
-		if _, err := tb.Modify(ctx, "Sales", "counter", func(e *Employee) error { e.Age++; return nil }, nil); err != nil {
+		if _, err := tb.Modify(ctx, "Sales", "counter", func(e *employee) error { e.Age++; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 2, "uncontended Modify")
-		if v, err := tb.Modify(ctx, "Sales", "counter", func(e *Employee) error { return table.ErrNoChange }, nil); err != nil || v.Age != 1 {
+		if v, err := tb.Modify(ctx, "Sales", "counter", func(e *employee) error { return table.ErrNoChange }, nil); err != nil || v.Age != 1 {
 			t.Fatalf("ErrNoChange: %v %v", v, err)
 		}
 		wantRequests(t, c, 1, "Modify with no change")
@@ -545,7 +545,7 @@ func RunTable(t *testing.T, env Env) {
 			go func() {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
-					_, err := tb.Modify(ctx, "Sales", "counter", func(e *Employee) error { e.Age++; return nil },
+					_, err := tb.Modify(ctx, "Sales", "counter", func(e *employee) error { e.Age++; return nil },
 						&table.ModifyOptions{MaxAttempts: 100, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
 					errs <- err
 				}
@@ -563,15 +563,15 @@ func RunTable(t *testing.T, env Env) {
 			t.Fatalf("counter = %d, want %d: an update was lost", got.Age, 1+writers*each)
 		}
 
-		created, err := tb.Modify(ctx, "Sales", "new", func(e *Employee) error { e.FirstName = "made"; return nil }, &table.ModifyOptions{Create: true})
+		created, err := tb.Modify(ctx, "Sales", "new", func(e *employee) error { e.FirstName = "made"; return nil }, &table.ModifyOptions{Create: true})
 		if err != nil || created.FirstName != "made" || created.ETag == "" {
 			t.Fatalf("Modify Create: %+v %v", created, err)
 		}
-		if _, err := tb.Modify(ctx, "Sales", "absent", func(e *Employee) error { return nil }, nil); !table.IsNotFound(err) {
+		if _, err := tb.Modify(ctx, "Sales", "absent", func(e *employee) error { return nil }, nil); !table.IsNotFound(err) {
 			t.Fatalf("Modify of a missing entity: %v", err)
 		}
 		// Giving up says how many attempts were made.
-		_, err = tb.Modify(ctx, "Sales", "counter", func(e *Employee) error {
+		_, err = tb.Modify(ctx, "Sales", "counter", func(e *employee) error {
 			// Another writer changes it between our read and our write, every time.
 			other, _ := tb.Get(ctx, "Sales", "counter", nil)
 			other.Age += 100
@@ -592,7 +592,7 @@ func RunTable(t *testing.T, env Env) {
 		for b := 0; b < 10; b++ {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 100; i++ {
-				body, _ := tb.Encode(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(b*100 + i))}})
+				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(b*100 + i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {
@@ -618,7 +618,7 @@ func RunTable(t *testing.T, env Env) {
 		if _, err := client.CreateTable(ctx, nil); !table.IsAlreadyExists(err) || table.ErrorCode(err) != "TableAlreadyExists" {
 			t.Fatalf("create existing table: %v", err)
 		}
-		tb, _ := table.New[Employee](client, nil)
+		tb, _ := table.New[employee](client, nil)
 		if _, err := client.Delete(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -628,7 +628,7 @@ func RunTable(t *testing.T, env Env) {
 	})
 }
 
-func equalTypes(a, b Types) bool {
+func equalTypes(a, b allTypes) bool {
 	eqF := func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) }
 	ptrEq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	ptrEqI := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }

@@ -1,0 +1,162 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/sas"
+	"github.com/tablekit/tablekit/table"
+)
+
+// gapCases are the bad inputs the catalogue found accepted, or refused
+// only after a request, by package patterns; each is refused before any
+// request now. They have services of their own (an IndexReport with work
+// in it needs a table with entities), built before the counters start.
+func gapCases(t *testing.T) (cases []badCase, requests func() int) {
+	t.Helper()
+	ctx := t.Context()
+	tables, queues, blobs := fake.NewTableService(nil), fake.NewQueueService(nil), fake.NewBlobService(nil)
+	tc := tables.NewClient("gaps", nil)
+	if _, err := tc.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	qc := queues.NewQueueClient("gaps", nil)
+	_, _ = qc.Create(ctx, nil)
+	bc := blobs.NewClient(nil)
+	_, _ = bc.CreateContainer(ctx, "gaps", nil)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A primary written around its index: Verify reports its copies missing,
+	// so a Repair has work and would send.
+	plain, _ := table.New[Staff](tc, nil)
+	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
+	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", staffIndexes(), nil)
+	must(err)
+	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	must(err)
+	if rep.OK() {
+		t.Fatal("the gap cases need a report with work in it")
+	}
+	people, _ := table.New[Staff](tc, nil)
+	lists, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](tc, nil)), "lists", "lname_", nil)
+	must(err)
+	eventual := patterns.NewEventualIndexEntities[Staff](people, func(s *Staff) string { return s.LastName }, lists, consistency.NewSender(qc, nil), nil)
+	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
+	must(err)
+	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 4)
+	must(err)
+	cache := patterns.NewReferenceCache[Staff](people, &patterns.ReferenceCacheOptions{TTL: -time.Second})
+	now := time.Now()
+	drain := func(seq func(func(patterns.LogEntry, error) bool)) error {
+		for _, err := range seq {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	option := func(field string) *typedCheck {
+		return &typedCheck{doc: "`*table.InputError` Field " + field, check: func(err error) error {
+			var ie *table.InputError
+			if !errors.As(err, &ie) || ie.Field != field {
+				return fmt.Errorf("want a *table.InputError on %s", field)
+			}
+			return nil
+		}}
+	}
+	tables.ResetCounts()
+	queues.ResetCounts()
+	blobs.ResetCounts()
+	requests = func() int { return tables.Total() + queues.Total() + blobs.Total() }
+	noop := func() error { return nil }
+	return []badCase{
+		{"EventualIndexEntities.Write with a number sign in its RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			return eventual.Write(ctx, "Sales", "a#b", "", noop, nil)
+		}, nil},
+		{"ReadLog from an invalid container name", keys.ErrInvalidName, func(ctx context.Context) error {
+			return drain(patterns.ReadLog(ctx, bc, "Bad_Name", "logs", now.Add(-time.Hour), now, nil))
+		}, nil},
+		{"ReadLog from after until", table.ErrInvalidValue, func(ctx context.Context) error {
+			return drain(patterns.ReadLog(ctx, bc, "gaps", "logs", now, now.Add(-time.Hour), nil))
+		}, option("until")},
+		{"DataSeries with 0 slots", patterns.ErrBadDefinition, func(context.Context) error {
+			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 0)
+			return err
+		}, nil},
+		{"IndexEntitiesOptions.MaxListUnits above DefaultMaxListUnits", table.ErrBadOption, func(context.Context) error {
+			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: patterns.DefaultMaxListUnits + 1})
+			return err
+		}, option("MaxListUnits")},
+		{"BlobLogOptions.MaxBytes below 0", table.ErrBadOption, func(context.Context) error {
+			_, err := patterns.NewBlobLog(bc, "gaps", "logs", &patterns.BlobLogOptions{MaxBytes: -1})
+			return err
+		}, option("MaxBytes")},
+		{"BlobLogOptions.MaxAge below 0", table.ErrBadOption, func(context.Context) error {
+			_, err := patterns.NewBlobLog(bc, "gaps", "logs", &patterns.BlobLogOptions{MaxAge: -time.Second})
+			return err
+		}, option("MaxAge")},
+		{"ShardedReadOptions.Parallelism below 0", table.ErrBadOption, func(ctx context.Context) error {
+			for _, err := range sh.Read(ctx, &patterns.ShardedReadOptions{Parallelism: -1}) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}, option("Parallelism")},
+		{"ReferenceCacheOptions.TTL below 0", table.ErrBadOption, func(ctx context.Context) error {
+			_, _, err := cache.Get(ctx, "Sales", "empid_000001", nil)
+			return err
+		}, option("TTL")},
+		{"RepairOptions.PerTransaction 1", table.ErrBadOption, func(ctx context.Context) error {
+			_, err := idx.Repair(ctx, rep, &patterns.RepairOptions{PerTransaction: 1})
+			return err
+		}, option("PerTransaction")},
+		{"RepairOptions.PerTransaction 101", table.ErrBadOption, func(ctx context.Context) error {
+			_, err := idx.Repair(ctx, rep, &patterns.RepairOptions{PerTransaction: 101})
+			return err
+		}, option("PerTransaction")},
+		{"TableSAS with StartPartitionKey after EndPartitionKey", table.ErrInvalidValue, func(context.Context) error {
+			_, err := tableSAS("account", "bm90IGtleQ==", "gaps", sas.TablePermissions{Read: true}, time.Time{}, now.Add(time.Hour), sas.KeyRange{StartPartitionKey: "z", EndPartitionKey: "a"})
+			return err
+		}, option("KeyRange")},
+		{"LogTail.Between from after to", table.ErrInvalidValue, func(ctx context.Context) error {
+			for _, err := range lt.Between(ctx, "p", now, now.Add(-time.Hour), nil) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}, option("to")},
+	}, requests
+}
+
+// TestBadInputGaps runs the gap cases as TestBadInputCatalogue runs its
+// own: the sentinel and typed error, and no request per case.
+func TestBadInputGaps(t *testing.T) {
+	cases, requests := gapCases(t)
+	for _, c := range cases {
+		before := requests()
+		err := c.call(t.Context())
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		} else if c.typed != nil {
+			if terr := c.typed.check(err); terr != nil {
+				t.Errorf("%s: %v: %v", c.name, err, terr)
+			}
+		}
+		if n := requests() - before; n != 0 {
+			t.Errorf("%s: sent %d requests", c.name, n)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The entity model's multi-step operations in the crash matrix: a write
+// that changes a same-partition index and a cross-partition one, a bulk
+// load of one partition's transaction, and a move to the archive. After every death
+// a fresh process recovers as the model's docs say (drain the queue; for
+// Load, run it again with Idempotent) and the final state is checked
+// exactly: the primaries, every email row, every last-name list, and a
+// clean Verify of the model.
+
+func init() { crashScenarios = append(crashScenarios, modelCrashScenarios...) }
+
+// modelOf is the model of a crash process: Staff in Current with an email
+// index in the partition and a last-name list in Lists.
+func modelOf(p *crashProc) *patterns.Model[Staff] {
+	people, _ := table.New[Staff](p.table(p.names.Current), nil)
+	lists, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), "lname", "lname_", nil)
+	m, err := patterns.NewModel(people, &patterns.ModelOptions[Staff]{
+		Name: "staff", Primary: "empid_",
+		Copies:       []patterns.IndexDef[Staff]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Staff) string { return s.Email }}},
+		RemoteLists:  []patterns.RemoteListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, List: lists}},
+		Queue:        p.queue(p.names.Queue),
+		PublishDelay: time.Second,
+	})
+	if err != nil {
+		panic("crash test: model: " + err.Error())
+	}
+	return m
+}
+
+func modelArchiveOf(p *crashProc, m *patterns.Model[Staff]) *consistency.Mover[Staff] {
+	arc, _ := table.New[Staff](p.table(p.names.Archive), nil)
+	return consistency.NewMover(m.MoveSource(), consistency.TableTarget[Staff]{Table: arc}, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
+}
+
+func modelHandlers(p *crashProc) map[string]consistency.Handler {
+	m := modelOf(p)
+	mv := modelArchiveOf(p, m)
+	return map[string]consistency.Handler{m.MessageType(): m.Handle, mv.Type(): mv.Handle}
+}
+
+func runModelWorker(ctx context.Context, p *crashProc) error {
+	_, err := crashWorker(p, modelHandlers(p)).Drain(ctx, nil)
+	return err
+}
+
+// checkModel checks the whole stored state against want (the primaries,
+// by RowKey): exactly their rows and email rows in Current, exactly their
+// IDs in the last-name lists, and a clean Verify.
+func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
+	t.Helper()
+	ctx := t.Context()
+	var rows []string
+	for rk, s := range want {
+		rows = append(rows, "Sales/"+rk, "Sales/email_"+s.Email)
+	}
+	slices.Sort(rows)
+	if got := rowKeys(t, p.table(p.names.Current)); !slices.Equal(got, rows) {
+		t.Fatalf("Current holds %q, want %q", got, rows)
+	}
+	m := modelOf(p)
+	byLast := map[string][]string{}
+	for rk, s := range want {
+		got, err := m.Get(ctx, "Sales", rk, nil)
+		if err != nil || got.Email != s.Email || got.LastName != s.LastName {
+			t.Fatalf("primary %s: %+v %v, want %+v", rk, got, err, s)
+		}
+		byLast[s.LastName] = append(byLast[s.LastName], patterns.ID("Sales", rk))
+	}
+	_, lists, _ := eventualOf(p)
+	for _, name := range []string{"Lee", "Hall", "Jones"} {
+		ids, err := lists.IDs(ctx, name, nil)
+		if err != nil && !table.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		slices.Sort(ids)
+		w := byLast[name]
+		slices.Sort(w)
+		if !slices.Equal(ids, w) {
+			t.Fatalf("last-name list %s holds %q, want %q", name, ids, w)
+		}
+	}
+	r, err := m.Verify(ctx, nil)
+	if err != nil || !r.OK() || r.Primaries != len(want) {
+		t.Fatalf("Verify: %+v %v", r, err)
+	}
+}
+
+var modelCrashScenarios = []crashScenario{{
+	name: "model modify",
+	ack:  4, // the read, the message hidden, the transaction, the message shown
+	setup: func(ctx context.Context, p *crashProc) error {
+		if err := modelOf(p).Add(ctx, staff("000001", "Ann", "Lee", "ann@contoso.com", 41), nil); err != nil {
+			return err
+		}
+		return runModelWorker(ctx, p)
+	},
+	run: func(ctx context.Context, p *crashProc) error {
+		_, err := modelOf(p).Modify(ctx, "Sales", "empid_000001", func(s *Staff) error {
+			s.LastName, s.Email = "Hall", "ann.hall@contoso.com"
+			return nil
+		}, nil)
+		if err != nil {
+			return err
+		}
+		return runModelWorker(ctx, p)
+	},
+	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, modelHandlers(p)) },
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		got, err := modelOf(p).Get(t.Context(), "Sales", "empid_000001", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if acked && got.LastName != "Hall" {
+			t.Fatalf("the acknowledged change is lost: %+v", got)
+		}
+		checkModel(t, p, map[string]*Staff{"empid_000001": got}) // old or new, never a mix
+	},
+}, {
+	name: "model load",
+	ack:  3, // one partition: the message hidden, the transaction, the message shown
+	run: func(ctx context.Context, p *crashProc) error {
+		_, err := modelOf(p).Load(ctx, slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Parallelism: 1, Idempotent: true})
+		if err != nil {
+			return err
+		}
+		return runModelWorker(ctx, p)
+	},
+	setup: func(ctx context.Context, p *crashProc) error { return nil },
+	recover: func(t *testing.T, p *crashProc) {
+		// The documented recovery: run the load again, then drain.
+		if sum, err := modelOf(p).Load(t.Context(), slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Idempotent: true}); err != nil || len(sum.Failures) != 0 {
+			t.Fatalf("Load again: %+v %v", sum, err)
+		}
+		drainWith(t, p, modelHandlers(p))
+	},
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		want := map[string]*Staff{}
+		for _, s := range modelLoadSet() {
+			want[s.RowKey] = s
+		}
+		checkModel(t, p, want)
+	},
+}, {
+	name: "model archive move",
+	ack:  2, // Request: the read of the version, the enqueue
+	setup: func(ctx context.Context, p *crashProc) error {
+		m := modelOf(p)
+		for _, s := range []*Staff{staff("000001", "Ann", "Lee", "ann@contoso.com", 41), staff("000002", "Bo", "Lee", "bo@contoso.com", 30)} {
+			if err := m.Add(ctx, s, nil); err != nil {
+				return err
+			}
+		}
+		return runModelWorker(ctx, p)
+	},
+	run: func(ctx context.Context, p *crashProc) error {
+		mv := modelArchiveOf(p, modelOf(p))
+		if err := mv.Request(ctx, "Sales", "empid_000001", nil); err != nil {
+			return err
+		}
+		return runModelWorker(ctx, p)
+	},
+	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, modelHandlers(p)) },
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		bo := staff("000002", "Bo", "Lee", "bo@contoso.com", 30)
+		arc := rowKeys(t, p.table(p.names.Archive))
+		switch {
+		case slices.Equal(arc, []string{"Sales/empid_000001"}):
+			checkModel(t, p, map[string]*Staff{"empid_000002": bo})
+		case len(arc) == 0 && !acked:
+			checkModel(t, p, map[string]*Staff{"empid_000001": staff("000001", "Ann", "Lee", "ann@contoso.com", 41), "empid_000002": bo})
+		default:
+			t.Fatalf("Archive holds %q (move acknowledged: %v)", arc, acked)
+		}
+	},
+}}
+
+// modelLoadSet is what the load scenario loads: three entities in Sales.
+func modelLoadSet() []*Staff {
+	return []*Staff{
+		staff("000011", "Cy", "Jones", "cy@contoso.com", 20),
+		staff("000012", "Di", "Jones", "di@contoso.com", 22),
+		staff("000013", "Ed", "Hall", "ed@contoso.com", 24),
+	}
+}

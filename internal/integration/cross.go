@@ -1,0 +1,306 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Emp is the guide's employee for the cross-partition index: primary
+// PartitionKey "empid_<department>", RowKey the id.
+type Emp struct {
+	table.Meta
+	Department string
+	FirstName  string
+	LastName   string
+	Email      string
+}
+
+func emp(dept, id, first, last, email string) *Emp {
+	return &Emp{Meta: table.Meta{PartitionKey: "empid_" + dept, RowKey: id}, Department: dept, FirstName: first, LastName: last, Email: email}
+}
+
+// failUpdateMessage fails every UpdateMessage: a process that died after
+// its write and before showing the message.
+type failUpdateMessage struct{ consistency.Queue }
+
+func (failUpdateMessage) UpdateMessage(context0, string, string, string, *azqueue.UpdateMessageOptions) (azqueue.UpdateMessageResponse, error) {
+	return azqueue.UpdateMessageResponse{}, errInjected
+}
+
+// RunCrossPartition runs the eventually consistent patterns.
+func RunCrossPartition(t *testing.T, env Env) {
+	ctx := t.Context()
+	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
+		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
+			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}
+	}
+
+	t.Run("inter-partition index converges after the queue drains", func(t *testing.T) {
+		pc := &reqcount.Counter{}
+		primary := env.NewTable(t, pc)
+		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
+		for _, e := range staffList {
+			if err := idx.Put(ctx, e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		got, err := idx.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
+		if err != nil || got.PartitionKey != "empid_Sales" || got.RowKey != "000223" || got.FirstName != "Ben" {
+			t.Fatalf("Lookup = %+v, %v", got, err)
+		}
+		var r []string
+		for v, err := range idx.Range(ctx, "email", "email_Sales", "a", "z", nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = append(r, v.RowKey)
+		}
+		if !slices.Equal(r, []string{"000123", "000223"}) {
+			t.Fatalf("Range = %q", r)
+		}
+		// Change with the current value in hand: one table request.
+		cur, _ := idx.Table().Get(ctx, "empid_Sales", "000123", nil)
+		next := *cur
+		next.Email = "don.hall@contoso.com"
+		pc.Reset()
+		if err := idx.Put(ctx, &next, &patterns.PutOptions[Emp]{Current: cur}); err != nil {
+			t.Fatal(err)
+		}
+		wantRequests(t, pc, 1, "Put with Current (primary table)")
+		if err := idx.Delete(ctx, staffList[2], nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+			t.Fatalf("the old email's copy is still there: %v", err)
+		}
+		if v, err := idx.Lookup(ctx, "email", "email_Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "000123" {
+			t.Fatalf("new email: %v %v", v, err)
+		}
+		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.IsNotFound(err) {
+			t.Fatalf("the deleted entity's copy is still there: %v", err)
+		}
+		rep, err := idx.Verify(ctx, nil)
+		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 2 {
+			t.Fatalf("Verify: %+v %v", rep, err)
+		}
+	})
+
+	t.Run("inter-partition index: duplicates, reordering and crashes converge", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		w := consistency.NewWorker(q, poison, quick(nil))
+		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		// Three versions, messages handled in reverse order, each twice.
+		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
+		if err := idx.Put(ctx, v1, nil); err != nil {
+			t.Fatal(err)
+		}
+		v2 := *v1
+		v2.Email = "b@x.com"
+		if err := idx.Put(ctx, &v2, nil); err != nil {
+			t.Fatal(err)
+		}
+		v3 := v2
+		v3.Email = "c@x.com"
+		if err := idx.Put(ctx, &v3, nil); err != nil {
+			t.Fatal(err)
+		}
+		var msgs []*azqueue.DequeuedMessage
+		for len(msgs) < 3 {
+			d, err := q.DequeueMessages(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs = append(msgs, d.Messages...)
+		}
+		for i := len(msgs) - 1; i >= 0; i-- {
+			for range 2 {
+				if _, err := q.EnqueueMessage(ctx, *msgs[i].MessageText, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, _ = q.DeleteMessage(ctx, *msgs[i].MessageID, *msgs[i].PopReceipt, nil)
+		}
+		drainAll(t, q, w)
+		for _, old := range []string{"a@x.com", "b@x.com"} {
+			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.IsNotFound(err) {
+				t.Fatalf("stale copy %s survived reordered, duplicated messages: %v", old, err)
+			}
+		}
+		if v, err := idx.Lookup(ctx, "email", "email_Sales", "c@x.com", nil); err != nil || v.Email != "c@x.com" {
+			t.Fatalf("current copy: %v %v", v, err)
+		}
+
+		// A crash after the write, before the message is shown: it shows
+		// when the publish delay ends.
+		crashing, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), failUpdateMessage{q}, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		v4 := v3
+		v4.Email = "d@x.com"
+		if err := crashing.Put(ctx, &v4, nil); err != nil {
+			t.Fatal(err)
+		}
+		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
+		drainAll(t, q, w)
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "d@x.com", nil); err != nil {
+			t.Fatalf("after a crash before showing the message: %v", err)
+		}
+		// A write that fails after the enqueue: the message converges to the
+		// unchanged primary.
+		bad := v4
+		bad.RowKey = "000999"
+		bad.Email = "e@x.com"
+		bad.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"` // a version that never was
+		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.IsPreconditionFailed(err) && !table.IsNotFound(err) {
+			t.Fatalf("a failed write: %v", err)
+		}
+		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
+		drainAll(t, q, w)
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.IsNotFound(err) {
+			t.Fatalf("a copy was made for a write that failed: %v", err)
+		}
+		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
+			t.Fatalf("Verify: %+v", rep)
+		}
+	})
+
+	t.Run("inter-partition index: verify, repair, backfill with progress", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		copies := env.NewTable(t, &reqcount.Counter{})
+		q := env.NewQueue(t, nil)
+		plain, _ := table.New[Emp](primary, nil)
+		for i := 0; i < 150; i++ {
+			if err := plain.Add(ctx, emp("Sales", fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%03d@x.com", i)), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
+		var seen []int
+		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
+		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
+			t.Fatalf("backfill report: %d missing, progress %v, %v", len(rep.Missing), seen, err)
+		}
+		var done int
+		if _, err := idx.Repair(ctx, rep, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 150 {
+			t.Fatalf("Repair: %d done, %v", done, err)
+		}
+		// Damage: a lost copy, a stale one, an orphan.
+		ct, _ := table.New[Emp](copies, nil)
+		if err := ct.Delete(ctx, "email_Sales", "e000@x.com", nil); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := copies.GetEntity(ctx, "email_Sales", "e001@x.com", nil)
+		tampered := append(raw.Value[:len(raw.Value)-1:len(raw.Value)-1], []byte(`,"FirstName":"Wrong"}`)...)
+		if _, err := copies.UpsertEntity(ctx, tampered, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+			t.Fatal(err)
+		}
+		orphan := []byte(`{"PartitionKey":"email_Sales","RowKey":"gone@x.com","` + patterns.IndexOfProperty + `":"empid_Sales!999999!"}`)
+		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
+			t.Fatal(err)
+		}
+		rep, err = idx.Verify(ctx, nil)
+		if err != nil || len(rep.Missing) != 1 || len(rep.Stale) != 1 || len(rep.Orphans) != 1 {
+			t.Fatalf("report: %+v %v", rep, err)
+		}
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
+			t.Fatalf("after repair: %+v", rep)
+		}
+	})
+
+	for _, kind := range []string{"index table (option 3)", "blob per value (option 1)"} {
+		t.Run("index entities elsewhere converge: "+kind, func(t *testing.T) {
+			people := env.NewTable(t, &reqcount.Counter{})
+			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+			var list patterns.IDList
+			if kind[0] == 'i' {
+				l, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				list = l
+			} else {
+				bc, container := env.NewContainer(t, nil)
+				l, err := patterns.NewBlobIndex(bc, container, "lname/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				list = l
+			}
+			tb, _ := table.New[Emp](people, nil)
+			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), nil)
+			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
+			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
+			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
+			for _, e := range all {
+				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drainAll(t, q, w)
+			check := func(value string, want ...string) {
+				t.Helper()
+				ids, err := list.IDs(ctx, value, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sort.Strings(ids)
+				var ws []string
+				for _, k := range want {
+					pk, rk, _ := cut2(k)
+					ws = append(ws, patterns.ID(pk, rk))
+				}
+				sort.Strings(ws)
+				if !slices.Equal(ids, ws) {
+					t.Fatalf("%s: %q, want %q", value, ids, ws)
+				}
+			}
+			check("Jones", "empid_Sales/000152", "empid_Marketing/000223")
+			check("O'Brien", "empid_HR/000777")
+			// Don Hall becomes Jones; Ben Jones leaves.
+			don, _ := tb.Get(ctx, "empid_Sales", "000123", nil)
+			don.LastName = "Jones"
+			if err := ix.Write(ctx, don.PartitionKey, don.RowKey, "Hall", func() error { return tb.Update(ctx, don, nil) }, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Write(ctx, "empid_Marketing", "000223", "Jones", func() error { return tb.Delete(ctx, "empid_Marketing", "000223", nil) }, nil); err != nil {
+				t.Fatal(err)
+			}
+			drainAll(t, q, w)
+			check("Jones", "empid_Sales/000152", "empid_Sales/000123")
+			check("Hall")
+		})
+	}
+}
+
+func cut2(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}

@@ -1,0 +1,246 @@
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Member is an employee for the index core case: Nick is optional, so
+// setting it to nil removes the property.
+type Member struct {
+	table.Meta
+	Department string
+	Email      string
+	LastName   string
+	Nick       *string
+}
+
+func member(id, email, last string) *Member {
+	nick := "n" + id
+	return &Member{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_" + id}, Department: "Sales", Email: email, LastName: last, Nick: &nick}
+}
+
+// runIndexCore: every index kind lives through the same life (a property
+// removed, an indexed value changed, an entity deleted, the queue
+// drained) and verifies with zero problems afterwards; index entities,
+// damaged around tablekit, are verified and repaired with progress.
+func runIndexCore(t *testing.T, env Env) {
+	ctx := t.Context()
+	wantOK := func(t *testing.T, kind string, r *patterns.IndexReport, err error) {
+		t.Helper()
+		if err != nil || !r.OK() {
+			t.Fatalf("%s: verify found %+v, %v", kind, r, err)
+		}
+	}
+
+	t.Run("intra-partition index", func(t *testing.T) {
+		idx, err := patterns.NewIntraPartitionIndex[Member](tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), "empid_", []patterns.IndexDef[Member]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(m *Member) string { return m.Email }},
+			{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }},
+		}, nil)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*Member{member("1", "a@x", "Hall"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")} {
+			if err := idx.Add(ctx, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := idx.Modify(ctx, "Sales", "empid_1", func(m *Member) error { m.Nick = nil; return nil }, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Modify(ctx, "Sales", "empid_2", func(m *Member) error { m.Email, m.LastName = "b2@x", "Smith"; return nil }, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := idx.Delete(ctx, "Sales", "empid_3", nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		wantOK(t, "intra-partition", r, err)
+		if r.Primaries != 2 || r.Copies != 4 {
+			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.Copies)
+		}
+		// A copy written by an earlier version names its owner by RowKey
+		// alone: it still reads, verifies stale, and repair rewrites it with
+		// the owner reference every index uses.
+		raw := idx.Table().Entities()
+		legacy, err := raw.Get(ctx, "Sales", "email_b2@x", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		legacy.Set(patterns.IndexOfProperty, table.StringValue("empid_2"))
+		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x", nil); err != nil || v.RowKey != "empid_2" {
+			t.Fatalf("Lookup through a copy of the earlier format: %+v, %v", v, err)
+		}
+		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		if err != nil || len(r.Stale) != 1 || r.Stale[0].Copy != "email_b2@x" {
+			t.Fatalf("a copy of the earlier format: %+v, %v", r, err)
+		}
+		if _, err := idx.Repair(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		wantOK(t, "intra-partition after migrating", r, err)
+	})
+
+	t.Run("inter-partition index", func(t *testing.T) {
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Member](tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), q, []patterns.CrossIndexDef[Member]{
+			{Name: "email", Table: tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), PartitionKey: func(m *Member) string { return "email_" + m.Department }, Value: func(m *Member) string { return m.Email }},
+		}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "core"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
+			t.Fatal(err)
+		}
+		all := []*Member{member("1", "a@x", "Hall"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")}
+		for _, m := range all {
+			if err := idx.Put(ctx, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		all[0].Nick = nil
+		all[1].Email = "b2@x"
+		for _, m := range all[:2] {
+			if err := idx.Put(ctx, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := idx.Delete(ctx, all[2], nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		r, err := idx.Verify(ctx, nil)
+		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
+			t.Fatalf("inter-partition: verify found %+v, %v", r, err)
+		}
+	})
+
+	t.Run("index entities, verified and repaired", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		ix, err := patterns.NewIndexEntities[Member](tableOf(table.New[Member](client, nil)), "lname_", func(m *Member) string { return m.LastName }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*Member{member("1", "a@x", "Jones"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")} {
+			if _, err := ix.Add(ctx, m, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cur, _ := ix.Table().Get(ctx, "Sales", "empid_1", nil)
+		next := *cur
+		next.Nick, next.LastName = nil, "Hall"
+		if _, err := ix.Change(ctx, cur, &next, nil); err != nil {
+			t.Fatal(err)
+		}
+		three, _ := ix.Table().Get(ctx, "Sales", "empid_3", nil)
+		if _, err := ix.Remove(ctx, three, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		wantOK(t, "index entities", r, err)
+		if r.Primaries != 2 || r.Copies != 2 {
+			t.Fatalf("index entities: %d entities, %d IDs listed", r.Primaries, r.Copies)
+		}
+		// Around tablekit: an entity deleted without its list, another added
+		// without one.
+		if err := ix.Table().Delete(ctx, "Sales", "empid_2", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Table().Add(ctx, member("4", "d@x", "Jones"), nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 || r.Orphans[0].Primary != "empid_2" || r.Missing[0].Primary != "empid_4" {
+			t.Fatalf("index entities after damage: %+v, %v", r, err)
+		}
+		var progress []int
+		sum, err := ix.Repair(ctx, r, &patterns.RepairOptions{Progress: func(done, total int) { progress = append(progress, done, total) }})
+		if err != nil || sum.Transactions != 1 || sum.Written != 1 || len(progress) != 2 || progress[0] != 1 || progress[1] != 1 {
+			t.Fatalf("Repair: %+v, progress %v, %v", sum, progress, err)
+		}
+		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		wantOK(t, "index entities after repair", r, err)
+		if ids, err := ix.Lookup(ctx, "Sales", "Jones", nil); err != nil || len(ids) != 1 || ids[0] != "empid_4" {
+			t.Fatalf("Lookup after repair: %q, %v", ids, err)
+		}
+	})
+
+	for _, kind := range []string{"remote index entities", "blob index"} {
+		t.Run("eventual "+kind+", verified and repaired", func(t *testing.T) {
+			people := env.NewTable(t, &reqcount.Counter{})
+			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+			var list patterns.IDList
+			if kind[0] == 'r' {
+				l, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				list = l
+			} else {
+				bc, container := env.NewContainer(t, nil)
+				l, err := patterns.NewBlobIndex(bc, container, "lname/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				list = l
+			}
+			tb, _ := table.New[Member](people, nil)
+			ix := patterns.NewEventualIndexEntities(tb, func(m *Member) string { return m.LastName }, list, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "core"})
+			w := consistency.NewWorker(q, poison, quick(nil))
+			if err := w.Handle(ix.MessageType(), ix.Handle); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []*Member{member("1", "a@x", "Jones"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")} {
+				if err := ix.Write(ctx, m.PartitionKey, m.RowKey, "", func() error { return tb.Add(ctx, m, nil) }, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			one, _ := tb.Get(ctx, "Sales", "empid_1", nil)
+			one.Nick, one.LastName = nil, "Hall"
+			if err := ix.Write(ctx, "Sales", "empid_1", "Jones", func() error { return tb.Update(ctx, one, &table.UpdateOptions{Mode: table.Replace}) }, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Write(ctx, "Sales", "empid_3", "Cao", func() error { return tb.Delete(ctx, "Sales", "empid_3", nil) }, nil); err != nil {
+				t.Fatal(err)
+			}
+			drainAll(t, q, w)
+			r, err := ix.Verify(ctx, nil)
+			wantOK(t, kind, r, err)
+			if r.Primaries != 2 || r.Copies != 2 {
+				t.Fatalf("%s: %d entities, %d IDs listed", kind, r.Primaries, r.Copies)
+			}
+			// Around tablekit: an entity added with no message, an ID listed
+			// for an entity that never was.
+			if err := tb.Add(ctx, member("4", "d@x", "Jones"), nil); err != nil {
+				t.Fatal(err)
+			}
+			ghost := patterns.ID("Sales", "empid_9")
+			if err := list.Add(ctx, "Jones", ghost, nil); err != nil {
+				t.Fatal(err)
+			}
+			r, err = ix.Verify(ctx, nil)
+			if err != nil || len(r.Missing) != 1 || len(r.Orphans) != 1 || r.Orphans[0].Primary != ghost {
+				t.Fatalf("%s after damage: %+v, %v", kind, r, err)
+			}
+			var done int
+			if _, err := ix.Repair(ctx, r, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 2 {
+				t.Fatalf("Repair: %d done, %v", done, err)
+			}
+			r, err = ix.Verify(ctx, nil)
+			wantOK(t, kind+" after repair", r, err)
+		})
+	}
+}

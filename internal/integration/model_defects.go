@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// RunModelDefects reproduces the joints between patterns that leaked when
+// several indexes shared one entity type and one table (issue 25), each as
+// the user met it.
+func RunModelDefects(t *testing.T, env Env) {
+	ctx := t.Context()
+	t.Run("EventualIndexEntities.VerifyAll does not take an intra-partition copy for a primary", func(t *testing.T) {
+		primaries := env.NewTable(t, &reqcount.Counter{})
+		lists := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), "empid_", []patterns.IndexDef[Emp]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remote, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastname", "lastname_", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byLast := patterns.NewEventualIndexEntities(byEmail.Table(), func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: time.Second})
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(byLast.MessageType(), byLast.Handle); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []*Emp{
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"},
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, LastName: "Jones", Email: "jonesj@contoso.com"},
+		} {
+			err := byLast.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return byEmail.Add(ctx, e, nil) }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		r, err := byLast.Verify(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() || r.Primaries != 2 {
+			t.Fatalf("verify of the last-name lists over a table that also holds email copies: %d primaries, missing %v, orphans %v, stale %v; want 2 primaries and nothing to repair (the email_ rows are copies, not primaries)", r.Primaries, r.Missing, r.Orphans, r.Stale)
+		}
+	})
+
+	t.Run("a Repair refuses another index's report, before any request", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		client := env.NewTable(t, c)
+		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](client, nil)), "empid_", []patterns.IndexDef[Emp]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byLast, err := patterns.NewIndexEntities[Emp](tableOf(table.New[Emp](client, nil)), "lastname_", func(e *Emp) string { return e.LastName }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"}
+		if _, err := byLast.Add(ctx, e, nil); err != nil { // an entity the email index has not seen
+			t.Fatal(err)
+		}
+		r, err := byLast.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := c.N()
+		_, err = byEmail.Repair(ctx, r, nil)
+		if !errors.Is(err, patterns.ErrForeignReport) {
+			t.Fatalf("the email index's Repair of the last-name index's report: %v; want patterns.ErrForeignReport", err)
+		}
+		if n := c.N() - before; n != 0 {
+			t.Fatalf("the refused repair sent %d requests; want 0", n)
+		}
+	})
+}

@@ -1,0 +1,542 @@
+package integration
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Nicked is an employee whose nickname is optional: a nil Nick is no
+// property at all, so setting it to nil removes the property.
+type Nicked struct {
+	table.Meta
+	Department string
+	Email      string
+	Nick       *string
+}
+
+// rawProps reads one entity as the service stores it.
+func rawProps(t *testing.T, c *aztables.Client, pk, rk string) map[string]any {
+	t.Helper()
+	resp, err := c.GetEntity(t.Context(), pk, rk, nil)
+	if err != nil {
+		t.Fatalf("GetEntity(%s, %s): %v", pk, rk, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(resp.Value, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// mergeInto adds props to a stored entity with the SDK's Merge, as a
+// writer around tablekit (or an older tablekit) would.
+func mergeInto(t *testing.T, c *aztables.Client, pk, rk string, props map[string]any) {
+	t.Helper()
+	props["PartitionKey"], props["RowKey"] = pk, rk
+	body, _ := json.Marshal(props)
+	if _, err := c.UpsertEntity(t.Context(), body, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// RunPatternDefects reproduces the defects of issue 15 §3 in the patterns:
+// each case failed before its fix, on the fake and on Azurite.
+func RunPatternDefects(t *testing.T, env Env) {
+	ctx := t.Context()
+	t.Run("index core", func(t *testing.T) { runIndexCore(t, env) })
+	t.Run("index entities: a change whose transaction's answer was lost", func(t *testing.T) { runIndexEntitiesChangeLost(t, env) })
+	nickDef := func(c table.Client) patterns.CrossIndexDef[Nicked] {
+		return patterns.CrossIndexDef[Nicked]{Name: "email", Table: copiesIn(c),
+			PartitionKey: func(e *Nicked) string { return "email_" + e.Department },
+			Value:        func(e *Nicked) string { return e.Email }}
+	}
+
+	// #1: copies were upserted with Merge, so a property removed from the
+	// primary stayed in every copy, and RepairAll (which merged too) could
+	// not remove it.
+	t.Run("inter-partition copies lose a property the primary lost", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		copies := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Nicked](tableOf(table.New[Nicked](primary, nil)), q, []patterns.CrossIndexDef[Nicked]{nickDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+			t.Fatal(err)
+		}
+		nick := "Donnie"
+		v := &Nicked{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000123"}, Department: "Sales", Email: "donh@contoso.com", Nick: &nick}
+		if err := idx.Put(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		v.Nick = nil
+		if err := idx.Put(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+			t.Fatalf("the copy kept Nick=%v after the primary lost it", m["Nick"])
+		}
+		// A copy left with an extra property (by an older writer) is stale,
+		// and RepairAll removes the property.
+		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
+		rep, err := idx.Verify(ctx, nil)
+		if err != nil || len(rep.Stale) != 1 {
+			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
+		}
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
+		}
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+		}
+	})
+
+	// #2: with the copies in the primary's own table, VerifyAll read the
+	// copies as primaries too, each expecting a copy of itself, and missed
+	// a stale copy whenever the copies' partition sorts after the primaries'
+	// ("mail_" after "empid_").
+	t.Run("inter-partition VerifyAll finds stale copies in the primary's table", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "mail_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
+			if err := idx.Put(ctx, e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
+		}
+		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
+		rep, err := idx.Verify(ctx, nil)
+		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
+			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
+		}
+		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+		}
+	})
+
+	// #3: Modify changed a shallow copy of the entity it read, so a change
+	// made through a pointer changed the "current" version too, and the
+	// old unique copy was left behind.
+	t.Run("intra-partition Modify through a pointer removes the old unique copy", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		idx, err := patterns.NewIntraPartitionIndex[Pointed](tableOf(table.New[Pointed](client, nil)), "empid_", []patterns.IndexDef[Pointed]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(p *Pointed) string {
+				if p.Email == nil {
+					return ""
+				}
+				return *p.Email
+			}}}, nil)
+
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := "donh@contoso.com"
+		if err := idx.Add(ctx, &Pointed{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Email: &email}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Modify(ctx, "Sales", "empid_000123", func(p *Pointed) error {
+			*p.Email = "don.hall@contoso.com"
+			return nil
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+			t.Fatalf("the old unique copy survived Modify: %v", err)
+		}
+		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || *v.Email != "don.hall@contoso.com" {
+			t.Fatalf("the new unique copy: %v, %v", v, err)
+		}
+		if rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
+			t.Fatalf("Verify after Modify: %+v, %v", rep, err)
+		}
+	})
+
+	// #6: parts were stored under "<rk>_p00", "_p01", … and read by the
+	// prefix "<rk>_p", so another row or wide entity whose key starts that
+	// way broke the wide entity, and a wide entity never written read as
+	// the data of another.
+	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := w.Get(ctx, "p", "g", false, nil); !table.IsNotFound(err) {
+			t.Fatalf("Get of a wide entity never written: %+v, %v", got, err)
+		}
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a", Properties: map[string]any{"Who": "a"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"a_p01","Who":"plain"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a_p00", Properties: map[string]any{"Who": "a_p00"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, rk := range []string{"a", "a_p00", "g_p01"} {
+			got, err := w.Get(ctx, "p", rk, false, nil)
+			if err != nil || got.Properties["Who"] != rk || got.Parts != 1 {
+				t.Fatalf("Get(%s) next to other rows: %+v, %v", rk, got, err)
+			}
+			if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: rk, Properties: map[string]any{"Who": rk, "N": int64(2)}}, nil); err != nil {
+				t.Fatalf("Put(%s) next to other rows: %v", rk, err)
+			}
+		}
+		if err := w.Delete(ctx, "p", "a", nil); err != nil {
+			t.Fatal(err)
+		}
+		if m := rawProps(t, client, "p", "a_p01"); m["Who"] != "plain" {
+			t.Fatalf("the plain row a_p01 changed: %v", m)
+		}
+		if got, err := w.Get(ctx, "p", "a_p00", false, nil); err != nil || got.Properties["N"] != int64(2) {
+			t.Fatalf("Get(a_p00) after deleting a: %+v, %v", got, err)
+		}
+	})
+
+	// #8: keys.LogKeys held one "last tick" for all partitions and clamped
+	// every earlier instant to it, so entries appended out of time order
+	// got keys for other times, and Between missed them.
+	t.Run("log tail: AppendAt out of order keeps every instant", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](client, nil)), &patterns.LogTailOptions{Writer: "w1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+		type entry struct {
+			pk string
+			at time.Time
+		}
+		var all []entry
+		for i := range 200 {
+			// Several entries share an instant, so equal ticks need unique keys.
+			all = append(all, entry{pk: fmt.Sprintf("emp%d", i%4), at: base.Add(time.Duration(i/2) * time.Second)})
+		}
+		rand.New(rand.NewPCG(15, 8)).Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		for i, e := range all {
+			if err := log.AppendAt(ctx, e.pk, e.at, &Claim{Amount: float64(i), Note: e.at.Format(time.RFC3339Nano)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wrong, found := 0, 0
+		for p := range 4 {
+			pk := fmt.Sprintf("emp%d", p)
+			for c, err := range log.Between(ctx, pk, base, base.Add(time.Hour), nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				found++
+				if at, err := patterns.EntryTime(c.RowKey); err != nil || at.Format(time.RFC3339Nano) != c.Note {
+					wrong++
+				}
+			}
+		}
+		if wrong != 0 || found != len(all) {
+			t.Fatalf("of %d entries appended out of order, Between found %d, %d under a key for another time", len(all), found, wrong)
+		}
+	})
+
+	// #9: Latest returned the first rows of the partition, log entries or
+	// not; the guide puts a log beside other rows of its partition.
+	t.Run("log tail: Latest returns log entries only in a shared partition", func(t *testing.T) {
+		client := env.NewTable(t, &reqcount.Counter{})
+		log, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](client, nil)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := table.New[Claim](client, nil)
+		for _, rk := range []string{"!profile", "0-summary", "2026-11"} {
+			if err := plain.Add(ctx, &Claim{Meta: table.Meta{PartitionKey: "emp1", RowKey: rk}, Note: "not a log entry"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		base := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+		for i := range 3 {
+			if err := log.AppendAt(ctx, "emp1", base.Add(time.Duration(i)*time.Minute), &Claim{Amount: float64(i), Note: "entry"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		latest, err := log.Latest(ctx, "emp1", 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes []string
+		for _, c := range latest {
+			notes = append(notes, fmt.Sprintf("%s=%s", c.RowKey, c.Note))
+		}
+		if len(latest) != 2 || latest[0].Amount != 2 || latest[1].Amount != 1 || latest[0].Note != "entry" || latest[1].Note != "entry" {
+			t.Fatalf("Latest(2) = %q", notes)
+		}
+		var since []string
+		for c, err := range log.Since(ctx, "emp1", base, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			since = append(since, c.Note)
+		}
+		if len(since) != 3 || slices.Contains(since, "not a log entry") {
+			t.Fatalf("Since = %q", since)
+		}
+	})
+
+	// #12: ReadLog ignored its scanner's error, so a blob it could not read
+	// to the end (here a line over its 8 MiB line limit) ended the hour
+	// early without a word.
+	t.Run("ReadLog reports a blob it cannot read to the end", func(t *testing.T) {
+		bc, container := env.NewContainer(t, nil)
+		at := time.Date(2026, 11, 21, 10, 5, 0, 0, time.UTC)
+		first, _ := json.Marshal(patterns.LogEntry{Time: at, Text: "first"})
+		huge, _ := json.Marshal(patterns.LogEntry{Time: at.Add(time.Second), Text: strings.Repeat("x", 9<<20)})
+		body := slices.Concat(first, []byte("\n"), huge, []byte("\n"))
+		if _, err := bc.UploadBuffer(ctx, container, "applog/2026/11/21/1000/w-000001.log", body, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		var failed error
+		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", at.Add(-time.Minute), at.Add(time.Minute), nil) {
+			if err != nil {
+				failed = err
+				break
+			}
+			got = append(got, e.Text)
+		}
+		if failed == nil {
+			t.Fatalf("ReadLog read %d entries of 2 and reported no error", len(got))
+		}
+	})
+
+	// #5: pattern errors named the wrong operation ("Lookup" for a
+	// DataSeries.Get, "index" for an Add, a bare "Put" or "BlobIndex").
+	// Every input error of a pattern names the pattern and the operation,
+	// and is raised before any request.
+	t.Run("pattern errors name the pattern and the operation", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		client := env.NewTable(t, c)
+		q := env.NewQueue(t, nil)
+		bc, container := env.NewContainer(t, c)
+		c.Reset()
+		intra, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inter, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](client, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](client, nil)), "lastnames", "lname_", nil)
+		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
+		series, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "D", 24)
+		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		badPK := "a/b"
+		long := strings.Repeat("x", 600)
+		other := staff("000999", "X", "Y", "x@y", 1)
+		other.ETag = "W/\"x\""
+		cases := []struct {
+			op   string
+			call func() error
+		}{
+			{"IntraPartitionIndex.Add", func() error { return intra.Add(ctx, nil, nil) }},
+			{"IntraPartitionIndex.Put", func() error { return intra.Put(ctx, nil, nil) }},
+			{"IntraPartitionIndex.Put", func() error {
+				return intra.Put(ctx, staff("000123", "A", "B", "a@b", 1), &patterns.PutOptions[Staff]{Current: other})
+			}},
+			{"IntraPartitionIndex.Add", func() error { return intra.Add(ctx, staff("000123", "A", "B", long, 1), nil) }},
+			{"IntraPartitionIndex.Modify", func() error { _, err := intra.Modify(ctx, "Sales", "empid_1", nil, nil); return err }},
+			{"IntraPartitionIndex.Lookup", func() error { _, err := intra.Lookup(ctx, "email", badPK, "a@b", nil); return err }},
+			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, nil, nil) }},
+			{"InterPartitionIndex.Put", func() error { return inter.Put(ctx, emp("Sales", "1", "A", "B", long), nil) }},
+			{"InterPartitionIndex.Delete", func() error { return inter.Delete(ctx, nil, nil) }},
+			{"InterPartitionIndex.Lookup", func() error { _, err := inter.Lookup(ctx, "email", badPK, "a@b", nil); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, badPK, "Jones", nil); return err }},
+			{"IndexEntities.Lookup", func() error { _, err := lists.Lookup(ctx, "Sales", long, nil); return err }},
+			{"RemoteIndexEntities.IDs", func() error { _, err := remote.IDs(ctx, long, nil); return err }},
+			{"RemoteIndexEntities.Add", func() error { return remote.Add(ctx, long, "id", nil) }},
+			{"BlobIndex.Add", func() error { return blobs.Add(ctx, strings.Repeat("x", 2000), "id", nil) }},
+			{"BlobIndex.IDs", func() error { _, err := blobs.IDs(ctx, strings.Repeat("x", 2000), nil); return err }},
+			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r", nil); return err }},
+			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
+			{"WideEntity.Put", func() error {
+				return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"bad name": 1}}, nil)
+			}},
+			{"WideEntity.Get", func() error { _, err := wide.Get(ctx, badPK, "r", false, nil); return err }},
+			{"WideEntity.Delete", func() error { return wide.Delete(ctx, badPK, "r", nil) }},
+		}
+		for _, tc := range cases {
+			err := tc.call()
+			var ie *table.InputError
+			if !errors.As(err, &ie) || ie.Op != tc.op {
+				t.Errorf("want an input error of %s, got %v", tc.op, err)
+			}
+		}
+		wantRequests(t, c, 0, "bad input to the patterns")
+	})
+
+	// #4: every InterPartitionIndex sent its messages under one type, so
+	// two indexes on one worker shared a handler slot: the second Handle
+	// replaced the first, and the first index's messages were deleted
+	// unapplied. Each index now has its own type (from its Name).
+	t.Run("two inter-partition indexes share one queue and one worker", func(t *testing.T) {
+		primary := env.NewTable(t, &reqcount.Counter{})
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		byEmail, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
+			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
+			Value:        func(e *Emp) string { return e.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "byemail"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "lastname",
+			PartitionKey: func(e *Emp) string { return "lname_" + e.Department },
+			Value:        func(e *Emp) string { return e.LastName + "_" + e.RowKey }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second, Name: "bylastname"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byEmail.MessageType() == byName.MessageType() {
+			t.Fatalf("two indexes share the message type %s", byEmail.MessageType())
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		for _, x := range []*patterns.InterPartitionIndex[Emp]{byEmail, byName} {
+			if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+				t.Fatal(err)
+			}
+		}
+		don := emp("Sales", "000123", "Don", "Hall", "donh@contoso.com")
+		if err := byEmail.Put(ctx, don, nil); err != nil {
+			t.Fatal(err)
+		}
+		ben := emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")
+		if err := byName.Put(ctx, ben, nil); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, q, w)
+		if v, err := byEmail.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); err != nil || v.RowKey != "000123" {
+			t.Fatalf("the first index's copy: %v, %v", v, err)
+		}
+		if v, err := byName.Lookup(ctx, "lastname", "lname_Sales", "Jones_000223", nil); err != nil || v.RowKey != "000223" {
+			t.Fatalf("the second index's copy: %v, %v", v, err)
+		}
+		if n := queueLen(t, poison); n != 0 {
+			t.Fatalf("%d messages in the poison queue", n)
+		}
+		bad := &patterns.InterPartitionIndexOptions{Name: "no spaces"}
+		if _, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "e",
+			PartitionKey: func(e *Emp) string { return "e" }, Value: func(e *Emp) string { return e.Email }}}, bad); !errors.Is(err, patterns.ErrBadDefinition) {
+			t.Fatalf("an index name that makes no message type: %v", err)
+		}
+		// Index entities kept elsewhere: the same, by their Name.
+		tb, _ := table.New[Emp](primary, nil)
+		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](primary, nil)), "lastnames", "lname_", nil)
+		a := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "a"})
+		b := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.FirstName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "b"})
+		if a.MessageType() == b.MessageType() || w.Handle(a.MessageType(), a.Handle) != nil || w.Handle(b.MessageType(), b.Handle) != nil {
+			t.Fatalf("two list indexes: types %s and %s", a.MessageType(), b.MessageType())
+		}
+		unnamed := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{Name: "no spaces"})
+		wrote := false
+		if err := unnamed.Write(ctx, "p", "r", "", func() error { wrote = true; return nil }, nil); !errors.Is(err, patterns.ErrBadDefinition) || wrote {
+			t.Fatalf("a list index name that makes no message type: %v (wrote: %v)", err, wrote)
+		}
+	})
+}
+
+// Pointed holds its indexed value behind a pointer.
+type Pointed struct {
+	table.Meta
+	Email *string
+}
+
+// firstBatchLost passes its fault policy only the entity group
+// transactions, so that "lose the first answer" means the first $batch's
+// whatever reads and empty pages came before it.
+type firstBatchLost struct{ p policy.Policy }
+
+func (f firstBatchLost) Do(req *policy.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.Raw().URL.Path, "$batch") {
+		return f.p.Do(req)
+	}
+	return req.Next()
+}
+
+// runIndexEntitiesChangeLost: IndexEntities.Change's transaction commits
+// but its answer is lost; the SDK's retry meets 412 at operation 0 (the
+// primary's ETag moved: by this very change). Change answered that 412 as
+// a lost race although its change was stored, and every later Change from
+// the same prev got 412 again. With Idempotent it must settle the 412 with
+// a read, as Add settles a 409; without, a stale prev stays a 412 (the
+// patterns suite's "Change from a stale version").
+func runIndexEntitiesChangeLost(t *testing.T, env Env) {
+	ctx := t.Context()
+	gate := &gatedPolicy{p: firstBatchLost{faults.LoseResponse(1)}}
+	client := env.NewTable(t, &reqcount.Counter{Faults: gate})
+	ix, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := staff("000223", "Flora", "Jones", "fj@contoso.com", 30)
+	if _, err := ix.Add(ctx, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	next := *s
+	next.LastName = "Hall"
+	gate.on.Store(true)
+	_, err = ix.Change(ctx, s, &next, &patterns.IndexEntitiesChangeOptions{Idempotent: true})
+	gate.on.Store(false)
+	if err != nil {
+		t.Fatalf("Change whose transaction's answer was lost: %v", err)
+	}
+	if next.ETag == "" || next.ETag == s.ETag {
+		t.Fatalf("after the settled change, next carries ETag %q (prev's: %q); want the stored one", next.ETag, s.ETag)
+	}
+	for value, want := range map[string]int{"Jones": 0, "Hall": 1} {
+		ids, err := ix.Lookup(ctx, s.PartitionKey, value, nil)
+		if err != nil || len(ids) != want {
+			t.Fatalf("Lookup %s: %v, %v; want %d IDs", value, ids, err, want)
+		}
+	}
+	// The next change starts from what Change returned, and succeeds.
+	again := next
+	again.LastName = "Jones"
+	if _, err := ix.Change(ctx, &next, &again, nil); err != nil {
+		t.Fatalf("the change after the settled one: %v", err)
+	}
+}
