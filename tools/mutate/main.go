@@ -41,6 +41,7 @@ import (
 	"go/parser"
 	"go/token"
 	"hash/fnv"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -114,7 +115,8 @@ type config struct {
 	// the bench kit) would be compiled for every mutant.
 	stubs    map[string]string
 	root     string
-	dir      string // the package's directory, where its tests run
+	tests    []string          // -tests: the packages whose tests judge the mutants
+	dirs     map[string]string // each tested package's directory, where its tests run
 	ignoreAt string
 }
 
@@ -144,6 +146,8 @@ func main() {
 	var only string
 	flag.StringVar(&only, "only", "", "test only the mutants whose ignore keys this file lists, one a line (the survivors of an earlier run, after tests were added); -n and -seed do not apply")
 	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
+	var tests string
+	flag.StringVar(&tests, "tests", "", "comma-separated packages whose tests judge the mutants (default: the mutated package's own); for code whose tests live elsewhere, as the entity model's in ./conformance")
 	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -152,6 +156,9 @@ func main() {
 	}
 	if files != "" {
 		c.files = regexp.MustCompile(files)
+	}
+	if tests != "" {
+		c.tests = strings.Split(tests, ",")
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -307,9 +314,22 @@ func runPackage(c config, pkg string) (float64, error) {
 
 	// The unmutated tests must pass, or every mutant would look killed.
 	start := time.Now()
-	c.dir = dir
-	if c.stubs, err = benchStubs(pkg, tmp); err != nil {
-		return 0, err
+	tested := c.tests
+	if len(tested) == 0 {
+		tested = []string{pkg}
+	}
+	c.tests, c.dirs, c.stubs = tested, map[string]string{}, map[string]string{}
+	for _, tp := range tested {
+		out, err := exec.Command("go", "list", "-f", "{{.Dir}}", tp).Output()
+		if err != nil {
+			return 0, fmt.Errorf("go list %s: %w", tp, err)
+		}
+		c.dirs[tp] = strings.TrimSpace(string(out))
+		stubs, err := benchStubs(tp, tmp)
+		if err != nil {
+			return 0, err
+		}
+		maps.Copy(c.stubs, stubs)
 	}
 	base, err := writeOverlay(tmp, "base", c.stubs, "", "")
 	if err != nil {
@@ -319,11 +339,11 @@ func runPackage(c config, pkg string) (float64, error) {
 	if c.timeout == 0 {
 		limit = 10 * time.Minute
 	}
-	o, log, ran := test(c, pkg, base, limit)
+	o, log, ran := test(c, base, limit)
 	if o == notViable && len(c.stubs) > 0 {
 		// A benchmark file also holds a helper other tests use: keep them all.
 		c.stubs = nil
-		o, log, ran = test(c, pkg, filepath.Join(tmp, "base-all"), limit)
+		o, log, ran = test(c, filepath.Join(tmp, "base-all"), limit)
 	}
 	if o != survived {
 		return 0, fmt.Errorf("the tests of %s fail without any mutant (%s):\n%s", pkg, o, tail(log, 40))
@@ -368,7 +388,7 @@ func runPackage(c config, pkg string) (float64, error) {
 					return
 				}
 				m := pool[i]
-				o, log, err := runMutant(c, pkg, tmp, i, m)
+				o, log, err := runMutant(c, tmp, i, m)
 				if err != nil {
 					fatal(err)
 				}
@@ -428,7 +448,7 @@ func runPackage(c config, pkg string) (float64, error) {
 // it fails, so that a cut-short run never passes a floor.
 var errStopped = errors.New("interrupted before every mutant was tested")
 
-func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, error) {
+func runMutant(c config, tmp string, i int, m mutant) (outcome, string, error) {
 	src, err := os.ReadFile(m.abs)
 	if err != nil {
 		return 0, "", err
@@ -442,7 +462,7 @@ func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, err
 	if err != nil {
 		return 0, "", err
 	}
-	o, log, _ := test(c, pkg, ov, c.timeout)
+	o, log, _ := test(c, ov, c.timeout)
 	return o, log, nil
 }
 
@@ -567,19 +587,33 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 	return stubs, nil
 }
 
-// test compiles the package's test binary (with the overlay, if any; its
-// path without ".json" names the binary) and runs it from the package's
-// directory, as go test does. Compiling has its own, generous limit; the
-// run has timeout as the binary's -test.timeout, so a deadlock prints the
-// tests still running and fails, and a hard limit a little beyond it kills
-// the process group. It returns the outcome, the output and how long the
-// run took.
-func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string, time.Duration) {
+// test compiles each tested package's test binary (with the overlay, if
+// any; its path without ".json" names the binaries) and runs them in turn
+// from their package's directory, as go test does, until one fails.
+// Compiling has its own, generous limit; each run has timeout as the
+// binary's -test.timeout, so a deadlock prints the tests still running and
+// fails, and a hard limit a little beyond it kills the process group. It
+// returns the outcome, the output and how long the runs took.
+func test(c config, overlay string, timeout time.Duration) (outcome, string, time.Duration) {
+	var total time.Duration
+	var logs strings.Builder
+	for n, pkg := range c.tests {
+		bin := fmt.Sprintf("%s-%d.test", strings.TrimSuffix(overlay, ".json"), n)
+		o, log, ran := testOne(c, pkg, overlay, bin, timeout)
+		total += ran
+		logs.WriteString(log)
+		if o != survived {
+			return o, logs.String(), total
+		}
+	}
+	return survived, logs.String(), total
+}
+
+func testOne(c config, pkg, overlay, bin string, timeout time.Duration) (outcome, string, time.Duration) {
 	parent := c.ctx
 	if parent == nil {
 		parent = context.Background()
 	}
-	bin := strings.TrimSuffix(overlay, ".json") + ".test"
 	args := []string{"test", "-c", "-o", bin, "-vet=off"}
 	if strings.HasSuffix(overlay, ".json") {
 		args = append(args, "-overlay="+overlay)
@@ -597,6 +631,10 @@ func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string
 		}
 		return notViable, string(out), 0
 	}
+	if _, err := os.Stat(bin); err != nil {
+		// go test -c writes nothing for a package without test files.
+		return survived, "", 0
+	}
 	defer os.Remove(bin)
 
 	targs := []string{"-test.count=1", "-test.failfast", "-test.timeout=" + timeout.String()}
@@ -606,7 +644,7 @@ func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string
 	ctx, cancel := context.WithTimeout(parent, timeout+timeout/2+5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, targs...)
-	cmd.Dir = c.dir
+	cmd.Dir = c.dirs[pkg]
 	cmd.Env = testEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
