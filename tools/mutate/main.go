@@ -145,7 +145,7 @@ func main() {
 	flag.BoolVar(&c.verbose, "v", false, "print every mutant's outcome, not only survivors")
 	var only string
 	flag.StringVar(&only, "only", "", "test only the mutants whose ignore keys this file lists, one a line (the survivors of an earlier run, after tests were added); -n and -seed do not apply")
-	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
+	flag.BoolVar(&c.list, "list", false, "list the mutants a run would test (position, then ignore key), without testing any: the sample of -n and -seed (-n 0: every mutant not ignored)")
 	var tests string
 	flag.StringVar(&tests, "tests", "", "comma-separated packages whose tests judge the mutants (default: the mutated package's own); for code whose tests live elsewhere, as the entity model's in ./conformance")
 	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
@@ -270,12 +270,6 @@ func runPackage(c config, pkg string) (float64, error) {
 		}
 		all = append(all, ms...)
 	}
-	if c.list {
-		for _, m := range all {
-			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
-		}
-		return 100, nil
-	}
 	var pool []mutant
 	ignored := 0
 	for _, m := range all {
@@ -305,6 +299,12 @@ func runPackage(c config, pkg string) (float64, error) {
 	slices.SortFunc(pool, func(a, b mutant) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.start, b.start), cmp.Compare(a.repl, b.repl))
 	})
+	if c.list {
+		for _, m := range pool {
+			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
+		}
+		return 100, nil
+	}
 
 	tmp, err := os.MkdirTemp("", "mutate")
 	if err != nil {
