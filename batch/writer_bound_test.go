@@ -45,3 +45,26 @@ func TestWriterBoundCountsTheNextTransactionsEnvelope(t *testing.T) {
 			sum.PeakBufferedBytes, budget, batch.MaxOperations, size, envelope)
 	}
 }
+
+// TestWriterFillsATransactionUpToTheBound: a bound that holds exactly one
+// full transaction (its envelope and 100 operations) lets the Writer fill
+// it: each operation that joins the open transaction costs its own size
+// only, so the 100 operations leave in one request, not split early.
+func TestWriterFillsATransactionUpToTheBound(t *testing.T) {
+	deadline(t, writerDeadline)
+	var ops []batch.Op
+	for i := range batch.MaxOperations {
+		ops = append(ops, batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("r%05d", i)}, Payload: "x", N: 7}))
+	}
+	budget := batch.NewTransaction(nil).Size() + batch.MaxOperations*opSize(t, ops[0])
+	rec := &sizeRecorder{}
+	w := batch.NewWriter(rec, &batch.WriterOptions{MaxBufferedBytes: budget, Parallelism: 1, IdleFlushOps: -1})
+	sum, err := w.Write(t.Context(), batch.Slice(ops), nil)
+	if err != nil || sum.Operations != batch.MaxOperations {
+		t.Fatalf("write: %+v %v", sum, err)
+	}
+	if len(rec.lens) != 1 || sum.PeakBufferedBytes != budget {
+		t.Errorf("sent %v operations a request, peak %d bytes; want one request of %d at a peak of exactly the bound, %d",
+			rec.lens, sum.PeakBufferedBytes, batch.MaxOperations, budget)
+	}
+}
