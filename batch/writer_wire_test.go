@@ -32,6 +32,7 @@ func plainFakeClient(t testing.TB, svc *fake.TableService, l *ledger.Ledger) *az
 // fake's clients carry tablekit's policy, as table.ClientOptions' do) send
 // updates and upserts on keys with a single quote, with no option set.
 func TestDefaultClientSendsQuotedKeys(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	e := ev("O'Brien & Sons", 1)
 	e.RowKey = "emp_O'Brien"
@@ -65,6 +66,7 @@ func TestDefaultClientSendsQuotedKeys(t *testing.T) {
 // the client, before anything reaches the service; the Writer sends none
 // of the write's transactions when the refused operation comes first.
 func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, _ := newFake(t, nil)
 	c := plainFakeClient(t, svc, nil)
 	e := ev("O'Brien", 1)
@@ -97,6 +99,7 @@ func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
 // probe: the first transaction goes out the SDK's way with the wire
 // path's mark, and what the client did with it is remembered.
 func TestWriterProbesTheClientOnce(t *testing.T) {
+	deadline(t, writerDeadline)
 	svc, _ := newFake(t, nil)
 	var ops []batch.Op
 	for i := range 30 {

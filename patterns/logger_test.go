@@ -15,6 +15,7 @@ import (
 // exist fails every Handle; the message returns to the queue and the
 // failure is logged at Warn with its keys.
 func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
+	deadline(t, workerDeadline)
 	ctx := t.Context()
 	tables := fake.NewTableService(nil)
 	client := tables.NewClient("Primaries", nil)

@@ -184,6 +184,7 @@ func TestNoProviderNoSpans(t *testing.T) {
 // the table and queue requests; Handle, run by the worker, one around the
 // copy writes.
 func TestInterPartitionIndexSpans(t *testing.T) {
+	deadline(t, workerDeadline)
 	var rec trace.Recorder
 	ctx := t.Context()
 	copts := &aztables.ClientOptions{}

@@ -10,10 +10,11 @@
 // body of `if err != nil { ... return ... }` emptied), and a call or
 // increment statement removed.
 //
-// Each mutant is compiled and tested through `go test -overlay`, so the
-// working tree is never edited, and each runs under its own timeout (the
-// process group is killed when it expires) so a mutant that deadlocks ends
-// in seconds. The tests run without Azurite: TABLEKIT_CONNECTION_STRING and
+// Each mutant's test binary is compiled through `go test -c -overlay`, so
+// the working tree is never edited, and then run under the mutant's own
+// timeout (compiling, slow on a loaded machine, is not counted; the process
+// group is killed when it expires), so a mutant that deadlocks ends in
+// seconds and the tests still running are named. The tests run without Azurite: TABLEKIT_CONNECTION_STRING and
 // the long-mode variables are removed from their environment, so
 // integration tests skip.
 //
@@ -40,6 +41,7 @@ import (
 	"go/parser"
 	"go/token"
 	"hash/fnv"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -113,15 +115,29 @@ type config struct {
 	// the bench kit) would be compiled for every mutant.
 	stubs    map[string]string
 	root     string
+	tests    []string          // -tests: the packages whose tests judge the mutants
+	dirs     map[string]string // each tested package's directory, where its tests run
 	ignoreAt string
 }
+
+// minTimeout is the least time a mutant's tests get to run: more than the
+// deadlines the tests that wait on goroutines set themselves (30 s for the
+// Writer's), so that a deadlock fails there, naming the test, with every
+// goroutine's stack, rather than at this limit.
+const minTimeout = 45 * time.Second
+
+// buildLimit bounds compiling one mutant's test binary. Compiling is not
+// the mutant's behaviour: on a loaded machine it takes minutes, and it must
+// not be counted against the tests' timeout (it once turned every mutant
+// of a run into a time-out).
+const buildLimit = 15 * time.Minute
 
 func main() {
 	var c config
 	var files, ignore string
 	flag.IntVar(&c.n, "n", 150, "mutants sampled per package (0: all)")
 	flag.Uint64Var(&c.seed, "seed", 1, "sampling seed")
-	flag.DurationVar(&c.timeout, "timeout", 0, "per-mutant limit on compiling and testing (0: three times the unmutated run, at least 20s, so a loaded machine does not turn slow tests into time-outs)")
+	flag.DurationVar(&c.timeout, "timeout", 0, "per-mutant limit on running the tests, compiling not included (0: three times the unmutated run, at least 45s, so a loaded machine does not turn slow tests into time-outs)")
 	flag.StringVar(&files, "files", "", "only mutate files whose name (slash path from the module root) matches this regexp")
 	flag.StringVar(&ignore, "ignore", "tools/mutate/equivalent.txt", "file of equivalent mutants (relative to the module root)")
 	flag.Float64Var(&c.floor, "floor", 0, "exit 1 when a package's score (percent) is below this")
@@ -129,7 +145,9 @@ func main() {
 	flag.BoolVar(&c.verbose, "v", false, "print every mutant's outcome, not only survivors")
 	var only string
 	flag.StringVar(&only, "only", "", "test only the mutants whose ignore keys this file lists, one a line (the survivors of an earlier run, after tests were added); -n and -seed do not apply")
-	flag.BoolVar(&c.list, "list", false, "list every mutant (position, then its ignore key) without testing any")
+	flag.BoolVar(&c.list, "list", false, "list the mutants a run would test (position, then ignore key), without testing any: the sample of -n and -seed (-n 0: every mutant not ignored)")
+	var tests string
+	flag.StringVar(&tests, "tests", "", "comma-separated packages whose tests judge the mutants (default: the mutated package's own); for code whose tests live elsewhere, as the entity model's in ./conformance")
 	flag.StringVar(&c.skip, "skip", "", "go test -skip: tests not run against mutants (slow ones; mutants only they would kill then count as survivors)")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -138,6 +156,9 @@ func main() {
 	}
 	if files != "" {
 		c.files = regexp.MustCompile(files)
+	}
+	if tests != "" {
+		c.tests = strings.Split(tests, ",")
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -249,12 +270,6 @@ func runPackage(c config, pkg string) (float64, error) {
 		}
 		all = append(all, ms...)
 	}
-	if c.list {
-		for _, m := range all {
-			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
-		}
-		return 100, nil
-	}
 	var pool []mutant
 	ignored := 0
 	for _, m := range all {
@@ -284,6 +299,12 @@ func runPackage(c config, pkg string) (float64, error) {
 	slices.SortFunc(pool, func(a, b mutant) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.start, b.start), cmp.Compare(a.repl, b.repl))
 	})
+	if c.list {
+		for _, m := range pool {
+			fmt.Printf("%s:%d:%d\t%s\n", m.file, m.line, m.col, m.key())
+		}
+		return 100, nil
+	}
 
 	tmp, err := os.MkdirTemp("", "mutate")
 	if err != nil {
@@ -293,8 +314,22 @@ func runPackage(c config, pkg string) (float64, error) {
 
 	// The unmutated tests must pass, or every mutant would look killed.
 	start := time.Now()
-	if c.stubs, err = benchStubs(pkg, tmp); err != nil {
-		return 0, err
+	tested := c.tests
+	if len(tested) == 0 {
+		tested = []string{pkg}
+	}
+	c.tests, c.dirs, c.stubs = tested, map[string]string{}, map[string]string{}
+	for _, tp := range tested {
+		out, err := exec.Command("go", "list", "-f", "{{.Dir}}", tp).Output()
+		if err != nil {
+			return 0, fmt.Errorf("go list %s: %w", tp, err)
+		}
+		c.dirs[tp] = strings.TrimSpace(string(out))
+		stubs, err := benchStubs(tp, tmp)
+		if err != nil {
+			return 0, err
+		}
+		maps.Copy(c.stubs, stubs)
 	}
 	base, err := writeOverlay(tmp, "base", c.stubs, "", "")
 	if err != nil {
@@ -304,20 +339,20 @@ func runPackage(c config, pkg string) (float64, error) {
 	if c.timeout == 0 {
 		limit = 10 * time.Minute
 	}
-	o, log := test(c, pkg, base, limit)
+	o, log, ran := test(c, base, limit)
 	if o == notViable && len(c.stubs) > 0 {
 		// A benchmark file also holds a helper other tests use: keep them all.
 		c.stubs = nil
-		o, log = test(c, pkg, "", limit)
+		o, log, ran = test(c, filepath.Join(tmp, "base-all"), limit)
 	}
 	if o != survived {
 		return 0, fmt.Errorf("the tests of %s fail without any mutant (%s):\n%s", pkg, o, tail(log, 40))
 	}
 	if c.timeout == 0 {
-		c.timeout = max(3*time.Since(start), 20*time.Second).Round(time.Second)
+		c.timeout = max(3*ran, minTimeout).Round(time.Second)
 	}
-	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests take %s (%d benchmark-only test files left out); timeout %s a mutant\n",
-		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), len(c.stubs), c.timeout)
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests build and run in %s, run in %s (%d benchmark-only test files left out); timeout %s a mutant's run\n",
+		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), ran.Round(100*time.Millisecond), len(c.stubs), c.timeout)
 
 	// An interrupt (or a CI step's timeout) stops the run: mutants in
 	// progress are dropped and the summary covers those that finished.
@@ -353,7 +388,7 @@ func runPackage(c config, pkg string) (float64, error) {
 					return
 				}
 				m := pool[i]
-				o, log, err := runMutant(c, pkg, tmp, i, m)
+				o, log, err := runMutant(c, tmp, i, m)
 				if err != nil {
 					fatal(err)
 				}
@@ -369,6 +404,11 @@ func runPackage(c config, pkg string) (float64, error) {
 				}
 				if c.verbose || o == survived || o == timedOut {
 					fmt.Printf("  %-10s %s\n", o, m)
+				}
+				if o == timedOut {
+					// The tests still running when the limit struck are
+					// the ones missing a deadline of their own.
+					fmt.Println(indent(runningTests(log)))
 				}
 				if c.verbose && o == notViable {
 					fmt.Println(indent(tail(log, 5)))
@@ -408,7 +448,7 @@ func runPackage(c config, pkg string) (float64, error) {
 // it fails, so that a cut-short run never passes a floor.
 var errStopped = errors.New("interrupted before every mutant was tested")
 
-func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, error) {
+func runMutant(c config, tmp string, i int, m mutant) (outcome, string, error) {
 	src, err := os.ReadFile(m.abs)
 	if err != nil {
 		return 0, "", err
@@ -422,7 +462,7 @@ func runMutant(c config, pkg, tmp string, i int, m mutant) (outcome, string, err
 	if err != nil {
 		return 0, "", err
 	}
-	o, log := test(c, pkg, ov, c.timeout)
+	o, log, _ := test(c, ov, c.timeout)
 	return o, log, nil
 }
 
@@ -444,8 +484,9 @@ func writeOverlay(tmp, name string, stubs map[string]string, from, to string) (s
 	return path, os.WriteFile(path, b, 0o644)
 }
 
-// usedElsewhere reports whether another test file of the package names one
-// of f's top-level declarations (a helper the tests share), by a word match.
+// usedElsewhere reports whether another test file of the package, among
+// names, names one of f's top-level declarations (a helper the tests
+// share), by a word match.
 func usedElsewhere(f *ast.File, abs, dir string, names []string) bool {
 	var decls []string
 	for _, d := range f.Decls {
@@ -484,21 +525,23 @@ func usedElsewhere(f *ast.File, abs, dir string, names []string) bool {
 }
 
 // benchStubs finds pkg's test files named for benchmarks that declare no
-// test, example or fuzz target, and writes an empty file of the same
-// package for each.
+// test, example or fuzz target and whose declarations no kept test file
+// uses, and writes an empty file of the same package for each. A helper
+// shared only among benchmark files (a canned client) does not keep them:
+// the set is narrowed until no kept file names a stubbed file's helper.
 func benchStubs(pkg, tmp string) (map[string]string, error) {
 	out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{range .TestGoFiles}}{{.}}\n{{end}}{{range .XTestGoFiles}}{{.}}\n{{end}}", pkg).Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list %s: %w", pkg, err)
 	}
 	lines := strings.Fields(string(out))
-	stubs := map[string]string{}
-	for i, name := range lines[1:] {
+	dir, names := lines[0], lines[1:]
+	parsed := map[string]*ast.File{}
+	for _, name := range names {
 		if !strings.Contains(name, "bench") {
 			continue
 		}
-		abs := filepath.Join(lines[0], name)
-		f, err := parser.ParseFile(token.NewFileSet(), abs, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
 		if err != nil {
 			return nil, err
 		}
@@ -510,54 +553,114 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 				}
 			}
 		}
-		if runs || usedElsewhere(f, abs, lines[0], lines[1:]) {
+		if !runs {
+			parsed[name] = f
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		var kept []string
+		for _, name := range names {
+			if parsed[name] == nil {
+				kept = append(kept, name)
+			}
+		}
+		for name, f := range parsed {
+			if usedElsewhere(f, filepath.Join(dir, name), dir, kept) {
+				delete(parsed, name)
+				changed = true
+			}
+		}
+	}
+	stubs := map[string]string{}
+	for i, name := range names {
+		f := parsed[name]
+		if f == nil {
 			continue
 		}
 		stub := filepath.Join(tmp, fmt.Sprintf("stub%d_test.go", i))
 		if err := os.WriteFile(stub, []byte("package "+f.Name.Name+"\n"), 0o644); err != nil {
 			return nil, err
 		}
-		stubs[abs] = stub
+		stubs[filepath.Join(dir, name)] = stub
 	}
 	return stubs, nil
 }
 
-// test runs the package's tests (with the overlay, if any) and classifies the
-// result. The hard limit is the timeout plus a margin; the test binary's own
-// -timeout is the timeout, so a deadlock prints its goroutines and fails.
-func test(c config, pkg, overlay string, timeout time.Duration) (outcome, string) {
-	args := []string{"test", "-count=1", "-vet=off", "-failfast", "-timeout=" + timeout.String()}
-	if overlay != "" {
-		args = append(args, "-overlay="+overlay)
+// test compiles each tested package's test binary (with the overlay, if
+// any; its path without ".json" names the binaries) and runs them in turn
+// from their package's directory, as go test does, until one fails.
+// Compiling has its own, generous limit; each run has timeout as the
+// binary's -test.timeout, so a deadlock prints the tests still running and
+// fails, and a hard limit a little beyond it kills the process group. It
+// returns the outcome, the output and how long the runs took.
+func test(c config, overlay string, timeout time.Duration) (outcome, string, time.Duration) {
+	var total time.Duration
+	var logs strings.Builder
+	for n, pkg := range c.tests {
+		bin := fmt.Sprintf("%s-%d.test", strings.TrimSuffix(overlay, ".json"), n)
+		o, log, ran := testOne(c, pkg, overlay, bin, timeout)
+		total += ran
+		logs.WriteString(log)
+		if o != survived {
+			return o, logs.String(), total
+		}
 	}
-	if c.skip != "" {
-		args = append(args, "-skip="+c.skip)
-	}
-	args = append(args, pkg)
+	return survived, logs.String(), total
+}
+
+func testOne(c config, pkg, overlay, bin string, timeout time.Duration) (outcome, string, time.Duration) {
 	parent := c.ctx
 	if parent == nil {
 		parent = context.Background()
 	}
+	args := []string{"test", "-c", "-o", bin, "-vet=off"}
+	if strings.HasSuffix(overlay, ".json") {
+		args = append(args, "-overlay="+overlay)
+	}
+	args = append(args, pkg)
+	bctx, bcancel := context.WithTimeout(parent, buildLimit)
+	defer bcancel()
+	build := exec.CommandContext(bctx, "go", args...)
+	build.Dir = c.root
+	build.Env = testEnv()
+	out, err := build.CombinedOutput()
+	if err != nil {
+		if bctx.Err() != nil {
+			return timedOut, "building the test binary: " + bctx.Err().Error() + "\n" + string(out), 0
+		}
+		return notViable, string(out), 0
+	}
+	if _, err := os.Stat(bin); err != nil {
+		// go test -c writes nothing for a package without test files.
+		return survived, "", 0
+	}
+	defer os.Remove(bin)
+
+	targs := []string{"-test.count=1", "-test.failfast", "-test.timeout=" + timeout.String()}
+	if c.skip != "" {
+		targs = append(targs, "-test.skip="+c.skip)
+	}
 	ctx, cancel := context.WithTimeout(parent, timeout+timeout/2+5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = c.root
+	cmd := exec.CommandContext(ctx, bin, targs...)
+	cmd.Dir = c.dirs[pkg]
 	cmd.Env = testEnv()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
+	start := time.Now()
+	err = cmd.Run()
+	ran := time.Since(start)
 	log := buf.String()
 	switch {
 	case err == nil:
-		return survived, log
+		return survived, log, ran
 	case ctx.Err() != nil, strings.Contains(log, "panic: test timed out"):
-		return timedOut, log
-	case strings.Contains(log, "[build failed]"), strings.Contains(log, "[setup failed]"):
-		return notViable, log
+		return timedOut, log, ran
 	default:
-		return killed, log
+		return killed, log, ran
 	}
 }
 
@@ -573,6 +676,24 @@ func testEnv() []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// runningTests picks out of a timed-out run's output the tests go test
+// named as still running ("running tests:" and the indented names after
+// it), or says that the build or the process was stopped before it could.
+func runningTests(log string) string {
+	_, after, ok := strings.Cut(log, "running tests:\n")
+	if !ok {
+		return "running: (none named: the limit struck while compiling, or the process group was killed)"
+	}
+	var names []string
+	for _, line := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(line, "\t") {
+			break
+		}
+		names = append(names, strings.TrimSpace(line))
+	}
+	return "running: " + strings.Join(names, ", ")
 }
 
 func tail(s string, n int) string {

@@ -1,0 +1,28 @@
+package batch_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/table"
+)
+
+// TestIdempotentAddsReadOnlyAfterAConflict: IdempotentAdds settles only an
+// EntityAlreadyExists: a transaction failing with any other code (here an
+// update of a missing entity, ResourceNotFound) fails without a read, and
+// the Summary counts none.
+func TestIdempotentAddsReadOnlyAfterAConflict(t *testing.T) {
+	deadline(t, writerDeadline)
+	svc, c := newFake(t, nil)
+	w := batch.NewWriter(c, &batch.WriterOptions{IdempotentAdds: true})
+	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.UpdateAny(ev("p", 1), table.Merge)}), nil)
+	var we *batch.WriteError
+	if !errors.As(err, &we) || sum.Failed != 1 {
+		t.Fatalf("write: %+v %v; want the update to fail", sum, err)
+	}
+	if sum.Reads != 0 || svc.Count(fake.OpQueryEntities) != 0 {
+		t.Errorf("Summary.Reads %d, %d queries sent; want none for a failure that is not EntityAlreadyExists", sum.Reads, svc.Count(fake.OpQueryEntities))
+	}
+}
