@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
@@ -49,7 +50,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
 	e.Set("Name", table.StringValue("O'Brien"))
 	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.UpdateAny(e, table.Merge)); err != nil {
+	if err := tx.Append(batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := tx.Submit(t.Context(), client, nil)
