@@ -216,6 +216,9 @@ func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
 	asAdd := op
 	asAdd.Kind = KindAdd
 	asAdd.explicit = false
+	// An explicit If-Match replaces the value's ETag, so the Add encode
+	// must not ask the value for one.
+	asAdd.useETag = op.useETag && !op.explicit
 	e, err := asAdd.encode(codec)
 	if err != nil {
 		return nil, err
