@@ -411,12 +411,6 @@ type UpdateOptions struct {
 	// pointer to an empty ETag is ErrNoETag. Default (nil): v's Meta.ETag,
 	// which must be set.
 	IfMatch *azcore.ETag
-	// AnyETag updates the entity whatever its version (If-Match: *).
-	//
-	// Deprecated: set IfMatch to to.Ptr(azcore.ETagAny), the one way tablekit
-	// takes a condition (see the package doc). AnyETag still works; with
-	// IfMatch also set, IfMatch wins.
-	AnyETag bool
 }
 
 // Update changes an existing entity, guarded by v's ETag: ErrPreconditionFailed
@@ -447,8 +441,6 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 			return inputErr("Update", t.plan.typ.String(), "IfMatch", ErrNoETag, "IfMatch points at an empty ETag; to.Ptr(azcore.ETagAny) means any version")
 		}
 		etag = *opts.IfMatch
-	case opts.AnyETag:
-		etag = azcore.ETagAny
 	case etag == "":
 		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}
