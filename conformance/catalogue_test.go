@@ -167,7 +167,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"queue name in capitals", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateQueueName("Archive") }},
 		{"container name with an underscore", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateContainerName("a_b") }},
 		{"blob name ending in a slash", keys.ErrBadSyntax, func(context.Context) error { return keys.ValidateBlobName("photos/") }},
-		{"compound key component holding the separator", keys.ErrForbiddenChar, func(context.Context) error { _, err := keys.Join("a_b", "c"); return err }},
+		{"compound key component holding the separator", keys.ErrForbiddenChar, func(context.Context) error { _, err := keys.Compound{}.Join("a_b", "c"); return err }},
 		{"property name with a space", keys.ErrInvalidName, func(ctx context.Context) error {
 			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"Manager Rating": {Value: []byte("1")}}}, nil)
 		}},

@@ -53,7 +53,7 @@ type TableTarget[T any] struct{ Table *table.Table[T] }
 // Put upserts v (replace). Its signature is Target's (see Target for why
 // it has no options).
 func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
-	return UpsertReplace(ctx, t.Table, v, nil)
+	return t.Table.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
 }
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
@@ -84,7 +84,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	if err := keys.ValidateBlobName(name); err != nil {
 		return Permanent(err)
 	}
-	return PutBlob(ctx, t.Blobs, t.Container, name, body, nil)
+	return putBlob(ctx, t.Blobs, t.Container, name, body)
 }
 
 // Source is where a Mover takes entities from. *table.Table[T] is one.

@@ -92,18 +92,18 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	review, err := keys.Join(emp, "2012")
+	review, err := keys.Compound{}.Join(emp, "2012")
 	if err != nil {
 		return err
 	}
 	if review != "000123_2012" {
-		return fmt.Errorf("keys.Join = %q", review)
+		return fmt.Errorf("Compound.Join = %q", review)
 	}
-	_, err = keys.Join("a_b", "c")
+	_, err = keys.Compound{}.Join("a_b", "c")
 	if !errors.Is(err, keys.ErrInvalidKey) {
-		return fmt.Errorf("keys.Join of a part holding the separator: want keys.ErrInvalidKey, got %v", err)
+		return fmt.Errorf("Compound.Join of a part holding the separator: want keys.ErrInvalidKey, got %v", err)
 	}
-	step("compound key keys.Join(%q, \"2012\") = %s; a part holding the separator is refused: %v", emp, review, err)
+	step("compound key keys.Compound{}.Join(%q, \"2012\") = %s; a part holding the separator is refused: %v", emp, review, err)
 	for _, rk := range []string{review, emp + "_2011", "000124_2012"} {
 		if err := readings.Add(ctx, &Reading{Meta: table.Meta{PartitionKey: "reviews", RowKey: rk}}, nil); err != nil {
 			return err
