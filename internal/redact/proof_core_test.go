@@ -137,10 +137,6 @@ func init() {
 		"table.WithQueryStats": func(ctx context.Context, e *env) error {
 			return first(tbl(e).Query(table.WithQueryStats(ctx, &table.QueryStats{}), nil))
 		},
-		"table.WithWireExchange": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).Get(table.WithWireExchange(ctx, &table.WireExchange{}), "Sales", "empid_1", nil)
-			return err
-		},
 
 		// batch
 		"batch.Submit": func(ctx context.Context, e *env) error {
