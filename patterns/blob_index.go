@@ -106,7 +106,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: "BlobIndex.Add", Field: "id", Rule: err}
 	}
@@ -119,7 +119,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAd
 }
 
 // Remove takes id out of value's list.
-func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
+func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
 	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
@@ -130,7 +130,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDLis
 }
 
 // IDs returns value's list: one request.
-func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
+func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
 		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}

@@ -114,7 +114,7 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 }
 
 // Get reads the whole series with one point query.
-func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *DataSeriesGetOptions) (*Series[V], error) {
+func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*Series[V], error) {
 	if err := validKeys("DataSeries.Get", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
@@ -144,6 +144,3 @@ func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, op
 	}
 	return s, nil
 }
-
-// DataSeriesGetOptions configure DataSeries.Get. There are none yet; pass nil.
-type DataSeriesGetOptions struct{}

@@ -86,7 +86,7 @@ const PublishDelay = 30 * time.Second
 // its message sent around it, crash-safe (consistency.Sender.SendAround):
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
-func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *EventualIndexEntitiesWriteOptions) error {
+func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *WriteOptions) error {
 	if e.badName != nil {
 		return e.badName
 	}
@@ -275,6 +275,3 @@ func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, o
 	}
 	return sum, nil
 }
-
-// EventualIndexEntitiesWriteOptions configure EventualIndexEntities.Write. There are none yet; pass nil.
-type EventualIndexEntitiesWriteOptions struct{}

@@ -385,7 +385,7 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntitiesRemoveOptions) (_ Stats, err error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOptions) (_ Stats, err error) {
 	ctx, end := x.tr.Start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
@@ -422,7 +422,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 // opts.Idempotent Change settles it by reading the primary (one more
 // request): stored exactly as next, the change counts as this call's, and
 // next gets the stored ETag.
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *ChangeOptions) (_ Stats, err error) {
 	ctx, end := x.tr.Start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
 	if prev == nil || next == nil {
@@ -497,7 +497,7 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 // list spans so many parts that the service pages it). It is a range
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupOptions) ([]string, error) {
+func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *LookupOptions) ([]string, error) {
 	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
 }
 
@@ -519,7 +519,7 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *LookupEntitiesOptions) ([]*T, error) {
 	ids, err := x.Lookup(ctx, partitionKey, value, nil)
 	if err != nil {
 		return nil, err
@@ -737,11 +737,8 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	return g, nil
 }
 
-// IndexEntitiesRemoveOptions configure IndexEntities.Remove. There are none yet; pass nil.
-type IndexEntitiesRemoveOptions struct{}
-
-// IndexEntitiesChangeOptions configure IndexEntities.Change; nil means the defaults.
-type IndexEntitiesChangeOptions struct {
+// ChangeOptions configure IndexEntities.Change; nil means the defaults.
+type ChangeOptions struct {
 	// Idempotent makes a 412 at the primary a success when the primary is
 	// stored exactly as next (one more request, a read): what the SDK's
 	// retry meets after the first attempt's transaction committed and its
@@ -750,12 +747,6 @@ type IndexEntitiesChangeOptions struct {
 	// answer. Default: false, as in table.AddOptions.Idempotent.
 	Idempotent bool
 }
-
-// IndexEntitiesLookupOptions configure IndexEntities.Lookup. There are none yet; pass nil.
-type IndexEntitiesLookupOptions struct{}
-
-// IndexEntitiesLookupEntitiesOptions configure IndexEntities.LookupEntities. There are none yet; pass nil.
-type IndexEntitiesLookupEntitiesOptions struct{}
 
 // appendIDs returns the operations that add ids to value's list, as they
 // stand after parts: the last part filled as far as it holds, then new

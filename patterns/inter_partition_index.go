@@ -404,7 +404,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
 // value): one point query on the index's table. The result holds what the
 // copy stores, under the primary's keys.
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *InterPartitionIndexLookupOptions) (*T, error) {
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
@@ -433,7 +433,7 @@ func validKeys(op, pk, rkField, rk string) error {
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *InterPartitionIndexRangeOptions) iter.Seq2[*T, error] {
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
@@ -622,9 +622,3 @@ func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 
 // InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
 type InterPartitionIndexDeleteOptions struct{}
-
-// InterPartitionIndexLookupOptions configure InterPartitionIndex.Lookup. There are none yet; pass nil.
-type InterPartitionIndexLookupOptions struct{}
-
-// InterPartitionIndexRangeOptions configure InterPartitionIndex.Range. There are none yet; pass nil.
-type InterPartitionIndexRangeOptions struct{}

@@ -374,13 +374,24 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 }
 
 // Modify reads the entity, applies change and Puts the result with the
-// ETag it read, retrying lost races with jittered back-off: two requests
-// without contention. It returns the stored value.
-func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (_ *T, err error) {
+// ETag it read, retrying lost races with jittered back-off (opts'
+// MaxAttempts, BaseDelay, MaxDelay): two requests without contention. It
+// returns the stored value. opts.Mode is ignored (the primary and its
+// copies are always written whole); opts.Create is refused with
+// table.ErrInvalidValue before any request: Add a new entity instead.
+func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
 	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+	}
+	var retry *table.RetryOptions
+	if opts != nil {
+		if opts.Create {
+			return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Field: "Create", Rule: table.ErrInvalidValue,
+				Detail: "an intra-partition index cannot create in Modify; use Add"}
+		}
+		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 	}
 	var out *T
 	_, err = table.RetryOnConflict(ctx, func(int) error {
@@ -405,7 +416,7 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		}
 		out = &next
 		return nil
-	}, opts)
+	}, retry)
 	return out, err
 }
 
@@ -473,7 +484,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 }
 
 // Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *IntraPartitionIndexGetOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
 	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
 }
 
@@ -499,7 +510,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexLookupOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -523,7 +534,7 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 
 // Find returns the entities whose value in an index equals value, in the
 // index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexFindOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *FindOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -547,7 +558,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 
 // Range returns the entities whose value in an index lies in [lo, hi), in
 // the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *IntraPartitionIndexRangeOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -567,7 +578,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 
 // Prefix returns the entities whose value in an index starts with prefix,
 // in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *IntraPartitionIndexPrefixOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *PrefixOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -802,18 +813,3 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	}
 	return g, nil
 }
-
-// IntraPartitionIndexGetOptions configure IntraPartitionIndex.Get. There are none yet; pass nil.
-type IntraPartitionIndexGetOptions struct{}
-
-// IntraPartitionIndexLookupOptions configure IntraPartitionIndex.Lookup. There are none yet; pass nil.
-type IntraPartitionIndexLookupOptions struct{}
-
-// IntraPartitionIndexFindOptions configure IntraPartitionIndex.Find. There are none yet; pass nil.
-type IntraPartitionIndexFindOptions struct{}
-
-// IntraPartitionIndexRangeOptions configure IntraPartitionIndex.Range. There are none yet; pass nil.
-type IntraPartitionIndexRangeOptions struct{}
-
-// IntraPartitionIndexPrefixOptions configure IntraPartitionIndex.Prefix. There are none yet; pass nil.
-type IntraPartitionIndexPrefixOptions struct{}

@@ -306,7 +306,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutO
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityUpdateOptions) (err error) {
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *UpdateOptions) (err error) {
 	ctx, end := l.tr.Start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, "LargeEntity.Update", v, updateMode)
@@ -542,7 +542,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // Get reads the entity and every offloaded field: one request, plus one
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
-func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetOptions) (*T, error) {
+func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
 	if err := validKeys("LargeEntity.Get", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
@@ -590,7 +590,7 @@ func (z *Lazy[T]) Fields() []string {
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
-func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptions) error {
+func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
@@ -643,7 +643,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
-func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetLazyOptions) (*T, *Lazy[T], error) {
+func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *GetLazyOptions) (*T, *Lazy[T], error) {
 	if err := validKeys("LargeEntity.GetLazy", partitionKey, "RowKey", rowKey); err != nil {
 		return nil, nil, err
 	}
@@ -717,7 +717,7 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *LargeEntitySweepOptions) (_ int, err error) {
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *SweepOptions) (_ int, err error) {
 	ctx, end := l.tr.Start(ctx, "LargeEntity.Sweep", "", 1)
 	defer func() { end(err) }()
 	deleted := 0
@@ -783,20 +783,5 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 // LargeEntityPutOptions configure LargeEntity.Put. There are none yet; pass nil.
 type LargeEntityPutOptions struct{}
 
-// LargeEntityUpdateOptions configure LargeEntity.Update. There are none yet; pass nil.
-type LargeEntityUpdateOptions struct{}
-
-// LargeEntityGetOptions configure LargeEntity.Get. There are none yet; pass nil.
-type LargeEntityGetOptions struct{}
-
-// LazyLoadOptions configure Lazy.Load. There are none yet; pass nil.
-type LazyLoadOptions struct{}
-
-// LargeEntityGetLazyOptions configure LargeEntity.GetLazy. There are none yet; pass nil.
-type LargeEntityGetLazyOptions struct{}
-
 // LargeEntityDeleteOptions configure LargeEntity.Delete. There are none yet; pass nil.
 type LargeEntityDeleteOptions struct{}
-
-// LargeEntitySweepOptions configure LargeEntity.Sweep. There are none yet; pass nil.
-type LargeEntitySweepOptions struct{}

@@ -871,7 +871,7 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
 // read whole from the primaries' table (one read of the list, then a point
 // read a primary; IDs whose primary is gone are skipped).
-func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *LookupEntitiesOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
 			return m.lists[i].LookupEntities(ctx, partitionKey, value, nil)

@@ -16,20 +16,11 @@ import (
 type IDList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
-	Add(ctx context.Context, value, id string, options *IDListAddOptions) error
-	Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error
+	Add(ctx context.Context, value, id string, options *AddOptions) error
+	Remove(ctx context.Context, value, id string, options *RemoveOptions) error
 	// IDs returns the list: one request.
-	IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error)
+	IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error)
 }
-
-// IDListAddOptions configure IDList.Add. There are none yet; pass nil.
-type IDListAddOptions struct{}
-
-// IDListRemoveOptions configure IDList.Remove. There are none yet; pass nil.
-type IDListRemoveOptions struct{}
-
-// IDListIDsOptions configure IDList.IDs. There are none yet; pass nil.
-type IDListIDsOptions struct{}
 
 // RemoteIndexEntities keeps value → IDs lists as index entities in another
 // partition or table (option 3: the guide's EmployeeDetails for a last
@@ -79,7 +70,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *AddOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
 	}
@@ -117,14 +108,14 @@ func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
+func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
 	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
 		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
 // IDs returns value's list: one query.
-func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
+func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
 	return r.x.lookup(ctx, "RemoteIndexEntities.IDs", r.partition, value)
 }
 

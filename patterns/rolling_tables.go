@@ -74,13 +74,9 @@ func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys
 	return r, nil
 }
 
-// RollingTablesTableForOptions configure RollingTables.TableFor. There are
-// none yet; pass nil.
-type RollingTablesTableForOptions struct{}
-
 // TableFor returns the table of at's period, creating it on first use (one
 // request, then none).
-func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *RollingTablesTableForOptions) (*table.Table[T], error) {
+func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *TableForOptions) (*table.Table[T], error) {
 	start := r.period.Start(at)
 	r.mu.Lock()
 	name, ok := r.known[start]
@@ -198,13 +194,9 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 	}
 }
 
-// RollingTablesExpireOptions configure RollingTables.Expire. There are none
-// yet; pass nil.
-type RollingTablesExpireOptions struct{}
-
 // Expire drops the tables of periods that ended more than Retention ago:
 // one request to list, then one per dropped table. It returns their names.
-func (r *RollingTables[T]) Expire(ctx context.Context, options *RollingTablesExpireOptions) ([]string, error) {
+func (r *RollingTables[T]) Expire(ctx context.Context, options *ExpireOptions) ([]string, error) {
 	ts, err := r.tables(ctx, "RollingTables.Expire")
 	if err != nil {
 		return nil, err

@@ -272,7 +272,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
-func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *WideEntityGetOptions) (*Wide, error) {
+func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *GetOptions) (*Wide, error) {
 	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
 }
 
@@ -343,9 +343,6 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	_, err = batch.Submit(ctx, w.client, ops, nil)
 	return err
 }
-
-// WideEntityGetOptions configure WideEntity.Get. There are none yet; pass nil.
-type WideEntityGetOptions struct{}
 
 // WideEntityDeleteOptions configure WideEntity.Delete. There are none yet; pass nil.
 type WideEntityDeleteOptions struct{}
