@@ -168,19 +168,19 @@ func (m *Mover[T]) setAttributes(ctx context.Context, attrs ...tracing.Attribute
 // Type is the message type to register Handle under.
 func (m *Mover[T]) Type() string { return m.msgType }
 
-// MoverRequestOptions configure Mover.Request. It has no fields yet: nil
+// RequestOptions configure Mover.Request. It has no fields yet: nil
 // is the only value today.
-type MoverRequestOptions struct{}
+type RequestOptions struct{}
 
-// MoverRequestValueOptions configure Mover.RequestValue. It has no fields
+// RequestValueOptions configure Mover.RequestValue. It has no fields
 // yet: nil is the only value today.
-type MoverRequestValueOptions struct{}
+type RequestValueOptions struct{}
 
 // Request asks for the entity under the keys to be moved, at its current
 // version: two requests (a read, for the version, and the enqueue). A
 // missing entity is table.ErrNotFound and sends nothing. When you have
 // just read the entity, RequestValue saves the read.
-func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *MoverRequestOptions) error {
+func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *RequestOptions) error {
 	if err := validMoveKeys(partitionKey, rowKey); err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *
 // RequestValue asks for v's entity to be moved at the version v was read
 // at (its ETag): one request (the enqueue). Without an ETag in v it fails
 // with table.ErrNoETag before any request.
-func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *MoverRequestValueOptions) error {
+func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOptions) error {
 	if v == nil {
 		return &table.InputError{Op: "Mover.Request", Rule: table.ErrNilValue}
 	}
