@@ -160,7 +160,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *Su
 	if !tx.tr.Enabled() {
 		return tx.submit(ctx, client, opts)
 	}
-	ctx, end := tx.tr.Start(ctx, "Transaction.Submit", tx.PartitionKey(), tx.Len())
+	ctx, end := tx.tr.Start(ctx, opTransactionSubmit, tx.PartitionKey(), tx.Len())
 	res, err := tx.submit(ctx, client, opts)
 	end(err)
 	return res, err

@@ -241,7 +241,7 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op], _ *WriteOptions) (
 	if w.optErr != nil {
 		return Summary{}, w.optErr
 	}
-	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, "Writer.Write")
+	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, opWriterWrite)
 	defer func() {
 		w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
 			trace.Attr(trace.AttrOperations, sum.Operations),

@@ -196,14 +196,14 @@ func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *
 // with table.ErrNoETag before any request.
 func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "Mover.Request", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opMoverRequest, Rule: table.ErrNilValue}
 	}
 	meta := m.from.Meta(v)
 	if err := validMoveKeys(meta.PartitionKey, meta.RowKey); err != nil {
 		return err
 	}
 	if meta.ETag == "" {
-		return &table.InputError{Op: "Mover.Request", Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
+		return &table.InputError{Op: opMoverRequest, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
 	}
 	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
 	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
@@ -211,10 +211,10 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOption
 
 func validMoveKeys(partitionKey, rowKey string) error {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return &table.InputError{Op: "Mover.Request", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: opMoverRequest, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rowKey); err != nil {
-		return &table.InputError{Op: "Mover.Request", Field: "RowKey", Rule: err}
+		return &table.InputError{Op: opMoverRequest, Field: "RowKey", Rule: err}
 	}
 	return nil
 }
@@ -402,7 +402,7 @@ func batchDefaults(opts *BatchOptions) *BatchOptions {
 
 // moveBatches dequeues and moves batches until the queue is empty.
 func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) (err error) {
-	ctx, end := m.tracer.Start(ctx, "Mover.MoveBatches")
+	ctx, end := m.tracer.Start(ctx, opMoverMoveBatches)
 	before := *st
 	defer func() {
 		m.setAttributes(ctx,

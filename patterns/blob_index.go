@@ -108,9 +108,9 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 // Add puts id in value's list.
 func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptions) error {
 	if err := idlist.CheckID(id); err != nil {
-		return &table.InputError{Op: "BlobIndex.Add", Field: "id", Rule: err}
+		return &table.InputError{Op: opBlobIndexAdd, Field: "id", Rule: err}
 	}
-	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, opBlobIndexAdd, value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
 		}
@@ -120,7 +120,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptio
 
 // Remove takes id out of value's list.
 func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
-	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, opBlobIndexRemove, value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
 			return ids, false
@@ -133,7 +133,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *Remov
 func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: opBlobIndexIDs, Field: "value", Rule: err}
 	}
 	ids, _, err := b.read(ctx, name)
 	return ids, err

@@ -163,7 +163,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, optio
 func (l *BlobLog) Flush(ctx context.Context, options *FlushOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ctx, end := l.tr.Start(ctx, "BlobLog.Flush", "", len(l.buf))
+	ctx, end := l.tr.Start(ctx, opBlobLogFlush, "", len(l.buf))
 	defer func() { end(err) }()
 	if len(l.buf) == 0 {
 		return nil

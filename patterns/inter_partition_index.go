@@ -213,12 +213,12 @@ func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
 func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexPut, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opInterPartitionIndexPut, Rule: table.ErrNilValue}
 	}
-	next, err := x.addrs("InterPartitionIndex.Put", v)
+	next, err := x.addrs(opInterPartitionIndexPut, v)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
 	if cur != nil {
-		prev, err := x.addrs("InterPartitionIndex.Put", cur)
+		prev, err := x.addrs(opInterPartitionIndexPut, cur)
 		if err != nil {
 			return err
 		}
@@ -258,12 +258,12 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexDelete, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opInterPartitionIndexDelete, Rule: table.ErrNilValue}
 	}
-	prev, err := x.addrs("InterPartitionIndex.Delete", v)
+	prev, err := x.addrs(opInterPartitionIndexDelete, v)
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, 
 // stale when they still belong to this primary. A message of another type
 // (another index's) is refused as permanent, never applied to this index.
 func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Handle", "", 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandle, "", 1)
 	defer func() { end(err) }()
 	if m.Type != x.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
@@ -346,7 +346,7 @@ func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
 	if v == nil {
 		return nil, nil
 	}
-	want, err := x.addrs("InterPartitionIndex.Handle", v)
+	want, err := x.addrs(opInterPartitionIndexHandle, v)
 	if err != nil {
 		return nil, consistency.Permanent(err)
 	}
@@ -370,7 +370,7 @@ func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string,
 	want := make([]copyAddr, len(x.defs))
 	if v != nil {
 		var err error
-		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
+		if want, err = x.addrs(opInterPartitionIndexHandle, v); err != nil {
 			return consistency.Permanent(err)
 		}
 	}
@@ -409,7 +409,7 @@ func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := validKeys("InterPartitionIndex.Lookup", partitionKey, "value", value); err != nil {
+	if err := validKeys(opInterPartitionIndexLookup, partitionKey, "value", value); err != nil {
 		return nil, err
 	}
 	c, err := x.copies[i].Get(ctx, partitionKey, value, nil)
@@ -460,7 +460,7 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 // so it finds the orphans of primaries deleted there as a whole-table
 // Verify does.
 func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
-	if err := checkVerifyOptions("InterPartitionIndex.Verify", opts); err != nil {
+	if err := checkVerifyOptions(opInterPartitionIndexVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(x, x.reportName(), opts)
@@ -496,7 +496,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 		}
 		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
 		r.Primaries++
-		want, err := x.addrs("InterPartitionIndex.Verify", v)
+		want, err := x.addrs(opInterPartitionIndexVerify, v)
 		if err != nil {
 			return nil, err
 		}
@@ -567,10 +567,10 @@ func (x *InterPartitionIndex[T]) reportName() string {
 // opts.Progress, when set, is called per item fixed; PerTransaction does
 // not apply (copies in other partitions take a request each).
 func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
-	if err := checkReport("InterPartitionIndex.Repair", x, r); err != nil {
+	if err := checkReport(opInterPartitionIndexRepair, x, r); err != nil {
 		return sum, err
 	}
-	if err := checkRepairOptions("InterPartitionIndex.Repair", opts); err != nil {
+	if err := checkRepairOptions(opInterPartitionIndexRepair, opts); err != nil {
 		return sum, err
 	}
 	total := len(r.toFix) + len(r.orphans)

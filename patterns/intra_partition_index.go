@@ -230,9 +230,9 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
 func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Add", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexAdd, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
-	copies, err := x.plan("IntraPartitionIndex.Add", v)
+	copies, err := x.plan(opIntraPartitionIndexAdd, v)
 	if err != nil {
 		return err
 	}
@@ -282,9 +282,9 @@ type PutOptions[T any] struct {
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
 func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexPut, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
-	next, err := x.plan("IntraPartitionIndex.Put", v)
+	next, err := x.plan(opIntraPartitionIndexPut, v)
 	if err != nil {
 		return err
 	}
@@ -304,12 +304,12 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	cm := x.tbl.Meta(cur)
 	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
-		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
+		return &table.InputError{Op: opIntraPartitionIndexPut, Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
 	}
 	if cm.ETag == "" {
-		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+		return &table.InputError{Op: opIntraPartitionIndexPut, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
 	}
-	prev, err := x.plan("IntraPartitionIndex.Put", cur)
+	prev, err := x.plan(opIntraPartitionIndexPut, cur)
 	if err != nil {
 		return err
 	}
@@ -380,15 +380,15 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 // copies are always written whole); opts.Create is refused with
 // table.ErrInvalidValue before any request: Add a new entity instead.
 func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexModify, partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+		return nil, &table.InputError{Op: opIntraPartitionIndexModify, Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
 	var retry *table.RetryOptions
 	if opts != nil {
 		if opts.Create {
-			return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Field: "Create", Rule: table.ErrInvalidValue,
+			return nil, &table.InputError{Op: opIntraPartitionIndexModify, Field: "Create", Rule: table.ErrInvalidValue,
 				Detail: "an intra-partition index cannot create in Modify; use Add"}
 		}
 		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
@@ -445,7 +445,7 @@ type DeleteOptions[T any] struct {
 
 // Delete removes the entity and every copy in one transaction.
 func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Delete", partitionKey, 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	var cur *T
 	if opts != nil {
@@ -461,7 +461,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			return err
 		}
 	}
-	prev, err := x.plan("IntraPartitionIndex.Delete", cur)
+	prev, err := x.plan(opIntraPartitionIndexDelete, cur)
 	if err != nil {
 		return err
 	}
@@ -520,10 +520,10 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	rk := x.defs[i].Prefix + value
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "value", Rule: err}
 	}
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "PartitionKey", Rule: err}
 	}
 	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
@@ -670,7 +670,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
-		want, err := x.plan("IntraPartitionIndex.Verify", v)
+		want, err := x.plan(opIntraPartitionIndexVerify, v)
 		if err != nil {
 			return err
 		}
@@ -729,12 +729,12 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	if err := checkReport("IntraPartitionIndex.Repair", x, r); err != nil {
+	if err := checkReport(opIntraPartitionIndexRepair, x, r); err != nil {
 		return RepairSummary{}, err
 	}
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Repair", r.Partition, r.problems())
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexRepair, r.Partition, r.problems())
 	defer func() { end(err) }()
-	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
+	if err := checkRepairOptions(opIntraPartitionIndexRepair, opts); err != nil {
 		return RepairSummary{}, err
 	}
 	byPrimary := map[[2]string][]IndexIssue{}
@@ -793,7 +793,7 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	// The guard: a merge of no property, which changes nothing but the
 	// ETag, and fails if the primary changed since Verify read it.
 	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
-	want, err := x.plan("IntraPartitionIndex.Repair", v)
+	want, err := x.plan(opIntraPartitionIndexRepair, v)
 	if err != nil {
 		return g, err
 	}

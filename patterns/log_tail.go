@@ -64,11 +64,11 @@ func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T, opti
 // AppendAt adds v as written at instant at.
 func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.Time, v *T, options *AppendAtOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "LogTail.Append", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opLogTailAppend, Rule: table.ErrNilValue}
 	}
 	rk, err := l.keys.Next(at)
 	if err != nil {
-		return &table.InputError{Op: "LogTail.Append", Field: "time", Rule: err}
+		return &table.InputError{Op: opLogTailAppend, Field: "time", Rule: err}
 	}
 	m := l.tbl.Meta(v)
 	m.PartitionKey, m.RowKey = partitionKey, rk
@@ -84,7 +84,7 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 // they shortened is followed by the next.
 func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *LatestOptions) ([]*T, error) {
 	if n < 1 || n > table.MaxPageSize {
-		return nil, &table.InputError{Op: "LogTail.Latest", Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
+		return nil, &table.InputError{Op: opLogTailLatest, Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
 	}
 	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, logKeysTo), Top: n}
 	var out []*T
@@ -143,7 +143,7 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 	_, hi := keys.PrefixRange(keys.InvertedTicks(from))
 	if to.Before(from) {
 		return func(yield func(*T, error) bool) {
-			yield(nil, &table.InputError{Op: "LogTail.Between", Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+			yield(nil, &table.InputError{Op: opLogTailBetween, Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
 		}
 	}
 	if !to.After(from) {

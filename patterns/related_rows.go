@@ -50,7 +50,7 @@ func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, opti
 func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, options *ReadOptions) ([]any, error) {
 	prefix, err := r.keys.Prefix(parentID)
 	if err != nil {
-		return nil, &table.InputError{Op: "RelatedRows.Read", Field: "parentID", Rule: err}
+		return nil, &table.InputError{Op: opRelatedRowsRead, Field: "parentID", Rule: err}
 	}
 	_, hi := keys.PrefixRange(prefix)
 	var out []any
