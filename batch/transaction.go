@@ -147,7 +147,7 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 }
 
 // Submit sends the transaction: one request. On a client built with
-// table.ClientOptions (or table's constructors) tablekit writes the $batch
+// table.ClientOptions tablekit writes the $batch
 // body itself and reads the answer once; on any other client the SDK
 // builds it, and an update or upsert whose keys hold a single quote, which
 // the SDK cannot send, is refused before any request (ErrQuoteInKey). On success every typed value's

@@ -44,7 +44,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	opts := &aztables.ClientOptions{}
 	opts.Transport = f
 	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = time.Millisecond, time.Millisecond
-	client, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", table.ClientOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestHasPathSendsNothing(t *testing.T) {
 	s := &seen{}
 	opts := &aztables.ClientOptions{}
 	opts.Transport = s
-	wired, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	wired, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", table.ClientOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 )
@@ -14,10 +13,9 @@ import (
 // through that client's own pipeline, so that the client's authentication,
 // retry, logging and tracing policies apply to them as to any request (the
 // SDK keeps its pipeline unexported; a per-call policy is the public way
-// in). Clients built with ClientOptions, or with this package's
-// constructors, have it; every tablekit operation finds out by itself
-// whether a client has it and takes the SDK's own path when
-// it does not. What it buys: queries and point reads decode the service's
+// in). Clients built with ClientOptions have it; every tablekit operation
+// finds out by itself whether a client has it and takes the SDK's own path
+// when it does not. What it buys: queries and point reads decode the service's
 // bytes once instead of the SDK's map round trip; transactions are written
 // in one buffer; and batch updates and upserts on keys with a single quote
 // (O'Brien), which the SDK cannot send, work.
@@ -31,8 +29,8 @@ import (
 
 // ClientOptions returns a copy of opts (nil: the zero options) with
 // tablekit's per-call policy added to PerCallPolicies, once however often
-// it is called on its own result. Build clients with it, as with the
-// constructors below:
+// it is called on its own result. Build clients with the SDK's
+// constructors and it:
 //
 //	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
 func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
@@ -42,48 +40,6 @@ func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
 	}
 	wirepolicy.Add(&o.ClientOptions)
 	return &o
-}
-
-// NewServiceClientFromConnectionString is
-// aztables.NewServiceClientFromConnectionString with ClientOptions(options).
-func NewServiceClientFromConnectionString(connectionString string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientFromConnectionString(connectionString, ClientOptions(options))
-}
-
-// NewServiceClient is aztables.NewServiceClient (Microsoft Entra ID) with
-// ClientOptions(options).
-func NewServiceClient(serviceURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClient(serviceURL, cred, ClientOptions(options))
-}
-
-// NewServiceClientWithSharedKey is aztables.NewServiceClientWithSharedKey
-// with ClientOptions(options).
-func NewServiceClientWithSharedKey(serviceURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientWithSharedKey(serviceURL, cred, ClientOptions(options))
-}
-
-// NewServiceClientWithNoCredential is aztables.NewServiceClientWithNoCredential
-// (a SAS in the URL) with ClientOptions(options).
-func NewServiceClientWithNoCredential(serviceURL string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientWithNoCredential(serviceURL, ClientOptions(options))
-}
-
-// NewClient is aztables.NewClient (one table, Microsoft Entra ID) with
-// ClientOptions(options).
-func NewClient(tableURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClient(tableURL, cred, ClientOptions(options))
-}
-
-// NewClientWithSharedKey is aztables.NewClientWithSharedKey with
-// ClientOptions(options).
-func NewClientWithSharedKey(tableURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClientWithSharedKey(tableURL, cred, ClientOptions(options))
-}
-
-// NewClientWithNoCredential is aztables.NewClientWithNoCredential (a SAS in
-// the URL) with ClientOptions(options).
-func NewClientWithNoCredential(tableURL string, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClientWithNoCredential(tableURL, ClientOptions(options))
 }
 
 // wirePath remembers what a Table's requests showed about its client
