@@ -83,7 +83,7 @@ func sizeBoundsWhatIsSent(t *testing.T, sdk bool) {
 		e.Payload = strings.Repeat("<&>", 300) + "é😀"
 		escaped = append(escaped, batch.Upsert(e, table.Replace))
 		k := &Event{Meta: table.Meta{PartitionKey: "ü p%", RowKey: fmt.Sprintf("ключ %d", i)}}
-		quoted = append(quoted, batch.UpdateAny(k, table.Merge))
+		quoted = append(quoted, batch.Update(k, table.Merge).IfMatch(azcore.ETagAny))
 		deletes = append(deletes, batch.Delete("d", keys.Uint64(uint64(i))))
 	}
 	cases["100 small adds"], cases["HTML-escaped payloads"], cases["escaped keys"], cases["deletes"] = small, escaped, quoted, deletes
@@ -122,7 +122,7 @@ func TestTransactionBuilder(t *testing.T) {
 	if tx.Len() != 1 {
 		t.Fatal("a refused operation was kept")
 	}
-	for _, bad := range []batch.Op{{}, batch.Raw(batch.KindAdd, []byte(`{"RowKey":"x"}`), nil), batch.Raw(batch.KindAdd, []byte(`nope`), nil), batch.DeleteIf("p", "r", "")} {
+	for _, bad := range []batch.Op{{}, batch.Raw(batch.KindAdd, []byte(`{"RowKey":"x"}`), nil), batch.Raw(batch.KindAdd, []byte(`nope`), nil), batch.Delete("p", "r").IfMatch("")} {
 		if err := tx.Append(bad); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
@@ -135,7 +135,7 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts[1].ActionType != aztables.TransactionTypeUpdateMerge || *acts[1].IfMatch != etag {
 		t.Fatalf("raw action = %+v", acts[1])
 	}
-	if err := tx.Append(batch.UpdateAny(ev("p", 9), table.Replace)); err != nil {
+	if err := tx.Append(batch.Update(ev("p", 9), table.Replace).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)
 	}
 	if acts := tx.Actions(); *acts[2].IfMatch != azcore.ETagAny {
@@ -147,7 +147,7 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts := tx.Actions(); string(acts[3].Entity) != `{"PartitionKey":"p","RowKey":"O''Brien"}` {
 		t.Fatalf("a delete's keys go to the URL only, OData-quoted: %s", acts[3].Entity)
 	}
-	if err := tx.Append(batch.UpdateAny(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, table.Merge)); err != nil {
+	if err := tx.Append(batch.Update(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatalf("quote in an update's key (sent on the wire path; refused at Submit without it): %v", err)
 	}
 	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien2"}})); err != nil {

@@ -26,7 +26,7 @@
 // patterns); do not use them to batch unrelated partitions, which they
 // cannot span.
 //
-// On a client built with table.ClientOptions (or table's constructors)
+// On a client built with table.ClientOptions
 // tablekit writes each $batch body itself. aztables v1.4.1 writes a batch
 // operation's keys into its URL without doubling single quotes, so on any
 // other client updates and upserts whose keys contain ' are refused with

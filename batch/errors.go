@@ -30,8 +30,8 @@ var (
 	// ErrQuoteInKey: a batch update or upsert on keys with a single quote
 	// (O'Brien), submitted through a client without tablekit's policy.
 	// The SDK cannot send it (see Submit); clients built with
-	// table.ClientOptions or table's constructors can.
-	ErrQuoteInKey   = errors.New("single quote in a key of a batch update or upsert: the SDK cannot send it; build the client with table.ClientOptions or table.NewServiceClientFromConnectionString")
+	// table.ClientOptions can.
+	ErrQuoteInKey   = errors.New("single quote in a key of a batch update or upsert: the SDK cannot send it; build the client with table.ClientOptions")
 	ErrBadOperation = errors.New("bad operation")
 	// ErrBadOption: an option is outside its documented range (see
 	// WriterOptions, PlanOptions); returned before any request instead of

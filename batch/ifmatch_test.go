@@ -38,11 +38,6 @@ func TestOpIfMatch(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	// Deprecated spellings keep working.
-	blind.ETag = ""
-	if _, err := batch.Submit(ctx, c, []batch.Op{batch.UpdateAny(blind, table.Merge)}, nil); err != nil {
-		t.Fatal(err)
-	}
 
 	svc.ResetCounts()
 	for name, op := range map[string]batch.Op{

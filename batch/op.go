@@ -70,7 +70,7 @@ func (k Kind) action() aztables.TransactionType {
 }
 
 // Op is one operation of a transaction. Build it with Add, Upsert, Update,
-// UpdateAny, Delete, DeleteIf, DeleteValue or Raw; it is encoded (and its
+// Delete, DeleteValue or Raw; it is encoded (and its
 // value checked against the service's limits) when it joins a Transaction.
 type Op struct {
 	Kind    Kind
@@ -133,30 +133,9 @@ func Update(v any, mode table.UpdateMode) Op {
 	return Op{Kind: k, value: v, useETag: true}
 }
 
-// UpdateAny changes the existing entity whatever its version (If-Match: *);
-// the transaction fails with 404 if it does not exist.
-//
-// Deprecated: use Update(v, mode).IfMatch(azcore.ETagAny), the one way
-// tablekit takes a condition. UpdateAny keeps working.
-func UpdateAny(v any, mode table.UpdateMode) Op {
-	k := KindUpdateMerge
-	if mode == table.Replace {
-		k = KindUpdateReplace
-	}
-	return Op{Kind: k, value: v}
-}
-
 // Delete removes an entity whatever its version.
 func Delete(partitionKey, rowKey string) Op {
 	return Op{Kind: KindDelete, pk: partitionKey, rk: rowKey}
-}
-
-// DeleteIf removes an entity only at version etag.
-//
-// Deprecated: use Delete(partitionKey, rowKey).IfMatch(etag), the one way
-// tablekit takes a condition. DeleteIf keeps working.
-func DeleteIf(partitionKey, rowKey string, etag azcore.ETag) Op {
-	return Op{Kind: KindDelete, pk: partitionKey, rk: rowKey, ifMatch: etag, useETag: true}
 }
 
 // DeleteValue removes v's entity only at the version v was read at.
@@ -262,12 +241,9 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 			return nil, err
 		}
 		e.pk, e.rk, e.body = o.pk, o.rk, deleteKeysJSON(o.pk, o.rk)
-		if o.useETag {
-			if o.ifMatch == "" {
-				return nil, &table.InputError{Op: "DeleteIf", Field: "ETag", Rule: table.ErrNoETag, Detail: "empty ETag"}
-			}
-			e.ifMatch = o.ifMatch
-		}
+		// An empty ifMatch (any version) is sent as *; IfMatch("") was
+		// refused above.
+		e.ifMatch = o.ifMatch
 	default:
 		return nil, &table.InputError{Op: o.Kind.String(), Rule: table.ErrNilValue, Detail: "no value"}
 	}

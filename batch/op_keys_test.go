@@ -27,7 +27,7 @@ func TestOperationKeysAreValidatedBeforeSending(t *testing.T) {
 	}{
 		{"delete, bad RowKey", batch.Delete("p", "r/1"), "RowKey"},
 		{"delete, bad PartitionKey", batch.Delete("p/1", "r"), "PartitionKey"},
-		{"conditional delete, bad RowKey", batch.DeleteIf("p", "r#1", etag), "RowKey"},
+		{"conditional delete, bad RowKey", batch.Delete("p", "r#1").IfMatch(etag), "RowKey"},
 		{"delete of a value, bad RowKey", batch.DeleteValue(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "r?1", ETag: etag}}), "RowKey"},
 		{"delete of a value, bad PartitionKey", batch.DeleteValue(&Event{Meta: table.Meta{PartitionKey: "p\\1", RowKey: "r", ETag: etag}}), "PartitionKey"},
 		{"raw add, bad RowKey", batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r/1"}`), nil), "RowKey"},

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/trace"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -146,7 +147,7 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 }
 
 // Submit sends the transaction: one request. On a client built with
-// table.ClientOptions (or table's constructors) tablekit writes the $batch
+// table.ClientOptions tablekit writes the $batch
 // body itself and reads the answer once; on any other client the SDK
 // builds it, and an update or upsert whose keys hold a single quote, which
 // the SDK cannot send, is refused before any request (ErrQuoteInKey). On success every typed value's
@@ -159,7 +160,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *Su
 	if !tx.tr.Enabled() {
 		return tx.submit(ctx, client, opts)
 	}
-	ctx, end := tx.tr.Start(ctx, "Transaction.Submit", tx.PartitionKey(), tx.Len())
+	ctx, end := tx.tr.Start(ctx, opTransactionSubmit, tx.PartitionKey(), tx.Len())
 	res, err := tx.submit(ctx, client, opts)
 	end(err)
 	return res, err
@@ -186,7 +187,7 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 		// SDK's actions go out with the wire path's mark, so that a client
 		// with the policy sends tablekit's body in their place and one
 		// without sends the SDK's; either way one request, no probe.
-		x := &table.WireExchange{Body: tx.wireBody}
+		x := &wirepolicy.Exchange{Body: tx.wireBody}
 		res, err = tx.submitSDK(ctx, client, x)
 		var re *azcore.ResponseError
 		if x.Invoked || err == nil || errors.As(err, &re) {
@@ -217,11 +218,11 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 // the ETags from the raw answer, which the SDK parses and discards. With
 // x, a client that has tablekit's policy sends tablekit's body instead
 // (x.Invoked), whose answer x holds.
-func (tx *Transaction) submitSDK(ctx context.Context, client table.Client, x *table.WireExchange) (*Result, error) {
+func (tx *Transaction) submitSDK(ctx context.Context, client table.Client, x *wirepolicy.Exchange) (*Result, error) {
 	var raw *http.Response
 	ctx = policy.WithCaptureResponse(ctx, &raw)
 	if x != nil {
-		ctx = table.WithWireExchange(ctx, x)
+		ctx = wirepolicy.With(ctx, x)
 	}
 	_, err := client.SubmitTransaction(ctx, tx.Actions(), nil)
 	if err != nil {

@@ -12,28 +12,29 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
 )
 
-// errPolicySkipped: the client answered table.HasWirePath, but its policy
+// errPolicySkipped: the client answered wirepolicy.HasPath, but its policy
 // did not see the transaction (a policy before it answered instead); the
 // SDK then sent the placeholder operation (a delete guarded by an ETag no
 // entity has, which changes nothing), not the transaction.
 var errPolicySkipped = errors.New("batch: the client's tablekit policy did not see the transaction; nothing was written")
 
 // wirePaths remembers, per client, whether its pipeline has tablekit's
-// policy (table.HasWirePath), so that transactions planned together, or
+// policy (wirepolicy.HasPath), so that transactions planned together, or
 // written by one Writer, probe a client once.
 type wirePaths struct{ m sync.Map }
 
-// has answers from memory, or asks table.HasWirePath once (on a client
+// has answers from memory, or asks wirepolicy.HasPath once (on a client
 // without the policy a ledger counts that probe as one try, so known and
 // learn serve the transactions that need no probe).
 func (w *wirePaths) has(client table.Client) bool {
 	if has, ok := w.known(client); ok {
 		return has
 	}
-	has := table.HasWirePath(client)
+	has := wirepolicy.HasPath(client)
 	w.learn(client, has)
 	return has
 }
@@ -175,8 +176,8 @@ func (tx *Transaction) wireBody(tableURL string) ([]byte, string) {
 // submitWire sends tx as tablekit's own $batch body through the client's
 // tablekit policy.
 func (tx *Transaction) submitWire(ctx context.Context, client table.Client) (*Result, error) {
-	x := &table.WireExchange{Body: tx.wireBody}
-	_, err := client.SubmitTransaction(table.WithWireExchange(ctx, x), tx.placeholder(), nil)
+	x := &wirepolicy.Exchange{Body: tx.wireBody}
+	_, err := client.SubmitTransaction(wirepolicy.With(ctx, x), tx.placeholder(), nil)
 	if !x.Invoked {
 		if err == nil {
 			err = errPolicySkipped
@@ -216,6 +217,9 @@ func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
 	asAdd := op
 	asAdd.Kind = KindAdd
 	asAdd.explicit = false
+	// An explicit If-Match replaces the value's ETag, so the Add encode
+	// must not ask the value for one.
+	asAdd.useETag = op.useETag && !op.explicit
 	e, err := asAdd.encode(codec)
 	if err != nil {
 		return nil, err

@@ -46,8 +46,8 @@ func TestWireBodyWritesEachKindAsTheServiceReadsIt(t *testing.T) {
 		batch.Add(ent("a")),
 		batch.Upsert(ent("m"), table.Merge),
 		batch.Upsert(ent("r"), table.Replace),
-		batch.UpdateAny(ent("um"), table.Merge),
-		batch.UpdateAny(ent("ur"), table.Replace),
+		batch.Update(ent("um"), table.Merge).IfMatch(azcore.ETagAny),
+		batch.Update(ent("ur"), table.Replace).IfMatch(azcore.ETagAny),
 		batch.Delete("p", "d"),
 	}
 	for _, c := range []struct {
@@ -61,7 +61,7 @@ func TestWireBodyWritesEachKindAsTheServiceReadsIt(t *testing.T) {
 			rec := &bodyRecorder{}
 			opts := &aztables.ClientOptions{}
 			opts.Transport = rec
-			client, err := table.NewClientWithNoCredential(c.url, opts)
+			client, err := aztables.NewClientWithNoCredential(c.url, table.ClientOptions(opts))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -42,14 +44,14 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	opts := &aztables.ClientOptions{}
 	opts.Transport = f
 	opts.Retry.RetryDelay, opts.Retry.MaxRetryDelay = time.Millisecond, time.Millisecond
-	client, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", table.ClientOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
 	e.Set("Name", table.StringValue("O'Brien"))
 	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.UpdateAny(e, table.Merge)); err != nil {
+	if err := tx.Append(batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := tx.Submit(t.Context(), client, nil)
@@ -85,25 +87,25 @@ func (s *seen) Do(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
 }
 
-// table.HasWirePath asks the policy without a request; on a client without
+// wirepolicy.HasPath asks the policy without a request; on a client without
 // it the probe's context is already cancelled, so a transport that honours
 // the context (net/http's does) sends nothing.
-func TestHasWirePathSendsNothing(t *testing.T) {
+func TestHasPathSendsNothing(t *testing.T) {
 	s := &seen{}
 	opts := &aztables.ClientOptions{}
 	opts.Transport = s
-	wired, err := table.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
+	wired, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", table.ClientOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !table.HasWirePath(wired) || s.n != 0 {
-		t.Fatalf("HasWirePath of a client with the policy: %d requests reached the transport", s.n)
+	if !wirepolicy.HasPath(wired) || s.n != 0 {
+		t.Fatalf("HasPath of a client with the policy: %d requests reached the transport", s.n)
 	}
 	plain, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/Bench", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if table.HasWirePath(plain) || s.n != s.doneAt {
-		t.Fatalf("HasWirePath of a plain client: %d requests reached the transport, %d of them with a live context", s.n, s.n-s.doneAt)
+	if wirepolicy.HasPath(plain) || s.n != s.doneAt {
+		t.Fatalf("HasPath of a plain client: %d requests reached the transport, %d of them with a live context", s.n, s.n-s.doneAt)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
@@ -61,7 +62,8 @@ type WriterOptions struct {
 	Logger *slog.Logger
 	// IdempotentAdds makes a transaction of Adds that fails with
 	// EntityAlreadyExists count as committed when every one of its
-	// entities is already stored exactly as sent (table.SameProperties),
+	// entities is already stored exactly as sent (the same properties
+	// with the same values),
 	// as after a retry whose first response was lost: the SDK retried, the
 	// service answered 409, yet the transaction was committed. The check
 	// is one range query over the transaction's RowKeys. The price: a batch
@@ -240,7 +242,7 @@ func (w *Writer) Write(ctx context.Context, ops iter.Seq[Op], _ *WriteOptions) (
 	if w.optErr != nil {
 		return Summary{}, w.optErr
 	}
-	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, "Writer.Write")
+	ctx, end := trace.New(w.opts.TracingProvider).Start(ctx, opWriterWrite)
 	defer func() {
 		w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
 			trace.Attr(trace.AttrOperations, sum.Operations),
@@ -543,7 +545,7 @@ func (w *Writer) storedAsSent(ctx context.Context, tx *Transaction, te *Transact
 				return false, reads
 			}
 			if body, ok := sent[keys.RowKey]; ok {
-				if !table.SameProperties(body, raw) {
+				if !sameprops.Equal(body, raw) {
 					return false, reads
 				}
 				same++

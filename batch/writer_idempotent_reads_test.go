@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
@@ -17,7 +19,7 @@ func TestIdempotentAddsReadOnlyAfterAConflict(t *testing.T) {
 	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	w := batch.NewWriter(c, &batch.WriterOptions{IdempotentAdds: true})
-	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.UpdateAny(ev("p", 1), table.Merge)}), nil)
+	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Update(ev("p", 1), table.Merge).IfMatch(azcore.ETagAny)}), nil)
 	var we *batch.WriteError
 	if !errors.As(err, &we) || sum.Failed != 1 {
 		t.Fatalf("write: %+v %v; want the update to fail", sum, err)

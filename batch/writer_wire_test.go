@@ -41,7 +41,7 @@ func TestDefaultClientSendsQuotedKeys(t *testing.T) {
 	if err != nil || sum.Operations != 1 || svc.Count(fake.OpBatch) != 1 {
 		t.Fatalf("Writer: %+v %v, %d batches", sum, err, svc.Count(fake.OpBatch))
 	}
-	plan, err := batch.Plan([]batch.Op{batch.UpdateAny(e, table.Replace)}, nil)
+	plan, err := batch.Plan([]batch.Op{batch.Update(e, table.Replace).IfMatch(azcore.ETagAny)}, nil)
 	if err != nil || len(plan) != 1 {
 		t.Fatalf("Plan: %v %v", plan, err)
 	}
@@ -75,7 +75,7 @@ func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
 	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 0 || !strings.Contains(err.Error(), "table.ClientOptions") {
 		t.Fatalf("Writer: %v, want ErrQuoteInKey at operation 0 naming table.ClientOptions", err)
 	}
-	_, err = batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("O'Brien", 3)), batch.UpdateAny(e, table.Merge)}, nil)
+	_, err = batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("O'Brien", 3)), batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)}, nil)
 	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 1 {
 		t.Fatalf("Submit: %v, want ErrQuoteInKey at operation 1", err)
 	}

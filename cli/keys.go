@@ -104,14 +104,14 @@ func keyKinds() []keyKind {
 			encode: func(a []string) (string, error) { return keys.EncodeTuple(a...) }},
 		{name: "compound",
 			decode: func(k string) (string, error) {
-				parts := keys.Split(k)
+				parts := keys.Compound{}.Split(k)
 				if len(parts) < 2 {
 					return "", fmt.Errorf("no separator")
 				}
 				b, _ := json.Marshal(parts)
 				return string(b), nil
 			},
-			encode: func(a []string) (string, error) { return keys.Join(a...) }},
+			encode: func(a []string) (string, error) { return keys.Compound{}.Join(a...) }},
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // Sweeper is what "large sweep" needs of a large entity: the Sweep of
 // patterns.LargeEntity.
 type Sweeper interface {
-	Sweep(ctx context.Context, grace time.Duration, opts *patterns.LargeEntitySweepOptions) (int, error)
+	Sweep(ctx context.Context, grace time.Duration, opts *patterns.SweepOptions) (int, error)
 }
 
 // LargeRegistration is a large entity under the name the command line

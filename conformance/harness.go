@@ -152,7 +152,7 @@ func AccountHarness(tb testing.TB, connectionString string, lacks map[Capability
 		TableService: func(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
 			// tablekit's wire policy, as clients built as the README shows
 			// carry it.
-			return table.NewServiceClientFromConnectionString(cs, opts)
+			return aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(opts))
 		},
 		QueueService: func(opts *azqueue.ClientOptions) (*azqueue.ServiceClient, error) {
 			return azqueue.NewServiceClientFromConnectionString(cs, opts)

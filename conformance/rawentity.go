@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -427,7 +428,7 @@ func quotedKeysInBatch(t *testing.T, env backend) {
 	// each; on a client without tablekit's policy refused before anything
 	// reaches the service (the only try is the probe, which the transport
 	// refuses), nothing written, and the single-entity verbs do them.
-	wired := table.HasWirePath(tb.Client())
+	wired := wirepolicy.HasPath(tb.Client())
 	for i, name := range []string{"Update", "UpdateAny", "UpsertMerge", "UpsertReplace"} {
 		q3.Set("N", table.Int32Value(int32(10+i)))
 		op := map[string]batch.Op{

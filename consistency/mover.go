@@ -53,7 +53,7 @@ type TableTarget[T any] struct{ Table *table.Table[T] }
 // Put upserts v (replace). Its signature is Target's (see Target for why
 // it has no options).
 func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
-	return UpsertReplace(ctx, t.Table, v, nil)
+	return t.Table.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
 }
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
@@ -84,7 +84,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	if err := keys.ValidateBlobName(name); err != nil {
 		return Permanent(err)
 	}
-	return PutBlob(ctx, t.Blobs, t.Container, name, body, nil)
+	return putBlob(ctx, t.Blobs, t.Container, name, body)
 }
 
 // Source is where a Mover takes entities from. *table.Table[T] is one.
@@ -168,19 +168,19 @@ func (m *Mover[T]) setAttributes(ctx context.Context, attrs ...tracing.Attribute
 // Type is the message type to register Handle under.
 func (m *Mover[T]) Type() string { return m.msgType }
 
-// MoverRequestOptions configure Mover.Request. It has no fields yet: nil
+// RequestOptions configure Mover.Request. It has no fields yet: nil
 // is the only value today.
-type MoverRequestOptions struct{}
+type RequestOptions struct{}
 
-// MoverRequestValueOptions configure Mover.RequestValue. It has no fields
+// RequestValueOptions configure Mover.RequestValue. It has no fields
 // yet: nil is the only value today.
-type MoverRequestValueOptions struct{}
+type RequestValueOptions struct{}
 
 // Request asks for the entity under the keys to be moved, at its current
 // version: two requests (a read, for the version, and the enqueue). A
 // missing entity is table.ErrNotFound and sends nothing. When you have
 // just read the entity, RequestValue saves the read.
-func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *MoverRequestOptions) error {
+func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *RequestOptions) error {
 	if err := validMoveKeys(partitionKey, rowKey); err != nil {
 		return err
 	}
@@ -194,16 +194,16 @@ func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *
 // RequestValue asks for v's entity to be moved at the version v was read
 // at (its ETag): one request (the enqueue). Without an ETag in v it fails
 // with table.ErrNoETag before any request.
-func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *MoverRequestValueOptions) error {
+func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "Mover.Request", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opMoverRequest, Rule: table.ErrNilValue}
 	}
 	meta := m.from.Meta(v)
 	if err := validMoveKeys(meta.PartitionKey, meta.RowKey); err != nil {
 		return err
 	}
 	if meta.ETag == "" {
-		return &table.InputError{Op: "Mover.Request", Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
+		return &table.InputError{Op: opMoverRequest, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
 	}
 	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
 	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
@@ -211,10 +211,10 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *MoverRequestValueO
 
 func validMoveKeys(partitionKey, rowKey string) error {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return &table.InputError{Op: "Mover.Request", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: opMoverRequest, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rowKey); err != nil {
-		return &table.InputError{Op: "Mover.Request", Field: "RowKey", Rule: err}
+		return &table.InputError{Op: opMoverRequest, Field: "RowKey", Rule: err}
 	}
 	return nil
 }
@@ -402,7 +402,7 @@ func batchDefaults(opts *BatchOptions) *BatchOptions {
 
 // moveBatches dequeues and moves batches until the queue is empty.
 func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) (err error) {
-	ctx, end := m.tracer.Start(ctx, "Mover.MoveBatches")
+	ctx, end := m.tracer.Start(ctx, opMoverMoveBatches)
 	before := *st
 	defer func() {
 		m.setAttributes(ctx,

@@ -41,7 +41,7 @@ func TestMoveBatchesQuotedKeys(t *testing.T) {
 		cs := testenv.ConnectionString(t)
 		c := &counting{}
 		// As the README builds it.
-		tables, err := table.NewServiceClientFromConnectionString(cs, &aztables.ClientOptions{ClientOptions: c.opts()})
+		tables, err := aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(&aztables.ClientOptions{ClientOptions: c.opts()}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ var _ Queue = (*azqueue.QueueClient)(nil)
 
 // BlobStore keeps the blobs this package writes and reads by container and
 // name: payloads too large for a message (SenderOptions.Blobs,
-// WorkerOptions.Blobs), BlobTarget's entities and PutBlob's data.
+// WorkerOptions.Blobs), and BlobTarget's entities.
 //
 // It names no type of the Blob SDK on purpose: azblob pulls in Apache
 // Arrow, and a program that uses only queues and tables should not build

@@ -279,14 +279,14 @@ func (w *Worker) count(f func(*Stats)) {
 	w.mu.Unlock()
 }
 
-// WorkerRunOptions configure Worker.Run. It has no fields yet: nil is the
+// RunOptions configure Worker.Run. It has no fields yet: nil is the
 // only value today (the worker's own settings are its WorkerOptions), and
 // the parameter lets per-call options be added without breaking callers.
-type WorkerRunOptions struct{}
+type RunOptions struct{}
 
-// WorkerDrainOptions configure Worker.Drain. It has no fields yet: nil is
+// DrainOptions configure Worker.Drain. It has no fields yet: nil is
 // the only value today.
-type WorkerDrainOptions struct{}
+type DrainOptions struct{}
 
 // Run processes messages until ctx ends, then lets running handlers finish
 // for ShutdownGrace before cancelling them (their messages simply reappear).
@@ -294,7 +294,7 @@ type WorkerDrainOptions struct{}
 // (each failure was also logged at Warn as it happened), joined with the
 // last dequeue error if dequeues were still failing; nil when nothing
 // failed.
-func (w *Worker) Run(ctx context.Context, o *WorkerRunOptions) error {
+func (w *Worker) Run(ctx context.Context, o *RunOptions) error {
 	if w.optErr != nil {
 		return w.optErr
 	}
@@ -311,7 +311,7 @@ func (w *Worker) Run(ctx context.Context, o *WorkerRunOptions) error {
 // itself when nothing else went wrong, so a loop that expects some
 // failures can test err.(*FailureReport)), joined with a dequeue error
 // that ended it; nil when everything succeeded.
-func (w *Worker) Drain(ctx context.Context, o *WorkerDrainOptions) (Stats, error) {
+func (w *Worker) Drain(ctx context.Context, o *DrainOptions) (Stats, error) {
 	if w.optErr != nil {
 		return Stats{}, w.optErr
 	}

@@ -656,7 +656,7 @@ func ledgerTable(tb testing.TB, onAccount bool) (*aztables.Client, *ledger.Ledge
 		_, client := streamTable(tb, opts)
 		return client, l
 	}
-	svc, err := table.NewServiceClientFromConnectionString(testenv.ConnectionString(tb), opts)
+	svc, err := aztables.NewServiceClientFromConnectionString(testenv.ConnectionString(tb), table.ClientOptions(opts))
 	if err != nil {
 		tb.Fatal(err)
 	}

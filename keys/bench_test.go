@@ -11,7 +11,7 @@ var sink string
 func BenchmarkJoin(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		sink, _ = Join("000123", "2012")
+		sink, _ = Compound{}.Join("000123", "2012")
 	}
 }
 
@@ -82,7 +82,7 @@ func TestBuildersAllocateOnce(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	lk := LogKeys{Writer: "w1"}
 	cases := map[string]func(){
-		"Join":          func() { sink, _ = Join("000123", "2012") },
+		"Join":          func() { sink, _ = Compound{}.Join("000123", "2012") },
 		"EncodeTuple":   func() { sink, _ = EncodeTuple("Sales", "000123") },
 		"Int64":         func() { sink = Int64(-5) },
 		"Uint64":        func() { sink = Uint64(5) },

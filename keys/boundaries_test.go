@@ -45,10 +45,10 @@ func TestKeyLengthCountsUTF16Units(t *testing.T) {
 		t.Errorf("513 units: %v, want ErrTooLong", err)
 	}
 	// Join applies the same limit to the key it builds.
-	if k, err := Join(strings.Repeat("a", 255), strings.Repeat("b", 256)); err != nil || len(k) != 512 {
+	if k, err := (Compound{}).Join(strings.Repeat("a", 255), strings.Repeat("b", 256)); err != nil || len(k) != 512 {
 		t.Errorf("a joined key of 512 units: %q, %v", k, err)
 	}
-	if _, err := Join(strings.Repeat("a", 256), strings.Repeat("b", 256)); !errors.Is(err, ErrTooLong) {
+	if _, err := (Compound{}).Join(strings.Repeat("a", 256), strings.Repeat("b", 256)); !errors.Is(err, ErrTooLong) {
 		t.Errorf("a joined key of 513 units: %v, want ErrTooLong", err)
 	}
 }
@@ -57,10 +57,10 @@ func TestKeyLengthCountsUTF16Units(t *testing.T) {
 // the key would split differently.
 func TestJoinRefusesTheSeparatorAnywhere(t *testing.T) {
 	for _, part := range []string{"_a", "a_", "a_b", "_"} {
-		_, err := Join(part, "x")
+		_, err := Compound{}.Join(part, "x")
 		var ve *ValidationError
 		if !errors.As(err, &ve) || ve.Rule != ErrForbiddenChar || ve.Char != '_' || ve.Pos != strings.Index(part, "_") {
-			t.Errorf("Join(%q, x): %v, want the separator named at byte %d", part, err, strings.Index(part, "_"))
+			t.Errorf("Compound{}.Join(%q, x): %v, want the separator named at byte %d", part, err, strings.Index(part, "_"))
 		}
 	}
 }

@@ -79,12 +79,6 @@ func (c Compound) Prefix(parts ...string) (string, error) {
 	return k + c.sep(), nil
 }
 
-// Join joins parts with DefaultSeparator. See Compound.Join.
-func Join(parts ...string) (string, error) { return Compound{}.Join(parts...) }
-
-// Split splits key on DefaultSeparator. See Compound.Split.
-func Split(key string) []string { return Compound{}.Split(key) }
-
 func itoa(n int) string {
 	var b [20]byte
 	i := len(b)

@@ -7,10 +7,11 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-func ExampleJoin() {
-	k, _ := keys.Join("000123", "2012")
-	fmt.Println(k, keys.Split(k))
-	_, err := keys.Join("a_b", "c")
+func ExampleCompound() {
+	var c keys.Compound // the zero value joins with DefaultSeparator
+	k, _ := c.Join("000123", "2012")
+	fmt.Println(k, c.Split(k))
+	_, err := c.Join("a_b", "c")
 	fmt.Println(err != nil)
 	// Output:
 	// 000123_2012 [000123 2012]

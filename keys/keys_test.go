@@ -129,27 +129,27 @@ func TestValidateNames(t *testing.T) {
 }
 
 func TestCompound(t *testing.T) {
-	k, err := Join("000123", "2012")
+	k, err := Compound{}.Join("000123", "2012")
 	if err != nil || k != "000123_2012" {
 		t.Fatalf("Join = %q, %v", k, err)
 	}
-	if got := Split(k); !slices.Equal(got, []string{"000123", "2012"}) {
+	if got := (Compound{}).Split(k); !slices.Equal(got, []string{"000123", "2012"}) {
 		t.Fatalf("Split = %q", got)
 	}
 	c := Compound{Sep: "-"}
 	if k, _ := c.Join("a_b", "c"); k != "a_b-c" {
 		t.Fatalf("custom sep Join = %q", k)
 	}
-	if _, err := Join("a_b", "c"); !errors.Is(err, ErrForbiddenChar) || !errors.Is(err, ErrInvalidKey) {
+	if _, err := (Compound{}).Join("a_b", "c"); !errors.Is(err, ErrForbiddenChar) || !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("component with separator: %v", err)
 	}
-	if _, err := Join("a/b"); !errors.Is(err, ErrForbiddenChar) {
+	if _, err := (Compound{}).Join("a/b"); !errors.Is(err, ErrForbiddenChar) {
 		t.Fatalf("component with slash: %v", err)
 	}
-	if _, err := Join(); !errors.Is(err, ErrEmpty) {
+	if _, err := (Compound{}).Join(); !errors.Is(err, ErrEmpty) {
 		t.Fatalf("no components: %v", err)
 	}
-	if _, err := Join(strings.Repeat("a", 300), strings.Repeat("b", 300)); !errors.Is(err, ErrTooLong) {
+	if _, err := (Compound{}).Join(strings.Repeat("a", 300), strings.Repeat("b", 300)); !errors.Is(err, ErrTooLong) {
 		t.Fatalf("long: %v", err)
 	}
 	if _, err := (Compound{Sep: "/"}).Join("a"); !errors.Is(err, ErrForbiddenChar) {

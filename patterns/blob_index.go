@@ -105,11 +105,11 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptions) error {
 	if err := idlist.CheckID(id); err != nil {
-		return &table.InputError{Op: "BlobIndex.Add", Field: "id", Rule: err}
+		return &table.InputError{Op: opBlobIndexAdd, Field: "id", Rule: err}
 	}
-	return b.change(ctx, "BlobIndex.Add", value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, opBlobIndexAdd, value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
 		}
@@ -118,8 +118,8 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string, options *IDListAd
 }
 
 // Remove takes id out of value's list.
-func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
-	return b.change(ctx, "BlobIndex.Remove", value, func(ids []string) ([]string, bool) {
+func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
+	return b.change(ctx, opBlobIndexRemove, value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
 			return ids, false
@@ -129,10 +129,10 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *IDLis
 }
 
 // IDs returns value's list: one request.
-func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
+func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
-		return nil, &table.InputError{Op: "BlobIndex.IDs", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: opBlobIndexIDs, Field: "value", Rule: err}
 	}
 	ids, _, err := b.read(ctx, name)
 	return ids, err

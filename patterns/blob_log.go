@@ -134,12 +134,12 @@ func (l *BlobLog) hourPath(t time.Time) string {
 
 // Append buffers an entry stamped now, flushing when the buffer is full or
 // old enough. The entry is acknowledged only by a Flush that returns nil.
-func (l *BlobLog) Append(ctx context.Context, text string, options *BlobLogAppendOptions) error {
+func (l *BlobLog) Append(ctx context.Context, text string, options *AppendOptions) error {
 	return l.AppendAt(ctx, l.opts.Now(), text, nil)
 }
 
 // AppendAt buffers an entry with its own time.
-func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *BlobLogAppendAtOptions) error {
+func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *AppendAtOptions) error {
 	l.mu.Lock()
 	if len(l.buf) == 0 {
 		l.oldest = l.opts.Now()
@@ -159,10 +159,10 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, optio
 // moves to the next sequence number, after one read that tells such a blob
 // from this upload's own earlier attempt whose response was lost: the
 // blob's metadata carries the SHA-256 of its content).
-func (l *BlobLog) Flush(ctx context.Context, options *BlobLogFlushOptions) (err error) {
+func (l *BlobLog) Flush(ctx context.Context, options *FlushOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ctx, end := l.tr.Start(ctx, "BlobLog.Flush", "", len(l.buf))
+	ctx, end := l.tr.Start(ctx, opBlobLogFlush, "", len(l.buf))
 	defer func() { end(err) }()
 	if len(l.buf) == 0 {
 		return nil
@@ -258,7 +258,7 @@ func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) 
 
 // Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx
 // ends; then it flushes what is left.
-func (l *BlobLog) Run(ctx context.Context, options *BlobLogRunOptions) error {
+func (l *BlobLog) Run(ctx context.Context, options *RunOptions) error {
 	t := time.NewTicker(max(l.opts.MaxAge/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -282,7 +282,7 @@ func (l *BlobLog) Run(ctx context.Context, options *BlobLogRunOptions) error {
 }
 
 // Close flushes what is buffered.
-func (l *BlobLog) Close(ctx context.Context, options *BlobLogCloseOptions) error {
+func (l *BlobLog) Close(ctx context.Context, options *CloseOptions) error {
 	return l.Flush(ctx, nil)
 }
 
@@ -383,21 +383,6 @@ func skip(meta map[string]*string, from, until time.Time) bool {
 	last, ok2 := get("last")
 	return ok1 && ok2 && (last.Before(from) || !first.Before(until))
 }
-
-// BlobLogAppendOptions configure BlobLog.Append. There are none yet; pass nil.
-type BlobLogAppendOptions struct{}
-
-// BlobLogAppendAtOptions configure BlobLog.AppendAt. There are none yet; pass nil.
-type BlobLogAppendAtOptions struct{}
-
-// BlobLogFlushOptions configure BlobLog.Flush. There are none yet; pass nil.
-type BlobLogFlushOptions struct{}
-
-// BlobLogRunOptions configure BlobLog.Run. There are none yet; pass nil.
-type BlobLogRunOptions struct{}
-
-// BlobLogCloseOptions configure BlobLog.Close. There are none yet; pass nil.
-type BlobLogCloseOptions struct{}
 
 // DefaultMaxLogBlobBytes bounds what one compressed log blob may inflate
 // to: 256 MiB, the single Put Blob limit of the service versions before

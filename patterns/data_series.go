@@ -96,7 +96,7 @@ func (d *DataSeries[V]) Set(ctx context.Context, partitionKey, rowKey string, sl
 
 // SetMany writes several slots with one merge: one request.
 func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string, values map[int]V, opts *SetOptions) (azcore.ETag, error) {
-	e, err := d.entity("DataSeries.Set", partitionKey, rowKey, values)
+	e, err := d.entity(opDataSeriesSet, partitionKey, rowKey, values)
 	if err != nil {
 		return "", err
 	}
@@ -114,8 +114,8 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 }
 
 // Get reads the whole series with one point query.
-func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *DataSeriesGetOptions) (*Series[V], error) {
-	if err := validKeys("DataSeries.Get", partitionKey, "RowKey", rowKey); err != nil {
+func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*Series[V], error) {
+	if err := validKeys(opDataSeriesGet, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
 	e, err := d.tbl.Get(ctx, partitionKey, rowKey, nil)
@@ -144,6 +144,3 @@ func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, op
 	}
 	return s, nil
 }
-
-// DataSeriesGetOptions configure DataSeries.Get. There are none yet; pass nil.
-type DataSeriesGetOptions struct{}

@@ -55,9 +55,9 @@ func NewDenormalized[S, D any](src *table.Table[S], dst *table.Table[D], fields 
 // guarded by its ETag when it has one (upserted otherwise); each target
 // must exist (If-Match: *) and only the copied properties of it change.
 // Up to 99 targets.
-func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys []string, options *DenormalizedUpdateOptions) error {
+func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys []string, options *UpdateOptions) error {
 	if src == nil {
-		return &table.InputError{Op: "Denormalized.Update", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opDenormalizedUpdate, Rule: table.ErrNilValue}
 	}
 	m := d.src.Meta(src)
 	tx := batch.NewTransaction(nil)
@@ -70,7 +70,7 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 	}
 	for _, rk := range targetRowKeys {
 		if err := keys.ValidateRowKey(rk); err != nil {
-			return &table.InputError{Op: "Denormalized.Update", Field: "target", Rule: err}
+			return &table.InputError{Op: opDenormalizedUpdate, Field: "target", Rule: err}
 		}
 		v := new(D)
 		dm := d.dst.Meta(v)
@@ -88,6 +88,3 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 	_, err := tx.Submit(ctx, d.client, nil)
 	return err
 }
-
-// DenormalizedUpdateOptions configure Denormalized.Update. There are none yet; pass nil.
-type DenormalizedUpdateOptions struct{}

@@ -87,7 +87,7 @@ const PublishDelay = 30 * time.Second
 // its message sent around it, crash-safe (consistency.Sender.SendAround):
 // old is the value the entity had before, "" if none. Three requests
 // besides the write's.
-func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *EventualIndexEntitiesWriteOptions) error {
+func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *WriteOptions) error {
 	if e.badName != nil {
 		return e.badName
 	}
@@ -95,10 +95,10 @@ func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowK
 	// refuses would otherwise leave a message behind for a write that
 	// never happened.
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: opEventualIndexEntitiesWrite, Field: "PartitionKey", Rule: err}
 	}
 	if err := keys.ValidateRowKey(rowKey); err != nil {
-		return &table.InputError{Op: "EventualIndexEntities.Write", Field: "RowKey", Rule: err}
+		return &table.InputError{Op: opEventualIndexEntitiesWrite, Field: "RowKey", Rule: err}
 	}
 	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write, nil)
 }
@@ -145,7 +145,7 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 // enumerate its values (RemoteIndexEntities); a BlobIndex, whose port
 // cannot list blobs, is checked for the values the entities have.
 func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
-	if err := checkVerifyOptions("EventualIndexEntities.Verify", opts); err != nil {
+	if err := checkVerifyOptions(opEventualIndexEntitiesVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(e, "EventualIndexEntities("+e.msgType+")", opts)
@@ -229,10 +229,10 @@ func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 // opts.Progress, when set, is called per issue fixed; PerTransaction does
 // not apply (each list change is its own request).
 func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
-	if err := checkReport("EventualIndexEntities.Repair", e, r); err != nil {
+	if err := checkReport(opEventualIndexEntitiesRepair, e, r); err != nil {
 		return sum, err
 	}
-	if err := checkRepairOptions("EventualIndexEntities.Repair", opts); err != nil {
+	if err := checkRepairOptions(opEventualIndexEntitiesRepair, opts); err != nil {
 		return sum, err
 	}
 	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
@@ -276,6 +276,3 @@ func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, o
 	}
 	return sum, nil
 }
-
-// EventualIndexEntitiesWriteOptions configure EventualIndexEntities.Write. There are none yet; pass nil.
-type EventualIndexEntitiesWriteOptions struct{}

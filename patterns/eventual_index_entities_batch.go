@@ -56,7 +56,7 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 			errs[i] = err
 			continue
 		}
-		if err := validKeys("EventualIndexEntities.HandleBatch", bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
+		if err := validKeys(opEventualIndexEntitiesHandleBatch, bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
 			errs[i] = consistency.Permanent(err)
 			continue
 		}
@@ -145,12 +145,12 @@ func (r *RemoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 	for i, value := range values {
 		for _, id := range changes[value].add {
 			if err := idlist.CheckID(id); err != nil {
-				return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+				return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
 			}
 		}
 		p, err := r.x.valuePrefix(value)
 		if err != nil {
-			return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "value", Rule: err}
+			return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "value", Rule: err}
 		}
 		prefixes[i] = p
 	}

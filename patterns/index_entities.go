@@ -342,10 +342,10 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // success (one more read), as after a retry whose first response was
 // lost. nil opts means the defaults.
 func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (_ Stats, err error) {
-	ctx, end := x.tr.Start(ctx, "IndexEntities.Add", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opIndexEntitiesAdd, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return Stats{}, &table.InputError{Op: "IndexEntities.Add", Rule: table.ErrNilValue}
+		return Stats{}, &table.InputError{Op: opIndexEntitiesAdd, Rule: table.ErrNilValue}
 	}
 	m := x.tbl.Meta(v)
 	value := x.value(v)
@@ -354,7 +354,7 @@ func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions
 		if err := tx.Append(batch.Add(v)); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, "IndexEntities.Add", m.PartitionKey, value)
+		parts, err := x.read(ctx, opIndexEntitiesAdd, m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -385,11 +385,11 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntitiesRemoveOptions) (_ Stats, err error) {
-	ctx, end := x.tr.Start(ctx, "IndexEntities.Remove", partitionOf(x.tbl, v), 1)
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOptions) (_ Stats, err error) {
+	ctx, end := x.tr.Start(ctx, opIndexEntitiesRemove, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return Stats{}, &table.InputError{Op: "IndexEntities.Remove", Rule: table.ErrNilValue}
+		return Stats{}, &table.InputError{Op: opIndexEntitiesRemove, Rule: table.ErrNilValue}
 	}
 	m := x.tbl.Meta(v)
 	value := x.value(v)
@@ -402,7 +402,7 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 		if err := tx.Append(del); err != nil {
 			return nil, err
 		}
-		parts, err := x.read(ctx, "IndexEntities.Remove", m.PartitionKey, value)
+		parts, err := x.read(ctx, opIndexEntitiesRemove, m.PartitionKey, value)
 		if err != nil {
 			return nil, err
 		}
@@ -422,18 +422,18 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *IndexEntit
 // opts.Idempotent Change settles it by reading the primary (one more
 // request): stored exactly as next, the change counts as this call's, and
 // next gets the stored ETag.
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *IndexEntitiesChangeOptions) (_ Stats, err error) {
-	ctx, end := x.tr.Start(ctx, "IndexEntities.Change", partitionOf(x.tbl, next), 1)
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *ChangeOptions) (_ Stats, err error) {
+	ctx, end := x.tr.Start(ctx, opIndexEntitiesChange, partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
 	if prev == nil || next == nil {
-		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Rule: table.ErrNilValue}
+		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrNilValue}
 	}
 	pm, nm := x.tbl.Meta(prev), x.tbl.Meta(next)
 	if pm.PartitionKey != nm.PartitionKey || pm.RowKey != nm.RowKey {
-		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Rule: table.ErrInvalidValue, Detail: "prev and next are different entities"}
+		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrInvalidValue, Detail: "prev and next are different entities"}
 	}
 	if pm.ETag == "" {
-		return Stats{}, &table.InputError{Op: "IndexEntities.Change", Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
+		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
 	}
 	callerETag := nm.ETag
 	nm.ETag = pm.ETag // the guard: the version the change was made from
@@ -446,11 +446,11 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 		if oldV == newV {
 			return tx, nil
 		}
-		oldParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, oldV)
+		oldParts, err := x.read(ctx, opIndexEntitiesChange, pm.PartitionKey, oldV)
 		if err != nil {
 			return nil, err
 		}
-		newParts, err := x.read(ctx, "IndexEntities.Change", pm.PartitionKey, newV)
+		newParts, err := x.read(ctx, opIndexEntitiesChange, pm.PartitionKey, newV)
 		if err != nil {
 			return nil, err
 		}
@@ -497,8 +497,8 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *I
 // list spans so many parts that the service pages it). It is a range
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupOptions) ([]string, error) {
-	return x.lookup(ctx, "IndexEntities.Lookup", partitionKey, value)
+func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *LookupOptions) ([]string, error) {
+	return x.lookup(ctx, opIndexEntitiesLookup, partitionKey, value)
 }
 
 func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
@@ -519,7 +519,7 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *LookupEntitiesOptions) ([]*T, error) {
 	ids, err := x.Lookup(ctx, partitionKey, value, nil)
 	if err != nil {
 		return nil, err
@@ -566,7 +566,7 @@ type listState struct {
 // primary prefix (within a Model) or, alone, every row that no index of
 // this package wrote (copies and other lists are left alone).
 func (x *IndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
-	if err := checkVerifyOptions("IndexEntities.Verify", opts); err != nil {
+	if err := checkVerifyOptions(opIndexEntitiesVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(x, "IndexEntities("+x.prefix+")", opts)
@@ -660,12 +660,12 @@ func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
 func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	if err := checkReport("IndexEntities.Repair", x, r); err != nil {
+	if err := checkReport(opIndexEntitiesRepair, x, r); err != nil {
 		return RepairSummary{}, err
 	}
-	ctx, end := x.tr.Start(ctx, "IndexEntities.Repair", r.Partition, r.problems())
+	ctx, end := x.tr.Start(ctx, opIndexEntitiesRepair, r.Partition, r.problems())
 	defer func() { end(err) }()
-	if err := checkRepairOptions("IndexEntities.Repair", opts); err != nil {
+	if err := checkRepairOptions(opIndexEntitiesRepair, opts); err != nil {
 		return RepairSummary{}, err
 	}
 	var groups []repairGroup
@@ -737,11 +737,8 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	return g, nil
 }
 
-// IndexEntitiesRemoveOptions configure IndexEntities.Remove. There are none yet; pass nil.
-type IndexEntitiesRemoveOptions struct{}
-
-// IndexEntitiesChangeOptions configure IndexEntities.Change; nil means the defaults.
-type IndexEntitiesChangeOptions struct {
+// ChangeOptions configure IndexEntities.Change; nil means the defaults.
+type ChangeOptions struct {
 	// Idempotent makes a 412 at the primary a success when the primary is
 	// stored exactly as next (one more request, a read): what the SDK's
 	// retry meets after the first attempt's transaction committed and its
@@ -750,12 +747,6 @@ type IndexEntitiesChangeOptions struct {
 	// answer. Default: false, as in table.AddOptions.Idempotent.
 	Idempotent bool
 }
-
-// IndexEntitiesLookupOptions configure IndexEntities.Lookup. There are none yet; pass nil.
-type IndexEntitiesLookupOptions struct{}
-
-// IndexEntitiesLookupEntitiesOptions configure IndexEntities.LookupEntities. There are none yet; pass nil.
-type IndexEntitiesLookupEntitiesOptions struct{}
 
 // appendIDs returns the operations that add ids to value's list, as they
 // stand after parts: the last part filled as far as it holds, then new

@@ -214,12 +214,12 @@ func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 // without opts.Current). A crash after the enqueue leaves a message that
 // appears after PublishDelay and converges to whatever the primary is then.
 func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexPut, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return &table.InputError{Op: "InterPartitionIndex.Put", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opInterPartitionIndexPut, Rule: table.ErrNilValue}
 	}
-	next, err := x.addrs("InterPartitionIndex.Put", v)
+	next, err := x.addrs(opInterPartitionIndexPut, v)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
 	if cur != nil {
-		prev, err := x.addrs("InterPartitionIndex.Put", cur)
+		prev, err := x.addrs(opInterPartitionIndexPut, cur)
 		if err != nil {
 			return err
 		}
@@ -259,12 +259,12 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 // Delete removes the primary and has its copies removed: the same three
 // steps as Put.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Delete", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexDelete, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return &table.InputError{Op: "InterPartitionIndex.Delete", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opInterPartitionIndexDelete, Rule: table.ErrNilValue}
 	}
-	prev, err := x.addrs("InterPartitionIndex.Delete", v)
+	prev, err := x.addrs(opInterPartitionIndexDelete, v)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, 
 // stale when they still belong to this primary. A message of another type
 // (another index's) is refused as permanent, never applied to this index.
 func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.Handle", "", 1)
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandle, "", 1)
 	defer func() { end(err) }()
 	if m.Type != x.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
@@ -347,7 +347,7 @@ func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
 	if v == nil {
 		return nil, nil
 	}
-	want, err := x.addrs("InterPartitionIndex.Handle", v)
+	want, err := x.addrs(opInterPartitionIndexHandle, v)
 	if err != nil {
 		return nil, consistency.Permanent(err)
 	}
@@ -371,7 +371,7 @@ func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string,
 	want := make([]copyAddr, len(x.defs))
 	if v != nil {
 		var err error
-		if want, err = x.addrs("InterPartitionIndex.Handle", v); err != nil {
+		if want, err = x.addrs(opInterPartitionIndexHandle, v); err != nil {
 			return consistency.Permanent(err)
 		}
 	}
@@ -405,12 +405,12 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // Lookup finds the entity whose copy in an index sits at (partitionKey,
 // value): one point query on the index's table. The result holds what the
 // copy stores, under the primary's keys.
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *InterPartitionIndexLookupOptions) (*T, error) {
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := validKeys("InterPartitionIndex.Lookup", partitionKey, "value", value); err != nil {
+	if err := validKeys(opInterPartitionIndexLookup, partitionKey, "value", value); err != nil {
 		return nil, err
 	}
 	c, err := x.copies[i].Get(ctx, partitionKey, value, nil)
@@ -434,7 +434,7 @@ func validKeys(op, pk, rkField, rk string) error {
 
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order: one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *InterPartitionIndexRangeOptions) iter.Seq2[*T, error] {
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
@@ -461,7 +461,7 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 // so it finds the orphans of primaries deleted there as a whole-table
 // Verify does.
 func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
-	if err := checkVerifyOptions("InterPartitionIndex.Verify", opts); err != nil {
+	if err := checkVerifyOptions(opInterPartitionIndexVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(x, x.reportName(), opts)
@@ -497,7 +497,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 		}
 		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
 		r.Primaries++
-		want, err := x.addrs("InterPartitionIndex.Verify", v)
+		want, err := x.addrs(opInterPartitionIndexVerify, v)
 		if err != nil {
 			return nil, err
 		}
@@ -568,10 +568,10 @@ func (x *InterPartitionIndex[T]) reportName() string {
 // opts.Progress, when set, is called per item fixed; PerTransaction does
 // not apply (copies in other partitions take a request each).
 func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
-	if err := checkReport("InterPartitionIndex.Repair", x, r); err != nil {
+	if err := checkReport(opInterPartitionIndexRepair, x, r); err != nil {
 		return sum, err
 	}
-	if err := checkRepairOptions("InterPartitionIndex.Repair", opts); err != nil {
+	if err := checkRepairOptions(opInterPartitionIndexRepair, opts); err != nil {
 		return sum, err
 	}
 	total := len(r.toFix) + len(r.orphans)
@@ -623,9 +623,3 @@ func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 
 // InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
 type InterPartitionIndexDeleteOptions struct{}
-
-// InterPartitionIndexLookupOptions configure InterPartitionIndex.Lookup. There are none yet; pass nil.
-type InterPartitionIndexLookupOptions struct{}
-
-// InterPartitionIndexRangeOptions configure InterPartitionIndex.Range. There are none yet; pass nil.
-type InterPartitionIndexRangeOptions struct{}

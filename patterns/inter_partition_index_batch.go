@@ -45,7 +45,7 @@ func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poiso
 // behind it are applied one by one as Handle does. Every step is
 // idempotent: a message delivered again converges to the same copies.
 func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
-	ctx, end := x.tr.Start(ctx, "InterPartitionIndex.HandleBatch", "", len(msgs))
+	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandleBatch, "", len(msgs))
 	errs := make([]error, len(msgs))
 	bodies := make([]indexMessage, len(msgs))
 	var keys [][2]string
@@ -59,7 +59,7 @@ func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consis
 			errs[i] = err
 			continue
 		}
-		if err := validKeys("InterPartitionIndex.HandleBatch", bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
+		if err := validKeys(opInterPartitionIndexHandleBatch, bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
 			errs[i] = consistency.Permanent(err)
 			continue
 		}

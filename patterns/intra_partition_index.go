@@ -230,9 +230,9 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
 func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Add", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexAdd, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
-	copies, err := x.plan("IntraPartitionIndex.Add", v)
+	copies, err := x.plan(opIntraPartitionIndexAdd, v)
 	if err != nil {
 		return err
 	}
@@ -282,9 +282,9 @@ type PutOptions[T any] struct {
 // the entity since Current was read, Put fails with table.ErrPreconditionFailed
 // and writes nothing; Modify retries that for you.
 func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Put", partitionOf(x.tbl, v), 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexPut, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
-	next, err := x.plan("IntraPartitionIndex.Put", v)
+	next, err := x.plan(opIntraPartitionIndexPut, v)
 	if err != nil {
 		return err
 	}
@@ -304,12 +304,12 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	cm := x.tbl.Meta(cur)
 	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
-		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
+		return &table.InputError{Op: opIntraPartitionIndexPut, Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
 	}
 	if cm.ETag == "" {
-		return &table.InputError{Op: "IntraPartitionIndex.Put", Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+		return &table.InputError{Op: opIntraPartitionIndexPut, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
 	}
-	prev, err := x.plan("IntraPartitionIndex.Put", cur)
+	prev, err := x.plan(opIntraPartitionIndexPut, cur)
 	if err != nil {
 		return err
 	}
@@ -374,13 +374,24 @@ func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[st
 }
 
 // Modify reads the entity, applies change and Puts the result with the
-// ETag it read, retrying lost races with jittered back-off: two requests
-// without contention. It returns the stored value.
-func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.RetryOptions) (_ *T, err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Modify", partitionKey, 1)
+// ETag it read, retrying lost races with jittered back-off (opts'
+// MaxAttempts, BaseDelay, MaxDelay): two requests without contention. It
+// returns the stored value. opts.Mode is ignored (the primary and its
+// copies are always written whole); opts.Create is refused with
+// table.ErrInvalidValue before any request: Add a new entity instead.
+func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexModify, partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+		return nil, &table.InputError{Op: opIntraPartitionIndexModify, Rule: table.ErrNilValue, Detail: "change func is nil"}
+	}
+	var retry *table.RetryOptions
+	if opts != nil {
+		if opts.Create {
+			return nil, &table.InputError{Op: opIntraPartitionIndexModify, Field: "Create", Rule: table.ErrInvalidValue,
+				Detail: "an intra-partition index cannot create in Modify; use Add"}
+		}
+		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 	}
 	var out *T
 	_, err = table.RetryOnConflict(ctx, func(int) error {
@@ -405,7 +416,7 @@ func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKe
 		}
 		out = &next
 		return nil
-	}, opts)
+	}, retry)
 	return out, err
 }
 
@@ -434,7 +445,7 @@ type DeleteOptions[T any] struct {
 
 // Delete removes the entity and every copy in one transaction.
 func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Delete", partitionKey, 1)
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	var cur *T
 	if opts != nil {
@@ -450,7 +461,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			return err
 		}
 	}
-	prev, err := x.plan("IntraPartitionIndex.Delete", cur)
+	prev, err := x.plan(opIntraPartitionIndexDelete, cur)
 	if err != nil {
 		return err
 	}
@@ -473,7 +484,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 }
 
 // Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *IntraPartitionIndexGetOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
 	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
 }
 
@@ -499,7 +510,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexLookupOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -509,10 +520,10 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	rk := x.defs[i].Prefix + value
 	if err := keys.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "value", Rule: err}
+		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "value", Rule: err}
 	}
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: "IntraPartitionIndex.Lookup", Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "PartitionKey", Rule: err}
 	}
 	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
@@ -523,7 +534,7 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 
 // Find returns the entities whose value in an index equals value, in the
 // index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *IntraPartitionIndexFindOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *FindOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -547,7 +558,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 
 // Range returns the entities whose value in an index lies in [lo, hi), in
 // the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *IntraPartitionIndexRangeOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -567,7 +578,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 
 // Prefix returns the entities whose value in an index starts with prefix,
 // in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *IntraPartitionIndexPrefixOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *PrefixOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -659,7 +670,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
-		want, err := x.plan("IntraPartitionIndex.Verify", v)
+		want, err := x.plan(opIntraPartitionIndexVerify, v)
 		if err != nil {
 			return err
 		}
@@ -718,12 +729,12 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
 func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	if err := checkReport("IntraPartitionIndex.Repair", x, r); err != nil {
+	if err := checkReport(opIntraPartitionIndexRepair, x, r); err != nil {
 		return RepairSummary{}, err
 	}
-	ctx, end := x.tr.Start(ctx, "IntraPartitionIndex.Repair", r.Partition, r.problems())
+	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexRepair, r.Partition, r.problems())
 	defer func() { end(err) }()
-	if err := checkRepairOptions("IntraPartitionIndex.Repair", opts); err != nil {
+	if err := checkRepairOptions(opIntraPartitionIndexRepair, opts); err != nil {
 		return RepairSummary{}, err
 	}
 	byPrimary := map[[2]string][]IndexIssue{}
@@ -782,7 +793,7 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	// The guard: a merge of no property, which changes nothing but the
 	// ETag, and fails if the primary changed since Verify read it.
 	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
-	want, err := x.plan("IntraPartitionIndex.Repair", v)
+	want, err := x.plan(opIntraPartitionIndexRepair, v)
 	if err != nil {
 		return g, err
 	}
@@ -802,18 +813,3 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	}
 	return g, nil
 }
-
-// IntraPartitionIndexGetOptions configure IntraPartitionIndex.Get. There are none yet; pass nil.
-type IntraPartitionIndexGetOptions struct{}
-
-// IntraPartitionIndexLookupOptions configure IntraPartitionIndex.Lookup. There are none yet; pass nil.
-type IntraPartitionIndexLookupOptions struct{}
-
-// IntraPartitionIndexFindOptions configure IntraPartitionIndex.Find. There are none yet; pass nil.
-type IntraPartitionIndexFindOptions struct{}
-
-// IntraPartitionIndexRangeOptions configure IntraPartitionIndex.Range. There are none yet; pass nil.
-type IntraPartitionIndexRangeOptions struct{}
-
-// IntraPartitionIndexPrefixOptions configure IntraPartitionIndex.Prefix. There are none yet; pass nil.
-type IntraPartitionIndexPrefixOptions struct{}

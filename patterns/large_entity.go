@@ -285,9 +285,9 @@ const (
 // concurrent writer's change, read with Get and write with Update, or use
 // Modify. One request per offloaded field, plus one. v's ETag is updated.
 func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutOptions) (err error) {
-	ctx, end := l.tr.Start(ctx, "LargeEntity.Put", partitionOf(l.tbl, v), 1)
+	ctx, end := l.tr.Start(ctx, opLargeEntityPut, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
-	return l.write(ctx, "LargeEntity.Put", v, upsertMode)
+	return l.write(ctx, opLargeEntityPut, v, upsertMode)
 }
 
 // Update replaces v's entity only if it is still at v's ETag (as read by
@@ -295,10 +295,10 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutO
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityUpdateOptions) (err error) {
-	ctx, end := l.tr.Start(ctx, "LargeEntity.Update", partitionOf(l.tbl, v), 1)
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *UpdateOptions) (err error) {
+	ctx, end := l.tr.Start(ctx, opLargeEntityUpdate, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
-	return l.write(ctx, "LargeEntity.Update", v, updateMode)
+	return l.write(ctx, opLargeEntityUpdate, v, updateMode)
 }
 
 // Modify applies change to the current value of an entity with optimistic
@@ -310,12 +310,12 @@ func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *LargeEntityU
 // opts.Mode is ignored (a large entity is always written whole). Without
 // contention: the reads of Get, then the requests of Update.
 func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
-	ctx, end := l.tr.Start(ctx, "LargeEntity.Modify", partitionKey, 1)
+	ctx, end := l.tr.Start(ctx, opLargeEntityModify, partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
-		return nil, &table.InputError{Op: "LargeEntity.Modify", Rule: table.ErrNilValue, Detail: "change func is nil"}
+		return nil, &table.InputError{Op: opLargeEntityModify, Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
-	if err := validKeys("LargeEntity.Modify", partitionKey, "RowKey", rowKey); err != nil {
+	if err := validKeys(opLargeEntityModify, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
 	var ro table.RetryOptions
@@ -346,9 +346,9 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 			return err
 		}
 		if m := l.tbl.Meta(v); m.PartitionKey != partitionKey || m.RowKey != rowKey {
-			return &table.InputError{Op: "LargeEntity.Modify", Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
+			return &table.InputError{Op: opLargeEntityModify, Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
 		}
-		if err := l.write(ctx, "LargeEntity.Modify", v, mode); err != nil {
+		if err := l.write(ctx, opLargeEntityModify, v, mode); err != nil {
 			if mode == updateMode && table.IsNotFound(err) && create {
 				// Deleted between the read and the write: go round and
 				// create it, keeping the service's 404 in the chain.
@@ -528,8 +528,8 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // Get reads the entity and every offloaded field: one request, plus one
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
-func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetOptions) (*T, error) {
-	if err := validKeys("LargeEntity.Get", partitionKey, "RowKey", rowKey); err != nil {
+func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
+	if err := validKeys(opLargeEntityGet, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
 	const rounds = 3
@@ -576,7 +576,7 @@ func (z *Lazy[T]) Fields() []string {
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
-func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptions) error {
+func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
@@ -624,13 +624,13 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LazyLoadOptio
 
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
-func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *LargeEntityGetLazyOptions) (*T, *Lazy[T], error) {
-	if err := validKeys("LargeEntity.GetLazy", partitionKey, "RowKey", rowKey); err != nil {
+func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *GetLazyOptions) (*T, *Lazy[T], error) {
+	if err := validKeys(opLargeEntityGetLazy, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, nil, err
 	}
 	s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 	if err != nil {
-		return nil, nil, &table.ServiceError{Op: "LargeEntity.Get", PartitionKey: partitionKey, RowKey: rowKey, Err: err}
+		return nil, nil, &table.ServiceError{Op: opLargeEntityGet, PartitionKey: partitionKey, RowKey: rowKey, Err: err}
 	}
 	v, err := l.value(s)
 	if err != nil {
@@ -652,9 +652,9 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // again), and one request per blob. A crash in between leaves blobs that
 // Sweep removes. A missing entity is success.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
-	ctx, end := l.tr.Start(ctx, "LargeEntity.Delete", partitionKey, 1)
+	ctx, end := l.tr.Start(ctx, opLargeEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
-	if err := validKeys("LargeEntity.Delete", partitionKey, "RowKey", rowKey); err != nil {
+	if err := validKeys(opLargeEntityDelete, partitionKey, "RowKey", rowKey); err != nil {
 		return err
 	}
 	var refs map[string]blobRef
@@ -698,8 +698,8 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *LargeEntitySweepOptions) (_ int, err error) {
-	ctx, end := l.tr.Start(ctx, "LargeEntity.Sweep", "", 1)
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *SweepOptions) (_ int, err error) {
+	ctx, end := l.tr.Start(ctx, opLargeEntitySweep, "", 1)
 	defer func() { end(err) }()
 	deleted := 0
 	type entityKey struct{ pk, rk string }
@@ -721,7 +721,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 				continue
 			}
 			pk, rk, _, ok := keysOfBlob(name)
-			if !ok || validKeys("LargeEntity.Sweep", pk, "RowKey", rk) != nil {
+			if !ok || validKeys(opLargeEntitySweep, pk, "RowKey", rk) != nil {
 				continue // not ours
 			}
 			// Blobs of one entity are listed together: read it once.
@@ -764,20 +764,5 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 // LargeEntityPutOptions configure LargeEntity.Put. There are none yet; pass nil.
 type LargeEntityPutOptions struct{}
 
-// LargeEntityUpdateOptions configure LargeEntity.Update. There are none yet; pass nil.
-type LargeEntityUpdateOptions struct{}
-
-// LargeEntityGetOptions configure LargeEntity.Get. There are none yet; pass nil.
-type LargeEntityGetOptions struct{}
-
-// LazyLoadOptions configure Lazy.Load. There are none yet; pass nil.
-type LazyLoadOptions struct{}
-
-// LargeEntityGetLazyOptions configure LargeEntity.GetLazy. There are none yet; pass nil.
-type LargeEntityGetLazyOptions struct{}
-
 // LargeEntityDeleteOptions configure LargeEntity.Delete. There are none yet; pass nil.
 type LargeEntityDeleteOptions struct{}
-
-// LargeEntitySweepOptions configure LargeEntity.Sweep. There are none yet; pass nil.
-type LargeEntitySweepOptions struct{}

@@ -57,18 +57,18 @@ func (l *LogTail[T]) Table() *table.Table[T] { return l.tbl }
 // Append adds v to partition at the current time: one request. v's RowKey
 // is set to the entry's key. A retry after a lost response is settled by
 // content (one read), so an entry is never written twice.
-func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T, options *LogTailAppendOptions) error {
+func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T, options *AppendOptions) error {
 	return l.AppendAt(ctx, partitionKey, l.now(), v, nil)
 }
 
 // AppendAt adds v as written at instant at.
-func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.Time, v *T, options *LogTailAppendAtOptions) error {
+func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.Time, v *T, options *AppendAtOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "LogTail.Append", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opLogTailAppend, Rule: table.ErrNilValue}
 	}
 	rk, err := l.keys.Next(at)
 	if err != nil {
-		return &table.InputError{Op: "LogTail.Append", Field: "time", Rule: err}
+		return &table.InputError{Op: opLogTailAppend, Field: "time", Rule: err}
 	}
 	m := l.tbl.Meta(v)
 	m.PartitionKey, m.RowKey = partitionKey, rk
@@ -82,9 +82,9 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 // keys. n is 1 to 1,000. Only the log's own entries count: the other rows
 // of a shared partition (a profile, a summary) are skipped, and a page
 // they shortened is followed by the next.
-func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *LogTailLatestOptions) ([]*T, error) {
+func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *LatestOptions) ([]*T, error) {
 	if n < 1 || n > table.MaxPageSize {
-		return nil, &table.InputError{Op: "LogTail.Latest", Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
+		return nil, &table.InputError{Op: opLogTailLatest, Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
 	}
 	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, logKeysTo), Top: n}
 	var out []*T
@@ -136,14 +136,14 @@ func (l *LogTail[T]) entries(q iter.Seq2[*T, error]) iter.Seq2[*T, error] {
 
 // Between returns the entries written in [from, to), newest first, at the
 // 100 ns resolution of the keys: one range query per page.
-func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to time.Time, options *LogTailBetweenOptions) iter.Seq2[*T, error] {
+func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to time.Time, options *BetweenOptions) iter.Seq2[*T, error] {
 	// Newer entries have smaller keys: t < to is RowKey >= inv(to - 1 tick),
 	// t >= from is RowKey below every key that starts with inv(from).
 	lo := keys.InvertedTicks(keys.TimeOfTicks(keys.TicksOf(to) - 1))
 	_, hi := keys.PrefixRange(keys.InvertedTicks(from))
 	if to.Before(from) {
 		return func(yield func(*T, error) bool) {
-			yield(nil, &table.InputError{Op: "LogTail.Between", Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+			yield(nil, &table.InputError{Op: opLogTailBetween, Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
 		}
 	}
 	if !to.After(from) {
@@ -153,25 +153,10 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 }
 
 // Since returns the entries written at or after since, newest first.
-func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *LogTailSinceOptions) iter.Seq2[*T, error] {
+func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *SinceOptions) iter.Seq2[*T, error] {
 	_, hi := keys.PrefixRange(keys.InvertedTicks(since))
 	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
 }
 
 // EntryTime is the instant an entry's RowKey records.
 func EntryTime(rowKey string) (time.Time, error) { return keys.ParseInvertedTicks(rowKey) }
-
-// LogTailAppendOptions configure LogTail.Append. There are none yet; pass nil.
-type LogTailAppendOptions struct{}
-
-// LogTailAppendAtOptions configure LogTail.AppendAt. There are none yet; pass nil.
-type LogTailAppendAtOptions struct{}
-
-// LogTailLatestOptions configure LogTail.Latest. There are none yet; pass nil.
-type LogTailLatestOptions struct{}
-
-// LogTailBetweenOptions configure LogTail.Between. There are none yet; pass nil.
-type LogTailBetweenOptions struct{}
-
-// LogTailSinceOptions configure LogTail.Since. There are none yet; pass nil.
-type LogTailSinceOptions struct{}

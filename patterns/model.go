@@ -613,7 +613,7 @@ func (m *Model[T]) write(ctx context.Context, op string, primary func() (batch.O
 // an entity stored exactly as v is a success (one more read), as after a
 // retry whose first answer was lost. Nothing is sent for a bad v.
 func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
-	const op = "Model.Add"
+	const op = opModelAdd
 	if err := m.check(ctx, op, v, table.Replace); err != nil {
 		return err
 	}
@@ -639,7 +639,7 @@ func (m *Model[T]) settle(ctx context.Context, v *T) {
 // the change replaces), then the write as Add describes. A changed entity
 // is table.ErrPreconditionFailed and nothing is written.
 func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) error {
-	const op = "Model.Update"
+	const op = opModelUpdate
 	mode := table.Merge
 	var ifMatch *azcore.ETag
 	if opts != nil {
@@ -671,7 +671,7 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 // index brought along: a read, then the write as Add describes; a writer
 // that changes the entity in between sends it round again.
 func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error {
-	const op = "Model.Upsert"
+	const op = opModelUpsert
 	mode := table.Merge
 	if opts != nil {
 		mode = opts.Mode
@@ -707,7 +707,7 @@ func updateKind(mode table.UpdateMode) batch.Kind {
 // (bounded by opts). Two requests without contention and without indexes
 // outside the partition. It returns the stored value.
 func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
-	const op = "Model.Modify"
+	const op = opModelModify
 	if change == nil {
 		return nil, &table.InputError{Op: op, Rule: table.ErrNilValue, Detail: "change func is nil"}
 	}
@@ -776,7 +776,7 @@ func (m *Model[T]) snapshot(v *T) (*T, error) {
 // opts.IfMatch only that version is deleted; with opts.IfExists a missing
 // entity is a success.
 func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *table.DeleteOptions) error {
-	const op = "Model.Delete"
+	const op = opModelDelete
 	if err := validKeys(op, partitionKey, "RowKey", rowKey); err != nil {
 		return err
 	}
@@ -804,7 +804,7 @@ func (m *Model[T]) deleteAt(ctx context.Context, op string, cur *T, guard azcore
 // Get reads a primary: one request.
 func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.GetOptions) (*T, error) {
 	if rowKey != "" && !strings.HasPrefix(rowKey, m.primary) {
-		return nil, &table.InputError{Op: "Model.Get", Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rowKey, m.primary)}
+		return nil, &table.InputError{Op: opModelGet, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rowKey, m.primary)}
 	}
 	return m.tbl.Get(ctx, partitionKey, rowKey, opts)
 }
@@ -871,7 +871,7 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
 // read whole from the primaries' table (one read of the list, then a point
 // read a primary; IDs whose primary is gone are skipped).
-func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *IndexEntitiesLookupEntitiesOptions) ([]*T, error) {
+func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *LookupEntitiesOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
 			return m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
@@ -1079,11 +1079,11 @@ func (s modelSource[T]) Meta(v *T) *table.Meta { return s.m.tbl.Meta(v) }
 // v: v is the stored value the Mover read, so its index rows are v's.
 func (s modelSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "Model.DeleteValue", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opModelDeleteValue, Rule: table.ErrNilValue}
 	}
 	etag := s.m.tbl.Meta(v).ETag
 	if etag == "" {
-		return &table.InputError{Op: "Model.DeleteValue", Field: "ETag", Rule: table.ErrNoETag}
+		return &table.InputError{Op: opModelDeleteValue, Field: "ETag", Rule: table.ErrNoETag}
 	}
-	return s.m.deleteAt(ctx, "Model.DeleteValue", v, etag)
+	return s.m.deleteAt(ctx, opModelDeleteValue, v, etag)
 }

@@ -57,7 +57,7 @@ type LoadSummary struct {
 // leaves whole entities with their rows and messages that converge the
 // rest: run Load again with Idempotent.
 func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoadOptions) (LoadSummary, error) {
-	const op = "Model.Load"
+	const op = opModelLoad
 	par, maxBuf, idem := 8, 10000, false
 	if opts != nil {
 		if opts.Parallelism < 0 || opts.MaxBuffered < 0 {
@@ -204,7 +204,7 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 	for len(chunk) > 0 {
 		var rows []modelRow
 		for _, v := range chunk {
-			if r, err := m.crossRow("Model.Load", nil, v); err == nil && m.sender != nil {
+			if r, err := m.crossRow(opModelLoad, nil, v); err == nil && m.sender != nil {
 				rows = append(rows, r)
 			}
 		}
@@ -313,7 +313,7 @@ func (l *loader[T]) tx(ctx context.Context, chunk []*T) (*batch.Transaction, []i
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		lt, err := m.localCopies("Model.Load", p, v)
+		lt, err := m.localCopies(opModelLoad, p, v)
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -341,7 +341,7 @@ func (l *loader[T]) tx(ctx context.Context, chunk []*T) (*batch.Transaction, []i
 			}
 		}
 		for _, val := range values {
-			parts, err := x.read(ctx, "Model.Load", pk, val)
+			parts, err := x.read(ctx, opModelLoad, pk, val)
 			if err != nil {
 				return nil, nil, 0, err
 			}

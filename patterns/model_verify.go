@@ -14,7 +14,7 @@ import (
 // prefix that name no owner. Each index reads the table once (one request
 // a page).
 func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
-	if err := checkVerifyOptions("Model.Verify", opts); err != nil {
+	if err := checkVerifyOptions(opModelVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(m, "Model("+m.name+")", opts)
@@ -71,10 +71,10 @@ func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexRepor
 // up the parts'; every part is repaired even when one fails, and the
 // failures are joined.
 func (m *Model[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error) {
-	if err := checkReport("Model.Repair", m, r); err != nil {
+	if err := checkReport(opModelRepair, m, r); err != nil {
 		return RepairSummary{}, err
 	}
-	if err := checkRepairOptions("Model.Repair", opts); err != nil {
+	if err := checkRepairOptions(opModelRepair, opts); err != nil {
 		return RepairSummary{}, err
 	}
 	var sum RepairSummary

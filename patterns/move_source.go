@@ -55,7 +55,7 @@ func (s intraMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
 func (s intraMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "IntraPartitionIndex.MoveSource.DeleteValue", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opIntraPartitionIndexMoveSourceDeleteValue, Rule: table.ErrNilValue}
 	}
 	m := s.x.tbl.Meta(v)
 	return s.x.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions[T]{Current: v})

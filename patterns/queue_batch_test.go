@@ -61,7 +61,7 @@ func batchBackends(t *testing.T, f func(t *testing.T, e batchEnv)) {
 	t.Run("Azurite", func(t *testing.T) {
 		cs := testenv.ConnectionString(t)
 		c := &batchReq{}
-		tables, err := table.NewServiceClientFromConnectionString(cs, &aztables.ClientOptions{ClientOptions: c.opts()})
+		tables, err := aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(&aztables.ClientOptions{ClientOptions: c.opts()}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, 
 
 // Get returns the cached entity with these keys; ok is false when the table
 // has none. Values are shared: do not modify them.
-func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReferenceCacheGetOptions) (v *T, ok bool, err error) {
+func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (v *T, ok bool, err error) {
 	byKey, _, err := c.fresh(ctx)
 	if err != nil {
 		return nil, false, err
@@ -125,7 +125,7 @@ func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string
 }
 
 // All returns every cached entity, in the table's order.
-func (c *ReferenceCache[T]) All(ctx context.Context, options *ReferenceCacheAllOptions) ([]*T, error) {
+func (c *ReferenceCache[T]) All(ctx context.Context, options *AllOptions) ([]*T, error) {
 	_, all, err := c.fresh(ctx)
 	return all, err
 }
@@ -143,9 +143,3 @@ func (c *ReferenceCache[T]) Loads() int {
 	defer c.mu.Unlock()
 	return c.loads
 }
-
-// ReferenceCacheGetOptions configure ReferenceCache.Get. There are none yet; pass nil.
-type ReferenceCacheGetOptions struct{}
-
-// ReferenceCacheAllOptions configure ReferenceCache.All. There are none yet; pass nil.
-type ReferenceCacheAllOptions struct{}

@@ -36,7 +36,7 @@ func (r *RelatedRows) Key(parentID string, parts ...string) (string, error) {
 // Write stores a parent and its related rows in one transaction (they
 // share the partition): one request, all or nothing. Each value is
 // upserted (replace).
-func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, options *RelatedRowsWriteOptions) error {
+func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, options *WriteOptions) error {
 	ops := []batch.Op{batch.Upsert(parent, table.Replace)}
 	for _, v := range related {
 		ops = append(ops, batch.Upsert(v, table.Replace))
@@ -47,10 +47,10 @@ func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, opti
 
 // Read returns the parent (RowKey parentID) and every related row, in
 // RowKey order, with one range query (one request per page).
-func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, options *RelatedRowsReadOptions) ([]any, error) {
+func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, options *ReadOptions) ([]any, error) {
 	prefix, err := r.keys.Prefix(parentID)
 	if err != nil {
-		return nil, &table.InputError{Op: "RelatedRows.Read", Field: "parentID", Rule: err}
+		return nil, &table.InputError{Op: opRelatedRowsRead, Field: "parentID", Rule: err}
 	}
 	_, hi := keys.PrefixRange(prefix)
 	var out []any
@@ -73,9 +73,3 @@ func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, o
 	}
 	return out, nil
 }
-
-// RelatedRowsWriteOptions configure RelatedRows.Write. There are none yet; pass nil.
-type RelatedRowsWriteOptions struct{}
-
-// RelatedRowsReadOptions configure RelatedRows.Read. There are none yet; pass nil.
-type RelatedRowsReadOptions struct{}

@@ -16,20 +16,11 @@ import (
 type IDList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
-	Add(ctx context.Context, value, id string, options *IDListAddOptions) error
-	Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error
+	Add(ctx context.Context, value, id string, options *AddOptions) error
+	Remove(ctx context.Context, value, id string, options *RemoveOptions) error
 	// IDs returns the list: one request.
-	IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error)
+	IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error)
 }
-
-// IDListAddOptions configure IDList.Add. There are none yet; pass nil.
-type IDListAddOptions struct{}
-
-// IDListRemoveOptions configure IDList.Remove. There are none yet; pass nil.
-type IDListRemoveOptions struct{}
-
-// IDListIDsOptions configure IDList.IDs. There are none yet; pass nil.
-type IDListIDsOptions struct{}
 
 // RemoteIndexEntities keeps value → IDs lists as index entities in another
 // partition or table (option 3: the guide's EmployeeDetails for a last
@@ -79,11 +70,11 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *IDListAddOptions) error {
+func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *AddOptions) error {
 	if err := idlist.CheckID(id); err != nil {
-		return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+		return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
 	}
-	return r.change(ctx, "RemoteIndexEntities.Add", func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, opRemoteIndexEntitiesAdd, func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
 		}
@@ -98,11 +89,11 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options
 func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []string) error {
 	for _, id := range ids {
 		if err := idlist.CheckID(id); err != nil {
-			return &table.InputError{Op: "RemoteIndexEntities.Add", Field: "id", Rule: err}
+			return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
 		}
 	}
 	_, err := table.RetryOnConflict(ctx, func(int) error {
-		parts, err := r.x.read(ctx, "RemoteIndexEntities.Add", r.partition, value)
+		parts, err := r.x.read(ctx, opRemoteIndexEntitiesAdd, r.partition, value)
 		if err != nil {
 			return err
 		}
@@ -117,15 +108,15 @@ func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *IDListRemoveOptions) error {
-	return r.change(ctx, "RemoteIndexEntities.Remove", func(parts []indexPart) (*batch.Op, error) {
+func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
+	return r.change(ctx, opRemoteIndexEntitiesRemove, func(parts []indexPart) (*batch.Op, error) {
 		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
 // IDs returns value's list: one query.
-func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDListIDsOptions) ([]string, error) {
-	return r.x.lookup(ctx, "RemoteIndexEntities.IDs", r.partition, value)
+func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
+	return r.x.lookup(ctx, opRemoteIndexEntitiesIDs, r.partition, value)
 }
 
 // lists returns every value's list of the partition: one query per page.

@@ -66,7 +66,7 @@ type PrecreateOptions struct {
 // k outside 0..MaxPrecreateAhead is refused with a *table.InputError before
 // any request.
 func (r *RollingTables[T]) Precreate(ctx context.Context, k int, opts *PrecreateOptions) ([]string, error) {
-	const op = "RollingTables.Precreate"
+	const op = opRollingTablesPrecreate
 	if k < 0 || k > MaxPrecreateAhead {
 		return nil, &table.InputError{Op: op, Field: "k", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("%d periods ahead; want 0..%d (MaxPrecreateAhead)", k, MaxPrecreateAhead)}
 	}

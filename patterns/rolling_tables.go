@@ -74,20 +74,16 @@ func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys
 	return r, nil
 }
 
-// RollingTablesTableForOptions configure RollingTables.TableFor. There are
-// none yet; pass nil.
-type RollingTablesTableForOptions struct{}
-
 // TableFor returns the table of at's period, creating it on first use (one
 // request, then none).
-func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *RollingTablesTableForOptions) (*table.Table[T], error) {
+func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *TableForOptions) (*table.Table[T], error) {
 	start := r.period.Start(at)
 	r.mu.Lock()
 	name, ok := r.known[start]
 	r.mu.Unlock()
 	if !ok {
 		var err error
-		if name, err = r.create(ctx, "RollingTables.TableFor", at); err != nil {
+		if name, err = r.create(ctx, opRollingTablesTableFor, at); err != nil {
 			return nil, err
 		}
 		r.mu.Lock()
@@ -174,7 +170,7 @@ type periodTable struct {
 // one per page of each table.
 func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *table.QueryOptions) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		ts, err := r.tables(ctx, "RollingTables.Query")
+		ts, err := r.tables(ctx, opRollingTablesQuery)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -198,14 +194,10 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 	}
 }
 
-// RollingTablesExpireOptions configure RollingTables.Expire. There are none
-// yet; pass nil.
-type RollingTablesExpireOptions struct{}
-
 // Expire drops the tables of periods that ended more than Retention ago:
 // one request to list, then one per dropped table. It returns their names.
-func (r *RollingTables[T]) Expire(ctx context.Context, options *RollingTablesExpireOptions) ([]string, error) {
-	ts, err := r.tables(ctx, "RollingTables.Expire")
+func (r *RollingTables[T]) Expire(ctx context.Context, options *ExpireOptions) ([]string, error) {
+	ts, err := r.tables(ctx, opRollingTablesExpire)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +208,7 @@ func (r *RollingTables[T]) Expire(ctx context.Context, options *RollingTablesExp
 			continue
 		}
 		if _, err := r.svc.DeleteTable(ctx, pt.name, nil); err != nil && !table.IsNotFound(err) {
-			return dropped, &table.ServiceError{Op: "RollingTables.Expire (delete table)", Table: pt.name, Err: err}
+			return dropped, &table.ServiceError{Op: opRollingTablesExpire + " (delete table)", Table: pt.name, Err: err}
 		}
 		dropped = append(dropped, pt.name)
 		r.mu.Lock()

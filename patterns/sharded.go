@@ -47,7 +47,7 @@ func (s *Sharded[T]) Partitions() []string { return append([]string(nil), s.name
 // Idempotent makes a retry after a lost response succeed.
 func (s *Sharded[T]) Append(ctx context.Context, shardKey string, v *T, opts *table.AddOptions) error {
 	if v == nil {
-		return &table.InputError{Op: "Sharded.Append", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opShardedAppend, Rule: table.ErrNilValue}
 	}
 	s.tbl.Meta(v).PartitionKey = s.names[keys.ShardBucket(shardKey, s.n)]
 	return s.tbl.Add(ctx, v, opts)
@@ -97,11 +97,11 @@ func (s *Sharded[T]) Read(ctx context.Context, opts *ShardedReadOptions) iter.Se
 	}
 	return func(yield func(*T, error) bool) {
 		if opts != nil && opts.Parallelism < 0 {
-			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Parallelism", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means all shards", opts.Parallelism)})
+			yield(nil, &table.InputError{Op: opShardedRead, Field: "Parallelism", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means all shards", opts.Parallelism)})
 			return
 		}
 		if o.Top < 0 {
-			yield(nil, &table.InputError{Op: "Sharded.Read", Field: "Top", Rule: table.ErrBadOption})
+			yield(nil, &table.InputError{Op: opShardedRead, Field: "Top", Rule: table.ErrBadOption})
 			return
 		}
 		cursors := make([]*shardCursor[T], s.n)

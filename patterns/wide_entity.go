@@ -211,19 +211,19 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 // longer needs deleted in the same transaction. One request with
 // opts.Current (or for a new entity); two otherwise.
 func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
-	ctx, end := w.tr.Start(ctx, "WideEntity.Put", widePartition(v), 1)
+	ctx, end := w.tr.Start(ctx, opWideEntityPut, widePartition(v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return &table.InputError{Op: "WideEntity.Put", Rule: table.ErrNilValue}
+		return &table.InputError{Op: opWideEntityPut, Rule: table.ErrNilValue}
 	}
 	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
-		return &table.InputError{Op: "WideEntity.Put", Field: "PartitionKey", Rule: err}
+		return &table.InputError{Op: opWideEntityPut, Field: "PartitionKey", Rule: err}
 	}
-	prefix, err := partPrefix("WideEntity.Put", v.RowKey)
+	prefix, err := partPrefix(opWideEntityPut, v.RowKey)
 	if err != nil {
 		return err
 	}
-	parts, err := split("WideEntity.Put", v.PartitionKey, prefix, v.Properties)
+	parts, err := split(opWideEntityPut, v.PartitionKey, prefix, v.Properties)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 	if opts != nil && opts.Current != nil {
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
-		cur, err := w.get(ctx, "WideEntity.Put", v.PartitionKey, v.RowKey, true)
+		cur, err := w.get(ctx, opWideEntityPut, v.PartitionKey, v.RowKey, true)
 		if err != nil && !table.IsNotFound(err) {
 			return err
 		}
@@ -272,8 +272,8 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
-func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *WideEntityGetOptions) (*Wide, error) {
-	return w.get(ctx, "WideEntity.Get", partitionKey, rowKey, keysOnly)
+func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *GetOptions) (*Wide, error) {
+	return w.get(ctx, opWideEntityGet, partitionKey, rowKey, keysOnly)
 }
 
 func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
@@ -325,13 +325,13 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 
 // Delete removes every part in one transaction (reading their keys first).
 func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, options *WideEntityDeleteOptions) (err error) {
-	ctx, end := w.tr.Start(ctx, "WideEntity.Delete", partitionKey, 1)
+	ctx, end := w.tr.Start(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
-	cur, err := w.get(ctx, "WideEntity.Delete", partitionKey, rowKey, true)
+	cur, err := w.get(ctx, opWideEntityDelete, partitionKey, rowKey, true)
 	if err != nil {
 		return err
 	}
-	prefix, _ := partPrefix("WideEntity.Delete", rowKey) // Get checked it
+	prefix, _ := partPrefix(opWideEntityDelete, rowKey) // Get checked it
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
@@ -343,9 +343,6 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	_, err = batch.Submit(ctx, w.client, ops, nil)
 	return err
 }
-
-// WideEntityGetOptions configure WideEntity.Get. There are none yet; pass nil.
-type WideEntityGetOptions struct{}
 
 // WideEntityDeleteOptions configure WideEntity.Delete. There are none yet; pass nil.
 type WideEntityDeleteOptions struct{}

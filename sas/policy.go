@@ -136,20 +136,20 @@ func NewContainerPolicies(c ContainerACL) *Policies[BlobPermissions] {
 	return &Policies[BlobPermissions]{store: containerStore{c}, parse: ParseBlobPermissions, op: "ContainerPolicies"}
 }
 
-// PoliciesListOptions are the options of Policies.List. There are none
+// ListOptions are the options of Policies.List. There are none
 // yet; pass nil.
-type PoliciesListOptions struct{}
+type ListOptions struct{}
 
-// PoliciesCreateOptions are the options of Policies.Create. There are none
+// CreateOptions are the options of Policies.Create. There are none
 // yet; pass nil.
-type PoliciesCreateOptions struct{}
+type CreateOptions struct{}
 
-// PoliciesRevokeOptions are the options of Policies.Revoke. There are none
+// RevokeOptions are the options of Policies.Revoke. There are none
 // yet; pass nil.
-type PoliciesRevokeOptions struct{}
+type RevokeOptions struct{}
 
 // List returns the resource's policies, in the service's order: one request.
-func (m *Policies[P]) List(ctx context.Context, o *PoliciesListOptions) ([]Policy[P], error) {
+func (m *Policies[P]) List(ctx context.Context, o *ListOptions) ([]Policy[P], error) {
 	ps, err := m.list(ctx)
 	return ps, redact.Error(err) // a transport error names the URL, SAS token included
 }
@@ -182,7 +182,7 @@ func (m *Policies[P]) list(ctx context.Context) ([]Policy[P], error) {
 // refused before any request; a policy whose ID is taken gets
 // ErrPolicyExists, and a sixth policy ErrTooManyPolicies, before the write.
 // The service may take up to 30 seconds to apply it ("Set Table ACL").
-func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *PoliciesCreateOptions) error {
+func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *CreateOptions) error {
 	return redact.Error(m.create(ctx, p)) // a transport error names the URL, SAS token included
 }
 
@@ -229,7 +229,7 @@ func (m *Policies[P]) create(ctx context.Context, p Policy[P]) error {
 // Revoke removes the policy named id, so that every token that references
 // it stops working (after up to 30 seconds on the service). It reports
 // whether the policy was there: one request when it was not, two when it was.
-func (m *Policies[P]) Revoke(ctx context.Context, id string, o *PoliciesRevokeOptions) (bool, error) {
+func (m *Policies[P]) Revoke(ctx context.Context, id string, o *RevokeOptions) (bool, error) {
 	ok, err := m.revoke(ctx, id)
 	return ok, redact.Error(err) // a transport error names the URL, SAS token included
 }

@@ -25,8 +25,7 @@
 // ETag means that version only (ErrPreconditionFailed otherwise). A value
 // read from the table carries its ETag in Meta, so the common guarded
 // write needs no option at all. A pointer to an empty ETag is ErrNoETag
-// before any request. The older spellings (UpdateOptions.AnyETag,
-// batch.UpdateAny, batch.DeleteIf) still work and are deprecated.
+// before any request.
 //
 // An empty PartitionKey is refused by every write, Get and Delete
 // (ErrEmptyPartitionKey): the service accepts it, but the Azure SDK cannot

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -15,7 +16,7 @@ func Example_clients() {
 	conn := "DefaultEndpointsProtocol=https;AccountName=ACCOUNT;AccountKey=KEY;EndpointSuffix=core.windows.net"
 
 	// Connection string (Azurite, or an account's access key):
-	svc, err := table.NewServiceClientFromConnectionString(conn, nil)
+	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
 	if err != nil {
 		panic(err)
 	}
@@ -26,7 +27,7 @@ func Example_clients() {
 	if err != nil {
 		panic(err)
 	}
-	client, err = table.NewClient("https://ACCOUNT.table.core.windows.net/Employees", cred, nil)
+	client, err = aztables.NewClient("https://ACCOUNT.table.core.windows.net/Employees", cred, table.ClientOptions(nil))
 	if err != nil {
 		panic(err)
 	}

@@ -42,11 +42,6 @@ func TestUpdateIfMatch(t *testing.T) {
 	if err := tb.Update(ctx, blind, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); err != nil {
 		t.Fatal(err)
 	}
-	// The deprecated spelling still works.
-	blind.ETag = ""
-	if err := tb.Update(ctx, blind, &table.UpdateOptions{AnyETag: true}); err != nil {
-		t.Fatal(err)
-	}
 	svc.ResetCounts()
 	empty := azcore.ETag("")
 	err = tb.Update(ctx, blind, &table.UpdateOptions{IfMatch: &empty})

@@ -242,8 +242,8 @@ func pageOf[P, T any](ctx context.Context, t *Table[T], lo *aztables.ListEntitie
 		lo.NextPartitionKey, lo.NextRowKey = &tok.PK, &tok.RK
 	}
 	var raw *http.Response
-	x := &WireExchange{}
-	resp, err := t.client.NewListEntitiesPager(lo).NextPage(policy.WithCaptureResponse(WithWireExchange(ctx, x), &raw))
+	x := &wireExchange{}
+	resp, err := t.client.NewListEntitiesPager(lo).NextPage(policy.WithCaptureResponse(withWireExchange(ctx, x), &raw))
 	if err != nil {
 		return nil, t.svcErr("Query", "", "", err)
 	}
@@ -380,8 +380,8 @@ func QueryRaw(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[
 		n := 0
 		pager := client.NewListEntitiesPager(lo)
 		for pager.More() {
-			x := &WireExchange{}
-			page, err := pager.NextPage(WithWireExchange(ctx, x))
+			x := &wireExchange{}
+			page, err := pager.NextPage(withWireExchange(ctx, x))
 			if err != nil {
 				yield(nil, &ServiceError{Op: "Query", Err: err})
 				return

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
 )
 
@@ -244,7 +245,7 @@ func (t *Table[T]) sameAsSent(ctx context.Context, plain, stored []byte) bool {
 			return false
 		}
 	}
-	return SameProperties(plain, stored)
+	return sameprops.Equal(plain, stored)
 }
 
 // noContent asks the service not to echo an inserted entity back (the SDK
@@ -257,7 +258,7 @@ func noContent(ctx context.Context) context.Context {
 // AddOptions configure Add. nil means the defaults.
 type AddOptions struct {
 	// Idempotent makes an Add that finds its entity already stored exactly
-	// as sent (SameProperties) succeed, taking the stored ETag. That is
+	// as sent (the same properties) succeed, taking the stored ETag. That is
 	// what a retry sees when the first attempt's response was lost: the
 	// SDK retries, the service answers 409, yet the write is the caller's.
 	// The price: one read on a conflict, and an identical entity added
@@ -299,7 +300,7 @@ func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
 }
 
 // Stored reports whether v's entity is stored with exactly v's properties
-// (SameProperties, values compared as the service keeps them); if it is,
+// (the same properties, values compared as the service keeps them); if it is,
 // v's ETag is set to the stored one. One request. It settles a write whose
 // response was lost: the SDK's retry of an insert, or of a transaction
 // that inserts v, meets 409 although the write was the caller's. A missing
@@ -411,12 +412,6 @@ type UpdateOptions struct {
 	// pointer to an empty ETag is ErrNoETag. Default (nil): v's Meta.ETag,
 	// which must be set.
 	IfMatch *azcore.ETag
-	// AnyETag updates the entity whatever its version (If-Match: *).
-	//
-	// Deprecated: set IfMatch to to.Ptr(azcore.ETagAny), the one way tablekit
-	// takes a condition (see the package doc). AnyETag still works; with
-	// IfMatch also set, IfMatch wins.
-	AnyETag bool
 }
 
 // Update changes an existing entity, guarded by v's ETag: ErrPreconditionFailed
@@ -447,8 +442,6 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 			return inputErr("Update", t.plan.typ.String(), "IfMatch", ErrNoETag, "IfMatch points at an empty ETag; to.Ptr(azcore.ETagAny) means any version")
 		}
 		etag = *opts.IfMatch
-	case opts.AnyETag:
-		etag = azcore.ETagAny
 	case etag == "":
 		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}

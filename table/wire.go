@@ -4,9 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 )
@@ -16,10 +13,9 @@ import (
 // through that client's own pipeline, so that the client's authentication,
 // retry, logging and tracing policies apply to them as to any request (the
 // SDK keeps its pipeline unexported; a per-call policy is the public way
-// in). Clients built with ClientOptions, or with this package's
-// constructors, have it; every tablekit operation finds out by itself
-// whether a client has it (HasWirePath) and takes the SDK's own path when
-// it does not. What it buys: queries and point reads decode the service's
+// in). Clients built with ClientOptions have it; every tablekit operation
+// finds out by itself whether a client has it and takes the SDK's own path
+// when it does not. What it buys: queries and point reads decode the service's
 // bytes once instead of the SDK's map round trip; transactions are written
 // in one buffer; and batch updates and upserts on keys with a single quote
 // (O'Brien), which the SDK cannot send, work.
@@ -28,13 +24,13 @@ import (
 // policy, so every try (retries included) sends the body it set and is
 // signed, logged and traced by the policies after it, and it reads the
 // final response once. It acts only on requests tablekit marked with a
-// WireExchange in their context; every other request passes through
+// wireExchange in their context; every other request passes through
 // untouched.
 
 // ClientOptions returns a copy of opts (nil: the zero options) with
 // tablekit's per-call policy added to PerCallPolicies, once however often
-// it is called on its own result. Build clients with it, as with the
-// constructors below:
+// it is called on its own result. Build clients with the SDK's
+// constructors and it:
 //
 //	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
 func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
@@ -46,71 +42,8 @@ func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
 	return &o
 }
 
-// NewServiceClientFromConnectionString is
-// aztables.NewServiceClientFromConnectionString with ClientOptions(options).
-func NewServiceClientFromConnectionString(connectionString string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientFromConnectionString(connectionString, ClientOptions(options))
-}
-
-// NewServiceClient is aztables.NewServiceClient (Microsoft Entra ID) with
-// ClientOptions(options).
-func NewServiceClient(serviceURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClient(serviceURL, cred, ClientOptions(options))
-}
-
-// NewServiceClientWithSharedKey is aztables.NewServiceClientWithSharedKey
-// with ClientOptions(options).
-func NewServiceClientWithSharedKey(serviceURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientWithSharedKey(serviceURL, cred, ClientOptions(options))
-}
-
-// NewServiceClientWithNoCredential is aztables.NewServiceClientWithNoCredential
-// (a SAS in the URL) with ClientOptions(options).
-func NewServiceClientWithNoCredential(serviceURL string, options *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return aztables.NewServiceClientWithNoCredential(serviceURL, ClientOptions(options))
-}
-
-// NewClient is aztables.NewClient (one table, Microsoft Entra ID) with
-// ClientOptions(options).
-func NewClient(tableURL string, cred azcore.TokenCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClient(tableURL, cred, ClientOptions(options))
-}
-
-// NewClientWithSharedKey is aztables.NewClientWithSharedKey with
-// ClientOptions(options).
-func NewClientWithSharedKey(tableURL string, cred *aztables.SharedKeyCredential, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClientWithSharedKey(tableURL, cred, ClientOptions(options))
-}
-
-// NewClientWithNoCredential is aztables.NewClientWithNoCredential (a SAS in
-// the URL) with ClientOptions(options).
-func NewClientWithNoCredential(tableURL string, options *aztables.ClientOptions) (*aztables.Client, error) {
-	return aztables.NewClientWithNoCredential(tableURL, ClientOptions(options))
-}
-
-// HasWirePath reports whether client's pipeline holds tablekit's policy
-// (ClientOptions). It asks the policy with a marked call that the policy,
-// first among the per-call policies, answers itself: with the policy
-// nothing leaves the process. Without it the call's context is already
-// cancelled, so net/http's transport refuses it and nothing reaches the
-// service (a counting policy, such as a ledger, sees one try). The call
-// opens no span: it runs as if inside an SDK span, which suppresses the
-// SDK's own. Callers cache the answer per client: it never changes.
-func HasWirePath(client Client) bool {
-	x := &WireExchange{Probe: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	silent := tracing.NewTracer(func(ctx context.Context, _ string, _ *tracing.SpanOptions) (context.Context, tracing.Span) {
-		return ctx, tracing.Span{}
-	}, nil)
-	ctx, end := runtime.StartSpan(ctx, "tablekit.probe", silent, nil)
-	defer end(nil)
-	_, _ = client.GetEntity(WithWireExchange(ctx, x), "p", "r", nil)
-	return x.Invoked
-}
-
 // wirePath remembers what a Table's requests showed about its client
-// (WireExchange.Invoked): 0 unknown, 1 has tablekit's policy, 2 has not.
+// (wireExchange.Invoked): 0 unknown, 1 has tablekit's policy, 2 has not.
 type wirePath struct{ state atomic.Int32 }
 
 // learn records what a request showed (x.Invoked) and returns it.
@@ -123,14 +56,13 @@ func (w *wirePath) learn(has bool) bool {
 	return has
 }
 
-// WireExchange is one request routed through tablekit's policy (see
+// wireExchange is one request routed through tablekit's policy (see
 // ClientOptions): what tablekit asks the policy to send, and what the
-// policy saw come back. batch uses it for transactions; it is exported
-// only so that packages of tablekit layered on table can use it.
-type WireExchange = wirepolicy.Exchange
+// policy saw come back.
+type wireExchange = wirepolicy.Exchange
 
-// WithWireExchange marks the requests made with the returned context for
+// withWireExchange marks the requests made with the returned context for
 // tablekit's policy (ClientOptions).
-func WithWireExchange(ctx context.Context, x *WireExchange) context.Context {
+func withWireExchange(ctx context.Context, x *wireExchange) context.Context {
 	return wirepolicy.With(ctx, x)
 }

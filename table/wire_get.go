@@ -18,8 +18,8 @@ import (
 // w remembers whether the client has the policy: once it is known to, the
 // read takes no capture of the response (the policy keeps the bytes).
 func getEntity(ctx context.Context, client Client, w *wirePath, partitionKey, rowKey string, opts *aztables.GetEntityOptions) (aztables.GetEntityResponse, []byte, error) {
-	x := &WireExchange{}
-	ctx = WithWireExchange(ctx, x)
+	x := &wireExchange{}
+	ctx = withWireExchange(ctx, x)
 	var raw *http.Response
 	if w.state.Load() != 1 {
 		ctx = policy.WithCaptureResponse(ctx, &raw)

@@ -9,7 +9,7 @@ import (
 // sub-slices of the raw page the wire path kept (the SDK's pager then got
 // an empty page and did no work), or, off the wire path, the
 // ones the SDK decoded and marshalled again.
-func pageEntities(x *WireExchange, sdk [][]byte) ([][]byte, error) {
+func pageEntities(x *wireExchange, sdk [][]byte) ([][]byte, error) {
 	if !x.Invoked || x.Response == nil {
 		return sdk, nil
 	}

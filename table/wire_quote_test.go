@@ -7,6 +7,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/testenv"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -37,7 +38,7 @@ func TestQuotedKeysEverywhere(t *testing.T) {
 
 func quotedKeys(t *testing.T, c *aztables.Client) {
 	ctx := t.Context()
-	if !table.HasWirePath(c) {
+	if !wirepolicy.HasPath(c) {
 		t.Fatal("the default client has no wire path")
 	}
 	firms, err := table.New[firm](c, nil)

@@ -200,7 +200,7 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		if err != nil {
 			return nil, nil, err
 		}
-		tables, err := table.NewServiceClient("https://"+account+".table.core.windows.net/", cred, topts)
+		tables, err := aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, table.ClientOptions(topts))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -208,7 +208,7 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		return tables, queues, err
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		tables, err := table.NewServiceClientFromConnectionString(conn, topts)
+		tables, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(topts))
 		if err != nil {
 			return nil, nil, err
 		}

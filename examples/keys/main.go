@@ -92,18 +92,18 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	review, err := keys.Join(emp, "2012")
+	review, err := keys.Compound{}.Join(emp, "2012")
 	if err != nil {
 		return err
 	}
 	if review != "000123_2012" {
-		return fmt.Errorf("keys.Join = %q", review)
+		return fmt.Errorf("Compound.Join = %q", review)
 	}
-	_, err = keys.Join("a_b", "c")
+	_, err = keys.Compound{}.Join("a_b", "c")
 	if !errors.Is(err, keys.ErrInvalidKey) {
-		return fmt.Errorf("keys.Join of a part holding the separator: want keys.ErrInvalidKey, got %v", err)
+		return fmt.Errorf("Compound.Join of a part holding the separator: want keys.ErrInvalidKey, got %v", err)
 	}
-	step("compound key keys.Join(%q, \"2012\") = %s; a part holding the separator is refused: %v", emp, review, err)
+	step("compound key keys.Compound{}.Join(%q, \"2012\") = %s; a part holding the separator is refused: %v", emp, review, err)
 	for _, rk := range []string{review, emp + "_2011", "000124_2012"} {
 		if err := readings.Add(ctx, &Reading{Meta: table.Meta{PartitionKey: "reviews", RowKey: rk}}, nil); err != nil {
 			return err
@@ -225,10 +225,10 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, e
 		if err != nil {
 			return nil, err
 		}
-		return table.NewServiceClient("https://"+account+".table.core.windows.net/", cred, opts)
+		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, table.ClientOptions(opts))
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return table.NewServiceClientFromConnectionString(conn, opts)
+		return aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts))
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewTableService(nil).NewServiceClient(opts), nil

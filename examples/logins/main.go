@@ -152,10 +152,10 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, e
 		if err != nil {
 			return nil, err
 		}
-		return table.NewServiceClient("https://"+account+".table.core.windows.net/", cred, opts)
+		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, table.ClientOptions(opts))
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return table.NewServiceClientFromConnectionString(conn, opts)
+		return aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts))
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewTableService(nil).NewServiceClient(opts), nil

@@ -11,10 +11,6 @@ import (
 // without trailing options, each with the reason. An entry that no longer
 // names a miss fails the test, so the list cannot outlive its reason.
 var exceptions = map[string]string{
-	// A context helper, like azcore's runtime.WithCaptureResponse: it
-	// returns a context for the requests made with it and sends nothing.
-	"table.WithWireExchange": "returns a context; sends no request",
-
 	// KeyWrapper is implemented by the user over a key vault or a KMS
 	// (azkeys' WrapKey/UnwrapKey take their own options, which an adapter
 	// passes itself); options here would be a parameter every
@@ -42,8 +38,8 @@ var exceptions = map[string]string{
 	"consistency.TableTarget.Put": "implements consistency.Target",
 	"consistency.BlobTarget.Put":  "implements consistency.Target",
 
-	// Like WithWireExchange: it attaches a QueryStats to a context and
-	// sends nothing.
+	// A context helper, like azcore's runtime.WithCaptureResponse: it
+	// attaches a QueryStats to a context and sends nothing.
 	"table.WithQueryStats": "returns a context; sends no request",
 }
 

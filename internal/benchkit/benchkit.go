@@ -48,7 +48,7 @@ type Account struct {
 	// tablekit's policy).
 	Tables *aztables.ServiceClient
 	// KitTables is built the way the README shows,
-	// table.NewServiceClientFromConnectionString, with the same counting
+	// aztables.NewServiceClientFromConnectionString with table.ClientOptions, with the same counting
 	// policies: tablekit's default path.
 	KitTables  *aztables.ServiceClient
 	Conn       string
@@ -70,7 +70,7 @@ func NewAccount(conn string) (*Account, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.KitTables, err = table.NewServiceClientFromConnectionString(conn, opts); err != nil {
+	if a.KitTables, err = aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts)); err != nil {
 		return nil, err
 	}
 	a.Tables = svc

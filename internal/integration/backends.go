@@ -158,7 +158,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 		Lacks:   lacks,
 		Advance: time.Sleep,
 		NewServiceClient: func(t *testing.T, opts *aztables.ClientOptions) *aztables.ServiceClient {
-			svc, err := table.NewServiceClientFromConnectionString(cs, opts)
+			svc, err := aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func AccountEnv(tb testing.TB, connectionString string, lacks map[Capability]str
 			return c, name
 		},
 		NewTable: func(t *testing.T, c *reqcount.Counter) *aztables.Client {
-			sc, err := table.NewServiceClientFromConnectionString(cs, c.TableOptions())
+			sc, err := aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(c.TableOptions()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -519,7 +519,7 @@ func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	next := *s
 	next.LastName = "Hall"
 	gate.on.Store(true)
-	_, err = ix.Change(ctx, s, &next, &patterns.IndexEntitiesChangeOptions{Idempotent: true})
+	_, err = ix.Change(ctx, s, &next, &patterns.ChangeOptions{Idempotent: true})
 	gate.on.Store(false)
 	if err != nil {
 		t.Fatalf("Change whose transaction's answer was lost: %v", err)

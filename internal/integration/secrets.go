@@ -238,7 +238,7 @@ func secretsInTransportFailures(t *testing.T, account, key, tableName, token str
 		if err != nil {
 			t.Fatal(err)
 		}
-		keep("blob PutBlob", consistency.PutBlob(ctx, blobstore.New(blobs), "photos", "a.jpg", []byte("x"), nil))
+		keep("blob PutBlob", blobstore.New(blobs).Put(ctx, "photos", "a.jpg", []byte("x"), nil))
 		for _, err := range errs {
 			texts = append(texts, err.Error(), fmt.Sprintf("%+v", err))
 		}

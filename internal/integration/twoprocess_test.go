@@ -111,7 +111,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 					s.Email = fmt.Sprintf("p%dg%dk%02d@contoso.com", proc, g, k)
 					s.LastName = surnames[(proc+g+k)%4]
 					return nil
-				}, &table.RetryOptions{MaxAttempts: 100})
+				}, &table.ModifyOptions{MaxAttempts: 100})
 				if err != nil {
 					errs <- fmt.Errorf("Modify %s: %w", rk, err)
 					return

@@ -291,7 +291,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
 					next.LastName = surnames[(i+1)%4]
 					r.do("Change", func() error {
-						_, err := ix.Change(ctx, all[i], &next, &patterns.IndexEntitiesChangeOptions{Idempotent: true})
+						_, err := ix.Change(ctx, all[i], &next, &patterns.ChangeOptions{Idempotent: true})
 						return err
 					})
 				}

@@ -137,10 +137,6 @@ func init() {
 		"table.WithQueryStats": func(ctx context.Context, e *env) error {
 			return first(tbl(e).Query(table.WithQueryStats(ctx, &table.QueryStats{}), nil))
 		},
-		"table.WithWireExchange": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).Get(table.WithWireExchange(ctx, &table.WireExchange{}), "Sales", "empid_1", nil)
-			return err
-		},
 
 		// batch
 		"batch.Submit": func(ctx context.Context, e *env) error {
@@ -225,16 +221,6 @@ func init() {
 		},
 		"consistency.BlobTarget.Put": func(ctx context.Context, e *env) error {
 			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Put(ctx, emp())
-		},
-		"consistency.UpsertReplace": func(ctx context.Context, e *env) error { return consistency.UpsertReplace(ctx, tbl(e), emp(), nil) },
-		"consistency.DeleteIfExists": func(ctx context.Context, e *env) error {
-			return consistency.DeleteIfExists(ctx, tbl(e), "Sales", "empid_1", nil)
-		},
-		"consistency.DeleteIfUnchanged": func(ctx context.Context, e *env) error {
-			return consistency.DeleteIfUnchanged(ctx, tbl(e), "Sales", "empid_1", azcore.ETag("W/\"1\""), nil)
-		},
-		"consistency.PutBlob": func(ctx context.Context, e *env) error {
-			return consistency.PutBlob(ctx, blobstore.New(e.blobs), "proof", "b", []byte("x"), nil)
 		},
 		"consistency.WriteIfSourceUnchanged": func(ctx context.Context, e *env) error {
 			return consistency.WriteIfSourceUnchanged(ctx, tbl(e), "Sales", "empid_1", azcore.ETag("W/\"1\""), func(*Emp) error { return nil }, nil)

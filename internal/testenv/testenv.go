@@ -48,7 +48,7 @@ func ConnectionString(tb testing.TB) string {
 }
 
 // TableService returns a service client for the test account, built as
-// table.NewServiceClientFromConnectionString builds it (tablekit's policy
+// aztables.NewServiceClientFromConnectionString with table.ClientOptions builds it (tablekit's policy
 // in its pipeline: the default path).
 func TableService(tb testing.TB) *aztables.ServiceClient {
 	tb.Helper()

@@ -17,6 +17,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
 // Policy is tablekit's per-call policy (table.ClientOptions adds it).
@@ -51,9 +53,8 @@ var ErrProbeAnswered = errors.New("tablekit: the wire path's probe, answered by 
 type key struct{}
 
 // Exchange is one request routed through tablekit's policy: what tablekit
-// asks the policy to send, and what the policy saw come back. batch uses
-// it for transactions; it is exported only so that packages of tablekit
-// layered on table can use it.
+// asks the policy to send, and what the policy saw come back: table uses
+// it for reads, batch for transactions.
 type Exchange struct {
 	// Body, when set, builds the request body (and its Content-Type) that
 	// replaces the SDK's; tableURL is the table's URL as the SDK's own
@@ -69,7 +70,7 @@ type Exchange struct {
 	Header   http.Header
 	Response []byte
 
-	// Probe: table.HasWirePath's call; the policy answers it itself
+	// Probe: HasPath's call; the policy answers it itself
 	// (ErrProbeAnswered) and sends nothing.
 	Probe bool
 }
@@ -195,4 +196,30 @@ func batchFailed(b []byte) bool {
 			return true
 		}
 	}
+}
+
+// Getter is the one method of table.Client that HasPath calls.
+type Getter interface {
+	GetEntity(ctx context.Context, partitionKey, rowKey string, options *aztables.GetEntityOptions) (aztables.GetEntityResponse, error)
+}
+
+// HasPath reports whether client's pipeline holds the policy. It asks the
+// policy with a marked call that the policy, first among the per-call
+// policies, answers itself: with the policy nothing leaves the process.
+// Without it the call's context is already cancelled, so net/http's
+// transport refuses it and nothing reaches the service (a counting policy,
+// such as a ledger, sees one try). The call opens no span: it runs as if
+// inside an SDK span, which suppresses the SDK's own. Callers cache the
+// answer per client: it never changes.
+func HasPath(client Getter) bool {
+	x := &Exchange{Probe: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	silent := tracing.NewTracer(func(ctx context.Context, _ string, _ *tracing.SpanOptions) (context.Context, tracing.Span) {
+		return ctx, tracing.Span{}
+	}, nil)
+	ctx, end := runtime.StartSpan(ctx, "tablekit.probe", silent, nil)
+	defer end(nil)
+	_, _ = client.GetEntity(With(ctx, x), "p", "r", nil)
+	return x.Invoked
 }

@@ -1,4 +1,7 @@
-package table
+// Package sameprops compares an entity body as it was sent with the entity
+// as the service returned it. table (AddOptions.Idempotent) and batch
+// (WriterOptions.IdempotentAdds) share it to settle an ambiguous 409.
+package sameprops
 
 import (
 	"bytes"
@@ -8,7 +11,7 @@ import (
 	"time"
 )
 
-// SameProperties reports whether stored, an entity as the service returns
+// Equal reports whether stored, an entity as the service returns
 // it, holds exactly the properties of sent, an entity body as it was sent
 // to the service, with equal values: the test that tells a write whose
 // response was lost (the entity is there as sent) from a different entity
@@ -16,7 +19,7 @@ import (
 // 2 and 2.0, and a DateTime with or without trailing zeros, are equal;
 // PartitionKey, RowKey, Timestamp and OData annotations are not compared
 // (the keys already match).
-func SameProperties(sent, stored []byte) bool {
+func Equal(sent, stored []byte) bool {
 	a, okA := props(sent)
 	b, okB := props(stored)
 	if !okA || !okB || len(a) != len(b) {

@@ -1,4 +1,4 @@
-package table
+package sameprops
 
 import "testing"
 
@@ -21,11 +21,11 @@ func TestSameProperties(t *testing.T) {
 		{"not JSON", `{`, false},
 	}
 	for _, c := range cases {
-		if got := SameProperties([]byte(sent), []byte(c.stored)); got != c.want {
+		if got := Equal([]byte(sent), []byte(c.stored)); got != c.want {
 			t.Errorf("%s: SameProperties = %v, want %v", c.name, got, c.want)
 		}
 	}
-	if SameProperties([]byte(`{"Name":"2"}`), []byte(`{"Name@odata.type":"Edm.String","Name":"2.0"}`)) {
+	if Equal([]byte(`{"Name":"2"}`), []byte(`{"Name@odata.type":"Edm.String","Name":"2.0"}`)) {
 		t.Error("strings compared as numbers")
 	}
 }
