@@ -206,6 +206,11 @@ func init() {
 			payload, _ := json.Marshal(consistency.MoveRequest{PartitionKey: "Sales", RowKey: "empid_1", ETag: "W/\"1\""})
 			return m.Handle(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: m.Type(), Key: "k", Payload: payload}})
 		},
+		"consistency.HandleBatches": func(ctx context.Context, e *env) error {
+			h := func(ctx context.Context, msgs []*consistency.Message) []error { return make([]error, len(msgs)) }
+			_, err := consistency.HandleBatches(ctx, e.q, e.poison, "proof.batch", h, &consistency.BatchOptions{Logger: e.log})
+			return err
+		},
 		"consistency.Mover.MoveBatches": func(ctx context.Context, e *env) error {
 			_, err := mover(e).MoveBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
 			return err
