@@ -64,7 +64,6 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"batch: nil value", table.ErrNilValue, submit(batch.Add(nil)), opAt(0, nil)},
 		{"batch: value that is not a pointer", table.ErrNotStructPointer, submit(batch.Add(Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})), opAt(0, nil)},
 		{"batch: Update of a value without an ETag", table.ErrNoETag, submit(batch.Update(e("p", "r"), table.Merge)), opAt(0, inputField(table.ErrNoETag, "ETag"))},
-		//lint:ignore SA1019 the deprecated spelling must keep working
 		{"batch: Delete with an empty IfMatch", table.ErrNoETag, submit(batch.Delete("p", "r").IfMatch("")), opAt(0, inputField(table.ErrNoETag, "IfMatch"))},
 		{"batch: operation of an unknown kind", batch.ErrBadOperation, submit(batch.Raw(batch.Kind(99), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)), opAt(0, nil)},
 		{"batch: raw entity that is not JSON", table.ErrInvalidValue, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":`), nil)), opAt(0, inputRule(table.ErrInvalidValue))},

@@ -242,7 +242,6 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"single quote in the key of a batch update, client without tablekit's policy", batch.ErrQuoteInKey, func(ctx context.Context) error {
-			//lint:ignore SA1019 the deprecated spelling must keep working
 			_, err := batch.Submit(ctx, env.plain, []batch.Op{batch.Update(e("p", "O'Brien"), table.Merge).IfMatch(azcore.ETagAny)}, nil)
 			return err
 		}},
