@@ -109,10 +109,11 @@ type config struct {
 	list    bool
 	only    map[string]bool // -only: test exactly these mutants
 	ctx     context.Context // cancelled when the run is interrupted
-	// stubs replaces test files that hold only benchmarks with an empty
-	// file of their package (path: stub path), in every overlay: go test
-	// runs no benchmark without -bench, and their imports (the patterns,
-	// the bench kit) would be compiled for every mutant.
+	// stubs replaces test files that hold only benchmarks, and each
+	// package's integration_test.go, with an empty file of their package
+	// (path: stub path), in every overlay: go test runs no benchmark
+	// without -bench, and their imports (the patterns, the bench kit,
+	// internal/integration) would be compiled for every mutant.
 	stubs    map[string]string
 	root     string
 	tests    []string          // -tests: the packages whose tests judge the mutants
@@ -351,7 +352,7 @@ func runPackage(c config, pkg string) (float64, error) {
 	if c.timeout == 0 {
 		c.timeout = max(3*ran, minTimeout).Round(time.Second)
 	}
-	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests build and run in %s, run in %s (%d benchmark-only test files left out); timeout %s a mutant's run\n",
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests build and run in %s, run in %s (%d benchmark-only and integration test files left out); timeout %s a mutant's run\n",
 		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), ran.Round(100*time.Millisecond), len(c.stubs), c.timeout)
 
 	// An interrupt (or a CI step's timeout) stops the run: mutants in
@@ -525,8 +526,9 @@ func usedElsewhere(f *ast.File, abs, dir string, names []string) bool {
 }
 
 // benchStubs finds pkg's test files named for benchmarks that declare no
-// test, example or fuzz target and whose declarations no kept test file
-// uses, and writes an empty file of the same package for each. A helper
+// test, example or fuzz target, and its integration_test.go, whose
+// declarations no kept test file uses, and writes an empty file of the
+// same package for each. A helper
 // shared only among benchmark files (a canned client) does not keep them:
 // the set is narrowed until no kept file names a stubbed file's helper.
 func benchStubs(pkg, tmp string) (map[string]string, error) {
@@ -538,7 +540,11 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 	dir, names := lines[0], lines[1:]
 	parsed := map[string]*ast.File{}
 	for _, name := range names {
-		if !strings.Contains(name, "bench") {
+		// integration_test.go runs internal/integration's suites: the
+		// whole stack, compiled again for every mutant, and most of them
+		// need Azurite, which a mutant's run does not have.
+		integration := name == "integration_test.go"
+		if !strings.Contains(name, "bench") && !integration {
 			continue
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
@@ -553,7 +559,7 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 				}
 			}
 		}
-		if !runs {
+		if !runs || integration {
 			parsed[name] = f
 		}
 	}
