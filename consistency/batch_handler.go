@@ -55,7 +55,18 @@ func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h B
 	if err := CheckType(msgType); err != nil {
 		return st, err
 	}
-	o := batchDefaults(opts)
+	err := handleBatches(ctx, queue, poison, msgType, h, batchDefaults(opts), &st)
+	return st, redact.Error(err)
+}
+
+// handleBatches is HandleBatches' loop, counting into st; Mover.MoveBatches
+// runs on it too, with its moves as the handler.
+func handleBatches(ctx context.Context, queue, poison Queue, msgType string, h BatchHandler, o *BatchOptions, st *HandledStats) error {
+	// A batch's message deletes (32 at Concurrency at a time: the longest
+	// step) overlap the next batch's dequeue and work: the next batch's
+	// messages are others (these are invisible until deleted) and its work
+	// starts after this batch's is complete, so every message is still
+	// deleted only after its work.
 	deleting := func() {}
 	defer func() { deleting() }()
 	for {
@@ -64,10 +75,10 @@ func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h B
 			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
 		})
 		if err != nil {
-			return st, redact.Error(err)
+			return err
 		}
 		if len(resp.Messages) == 0 {
-			return st, nil
+			return nil
 		}
 		st.Batches++
 		st.Dequeued += int64(len(resp.Messages))
@@ -103,7 +114,7 @@ func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h B
 			}
 		}
 		deleting()
-		deleting = finishBatch(ctx, queue, poison, items, o, &st)
+		deleting = finishBatch(ctx, queue, poison, items, o, st)
 	}
 }
 

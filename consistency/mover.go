@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
@@ -303,16 +301,15 @@ const maxDequeueBatch = 32
 // RowKey eq.
 const maxRowKeysPerQuery = 14
 
-// moveItem is one dequeued message of a batch and what became of it.
+// moveItem is one message of a batch and what became of it.
 type moveItem struct {
-	dm   *azqueue.DequeuedMessage
-	text string
-	env  *Envelope
-	req  MoveRequest
-	// outcome: done (delete the message; gone when there was nothing to
-	// move), poison (with why), or neither: retry (leave it to reappear).
-	done, gone bool
-	poison     error
+	msg *Message
+	req MoveRequest
+	// outcome: done (its message is deleted; gone when there was nothing
+	// to move), poison (permanent, with why), or neither: retry (left to
+	// reappear), with why in retry when there is one.
+	done, gone    bool
+	poison, retry error
 }
 
 // MoveBatches drains queue, a queue of this Mover's messages only, in
@@ -424,62 +421,60 @@ const (
 )
 
 func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
-	// A batch's message deletes (32 at Concurrency at a time: the longest
-	// step) overlap the next batch's dequeue, reads and transactions: the
-	// next batch's messages are others (these are invisible until deleted)
-	// and its moves start after this batch's are complete, so every
-	// message is still deleted only after its move.
-	deleting := func() {}
-	defer func() { deleting() }()
-	for {
-		resp, err := queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
-			NumberOfMessages:  to.Ptr(int32(maxDequeueBatch)),
-			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
-		})
-		if err != nil {
-			return err
-		}
-		if len(resp.Messages) == 0 {
-			return nil
-		}
-		st.Batches++
-		st.Dequeued += int64(len(resp.Messages))
-		items := make([]*moveItem, len(resp.Messages))
-		for i, dm := range resp.Messages {
-			items[i] = m.decodeItem(dm, o.MaxDequeues)
-		}
-		m.moveBatch(ctx, items, o, st)
-		deleting()
-		deleting = m.finish(ctx, queue, poison, items, o, st)
-	}
+	var hs HandledStats
+	var gone int64
+	err := handleBatches(ctx, queue, poison, m.msgType, func(ctx context.Context, msgs []*Message) []error {
+		return m.moveMessages(ctx, msgs, o, &gone)
+	}, o, &hs)
+	st.Batches += hs.Batches
+	st.Dequeued += hs.Dequeued
+	st.Moved += hs.Handled - gone
+	st.Gone += gone
+	st.Poisoned += hs.Poisoned
+	st.Retried += hs.Retried
+	return err
 }
 
-// decodeItem reads a message; a bad one is marked for poison.
-func (m *Mover[T]) decodeItem(dm *azqueue.DequeuedMessage, maxDequeues int64) *moveItem {
-	it := &moveItem{dm: dm, text: deref(dm.MessageText)}
-	env, err := decodeEnvelope(it.text)
-	switch {
-	case err != nil:
-		it.poison = err
-	case env.Type != m.msgType:
-		it.env, it.poison = env, fmt.Errorf("consistency: message type %q in the batched mover's queue (it moves %q only)", env.Type, m.msgType)
-	case env.PayloadBlob != nil:
-		it.env, it.poison = env, fmt.Errorf("%w: move payload in a blob", ErrMalformed)
-	case derefInt(dm.DequeueCount) > maxDequeues:
-		it.env, it.poison = env, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", derefInt(dm.DequeueCount)-1, env.LastError)
-	default:
-		it.env = env
-		if err := json.Unmarshal(env.Payload, &it.req); err != nil {
-			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+// moveMessages is the Mover's BatchHandler: it moves msgs (all of the
+// Mover's type, none with a payload in a blob) and says what became of
+// each; gone counts those found with nothing left to move.
+func (m *Mover[T]) moveMessages(ctx context.Context, msgs []*Message, o *BatchOptions, gone *int64) []error {
+	items := make([]*moveItem, len(msgs))
+	for i, msg := range msgs {
+		it := &moveItem{msg: msg}
+		if err := json.Unmarshal(msg.Payload, &it.req); err != nil {
+			it.poison = Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 		} else if err := validMoveKeys(it.req.PartitionKey, it.req.RowKey); err != nil {
-			it.poison = fmt.Errorf("%w: move payload: %v", ErrMalformed, err)
+			it.poison = Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
+		}
+		items[i] = it
+	}
+	m.moveBatch(ctx, items, o)
+	errs := make([]error, len(items))
+	for i, it := range items {
+		switch {
+		case it.poison != nil:
+			errs[i] = it.poison
+		case it.done:
+			if it.gone {
+				*gone++
+			}
+		case it.retry != nil:
+			errs[i] = it.retry
+		default:
+			errs[i] = errMoveRetried
 		}
 	}
-	return it
+	return errs
 }
+
+// errMoveRetried is the outcome of a move left to its next delivery with
+// no error of its own to say why (its partition's read or write failed
+// for another message).
+var errMoveRetried = errors.New("consistency: move left for its next delivery")
 
 // moveBatch moves the batch's valid items, partition by partition.
-func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOptions, st *BatchStats) {
+func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOptions) {
 	src, okSrc := m.from.(*table.Table[T])
 	dst, okDst := m.to.(TableTarget[T])
 	byPK := map[string][]*moveItem{}
@@ -514,13 +509,15 @@ func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOpt
 
 // single handles one message as Handle does.
 func (m *Mover[T]) single(ctx context.Context, it *moveItem) {
-	err := m.Handle(ctx, &Message{Envelope: *it.env, ID: deref(it.dm.MessageID), DequeueCount: derefInt(it.dm.DequeueCount)})
+	err := m.Handle(ctx, it.msg)
 	var perm permanent
 	switch {
 	case err == nil:
 		it.done = true
 	case errors.As(err, &perm):
 		it.poison = err
+	default:
+		it.retry = err
 	}
 }
 
@@ -540,7 +537,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 	found := map[string]*T{}
 	var (
 		mu      sync.Mutex
-		readErr bool
+		readErr error
 		reads   sync.WaitGroup
 	)
 	read := func(chunk []string) {
@@ -551,7 +548,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
 			mu.Lock()
 			if err != nil {
-				readErr = true
+				readErr = err
 			} else {
 				found[src.Meta(v).RowKey] = v
 			}
@@ -580,8 +577,11 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		}
 	}
 	reads.Wait()
-	if readErr {
-		return // every item of the partition is retried
+	if readErr != nil {
+		for _, it := range items {
+			it.retry = readErr // every item of the partition is retried
+		}
+		return
 	}
 	// Decide each message; one move per key, of the version found.
 	var moving []*moveItem
@@ -612,7 +612,10 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		dels = append(dels, batch.Delete(pk, it.req.RowKey).IfMatch(src.Meta(v).ETag))
 	}
 	if err := submitAll(ctx, dst.Client(), puts); err != nil {
-		return // retried: the next delivery writes again (insert-or-replace)
+		for _, it := range moving {
+			it.retry = err // the next delivery writes again (insert-or-replace)
+		}
+		return
 	}
 	if err := submitAll(ctx, src.Client(), dels); err == nil {
 		for _, it := range moving {
@@ -629,6 +632,8 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 			it.done = true
 		case table.IsPreconditionFailed(err) && it.req.ETag != "":
 			it.poison = Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag))
+		default:
+			it.retry = err
 		}
 	}
 }
@@ -645,59 +650,4 @@ func submitAll(ctx context.Context, client table.Client, ops []batch.Op) error {
 		}
 	}
 	return nil
-}
-
-// finish deletes the moved messages and poisons the bad ones; the rest
-// reappear after their visibility timeout. It counts and poisons before it
-// returns; the deletes go on, and wait waits for them.
-func (m *Mover[T]) finish(ctx context.Context, queue, poison Queue, items []*moveItem, o *BatchOptions, st *BatchStats) (wait func()) {
-	type receipt struct{ id, pop string }
-	var dels []receipt
-	for _, it := range items {
-		id, pop := deref(it.dm.MessageID), deref(it.dm.PopReceipt)
-		switch {
-		case it.poison != nil:
-			rec := PoisonRecord{MessageID: id, DequeueCount: derefInt(it.dm.DequeueCount), Error: truncate(it.poison.Error(), 4096), PoisonedAt: time.Now().UTC(), Envelope: it.env}
-			if it.env == nil {
-				rec.Raw = truncate(it.text, MaxMessageBytes/2)
-			}
-			b, _ := json.Marshal(rec)
-			if _, err := poison.EnqueueMessage(ctx, string(b), nil); err != nil {
-				st.Retried++
-				continue
-			}
-			if o.Logger != nil {
-				o.Logger.WarnContext(ctx, "tablekit: move poisoned", "id", id, "err", it.poison)
-			}
-			st.Poisoned++
-		case it.done && it.gone:
-			st.Gone++
-		case it.done:
-			st.Moved++
-		default:
-			st.Retried++
-			continue
-		}
-		dels = append(dels, receipt{id, pop})
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sem := make(chan struct{}, o.Concurrency)
-		var wg sync.WaitGroup
-		for _, d := range dels {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if _, err := queue.DeleteMessage(ctx, d.id, d.pop, nil); err != nil && o.Logger != nil {
-					// It reappears and finds its move done: harmless.
-					o.Logger.WarnContext(ctx, "tablekit: delete of a moved message failed", "id", d.id, "err", redact.Error(err))
-				}
-			}()
-		}
-		wg.Wait()
-	}()
-	return func() { <-done }
 }
