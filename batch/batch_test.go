@@ -378,7 +378,7 @@ func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge)}, nil)
-	if !table.IsPreconditionFailed(err) || !table.IsConflict(err) || table.IsNotFound(err) || table.IsRetryable(err) {
+	if !table.Is(err, table.ErrPreconditionFailed) || !table.Is(err, table.ErrLostRace) || table.Is(err, table.ErrNotFound) || table.IsRetryable(err) {
 		t.Fatalf("classification of a 412 inside a transaction: %v", err)
 	}
 	attempts, err := table.RetryOnConflict(t.Context(), func(int) error {

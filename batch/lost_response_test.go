@@ -62,7 +62,7 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()), nil)
-	if !table.IsAlreadyExists(err) || sum.Resolved != 0 || sum.Failed != 1 {
+	if !table.Is(err, table.ErrAlreadyExists) || sum.Resolved != 0 || sum.Failed != 1 {
 		t.Fatalf("conflict with a different entity: %+v %v", sum, err)
 	}
 }
@@ -75,7 +75,7 @@ func TestAddIdempotentResolvesALostResponse(t *testing.T) {
 	svc := fake.NewTableService(nil)
 	tb, _ := table.New[Employee](lossyClient(t, svc), nil)
 	err := tb.Add(t.Context(), &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Name: "Don"}, nil)
-	if !table.IsAlreadyExists(err) || svc.Len("events") != 1 {
+	if !table.Is(err, table.ErrAlreadyExists) || svc.Len("events") != 1 {
 		t.Fatalf("plain Add after a lost response: %v", err)
 	}
 
@@ -95,7 +95,7 @@ func TestAddIdempotentResolvesALostResponse(t *testing.T) {
 	}
 	// A different entity already there stays a conflict.
 	err = tb.Add(t.Context(), &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Name: "Ben"}, &table.AddOptions{Idempotent: true})
-	if !table.IsAlreadyExists(err) {
+	if !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("different entity: %v", err)
 	}
 }

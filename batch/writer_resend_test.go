@@ -133,7 +133,7 @@ func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
 		if te.Index != 2 || te.StatusCode != http.StatusServiceUnavailable || te.ErrorCode != "ServerBusy" || te.Op.RowKey() != ev("p", 3).RowKey {
 			t.Fatalf("MaxAttempts %d: failure %+v, want operation 2 answered 503 ServerBusy", attempts, te)
 		}
-		if !table.IsThrottled(err) {
+		if !table.Is(err, table.ErrThrottled) {
 			t.Fatalf("MaxAttempts %d: %v is not classified as throttled", attempts, err)
 		}
 		if n := storedRows(t, svc, "p"); n != 0 {

@@ -20,7 +20,7 @@ func TestWriterLeavesTransportRetriesToTheSDK(t *testing.T) {
 	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{MaxAttempts: 5, BaseDelay: 1, MaxDelay: 1})
 	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil)
-	if !table.IsThrottled(err) || sum.Requests != 1 || sum.Retries != 0 || sum.Failed != 1 {
+	if !table.Is(err, table.ErrThrottled) || sum.Requests != 1 || sum.Retries != 0 || sum.Failed != 1 {
 		t.Fatalf("after 503s: %+v %v", sum, err)
 	}
 	if n := svc.Count(fake.OpBatch); n != 4 {

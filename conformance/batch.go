@@ -58,7 +58,7 @@ func runBatch(t *testing.T, env backend) {
 		if got.Age != 700 || got.ETag != emps[7].ETag {
 			t.Fatalf("after update: %+v, Meta %q", got, emps[7].ETag)
 		}
-		if _, err := tb.Get(ctx, "Sales", emps[9].RowKey, nil); !table.IsNotFound(err) {
+		if _, err := tb.Get(ctx, "Sales", emps[9].RowKey, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("deleted entity: %v", err)
 		}
 	})
@@ -181,7 +181,7 @@ func runBatch(t *testing.T, env backend) {
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
-		if _, err := tb.Get(ctx, "p", "ghost", nil); !table.IsNotFound(err) {
+		if _, err := tb.Get(ctx, "p", "ghost", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatal("an update-only operation created the entity")
 		}
 	})

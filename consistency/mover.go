@@ -95,7 +95,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 // index copies pointing at an entity that is gone.
 type Source[T any] interface {
 	// Get reads an entity with its ETag in its Meta (not found:
-	// table.IsNotFound).
+	// table.ErrNotFound).
 	Get(ctx context.Context, partitionKey, rowKey string, o *table.GetOptions) (*T, error)
 	// DeleteValue removes v only at the version of v's ETag: a changed
 	// entity is table.ErrPreconditionFailed, a missing one
@@ -236,7 +236,7 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	}
 	m.setAttributes(ctx, trace.Attr(trace.AttrPartition, req.PartitionKey))
 	src, err := m.from.Get(ctx, req.PartitionKey, req.RowKey, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return nil // already moved (or never there): nothing left to do
 	}
 	if err != nil {
@@ -254,9 +254,9 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	}
 	err = m.from.DeleteValue(ctx, src, nil)
 	switch {
-	case err == nil, table.IsNotFound(err):
+	case err == nil, table.Is(err, table.ErrNotFound):
 		return nil
-	case table.IsPreconditionFailed(err) && req.ETag != "":
+	case table.Is(err, table.ErrPreconditionFailed) && req.ETag != "":
 		return Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, req.PartitionKey, req.RowKey, req.ETag))
 	}
 	return err
@@ -627,7 +627,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		switch {
 		case err == nil:
 			it.done = true
-		case table.IsPreconditionFailed(err) && it.req.ETag != "":
+		case table.Is(err, table.ErrPreconditionFailed) && it.req.ETag != "":
 			it.poison = Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag))
 		}
 	}

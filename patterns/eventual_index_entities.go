@@ -117,7 +117,7 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
 	current := ""
 	switch {
-	case table.IsNotFound(err):
+	case table.Is(err, table.ErrNotFound):
 	case err != nil:
 		return err
 	default:
@@ -253,7 +253,7 @@ func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, o
 	for _, is := range r.Orphans {
 		if pk, rk, ok := ownerKeys(is.Primary); ok {
 			v, err := e.tbl.Get(ctx, pk, rk, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				return sum, err
 			}
 			if err == nil && e.value(v) == is.Copy {

@@ -100,7 +100,7 @@ func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, e
 // in between; the error says so and the caller runs again.
 func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, rk, owner string) (bool, error) {
 	c, err := copies.Get(ctx, pk, rk, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
@@ -111,7 +111,7 @@ func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, r
 	}
 	etag := c.ETag
 	err = copies.Delete(ctx, pk, rk, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	if table.IsPreconditionFailed(err) {
+	if table.Is(err, table.ErrPreconditionFailed) {
 		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
 	}
 	return err == nil, err
@@ -207,7 +207,7 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 			j++
 		}
 		if err := submit(groups[i:j]); err != nil {
-			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err) || table.IsAlreadyExists(err)
+			changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrAlreadyExists)
 			if j-i == 1 || !changed {
 				errs = append(errs, err)
 			} else {

@@ -535,7 +535,7 @@ func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, val
 			defer wg.Done()
 			defer func() { <-sem }()
 			v, err := x.tbl.Get(ctx, partitionKey, id, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				errs[i] = err
 			}
 			out[i] = v

@@ -232,7 +232,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 		cur = opts.Current
 	} else if got, err := x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil); err == nil {
 		cur = got
-	} else if !table.IsNotFound(err) {
+	} else if !table.Is(err, table.ErrNotFound) {
 		return err
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
@@ -316,7 +316,7 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
 	v, err := x.tbl.Get(ctx, pk, rk, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		v = nil
 	} else if err != nil {
 		return err
@@ -592,7 +592,7 @@ func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	}
 	for _, a := range r.orphans {
 		c, err := x.copies[a.Index].Get(ctx, a.PK, a.RK, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			step()
 			continue
 		}

@@ -295,7 +295,7 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	if cur == nil {
 		cur, err = x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			return x.Add(ctx, v, &table.AddOptions{Idempotent: true}) // Put is idempotent
 		}
 		if err != nil {
@@ -455,7 +455,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 		var err error
 		cur, err = x.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if err != nil {
-			if opts != nil && opts.IfExists && table.IsNotFound(err) {
+			if opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
 				return nil
 			}
 			return err
@@ -477,7 +477,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 		}
 	}
 	_, err = tx.Submit(ctx, x.client, nil)
-	if err != nil && opts != nil && opts.IfExists && table.IsNotFound(err) {
+	if err != nil && opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -543,7 +543,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 	if d.Unique {
 		return func(yield func(*T, error) bool) {
 			v, err := x.Lookup(ctx, index, partitionKey, value, nil)
-			if table.IsNotFound(err) {
+			if table.Is(err, table.ErrNotFound) {
 				return
 			}
 			yield(v, err)

@@ -107,7 +107,7 @@ var (
 	// ErrBlobMissing: an entity names a blob that does not exist. That is
 	// corruption (a blob deleted behind the pattern's back, or a Sweep run
 	// with a grace shorter than MinSweepGrace during a write), not a
-	// missing entity: table.IsNotFound is false for it.
+	// missing entity: table.Is(err, table.ErrNotFound) is false for it.
 	ErrBlobMissing = errors.New("patterns: a large field's blob is missing while its entity names it")
 	// ErrBlobMismatch: an offloaded field's blob does not hash to what the
 	// entity says.
@@ -123,7 +123,7 @@ var (
 
 // BlobMissingError reports an entity that names a blob that is gone. It
 // matches ErrBlobMissing. The blob service's 404 is kept in Cause, not in
-// the chain, so that table.IsNotFound(err) stays false: the entity exists.
+// the chain, so that table.Is(err, table.ErrNotFound) stays false: the entity exists.
 type BlobMissingError struct {
 	PartitionKey, RowKey string
 	Field                string
@@ -329,7 +329,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		v, err := l.Get(ctx, partitionKey, rowKey, nil)
 		mode := updateMode
 		if err != nil {
-			if !create || !table.IsNotFound(err) {
+			if !create || !table.Is(err, table.ErrNotFound) {
 				return err
 			}
 			v, mode = new(T), addMode
@@ -349,7 +349,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 			return &table.InputError{Op: opLargeEntityModify, Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
 		}
 		if err := l.write(ctx, opLargeEntityModify, v, mode); err != nil {
-			if mode == updateMode && table.IsNotFound(err) && create {
+			if mode == updateMode && table.Is(err, table.ErrNotFound) && create {
 				// Deleted between the read and the write: go round and
 				// create it, keeping the service's 404 in the chain.
 				return lostRace(fmt.Sprintf("LargeEntity.Modify (%q, %q) deleted after it was read", partitionKey, rowKey), err)
@@ -499,7 +499,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	case addMode:
 		err = l.raw.Add(wctx, s, nil)
 	}
-	if err != nil && len(data) > 0 && (table.IsPreconditionFailed(err) || table.IsAlreadyExists(err)) {
+	if err != nil && len(data) > 0 && (table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrAlreadyExists)) {
 		// A write whose answer was lost is retried by the SDK and meets
 		// 412 or 409 although it happened: the entity then names the new
 		// blobs, which no one else can know.
@@ -660,7 +660,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 	var refs map[string]blobRef
 	_, err = table.RetryOnConflict(ctx, func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			refs = nil
 			return nil
 		}
@@ -727,7 +727,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 			// Blobs of one entity are listed together: read it once.
 			if k := (entityKey{pk, rk}); k != lastKey || lastRefs == nil {
 				s, err := l.raw.Get(ctx, pk, rk, nil)
-				if err != nil && !table.IsNotFound(err) {
+				if err != nil && !table.Is(err, table.ErrNotFound) {
 					return deleted, err
 				}
 				lastKey, lastRefs = k, map[string]bool{}

@@ -682,7 +682,7 @@ func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) 
 	km := m.tbl.Meta(v)
 	_, err := table.RetryOnConflict(ctx, func(int) error {
 		cur, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			return m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
 		}
 		if err != nil {
@@ -781,7 +781,7 @@ func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 		return err
 	}
 	cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
-	if table.IsNotFound(err) && opts != nil && opts.IfExists {
+	if table.Is(err, table.ErrNotFound) && opts != nil && opts.IfExists {
 		return nil
 	}
 	if err != nil {
@@ -892,7 +892,7 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 				return nil, fmt.Errorf("patterns: Model.LookupEntities: the list of %q holds %q, which is no ID", value, id)
 			}
 			v, err := m.tbl.Get(ctx, pk, rk, nil)
-			if table.IsNotFound(err) {
+			if table.Is(err, table.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -949,7 +949,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
 	for _, r := range rows {
 		v, read := current[[2]string{r.PK, r.RK}]
 		if !read {
-			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.IsNotFound(err) {
+			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.Is(err, table.ErrNotFound) {
 				v = nil
 			} else if err != nil {
 				return err

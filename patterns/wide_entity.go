@@ -232,7 +232,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
 		cur, err := w.get(ctx, opWideEntityPut, v.PartitionKey, v.RowKey, true)
-		if err != nil && !table.IsNotFound(err) {
+		if err != nil && !table.Is(err, table.ErrNotFound) {
 			return err
 		}
 		if cur != nil {

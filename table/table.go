@@ -288,7 +288,7 @@ func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
 	resp, err := t.client.AddEntity(noContent(ctx), body, nil)
 	if err != nil {
 		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
-		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
+		if opts != nil && opts.Idempotent && Is(err, ErrAlreadyExists) {
 			if ok, _ := t.storedAs(ctx, v, plain); ok {
 				return nil
 			}
@@ -338,7 +338,7 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	got, body, err := getEntity(ctx, t.client, &t.wire, m.PartitionKey, m.RowKey, nil)
 	if err != nil {
 		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
-		if IsNotFound(err) {
+		if Is(err, ErrNotFound) {
 			return false, nil
 		}
 		return false, err
@@ -489,7 +489,7 @@ func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts
 	}
 	_, err := t.client.DeleteEntity(ctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &etag})
 	if err != nil {
-		if opts.IfExists && IsNotFound(err) {
+		if opts.IfExists && Is(err, ErrNotFound) {
 			return nil
 		}
 		return t.svcErr("Delete", partitionKey, rowKey, err)

@@ -121,7 +121,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := employees.Get(ctx, "Sales", "empid_000999", nil); !table.IsNotFound(err) {
+	if _, err := employees.Get(ctx, "Sales", "empid_000999", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("the first add of the failed transaction: want not found, got %v", err)
 	}
 	step("get its 1st add, empid_000999: not found, the transaction was all or nothing")

@@ -497,7 +497,7 @@ var crashScenarios = []crashScenario{{
 		got, err := largeOf(p).Get(t.Context(), "Sales", "000123", nil)
 		b := blobsIn(t, p)
 		switch {
-		case table.IsNotFound(err) && len(b) == 0:
+		case table.Is(err, table.ErrNotFound) && len(b) == 0:
 		case err == nil && !acked && got.Name == "v1" && bytes.Equal(got.Photo, crashPhotoA) && len(b) == 1:
 		default:
 			t.Fatalf("Get: %v, blobs %q (delete acknowledged: %v)", err, b, acked)
@@ -564,7 +564,7 @@ var crashScenarios = []crashScenario{{
 		x := crossOf(p)
 		_, err := x.Table().Get(t.Context(), "empid_Sales", "000001", nil)
 		switch {
-		case table.IsNotFound(err):
+		case table.Is(err, table.ErrNotFound):
 			checkCross(t, p, x, nil)
 		case err == nil && !acked:
 			checkCross(t, p, x, []string{"email_Sales/ann@contoso.com"})
@@ -611,7 +611,7 @@ var crashScenarios = []crashScenario{{
 		id := patterns.ID("Sales", "empid_000007")
 		for _, name := range []string{"Hall", "Jones"} {
 			ids, err := lists.IDs(t.Context(), name, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				t.Fatal(err)
 			}
 			want := []string(nil)

@@ -91,13 +91,13 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the old email's copy is still there: %v", err)
 		}
 		if v, err := idx.Lookup(ctx, "email", "email_Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "000123" {
 			t.Fatalf("new email: %v %v", v, err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the deleted entity's copy is still there: %v", err)
 		}
 		rep, err := idx.Verify(ctx, nil)
@@ -145,7 +145,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		drainAll(t, q, w)
 		for _, old := range []string{"a@x.com", "b@x.com"} {
-			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.IsNotFound(err) {
+			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("stale copy %s survived reordered, duplicated messages: %v", old, err)
 			}
 		}
@@ -172,12 +172,12 @@ func RunCrossPartition(t *testing.T, env Env) {
 		bad.RowKey = "000999"
 		bad.Email = "e@x.com"
 		bad.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"` // a version that never was
-		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.IsPreconditionFailed(err) && !table.IsNotFound(err) {
+		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.Is(err, table.ErrPreconditionFailed) && !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("a failed write: %v", err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("a copy was made for a write that failed: %v", err)
 		}
 		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {

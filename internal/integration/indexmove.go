@@ -57,7 +57,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			if v, err := to.Get(ctx, "empid_Sales", "000123", nil); err != nil || v.Email != "donh@contoso.com" {
 				t.Fatalf("archive: %+v %v", v, err)
 			}
-			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.IsNotFound(err) {
+			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("the moved primary is still in the source: %v", err)
 			}
 			rep, err := idx.Verify(ctx, nil)

@@ -430,9 +430,9 @@ func RunRetries(t *testing.T, env Env) {
 			faults.set(failInner503, -1, "Batch")
 			arm()
 			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
-			if !table.IsThrottled(err) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
-				t.Errorf("an operation throttled inside a transaction: IsThrottled %v, IsRetryable %v, StatusCode %d",
-					table.IsThrottled(err), table.IsRetryable(err), table.StatusCode(err))
+			if !table.Is(err, table.ErrThrottled) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
+				t.Errorf("an operation throttled inside a transaction: Is ErrThrottled %v, IsRetryable %v, StatusCode %d",
+					table.Is(err, table.ErrThrottled), table.IsRetryable(err), table.StatusCode(err))
 			}
 			return err
 		}},
