@@ -20,7 +20,7 @@
 // IndexReport of missing, orphaned and stale copies), which is also how a
 // new index is backfilled. The indexes share one core (index_core.go): a
 // copy is a table.Entity written whole, so a property the primary loses
-// leaves its copies too; it names its owner (IndexOfProperty), so a copy
+// leaves its copies too; it names its owner (indexOfProperty), so a copy
 // in the primaries' own table is never taken for a primary, and a copy is
 // removed only while it still belongs to its owner, under its ETag.
 // Writers that race are serialised by ETags: the loser's transaction fails

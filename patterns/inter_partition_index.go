@@ -36,12 +36,12 @@ type CrossIndexDef[T any] struct {
 	Project []string
 }
 
-// IndexMessageType is the message type of an InterPartitionIndex with no
+// indexMessageType is the message type of an InterPartitionIndex with no
 // Name. Indexes that share a worker need distinct Names, and so distinct
 // types (MessageType): a worker takes one handler per type.
-const IndexMessageType = "tablekit.index.v1"
+const indexMessageType = "tablekit.index.v1"
 
-// messageType is the type of an index's messages: IndexMessageType for an
+// messageType is the type of an index's messages: indexMessageType for an
 // unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
 // package's rules.
 func messageType(base, name string) (string, error) {
@@ -97,7 +97,7 @@ type InterPartitionIndexOptions struct {
 	// Name names the index in its message type ("tablekit.index.<Name>.v1",
 	// see MessageType), so several indexes can share one queue and one
 	// worker; letters, digits, "_", "-" and ".". Default: "", and the
-	// type is IndexMessageType.
+	// type is indexMessageType.
 	Name string
 	// PublishDelay hides a Put's message until Put has written the primary
 	// (Put then shows it at once); after a crash in between, the message
@@ -134,8 +134,8 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
 	}
 	props := tbl.Properties()
-	if slices.Contains(props, IndexOfProperty) {
-		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, IndexOfProperty)
+	if slices.Contains(props, indexOfProperty) {
+		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, indexOfProperty)
 	}
 	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
 	var name string
@@ -397,7 +397,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 	ref, _ := ownerOf(e)
 	pk, rk, ok := ownerKeys(ref)
 	if !ok {
-		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, IndexOfProperty)
+		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, indexOfProperty)
 	}
 	return fromCopy(x.tbl, e, pk, rk)
 }
@@ -509,7 +509,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 	}
 	seen := map[copyAddr]bool{}
 	for i := range x.defs {
-		hasRef := table.Prop(IndexOfProperty).Ge("")
+		hasRef := table.Prop(indexOfProperty).Ge("")
 		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: hasRef}) {
 			if err != nil {
 				return nil, err

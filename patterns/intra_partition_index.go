@@ -89,8 +89,8 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 		return nil, bad("%d indexes need transactions of %d operations; at most %d indexes fit the service's %d", len(defs), 1+2*len(defs), (batch.MaxOperations-1)/2, batch.MaxOperations)
 	}
 	props := tbl.Properties()
-	if slices.Contains(props, IndexOfProperty) {
-		return nil, bad("%s is a field of the type; it is reserved for index copies", IndexOfProperty)
+	if slices.Contains(props, indexOfProperty) {
+		return nil, bad("%s is a field of the type; it is reserved for index copies", indexOfProperty)
 	}
 	prefixes := []string{primaryPrefix}
 	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
@@ -501,7 +501,7 @@ func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
 func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 	of, ok := ownerOf(c)
 	if !ok || of == "" {
-		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, IndexOfProperty)
+		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, indexOfProperty)
 	}
 	return fromCopy(x.tbl, c, c.PartitionKey, ownerRowKey(of, c.PartitionKey))
 }

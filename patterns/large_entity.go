@@ -88,8 +88,8 @@ type LargeEntityOptions struct {
 	Compress bool
 }
 
-// DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
-const DefaultLargeThreshold = 32 * 1024
+// defaultLargeThreshold is the field size above which LargeEntity uses a blob.
+const defaultLargeThreshold = 32 * 1024
 
 // PutWindow bounds a write: its entity is written within PutWindow of its
 // first blob upload, or the write fails (ErrPutWindow) and leaves its
@@ -140,7 +140,7 @@ func (e *BlobMissingError) Error() string {
 func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
-// larger than threshold bytes (0 means DefaultLargeThreshold), the
+// larger than threshold bytes (0 means 32 KiB), the
 // entities in tbl.
 func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	if tbl == nil {
@@ -157,7 +157,7 @@ func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, containe
 		}
 	}
 	if threshold <= 0 {
-		threshold = DefaultLargeThreshold
+		threshold = defaultLargeThreshold
 	}
 	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
 	if opts != nil {

@@ -200,7 +200,7 @@ func TestEventualIndexEntitiesPublishDelay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(rec.secs) != 2 || rec.secs[0] != int32(patterns.PublishDelay/time.Second) || rec.secs[1] != 2 {
+	if len(rec.secs) != 2 || rec.secs[0] != int32((30*time.Second)/time.Second) || rec.secs[1] != 2 {
 		t.Fatalf("messages hidden for %v s", rec.secs)
 	}
 }

@@ -155,7 +155,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(patterns.IndexMessageType, byDeptEmail.Handle); err != nil {
+	if err := worker.Handle(byDeptEmail.MessageType(), byDeptEmail.Handle); err != nil {
 		return err
 	}
 	ben := &Employee{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000223"}, Department: "Sales", FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}

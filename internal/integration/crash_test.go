@@ -511,7 +511,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -519,12 +519,12 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)
@@ -545,7 +545,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -553,12 +553,12 @@ var crashScenarios = []crashScenario{{
 		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)
@@ -581,7 +581,7 @@ var crashScenarios = []crashScenario{{
 		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -592,12 +592,12 @@ var crashScenarios = []crashScenario{{
 		}, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		ev, _, _ := eventualOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle})
+		drainWith(t, p, map[string]consistency.Handler{ev.MessageType(): ev.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		_, lists, people := eventualOf(p)

@@ -56,7 +56,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Handle)
 		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
 		for _, e := range staffList {
 			if err := idx.Put(ctx, e, nil); err != nil {
@@ -111,7 +111,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Handle)
 		// Three versions, messages handled in reverse order, each twice.
 		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
 		if err := idx.Put(ctx, v1, nil); err != nil {
@@ -215,7 +215,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := copies.UpsertEntity(ctx, tampered, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
 			t.Fatal(err)
 		}
-		orphan := []byte(`{"PartitionKey":"email_Sales","RowKey":"gone@x.com","` + patterns.IndexOfProperty + `":"empid_Sales!999999!"}`)
+		orphan := []byte(`{"PartitionKey":"email_Sales","RowKey":"gone@x.com","` + "TkIndexOf" + `":"empid_Sales!999999!"}`)
 		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			tb, _ := table.New[Emp](people, nil)
 			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
-			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
+			_ = w.Handle(ix.MessageType(), ix.Handle)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
 			for _, e := range all {
 				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }, nil); err != nil {

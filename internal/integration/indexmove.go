@@ -42,7 +42,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			to, _ := table.New[Emp](archive, nil)
 			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
-			_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+			_ = w.Handle(idx.MessageType(), idx.Handle)
 			_ = w.Handle(mover.Type(), mover.Handle)
 			for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
 				if err := idx.Put(ctx, e, nil); err != nil {

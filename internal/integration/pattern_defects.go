@@ -79,7 +79,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
 			t.Fatal(err)
 		}
 		nick := "Donnie"
@@ -128,7 +128,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {

@@ -177,12 +177,12 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		staleCopy := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_b@x.com"}, Name: "x",
-			Other: table.Extra{"FirstName": {Value: []byte(`"Wrong"`)}, patterns.IndexOfProperty: {Value: []byte(`"empid_000002"`)}}}
+			Other: table.Extra{"FirstName": {Value: []byte(`"Wrong"`)}, "TkIndexOf": {Value: []byte(`"empid_000002"`)}}}
 		kt, _ := table.New[Kept](client, nil)
 		if err := kt.Upsert(ctx, staleCopy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
-		orphan := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_gone@x.com"}, Other: table.Extra{patterns.IndexOfProperty: {Value: []byte(`"empid_000404"`)}}}
+		orphan := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_gone@x.com"}, Other: table.Extra{"TkIndexOf": {Value: []byte(`"empid_000404"`)}}}
 		if err := kt.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	// NewWorker with nil options gets, not what test-tuned options get.
 	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 4})
 	_ = w.Handle(mover.Type(), mover.Handle)
-	_ = w.Handle(patterns.IndexMessageType, cross.Handle)
+	_ = w.Handle(cross.MessageType(), cross.Handle)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*soakGoroutines+soakPutters+1)
