@@ -20,8 +20,7 @@ import (
 const maxWideParts = batch.MaxOperations
 
 // ErrTooWide: a value that needs more than 100 entities (one transaction's
-// operations), or more
-// than one transaction's 4 MiB.
+// operations), or more than one transaction's 4 MiB.
 var ErrTooWide = fmt.Errorf("patterns: a wide entity spans at most %d entities written in one transaction of 4 MiB", maxWideParts)
 
 // Wide is a logical entity of any number of properties: property name →
