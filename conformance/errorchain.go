@@ -3,6 +3,7 @@ package conformance
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -99,7 +100,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 				return err
 			},
 			"Writer": func() error {
-				_, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}), nil)
+				_, err := batch.NewWriter(client, nil).Write(ctx, slices.Values([]batch.Op{batch.Add(e)}), nil)
 				return err
 			},
 		} {

@@ -21,10 +21,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// MoveRequest is the payload of a move message: the keys, and the version
+// moveRequest is the payload of a move message: the keys, and the version
 // (ETag) of the entity to move, so that a message delivered again after
 // the move, when the key may hold a later entity, moves nothing.
-type MoveRequest struct {
+type moveRequest struct {
 	PartitionKey string `json:"pk"`
 	RowKey       string `json:"rk"`
 	// ETag is the version to move. Messages sent before it existed have
@@ -32,8 +32,8 @@ type MoveRequest struct {
 	ETag azcore.ETag `json:"etag,omitempty"`
 }
 
-// DefaultMoveType is the message type of a Mover.
-const DefaultMoveType = "tablekit.move.v1"
+// defaultMoveType is the message type of a Mover.
+const defaultMoveType = "tablekit.move.v1"
 
 // Target receives a moved entity: another table, or a blob.
 //
@@ -152,7 +152,7 @@ type MoverOptions struct {
 // NewMover moves entities of from (a *table.Table[T], or a Source that
 // also removes index copies) to to, with messages sent by sender.
 func NewMover[T any](from Source[T], to Target[T], sender *Sender, opts *MoverOptions) *Mover[T] {
-	m := &Mover[T]{from: from, to: to, sender: sender, msgType: DefaultMoveType}
+	m := &Mover[T]{from: from, to: to, sender: sender, msgType: defaultMoveType}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -206,7 +206,7 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOption
 		return &table.InputError{Op: opMoverRequest, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
 	}
 	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
-	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
+	return m.sender.Send(ctx, m.msgType, key, moveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
 }
 
 func validMoveKeys(partitionKey, rowKey string) error {
@@ -230,7 +230,7 @@ func (m *Mover[T]) Handle(ctx context.Context, msg *Message) (err error) {
 }
 
 func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
-	var req MoveRequest
+	var req moveRequest
 	if err := json.Unmarshal(msg.Payload, &req); err != nil {
 		return Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 	}
@@ -308,7 +308,7 @@ type moveItem struct {
 	dm   *azqueue.DequeuedMessage
 	text string
 	env  *Envelope
-	req  MoveRequest
+	req  moveRequest
 	// outcome: done (delete the message; gone when there was nothing to
 	// move), poison (with why), or neither: retry (leave it to reappear).
 	done, gone bool

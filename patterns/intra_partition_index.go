@@ -772,7 +772,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 		ops = append(ops, batch.Delete(is.PartitionKey, is.Copy).IfMatch(is.CopyETag))
 	}
 	if len(ops) > 0 {
-		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops), nil)
+		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, slices.Values(ops), nil)
 		sum.Transactions += s.Transactions
 		sum.Deleted += s.Operations
 		if err != nil {

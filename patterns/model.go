@@ -991,7 +991,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
 	}
 	for _, k := range copyOrder {
 		w := batch.NewWriter(m.cross.copies[k.index].Client(), &batch.WriterOptions{MaxAttempts: 1})
-		if _, err := w.Write(ctx, batch.Slice(copies[k]), nil); err != nil {
+		if _, err := w.Write(ctx, slices.Values(copies[k]), nil); err != nil {
 			return err
 		}
 	}

@@ -79,7 +79,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 			return nil, inputErr("New", p.typ.String(), strings.Join(p.encrypted, ","), ErrBadOption, "encrypted fields need Options.Encryption with a KeyID and Keys")
 		}
 		if len(p.fields) > MaxUserProperties-1 {
-			return nil, inputErr("New", p.typ.String(), "", ErrTooManyProperties, "%d fields and %s, at most %d", len(p.fields), EncryptionProperty, MaxUserProperties)
+			return nil, inputErr("New", p.typ.String(), "", ErrTooManyProperties, "%d fields and %s, at most %d", len(p.fields), encryptionProperty, MaxUserProperties)
 		}
 		enc := *opts.Encryption
 		t.enc = &enc

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -100,7 +101,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("plan 300 adds over 2 departments: %d transactions of at most 100 operations, one partition each", len(plan))
-	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(client, nil).Write(ctx, slices.Values(ops), nil)
 	if err != nil {
 		return err
 	}

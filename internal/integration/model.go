@@ -412,7 +412,7 @@ func RunModel(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		for name := range row.Properties {
-			if name == "SSN" || name == table.EncryptionProperty {
+			if name == "SSN" || name == "TkEncryption" {
 				t.Fatalf("the copy holds %s: %v", name, slices.Collect(maps.Keys(row.Properties)))
 			}
 		}

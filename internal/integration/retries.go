@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -194,7 +195,7 @@ func RunRetries(t *testing.T, env Env) {
 		return batch.NewWriter(client, &o)
 	}
 	write := func(w *batch.Writer, ops ...batch.Op) error {
-		_, err := w.Write(ctx, batch.Slice(ops), nil)
+		_, err := w.Write(ctx, slices.Values(ops), nil)
 		return err
 	}
 

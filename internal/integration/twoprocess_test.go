@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -206,7 +207,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	for i := 0; i < soakMoves; i++ {
 		ops = append(ops, batch.Add(staff(fmt.Sprintf("%06d", i), "F", "L", "", i)))
 	}
-	if _, err := batch.NewWriter(current, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(current, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)
