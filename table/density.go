@@ -58,8 +58,7 @@ type QueryStats struct {
 	Done bool
 	// LowDensity is set when the query ended (Done, or abandoned by its
 	// caller or an error, for Query) at low density: at least
-	// lowDensityMinRequests requests for fewer than
-	// lowDensityEntitiesPerRequest entities each.
+	// 5 requests for fewer than 1 entity each, on average.
 	LowDensity bool
 
 	tracked bool // Kind and Filter are set

@@ -93,7 +93,7 @@ type Encryption struct {
 	Table string
 	// PadTo rounds each encrypted value's plaintext up to a multiple of
 	// PadTo bytes before sealing, so its stored length shows only that
-	// bucket. Negative: no padding. Default: defaultPadTo.
+	// bucket. Negative: no padding. Default: 32.
 	PadTo int
 }
 
