@@ -177,19 +177,19 @@ func runMissingContainers(t *testing.T, env backend) {
 	}
 	_, err := q.EnqueueMessage(ctx, "x", nil)
 	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrQueueNotFound) {
-		t.Errorf("enqueue to a deleted queue: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+		t.Errorf("enqueue to a deleted queue: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	blobs, container := env.NewContainer(t, nil)
 	_, err = blobs.DownloadStream(ctx, container, "absent", nil)
 	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrContainerNotFound) {
-		t.Errorf("a missing blob: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+		t.Errorf("a missing blob: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	if _, err := blobs.DeleteContainer(ctx, container, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = blobs.UploadBuffer(ctx, container, "a", []byte("x"), nil)
 	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrContainerNotFound) {
-		t.Errorf("upload to a deleted container: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+		t.Errorf("upload to a deleted container: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 }
 

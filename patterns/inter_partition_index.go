@@ -104,13 +104,11 @@ type InterPartitionIndexOptions struct {
 	// appears when the delay ends and converges to whatever the primary is.
 	// Default: 30 s.
 	PublishDelay time.Duration
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 	// Logger receives the failures the pattern retries or leaves to a
 	// later run, at Warn. Default: no logging.

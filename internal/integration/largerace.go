@@ -369,7 +369,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		}
 		_, err := le.Get(ctx, "Sales", "000123", nil)
 		if err == nil || table.Is(err, table.ErrNotFound) {
-			t.Fatalf("Get of an entity whose blob is gone: %v (IsNotFound %v); the entity exists", err, table.Is(err, table.ErrNotFound))
+			t.Fatalf("Get of an entity whose blob is gone: %v (Is ErrNotFound %v); the entity exists", err, table.Is(err, table.ErrNotFound))
 		}
 		if !errors.Is(err, patterns.ErrBlobMissing) {
 			t.Fatalf("Get of an entity whose blob is gone: %v, want ErrBlobMissing", err)
