@@ -13,11 +13,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// listIndexMessageType is the message type of EventualIndexEntities updates.
-//
-// Indexes that share a worker need distinct Names (see MessageType).
-const listIndexMessageType = "tablekit.listindex.v1"
-
 type listMessage struct {
 	PK  string `json:"pk"`
 	RK  string `json:"rk"`
@@ -54,7 +49,7 @@ type EventualIndexEntitiesOptions struct {
 	// ("tablekit.listindex.<Name>.v1", see MessageType), so several indexes
 	// can share one queue and one worker; letters, digits, "_", "-" and
 	// ".". An invalid Name makes Write fail with ErrBadDefinition before
-	// any request. Default: "", and the type is listIndexMessageType.
+	// any request. Default: "", and the type is "tablekit.listindex.v1".
 	Name string
 }
 

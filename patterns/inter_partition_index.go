@@ -36,12 +36,7 @@ type CrossIndexDef[T any] struct {
 	Project []string
 }
 
-// indexMessageType is the message type of an InterPartitionIndex with no
-// Name. Indexes that share a worker need distinct Names, and so distinct
-// types (MessageType): a worker takes one handler per type.
-const indexMessageType = "tablekit.index.v1"
-
-// messageType is the type of an index's messages: indexMessageType for an
+// messageType is the type of an index's messages: "<base>.v1" for an
 // unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
 // package's rules.
 func messageType(base, name string) (string, error) {
@@ -97,7 +92,7 @@ type InterPartitionIndexOptions struct {
 	// Name names the index in its message type ("tablekit.index.<Name>.v1",
 	// see MessageType), so several indexes can share one queue and one
 	// worker; letters, digits, "_", "-" and ".". Default: "", and the
-	// type is indexMessageType.
+	// type is "tablekit.index.v1".
 	Name string
 	// PublishDelay hides a Put's message until Put has written the primary
 	// (Put then shows it at once); after a crash in between, the message
