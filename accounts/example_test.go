@@ -3,6 +3,7 @@ package accounts_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
@@ -41,7 +42,7 @@ func ExampleRouter() {
 			ops = append(ops, batch.Add(&Order{Meta: table.Meta{PartitionKey: fmt.Sprint("customer", c), RowKey: fmt.Sprint(i)}, Amount: int64(i)}))
 		}
 	}
-	sum, err := r.Write(ctx, "Orders", batch.Slice(ops), nil)
+	sum, err := r.Write(ctx, "Orders", slices.Values(ops), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -173,7 +173,7 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 	sum.Copied += len(group)
 	sum.Requests++
 	if _, err := batch.Submit(ctx, a.Table(name), deleteOps, nil); err != nil {
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			// The SDK retried a delete whose answer was lost: the retry
 			// meets 404 although the first attempt deleted them all.
 			sum.Requests++
@@ -182,7 +182,7 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 				return nil
 			}
 		}
-		if table.IsPreconditionFailed(err) {
+		if table.Is(err, table.ErrPreconditionFailed) {
 			sum.Changed += len(group)
 			return fmt.Errorf("%w: partition %q in %q (one of %d entities changed; none deleted): %w", ErrChangedDuringMove, pk, a.name, len(group), err)
 		}

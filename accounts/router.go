@@ -195,7 +195,7 @@ func (r *Router) Table(partitionKey, name string) *aztables.Client {
 func (r *Router) CreateTable(ctx context.Context, name string, _ *CreateTableOptions) error {
 	var errs []error
 	for _, a := range r.accounts {
-		if _, err := a.service.CreateTable(ctx, name, nil); err != nil && !table.IsAlreadyExists(err) {
+		if _, err := a.service.CreateTable(ctx, name, nil); err != nil && !table.Is(err, table.ErrAlreadyExists) {
 			errs = append(errs, fmt.Errorf("accounts: creating %q in %q: %w", name, a.name, err))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,7 +196,7 @@ func TestRouterOverTwoFakes(t *testing.T) {
 		}
 	}
 	var progress atomic.Int64
-	sum, err := r.Write(ctx, "orders", batch.Slice(ops), &batch.WriterOptions{Progress: func(s batch.Summary) { progress.Store(int64(s.Operations)) }})
+	sum, err := r.Write(ctx, "orders", slices.Values(ops), &batch.WriterOptions{Progress: func(s batch.Summary) { progress.Store(int64(s.Operations)) }})
 	if err != nil || sum.Operations != len(ops) || progress.Load() != int64(len(ops)) {
 		t.Fatalf("Write: %+v, %v (progress %d)", sum, err, progress.Load())
 	}
@@ -316,7 +317,7 @@ func TestMigrationMovesOnlyWhatMoves(t *testing.T) {
 			ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", p), RowKey: fmt.Sprint(i)}, Amount: int64(p*10 + i)}))
 		}
 	}
-	if _, err := from.Write(ctx, "orders", batch.Slice(ops), nil); err != nil {
+	if _, err := from.Write(ctx, "orders", slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := accounts.NewMigration(from, to)
@@ -426,7 +427,7 @@ func TestRouterWriteStopsOnlyTheAccountOfABadOperation(t *testing.T) {
 			ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: pks[name], RowKey: rk}}))
 		}
 	}
-	sum, err := r.Write(ctx, "orders", batch.Slice(ops), &batch.WriterOptions{Parallelism: 1})
+	sum, err := r.Write(ctx, "orders", slices.Values(ops), &batch.WriterOptions{Parallelism: 1})
 	var oe *batch.OpError
 	if !errors.As(err, &oe) {
 		t.Fatalf("want the bad operation's error: %v", err)
@@ -466,7 +467,7 @@ func TestMigrationSettlesALostDeleteAnswer(t *testing.T) {
 	for p := range 10 {
 		ops = append(ops, batch.Add(&order{Meta: table.Meta{PartitionKey: fmt.Sprint("p", p), RowKey: "1"}}))
 	}
-	if _, err := from.Write(ctx, "orders", batch.Slice(ops), nil); err != nil {
+	if _, err := from.Write(ctx, "orders", slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := accounts.NewMigration(from, to)

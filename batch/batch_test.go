@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,7 +167,7 @@ func TestRequestCounts(t *testing.T) {
 		for i := 0; i < n; i++ {
 			ops = append(ops, batch.Add(ev("p", i)))
 		}
-		if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
+		if _, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := svc.Count(fake.OpBatch), (n+99)/100; got != want || svc.Total() != want {
@@ -185,7 +186,7 @@ func TestRequestCounts(t *testing.T) {
 			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
 		}
 	}
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := svc.Count(fake.OpBatch); got != 2+1+1+1 {
@@ -240,7 +241,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	// retry), so the transaction fails after exactly four requests.
 	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{BaseDelay: 1, MaxDelay: 1})
-	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil)
+	sum, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("p", 1))}), nil)
 	if err == nil || sum.Retries != 0 || sum.Failed != 1 {
 		t.Fatalf("after four 503s: %+v %v; want the transaction failed, no writer retry", sum, err)
 	}
@@ -249,7 +250,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	}
 
 	// A 409 is never retried; the failed partition stops, the others go on.
-	if _, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil); err != nil {
+	if _, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("p", 1))}), nil); err != nil {
 		t.Fatal(err)
 	}
 	svc.ResetCounts()
@@ -263,7 +264,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 	}
 	var progress atomic.Int32
 	w = batch.NewWriter(c, &batch.WriterOptions{Parallelism: 2, Progress: func(batch.Summary) { progress.Add(1) }})
-	sum, err = w.Write(t.Context(), batch.Slice(ops), nil)
+	sum, err = w.Write(t.Context(), slices.Values(ops), nil)
 	var we *batch.WriteError
 	if !errors.As(err, &we) || len(we.Failures) != 1 || !errors.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("want one failed transaction, got %v", err)
@@ -284,7 +285,7 @@ func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
 	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	ops := []batch.Op{batch.Add(ev("p", 1)), batch.Add(nil)}
-	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil)
+	_, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil)
 	var oe *batch.OpError
 	if !errors.As(err, &oe) || oe.Index != 1 || !errors.Is(err, table.ErrNilValue) {
 		t.Fatalf("bad op: %v", err)
@@ -294,7 +295,7 @@ func TestWriterStopsOnBadOpAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := batch.NewWriter(c, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil); !errors.Is(err, context.Canceled) {
+	if _, err := batch.NewWriter(c, nil).Write(ctx, slices.Values([]batch.Op{batch.Add(ev("p", 1))}), nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -309,7 +310,7 @@ func TestWriterParallelismIsBoundedAndPerPartitionSerial(t *testing.T) {
 			ops = append(ops, batch.Add(ev(fmt.Sprint("p", p), i)))
 		}
 	}
-	sum, err := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 3}).Write(t.Context(), batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(c, &batch.WriterOptions{Parallelism: 3}).Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Transactions != 36 {
 		t.Fatalf("%+v %v", sum, err)
 	}
@@ -378,7 +379,7 @@ func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge)}, nil)
-	if !table.IsPreconditionFailed(err) || !table.IsConflict(err) || table.IsNotFound(err) || table.IsRetryable(err) {
+	if !table.Is(err, table.ErrPreconditionFailed) || !table.Is(err, table.ErrLostRace) || table.Is(err, table.ErrNotFound) || table.IsRetryable(err) {
 		t.Fatalf("classification of a 412 inside a transaction: %v", err)
 	}
 	attempts, err := table.RetryOnConflict(t.Context(), func(int) error {
@@ -411,14 +412,14 @@ func TestWriterCrashMidwayThenRerunConverges(t *testing.T) {
 			cancel() // the process dies here
 		}
 	}})
-	sum, err := w.Write(ctx, batch.Slice(ops), nil)
+	sum, err := w.Write(ctx, slices.Values(ops), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted write: %+v %v", sum, err)
 	}
 	if n := svc.Len("events"); n%100 != 0 || n == 0 || n >= len(ops) {
 		t.Fatalf("after the crash %d entities: not whole transactions", n)
 	}
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := svc.Len("events"); n != len(ops) {

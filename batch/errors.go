@@ -90,12 +90,28 @@ func (e *TransactionError) Error() string {
 func (e *TransactionError) Unwrap() error { return e.Err }
 
 // Is classifies the failed operation's answer like table's errors
-// (table.HasClass): errors.Is(err, table.ErrAlreadyExists) and the others
-// hold by the inner status and code, or by the whole response's when the
-// service refused the request as a whole.
+// (table.Is): errors.Is(err, table.ErrAlreadyExists) and the others hold by
+// the inner status and code, or by the whole response's when the service
+// refused the request as a whole.
 func (e *TransactionError) Is(target error) bool {
 	s, c := e.OperationStatus()
-	return s != 0 && table.HasClass(s, c, target)
+	return s != 0 && table.Is(operationAnswer{s, c}, target)
+}
+
+// operationAnswer carries one operation's status and code to table.Is,
+// which classifies any error that reports them (OperationStatus) without a
+// response of the operation's own to hold them.
+type operationAnswer struct {
+	statusCode int
+	errorCode  string
+}
+
+func (a operationAnswer) Error() string {
+	return fmt.Sprintf("batch: operation answered %d %s", a.statusCode, a.errorCode)
+}
+
+func (a operationAnswer) OperationStatus() (statusCode int, errorCode string) {
+	return a.statusCode, a.errorCode
 }
 
 // OperationStatus is the service's status and error code for the failed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
@@ -58,7 +59,7 @@ func ExampleWriter() {
 			ops = append(ops, batch.Add(&Employee{Meta: table.Meta{PartitionKey: dept, RowKey: fmt.Sprintf("empid_%06d", i)}}))
 		}
 	}
-	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(client, nil).Write(ctx, slices.Values(ops), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -25,7 +25,7 @@ func TestOpIfMatch(t *testing.T) {
 	}
 	// The old version, over the value's current ETag: 412.
 	_, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, table.Merge).IfMatch(old)}, nil)
-	if !table.IsPreconditionFailed(err) {
+	if !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("update at an old version: %v", err)
 	}
 	// Any version, from values without an ETag; a delete at a version.

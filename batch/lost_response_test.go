@@ -1,6 +1,7 @@
 package batch_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -36,7 +37,7 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	// Without IdempotentAdds the retry's 409 fails a transaction that was
 	// in fact committed: the ambiguity.
 	svc := fake.NewTableService(nil)
-	sum, err := batch.NewWriter(lossyClient(t, svc), nil).Write(t.Context(), batch.Slice(ops()), nil)
+	sum, err := batch.NewWriter(lossyClient(t, svc), nil).Write(t.Context(), slices.Values(ops()), nil)
 	if err == nil || sum.Failed != 1 || svc.Len("events") != 50 {
 		t.Fatalf("plain writer: %+v %v, %d stored", sum, err, svc.Len("events"))
 	}
@@ -44,7 +45,7 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	svc = fake.NewTableService(nil)
 	client := lossyClient(t, svc)
 	svc.ResetCounts()
-	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()), nil)
+	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), slices.Values(ops()), nil)
 	if err != nil || sum.Transactions != 1 || sum.Operations != 50 || sum.Resolved != 1 || sum.Reads != 1 {
 		t.Fatalf("idempotent writer: %+v %v", sum, err)
 	}
@@ -61,8 +62,8 @@ func TestWriterResolvesALostTransactionResponse(t *testing.T) {
 	if _, err := batch.Submit(t.Context(), svc.NewClient("events", nil), []batch.Op{batch.Add(other)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), batch.Slice(ops()), nil)
-	if !table.IsAlreadyExists(err) || sum.Resolved != 0 || sum.Failed != 1 {
+	sum, err = batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true}).Write(t.Context(), slices.Values(ops()), nil)
+	if !table.Is(err, table.ErrAlreadyExists) || sum.Resolved != 0 || sum.Failed != 1 {
 		t.Fatalf("conflict with a different entity: %+v %v", sum, err)
 	}
 }
@@ -75,7 +76,7 @@ func TestAddIdempotentResolvesALostResponse(t *testing.T) {
 	svc := fake.NewTableService(nil)
 	tb, _ := table.New[Employee](lossyClient(t, svc), nil)
 	err := tb.Add(t.Context(), &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Name: "Don"}, nil)
-	if !table.IsAlreadyExists(err) || svc.Len("events") != 1 {
+	if !table.Is(err, table.ErrAlreadyExists) || svc.Len("events") != 1 {
 		t.Fatalf("plain Add after a lost response: %v", err)
 	}
 
@@ -95,7 +96,7 @@ func TestAddIdempotentResolvesALostResponse(t *testing.T) {
 	}
 	// A different entity already there stays a conflict.
 	err = tb.Add(t.Context(), &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Name: "Ben"}, &table.AddOptions{Idempotent: true})
-	if !table.IsAlreadyExists(err) {
+	if !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("different entity: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -48,7 +49,7 @@ func TestOperationKeysAreValidatedBeforeSending(t *testing.T) {
 			}
 
 			svc, client := newFake(t, nil)
-			_, err = batch.NewWriter(client, nil).Write(t.Context(), batch.Slice([]batch.Op{c.op}), nil)
+			_, err = batch.NewWriter(client, nil).Write(t.Context(), slices.Values([]batch.Op{c.op}), nil)
 			if !errors.As(err, &oe) || !errors.As(err, &ve) || ve.What != c.bad {
 				t.Fatalf("Write: %v; want the operation refused for its %s", err, c.bad)
 			}

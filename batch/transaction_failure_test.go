@@ -86,11 +86,11 @@ func TestTransactionRefusalsNameTheirOperation(t *testing.T) {
 	}
 	_, err := batch.Submit(t.Context(), client, []batch.Op{batch.Add(ev("p", 1)), batch.Add(ev("p", 2)), batch.Add(ev("p", 3))}, nil)
 	var te *batch.TransactionError
-	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusConflict || te.Op.RowKey() != ev("p", 2).RowKey || !table.IsAlreadyExists(err) {
+	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusConflict || te.Op.RowKey() != ev("p", 2).RowKey || !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("add of an existing entity: %v", err)
 	}
 	_, err = batch.Submit(t.Context(), client, []batch.Op{batch.Add(ev("p", 5)), batch.Update(ev("p", 6), table.Merge).IfMatch(azcore.ETagAny)}, nil)
-	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusNotFound || te.Op.Kind != batch.KindUpdateMerge || !table.IsNotFound(err) {
+	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusNotFound || te.Op.Kind != batch.KindUpdateMerge || !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("update of a missing entity: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,7 +223,7 @@ func TestWriterRefusesNegativeOptions(t *testing.T) {
 		"MaxAttempts": {MaxAttempts: -1},
 	} {
 		svc, client := newFake(t, nil)
-		_, err := batch.NewWriter(client, opts).Write(t.Context(), batch.Slice(threeEvents()), nil)
+		_, err := batch.NewWriter(client, opts).Write(t.Context(), slices.Values(threeEvents()), nil)
 		if !errors.Is(err, batch.ErrBadOption) || !strings.Contains(err.Error(), "WriterOptions."+name) {
 			t.Fatalf("%s -1: %v, want ErrBadOption naming the option", name, err)
 		}

@@ -557,14 +557,3 @@ func (w *Writer) storedAsSent(ctx context.Context, tx *Transaction, te *Transact
 	}
 	return same == len(sent), reads
 }
-
-// Slice adapts a slice to the iterator Write takes.
-func Slice(ops []Op) iter.Seq[Op] {
-	return func(yield func(Op) bool) {
-		for _, op := range ops {
-			if !yield(op) {
-				return
-			}
-		}
-	}
-}

@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tablekit/tablekit/batch"
@@ -59,7 +60,7 @@ func TestWriterFillsATransactionUpToTheBound(t *testing.T) {
 	budget := batch.NewTransaction(nil).Size() + batch.MaxOperations*opSize(t, ops[0])
 	rec := &sizeRecorder{}
 	w := batch.NewWriter(rec, &batch.WriterOptions{MaxBufferedBytes: budget, Parallelism: 1, IdleFlushOps: -1})
-	sum, err := w.Write(t.Context(), batch.Slice(ops), nil)
+	sum, err := w.Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Operations != batch.MaxOperations {
 		t.Fatalf("write: %+v %v", sum, err)
 	}

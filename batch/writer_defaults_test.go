@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestWriterKeepsAnyPositiveMaxDelay(t *testing.T) {
 	log := &records{}
 	base := 4 * time.Millisecond
 	w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: base, MaxDelay: time.Nanosecond, Logger: slog.New(log)})
-	sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+	sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 	if err != nil || sum.Requests != 3 {
 		t.Fatalf("summary %+v, error %v; want 3 requests, the last committing", sum, err)
 	}

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestWriterStartsOnTheFullestPartition(t *testing.T) {
 	}
 	rec := &sizeRecorder{}
 	w := batch.NewWriter(rec, &batch.WriterOptions{Parallelism: 1, IdleFlushOps: len(ops)})
-	sum, err := w.Write(t.Context(), batch.Slice(ops), nil)
+	sum, err := w.Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Operations != len(ops) || sum.Transactions != 61 {
 		t.Fatalf("write: %+v %v; want %d operations in 61 transactions", sum, err, len(ops))
 	}

@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestWriterRunsUpToMaxParallelismAtOnce(t *testing.T) {
 			// most 5 s): a Writer that ran fewer at once shows it in most.
 			f := &inFlight{want: batch.MaxParallelism}
 			f.cond = sync.NewCond(&f.mu)
-			sum, err := batch.NewWriter(f, &batch.WriterOptions{Parallelism: asked, IdleFlushOps: -1}).Write(t.Context(), batch.Slice(ops), nil)
+			sum, err := batch.NewWriter(f, &batch.WriterOptions{Parallelism: asked, IdleFlushOps: -1}).Write(t.Context(), slices.Values(ops), nil)
 			if err != nil || sum.Operations != len(ops) {
 				t.Fatalf("write: %+v %v", sum, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -90,7 +91,7 @@ func TestWriterResendsATransactionFailedInsideItsAnswer(t *testing.T) {
 			svc, client := newFake(t, nil)
 			svc.FailTransactionOperation(1, 2, c.status, c.code)
 			w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
-			sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+			sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 			if err != nil {
 				t.Fatalf("Write: %v", err)
 			}
@@ -118,7 +119,7 @@ func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
 		svc, client := newFake(t, nil)
 		svc.FailTransactionOperation(2, 100, http.StatusServiceUnavailable, "ServerBusy")
 		w := batch.NewWriter(client, &batch.WriterOptions{MaxAttempts: attempts, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
-		sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+		sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 		if sum.Requests != attempts || sum.Retries != attempts-1 || sum.Failed != 1 || sum.Transactions != 0 || sum.Operations != 0 {
 			t.Fatalf("MaxAttempts %d: summary %+v", attempts, sum)
 		}
@@ -133,7 +134,7 @@ func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
 		if te.Index != 2 || te.StatusCode != http.StatusServiceUnavailable || te.ErrorCode != "ServerBusy" || te.Op.RowKey() != ev("p", 3).RowKey {
 			t.Fatalf("MaxAttempts %d: failure %+v, want operation 2 answered 503 ServerBusy", attempts, te)
 		}
-		if !table.IsThrottled(err) {
+		if !table.Is(err, table.ErrThrottled) {
 			t.Fatalf("MaxAttempts %d: %v is not classified as throttled", attempts, err)
 		}
 		if n := storedRows(t, svc, "p"); n != 0 {
@@ -148,7 +149,7 @@ func TestWriterDefaultMaxAttemptsIsFive(t *testing.T) {
 	svc, client := newFake(t, nil)
 	svc.FailTransactionOperation(0, 100, http.StatusTooManyRequests, "TooManyRequests")
 	w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: time.Millisecond, MaxDelay: time.Millisecond})
-	sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+	sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 	if err == nil || sum.Requests != 5 || svc.Count(fake.OpBatch) != 5 {
 		t.Fatalf("summary %+v, %d requests, error %v; want 5 sends and a failure", sum, svc.Count(fake.OpBatch), err)
 	}
@@ -172,7 +173,7 @@ func TestWriterDoesNotResendARefusedOperation(t *testing.T) {
 		svc.FailTransactionOperation(1, 1, c.status, c.code)
 		log := &records{}
 		w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: time.Millisecond, Logger: slog.New(log)})
-		sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+		sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 		if err == nil || sum.Requests != 1 || sum.Retries != 0 || sum.Failed != 1 || svc.Count(fake.OpBatch) != 1 {
 			t.Fatalf("%d %s: summary %+v, %d requests, error %v; want one request and a failure", c.status, c.code, sum, svc.Count(fake.OpBatch), err)
 		}
@@ -195,7 +196,7 @@ func TestWriterBackOffDoublesUpToMaxDelay(t *testing.T) {
 	log := &records{}
 	base, maxDelay := 4*time.Millisecond, 10*time.Millisecond
 	w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: base, MaxDelay: maxDelay, Logger: slog.New(log)})
-	sum, err := w.Write(t.Context(), batch.Slice(threeEvents()), nil)
+	sum, err := w.Write(t.Context(), slices.Values(threeEvents()), nil)
 	if err != nil || sum.Requests != 5 || sum.Retries != 4 {
 		t.Fatalf("summary %+v, error %v; want 5 requests, the last committing", sum, err)
 	}
@@ -229,7 +230,7 @@ func TestWriterResendStopsWhenTheContextEnds(t *testing.T) {
 	log := &records{}
 	logger := slog.New(&cancelOnRecord{records: log, cancel: cancel})
 	w := batch.NewWriter(client, &batch.WriterOptions{BaseDelay: time.Hour, MaxDelay: time.Hour, Logger: logger})
-	sum, err := w.Write(ctx, batch.Slice(threeEvents()), nil)
+	sum, err := w.Write(ctx, slices.Values(threeEvents()), nil)
 	if err == nil || sum.Requests != 1 || svc.Count(fake.OpBatch) != 1 {
 		t.Fatalf("summary %+v, %d requests, error %v; want one request, then the cancellation ends the wait", sum, svc.Count(fake.OpBatch), err)
 	}

@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/tablekit/tablekit/batch"
@@ -19,8 +20,8 @@ func TestWriterLeavesTransportRetriesToTheSDK(t *testing.T) {
 	svc, c := newFake(t, nil)
 	svc.FailNext(fake.OpBatch, 4, http.StatusServiceUnavailable, "ServerBusy")
 	w := batch.NewWriter(c, &batch.WriterOptions{MaxAttempts: 5, BaseDelay: 1, MaxDelay: 1})
-	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 1))}), nil)
-	if !table.IsThrottled(err) || sum.Requests != 1 || sum.Retries != 0 || sum.Failed != 1 {
+	sum, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("p", 1))}), nil)
+	if !table.Is(err, table.ErrThrottled) || sum.Requests != 1 || sum.Retries != 0 || sum.Failed != 1 {
 		t.Fatalf("after 503s: %+v %v", sum, err)
 	}
 	if n := svc.Count(fake.OpBatch); n != 4 {
@@ -30,7 +31,7 @@ func TestWriterLeavesTransportRetriesToTheSDK(t *testing.T) {
 	// Within the SDK's tries the transaction commits: one request made.
 	svc.ResetCounts()
 	svc.FailNext(fake.OpBatch, 3, http.StatusServiceUnavailable, "ServerBusy")
-	sum, err = w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("p", 2))}), nil)
+	sum, err = w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("p", 2))}), nil)
 	if err != nil || sum.Requests != 1 || sum.Transactions != 1 || svc.Count(fake.OpBatch) != 4 {
 		t.Fatalf("after three 503s: %+v %v, %d requests", sum, err, svc.Count(fake.OpBatch))
 	}

@@ -1,6 +1,7 @@
 package batch_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
@@ -55,7 +56,7 @@ func TestWriterWriteSpan(t *testing.T) {
 	w := batch.NewWriter(c, &batch.WriterOptions{TracingProvider: rec.Provider()})
 
 	before := len(rec.Spans())
-	sum, err := w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("a", 2)), batch.Add(ev("b", 1))}), nil)
+	sum, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("a", 2)), batch.Add(ev("b", 1))}), nil)
 	if err != nil || sum.Transactions != 2 {
 		t.Fatalf("%+v %v", sum, err)
 	}
@@ -67,7 +68,7 @@ func TestWriterWriteSpan(t *testing.T) {
 
 	// The same Adds again: the service refuses both transactions (409).
 	before = len(rec.Spans())
-	_, err = w.Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("b", 1))}), nil)
+	_, err = w.Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("b", 1))}), nil)
 	if err == nil {
 		t.Fatal("second Add of the same entities succeeded")
 	}
@@ -85,7 +86,7 @@ func TestWriterWithoutProviderOpensNoSpan(t *testing.T) {
 	opts.TracingProvider = rec.Provider()
 	_, c := newFake(t, opts)
 	before := len(rec.Spans())
-	if _, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice([]batch.Op{batch.Add(ev("a", 1))}), nil); err != nil {
+	if _, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values([]batch.Op{batch.Add(ev("a", 1))}), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range rec.Spans()[before:] {

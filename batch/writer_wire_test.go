@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestDefaultClientSendsQuotedKeys(t *testing.T) {
 	e := ev("O'Brien & Sons", 1)
 	e.RowKey = "emp_O'Brien"
 	ops := []batch.Op{batch.Upsert(e, table.Merge)}
-	sum, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Operations != 1 || svc.Count(fake.OpBatch) != 1 {
 		t.Fatalf("Writer: %+v %v, %d batches", sum, err, svc.Count(fake.OpBatch))
 	}
@@ -70,7 +71,7 @@ func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
 	svc, _ := newFake(t, nil)
 	c := plainFakeClient(t, svc, nil)
 	e := ev("O'Brien", 1)
-	_, err := batch.NewWriter(c, nil).Write(t.Context(), batch.Slice([]batch.Op{batch.Upsert(e, table.Replace), batch.Add(ev("p", 2))}), nil)
+	_, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values([]batch.Op{batch.Upsert(e, table.Replace), batch.Add(ev("p", 2))}), nil)
 	var oe *batch.OpError
 	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 0 || !strings.Contains(err.Error(), "table.ClientOptions") {
 		t.Fatalf("Writer: %v, want ErrQuoteInKey at operation 0 naming table.ClientOptions", err)
@@ -109,7 +110,7 @@ func TestWriterProbesTheClientOnce(t *testing.T) {
 	opts := &aztables.ClientOptions{}
 	l.Attach(&opts.ClientOptions, ledger.Table)
 	wired := svc.NewClient("events", opts)
-	sum, err := batch.NewWriter(wired, nil).Write(t.Context(), batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(wired, nil).Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Requests != 31 || l.Total() != 31 {
 		t.Fatalf("default client: %+v %v, ledger %d, want 31 requests", sum, err, l.Total())
 	}
@@ -118,7 +119,7 @@ func TestWriterProbesTheClientOnce(t *testing.T) {
 		plainOps = append(plainOps, batch.Add(ev("q"+string(rune('a'+i%26))+string(rune('a'+i/26)), i)))
 	}
 	l2 := ledger.New()
-	sum, err = batch.NewWriter(plainFakeClient(t, svc, l2), nil).Write(t.Context(), batch.Slice(plainOps), nil)
+	sum, err = batch.NewWriter(plainFakeClient(t, svc, l2), nil).Write(t.Context(), slices.Values(plainOps), nil)
 	if err != nil || sum.Requests != 30 || l2.Total() != 30 {
 		t.Fatalf("client without the policy: %+v %v, ledger %d, want 30 requests", sum, err, l2.Total())
 	}

@@ -53,7 +53,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/table"
@@ -281,11 +280,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		// The service's answers that mean the names are wrong, in a
 		// sentence rather than the SDK's whole response dump.
 		switch {
-		case consistency.IsQueueNotFound(err):
+		case table.Is(err, table.ErrQueueNotFound):
 			msg = "the queue does not exist (404 QueueNotFound): check the queue flags, or create it"
-		case consistency.IsContainerNotFound(err):
+		case table.Is(err, table.ErrContainerNotFound):
 			msg = "the blob container does not exist (404 ContainerNotFound)"
-		case table.IsTableNotFound(err):
+		case table.Is(err, table.ErrTableNotFound):
 			msg = "the table does not exist (404 TableNotFound)"
 		}
 		if cl.flags.json {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -119,7 +120,7 @@ func runAccounts(t *testing.T, env twoAccounts) {
 				ops = append(ops, batch.Add(typed(fmt.Sprintf("p%02d", p), fmt.Sprint(i), int64(p*5+i))))
 			}
 		}
-		sum, err := both.Write(ctx, name, batch.Slice(ops), nil)
+		sum, err := both.Write(ctx, name, slices.Values(ops), nil)
 		if err != nil || sum.Operations != 200 || sum.Transactions != 40 {
 			t.Fatalf("Write: %+v, %v", sum, err)
 		}
@@ -152,7 +153,7 @@ func runAccounts(t *testing.T, env twoAccounts) {
 				ops = append(ops, batch.Add(e))
 			}
 		}
-		if _, err := old.Write(ctx, name, batch.Slice(ops), nil); err != nil {
+		if _, err := old.Write(ctx, name, slices.Values(ops), nil); err != nil {
 			t.Fatal(err)
 		}
 		m, _ := accounts.NewMigration(old, both)
@@ -217,7 +218,7 @@ func runAccounts(t *testing.T, env twoAccounts) {
 		for p := range 10 {
 			ops = append(ops, batch.Add(typed(fmt.Sprintf("p%02d", p), "1", int64(p))))
 		}
-		if _, err := old.Write(ctx, name, batch.Slice(ops), nil); err != nil {
+		if _, err := old.Write(ctx, name, slices.Values(ops), nil); err != nil {
 			t.Fatal(err)
 		}
 		m, _ := accounts.NewMigration(old, both)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -58,7 +59,7 @@ func runBatch(t *testing.T, env backend) {
 		if got.Age != 700 || got.ETag != emps[7].ETag {
 			t.Fatalf("after update: %+v, Meta %q", got, emps[7].ETag)
 		}
-		if _, err := tb.Get(ctx, "Sales", emps[9].RowKey, nil); !table.IsNotFound(err) {
+		if _, err := tb.Get(ctx, "Sales", emps[9].RowKey, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("deleted entity: %v", err)
 		}
 	})
@@ -181,7 +182,7 @@ func runBatch(t *testing.T, env backend) {
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
-		if _, err := tb.Get(ctx, "p", "ghost", nil); !table.IsNotFound(err) {
+		if _, err := tb.Get(ctx, "p", "ghost", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatal("an update-only operation created the entity")
 		}
 	})
@@ -200,7 +201,7 @@ func runBatch(t *testing.T, env backend) {
 			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
 		}
 		ops = append(ops, batch.Delete("HR", keys.Uint64(0)))
-		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, batch.Slice(ops), nil)
+		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, slices.Values(ops), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +246,7 @@ func runBatch(t *testing.T, env backend) {
 						FirstName: "E", LastName: fmt.Sprint(p*1000 + i), Age: i}))
 				}
 			}
-			sum, err := batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true, MaxAttempts: 10, BaseDelay: time.Millisecond}).Write(ctx, batch.Slice(ops), nil)
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{IdempotentAdds: true, MaxAttempts: 10, BaseDelay: time.Millisecond}).Write(ctx, slices.Values(ops), nil)
 			if err != nil {
 				t.Fatalf("faulty=%v: %v (%+v)", faulty, err, sum)
 			}

@@ -3,13 +3,13 @@ package conformance
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
@@ -79,7 +79,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 			return nil
 		}, &table.ModifyOptions{Create: true, MaxAttempts: 1})
 		var ce *table.ConflictError
-		if !errors.As(err, &ce) || !table.IsConflict(err) {
+		if !errors.As(err, &ce) || !table.Is(err, table.ErrLostRace) {
 			t.Fatalf("want a lost race, got %v", err)
 		}
 		onlyTheServicesAnswers(t, err)
@@ -100,7 +100,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 				return err
 			},
 			"Writer": func() error {
-				_, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}), nil)
+				_, err := batch.NewWriter(client, nil).Write(ctx, slices.Values([]batch.Op{batch.Add(e)}), nil)
 				return err
 			},
 		} {
@@ -145,10 +145,10 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 				t.Errorf("%s on a missing table succeeded", name)
 				continue
 			}
-			if table.IsNotFound(err) || errors.Is(err, table.ErrNotFound) {
+			if table.Is(err, table.ErrNotFound) || errors.Is(err, table.ErrNotFound) {
 				t.Errorf("%s: a missing table is reported as a missing entity: %v", name, err)
 			}
-			if !table.IsTableNotFound(err) || !errors.Is(err, table.ErrTableNotFound) {
+			if !table.Is(err, table.ErrTableNotFound) || !errors.Is(err, table.ErrTableNotFound) {
 				t.Errorf("%s: want ErrTableNotFound, got code %q: %v", name, table.ErrorCode(err), err)
 			}
 			onlyTheServicesAnswers(t, err)
@@ -159,7 +159,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 		sc := svc(t, &reqcount.Counter{})
 		_, err = sc.DeleteTable(ctx, testenv.UniqueName("never"), nil)
 		t.Logf("%s: DeleteTable of a missing table: %d %s", env.Name, table.StatusCode(err), table.ErrorCode(err))
-		if !table.IsNotFound(err) && !table.IsTableNotFound(err) {
+		if !table.Is(err, table.ErrNotFound) && !table.Is(err, table.ErrTableNotFound) {
 			t.Errorf("DeleteTable of a missing table: %v", err)
 		}
 	})
@@ -167,8 +167,8 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 
 // runMissingContainers checks that a missing queue or blob container is
 // told apart from a missing message or blob: the service's codes are
-// QueueNotFound and ContainerNotFound, which table.IsNotFound does not
-// match; consistency.IsQueueNotFound and IsContainerNotFound do.
+// QueueNotFound and ContainerNotFound, which table.ErrNotFound does not
+// match; table.ErrQueueNotFound and ErrContainerNotFound do.
 func runMissingContainers(t *testing.T, env backend) {
 	ctx := t.Context()
 	q := env.NewQueue(t, nil)
@@ -176,20 +176,20 @@ func runMissingContainers(t *testing.T, env backend) {
 		t.Fatal(err)
 	}
 	_, err := q.EnqueueMessage(ctx, "x", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.IsNotFound(err) || !consistency.IsQueueNotFound(err) {
-		t.Errorf("enqueue to a deleted queue: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrQueueNotFound) {
+		t.Errorf("enqueue to a deleted queue: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	blobs, container := env.NewContainer(t, nil)
 	_, err = blobs.DownloadStream(ctx, container, "absent", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.IsNotFound(err) || consistency.IsContainerNotFound(err) {
-		t.Errorf("a missing blob: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrContainerNotFound) {
+		t.Errorf("a missing blob: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	if _, err := blobs.DeleteContainer(ctx, container, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = blobs.UploadBuffer(ctx, container, "a", []byte("x"), nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.IsNotFound(err) || !consistency.IsContainerNotFound(err) {
-		t.Errorf("upload to a deleted container: %d %q, IsNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.IsNotFound(err), err)
+	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrContainerNotFound) {
+		t.Errorf("upload to a deleted container: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 }
 

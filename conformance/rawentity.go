@@ -182,7 +182,7 @@ func rawVerbs(t *testing.T, env backend) {
 		t.Fatal(err)
 	}
 	stale.Properties = map[string]table.Value{"E": table.StringValue("late")}
-	if err := tb.Update(ctx, &stale, nil); !table.IsPreconditionFailed(err) {
+	if err := tb.Update(ctx, &stale, nil); !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("stale update: %v", err)
 	}
 	var ae *azcore.ResponseError
@@ -198,7 +198,7 @@ func rawVerbs(t *testing.T, env backend) {
 	}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := tb.DeleteValue(ctx, got, nil); !table.IsPreconditionFailed(err) {
+	if err := tb.DeleteValue(ctx, got, nil); !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("delete of a version Modify replaced: %v", err)
 	}
 	cur, err := tb.Get(ctx, "p", "O'Brien", nil)
@@ -212,7 +212,7 @@ func rawVerbs(t *testing.T, env backend) {
 	if c.N() != 1 {
 		t.Fatalf("DeleteValue took %d requests", c.N())
 	}
-	if _, err := tb.Get(ctx, "p", "O'Brien", nil); !table.IsNotFound(err) {
+	if _, err := tb.Get(ctx, "p", "O'Brien", nil); !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("after delete: %v", err)
 	}
 }
@@ -249,7 +249,7 @@ func rawBatch(t *testing.T, env backend) {
 	if err != nil || len(gb.Properties) != 2 || gb.ETag != b.ETag {
 		t.Fatalf("after batch update: %v %v (ETag %q, batch said %q)", gb, err, gb.ETag, b.ETag)
 	}
-	if _, err := tb.Get(ctx, "raw", "a", nil); !table.IsNotFound(err) {
+	if _, err := tb.Get(ctx, "raw", "a", nil); !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("batch delete: %v", err)
 	}
 }
@@ -414,7 +414,7 @@ func quotedKeysInBatch(t *testing.T, env backend) {
 		t.Fatalf("delete transaction took %d requests", c.N())
 	}
 	// Keys made of quotes; a stale ETag still fails the transaction.
-	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.Delete(pk, "''").IfMatch(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`)}, nil); !table.IsPreconditionFailed(err) {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.Delete(pk, "''").IfMatch(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`)}, nil); !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("stale DeleteIf on a quoted key: %v", err)
 	}
 	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.DeleteValue(q2)}, nil); err != nil {

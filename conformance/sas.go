@@ -70,7 +70,7 @@ func runSAS(t *testing.T, env backend) {
 	if table.StatusCode(err) != 403 {
 		t.Fatalf("a transaction with an operation the token may not do: %v, want 403", err)
 	}
-	if _, err := admin.GetEntity(ctx, "alice", "b3", nil); !table.IsNotFound(err) {
+	if _, err := admin.GetEntity(ctx, "alice", "b3", nil); !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("the refused transaction wrote its add: %v", err)
 	}
 	// A token signed with another key, and one past its expiry.

@@ -130,7 +130,7 @@ func runTable(t *testing.T, env backend) {
 			t.Fatal("Update did not write back a new ETag")
 		}
 		stale.Age = 99
-		if err := tb.Update(ctx, &stale, nil); !table.IsPreconditionFailed(err) || table.ErrorCode(err) != "UpdateConditionNotSatisfied" {
+		if err := tb.Update(ctx, &stale, nil); !table.Is(err, table.ErrPreconditionFailed) || table.ErrorCode(err) != "UpdateConditionNotSatisfied" {
 			t.Fatalf("Update with a stale ETag: %v", err)
 		}
 		c.Reset()
@@ -140,7 +140,7 @@ func runTable(t *testing.T, env backend) {
 		}
 		wantRequests(t, c, 0, "Update without an ETag")
 		missing := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000999"}}
-		if err := tb.Update(ctx, missing, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); !table.IsNotFound(err) {
+		if err := tb.Update(ctx, missing, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Update(AnyETag) of a missing entity must not upsert: %v", err)
 		}
 		if _, err := tb.Get(ctx, "Sales", "000999", nil); !errors.Is(err, table.ErrNotFound) || table.ErrorCode(err) != "ResourceNotFound" {
@@ -171,7 +171,7 @@ func runTable(t *testing.T, env backend) {
 		}
 
 		staleTag := stale.ETag
-		if err := tb.Delete(ctx, "Sales", "000123", &table.DeleteOptions{IfMatch: &staleTag}); !table.IsPreconditionFailed(err) {
+		if err := tb.Delete(ctx, "Sales", "000123", &table.DeleteOptions{IfMatch: &staleTag}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Delete with a stale ETag: %v", err)
 		}
 		c.Reset()
@@ -179,7 +179,7 @@ func runTable(t *testing.T, env backend) {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Delete")
-		if err := tb.Delete(ctx, "Sales", "000123", nil); !table.IsNotFound(err) {
+		if err := tb.Delete(ctx, "Sales", "000123", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Delete of a missing entity: %v", err)
 		}
 		if err := tb.Delete(ctx, "Sales", "000123", &table.DeleteOptions{IfExists: true}); err != nil {
@@ -567,7 +567,7 @@ func runTable(t *testing.T, env backend) {
 		if err != nil || created.FirstName != "made" || created.ETag == "" {
 			t.Fatalf("Modify Create: %+v %v", created, err)
 		}
-		if _, err := tb.Modify(ctx, "Sales", "absent", func(e *employee) error { return nil }, nil); !table.IsNotFound(err) {
+		if _, err := tb.Modify(ctx, "Sales", "absent", func(e *employee) error { return nil }, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Modify of a missing entity: %v", err)
 		}
 		// Giving up says how many attempts were made.
@@ -582,7 +582,7 @@ func runTable(t *testing.T, env backend) {
 			return nil
 		}, &table.ModifyOptions{MaxAttempts: 3, BaseDelay: time.Millisecond})
 		var ce *table.ConflictError
-		if !errors.As(err, &ce) || ce.Attempts != 3 || !table.IsPreconditionFailed(err) {
+		if !errors.As(err, &ce) || ce.Attempts != 3 || !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("giving up: %v", err)
 		}
 	})
@@ -615,14 +615,14 @@ func runTable(t *testing.T, env backend) {
 	t.Run("tables: create twice, delete missing", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		if _, err := client.CreateTable(ctx, nil); !table.IsAlreadyExists(err) || table.ErrorCode(err) != "TableAlreadyExists" {
+		if _, err := client.CreateTable(ctx, nil); !table.Is(err, table.ErrAlreadyExists) || table.ErrorCode(err) != "TableAlreadyExists" {
 			t.Fatalf("create existing table: %v", err)
 		}
 		tb, _ := table.New[employee](client, nil)
 		if _, err := client.Delete(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tb.Get(ctx, "p", "r", nil); !table.IsTableNotFound(err) || table.IsNotFound(err) {
+		if _, err := tb.Get(ctx, "p", "r", nil); !table.Is(err, table.ErrTableNotFound) || table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Get in a deleted table: %v; want ErrTableNotFound, not a missing entity", err)
 		}
 	})

@@ -38,9 +38,11 @@ var (
 	// ErrBadPayload: Send's payload cannot be encoded as JSON (a channel, a
 	// function, a cycle, a NaN); the encoder's error is wrapped with it.
 	ErrBadPayload = errors.New("consistency: payload cannot be encoded as JSON")
-	// ErrBadOption: an option is outside its documented range (see
-	// WorkerOptions); Run and Drain return it before any request instead
-	// of silently using a default.
+	// ErrBadOption: an option is outside its documented range, refused
+	// before any request instead of silently defaulted: a Worker's or
+	// HandleBatches' options (Run, Drain), a poison queue's Peek, Replay or
+	// Purge, a ShardedSender without queues, or a Role (package
+	// consistency/ownership) with a bad queue set, name or lease timing.
 	ErrBadOption = errors.New("consistency: option out of range")
 )
 

@@ -40,7 +40,7 @@ func ExampleMover() {
 
 	_, errCur := current.Get(ctx, "Sales", "000456", nil)
 	moved, _ := archive.Get(ctx, "Sales", "000456", nil)
-	fmt.Println(stats.Processed, table.IsNotFound(errCur), moved.Name, queues.Len("archive"))
+	fmt.Println(stats.Processed, table.Is(errCur, table.ErrNotFound), moved.Name, queues.Len("archive"))
 	// Output: 1 true Employee 456 0
 }
 

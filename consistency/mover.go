@@ -19,10 +19,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// MoveRequest is the payload of a move message: the keys, and the version
+// moveRequest is the payload of a move message: the keys, and the version
 // (ETag) of the entity to move, so that a message delivered again after
 // the move, when the key may hold a later entity, moves nothing.
-type MoveRequest struct {
+type moveRequest struct {
 	PartitionKey string `json:"pk"`
 	RowKey       string `json:"rk"`
 	// ETag is the version to move. Messages sent before it existed have
@@ -30,8 +30,8 @@ type MoveRequest struct {
 	ETag azcore.ETag `json:"etag,omitempty"`
 }
 
-// DefaultMoveType is the message type of a Mover.
-const DefaultMoveType = "tablekit.move.v1"
+// defaultMoveType is the message type of a Mover.
+const defaultMoveType = "tablekit.move.v1"
 
 // Target receives a moved entity: another table, or a blob.
 //
@@ -93,7 +93,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 // index copies pointing at an entity that is gone.
 type Source[T any] interface {
 	// Get reads an entity with its ETag in its Meta (not found:
-	// table.IsNotFound).
+	// table.ErrNotFound).
 	Get(ctx context.Context, partitionKey, rowKey string, o *table.GetOptions) (*T, error)
 	// DeleteValue removes v only at the version of v's ETag: a changed
 	// entity is table.ErrPreconditionFailed, a missing one
@@ -150,7 +150,7 @@ type MoverOptions struct {
 // NewMover moves entities of from (a *table.Table[T], or a Source that
 // also removes index copies) to to, with messages sent by sender.
 func NewMover[T any](from Source[T], to Target[T], sender *Sender, opts *MoverOptions) *Mover[T] {
-	m := &Mover[T]{from: from, to: to, sender: sender, msgType: DefaultMoveType}
+	m := &Mover[T]{from: from, to: to, sender: sender, msgType: defaultMoveType}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -204,7 +204,7 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOption
 		return &table.InputError{Op: opMoverRequest, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or use Request"}
 	}
 	key, _ := keys.EncodeTuple(meta.PartitionKey, meta.RowKey)
-	return m.sender.Send(ctx, m.msgType, key, MoveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
+	return m.sender.Send(ctx, m.msgType, key, moveRequest{PartitionKey: meta.PartitionKey, RowKey: meta.RowKey, ETag: meta.ETag}, nil)
 }
 
 func validMoveKeys(partitionKey, rowKey string) error {
@@ -228,13 +228,13 @@ func (m *Mover[T]) Handle(ctx context.Context, msg *Message) (err error) {
 }
 
 func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
-	var req MoveRequest
+	var req moveRequest
 	if err := json.Unmarshal(msg.Payload, &req); err != nil {
 		return Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 	}
 	m.setAttributes(ctx, trace.Attr(trace.AttrPartition, req.PartitionKey))
 	src, err := m.from.Get(ctx, req.PartitionKey, req.RowKey, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return nil // already moved (or never there): nothing left to do
 	}
 	if err != nil {
@@ -252,9 +252,9 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	}
 	err = m.from.DeleteValue(ctx, src, nil)
 	switch {
-	case err == nil, table.IsNotFound(err):
+	case err == nil, table.Is(err, table.ErrNotFound):
 		return nil
-	case table.IsPreconditionFailed(err) && req.ETag != "":
+	case table.Is(err, table.ErrPreconditionFailed) && req.ETag != "":
 		return Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, req.PartitionKey, req.RowKey, req.ETag))
 	}
 	return err
@@ -304,7 +304,7 @@ const maxRowKeysPerQuery = 14
 // moveItem is one message of a batch and what became of it.
 type moveItem struct {
 	msg *Message
-	req MoveRequest
+	req moveRequest
 	// outcome: done (its message is deleted; gone when there was nothing
 	// to move), poison (permanent, with why), or neither: retry (left to
 	// reappear), with why in retry when there is one.
@@ -630,7 +630,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		switch {
 		case err == nil:
 			it.done = true
-		case table.IsPreconditionFailed(err) && it.req.ETag != "":
+		case table.Is(err, table.ErrPreconditionFailed) && it.req.ETag != "":
 			it.poison = Permanent(fmt.Errorf("%w: (%q, %q) changed while it was moved: the target holds version %s, the source a newer one", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag))
 		default:
 			it.retry = err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,7 +92,7 @@ func archiveSetup(b *testing.B, cs string, n int, c *counting) (cur, arc *aztabl
 	for i := range n {
 		ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: "p00", RowKey: keys.Uint64(uint64(i))}, Name: fmt.Sprintf("employee %d", i)}))
 	}
-	if _, err := batch.NewWriter(cur, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(cur, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		b.Fatal(err)
 	}
 	return cur, arc, queues[0], queues[1]

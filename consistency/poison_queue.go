@@ -3,7 +3,6 @@ package consistency
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -29,10 +28,6 @@ const MaxPeekMessages = 32
 // maxGetMessages is the most messages one Get Messages call returns (Queue
 // service REST API, Get Messages: numofmessages 1 to 32).
 const maxGetMessages = 32
-
-// ErrBadPoisonOption reports an option of Peek, Replay or Purge out of the
-// service's range; nothing was sent.
-var ErrBadPoisonOption = errors.New("consistency: poison queue option out of range")
 
 // PoisonQueue is what an operator does with a worker's poison queue: look at
 // what failed, put messages back on the work queue once the cause is fixed,
@@ -120,7 +115,7 @@ func (q *PoisonQueue) peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek,
 		n = opts.Max
 	}
 	if n < 1 || n > MaxPeekMessages {
-		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadPoisonOption, n, MaxPeekMessages)
+		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadOption, n, MaxPeekMessages)
 	}
 	props, err := q.poison.GetProperties(ctx, nil)
 	if err != nil {
@@ -197,7 +192,7 @@ func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (Poi
 	// The options are checked the same with or without Match: a bad value
 	// must not clear the queue.
 	if opts != nil && opts.VisibilitySeconds < 0 {
-		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadPoisonOption, opts.VisibilitySeconds)
+		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadOption, opts.VisibilitySeconds)
 	}
 	if opts == nil || opts.Match == nil {
 		props, err := q.poison.GetProperties(ctx, nil)
@@ -228,7 +223,7 @@ func (q *PoisonQueue) each(ctx context.Context, opts *PoisonFilterOptions, act f
 		o.VisibilitySeconds = 60
 	}
 	if o.VisibilitySeconds < 1 {
-		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadPoisonOption, o.VisibilitySeconds)
+		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadOption, o.VisibilitySeconds)
 	}
 	// A kept message is shown again with its own text: Update Message
 	// replaces the text with what it is given.

@@ -2,17 +2,11 @@ package consistency
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
 )
-
-// ErrRoleConfig reports a set of queues set up wrongly, before any
-// request: a ShardedSender without queues, or a Role (package
-// consistency/ownership) with a bad queue set, name or lease timing.
-var ErrRoleConfig = errors.New("consistency: bad role configuration")
 
 // ShardedSender routes each message to one queue of a set by a stable hash
 // of its key (keys.ShardBucket), so all messages of a key go to the same
@@ -26,7 +20,7 @@ type ShardedSender struct {
 // every sender and role of the set must share (the order is the routing).
 func NewShardedSender(queues []Queue, opts *SenderOptions) (*ShardedSender, error) {
 	if len(queues) == 0 {
-		return nil, fmt.Errorf("%w: no queues", ErrRoleConfig)
+		return nil, fmt.Errorf("%w: no queues", ErrBadOption)
 	}
 	s := &ShardedSender{}
 	for _, q := range queues {

@@ -249,7 +249,7 @@ func TestMoveToBlob(t *testing.T) {
 	if !ok || !strings.Contains(string(data), `"Name":"Employee 456"`) {
 		t.Fatalf("archive blob = %q, %v", data, ok)
 	}
-	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.IsNotFound(err) {
+	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("still in Current: %v", err)
 	}
 }

@@ -245,7 +245,7 @@ func (s *Store[E]) Open(ctx context.Context, stream string, options *OpenOptions
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
 	row, err := s.heads.Get(ctx, stream, streamHeadKey, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return NewHead(stream), nil
 	}
 	if err != nil {
@@ -279,7 +279,7 @@ type AppendOptions struct {
 
 // ConcurrencyError is an append refused because the stream was not at the
 // version it expected. It wraps the refused transaction's error, so
-// errors.Is(err, ErrConflict) holds, table.IsConflict holds and
+// errors.Is(err, ErrConflict) holds, table.Is(err, table.ErrLostRace) holds and
 // table.RetryOnConflict retries it (open again, decide again, append).
 type ConcurrencyError struct {
 	Stream   string
@@ -794,7 +794,7 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 		switch {
 		case gerr == nil:
 			ce.Current = headOf(stored)
-		case table.IsNotFound(gerr):
+		case table.Is(gerr, table.ErrNotFound):
 			ce.Current = NewHead(stream)
 		}
 		return ce
@@ -1112,7 +1112,7 @@ func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOption
 		}
 	}
 	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -370,7 +370,7 @@ func handAppend(ctx context.Context, client *aztables.Client, stream string, fir
 		version = int64(h.Properties["Version"].(aztables.EDMInt64))
 		e := resp.ETag
 		etag = &e
-	case table.IsNotFound(err):
+	case table.Is(err, table.ErrNotFound):
 	default:
 		return false, err
 	}

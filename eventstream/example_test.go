@@ -78,7 +78,7 @@ func ExampleStore() {
 	// A writer holding an old head loses the race, and can retry.
 	stale := eventstream.NewHead("acct-42")
 	_, err = accounts.Append(ctx, stale, []*AccountEvent{{Kind: "deposited", Amount: 5}}, nil)
-	fmt.Println("stale head:", errors.Is(err, eventstream.ErrConflict), table.IsConflict(err))
+	fmt.Println("stale head:", errors.Is(err, eventstream.ErrConflict), table.Is(err, table.ErrLostRace))
 
 	// Rebuild the state: the snapshot, then the events after it.
 	snap, err := snapshots.Load(ctx, "acct-42", nil)

@@ -121,7 +121,7 @@ func parseValue(raw json.RawMessage, annotation string) (value, bool) {
 		return value{typ: edmDouble, f: f}, err == nil
 	case edmDateTime:
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil || !isStr || t.Before(minDateTime) || t.After(keys.MaxTime) {
+		if err != nil || !isStr || t.Before(minDateTime) || keys.CheckTicksRange(t) != nil {
 			return value{}, false
 		}
 		return value{typ: edmDateTime, t: t.UTC().Truncate(100)}, true

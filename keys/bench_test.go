@@ -121,7 +121,7 @@ func BenchmarkNaiveInvertedTicksSprintf(b *testing.B) {
 	t := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for b.Loop() {
-		ticks := t.Sub(MinTime)/100 + 0 // overflows time.Duration past 2262; shown only as the naive cost
+		ticks := t.Sub(minTime)/100 + 0 // overflows time.Duration past 2262; shown only as the naive cost
 		sink = fmt.Sprintf("%019d", MaxTicks-int64(ticks))
 	}
 }

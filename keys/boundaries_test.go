@@ -173,8 +173,8 @@ func TestNumberKeysRefuseOverflow(t *testing.T) {
 func TestDateTimeBounds(t *testing.T) {
 	lo := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	hi := time.Date(9999, 12, 31, 23, 59, 59, 999_999_900, time.UTC)
-	if !MinTime.Equal(lo) || !MaxTime.Equal(hi) {
-		t.Fatalf("MinTime %v, MaxTime %v", MinTime, MaxTime)
+	if !minTime.Equal(lo) || !maxTime.Equal(hi) {
+		t.Fatalf("minTime %v, maxTime %v", minTime, maxTime)
 	}
 	for _, ok := range []time.Time{lo, hi} {
 		if err := CheckTicksRange(ok); err != nil {
@@ -190,22 +190,22 @@ func TestDateTimeBounds(t *testing.T) {
 		t.Errorf("Ticks before the lower bound = %s, want it clamped to 0", got)
 	}
 	if got := Ticks(lo); got != "0000000000000000000" {
-		t.Errorf("Ticks(MinTime) = %s", got)
+		t.Errorf("Ticks(minTime) = %s", got)
 	}
 	if got := Ticks(lo.Add(100 * time.Nanosecond)); got != "0000000000000000001" {
-		t.Errorf("Ticks(MinTime + 100 ns) = %s", got)
+		t.Errorf("Ticks(minTime + 100 ns) = %s", got)
 	}
-	if got := TicksOf(hi.Add(time.Hour)); got != MaxTicks {
-		t.Errorf("TicksOf after the upper bound = %d, want MaxTicks", got)
+	if got := ticksOf(hi.Add(time.Hour)); got != MaxTicks {
+		t.Errorf("ticksOf after the upper bound = %d, want MaxTicks", got)
 	}
-	if got := TimeOfTicks(0); !got.Equal(lo) {
-		t.Errorf("TimeOfTicks(0) = %v", got)
+	if got := timeOfTicks(0); !got.Equal(lo) {
+		t.Errorf("timeOfTicks(0) = %v", got)
 	}
-	// Before 1970 the tick count is below the Unix epoch's: TimeOfTicks
+	// Before 1970 the tick count is below the Unix epoch's: timeOfTicks
 	// must still land on the exact 100 ns.
 	pre := time.Date(1969, 12, 31, 23, 59, 59, 999_999_900, time.UTC)
-	if got := TimeOfTicks(TicksOf(pre)); !got.Equal(pre) {
-		t.Errorf("TimeOfTicks(TicksOf(%v)) = %v", pre, got)
+	if got := timeOfTicks(ticksOf(pre)); !got.Equal(pre) {
+		t.Errorf("timeOfTicks(ticksOf(%v)) = %v", pre, got)
 	}
 }
 

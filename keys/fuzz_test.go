@@ -115,7 +115,7 @@ func FuzzPrefixRange(f *testing.F) {
 			return
 		}
 		lo, hi := PrefixRange(p)
-		in := HasPrefixRange(k, lo, hi)
+		in := inPrefixRange(k, lo, hi)
 		if in != strings.HasPrefix(k, p) {
 			t.Fatalf("prefix %q key %q: range [%q, %q) says %v", p, k, lo, hi, in)
 		}
@@ -132,4 +132,10 @@ func isValidUTF8(s string) bool {
 		}
 	}
 	return strings.ToValidUTF8(s, "") == s
+}
+
+// inPrefixRange reports whether k lies in [lo, hi) by the service's order,
+// with hi == "" meaning no upper bound.
+func inPrefixRange(k, lo, hi string) bool {
+	return Compare(k, lo) >= 0 && (hi == "" || Compare(k, hi) < 0)
 }

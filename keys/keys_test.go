@@ -284,8 +284,8 @@ func TestTicksMatchDotNet(t *testing.T) {
 		{time.Date(2012, 1, 1, 1, 0, 0, 0, time.FixedZone("CET", 3600)), 634609728000000000},
 	}
 	for _, tc := range tests {
-		if got := TicksOf(tc.t); got != tc.ticks {
-			t.Errorf("TicksOf(%v) = %d, want %d", tc.t, got, tc.ticks)
+		if got := ticksOf(tc.t); got != tc.ticks {
+			t.Errorf("ticksOf(%v) = %d, want %d", tc.t, got, tc.ticks)
 		}
 		want := MaxTicks - tc.ticks
 		if got := InvertedTicks(tc.t); got != padUint(uint64(want), 19) {
@@ -303,7 +303,7 @@ func TestTicksMatchDotNet(t *testing.T) {
 	if InvertedTicks(time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)) != "2534023007999999999" {
 		t.Fatal("epoch inverted ticks")
 	}
-	if TicksOf(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)) != 0 || TicksOf(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) != MaxTicks {
+	if ticksOf(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)) != 0 || ticksOf(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) != MaxTicks {
 		t.Fatal("clamping")
 	}
 	if err := CheckTicksRange(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); !errors.Is(err, ErrOutOfRange) {
@@ -444,12 +444,12 @@ func TestPrefixRange(t *testing.T) {
 	outside := []string{"empid", "empid`", "empie", "email_x", "empid^"}
 	lo, hi := PrefixRange("empid_")
 	for _, k := range members {
-		if !HasPrefixRange(k, lo, hi) {
+		if !inPrefixRange(k, lo, hi) {
 			t.Errorf("%q should be in range", k)
 		}
 	}
 	for _, k := range outside {
-		if HasPrefixRange(k, lo, hi) {
+		if inPrefixRange(k, lo, hi) {
 			t.Errorf("%q should be outside range", k)
 		}
 	}
@@ -481,9 +481,15 @@ func TestShards(t *testing.T) {
 	if _, err := ShardName("ev/ents", 1, 16); !errors.Is(err, ErrForbiddenChar) {
 		t.Fatalf("bad prefix: %v", err)
 	}
-	names, err := ShardNames("p", 12)
-	if err != nil || len(names) != 12 || !slices.IsSorted(names) || names[11] != "p_11" {
-		t.Fatalf("ShardNames = %q, %v", names, err)
+	names := make([]string, 12)
+	for b := range names {
+		var err error
+		if names[b], err = ShardName("p", b, 12); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.IsSorted(names) || names[11] != "p_11" {
+		t.Fatalf("ShardName over 12 buckets = %q", names)
 	}
 }
 

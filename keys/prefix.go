@@ -57,9 +57,3 @@ func PrefixRange(p string) (lo, hi string) {
 	}
 	return p, ""
 }
-
-// HasPrefixRange reports whether k lies in [lo, hi) by the service's order,
-// with hi == "" meaning no upper bound.
-func HasPrefixRange(k, lo, hi string) bool {
-	return Compare(k, lo) >= 0 && (hi == "" || Compare(k, hi) < 0)
-}

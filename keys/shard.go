@@ -27,16 +27,3 @@ func ShardName(prefix string, bucket, n int) (string, error) {
 	}
 	return k, nil
 }
-
-// ShardNames lists the n shard names of prefix in bucket order.
-func ShardNames(prefix string, n int) ([]string, error) {
-	out := make([]string, n)
-	for i := range out {
-		s, err := ShardName(prefix, i, n)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = s
-	}
-	return out, nil
-}

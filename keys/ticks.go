@@ -16,19 +16,19 @@ const (
 	unixEpochTicks int64 = 621355968000000000
 )
 
-// MinTime and MaxTime bound what .NET's DateTime can hold.
+// minTime and maxTime bound what .NET's DateTime can hold (CheckTicksRange).
 var (
-	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+	minTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
 )
 
-// TicksOf is t in .NET ticks, truncated to 100 ns. It is clamped to
+// ticksOf is t in .NET ticks, truncated to 100 ns. It is clamped to
 // [0, MaxTicks]; use CheckTicksRange to refuse out-of-range instants instead.
-func TicksOf(t time.Time) int64 {
-	if t.Before(MinTime) {
+func ticksOf(t time.Time) int64 {
+	if t.Before(minTime) {
 		return 0
 	}
-	if t.After(MaxTime) {
+	if t.After(maxTime) {
 		return MaxTicks
 	}
 	// Split into seconds and nanoseconds so instants far from 1970 do not
@@ -36,8 +36,8 @@ func TicksOf(t time.Time) int64 {
 	return (t.Unix()*10_000_000 + unixEpochTicks) + int64(t.Nanosecond()/100)
 }
 
-// TimeOfTicks is the UTC instant of a .NET tick count in [0, MaxTicks].
-func TimeOfTicks(ticks int64) time.Time {
+// timeOfTicks is the UTC instant of a .NET tick count in [0, MaxTicks].
+func timeOfTicks(ticks int64) time.Time {
 	d := ticks - unixEpochTicks
 	sec, rem := d/10_000_000, d%10_000_000
 	if rem < 0 {
@@ -49,7 +49,7 @@ func TimeOfTicks(ticks int64) time.Time {
 
 // CheckTicksRange reports an error when .NET cannot represent t.
 func CheckTicksRange(t time.Time) error {
-	if t.Before(MinTime) || t.After(MaxTime) {
+	if t.Before(minTime) || t.After(maxTime) {
 		return invalid("key", t.UTC().Format(time.RFC3339Nano), ErrOutOfRange, "DateTime holds 0001-01-01 to 9999-12-31T23:59:59.9999999Z")
 	}
 	return nil
@@ -58,14 +58,14 @@ func CheckTicksRange(t time.Time) error {
 func formatTicks(ticks int64) string { return padUint(uint64(ticks), TicksWidth) }
 
 // Ticks formats t as .NET's string.Format("{0:D19}", t.ToUniversalTime().Ticks):
-// ascending, oldest first. Out-of-range instants are clamped (see TicksOf).
-func Ticks(t time.Time) string { return formatTicks(TicksOf(t)) }
+// ascending, oldest first. Out-of-range instants are clamped (see ticksOf).
+func Ticks(t time.Time) string { return formatTicks(ticksOf(t)) }
 
 // InvertedTicks formats t as .NET's
 // string.Format("{0:D19}", DateTime.MaxValue.Ticks - t.ToUniversalTime().Ticks),
 // the guide's log-tail RowKey: newest first. Go and .NET writers produce the
-// same keys. Out-of-range instants are clamped (see TicksOf).
-func InvertedTicks(t time.Time) string { return formatTicks(MaxTicks - TicksOf(t)) }
+// same keys. Out-of-range instants are clamped (see ticksOf).
+func InvertedTicks(t time.Time) string { return formatTicks(MaxTicks - ticksOf(t)) }
 
 func parseTicks(s string) (int64, error) {
 	if len(s) != TicksWidth {
@@ -87,7 +87,7 @@ func ParseTicks(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return TimeOfTicks(n), nil
+	return timeOfTicks(n), nil
 }
 
 // ParseInvertedTicks inverts InvertedTicks; only the first 19 characters are
@@ -100,7 +100,7 @@ func ParseInvertedTicks(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return TimeOfTicks(MaxTicks - n), nil
+	return timeOfTicks(MaxTicks - n), nil
 }
 
 // seqWidth digits of descending sequence follow a tick: the sequence
@@ -153,7 +153,7 @@ func (k *LogKeys) Next(t time.Time) (string, error) {
 	k.mu.Unlock()
 
 	b := make([]byte, 0, TicksWidth+2+len(k.Writer)+seqWidth)
-	b = appendPadded(b, uint64(MaxTicks-TicksOf(t)), TicksWidth)
+	b = appendPadded(b, uint64(MaxTicks-ticksOf(t)), TicksWidth)
 	b = append(b, '_')
 	if k.Writer != "" {
 		b = append(b, k.Writer...)

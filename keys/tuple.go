@@ -58,7 +58,9 @@ func appendTupleToken(b []byte, c byte) []byte {
 }
 
 // EncodeTuple encodes components into one order-preserving key. It fails only
-// when the result would exceed the service's key length.
+// when the result would exceed the service's key length. The key of a
+// tuple's first components starts every key of a tuple that starts with
+// them: use it with PrefixRange to read by leading components.
 func EncodeTuple(components ...string) (string, error) {
 	n := len(components)
 	for _, c := range components {
@@ -79,11 +81,6 @@ func EncodeTuple(components ...string) (string, error) {
 	}
 	return unsafeString(b), nil
 }
-
-// TuplePrefix encodes the first components of a tuple; every key made by
-// EncodeTuple from a tuple that starts with these components starts with it.
-// Use it with PrefixRange.
-func TuplePrefix(components ...string) (string, error) { return EncodeTuple(components...) }
 
 func unhex(c byte) (byte, bool) {
 	switch {

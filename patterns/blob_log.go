@@ -293,7 +293,7 @@ func (l *BlobLog) Close(ctx context.Context, options *CloseOptions) error {
 // to at most options.MaxBlobBytes.
 func ReadLog(ctx context.Context, blobs blobstore.Client, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
-		limit := int64(DefaultMaxLogBlobBytes)
+		limit := int64(defaultMaxLogBlobBytes)
 		if options != nil && options.MaxBlobBytes != 0 {
 			limit = options.MaxBlobBytes
 		}
@@ -384,16 +384,16 @@ func skip(meta map[string]*string, from, until time.Time) bool {
 	return ok1 && ok2 && (last.Before(from) || !first.Before(until))
 }
 
-// DefaultMaxLogBlobBytes bounds what one compressed log blob may inflate
+// defaultMaxLogBlobBytes bounds what one compressed log blob may inflate
 // to: 256 MiB, the single Put Blob limit of the service versions before
 // 2019-12-12 and far above the 1 MiB a BlobLog flushes at by default, so
 // a crafted blob (a decompression bomb) costs ReadLog at most that much.
-const DefaultMaxLogBlobBytes = 256 << 20
+const defaultMaxLogBlobBytes = 256 << 20
 
 // ReadLogOptions configure ReadLog. nil means the defaults.
 type ReadLogOptions struct {
 	// MaxBlobBytes bounds the inflated size of one gzip-compressed blob;
 	// a blob past it fails the read with table.ErrInflatedTooLarge in the chain.
-	// Default (0): DefaultMaxLogBlobBytes; a negative bound is refused.
+	// Default (0): 256 MiB; a negative bound is refused.
 	MaxBlobBytes int64
 }

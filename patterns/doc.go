@@ -20,7 +20,7 @@
 // IndexReport of missing, orphaned and stale copies), which is also how a
 // new index is backfilled. The indexes share one core (index_core.go): a
 // copy is a table.Entity written whole, so a property the primary loses
-// leaves its copies too; it names its owner (IndexOfProperty), so a copy
+// leaves its copies too; it names its owner (indexOfProperty), so a copy
 // in the primaries' own table is never taken for a primary, and a copy is
 // removed only while it still belongs to its owner, under its ETag.
 // Writers that race are serialised by ETags: the loser's transaction fails
@@ -43,8 +43,8 @@
 // written in one transaction, under part keys no other RowKey can produce), LargeEntity (big fields in blobs, blob first, Sweep for
 // what a crash leaves), RollingTables (a table per period, expiry by
 // dropping tables), Sharded (appends over N partitions, a merged reader),
-// BlobLog (log data in blobs by hour) and TableSAS (a token for one key
-// range).
+// BlobLog (log data in blobs by hour); a token for one key range is
+// sas.Table.
 //
 // Every pattern over a table takes the program's *table.Table handle, not a
 // client: the codec, encryption, name, logger and tracing are configured
@@ -54,4 +54,14 @@
 // CrossIndexDef.Table) take a *table.Table[table.Entity] (t.Entities() of a
 // typed handle shares its options). RollingTables, which makes a table per
 // period, takes the options for them in RollingTablesOptions.Table.
+//
+// # Tracing
+//
+// A pattern's TracingProvider option (IntraPartitionIndexOptions,
+// IndexEntitiesOptions, InterPartitionIndexOptions, LargeEntityOptions,
+// WideEntityOptions) opens one span per operation, named Type.Method, with
+// the table (the TableName option: aztables does not expose a client's
+// table name), partition, operation count and outcome as attributes,
+// around the SDK's HTTP spans. Give it the provider the clients use (for
+// OpenTelemetry, azotel.NewTracingProvider).
 package patterns

@@ -49,7 +49,7 @@ func quote(s string) string { return strconv.Quote(s) }
 
 // notFoundError: a pattern's logical entity (a wide entity, say) has none
 // of the rows that would hold it. The service answered every request, so
-// no *azcore.ResponseError is in the chain; table.IsNotFound reports it.
+// no *azcore.ResponseError is in the chain; table.Is(err, table.ErrNotFound) reports it.
 type notFoundError struct {
 	Op           string
 	PartitionKey string
@@ -61,12 +61,12 @@ func (e *notFoundError) Error() string {
 	return "patterns: " + e.Op + " (" + quote(e.PartitionKey) + ", " + quote(e.RowKey) + "): not found"
 }
 
-// Is makes errors.Is(err, table.ErrNotFound), and so table.IsNotFound, true.
+// Is makes errors.Is(err, table.ErrNotFound), and so table.Is, true.
 func (e *notFoundError) Is(target error) bool { return target == table.ErrNotFound }
 
 // lostRace marks err, the service's answer to a guarded write that another
 // writer beat (a blob's 412 or 409, an entity's 404 after it was read), as
-// table.ErrLostRace: table.IsConflict and RetryOnConflict go round again,
+// table.ErrLostRace: table.Is(err, table.ErrLostRace) and RetryOnConflict go round again,
 // and errors.As still finds the *azcore.ResponseError. what names the
 // operation and the item.
 func lostRace(what string, err error) error {

@@ -13,11 +13,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// ListIndexMessageType is the message type of EventualIndexEntities updates.
-//
-// Indexes that share a worker need distinct Names (see MessageType).
-const ListIndexMessageType = "tablekit.listindex.v1"
-
 type listMessage struct {
 	PK  string `json:"pk"`
 	RK  string `json:"rk"`
@@ -48,19 +43,19 @@ type EventualIndexEntitiesOptions struct {
 	// PublishDelay hides a change's message until Write has run the write
 	// (Write then shows it at once); after a crash in between, or when the
 	// SDK retried the enqueue after a lost response, a message appears
-	// when the delay ends. Default: PublishDelay (30 s).
+	// when the delay ends. Default: 30 s.
 	PublishDelay time.Duration
 	// Name names the index in its message type
 	// ("tablekit.listindex.<Name>.v1", see MessageType), so several indexes
 	// can share one queue and one worker; letters, digits, "_", "-" and
 	// ".". An invalid Name makes Write fail with ErrBadDefinition before
-	// any request. Default: "", and the type is ListIndexMessageType.
+	// any request. Default: "", and the type is "tablekit.listindex.v1".
 	Name string
 }
 
 // NewEventualIndexEntities indexes the entities of tbl by value into list.
 func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
-	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: PublishDelay}
+	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: defaultPublishDelay}
 	var name string
 	if opts != nil {
 		if opts.PublishDelay > 0 {
@@ -79,9 +74,9 @@ func (e *EventualIndexEntities[T]) MessageType() string { return e.msgType }
 // ID names an entity in the lists: the tuple of its keys.
 func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
 
-// PublishDelay is the default time a change's message stays hidden if the
+// defaultPublishDelay is the default time a change's message stays hidden if the
 // process dies between writing the entity and showing the message.
-const PublishDelay = 30 * time.Second
+const defaultPublishDelay = 30 * time.Second
 
 // Write runs write (the change of one entity: add, update or delete) with
 // its message sent around it, crash-safe (consistency.Sender.SendAround):
@@ -117,7 +112,7 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
 	current := ""
 	switch {
-	case table.IsNotFound(err):
+	case table.Is(err, table.ErrNotFound):
 	case err != nil:
 		return err
 	default:
@@ -253,7 +248,7 @@ func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, o
 	for _, is := range r.Orphans {
 		if pk, rk, ok := ownerKeys(is.Primary); ok {
 			v, err := e.tbl.Get(ctx, pk, rk, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				return sum, err
 			}
 			if err == nil && e.value(v) == is.Copy {

@@ -156,7 +156,7 @@ func ExampleInterPartitionIndex() {
 		panic(err)
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(patterns.IndexMessageType, byEmail.Handle)
+	_ = worker.Handle(byEmail.MessageType(), byEmail.Handle)
 	if _, err := worker.Drain(ctx, nil); err != nil { // in production: worker.Run on its own
 		panic(err)
 	}
@@ -200,7 +200,7 @@ func ExampleEventualIndexEntities() {
 		}
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(patterns.ListIndexMessageType, index.Handle)
+	_ = worker.Handle(index.MessageType(), index.Handle)
 	if _, err := worker.Drain(ctx, nil); err != nil {
 		panic(err)
 	}

@@ -37,7 +37,7 @@ func ExampleLogTail() {
 		_ = claims.AppendAt(ctx, "empid_000123", base.AddDate(0, 0, i), &Claim{Amount: float64(i) + 0.5}, nil)
 	}
 	latest, _ := claims.Latest(ctx, "empid_000123", 10, nil)
-	at, _ := patterns.EntryTime(latest[0].RowKey)
+	at, _ := keys.ParseInvertedTicks(latest[0].RowKey)
 	fmt.Println(len(latest), latest[0].Amount, at.Format("2006-01-02"))
 	// Output: 10 14.5 2026-11-15
 }

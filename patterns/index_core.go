@@ -14,14 +14,14 @@ import (
 // The index core: what every index of this package does the same way.
 // A copy is an entity of its own, written whole (Replace, never Merge), so
 // a property the primary loses leaves the copy too; it carries
-// IndexOfProperty, the reference to its owner, so a copy is removed only
+// indexOfProperty, the reference to its owner, so a copy is removed only
 // while it still belongs to the primary that no longer wants it, and
 // verify can tell copies from primaries wherever they live.
 
-// IndexOfProperty is the property every index copy carries: the reference
+// indexOfProperty is the property every index copy carries: the reference
 // to the primary entity it copies, the tuple of its keys (ownerRef), so
 // copies can be verified and repaired.
-const IndexOfProperty = "TkIndexOf"
+const indexOfProperty = "TkIndexOf"
 
 // ownerRef names a primary in its copies, for every index kind: the tuple
 // of its keys (keys.EncodeTuple).
@@ -51,7 +51,7 @@ func ownerRowKey(ref, pk string) string {
 }
 
 // copyEntity is v's copy at (pk, rk): the properties v is stored with, only
-// those of project when it is not nil, and IndexOfProperty naming owner.
+// those of project when it is not nil, and indexOfProperty naming owner.
 func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) (*table.Entity, error) {
 	// Clear properties only: a sealed value is bound to the primary's keys
 	// and would not open under the copy's (see table.Encryption).
@@ -67,14 +67,14 @@ func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, r
 		}
 	}
 	e.Meta = table.Meta{PartitionKey: pk, RowKey: rk}
-	e.Set(IndexOfProperty, table.StringValue(owner))
+	e.Set(indexOfProperty, table.StringValue(owner))
 	return e, nil
 }
 
 // ownerOf is the owner reference of a copy; false for an entity that is no
 // copy (a primary, or any other row).
 func ownerOf(e *table.Entity) (string, bool) {
-	v, ok := e.Get(IndexOfProperty)
+	v, ok := e.Get(indexOfProperty)
 	if !ok {
 		return "", false
 	}
@@ -100,7 +100,7 @@ func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, e
 // in between; the error says so and the caller runs again.
 func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, rk, owner string) (bool, error) {
 	c, err := copies.Get(ctx, pk, rk, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
@@ -111,7 +111,7 @@ func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, r
 	}
 	etag := c.ETag
 	err = copies.Delete(ctx, pk, rk, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	if table.IsPreconditionFailed(err) {
+	if table.Is(err, table.ErrPreconditionFailed) {
 		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
 	}
 	return err == nil, err
@@ -207,7 +207,7 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 			j++
 		}
 		if err := submit(groups[i:j]); err != nil {
-			changed := table.IsPreconditionFailed(err) || table.IsNotFound(err) || table.IsAlreadyExists(err)
+			changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrAlreadyExists)
 			if j-i == 1 || !changed {
 				errs = append(errs, err)
 			} else {

@@ -131,7 +131,7 @@ func TestCopiesAndGuardedRemoval(t *testing.T) {
 	if removed, err := removeIfOwned(t.Context(), copies, "idx", "jones_1", owner); !removed || err != nil {
 		t.Fatalf("the owner's removal: %v, %v", removed, err)
 	}
-	if _, err := copies.Get(t.Context(), "idx", "jones_1", nil); !table.IsNotFound(err) {
+	if _, err := copies.Get(t.Context(), "idx", "jones_1", nil); !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("the copy is still there: %v", err)
 	}
 	if removed, err := removeIfOwned(t.Context(), copies, "idx", "jones_1", owner); removed || err != nil {

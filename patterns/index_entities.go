@@ -45,13 +45,11 @@ type IndexEntitiesOptions struct {
 	// LookupParallelism bounds the point queries of LookupEntities.
 	// Default: 8.
 	LookupParallelism int
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 }
 
@@ -535,7 +533,7 @@ func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, val
 			defer wg.Done()
 			defer func() { <-sem }()
 			v, err := x.tbl.Get(ctx, partitionKey, id, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				errs[i] = err
 			}
 			out[i] = v

@@ -127,7 +127,7 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 	}
 	svc.ResetCounts()
 	sum, err := idx.Repair(ctx, rep, nil)
-	if !table.IsPreconditionFailed(err) {
+	if !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("Repair with one changed primary: %v", err)
 	}
 	if sum.Transactions != 4 || sum.Written != 4 {

@@ -36,12 +36,7 @@ type CrossIndexDef[T any] struct {
 	Project []string
 }
 
-// IndexMessageType is the message type of an InterPartitionIndex with no
-// Name. Indexes that share a worker need distinct Names, and so distinct
-// types (MessageType): a worker takes one handler per type.
-const IndexMessageType = "tablekit.index.v1"
-
-// messageType is the type of an index's messages: IndexMessageType for an
+// messageType is the type of an index's messages: "<base>.v1" for an
 // unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
 // package's rules.
 func messageType(base, name string) (string, error) {
@@ -97,20 +92,18 @@ type InterPartitionIndexOptions struct {
 	// Name names the index in its message type ("tablekit.index.<Name>.v1",
 	// see MessageType), so several indexes can share one queue and one
 	// worker; letters, digits, "_", "-" and ".". Default: "", and the
-	// type is IndexMessageType.
+	// type is "tablekit.index.v1".
 	Name string
 	// PublishDelay hides a Put's message until Put has written the primary
 	// (Put then shows it at once); after a crash in between, the message
 	// appears when the delay ends and converges to whatever the primary is.
 	// Default: 30 s.
 	PublishDelay time.Duration
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 	// Logger receives the failures the pattern retries or leaves to a
 	// later run, at Warn. Default: no logging.
@@ -134,8 +127,8 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
 	}
 	props := tbl.Properties()
-	if slices.Contains(props, IndexOfProperty) {
-		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, IndexOfProperty)
+	if slices.Contains(props, indexOfProperty) {
+		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, indexOfProperty)
 	}
 	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
 	var name string
@@ -232,7 +225,7 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 		cur = opts.Current
 	} else if got, err := x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil); err == nil {
 		cur = got
-	} else if !table.IsNotFound(err) {
+	} else if !table.Is(err, table.ErrNotFound) {
 		return err
 	}
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
@@ -316,7 +309,7 @@ func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Mess
 
 func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
 	v, err := x.tbl.Get(ctx, pk, rk, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		v = nil
 	} else if err != nil {
 		return err
@@ -397,7 +390,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 	ref, _ := ownerOf(e)
 	pk, rk, ok := ownerKeys(ref)
 	if !ok {
-		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, IndexOfProperty)
+		return nil, fmt.Errorf("patterns: (%q, %q) is not an index copy (no %s)", e.PartitionKey, e.RowKey, indexOfProperty)
 	}
 	return fromCopy(x.tbl, e, pk, rk)
 }
@@ -509,7 +502,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 	}
 	seen := map[copyAddr]bool{}
 	for i := range x.defs {
-		hasRef := table.Prop(IndexOfProperty).Ge("")
+		hasRef := table.Prop(indexOfProperty).Ge("")
 		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: hasRef}) {
 			if err != nil {
 				return nil, err
@@ -592,7 +585,7 @@ func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	}
 	for _, a := range r.orphans {
 		c, err := x.copies[a.Index].Get(ctx, a.PK, a.RK, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			step()
 			continue
 		}

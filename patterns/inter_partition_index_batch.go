@@ -292,7 +292,7 @@ func readRows[T any](ctx context.Context, tbl *table.Table[T], pk string, rks []
 	if len(rks) == 1 {
 		v, err := tbl.Get(ctx, pk, rks[0], nil)
 		switch {
-		case table.IsNotFound(err):
+		case table.Is(err, table.ErrNotFound):
 		case err != nil:
 			return nil, err
 		default:

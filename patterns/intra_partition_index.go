@@ -55,13 +55,11 @@ type IntraPartitionIndex[T any] struct {
 // IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
 // defaults.
 type IntraPartitionIndexOptions struct {
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 }
 
@@ -89,8 +87,8 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 		return nil, bad("%d indexes need transactions of %d operations; at most %d indexes fit the service's %d", len(defs), 1+2*len(defs), (batch.MaxOperations-1)/2, batch.MaxOperations)
 	}
 	props := tbl.Properties()
-	if slices.Contains(props, IndexOfProperty) {
-		return nil, bad("%s is a field of the type; it is reserved for index copies", IndexOfProperty)
+	if slices.Contains(props, indexOfProperty) {
+		return nil, bad("%s is a field of the type; it is reserved for index copies", indexOfProperty)
 	}
 	prefixes := []string{primaryPrefix}
 	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
@@ -295,7 +293,7 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	if cur == nil {
 		cur, err = x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			return x.Add(ctx, v, &table.AddOptions{Idempotent: true}) // Put is idempotent
 		}
 		if err != nil {
@@ -455,7 +453,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 		var err error
 		cur, err = x.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if err != nil {
-			if opts != nil && opts.IfExists && table.IsNotFound(err) {
+			if opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
 				return nil
 			}
 			return err
@@ -477,7 +475,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 		}
 	}
 	_, err = tx.Submit(ctx, x.client, nil)
-	if err != nil && opts != nil && opts.IfExists && table.IsNotFound(err) {
+	if err != nil && opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
 		return nil
 	}
 	return err
@@ -501,7 +499,7 @@ func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
 func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 	of, ok := ownerOf(c)
 	if !ok || of == "" {
-		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, IndexOfProperty)
+		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, indexOfProperty)
 	}
 	return fromCopy(x.tbl, c, c.PartitionKey, ownerRowKey(of, c.PartitionKey))
 }
@@ -543,7 +541,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 	if d.Unique {
 		return func(yield func(*T, error) bool) {
 			v, err := x.Lookup(ctx, index, partitionKey, value, nil)
-			if table.IsNotFound(err) {
+			if table.Is(err, table.ErrNotFound) {
 				return
 			}
 			yield(v, err)
@@ -772,7 +770,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 		ops = append(ops, batch.Delete(is.PartitionKey, is.Copy).IfMatch(is.CopyETag))
 	}
 	if len(ops) > 0 {
-		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, batch.Slice(ops), nil)
+		s, err := batch.NewWriter(x.client, &batch.WriterOptions{MaxAttempts: 1}).Write(ctx, slices.Values(ops), nil)
 		sum.Transactions += s.Transactions
 		sum.Deleted += s.Operations
 		if err != nil {

@@ -63,13 +63,11 @@ type LargeEntity[T any] struct {
 
 // LargeEntityOptions configure a LargeEntity. nil means the defaults.
 type LargeEntityOptions struct {
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 	// Logger receives, at Warn, the orphan blobs Sweep could not delete
 	// and leaves to its next run. Default: no logging.
@@ -88,8 +86,8 @@ type LargeEntityOptions struct {
 	Compress bool
 }
 
-// DefaultLargeThreshold is the field size above which LargeEntity uses a blob.
-const DefaultLargeThreshold = 32 * 1024
+// defaultLargeThreshold is the field size above which LargeEntity uses a blob.
+const defaultLargeThreshold = 32 * 1024
 
 // PutWindow bounds a write: its entity is written within PutWindow of its
 // first blob upload, or the write fails (ErrPutWindow) and leaves its
@@ -107,7 +105,7 @@ var (
 	// ErrBlobMissing: an entity names a blob that does not exist. That is
 	// corruption (a blob deleted behind the pattern's back, or a Sweep run
 	// with a grace shorter than MinSweepGrace during a write), not a
-	// missing entity: table.IsNotFound is false for it.
+	// missing entity: table.Is(err, table.ErrNotFound) is false for it.
 	ErrBlobMissing = errors.New("patterns: a large field's blob is missing while its entity names it")
 	// ErrBlobMismatch: an offloaded field's blob does not hash to what the
 	// entity says.
@@ -123,7 +121,7 @@ var (
 
 // BlobMissingError reports an entity that names a blob that is gone. It
 // matches ErrBlobMissing. The blob service's 404 is kept in Cause, not in
-// the chain, so that table.IsNotFound(err) stays false: the entity exists.
+// the chain, so that table.Is(err, table.ErrNotFound) stays false: the entity exists.
 type BlobMissingError struct {
 	PartitionKey, RowKey string
 	Field                string
@@ -140,7 +138,7 @@ func (e *BlobMissingError) Error() string {
 func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
-// larger than threshold bytes (0 means DefaultLargeThreshold), the
+// larger than threshold bytes (0 means 32 KiB), the
 // entities in tbl.
 func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	if tbl == nil {
@@ -157,7 +155,7 @@ func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, containe
 		}
 	}
 	if threshold <= 0 {
-		threshold = DefaultLargeThreshold
+		threshold = defaultLargeThreshold
 	}
 	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
 	if opts != nil {
@@ -329,7 +327,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		v, err := l.Get(ctx, partitionKey, rowKey, nil)
 		mode := updateMode
 		if err != nil {
-			if !create || !table.IsNotFound(err) {
+			if !create || !table.Is(err, table.ErrNotFound) {
 				return err
 			}
 			v, mode = new(T), addMode
@@ -349,7 +347,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 			return &table.InputError{Op: opLargeEntityModify, Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
 		}
 		if err := l.write(ctx, opLargeEntityModify, v, mode); err != nil {
-			if mode == updateMode && table.IsNotFound(err) && create {
+			if mode == updateMode && table.Is(err, table.ErrNotFound) && create {
 				// Deleted between the read and the write: go round and
 				// create it, keeping the service's 404 in the chain.
 				return lostRace(fmt.Sprintf("LargeEntity.Modify (%q, %q) deleted after it was read", partitionKey, rowKey), err)
@@ -499,7 +497,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	case addMode:
 		err = l.raw.Add(wctx, s, nil)
 	}
-	if err != nil && len(data) > 0 && (table.IsPreconditionFailed(err) || table.IsAlreadyExists(err)) {
+	if err != nil && len(data) > 0 && (table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrAlreadyExists)) {
 		// A write whose answer was lost is retried by the SDK and meets
 		// 412 or 409 although it happened: the entity then names the new
 		// blobs, which no one else can know.
@@ -660,7 +658,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 	var refs map[string]blobRef
 	_, err = table.RetryOnConflict(ctx, func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			refs = nil
 			return nil
 		}
@@ -727,7 +725,7 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 			// Blobs of one entity are listed together: read it once.
 			if k := (entityKey{pk, rk}); k != lastKey || lastRefs == nil {
 				s, err := l.raw.Get(ctx, pk, rk, nil)
-				if err != nil && !table.IsNotFound(err) {
+				if err != nil && !table.Is(err, table.ErrNotFound) {
 					return deleted, err
 				}
 				lastKey, lastRefs = k, map[string]bool{}

@@ -108,7 +108,7 @@ func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, opt
 }
 
 // Every log key lies in [logKeysFrom, logKeysTo): inverted ticks, from
-// MaxTime's all zeros to MinTime's, then "_" ('`' follows '_').
+// DateTime's maximum's all zeros to its minimum's, then "_" ('`' follows '_').
 const (
 	logKeysFrom = "0000000000000000000_"
 	logKeysTo   = "3155378975999999999`"
@@ -139,7 +139,7 @@ func (l *LogTail[T]) entries(q iter.Seq2[*T, error]) iter.Seq2[*T, error] {
 func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to time.Time, options *BetweenOptions) iter.Seq2[*T, error] {
 	// Newer entries have smaller keys: t < to is RowKey >= inv(to - 1 tick),
 	// t >= from is RowKey below every key that starts with inv(from).
-	lo := keys.InvertedTicks(keys.TimeOfTicks(keys.TicksOf(to) - 1))
+	lo := keys.InvertedTicks(to.Add(-tick))
 	_, hi := keys.PrefixRange(keys.InvertedTicks(from))
 	if to.Before(from) {
 		return func(yield func(*T, error) bool) {
@@ -158,5 +158,5 @@ func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.
 	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
 }
 
-// EntryTime is the instant an entry's RowKey records.
-func EntryTime(rowKey string) (time.Time, error) { return keys.ParseInvertedTicks(rowKey) }
+// tick is the resolution of the keys: .NET's DateTime counts 100 ns ticks.
+const tick = 100 * time.Nanosecond

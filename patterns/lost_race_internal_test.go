@@ -38,8 +38,8 @@ func assertLostRace(t *testing.T, what string, err error, status int) {
 	switch {
 	case !errors.Is(err, table.ErrLostRace):
 		t.Errorf("%s: %v; want errors.Is(err, table.ErrLostRace)", what, err)
-	case !table.IsConflict(err):
-		t.Errorf("%s: %v; table.IsConflict is false", what, err)
+	case !table.Is(err, table.ErrLostRace):
+		t.Errorf("%s: %v; table.Is(err, table.ErrLostRace) is false", what, err)
 	case !errors.As(err, &re) || re.StatusCode != status:
 		t.Errorf("%s: %v; want the service's %d in the chain", what, err, status)
 	case strings.ContainsAny(err.Error(), "\r\n"):

@@ -47,7 +47,7 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 	// Without the option the SDK's retry meets the committed transaction.
 	svc, client := lossyTable(t, 1)
 	idx, _ := patterns.NewIntraPartitionIndex[person](tableOf(table.New[person](client, nil)), "empid_", defs, nil)
-	if err := idx.Add(t.Context(), don(), nil); !table.IsAlreadyExists(err) || svc.Len("people") != 2 {
+	if err := idx.Add(t.Context(), don(), nil); !table.Is(err, table.ErrAlreadyExists) || svc.Len("people") != 2 {
 		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
 	}
 
@@ -71,7 +71,7 @@ func TestIntraPartitionIndexAddAfterALostResponse(t *testing.T) {
 	// A different entity under the key stays a conflict.
 	other := don()
 	other.LastName = "Jones"
-	if err := idx.Add(t.Context(), other, &table.AddOptions{Idempotent: true}); !table.IsAlreadyExists(err) {
+	if err := idx.Add(t.Context(), other, &table.AddOptions{Idempotent: true}); !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("different entity: %v", err)
 	}
 }
@@ -91,7 +91,7 @@ func TestIndexEntitiesAddAfterALostResponse(t *testing.T) {
 	// The second request is the transaction: its retry meets the commit.
 	_, client = lossyTable(t, 2)
 	ix, _ = patterns.NewIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", lastName, nil)
-	if _, err := ix.Add(t.Context(), ben(), nil); !table.IsAlreadyExists(err) {
+	if _, err := ix.Add(t.Context(), ben(), nil); !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("plain Add after a lost transaction response: %v", err)
 	}
 	svc, client := lossyTable(t, 2)
@@ -124,7 +124,7 @@ func TestShardedAppendAfterALostResponse(t *testing.T) {
 	_, client := lossyTable(t, 1)
 	s, _ := patterns.NewSharded[person](tableOf(table.New[person](client, nil)), "events", 4)
 	e := &person{Meta: table.Meta{RowKey: "0001"}}
-	if err := s.Append(t.Context(), "src", e, nil); !table.IsAlreadyExists(err) {
+	if err := s.Append(t.Context(), "src", e, nil); !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("plain Append: %v", err)
 	}
 	svc, client := lossyTable(t, 1)
@@ -200,7 +200,7 @@ func TestEventualIndexEntitiesPublishDelay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(rec.secs) != 2 || rec.secs[0] != int32(patterns.PublishDelay/time.Second) || rec.secs[1] != 2 {
+	if len(rec.secs) != 2 || rec.secs[0] != int32((30*time.Second)/time.Second) || rec.secs[1] != 2 {
 		t.Fatalf("messages hidden for %v s", rec.secs)
 	}
 }

@@ -38,11 +38,11 @@ import (
 // Every row kind the model writes into the primaries' table has a RowKey
 // prefix of its own (Primary, each Copies and Lists prefix), none the start
 // of another, so a read of primaries is a range of RowKeys that no index
-// row falls in, and every index row also names its owner (IndexOfProperty).
+// row falls in, and every index row also names its owner (indexOfProperty).
 
-// ModelMessageType is the base of a model's message type:
+// modelMessageType is the base of a model's message type:
 // "tablekit.model.<Name>.v1" (see Model.MessageType).
-const ModelMessageType = "tablekit.model"
+const modelMessageType = "tablekit.model"
 
 // ListDef defines index entities in the primary's partition (the guide's
 // option 2): for each value, the RowKeys of the primaries that have it,
@@ -102,7 +102,7 @@ type ModelOptions[T any] struct {
 	Queue consistency.Queue
 	// PublishDelay hides a write's message until the write is done (it is
 	// then shown at once); after a crash in between it appears when the
-	// delay ends. Default: PublishDelay (30 s).
+	// delay ends. Default: 30 s.
 	PublishDelay time.Duration
 	// Logger receives the failures the model leaves to a later run (a
 	// message that returns to the queue), at Warn. Default: no logging.
@@ -152,16 +152,16 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		return nil, bad("a model needs a Name")
 	}
 	m := &Model[T]{name: opts.Name, tbl: tbl, raw: tbl.Entities(), primary: opts.Primary, listDef: opts.Lists,
-		remote: opts.RemoteLists, delay: PublishDelay, log: opts.Logger, retry: listRetry()}
+		remote: opts.RemoteLists, delay: defaultPublishDelay, log: opts.Logger, retry: listRetry()}
 	var err error
-	if m.msgType, err = messageType(ModelMessageType, opts.Name); err != nil {
+	if m.msgType, err = messageType(modelMessageType, opts.Name); err != nil {
 		return nil, err
 	}
 	if opts.PublishDelay > 0 {
 		m.delay = opts.PublishDelay
 	}
-	if slices.Contains(tbl.Properties(), IndexOfProperty) {
-		return nil, bad("%s is a field of the type; it is reserved for index rows", IndexOfProperty)
+	if slices.Contains(tbl.Properties(), indexOfProperty) {
+		return nil, bad("%s is a field of the type; it is reserved for index rows", indexOfProperty)
 	}
 	names := map[string]bool{}
 	name := func(n string) error {
@@ -682,7 +682,7 @@ func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) 
 	km := m.tbl.Meta(v)
 	_, err := table.RetryOnConflict(ctx, func(int) error {
 		cur, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
-		if table.IsNotFound(err) {
+		if table.Is(err, table.ErrNotFound) {
 			return m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
 		}
 		if err != nil {
@@ -781,7 +781,7 @@ func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 		return err
 	}
 	cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
-	if table.IsNotFound(err) && opts != nil && opts.IfExists {
+	if table.Is(err, table.ErrNotFound) && opts != nil && opts.IfExists {
 		return nil
 	}
 	if err != nil {
@@ -892,7 +892,7 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 				return nil, fmt.Errorf("patterns: Model.LookupEntities: the list of %q holds %q, which is no ID", value, id)
 			}
 			v, err := m.tbl.Get(ctx, pk, rk, nil)
-			if table.IsNotFound(err) {
+			if table.Is(err, table.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -949,7 +949,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
 	for _, r := range rows {
 		v, read := current[[2]string{r.PK, r.RK}]
 		if !read {
-			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.IsNotFound(err) {
+			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.Is(err, table.ErrNotFound) {
 				v = nil
 			} else if err != nil {
 				return err
@@ -991,7 +991,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
 	}
 	for _, k := range copyOrder {
 		w := batch.NewWriter(m.cross.copies[k.index].Client(), &batch.WriterOptions{MaxAttempts: 1})
-		if _, err := w.Write(ctx, batch.Slice(copies[k]), nil); err != nil {
+		if _, err := w.Write(ctx, slices.Values(copies[k]), nil); err != nil {
 			return err
 		}
 	}

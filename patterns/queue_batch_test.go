@@ -332,7 +332,7 @@ func checkLists(t *testing.T, ev *patterns.EventualIndexEntities[batchEmp], list
 	}
 	for _, value := range values {
 		ids, err := lists.IDs(ctx, value, nil)
-		if err != nil && !table.IsNotFound(err) {
+		if err != nil && !table.Is(err, table.ErrNotFound) {
 			t.Fatal(err)
 		}
 		slices.Sort(ids)

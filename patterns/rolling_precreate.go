@@ -119,7 +119,7 @@ func (r *RollingTables[T]) createOnce(ctx context.Context, op string, start time
 	}
 	_, err = r.svc.CreateTable(ctx, name, nil)
 	switch {
-	case err == nil, table.IsAlreadyExists(err): // a concurrent Precreate or first write made it
+	case err == nil, table.Is(err, table.ErrAlreadyExists):
 		return name, nil
 	case table.ErrorCode(err) == "TableBeingDeleted":
 		return "", &PeriodBeingDeletedError{Table: name, Start: start, Err: &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}}

@@ -108,7 +108,7 @@ func (r *RollingTables[T]) create(ctx context.Context, op string, at time.Time) 
 		}
 		_, err = r.svc.CreateTable(ctx, name, nil)
 		switch {
-		case err == nil, table.IsAlreadyExists(err):
+		case err == nil, table.Is(err, table.ErrAlreadyExists):
 			return name, nil
 		case table.ErrorCode(err) == "TableBeingDeleted":
 			continue // recently dropped: take the next generation's name
@@ -207,7 +207,7 @@ func (r *RollingTables[T]) Expire(ctx context.Context, options *ExpireOptions) (
 		if r.period.Next(pt.start).After(cutoff) {
 			continue
 		}
-		if _, err := r.svc.DeleteTable(ctx, pt.name, nil); err != nil && !table.IsNotFound(err) {
+		if _, err := r.svc.DeleteTable(ctx, pt.name, nil); err != nil && !table.Is(err, table.ErrNotFound) {
 			return dropped, &table.ServiceError{Op: opRollingTablesExpire + " (delete table)", Table: pt.name, Err: err}
 		}
 		dropped = append(dropped, pt.name)

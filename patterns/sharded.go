@@ -31,9 +31,12 @@ func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sha
 	if n < 1 {
 		return nil, fmt.Errorf("%w: shard count %d; at least 1", ErrBadDefinition, n)
 	}
-	names, err := keys.ShardNames(partitionPrefix, n)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	names := make([]string, n)
+	for b := range names {
+		var err error
+		if names[b], err = keys.ShardName(partitionPrefix, b, n); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+		}
 	}
 	return &Sharded[T]{tbl: tbl, prefix: partitionPrefix, n: n, names: names}, nil
 }

@@ -104,7 +104,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	checkSpan(t, &rec, from, "IntraPartitionIndex.Modify", "Sales", err != nil)
 	from = len(rec.Spans())
 	err = intra.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_1"}, Email: "d@x.com"}, nil)
-	if !table.IsConflict(err) {
+	if !table.Is(err, table.ErrLostRace) {
 		t.Fatalf("adding id_1 again: %v, want a conflict", err)
 	}
 	checkSpan(t, &rec, from, "IntraPartitionIndex.Add", "Sales", true)

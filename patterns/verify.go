@@ -72,7 +72,7 @@ func checkVerifyOptions(op string, opts *VerifyOptions) error {
 // (it names its owner) or an index entity (it holds an ID list). Such a
 // row is never a primary, whatever table or RowKey it has.
 func isIndexRow(e *table.Entity) bool {
-	if _, ok := e.Get(IndexOfProperty); ok {
+	if _, ok := e.Get(indexOfProperty); ok {
 		return true
 	}
 	_, ok := e.Get(idsProperty(0))

@@ -15,13 +15,13 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// MaxWideParts is the most physical entities one wide entity spans: they
+// maxWideParts is the most physical entities one wide entity spans: they
 // are written in one transaction.
-const MaxWideParts = batch.MaxOperations
+const maxWideParts = batch.MaxOperations
 
-// ErrTooWide: a value that needs more than MaxWideParts entities, or more
-// than one transaction's 4 MiB.
-var ErrTooWide = fmt.Errorf("patterns: a wide entity spans at most %d entities written in one transaction of 4 MiB", MaxWideParts)
+// ErrTooWide: a value that needs more than 100 entities (one transaction's
+// operations), or more than one transaction's 4 MiB.
+var ErrTooWide = fmt.Errorf("patterns: a wide entity spans at most %d entities written in one transaction of 4 MiB", maxWideParts)
 
 // Wide is a logical entity of any number of properties: property name →
 // string, bool, int32, int64 (or int), float64 or []byte. Read back, a
@@ -56,13 +56,11 @@ type WideEntity struct {
 
 // WideEntityOptions configure a WideEntity. nil means the defaults.
 type WideEntityOptions struct {
-	// TracingProvider opens one span per operation (Type.Method, with the
-	// table, partition, operation count and outcome as attributes) around
-	// the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// TracingProvider opens the pattern's spans (see "Tracing" in the
+	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
-	// TableName names the table in the spans (aztables does not expose a
-	// client's table name). Default: "", no table attribute.
+	// TableName names the table in those spans. Default: "", no table
+	// attribute.
 	TableName string
 }
 
@@ -173,7 +171,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	sort.Strings(names)
 	head := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, 0)}}
-	head.Set(partsProperty, table.Int32Value(MaxWideParts))
+	head.Set(partsProperty, table.Int32Value(maxWideParts))
 	base := head.Size()
 	// A part must fit the service's count (size) and, since Azurite
 	// measures the request body instead (binary as base64), its JSON too.
@@ -192,7 +190,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 		cur, size, jsonLen = append(cur, p), size+p.size, jsonLen+p.json+1
 	}
 	groups = append(groups, cur)
-	if len(groups) > MaxWideParts {
+	if len(groups) > maxWideParts {
 		return nil, fmt.Errorf("%w: %d parts", ErrTooWide, len(groups))
 	}
 	parts := make([]*table.Entity, len(groups))
@@ -232,7 +230,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
 		cur, err := w.get(ctx, opWideEntityPut, v.PartitionKey, v.RowKey, true)
-		if err != nil && !table.IsNotFound(err) {
+		if err != nil && !table.Is(err, table.ErrNotFound) {
 			return err
 		}
 		if cur != nil {

@@ -6,10 +6,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// AccountVersion is the service version account tokens are signed for:
+// accountVersion is the service version account tokens are signed for:
 // the last before 2020-12-06 added the encryption scope to the string to
 // sign, as the azqueue and aztables SDK signers build it.
-const AccountVersion = "2020-02-10"
+const accountVersion = "2020-02-10"
 
 // AccountPermissions of an account SAS, in the service's order: r (read),
 // w (write), d (delete), l (list), a (add), c (create), u (update), p
@@ -77,12 +77,12 @@ func (v Account) Sign(c Credential) (string, error) {
 	g := v.grant()
 	ss, srt := v.Services.String(), v.ResourceTypes.String()
 	st, se := g.fields()
-	q := g.query(AccountVersion)
+	q := g.query(accountVersion)
 	q.Set("ss", ss)
 	q.Set("srt", srt)
 	// "Create an account SAS", versions before 2020-12-06: the string to
 	// sign ends with a newline.
-	q.Set("sig", c.sign(c.accountName, g.perms, ss, srt, st, se, g.ip.String(), string(g.protocol), AccountVersion, ""))
+	q.Set("sig", c.sign(c.accountName, g.perms, ss, srt, st, se, g.ip.String(), string(g.protocol), accountVersion, ""))
 	return q.Encode(), nil
 }
 

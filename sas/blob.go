@@ -8,9 +8,9 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// BlobVersion is the service version blob tokens are signed for; its
+// blobVersion is the service version blob tokens are signed for; its
 // string to sign (2020-12-06 and later) is the one the azblob SDK builds.
-const BlobVersion = "2022-11-02"
+const blobVersion = "2022-11-02"
 
 // BlobPermissions of a container or blob SAS, or a container's stored
 // access policy, in the service's order: r (read), a (append), c (create a
@@ -25,10 +25,10 @@ func (p BlobPermissions) String() string {
 	return flags([]flag{{p.Read, 'r'}, {p.Add, 'a'}, {p.Create, 'c'}, {p.Write, 'w'}, {p.Delete, 'd'}, {p.List, 'l'}})
 }
 
-// ParseBlobPermissions reads an sp or a policy's Permission ("racwdl", any order).
-func ParseBlobPermissions(s string) (BlobPermissions, error) {
+// parseBlobPermissions reads an sp or a policy's Permission ("racwdl", any order).
+func parseBlobPermissions(s string) (BlobPermissions, error) {
 	var p BlobPermissions
-	return p, parseFlags("ParseBlobPermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'c': &p.Create, 'w': &p.Write, 'd': &p.Delete, 'l': &p.List})
+	return p, parseFlags("parseBlobPermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'c': &p.Create, 'w': &p.Write, 'd': &p.Delete, 'l': &p.List})
 }
 
 // Blob is a blob service SAS: a token for a container and its blobs
@@ -71,12 +71,12 @@ func (v Blob) Sign(c Credential) (string, error) {
 		resource, canonical = "b", canonical+"/"+strings.ReplaceAll(v.Blob, `\`, "/")
 	}
 	st, se := g.fields()
-	q := g.query(BlobVersion)
+	q := g.query(blobVersion)
 	q.Set("sr", resource)
 	// "Create a service SAS", Blob service, version 2020-12-06 and later:
 	// resource, snapshot time, encryption scope and the five response
 	// headers follow; this builder sets none of the last seven.
-	q.Set("sig", c.sign(g.perms, st, se, canonical, g.identifier, g.ip.String(), string(g.protocol), BlobVersion,
+	q.Set("sig", c.sign(g.perms, st, se, canonical, g.identifier, g.ip.String(), string(g.protocol), blobVersion,
 		resource, "", "", "", "", "", "", ""))
 	return q.Encode(), nil
 }

@@ -52,12 +52,12 @@ type Policy[P Permissions] struct {
 }
 
 func (p Policy[P]) validate(op string) error {
-	if err := ValidateIdentifier(p.ID); err != nil {
+	if err := validateIdentifier(p.ID); err != nil {
 		return withOp(err, op)
 	}
 	if !p.Start.IsZero() && !p.Expiry.IsZero() && !p.Expiry.After(p.Start) {
 		return &table.InputError{Op: op, Field: "Expiry", Rule: table.ErrInvalidValue,
-			Detail: fmt.Sprintf("expiry %s is not after start %s", p.Expiry.UTC().Format(TimeFormat), p.Start.UTC().Format(TimeFormat))}
+			Detail: fmt.Sprintf("expiry %s is not after start %s", p.Expiry.UTC().Format(timeFormat), p.Start.UTC().Format(timeFormat))}
 	}
 	return nil
 }
@@ -122,18 +122,18 @@ var (
 // must set Start, Expiry and Permissions, all three: the Table REST
 // specification requires them and Azurite refuses a policy without them.
 func NewTablePolicies(c TableACL) *Policies[TablePermissions] {
-	return &Policies[TablePermissions]{store: tableStore{c}, parse: ParseTablePermissions, op: "TablePolicies", complete: true}
+	return &Policies[TablePermissions]{store: tableStore{c}, parse: parseTablePermissions, op: "TablePolicies", complete: true}
 }
 
 // NewQueuePolicies manages the policies of c's queue.
 func NewQueuePolicies(c QueueACL) *Policies[QueuePermissions] {
-	return &Policies[QueuePermissions]{store: queueStore{c}, parse: ParseQueuePermissions, op: "QueuePolicies"}
+	return &Policies[QueuePermissions]{store: queueStore{c}, parse: parseQueuePermissions, op: "QueuePolicies"}
 }
 
 // NewContainerPolicies manages the policies of c's container; the
 // container's public access level is kept as it is.
 func NewContainerPolicies(c ContainerACL) *Policies[BlobPermissions] {
-	return &Policies[BlobPermissions]{store: containerStore{c}, parse: ParseBlobPermissions, op: "ContainerPolicies"}
+	return &Policies[BlobPermissions]{store: containerStore{c}, parse: parseBlobPermissions, op: "ContainerPolicies"}
 }
 
 // ListOptions are the options of Policies.List. There are none
@@ -235,7 +235,7 @@ func (m *Policies[P]) Revoke(ctx context.Context, id string, o *RevokeOptions) (
 }
 
 func (m *Policies[P]) revoke(ctx context.Context, id string) (bool, error) {
-	if err := ValidateIdentifier(id); err != nil {
+	if err := validateIdentifier(id); err != nil {
 		return false, withOp(err, m.op+".Revoke")
 	}
 	raw, keep, err := m.store.get(ctx)

@@ -6,9 +6,9 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-// QueueVersion is the service version queue tokens are signed for: the
+// queueVersion is the service version queue tokens are signed for: the
 // azqueue SDK's sas.Version.
-const QueueVersion = "2020-02-10"
+const queueVersion = "2020-02-10"
 
 // QueuePermissions of a queue SAS or a queue's stored access policy, in
 // the service's order: r (peek and read metadata), a (put messages), u
@@ -22,10 +22,10 @@ func (p QueuePermissions) String() string {
 	return flags([]flag{{p.Read, 'r'}, {p.Add, 'a'}, {p.Update, 'u'}, {p.Process, 'p'}})
 }
 
-// ParseQueuePermissions reads an sp or a policy's Permission ("raup", any order).
-func ParseQueuePermissions(s string) (QueuePermissions, error) {
+// parseQueuePermissions reads an sp or a policy's Permission ("raup", any order).
+func parseQueuePermissions(s string) (QueuePermissions, error) {
 	var p QueuePermissions
-	return p, parseFlags("ParseQueuePermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'u': &p.Update, 'p': &p.Process})
+	return p, parseFlags("parseQueuePermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'u': &p.Update, 'p': &p.Process})
 }
 
 // Queue is a queue service SAS: a token for one queue and its messages.
@@ -59,9 +59,9 @@ func (v Queue) Sign(c Credential) (string, error) {
 	}
 	g := v.grant()
 	st, se := g.fields()
-	q := g.query(QueueVersion)
+	q := g.query(queueVersion)
 	// "Create a service SAS", Queue service, versions 2015-04-05 to 2020-02-10.
-	q.Set("sig", c.sign(g.perms, st, se, "/queue/"+c.accountName+"/"+v.Queue, g.identifier, g.ip.String(), string(g.protocol), QueueVersion))
+	q.Set("sig", c.sign(g.perms, st, se, "/queue/"+c.accountName+"/"+v.Queue, g.identifier, g.ip.String(), string(g.protocol), queueVersion))
 	return q.Encode(), nil
 }
 

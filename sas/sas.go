@@ -22,9 +22,9 @@ var ErrBadSAS = errors.New("sas: bad SAS request")
 // access policy": the identifier may be up to 64 characters long).
 const MaxIdentifierLength = 64
 
-// TimeFormat is how st, se and a policy's times are written: ISO 8601 UTC
+// timeFormat is how st, se and a policy's times are written: ISO 8601 UTC
 // to the second, as the SDK signers format them.
-const TimeFormat = "2006-01-02T15:04:05Z"
+const timeFormat = "2006-01-02T15:04:05Z"
 
 // Credential is an account's name and key: what signs a token.
 type Credential struct {
@@ -151,7 +151,7 @@ func (g grant) validate() error {
 	if g.identifier != "" && !g.identifierAllowed {
 		return bad(g.op, "Identifier", table.ErrInvalidValue, "an account SAS cannot reference a stored access policy")
 	}
-	if err := ValidateIdentifier(g.identifier); err != nil && g.identifier != "" {
+	if err := validateIdentifier(g.identifier); err != nil && g.identifier != "" {
 		return fmt.Errorf("%w: %w", ErrBadSAS, withOp(err, g.op))
 	}
 	if g.identifier == "" {
@@ -163,7 +163,7 @@ func (g grant) validate() error {
 		}
 	}
 	if !g.start.IsZero() && !g.expiry.IsZero() && !g.expiry.After(g.start) {
-		return bad(g.op, "Expiry", table.ErrInvalidValue, "expiry %s is not after start %s", g.expiry.UTC().Format(TimeFormat), g.start.UTC().Format(TimeFormat))
+		return bad(g.op, "Expiry", table.ErrInvalidValue, "expiry %s is not after start %s", g.expiry.UTC().Format(timeFormat), g.start.UTC().Format(timeFormat))
 	}
 	if err := g.ip.validate(g.op); err != nil {
 		return err
@@ -179,10 +179,10 @@ func (g grant) validate() error {
 // fields are the signed values as they appear in the string to sign.
 func (g grant) fields() (st, se string) {
 	if !g.start.IsZero() {
-		st = g.start.UTC().Format(TimeFormat)
+		st = g.start.UTC().Format(timeFormat)
 	}
 	if !g.expiry.IsZero() {
-		se = g.expiry.UTC().Format(TimeFormat)
+		se = g.expiry.UTC().Format(timeFormat)
 	}
 	return st, se
 }
@@ -207,8 +207,8 @@ func (g grant) query(version string) url.Values {
 	return q
 }
 
-// ValidateIdentifier checks a signed identifier: 1 to 64 characters.
-func ValidateIdentifier(id string) error {
+// validateIdentifier checks a signed identifier: 1 to 64 characters.
+func validateIdentifier(id string) error {
 	if n := len([]rune(id)); n == 0 || n > MaxIdentifierLength {
 		return &table.InputError{Op: "Identifier", Field: "ID", Rule: table.ErrInvalidValue,
 			Detail: fmt.Sprintf("%q: a signed identifier has 1 to %d characters", id, MaxIdentifierLength)}

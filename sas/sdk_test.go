@@ -120,7 +120,7 @@ func TestBlobSignatureMatchesSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs, err := blobsas.BlobSignatureValues{Version: sas.BlobVersion, Protocol: blobsas.ProtocolHTTPS, StartTime: start, ExpiryTime: expiry, Permissions: perms.String(),
+		theirs, err := blobsas.BlobSignatureValues{Version: "2022-11-02", Protocol: blobsas.ProtocolHTTPS, StartTime: start, ExpiryTime: expiry, Permissions: perms.String(),
 			IPRange: blobsas.IPRange{Start: net.ParseIP("10.1.2.3"), End: net.ParseIP("10.1.2.200")}, ContainerName: "logs", BlobName: blob}.SignWithSharedKey(skc)
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +144,7 @@ func TestAccountSignatureMatchesSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := aztables.AccountSASSignatureValues{Version: sas.AccountVersion, StartTime: start, ExpiryTime: expiry, Permissions: "rwlap",
+	theirs, err := aztables.AccountSASSignatureValues{Version: "2020-02-10", StartTime: start, ExpiryTime: expiry, Permissions: "rwlap",
 		IPRange: aztables.IPRange{Start: net.ParseIP("10.1.2.3"), End: net.ParseIP("10.1.2.200")}, Services: "bqt", ResourceTypes: "co"}.Sign(skc)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// TableVersion is the service version table tokens are signed for: the
+// tableVersion is the service version table tokens are signed for: the
 // aztables SDK's SASVersion, whose string to sign carries the key range.
-const TableVersion = "2019-02-02"
+const tableVersion = "2019-02-02"
 
 // TablePermissions of a table SAS or a table's stored access policy, in
 // the service's order: r (query and get), a (add, and the insert of an
@@ -25,10 +25,10 @@ func (p TablePermissions) String() string {
 	return flags([]flag{{p.Read, 'r'}, {p.Add, 'a'}, {p.Update, 'u'}, {p.Delete, 'd'}})
 }
 
-// ParseTablePermissions reads an sp or a policy's Permission ("raud", any order).
-func ParseTablePermissions(s string) (TablePermissions, error) {
+// parseTablePermissions reads an sp or a policy's Permission ("raud", any order).
+func parseTablePermissions(s string) (TablePermissions, error) {
 	var p TablePermissions
-	return p, parseFlags("ParseTablePermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'u': &p.Update, 'd': &p.Delete})
+	return p, parseFlags("parseTablePermissions", s, map[rune]*bool{'r': &p.Read, 'a': &p.Add, 'u': &p.Update, 'd': &p.Delete})
 }
 
 // KeyRange bounds what a table SAS reaches: entities from (StartPartitionKey,
@@ -79,7 +79,7 @@ func (v Table) Sign(c Credential) (string, error) {
 	name := strings.ToLower(v.Table)
 	st, se := g.fields()
 	r := v.KeyRange
-	q := g.query(TableVersion)
+	q := g.query(tableVersion)
 	q.Set("tn", name)
 	for k, val := range map[string]string{"spk": r.StartPartitionKey, "srk": r.StartRowKey, "epk": r.EndPartitionKey, "erk": r.EndRowKey} {
 		if val != "" {
@@ -88,7 +88,7 @@ func (v Table) Sign(c Credential) (string, error) {
 	}
 	// "Create a service SAS", Table service, version 2018-11-09 and earlier
 	// than 2020-12-06 (the form aztables signs).
-	q.Set("sig", c.sign(g.perms, st, se, "/table/"+c.accountName+"/"+name, g.identifier, g.ip.String(), string(g.protocol), TableVersion,
+	q.Set("sig", c.sign(g.perms, st, se, "/table/"+c.accountName+"/"+name, g.identifier, g.ip.String(), string(g.protocol), tableVersion,
 		r.StartPartitionKey, r.StartRowKey, r.EndPartitionKey, r.EndRowKey))
 	return q.Encode(), nil
 }

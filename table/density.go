@@ -14,16 +14,16 @@ import (
 // (pages) it spent against the entities they returned, and warns when the
 // average falls below a documented threshold.
 const (
-	// LowDensityMinRequests is how many requests a query must have spent
+	// lowDensityMinRequests is how many requests a query must have spent
 	// before it is judged: a point or range query that returns nothing in
 	// one request is not a density problem.
-	LowDensityMinRequests = 5
-	// LowDensityEntitiesPerRequest is the threshold: a query that spent at
-	// least LowDensityMinRequests requests for fewer than this many
+	lowDensityMinRequests = 5
+	// lowDensityEntitiesPerRequest is the threshold: a query that spent at
+	// least lowDensityMinRequests requests for fewer than this many
 	// entities per request, on average, is a low-density query. A dense
 	// query returns up to 1,000 entities per request (MaxPageSize); fewer
 	// than one per request means most pages came back empty.
-	LowDensityEntitiesPerRequest = 1.0
+	lowDensityEntitiesPerRequest = 1.0
 )
 
 // QueryStats are the figures of one query: how the service will execute it
@@ -58,8 +58,7 @@ type QueryStats struct {
 	Done bool
 	// LowDensity is set when the query ended (Done, or abandoned by its
 	// caller or an error, for Query) at low density: at least
-	// LowDensityMinRequests requests for fewer than
-	// LowDensityEntitiesPerRequest entities each.
+	// 5 requests for fewer than 1 entity each, on average.
 	LowDensity bool
 
 	tracked bool // Kind and Filter are set
@@ -136,7 +135,7 @@ func (t *Table[T]) endQuery(ctx context.Context, s *QueryStats) {
 		return
 	}
 	s.judged = true
-	s.LowDensity = s.Requests >= LowDensityMinRequests && float64(s.Entities) < LowDensityEntitiesPerRequest*float64(s.Requests)
+	s.LowDensity = s.Requests >= lowDensityMinRequests && float64(s.Entities) < lowDensityEntitiesPerRequest*float64(s.Requests)
 	if !s.LowDensity || t.log == nil {
 		return
 	}

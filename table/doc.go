@@ -60,7 +60,7 @@
 // them with AES-256-GCM under a fresh key per write, bound to the entity's
 // keys and the property's name, and stores that key wrapped by your
 // key-encryption key (KeyWrapper; LocalKeys for keys you hold) in
-// EncryptionProperty. Reads decrypt and detect a wrong key or tampering
+// encryptionProperty. Reads decrypt and detect a wrong key or tampering
 // (ErrDecrypt). Encrypted properties cannot be filtered on, and such
 // entities are written with Replace only: a merge would keep properties
 // sealed under a key the write replaces (ErrMergeEncrypted). Paths that

@@ -331,7 +331,7 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 		sz.prop(f.name, 8)
 	case kTime:
 		t := fv.Interface().(time.Time)
-		if t.Unix() < minDateTimeUnix || t.After(keys.MaxTime) {
+		if t.Unix() < minDateTimeUnix || keys.CheckTicksRange(t) != nil {
 			return nil, inputErr("encode", typ, f.name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s; use omitempty or a *time.Time for unset times", t.UTC().Format(time.RFC3339))
 		}
 		b = append(b, '"')

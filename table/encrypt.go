@@ -52,10 +52,10 @@ import (
 // against the version a message or index carries), or keep the ETag you
 // last wrote and compare.
 
-// EncryptionProperty is the property that carries an encrypted entity's
+// encryptionProperty is the property that carries an encrypted entity's
 // envelope: the wrapped content key, its key ID, the names of the
 // encrypted properties and the tag that authenticates them.
-const EncryptionProperty = "TkEncryption"
+const encryptionProperty = "TkEncryption"
 
 // encryptionVersion is the envelope's format; entities of another version
 // are refused with an IntegrityError. Version 1 (before authentication of
@@ -63,9 +63,9 @@ const EncryptionProperty = "TkEncryption"
 // entities with the version that wrote them.
 const encryptionVersion = 2
 
-// DefaultPadTo is the bucket, in bytes, that an encrypted value's plaintext
+// defaultPadTo is the bucket, in bytes, that an encrypted value's plaintext
 // is rounded up to unless Encryption.PadTo says otherwise.
-const DefaultPadTo = 32
+const defaultPadTo = 32
 
 // KeyWrapper wraps and unwraps content keys with key-encryption keys it
 // knows by ID: a key vault, a KMS, or LocalKeys. WrapKey must be
@@ -93,7 +93,7 @@ type Encryption struct {
 	Table string
 	// PadTo rounds each encrypted value's plaintext up to a multiple of
 	// PadTo bytes before sealing, so its stored length shows only that
-	// bucket. Negative: no padding. Default: DefaultPadTo.
+	// bucket. Negative: no padding. Default: 32.
 	PadTo int
 }
 
@@ -202,7 +202,7 @@ func (k LocalKeys) aead(keyID string) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// envelope is the EncryptionProperty's value.
+// envelope is the encryptionProperty's value.
 type envelope struct {
 	V     int      `json:"v"`
 	KeyID string   `json:"kid"`
@@ -280,7 +280,7 @@ func (t *Table[T]) padTo() int {
 	case t.enc.PadTo < 0:
 		return 1
 	case t.enc.PadTo == 0:
-		return DefaultPadTo
+		return defaultPadTo
 	}
 	return t.enc.PadTo
 }
@@ -295,7 +295,7 @@ func newAEAD(key []byte) (cipher.AEAD, error) {
 }
 
 // encrypt replaces the encrypted properties of body (as the plan encodes
-// it) with ciphertext and adds the EncryptionProperty.
+// it) with ciphertext and adds the encryptionProperty.
 func (t *Table[T]) encrypt(ctx context.Context, body []byte) ([]byte, error) {
 	tableName := t.boundTable()
 	if tableName == "" {
@@ -344,7 +344,7 @@ func (t *Table[T]) encrypt(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	env.Key = wrapped
 	ej, _ := json.Marshal(env)
-	m[EncryptionProperty], _ = json.Marshal(string(ej))
+	m[encryptionProperty], _ = json.Marshal(string(ej))
 	out, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -371,25 +371,25 @@ func (t *Table[T]) decrypt(ctx context.Context, data []byte, full bool) ([]byte,
 	fail := func(prop string, cause error, format string, args ...any) error {
 		return &IntegrityError{Type: t.plan.typ.String(), Table: tableName, PartitionKey: pk, RowKey: rk, Property: prop, Reason: fmt.Sprintf(format, args...), Err: cause}
 	}
-	raw, ok := m[EncryptionProperty]
+	raw, ok := m[encryptionProperty]
 	if !ok {
 		// Every write of an encrypted type stores the envelope, and every
 		// query selects it: without it the entity was not written whole
 		// by this type, or the envelope was deleted (perhaps with every
 		// encrypted property, which would otherwise read as zero values).
-		return nil, fail(EncryptionProperty, nil, "the encryption envelope is missing")
+		return nil, fail(encryptionProperty, nil, "the encryption envelope is missing")
 	}
 	var ej string
 	var env envelope
 	if json.Unmarshal(raw, &ej) != nil || json.Unmarshal([]byte(ej), &env) != nil {
-		return nil, fail(EncryptionProperty, nil, "the encryption envelope is unreadable")
+		return nil, fail(encryptionProperty, nil, "the encryption envelope is unreadable")
 	}
 	if env.V != encryptionVersion {
-		return nil, fail(EncryptionProperty, nil, "envelope version %d; this version reads %d", env.V, encryptionVersion)
+		return nil, fail(encryptionProperty, nil, "envelope version %d; this version reads %d", env.V, encryptionVersion)
 	}
 	cek, err := t.enc.Keys.UnwrapKey(ctx, env.KeyID, env.Key)
 	if err != nil || len(cek) != 32 {
-		return nil, fail(EncryptionProperty, err, "the content key does not unwrap with key %q", env.KeyID)
+		return nil, fail(encryptionProperty, err, "the content key does not unwrap with key %q", env.KeyID)
 	}
 	aead, _ := newAEAD(cek)
 	b := &binding{table: tableName, pk: pk, rk: rk, keyID: env.KeyID, props: env.Props}
@@ -398,9 +398,9 @@ func (t *Table[T]) decrypt(ctx context.Context, data []byte, full bool) ([]byte,
 		_, err := aead.Open(nil, env.Tag[:ns], env.Tag[ns:], b.aad("list", ""))
 		return err
 	}() != nil {
-		return nil, fail(EncryptionProperty, nil, "the list of encrypted properties does not authenticate for this table and entity")
+		return nil, fail(encryptionProperty, nil, "the list of encrypted properties does not authenticate for this table and entity")
 	}
-	delete(m, EncryptionProperty)
+	delete(m, encryptionProperty)
 	for _, name := range t.plan.encrypted {
 		if _, present := m[name]; present && !slices.Contains(env.Props, name) {
 			return nil, fail(name, nil, "an encrypted property is stored outside the authenticated list")

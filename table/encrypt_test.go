@@ -74,7 +74,7 @@ func TestEncryptedRoundTrip(t *testing.T) {
 	}
 	var stored map[string]any
 	_ = json.Unmarshal(raw.Value, &stored)
-	if stored["SSN@odata.type"] != "Edm.Binary" || stored["Name"] != "Don Hall" || stored[table.EncryptionProperty] == nil {
+	if stored["SSN@odata.type"] != "Edm.Binary" || stored["Name"] != "Don Hall" || stored["TkEncryption"] == nil {
 		t.Fatalf("stored shape: %s", raw.Value)
 	}
 	// Queries decrypt too, with or without $select.
@@ -152,14 +152,14 @@ func TestEncryptedWrongKeyAndTampering(t *testing.T) {
 		"encrypted property removed": func() map[string]any { m := rawOf("000123"); delete(m, "SSN"); delete(m, "SSN@odata.type"); return m },
 		"plaintext put in its place": func() map[string]any {
 			m := rawOf("000123")
-			delete(m, table.EncryptionProperty)
+			delete(m, "TkEncryption")
 			delete(m, "SSN@odata.type")
 			m["SSN"] = "000-00-0000"
 			return m
 		},
 		"wrapped key from another entity": func() map[string]any {
 			m := rawOf("000123")
-			m[table.EncryptionProperty] = mB[table.EncryptionProperty]
+			m["TkEncryption"] = mB["TkEncryption"]
 			return m
 		},
 	}
@@ -243,7 +243,7 @@ func TestEncryptionKeyRotation(t *testing.T) {
 		var m map[string]any
 		_ = json.Unmarshal(resp.Value, &m)
 		var env struct{ Kid string }
-		_ = json.Unmarshal([]byte(m[table.EncryptionProperty].(string)), &env)
+		_ = json.Unmarshal([]byte(m["TkEncryption"].(string)), &env)
 		return env.Kid
 	}
 	if kidOf("000123") != "k2" || kidOf("000152") != "k1" {

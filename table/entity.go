@@ -157,7 +157,7 @@ func appendValue(b []byte, typ, name string, v Value, sz *sizer) ([]byte, error)
 		sz.prop(name, 8)
 	case kindDateTime:
 		t := v.time()
-		if v.s != "" || t.Unix() < minDateTimeUnix || t.After(keys.MaxTime) {
+		if v.s != "" || t.Unix() < minDateTimeUnix || keys.CheckTicksRange(t) != nil {
 			return nil, inputErr(op, typ, name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s", t.Format(time.RFC3339))
 		}
 		b = append(b, '"')

@@ -47,6 +47,11 @@ func TestHasClassBoundaries(t *testing.T) {
 		{404, "TableNotFound", table.ErrTableNotFound, true},
 		{404, "ResourceNotFound", table.ErrTableNotFound, false},
 		{400, "TableNotFound", table.ErrTableNotFound, false},
+		{404, "QueueNotFound", table.ErrQueueNotFound, true},
+		{404, "ContainerNotFound", table.ErrQueueNotFound, false},
+		{404, "ContainerNotFound", table.ErrContainerNotFound, true},
+		{404, "BlobNotFound", table.ErrContainerNotFound, false},
+		{400, "ContainerNotFound", table.ErrContainerNotFound, false},
 		{409, "EntityAlreadyExists", table.ErrAlreadyExists, true},
 		{409, "TableAlreadyExists", table.ErrAlreadyExists, true},
 		{409, "TableBeingDeleted", table.ErrAlreadyExists, false},
@@ -66,8 +71,8 @@ func TestHasClassBoundaries(t *testing.T) {
 		{404, "InvalidInput", table.ErrBadRequest, false},
 		{400, "InvalidInput", errors.New("not a class"), false},
 	} {
-		if got := table.HasClass(c.status, c.code, c.class); got != c.want {
-			t.Errorf("HasClass(%d, %q, %v) = %v, want %v", c.status, c.code, c.class, got, c.want)
+		if got := table.Is(serviceAnswer(c.status, c.code), c.class); got != c.want {
+			t.Errorf("Is(answer %d %q, %v) = %v, want %v", c.status, c.code, c.class, got, c.want)
 		}
 	}
 }
@@ -122,7 +127,7 @@ func (e *opStatus) OperationStatus() (int, string) { return e.status, e.code }
 // the service did not answer.
 func TestStatusAndCodeOfAnError(t *testing.T) {
 	inner := &opStatus{status: 409, code: "EntityAlreadyExists", err: serviceAnswer(202, "")}
-	if s, c := table.StatusCode(inner), table.ErrorCode(inner); s != 409 || c != "EntityAlreadyExists" || !table.IsAlreadyExists(inner) {
+	if s, c := table.StatusCode(inner), table.ErrorCode(inner); s != 409 || c != "EntityAlreadyExists" || !table.Is(inner, table.ErrAlreadyExists) {
 		t.Errorf("an operation's 409 inside a 202: %d %q", s, c)
 	}
 	unnamed := &opStatus{err: serviceAnswer(400, "InvalidInput")}
@@ -130,7 +135,7 @@ func TestStatusAndCodeOfAnError(t *testing.T) {
 		t.Errorf("no operation status, the response's: %d %q", s, c)
 	}
 	none := errors.New("dial tcp: connection refused")
-	if s, c := table.StatusCode(none), table.ErrorCode(none); s != 0 || c != "" || table.IsNotFound(none) {
+	if s, c := table.StatusCode(none), table.ErrorCode(none); s != 0 || c != "" || table.Is(none, table.ErrNotFound) {
 		t.Errorf("no answer: %d %q", s, c)
 	}
 	wrapped := &table.ServiceError{Op: "Get", Table: "events", Err: serviceAnswer(404, "ResourceNotFound")}

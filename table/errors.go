@@ -78,10 +78,12 @@ func inputErr(op, typ, field string, rule error, format string, args ...any) *In
 	return &InputError{Op: op, Type: typ, Field: field, Rule: rule, Detail: d}
 }
 
-// Classes of service error. errors.Is(err, table.ErrNotFound) holds for an
-// error returned by this package (and by package batch) when the service
-// answered with that class; errors.As still finds the *azcore.ResponseError
-// the service returned. HasClass is the classification itself.
+// Classes of service error, tested with Is: Is(err, table.ErrNotFound)
+// holds when the service answered with that class, for an error returned by
+// tablekit (where errors.Is gives the same answer) and for the
+// *azcore.ResponseError an SDK client returned (which errors.Is cannot
+// classify). errors.As still finds the *azcore.ResponseError the service
+// returned.
 var (
 	// ErrNotFound: the entity (or blob, or message) addressed does not
 	// exist, while its table (queue, container) does: 404 with any code but
@@ -91,7 +93,13 @@ var (
 	// TableNotFound). It is not ErrNotFound: a missing table is a
 	// deployment fault, not an absent entity, and code such as
 	// Delete(IfExists) or Modify(Create) must not treat it as one.
-	ErrTableNotFound      = errors.New("table not found")
+	ErrTableNotFound = errors.New("table not found")
+	// ErrQueueNotFound and ErrContainerNotFound: the queue (404
+	// QueueNotFound) or blob container (404 ContainerNotFound) does not
+	// exist; like ErrTableNotFound, a deployment fault: create it, or fix
+	// its name.
+	ErrQueueNotFound      = errors.New("queue not found")
+	ErrContainerNotFound  = errors.New("container not found")
 	ErrAlreadyExists      = errors.New("already exists")
 	ErrPreconditionFailed = errors.New("precondition failed")
 	ErrThrottled          = errors.New("throttled")
@@ -140,20 +148,24 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 // Is classifies the service's answer; see the ErrNotFound group.
 func (e *ServiceError) Is(target error) bool { return classIs(e.Err, target) }
 
-// HasClass reports whether a service answer with this HTTP status and
+// hasClass reports whether a service answer with this HTTP status and
 // error code belongs to class, one of ErrNotFound, ErrTableNotFound,
-// ErrAlreadyExists, ErrPreconditionFailed, ErrLostRace (412, or 409
-// EntityAlreadyExists or TableAlreadyExists), ErrThrottled, ErrBadRequest
-// and ErrTableBeingDeleted. It is the one classification behind errors.Is on
-// tablekit's errors and the IsXxx functions, for code that holds a status
-// and code rather than an error (a failed operation inside a transaction).
-func HasClass(statusCode int, errorCode string, class error) bool {
+// ErrQueueNotFound, ErrContainerNotFound, ErrAlreadyExists,
+// ErrPreconditionFailed, ErrLostRace (412, or 409 EntityAlreadyExists or
+// TableAlreadyExists), ErrThrottled, ErrBadRequest and
+// ErrTableBeingDeleted: the one classification behind Is and errors.Is on
+// tablekit's errors.
+func hasClass(statusCode int, errorCode string, class error) bool {
 	switch class {
 	case ErrNotFound:
 		return statusCode == http.StatusNotFound && errorCode != codeTableNotFound &&
 			errorCode != codeQueueNotFound && errorCode != codeContainerNotFound
 	case ErrTableNotFound:
 		return statusCode == http.StatusNotFound && errorCode == codeTableNotFound
+	case ErrQueueNotFound:
+		return statusCode == http.StatusNotFound && errorCode == codeQueueNotFound
+	case ErrContainerNotFound:
+		return statusCode == http.StatusNotFound && errorCode == codeContainerNotFound
 	case ErrAlreadyExists:
 		return statusCode == http.StatusConflict && (errorCode == "EntityAlreadyExists" || errorCode == "TableAlreadyExists")
 	case ErrTableBeingDeleted:
@@ -161,7 +173,7 @@ func HasClass(statusCode int, errorCode string, class error) bool {
 	case ErrPreconditionFailed:
 		return statusCode == http.StatusPreconditionFailed
 	case ErrLostRace:
-		return HasClass(statusCode, errorCode, ErrPreconditionFailed) || HasClass(statusCode, errorCode, ErrAlreadyExists)
+		return hasClass(statusCode, errorCode, ErrPreconditionFailed) || hasClass(statusCode, errorCode, ErrAlreadyExists)
 	case ErrThrottled:
 		return statusCode == http.StatusServiceUnavailable || statusCode == http.StatusTooManyRequests ||
 			errorCode == "ServerBusy" || errorCode == "OperationTimedOut"
@@ -198,7 +210,7 @@ func answer(err error) (statusCode int, errorCode string, ok bool) {
 
 func classIs(err, target error) bool {
 	s, c, ok := answer(err)
-	return ok && HasClass(s, c, target)
+	return ok && hasClass(s, c, target)
 }
 
 // StatusCode is the HTTP status of the service's answer in err's chain, or
@@ -217,27 +229,15 @@ func ErrorCode(err error) string {
 	return c
 }
 
-// is classifies err: by errors.Is, which tablekit's own error types answer
-// from the status of the operation that failed (inside a transaction too),
-// or by the first *azcore.ResponseError in the chain.
-func is(err, class error) bool { return errors.Is(err, class) || classIs(err, class) }
-
-// IsNotFound reports that the service answered 404 for the entity (blob,
-// message) addressed while its table (queue, container) exists. A missing
-// table is IsTableNotFound instead.
-func IsNotFound(err error) bool { return is(err, ErrNotFound) }
-
-// IsTableNotFound reports a 404 TableNotFound: the table does not exist.
-func IsTableNotFound(err error) bool { return is(err, ErrTableNotFound) }
-
-// IsAlreadyExists reports a 409 EntityAlreadyExists or TableAlreadyExists.
-func IsAlreadyExists(err error) bool { return is(err, ErrAlreadyExists) }
-
-// IsPreconditionFailed reports a 412: the ETag did not match.
-func IsPreconditionFailed(err error) bool { return is(err, ErrPreconditionFailed) }
-
-// IsThrottled reports 503 Server Busy, 429, or an operation timeout.
-func IsThrottled(err error) bool { return is(err, ErrThrottled) }
+// Is reports whether err belongs to class, one of the classes of service
+// error (ErrNotFound and the others of its group) or ErrLostRace: by
+// errors.Is, which tablekit's own errors answer from the status of the
+// operation that failed (inside a transaction too), or by the first
+// *azcore.ResponseError in err's chain, so it also classifies the raw
+// errors of the SDK's clients (aztables, azqueue, azblob). It is the one
+// way to ask what the service answered; errors.Is gives the same answer on
+// tablekit's errors only.
+func Is(err, class error) bool { return errors.Is(err, class) || classIs(err, class) }
 
 // IsRetryable reports an error worth retrying later, with back-off:
 // throttling, 500, 502, 504, 408, or a transport failure (no answer at

@@ -34,7 +34,7 @@ func Example() {
 		panic(err)
 	}
 	err = employees.Add(ctx, e, nil)
-	fmt.Println("second Add already exists:", table.IsAlreadyExists(err))
+	fmt.Println("second Add already exists:", table.Is(err, table.ErrAlreadyExists))
 
 	// Change it with optimistic concurrency: read, change, write with the
 	// ETag. The change sets a value, so running it again is harmless.

@@ -108,7 +108,7 @@ func literal(v any) (string, error) {
 	case float64:
 		return doubleLiteral(x, 64)
 	case time.Time:
-		if x.Unix() < minDateTimeUnix || x.After(keys.MaxTime) {
+		if x.Unix() < minDateTimeUnix || keys.CheckTicksRange(x) != nil {
 			return "", literalErr("datetime literal outside 1601-01-01..9999-12-31")
 		}
 		return "datetime'" + x.UTC().Format(dateTimeLayout) + "'", nil

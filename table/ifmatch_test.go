@@ -34,7 +34,7 @@ func TestUpdateIfMatch(t *testing.T) {
 	}
 	// The old version: 412.
 	stale := *v
-	if err := tb.Update(ctx, &stale, &table.UpdateOptions{IfMatch: &old}); !table.IsPreconditionFailed(err) {
+	if err := tb.Update(ctx, &stale, &table.UpdateOptions{IfMatch: &old}); !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("update at an old version: %v, want precondition failed", err)
 	}
 	// Any version, from a value without an ETag.

@@ -42,7 +42,7 @@ func TestEveryLostRaceIsErrLostRace(t *testing.T) {
 	check := func(what string, err error, status int) {
 		t.Helper()
 		var re *azcore.ResponseError
-		if !errors.Is(err, table.ErrLostRace) || !table.IsConflict(err) || !errors.As(err, &re) || table.StatusCode(err) != status {
+		if !errors.Is(err, table.ErrLostRace) || !table.Is(err, table.ErrLostRace) || !errors.As(err, &re) || table.StatusCode(err) != status {
 			t.Errorf("%s: %v; want errors.Is(err, table.ErrLostRace) with the service's %d in the chain", what, err, status)
 		}
 	}
@@ -69,7 +69,7 @@ func TestEveryLostRaceIsErrLostRace(t *testing.T) {
 	_, err = batch.Submit(ctx, client, []batch.Op{batch.Add(&counter{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})}, nil)
 	check("transaction adding an existing entity", err, http.StatusConflict)
 
-	if _, err := tbl.Get(ctx, "p", "missing", nil); errors.Is(err, table.ErrLostRace) || table.IsConflict(err) {
+	if _, err := tbl.Get(ctx, "p", "missing", nil); errors.Is(err, table.ErrLostRace) || table.Is(err, table.ErrLostRace) {
 		t.Errorf("Get of a missing entity: %v counts as a lost race", err)
 	}
 }

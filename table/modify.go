@@ -64,13 +64,6 @@ type RetryOptions struct {
 // Such an error keeps the service's *azcore.ResponseError in its chain.
 var ErrLostRace = errors.New("lost a race with another writer")
 
-// IsConflict reports a lost optimistic-concurrency race: errors.Is(err,
-// ErrLostRace), or a 412 or 409 EntityAlreadyExists answer anywhere in
-// err's chain.
-func IsConflict(err error) bool {
-	return is(err, ErrLostRace)
-}
-
 // WithDefaults is o with every unset field at its documented default (a
 // nil o: all defaults), for loops of their own that follow the same rule.
 func (o *RetryOptions) WithDefaults() RetryOptions {
@@ -90,7 +83,7 @@ func (o *RetryOptions) WithDefaults() RetryOptions {
 }
 
 // RetryOnConflict runs round until it returns an error that is not a lost
-// race (IsConflict), waiting a jittered, growing back-off between rounds.
+// race (Is(err, ErrLostRace)), waiting a jittered, growing back-off between rounds.
 // round must read what it needs afresh each time. It returns how many
 // rounds ran; after MaxAttempts lost races the error is a *ConflictError.
 // This is the loop behind Modify, exported for patterns whose write is a
@@ -110,7 +103,7 @@ func RetryOnConflict(ctx context.Context, round func(attempt int) error, opts *R
 			delay = min(delay*2, o.MaxDelay)
 		}
 		err := round(attempt)
-		if err == nil || !IsConflict(err) {
+		if err == nil || !Is(err, ErrLostRace) {
 			return attempt, err
 		}
 		last = err
@@ -163,7 +156,7 @@ func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, chan
 		v, err := t.Get(ctx, partitionKey, rowKey, nil)
 		isNew := false
 		if err != nil {
-			if !create || !IsNotFound(err) {
+			if !create || !Is(err, ErrNotFound) {
 				return err
 			}
 			v, isNew = new(T), true
@@ -193,7 +186,7 @@ func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, chan
 			err = t.Add(ctx, v, nil)
 		} else {
 			err = t.Update(ctx, v, &UpdateOptions{Mode: mode})
-			if create && IsNotFound(err) {
+			if create && Is(err, ErrNotFound) {
 				// Deleted between our read and write: go round and create
 				// it, keeping the service's 404 in the chain.
 				err = fmt.Errorf("%w (deleted after it was read): %w", ErrLostRace, err)

@@ -147,7 +147,7 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		if err := keys.ValidatePropertyName(name); err != nil {
 			return &InputError{Op: "plan", Type: p.typ.String(), Field: sf.Name, Rule: err}
 		}
-		if name == EncryptionProperty {
+		if name == encryptionProperty {
 			return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "%s is reserved for encryption", name)
 		}
 		if f.kind == 0 {

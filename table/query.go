@@ -161,7 +161,7 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 			sel = append(sel, s)
 		}
 		if t.enc != nil {
-			sel = append(sel, EncryptionProperty)
+			sel = append(sel, encryptionProperty)
 		}
 		lo.Select = to.Ptr(strings.Join(sel, ","))
 	}

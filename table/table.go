@@ -79,7 +79,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 			return nil, inputErr("New", p.typ.String(), strings.Join(p.encrypted, ","), ErrBadOption, "encrypted fields need Options.Encryption with a KeyID and Keys")
 		}
 		if len(p.fields) > MaxUserProperties-1 {
-			return nil, inputErr("New", p.typ.String(), "", ErrTooManyProperties, "%d fields and %s, at most %d", len(p.fields), EncryptionProperty, MaxUserProperties)
+			return nil, inputErr("New", p.typ.String(), "", ErrTooManyProperties, "%d fields and %s, at most %d", len(p.fields), encryptionProperty, MaxUserProperties)
 		}
 		enc := *opts.Encryption
 		t.enc = &enc
@@ -288,7 +288,7 @@ func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
 	resp, err := t.client.AddEntity(noContent(ctx), body, nil)
 	if err != nil {
 		err = t.svcErr("Add", m.PartitionKey, m.RowKey, err)
-		if opts != nil && opts.Idempotent && IsAlreadyExists(err) {
+		if opts != nil && opts.Idempotent && Is(err, ErrAlreadyExists) {
 			if ok, _ := t.storedAs(ctx, v, plain); ok {
 				return nil
 			}
@@ -338,7 +338,7 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	got, body, err := getEntity(ctx, t.client, &t.wire, m.PartitionKey, m.RowKey, nil)
 	if err != nil {
 		err = t.svcErr("Stored", m.PartitionKey, m.RowKey, err)
-		if IsNotFound(err) {
+		if Is(err, ErrNotFound) {
 			return false, nil
 		}
 		return false, err
@@ -489,7 +489,7 @@ func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts
 	}
 	_, err := t.client.DeleteEntity(ctx, partitionKey, rowKey, &aztables.DeleteEntityOptions{IfMatch: &etag})
 	if err != nil {
-		if opts.IfExists && IsNotFound(err) {
+		if opts.IfExists && Is(err, ErrNotFound) {
 			return nil
 		}
 		return t.svcErr("Delete", partitionKey, rowKey, err)

@@ -1,6 +1,7 @@
 package table_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -76,7 +77,7 @@ func quotedKeys(t *testing.T, c *aztables.Client) {
 	for i := range 150 {
 		ops = append(ops, batch.Upsert(&firm{Meta: table.Meta{PartitionKey: "Smith's", RowKey: "emp'" + string(rune('A'+i%26)) + string(rune('a'+i/26))}, N: i}, table.Merge))
 	}
-	if sum, err := batch.NewWriter(c, nil).Write(ctx, batch.Slice(ops), nil); err != nil || sum.Operations != 150 {
+	if sum, err := batch.NewWriter(c, nil).Write(ctx, slices.Values(ops), nil); err != nil || sum.Operations != 150 {
 		t.Fatalf("Writer: %+v %v", sum, err)
 	}
 	all, err := table.Collect(firms.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))

@@ -145,8 +145,8 @@ func (m multiCloser) Close() error {
 }
 
 // Store is a consistency.BlobStore over a Client. Its errors keep the
-// service's *azcore.ResponseError in the chain (consistency.IsContainerNotFound
-// and table.IsNotFound see through them), with the blob's URL redacted from
+// service's *azcore.ResponseError in the chain (table.Is sees through them:
+// ErrContainerNotFound, ErrNotFound), with the blob's URL redacted from
 // their text: a transport error names it, SAS signature included.
 type Store struct {
 	client Client

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
@@ -36,10 +35,10 @@ func TestStoreRoundTripAndErrors(t *testing.T) {
 	}
 	_, err = s.Get(ctx, "payloads", "a/b", nil)
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) || re.ErrorCode != "BlobNotFound" || !table.IsNotFound(err) {
+	if !errors.As(err, &re) || re.ErrorCode != "BlobNotFound" || !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("Get of a deleted blob: %v; want the service's BlobNotFound", err)
 	}
-	if err := s.Put(ctx, "missing", "a", data, nil); !consistency.IsContainerNotFound(err) {
+	if err := s.Put(ctx, "missing", "a", data, nil); !table.Is(err, table.ErrContainerNotFound) {
 		t.Fatalf("Put into a missing container: %v; want ContainerNotFound", err)
 	}
 }

@@ -100,7 +100,7 @@ func TestReadPlainGzipAndBounds(t *testing.T) {
 
 	_, _, err := read("missing", nil)
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound || !table.IsNotFound(err) {
+	if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound || !table.Is(err, table.ErrNotFound) {
 		t.Errorf("missing blob: %v; want the service's 404 in the chain", err)
 	}
 }

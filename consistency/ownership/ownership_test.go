@@ -46,13 +46,13 @@ func TestNewRoleRefusesBadConfiguration(t *testing.T) {
 		opts   ownership.RoleOptions
 		want   error
 	}{
-		{"no queues", "leases", nil, ownership.RoleOptions{}, consistency.ErrRoleConfig},
-		{"a queue twice", "leases", append(one, one[0]), ownership.RoleOptions{}, consistency.ErrRoleConfig},
-		{"no poison queue", "leases", []ownership.OwnedQueue{{Name: "q0", Queue: q}}, ownership.RoleOptions{}, consistency.ErrRoleConfig},
-		{"a slash in a queue name", "leases", []ownership.OwnedQueue{{Name: "a/b", Queue: q, Poison: p}}, ownership.RoleOptions{}, consistency.ErrRoleConfig},
-		{"lease under 15 s", "leases", one, ownership.RoleOptions{LeaseDuration: 10 * time.Second}, consistency.ErrRoleConfig},
-		{"lease over 60 s", "leases", one, ownership.RoleOptions{LeaseDuration: 2 * time.Minute}, consistency.ErrRoleConfig},
-		{"renew too slow for the lease", "leases", one, ownership.RoleOptions{LeaseDuration: 15 * time.Second, Renew: 10 * time.Second}, consistency.ErrRoleConfig},
+		{"no queues", "leases", nil, ownership.RoleOptions{}, consistency.ErrBadOption},
+		{"a queue twice", "leases", append(one, one[0]), ownership.RoleOptions{}, consistency.ErrBadOption},
+		{"no poison queue", "leases", []ownership.OwnedQueue{{Name: "q0", Queue: q}}, ownership.RoleOptions{}, consistency.ErrBadOption},
+		{"a slash in a queue name", "leases", []ownership.OwnedQueue{{Name: "a/b", Queue: q, Poison: p}}, ownership.RoleOptions{}, consistency.ErrBadOption},
+		{"lease under 15 s", "leases", one, ownership.RoleOptions{LeaseDuration: 10 * time.Second}, consistency.ErrBadOption},
+		{"lease over 60 s", "leases", one, ownership.RoleOptions{LeaseDuration: 2 * time.Minute}, consistency.ErrBadOption},
+		{"renew too slow for the lease", "leases", one, ownership.RoleOptions{LeaseDuration: 15 * time.Second, Renew: 10 * time.Second}, consistency.ErrBadOption},
 		{"bad container name", "Leases!", one, ownership.RoleOptions{}, keys.ErrInvalidName},
 	} {
 		tc.opts.LeaseFor = leaseFor

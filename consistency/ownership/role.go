@@ -159,18 +159,18 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		return nil, err
 	}
 	if len(queues) == 0 {
-		return nil, fmt.Errorf("%w: no queues", consistency.ErrRoleConfig)
+		return nil, fmt.Errorf("%w: no queues", consistency.ErrBadOption)
 	}
 	seen := map[string]bool{}
 	for _, q := range queues {
 		if q.Queue == nil || q.Poison == nil {
-			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", consistency.ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", consistency.ErrBadOption, q.Name)
 		}
 		if err := keys.ValidateBlobName(queuePrefix + q.Name); err != nil || q.Name == "" || strings.Contains(q.Name, "/") {
-			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", consistency.ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", consistency.ErrBadOption, q.Name)
 		}
 		if seen[q.Name] {
-			return nil, fmt.Errorf("%w: queue name %q twice", consistency.ErrRoleConfig, q.Name)
+			return nil, fmt.Errorf("%w: queue name %q twice", consistency.ErrBadOption, q.Name)
 		}
 		seen[q.Name] = true
 	}
@@ -178,19 +178,19 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		o.Name = "role-" + newUUID()[:8]
 	}
 	if err := keys.ValidateBlobName(memberPrefix + o.Name); err != nil || strings.Contains(o.Name, "/") {
-		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", consistency.ErrRoleConfig, o.Name)
+		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", consistency.ErrBadOption, o.Name)
 	}
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = 30 * time.Second
 	}
 	if o.LeaseDuration < MinLeaseDuration || o.LeaseDuration > MaxLeaseDuration || o.LeaseDuration%time.Second != 0 {
-		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", consistency.ErrRoleConfig, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
+		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", consistency.ErrBadOption, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
 	}
 	if o.Renew == 0 {
 		o.Renew = o.LeaseDuration / 3
 	}
 	if o.Renew <= 0 || o.Renew >= o.LeaseDuration/2 {
-		return nil, fmt.Errorf("%w: Renew %v must be above 0 and below half of LeaseDuration %v", consistency.ErrRoleConfig, o.Renew, o.LeaseDuration)
+		return nil, fmt.Errorf("%w: Renew %v must be above 0 and below half of LeaseDuration %v", consistency.ErrBadOption, o.Renew, o.LeaseDuration)
 	}
 	if o.LeaseFor == nil {
 		svc := store.ServiceClient()

@@ -462,7 +462,7 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 	for i := range scaleMoves {
 		ops = append(ops, batch.Add(&Item{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%40), RowKey: fmt.Sprintf("i%05d", i)}, N: int64(i)}))
 	}
-	if _, err := batch.NewWriter(c.tables.NewClient(s.Source), nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(c.tables.NewClient(s.Source), nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	sendStart := time.Now()

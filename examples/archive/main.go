@@ -126,7 +126,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.IsNotFound(err) {
+	if _, err := current.Get(ctx, "Sales", "000456", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("employee #456 in Current after the move: want not found, got %v", err)
 	}
 	step("in Archive: %s; in Current: not found; moved once though asked twice", moved.Name)

@@ -217,7 +217,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err := drain(); err != nil {
 		return err
 	}
-	if _, err := staff.Lookup(ctx, "email", "Sales", "e000005@contoso.com", nil); !table.IsNotFound(err) {
+	if _, err := staff.Lookup(ctx, "email", "Sales", "e000005@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("the archived employee's email row: %v", err)
 	}
 	fmt.Println("employee 000005 archived; the email row and the last-name entry left with it")

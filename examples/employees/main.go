@@ -155,7 +155,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(patterns.IndexMessageType, byDeptEmail.Handle); err != nil {
+	if err := worker.Handle(byDeptEmail.MessageType(), byDeptEmail.Handle); err != nil {
 		return err
 	}
 	ben := &Employee{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000223"}, Department: "Sales", FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}
@@ -163,7 +163,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("put empid_Sales / 000223: a hidden message, the employee, then the message shown")
-	if _, err := byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil); !table.IsNotFound(err) {
+	if _, err := byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("the copy exists before the worker ran: %v", err)
 	}
 	step("look up jonesj@contoso.com at once: not found yet (the window of inconsistency)")

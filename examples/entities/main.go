@@ -120,7 +120,7 @@ func run(ctx context.Context, conn, account string) error {
 	stale := *don
 	stale.Age = 35
 	err = employees.Update(ctx, &stale, nil)
-	if !table.IsPreconditionFailed(err) {
+	if !table.Is(err, table.ErrPreconditionFailed) {
 		return fmt.Errorf("an update with a stale ETag: want precondition failed, got %v", err)
 	}
 	step("update with the ETag read before the change: refused (412 precondition failed), nothing lost")
@@ -154,7 +154,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err := employees.Delete(ctx, "Sales", "empid_000223", &table.DeleteOptions{IfMatch: &current.ETag}); err != nil {
 		return err
 	}
-	if _, err := employees.Get(ctx, "Sales", "empid_000223", nil); !table.IsNotFound(err) {
+	if _, err := employees.Get(ctx, "Sales", "empid_000223", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("get after delete: want not found, got %v", err)
 	}
 	step("delete Sales / empid_000223 guarded by the ETag just read, then get it: not found")

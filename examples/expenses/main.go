@@ -31,6 +31,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -104,7 +105,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	var times []time.Time
 	for _, c := range latest {
-		at, err := patterns.EntryTime(c.RowKey)
+		at, err := keys.ParseInvertedTicks(c.RowKey)
 		if err != nil {
 			return err
 		}

@@ -181,7 +181,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	everywhere := patterns.NewEventualIndexEntities(directory, func(e *Employee) string { return e.LastName }, lists, consistency.NewSender(work, nil), nil)
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(patterns.ListIndexMessageType, everywhere.Handle); err != nil {
+	if err := worker.Handle(everywhere.MessageType(), everywhere.Handle); err != nil {
 		return err
 	}
 	for _, e := range []*Employee{

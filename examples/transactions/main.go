@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -100,7 +101,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("plan 300 adds over 2 departments: %d transactions of at most 100 operations, one partition each", len(plan))
-	sum, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(client, nil).Write(ctx, slices.Values(ops), nil)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := employees.Get(ctx, "Sales", "empid_000999", nil); !table.IsNotFound(err) {
+	if _, err := employees.Get(ctx, "Sales", "empid_000999", nil); !table.Is(err, table.ErrNotFound) {
 		return fmt.Errorf("the first add of the failed transaction: want not found, got %v", err)
 	}
 	step("get its 1st add, empid_000999: not found, the transaction was all or nothing")

@@ -190,7 +190,7 @@ func LoadWriter(ctx context.Context, client *aztables.Client, rows []*Row, paral
 	for i, r := range rows {
 		ops[i] = batch.Add(r)
 	}
-	sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, batch.Slice(ops), nil)
+	sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, slices.Values(ops), nil)
 	if err == nil && sum.Operations != len(rows) {
 		err = fmt.Errorf("wrote %d of %d", sum.Operations, len(rows))
 	}

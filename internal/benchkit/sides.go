@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -203,7 +204,7 @@ func (a *Account) writer(n, parts, parallelism int, fallback bool) Side {
 			for i, r := range rows {
 				ops[i] = batch.Add(r)
 			}
-			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, batch.Slice(ops), nil)
+			sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: parallelism}).Write(ctx, slices.Values(ops), nil)
 			if err == nil && sum.Operations != n {
 				err = fmt.Errorf("wrote %d of %d", sum.Operations, n)
 			}

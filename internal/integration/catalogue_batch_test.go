@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, opAt(4, nil)},
 		{"writer: bad operation in the stream", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			w := batch.NewWriter(env.tc, nil)
-			_, err := w.Write(ctx, batch.Slice([]batch.Op{batch.Add(e("p", "ok")), batch.Add(e("p", "a?b"))}), nil)
+			_, err := w.Write(ctx, slices.Values([]batch.Op{batch.Add(e("p", "ok")), batch.Add(e("p", "a?b"))}), nil)
 			return err
 		}, anyValidation()},
 
@@ -122,19 +123,19 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			s := consistency.NewSender(env.qc, &consistency.SenderOptions{Blobs: blobstore.New(env.bc), Container: "Bad_Name"})
 			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
-		{"poison peek of 33 messages", consistency.ErrBadPoisonOption, func(ctx context.Context) error {
+		{"poison peek of 33 messages", consistency.ErrBadOption, func(ctx context.Context) error {
 			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: consistency.MaxPeekMessages + 1})
 			return err
 		}, nil},
-		{"poison peek of a negative count", consistency.ErrBadPoisonOption, func(ctx context.Context) error {
+		{"poison peek of a negative count", consistency.ErrBadOption, func(ctx context.Context) error {
 			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: -1})
 			return err
 		}, nil},
-		{"poison replay with a negative visibility", consistency.ErrBadPoisonOption, func(ctx context.Context) error {
+		{"poison replay with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
 			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{VisibilitySeconds: -1})
 			return err
 		}, nil},
-		{"poison purge of matching messages with a negative visibility", consistency.ErrBadPoisonOption, func(ctx context.Context) error {
+		{"poison purge of matching messages with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
 			_, err := poison.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(*consistency.Poisoned) bool { return true }, VisibilitySeconds: -5})
 			return err
 		}, nil},

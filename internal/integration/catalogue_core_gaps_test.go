@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestCoreCatalogueGaps(t *testing.T) {
 	}
 	write := func(o batch.WriterOptions) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := batch.NewWriter(tc, &o).Write(ctx, batch.Slice([]batch.Op{op}), nil)
+			_, err := batch.NewWriter(tc, &o).Write(ctx, slices.Values([]batch.Op{op}), nil)
 			return err
 		}
 	}
@@ -124,8 +125,8 @@ func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 	}
 	queues.ResetCounts()
 	_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonFilterOptions{VisibilitySeconds: -1})
-	if !errors.Is(err, consistency.ErrBadPoisonOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
-		t.Errorf("Purge with VisibilitySeconds -1: %v, %d requests, %d messages left; want ErrBadPoisonOption, none sent, the message kept",
+	if !errors.Is(err, consistency.ErrBadOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
+		t.Errorf("Purge with VisibilitySeconds -1: %v, %d requests, %d messages left; want ErrBadOption, none sent, the message kept",
 			err, queues.Total(), queues.Len("gaps-poison"))
 	}
 }

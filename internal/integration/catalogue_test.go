@@ -387,7 +387,7 @@ func sentinelName(err error) string {
 
 		consistency.ErrBadType: "consistency.ErrBadType", consistency.ErrNoKey: "consistency.ErrNoKey",
 		consistency.ErrBadKey: "consistency.ErrBadKey", consistency.ErrMessageTooLarge: "consistency.ErrMessageTooLarge",
-		consistency.ErrMalformed: "consistency.ErrMalformed", consistency.ErrBadPoisonOption: "consistency.ErrBadPoisonOption",
+		consistency.ErrMalformed: "consistency.ErrMalformed", consistency.ErrBadOption: "consistency.ErrBadOption",
 
 		patterns.ErrBadDefinition: "patterns.ErrBadDefinition", patterns.ErrUnknownIndex: "patterns.ErrUnknownIndex",
 		patterns.ErrNotUnique: "patterns.ErrNotUnique", patterns.ErrNotPrimary: "patterns.ErrNotPrimary",

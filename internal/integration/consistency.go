@@ -68,7 +68,7 @@ func addStaff(t *testing.T, tb *table.Table[Staff], n int) {
 	for i := 0; i < n; i++ {
 		ops = append(ops, batch.Add(staff(fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%d@x.com", i), i)))
 	}
-	if _, err := batch.NewWriter(tb.Client(), nil).Write(t.Context(), batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(tb.Client(), nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -81,7 +81,7 @@ func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
 	_, lists, _ := eventualOf(p)
 	for _, name := range []string{"Lee", "Hall", "Jones"} {
 		ids, err := lists.IDs(ctx, name, nil)
-		if err != nil && !table.IsNotFound(err) {
+		if err != nil && !table.Is(err, table.ErrNotFound) {
 			t.Fatal(err)
 		}
 		slices.Sort(ids)

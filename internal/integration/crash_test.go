@@ -497,7 +497,7 @@ var crashScenarios = []crashScenario{{
 		got, err := largeOf(p).Get(t.Context(), "Sales", "000123", nil)
 		b := blobsIn(t, p)
 		switch {
-		case table.IsNotFound(err) && len(b) == 0:
+		case table.Is(err, table.ErrNotFound) && len(b) == 0:
 		case err == nil && !acked && got.Name == "v1" && bytes.Equal(got.Photo, crashPhotoA) && len(b) == 1:
 		default:
 			t.Fatalf("Get: %v, blobs %q (delete acknowledged: %v)", err, b, acked)
@@ -511,7 +511,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -519,12 +519,12 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)
@@ -545,7 +545,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -553,18 +553,18 @@ var crashScenarios = []crashScenario{{
 		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.IndexMessageType: x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)
 		_, err := x.Table().Get(t.Context(), "empid_Sales", "000001", nil)
 		switch {
-		case table.IsNotFound(err):
+		case table.Is(err, table.ErrNotFound):
 			checkCross(t, p, x, nil)
 		case err == nil && !acked:
 			checkCross(t, p, x, []string{"email_Sales/ann@contoso.com"})
@@ -581,7 +581,7 @@ var crashScenarios = []crashScenario{{
 		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -592,12 +592,12 @@ var crashScenarios = []crashScenario{{
 		}, nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		ev, _, _ := eventualOf(p)
-		drainWith(t, p, map[string]consistency.Handler{patterns.ListIndexMessageType: ev.Handle})
+		drainWith(t, p, map[string]consistency.Handler{ev.MessageType(): ev.Handle})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		_, lists, people := eventualOf(p)
@@ -611,7 +611,7 @@ var crashScenarios = []crashScenario{{
 		id := patterns.ID("Sales", "empid_000007")
 		for _, name := range []string{"Hall", "Jones"} {
 			ids, err := lists.IDs(t.Context(), name, nil)
-			if err != nil && !table.IsNotFound(err) {
+			if err != nil && !table.Is(err, table.ErrNotFound) {
 				t.Fatal(err)
 			}
 			want := []string(nil)

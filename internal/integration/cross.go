@@ -56,7 +56,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Handle)
 		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
 		for _, e := range staffList {
 			if err := idx.Put(ctx, e, nil); err != nil {
@@ -91,13 +91,13 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "donh@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the old email's copy is still there: %v", err)
 		}
 		if v, err := idx.Lookup(ctx, "email", "email_Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "000123" {
 			t.Fatalf("new email: %v %v", v, err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the deleted entity's copy is still there: %v", err)
 		}
 		rep, err := idx.Verify(ctx, nil)
@@ -111,7 +111,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Handle)
 		// Three versions, messages handled in reverse order, each twice.
 		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
 		if err := idx.Put(ctx, v1, nil); err != nil {
@@ -145,7 +145,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		drainAll(t, q, w)
 		for _, old := range []string{"a@x.com", "b@x.com"} {
-			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.IsNotFound(err) {
+			if _, err := idx.Lookup(ctx, "email", "email_Sales", old, nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("stale copy %s survived reordered, duplicated messages: %v", old, err)
 			}
 		}
@@ -172,12 +172,12 @@ func RunCrossPartition(t *testing.T, env Env) {
 		bad.RowKey = "000999"
 		bad.Email = "e@x.com"
 		bad.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"` // a version that never was
-		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.IsPreconditionFailed(err) && !table.IsNotFound(err) {
+		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.Is(err, table.ErrPreconditionFailed) && !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("a failed write: %v", err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
 		drainAll(t, q, w)
-		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("a copy was made for a write that failed: %v", err)
 		}
 		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
@@ -215,7 +215,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := copies.UpsertEntity(ctx, tampered, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
 			t.Fatal(err)
 		}
-		orphan := []byte(`{"PartitionKey":"email_Sales","RowKey":"gone@x.com","` + patterns.IndexOfProperty + `":"empid_Sales!999999!"}`)
+		orphan := []byte(`{"PartitionKey":"email_Sales","RowKey":"gone@x.com","` + "TkIndexOf" + `":"empid_Sales!999999!"}`)
 		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			tb, _ := table.New[Emp](people, nil)
 			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
-			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
+			_ = w.Handle(ix.MessageType(), ix.Handle)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
 			for _, e := range all {
 				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }, nil); err != nil {

@@ -121,7 +121,7 @@ func RunQueryDensity(t *testing.T, env Env) {
 		if st.Requests != rc.N() || st.Entities != 5 || !st.Done || st.Kind != table.TableScan || st.Filter != "Status eq 'lost'" {
 			t.Fatalf("stats %+v, %d requests on the wire", st, rc.N())
 		}
-		low := st.Requests >= table.LowDensityMinRequests && float64(st.Entities) < table.LowDensityEntitiesPerRequest*float64(st.Requests)
+		low := st.Requests >= 5 && float64(st.Entities) < 1.0*float64(st.Requests)
 		if st.LowDensity != low || (w.n == 1) != low {
 			t.Fatalf("LowDensity %v, %d densityWarnings, for %d entities in %d requests", st.LowDensity, w.n, st.Entities, st.Requests)
 		}
@@ -138,7 +138,7 @@ func RunQueryDensity(t *testing.T, env Env) {
 		w.n = 0
 		st := table.QueryStats{}
 		got, err := table.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Point("c01", "o003")}))
-		if err != nil || len(got) != 1 || st.Kind != table.PointQuery || st.Requests < 1 || st.Requests >= table.LowDensityMinRequests || st.Entities != 1 || st.LowDensity || w.n != 0 {
+		if err != nil || len(got) != 1 || st.Kind != table.PointQuery || st.Requests < 1 || st.Requests >= 5 || st.Entities != 1 || st.LowDensity || w.n != 0 {
 			t.Fatalf("%d entities, %v; stats %+v", len(got), err, st)
 		}
 	})

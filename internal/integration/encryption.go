@@ -80,13 +80,13 @@ func RunEncryption(t *testing.T, env Env) {
 	// envelope edits the encryption envelope (a JSON string property).
 	envelope := func(m map[string]any, edit func(e map[string]any)) map[string]any {
 		var e map[string]any
-		s, _ := m[table.EncryptionProperty].(string)
+		s, _ := m["TkEncryption"].(string)
 		if err := json.Unmarshal([]byte(s), &e); err != nil {
 			t.Fatalf("envelope: %v", err)
 		}
 		edit(e)
 		b, _ := json.Marshal(e)
-		m[table.EncryptionProperty] = string(b)
+		m["TkEncryption"] = string(b)
 		return m
 	}
 	flip := func(b64 string, at func(n int) int) string {
@@ -120,7 +120,7 @@ func RunEncryption(t *testing.T, env Env) {
 		{"whole entity copied from another table", func() map[string]any { return maps.Clone(mAinB) }},
 		{"envelope copied from another entity", func() map[string]any {
 			m := fresh()
-			m[table.EncryptionProperty] = mB[table.EncryptionProperty]
+			m["TkEncryption"] = mB["TkEncryption"]
 			return m
 		}},
 		{"encrypted property deleted", func() map[string]any {
@@ -141,10 +141,10 @@ func RunEncryption(t *testing.T, env Env) {
 		{"list entry added", func() map[string]any {
 			return envelope(fresh(), func(e map[string]any) { e["p"] = append(e["p"].([]any), "Name") })
 		}},
-		{"envelope deleted", func() map[string]any { m := fresh(); delete(m, table.EncryptionProperty); return m }},
+		{"envelope deleted", func() map[string]any { m := fresh(); delete(m, "TkEncryption"); return m }},
 		{"envelope and every encrypted property deleted", func() map[string]any {
 			m := fresh()
-			for _, k := range []string{table.EncryptionProperty, "SSN", "SSN@odata.type", "Salary", "Salary@odata.type", "Notes", "Notes@odata.type"} {
+			for _, k := range []string{"TkEncryption", "SSN", "SSN@odata.type", "Salary", "Salary@odata.type", "Notes", "Notes@odata.type"} {
 				delete(m, k)
 			}
 			return m

@@ -42,7 +42,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			to, _ := table.New[Emp](archive, nil)
 			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
-			_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+			_ = w.Handle(idx.MessageType(), idx.Handle)
 			_ = w.Handle(mover.Type(), mover.Handle)
 			for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
 				if err := idx.Put(ctx, e, nil); err != nil {
@@ -57,7 +57,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			if v, err := to.Get(ctx, "empid_Sales", "000123", nil); err != nil || v.Email != "donh@contoso.com" {
 				t.Fatalf("archive: %+v %v", v, err)
 			}
-			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.IsNotFound(err) {
+			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("the moved primary is still in the source: %v", err)
 			}
 			rep, err := idx.Verify(ctx, nil)

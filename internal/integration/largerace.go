@@ -235,7 +235,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		if err := le.Update(ctx, a, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := le.Update(ctx, b, nil); !table.IsPreconditionFailed(err) {
+		if err := le.Update(ctx, b, nil); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Update over a stale ETag: %v, want a precondition failure", err)
 		}
 		noTag := &Profile{Meta: key(), Name: "x"}
@@ -321,7 +321,7 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 		if got, err := le.Get(ctx, "Sales", "000999", nil); err != nil || got.Name != "created" || !bytes.Equal(got.Photo, photo('C')) {
 			t.Fatalf("created by Modify: %v", err)
 		}
-		if _, err := le.Modify(ctx, "Sales", "000998", func(*Profile) error { return nil }, nil); !table.IsNotFound(err) {
+		if _, err := le.Modify(ctx, "Sales", "000998", func(*Profile) error { return nil }, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Modify of a missing entity without Create: %v", err)
 		}
 	})
@@ -368,8 +368,8 @@ func RunLargeEntityRaces(t *testing.T, env Env) {
 			}
 		}
 		_, err := le.Get(ctx, "Sales", "000123", nil)
-		if err == nil || table.IsNotFound(err) {
-			t.Fatalf("Get of an entity whose blob is gone: %v (IsNotFound %v); the entity exists", err, table.IsNotFound(err))
+		if err == nil || table.Is(err, table.ErrNotFound) {
+			t.Fatalf("Get of an entity whose blob is gone: %v (Is ErrNotFound %v); the entity exists", err, table.Is(err, table.ErrNotFound))
 		}
 		if !errors.Is(err, patterns.ErrBlobMissing) {
 			t.Fatalf("Get of an entity whose blob is gone: %v, want ErrBlobMissing", err)

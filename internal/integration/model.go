@@ -216,10 +216,10 @@ func RunModel(t *testing.T, env Env) {
 			if _, err := archiveTbl.Get(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
 				t.Fatalf("archive of %s: %v", e.RowKey, err)
 			}
-			if _, err := m.Get(ctx, e.PartitionKey, e.RowKey, nil); !table.IsNotFound(err) {
+			if _, err := m.Get(ctx, e.PartitionKey, e.RowKey, nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("the moved %s is still a primary: %v", e.RowKey, err)
 			}
-			if _, err := m.Lookup(ctx, "email", e.PartitionKey, e.Email, nil); !table.IsNotFound(err) {
+			if _, err := m.Lookup(ctx, "email", e.PartitionKey, e.Email, nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("the moved %s still has its email copy: %v", e.RowKey, err)
 			}
 			delete(all, e.RowKey)
@@ -412,7 +412,7 @@ func RunModel(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		for name := range row.Properties {
-			if name == "SSN" || name == table.EncryptionProperty {
+			if name == "SSN" || name == "TkEncryption" {
 				t.Fatalf("the copy holds %s: %v", name, slices.Collect(maps.Keys(row.Properties)))
 			}
 		}

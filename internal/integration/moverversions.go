@@ -34,7 +34,7 @@ func (r *recordingQueue) EnqueueMessage(ctx context.Context, text string, o *azq
 func getStaff(t *testing.T, tb *table.Table[Staff], rk string) *Staff {
 	t.Helper()
 	v, err := tb.Get(t.Context(), "Sales", rk, nil)
-	if table.IsNotFound(err) {
+	if table.Is(err, table.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -123,7 +123,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if err := mover.Request(ctx, "Sales", "bad/key", nil); !errors.Is(err, keys.ErrInvalidKey) {
 			t.Fatalf("Request with a bad key: %v", err)
 		}
-		if err := mover.Request(ctx, "Sales", "empid_none", nil); !table.IsNotFound(err) {
+		if err := mover.Request(ctx, "Sales", "empid_none", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Request of a missing entity: %v", err)
 		}
 		if qc.N() != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -78,7 +79,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
 			t.Fatal(err)
 		}
 		nick := "Donnie"
@@ -127,7 +128,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(patterns.IndexMessageType, idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
@@ -178,7 +179,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the old unique copy survived Modify: %v", err)
 		}
 		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || *v.Email != "don.hall@contoso.com" {
@@ -199,7 +200,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := w.Get(ctx, "p", "g", false, nil); !table.IsNotFound(err) {
+		if got, err := w.Get(ctx, "p", "g", false, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Get of a wide entity never written: %+v, %v", got, err)
 		}
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "a", Properties: map[string]any{"Who": "a"}}, nil); err != nil {
@@ -264,7 +265,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 					t.Fatal(err)
 				}
 				found++
-				if at, err := patterns.EntryTime(c.RowKey); err != nil || at.Format(time.RFC3339Nano) != c.Note {
+				if at, err := keys.ParseInvertedTicks(c.RowKey); err != nil || at.Format(time.RFC3339Nano) != c.Note {
 					wrong++
 				}
 			}

@@ -106,7 +106,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "Put with Current")
-		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the old email copy is still there: %v", err)
 		}
 		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || v.RowKey != "empid_000123" {
@@ -115,10 +115,10 @@ func RunPatterns(t *testing.T, env Env) {
 		// The guard: a Put from the stale version fails whole.
 		stale := *don
 		stale.Email = "stale@contoso.com"
-		if err := idx.Put(ctx, &stale, &patterns.PutOptions[Staff]{Current: don}); !table.IsPreconditionFailed(err) {
+		if err := idx.Put(ctx, &stale, &patterns.PutOptions[Staff]{Current: don}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Put from a stale version: %v", err)
 		}
-		if _, err := idx.Lookup(ctx, "email", "Sales", "stale@contoso.com", nil); !table.IsNotFound(err) {
+		if _, err := idx.Lookup(ctx, "email", "Sales", "stale@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatal("a failed Put wrote a copy")
 		}
 		c.Reset()
@@ -137,10 +137,10 @@ func RunPatterns(t *testing.T, env Env) {
 		err = idx.Add(ctx, dup, nil)
 		var taken *patterns.ValueTakenError
 		var re *azcore.ResponseError
-		if !errors.As(err, &taken) || taken.Index != "email" || !errors.As(err, &re) || table.IsConflict(err) {
+		if !errors.As(err, &taken) || taken.Index != "email" || !errors.As(err, &re) || table.Is(err, table.ErrLostRace) {
 			t.Fatalf("duplicate unique value: %v", err)
 		}
-		if _, err := idx.Get(ctx, "Sales", "empid_000999", nil); !table.IsNotFound(err) {
+		if _, err := idx.Get(ctx, "Sales", "empid_000999", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatal("the refused entity was written")
 		}
 		cur, _ := idx.Get(ctx, "Sales", "empid_000223", nil)
@@ -177,12 +177,12 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		staleCopy := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_b@x.com"}, Name: "x",
-			Other: table.Extra{"FirstName": {Value: []byte(`"Wrong"`)}, patterns.IndexOfProperty: {Value: []byte(`"empid_000002"`)}}}
+			Other: table.Extra{"FirstName": {Value: []byte(`"Wrong"`)}, "TkIndexOf": {Value: []byte(`"empid_000002"`)}}}
 		kt, _ := table.New[Kept](client, nil)
 		if err := kt.Upsert(ctx, staleCopy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
-		orphan := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_gone@x.com"}, Other: table.Extra{patterns.IndexOfProperty: {Value: []byte(`"empid_000404"`)}}}
+		orphan := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_gone@x.com"}, Other: table.Extra{"TkIndexOf": {Value: []byte(`"empid_000404"`)}}}
 		if err := kt.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +225,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if _, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := both.Repair(ctx, rep, nil); !table.IsPreconditionFailed(err) {
+		if _, err := both.Repair(ctx, rep, nil); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Repair from an old report: %v", err)
 		}
 		if rep, _ := both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); !rep.OK() {
@@ -303,7 +303,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if len(all) < 2 {
 			t.Fatalf("%d index entities: the list did not continue in a new part", len(all))
 		}
-		if _, err := ix.Add(ctx, first, nil); !table.IsAlreadyExists(err) {
+		if _, err := ix.Add(ctx, first, nil); !table.Is(err, table.ErrAlreadyExists) {
 			t.Fatalf("Add of an existing entity: %v", err)
 		}
 		ents, err := ix.LookupEntities(ctx, "Sales", "O'Brien", nil)
@@ -324,7 +324,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if !slices.Equal(jones, []string{"000223"}) || slices.Contains(obrien, "000223") || len(obrien) != 4 {
 			t.Fatalf("after Change: Jones %q, O'Brien %q", jones, obrien)
 		}
-		if _, err := ix.Change(ctx, cur, &next, nil); !table.IsPreconditionFailed(err) {
+		if _, err := ix.Change(ctx, cur, &next, nil); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Change from a stale version: %v", err)
 		}
 		if _, err := ix.Remove(ctx, &next, nil); err != nil {
@@ -333,7 +333,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if jones, _ := ix.Lookup(ctx, "Sales", "Jones", nil); len(jones) != 0 {
 			t.Fatalf("after Remove: %q", jones)
 		}
-		if _, err := ix.Table().Get(ctx, "Sales", "000223", nil); !table.IsNotFound(err) {
+		if _, err := ix.Table().Get(ctx, "Sales", "000223", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatal("Remove left the entity")
 		}
 	})
@@ -404,7 +404,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("department = %+v", dep)
 		}
 		mgr.Email = "don.hall@contoso.com"
-		if err := d.Update(ctx, mgr, []string{"dept", "missing"}, nil); !table.IsNotFound(err) {
+		if err := d.Update(ctx, mgr, []string{"dept", "missing"}, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("missing target: %v", err)
 		}
 		st, _ := table.New[Staff](client, nil)

@@ -45,7 +45,7 @@ func RunPeriods(t *testing.T, env Env, newService func(t *testing.T, c *reqcount
 				t.Fatalf("table %d: %s, want %s", i, n, want)
 			}
 			// A missing row of an existing table is 404 ResourceNotFound, not TableNotFound.
-			if _, err := svc.NewClient(n).GetEntity(ctx, "none", "none", nil); !table.IsNotFound(err) || table.IsTableNotFound(err) {
+			if _, err := svc.NewClient(n).GetEntity(ctx, "none", "none", nil); !table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrTableNotFound) {
 				t.Fatalf("%s not created: %v", n, err)
 			}
 		}

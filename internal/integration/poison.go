@@ -64,8 +64,8 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	if want := []string{"b1", "b2", "b3", "s1", "s2"}; !slices.Equal(keys, want) {
 		t.Errorf("poisoned keys %v, want %v", keys, want)
 	}
-	if _, err := pq.Peek(ctx, &consistency.PeekOptions{Max: 33}); !errors.Is(err, consistency.ErrBadPoisonOption) {
-		t.Errorf("Peek with Max 33: %v, want ErrBadPoisonOption", err)
+	if _, err := pq.Peek(ctx, &consistency.PeekOptions{Max: 33}); !errors.Is(err, consistency.ErrBadOption) {
+		t.Errorf("Peek with Max 33: %v, want ErrBadOption", err)
 	}
 
 	// Replay the bills: they go back to the work queue as first sent; the

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -194,7 +195,7 @@ func RunRetries(t *testing.T, env Env) {
 		return batch.NewWriter(client, &o)
 	}
 	write := func(w *batch.Writer, ops ...batch.Op) error {
-		_, err := w.Write(ctx, batch.Slice(ops), nil)
+		_, err := w.Write(ctx, slices.Values(ops), nil)
 		return err
 	}
 
@@ -430,9 +431,9 @@ func RunRetries(t *testing.T, env Env) {
 			faults.set(failInner503, -1, "Batch")
 			arm()
 			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
-			if !table.IsThrottled(err) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
-				t.Errorf("an operation throttled inside a transaction: IsThrottled %v, IsRetryable %v, StatusCode %d",
-					table.IsThrottled(err), table.IsRetryable(err), table.StatusCode(err))
+			if !table.Is(err, table.ErrThrottled) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
+				t.Errorf("an operation throttled inside a transaction: Is ErrThrottled %v, IsRetryable %v, StatusCode %d",
+					table.Is(err, table.ErrThrottled), table.IsRetryable(err), table.StatusCode(err))
 			}
 			return err
 		}},

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func RunSecrets(t *testing.T, env Env) {
 	_, err = batch.Submit(ctx, scoped, []batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000125"}})}, nil)
 	keep(err)
 	_, err = batch.NewWriter(scoped, &batch.WriterOptions{Logger: logger, MaxAttempts: 2, BaseDelay: time.Millisecond}).
-		Write(ctx, batch.Slice([]batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000126"}})}), nil)
+		Write(ctx, slices.Values([]batch.Op{batch.Add(&Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000126"}})}), nil)
 	keep(err)
 	_, err = tb.Modify(ctx, "Sales", "000123", func(e *Employee) error { e.Name = "Ben"; return nil }, nil)
 	keep(err)
@@ -222,7 +223,7 @@ func secretsInTransportFailures(t *testing.T, account, key, tableName, token str
 			_, err = batch.Submit(ctx, client, []batch.Op{batch.Add(e)}, nil)
 			keep(cname+" batch Submit", err)
 			_, err = batch.NewWriter(client, &batch.WriterOptions{Logger: logger, BaseDelay: time.Millisecond}).
-				Write(ctx, batch.Slice([]batch.Op{batch.Add(e)}), nil)
+				Write(ctx, slices.Values([]batch.Op{batch.Add(e)}), nil)
 			keep(cname+" batch Writer", err)
 		}
 		qopts := &azqueue.ClientOptions{}

@@ -61,8 +61,8 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if latest[0].Note != "29" || latest[1].Note != "28" || latest[9].Note != "20" {
 			t.Fatalf("newest first: %s %s … %s", latest[0].Note, latest[1].Note, latest[9].Note)
 		}
-		if at, _ := patterns.EntryTime(latest[2].RowKey); !at.Equal(base.Add(27 * time.Minute)) {
-			t.Fatalf("EntryTime = %v", at)
+		if at, _ := keys.ParseInvertedTicks(latest[2].RowKey); !at.Equal(base.Add(27 * time.Minute)) {
+			t.Fatalf("ParseInvertedTicks = %v", at)
 		}
 		var between []string
 		for v, err := range log.Between(ctx, "empid_000123", base.Add(5*time.Minute), base.Add(8*time.Minute), nil) {
@@ -116,7 +116,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if _, err := ds.Set(ctx, "messages", "2026-11-21", 8, 1, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ds.Set(ctx, "messages", "2026-11-21", 9, 1, &patterns.SetOptions{IfMatch: &stale}); !table.IsPreconditionFailed(err) {
+		if _, err := ds.Set(ctx, "messages", "2026-11-21", 9, 1, &patterns.SetOptions{IfMatch: &stale}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("guarded write from a stale version: %v", err)
 		}
 		doubles, _ := patterns.NewDataSeries[float64](tableOf(table.New[table.Entity](client, nil)), "D", 4)
@@ -176,7 +176,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if g, err := w.Get(ctx, "stats", "2026", false, nil); err != nil || len(g.Properties) != 2 || g.Parts != 1 {
 			t.Fatalf("after shrinking: %+v %v", g, err)
 		}
-		if err := w.Put(ctx, small, &patterns.PutOptions[patterns.Wide]{Current: got}); !table.IsPreconditionFailed(err) {
+		if err := w.Put(ctx, small, &patterns.PutOptions[patterns.Wide]{Current: got}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("write from a stale version: %v", err)
 		}
 		c.Reset()
@@ -191,7 +191,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if err := w.Delete(ctx, "stats", "big", nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Get(ctx, "stats", "big", false, nil); !table.IsNotFound(err) {
+		if _, err := w.Get(ctx, "stats", "big", false, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("after Delete: %v", err)
 		}
 	})

@@ -195,7 +195,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		c.Reset()
 		var ce *eventstream.ConcurrencyError
 		_, err = s.Append(ctx, h0, deposits("b", 3, 1), nil)
-		if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) || !table.IsConflict(err) || ce.Expected != 0 ||
+		if !errors.As(err, &ce) || !errors.Is(err, eventstream.ErrConflict) || !table.Is(err, table.ErrLostRace) || ce.Expected != 0 ||
 			ce.Current == nil || ce.Current.Version() != 2 || ce.Current.ETag() != h1.ETag() {
 			t.Fatalf("stale head: %v (%+v)", err, ce)
 		}
@@ -221,7 +221,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			return err
 		}, nil)
 		var de *eventstream.DuplicateEventError
-		if !errors.As(err, &de) || de.ID != "a1" || de.Stream != "acct" || !errors.Is(err, eventstream.ErrDuplicateEvent) || table.IsConflict(err) || attempts != 1 {
+		if !errors.As(err, &de) || de.ID != "a1" || de.Stream != "acct" || !errors.Is(err, eventstream.ErrDuplicateEvent) || table.Is(err, table.ErrLostRace) || attempts != 1 {
 			t.Fatalf("duplicate: %v after %d attempts", err, attempts)
 		}
 		wantRequests(t, c, 1, "the refused append")
@@ -433,7 +433,7 @@ func RunEventStreams(t *testing.T, env Env) {
 			Include:  []batch.Op{batch.Add(&Balance{Meta: table.Meta{PartitionKey: "acct", RowKey: "balance"}, Amount: 35})},
 			Snapshot: snaps.Of(&AccountState{Balance: 35}),
 		})
-		if !table.IsAlreadyExists(err) || errors.Is(err, eventstream.ErrConflict) {
+		if !table.Is(err, table.ErrAlreadyExists) || errors.Is(err, eventstream.ErrConflict) {
 			t.Fatalf("append with a failing include: %v", err)
 		}
 		if snap, _ := snaps.Load(ctx, "acct", nil); snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
@@ -145,10 +146,12 @@ func tracingBatch(t *testing.T, env Env) {
 
 	before = len(rec.Spans())
 	w := batch.NewWriter(client, &batch.WriterOptions{TracingProvider: rec.Provider()})
-	sum, err := w.Write(ctx, batch.Slice([]batch.Op{
+	sum, err := w.Write(ctx, slices.Values([]batch.Op{
 		batch.Add(&traceRow{Meta: table.Meta{PartitionKey: "p2", RowKey: "r1"}}),
 		batch.Add(&traceRow{Meta: table.Meta{PartitionKey: "p3", RowKey: "r1"}}),
-	}), nil)
+	}),
+
+		nil)
 	if err != nil || sum.Transactions != 2 {
 		t.Fatalf("%+v %v", sum, err)
 	}

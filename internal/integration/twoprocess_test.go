@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	// NewWorker with nil options gets, not what test-tuned options get.
 	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 4})
 	_ = w.Handle(mover.Type(), mover.Handle)
-	_ = w.Handle(patterns.IndexMessageType, cross.Handle)
+	_ = w.Handle(cross.MessageType(), cross.Handle)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*soakGoroutines+soakPutters+1)
@@ -206,7 +207,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	for i := 0; i < soakMoves; i++ {
 		ops = append(ops, batch.Add(staff(fmt.Sprintf("%06d", i), "F", "L", "", i)))
 	}
-	if _, err := batch.NewWriter(current, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(current, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)

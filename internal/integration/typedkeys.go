@@ -92,10 +92,12 @@ func runTypedKeys(t *testing.T, env Env) {
 		t.Fatal(err)
 	}
 	w := batch.NewWriter(client, nil)
-	if _, err := w.Write(ctx, batch.Slice([]batch.Op{
+	if _, err := w.Write(ctx, slices.Values([]batch.Op{
 		batch.Add(&KeyedOrder{Customer: "C/0420", Year: 2026, Placed: at(2), ID: "o-5", Amount: 99, Items: 4, Status: "paid"}),
 		batch.Add(&KeyedOrder{Customer: "C/04", Year: 2026, Placed: at(2), ID: "o-6", Amount: 99, Items: 4, Status: "paid"}),
-	}), nil); err != nil {
+	}),
+
+		nil); err != nil {
 		t.Fatal(err)
 	}
 	wantRequests(t, &c, 5, "Add, Upsert, one transaction and the Writer's two transactions (two partitions)")

@@ -315,7 +315,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(patterns.IndexMessageType, idx.Handle)
+			_ = w.Handle(idx.MessageType(), idx.Handle)
 			depts := []string{"Sales", "Marketing"}
 			r.start()
 			for i := 0; i < 16; i++ {
@@ -354,7 +354,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			tb, _ := table.New[Emp](people, nil)
 			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: 2 * time.Second})
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(patterns.ListIndexMessageType, ix.Handle)
+			_ = w.Handle(ix.MessageType(), ix.Handle)
 			r.start()
 			for i := 0; i < 16; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[i%4], "")

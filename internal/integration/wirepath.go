@@ -163,7 +163,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	c.Reset()
 	_, err = submit(batch.Upsert(q, table.Merge), batch.Update(stale, table.Merge))
 	var te *batch.TransactionError
-	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != 412 || !table.IsPreconditionFailed(err) || c.N() != 1 {
+	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != 412 || !table.Is(err, table.ErrPreconditionFailed) || c.N() != 1 {
 		t.Fatalf("stale update on a quoted key: %v after %d requests, want 412 at operation 1", err, c.N())
 	}
 	if got, err := tb.Get(ctx, pk, "'", nil); err != nil || func() bool { n, _ := got.Get("N"); return !n.Equal(table.Int32Value(4)) }() {
@@ -360,7 +360,7 @@ func wireDifferential(t *testing.T, env Env) {
 			failed++
 			var ea, eb *batch.TransactionError
 			if !errors.As(errA, &ea) || !errors.As(errB, &eb) || ea.Index != eb.Index || ea.StatusCode != eb.StatusCode || ea.ErrorCode != eb.ErrorCode ||
-				table.IsNotFound(errA) != table.IsNotFound(errB) || table.IsConflict(errA) != table.IsConflict(errB) {
+				table.Is(errA, table.ErrNotFound) != table.Is(errB, table.ErrNotFound) || table.Is(errA, table.ErrLostRace) != table.Is(errB, table.ErrLostRace) {
 				t.Fatalf("round %d: errors differ:\nSDK path: %v\nown path: %v", round, errA, errB)
 			}
 			var re *azcore.ResponseError

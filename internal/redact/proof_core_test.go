@@ -2,7 +2,6 @@ package redact_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -152,7 +151,7 @@ func init() {
 			return err
 		},
 		"batch.Writer.Write": func(ctx context.Context, e *env) error {
-			_, err := batch.NewWriter(e.tbl, &batch.WriterOptions{Logger: e.log, TracingProvider: e.tp}).Write(ctx, batch.Slice([]batch.Op{batch.Upsert(emp(), table.Merge)}), nil)
+			_, err := batch.NewWriter(e.tbl, &batch.WriterOptions{Logger: e.log, TracingProvider: e.tp}).Write(ctx, slices.Values([]batch.Op{batch.Upsert(emp(), table.Merge)}), nil)
 			return err
 		},
 
@@ -203,7 +202,7 @@ func init() {
 		},
 		"consistency.Mover.Handle": func(ctx context.Context, e *env) error {
 			m := mover(e)
-			payload, _ := json.Marshal(consistency.MoveRequest{PartitionKey: "Sales", RowKey: "empid_1", ETag: "W/\"1\""})
+			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
 			return m.Handle(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: m.Type(), Key: "k", Payload: payload}})
 		},
 		"consistency.HandleBatches": func(ctx context.Context, e *env) error {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -429,7 +430,7 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	for i := 0; i < n; i++ {
 		ops = append(ops, batch.Add(&emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%07d", i)}, Email: fmt.Sprintf("e%07d@contoso.com", i)}))
 	}
-	if _, err := batch.NewWriter(client, nil).Write(ctx, batch.Slice(ops), nil); err != nil {
+	if _, err := batch.NewWriter(client, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		return 0, err
 	}
 	staff, err := table.New[emp](client, nil)
