@@ -111,10 +111,11 @@ type config struct {
 	only    map[string]bool // -only: test exactly these mutants
 	ctx     context.Context // cancelled when the run is interrupted
 	// stubs replaces test files that hold only benchmarks, and each
-	// package's integration_test.go, with an empty file of their package
-	// (path: stub path), in every overlay: go test runs no benchmark
-	// without -bench, and their imports (the patterns, the bench kit,
-	// internal/integration) would be compiled for every mutant.
+	// package's integration_test.go, with an empty file of their package,
+	// and a kept test file that declares benchmarks with itself without
+	// them (path: replacement path), in every overlay: go test runs no
+	// benchmark without -bench, and their imports (the patterns, the bench
+	// kit, internal/integration) would be compiled for every mutant.
 	stubs    map[string]string
 	root     string
 	tests    []string          // -tests: the packages whose tests judge the mutants
