@@ -613,6 +613,9 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 // stale. Rows of other kinds (no primary prefix, no copy prefix) are left
 // alone.
 func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+	if err := checkVerifyOptions(opIntraPartitionIndexVerify, opts); err != nil {
+		return nil, err
+	}
 	r := newReport(x, x.reportName(), opts)
 	r.primaries = map[[2]string]*table.Entity{}
 	err := scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {

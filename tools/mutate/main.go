@@ -38,6 +38,7 @@ import (
 	"flag"
 	"fmt"
 	"go/ast"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"hash/fnv"
@@ -110,10 +111,11 @@ type config struct {
 	only    map[string]bool // -only: test exactly these mutants
 	ctx     context.Context // cancelled when the run is interrupted
 	// stubs replaces test files that hold only benchmarks, and each
-	// package's integration_test.go, with an empty file of their package
-	// (path: stub path), in every overlay: go test runs no benchmark
-	// without -bench, and their imports (the patterns, the bench kit,
-	// internal/integration) would be compiled for every mutant.
+	// package's integration_test.go, with an empty file of their package,
+	// and a kept test file that declares benchmarks with itself without
+	// them (path: replacement path), in every overlay: go test runs no
+	// benchmark without -bench, and their imports (the patterns, the bench
+	// kit, internal/integration) would be compiled for every mutant.
 	stubs    map[string]string
 	root     string
 	tests    []string          // -tests: the packages whose tests judge the mutants
@@ -352,7 +354,7 @@ func runPackage(c config, pkg string) (float64, error) {
 	if c.timeout == 0 {
 		c.timeout = max(3*ran, minTimeout).Round(time.Second)
 	}
-	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests build and run in %s, run in %s (%d benchmark-only and integration test files left out); timeout %s a mutant's run\n",
+	fmt.Printf("%s: %d mutants (%d equivalent ones ignored), testing %d (seed %d); unmutated tests build and run in %s, run in %s (%d benchmark-only and integration test files left out or benchmarks trimmed); timeout %s a mutant's run\n",
 		pkg, len(all), ignored, len(pool), c.seed, time.Since(start).Round(100*time.Millisecond), ran.Round(100*time.Millisecond), len(c.stubs), c.timeout)
 
 	// An interrupt (or a CI step's timeout) stops the run: mutants in
@@ -579,9 +581,11 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 		}
 	}
 	stubs := map[string]string{}
+	var kept []string
 	for i, name := range names {
 		f := parsed[name]
 		if f == nil {
+			kept = append(kept, name)
 			continue
 		}
 		stub := filepath.Join(tmp, fmt.Sprintf("stub%d_test.go", i))
@@ -590,7 +594,191 @@ func benchStubs(pkg, tmp string) (map[string]string, error) {
 		}
 		stubs[filepath.Join(dir, name)] = stub
 	}
+	trimmed, err := trimBenchmarks(dir, kept, tmp)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(stubs, trimmed)
 	return stubs, nil
+}
+
+// trimBenchmarks rewrites each kept test file that declares benchmarks
+// without them, and without the helpers and imports only they use: a test
+// file that also holds a helper the tests share (table's canned page) would
+// otherwise bring the benchmarks' imports (the bench kit, and through it
+// patterns and consistency) into every mutant's build, about half of what
+// it compiles. A declaration stays when a test, example or fuzz target, an
+// init, another kept file or another kept declaration names it (a word
+// match, so it errs on keeping), and a method stays with its type. A file
+// with a //go: directive is left whole. If a trimmed build does not
+// compile, the caller's fallback keeps every file.
+func trimBenchmarks(dir string, kept []string, tmp string) (map[string]string, error) {
+	fsets := map[string]*token.FileSet{}
+	files := map[string]*ast.File{}
+	for _, name := range kept {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		fsets[name], files[name] = fset, f
+	}
+	idents := func(n ast.Node) map[string]bool {
+		out := map[string]bool{}
+		ast.Inspect(n, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				out[id.Name] = true
+			}
+			return true
+		})
+		return out
+	}
+	out := map[string]string{}
+	for i, name := range kept {
+		f := files[name]
+		hasBench, directive := false, false
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Benchmark") {
+				hasBench = true
+			}
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				directive = directive || strings.HasPrefix(c.Text, "//go:")
+			}
+		}
+		if !hasBench || directive {
+			continue
+		}
+		elsewhere := map[string]bool{}
+		for _, other := range kept {
+			if other != name {
+				maps.Copy(elsewhere, idents(files[other]))
+			}
+		}
+		// A unit is one function or one spec of a type, var or const
+		// declaration, with the names it declares.
+		type unit struct {
+			node  ast.Node
+			names []string
+			recv  string // a method's type
+			root  bool
+		}
+		var units []*unit
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				u := &unit{node: d, names: []string{d.Name.Name}}
+				if d.Recv != nil && len(d.Recv.List) == 1 {
+					u.recv, u.names = recvName(d.Recv.List[0].Type), nil
+				} else {
+					n := d.Name.Name
+					u.root = n == "init" || n == "TestMain" || strings.HasPrefix(n, "Test") || strings.HasPrefix(n, "Example") || strings.HasPrefix(n, "Fuzz")
+				}
+				units = append(units, u)
+			case *ast.GenDecl:
+				if d.Tok == token.IMPORT {
+					continue
+				}
+				for _, sp := range d.Specs {
+					u := &unit{node: sp}
+					switch sp := sp.(type) {
+					case *ast.TypeSpec:
+						u.names = []string{sp.Name.Name}
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							u.names = append(u.names, n.Name)
+						}
+					}
+					units = append(units, u)
+				}
+			}
+		}
+		keep := map[ast.Node]bool{}
+		live := map[string]bool{}
+		for changed := true; changed; {
+			changed = false
+			for _, u := range units {
+				if keep[u.node] {
+					continue
+				}
+				k := u.root || (u.recv != "" && live[u.recv])
+				for _, n := range u.names {
+					k = k || elsewhere[n] || live[n]
+				}
+				if k {
+					keep[u.node] = true
+					maps.Copy(live, idents(u.node))
+					for _, n := range u.names {
+						live[n] = true
+					}
+					changed = true
+				}
+			}
+		}
+		var decls []ast.Decl
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if keep[d] {
+					decls = append(decls, d)
+				}
+			case *ast.GenDecl:
+				if d.Tok == token.IMPORT {
+					var specs []ast.Spec
+					for _, sp := range d.Specs {
+						if importUsed(sp.(*ast.ImportSpec), live) {
+							specs = append(specs, sp)
+						}
+					}
+					if len(specs) > 0 {
+						d.Specs = specs
+						decls = append(decls, d)
+					}
+					continue
+				}
+				var specs []ast.Spec
+				for _, sp := range d.Specs {
+					if keep[sp] {
+						specs = append(specs, sp)
+					}
+				}
+				if len(specs) > 0 {
+					d.Specs = specs
+					decls = append(decls, d)
+				}
+			}
+		}
+		f.Decls, f.Comments = decls, nil
+		var buf bytes.Buffer
+		if err := format.Node(&buf, fsets[name], f); err != nil {
+			return nil, fmt.Errorf("trimming %s: %w", name, err)
+		}
+		path := filepath.Join(tmp, fmt.Sprintf("trim%d_test.go", i))
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		out[filepath.Join(dir, name)] = path
+	}
+	return out, nil
+}
+
+// importUsed reports whether a trimmed file still names an import's
+// package. A blank or dot import, or a path whose last element is not the
+// package's name for sure (a version suffix, a dot or dash), is kept.
+func importUsed(sp *ast.ImportSpec, live map[string]bool) bool {
+	path, err := strconv.Unquote(sp.Path.Value)
+	if err != nil {
+		return true
+	}
+	name := path[strings.LastIndex(path, "/")+1:]
+	if sp.Name != nil {
+		name = sp.Name.Name
+	}
+	if name == "_" || name == "." || strings.ContainsAny(name, ".-") || regexp.MustCompile(`^v[0-9]+$`).MatchString(name) {
+		return true
+	}
+	return live[name]
 }
 
 // test compiles each tested package's test binary (with the overlay, if

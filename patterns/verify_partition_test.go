@@ -1,0 +1,51 @@
+package patterns_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+type indexedPerson struct {
+	table.Meta
+	Email    string
+	LastName string
+}
+
+// Every index kind's Verify refuses a Partition that no PartitionKey can
+// be (a '/'), naming the option, before any request: a query for it would
+// find nothing and report a partition that cannot exist as clean.
+func TestEveryVerifyRefusesABadPartitionBeforeAnyRequest(t *testing.T) {
+	var c reqcount.Counter
+	client := fake.NewTableService(nil).NewClient("people", c.TableOptions())
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	people := tableOf(table.New[indexedPerson](client, nil))
+	email := func(p *indexedPerson) string { return p.Email }
+	intra, err := patterns.NewIntraPartitionIndex(people, "empid_", []patterns.IndexDef[indexedPerson]{{Name: "email", Prefix: "email_", Value: email}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := patterns.NewIndexEntities(people, "lname_", func(p *indexedPerson) string { return p.LastName }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifiers := map[string]patterns.Verifier{"IntraPartitionIndex": intra, "IndexEntities": lists}
+	for name, v := range verifiers {
+		c.Reset()
+		r, err := v.Verify(t.Context(), &patterns.VerifyOptions{Partition: "a/b"})
+		var ie *table.InputError
+		if r != nil || !errors.As(err, &ie) || ie.Field != "Partition" || !errors.Is(err, keys.ErrForbiddenChar) {
+			t.Errorf("%s: report %v, error %v; want ErrForbiddenChar on Partition", name, r, err)
+		}
+		if c.N() != 0 {
+			t.Errorf("%s: %d requests for a bad Partition", name, c.N())
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package table_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/table"
+)
+
+// A key of one descending component in one digit: 9 - n, so the
+// newest of ten versions sorts first ("desc,pad:1" is the narrowest
+// width the tag accepts).
+type oneDigitDesc struct {
+	table.Meta
+	Name    string `table:"Name,pk"`
+	Version uint8  `table:"Version,rk,desc,pad:1"`
+}
+
+func TestDescendingKeyOfOneDigitIsNineMinusTheValue(t *testing.T) {
+	var c table.Codec
+	for v, want := range map[uint8]string{0: "9", 3: "6", 9: "0"} {
+		_, rk, err := table.KeysOf(&oneDigitDesc{Name: "a", Version: v})
+		if err != nil || rk != want {
+			t.Errorf("Version %d: RowKey %q, %v; want %q", v, rk, err, want)
+			continue
+		}
+		e := &table.Entity{Meta: table.Meta{PartitionKey: "a", RowKey: rk}}
+		body, err := c.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back oneDigitDesc
+		if err := c.Unmarshal(body, &back); err != nil || back.Version != v {
+			t.Errorf("RowKey %q read back as Version %d, %v; want %d", rk, back.Version, err, v)
+		}
+	}
+	_, _, err := table.KeysOf(&oneDigitDesc{Name: "a", Version: 10})
+	var ie *table.InputError
+	if !errors.Is(err, table.ErrValueOutOfRange) || !errors.As(err, &ie) || ie.Field != "Version" {
+		t.Errorf("Version 10 in one digit: %v, want ErrValueOutOfRange on Version", err)
+	}
+}
+
+// A PartitionKey component that cannot be composed (pad:N holds no
+// negative number) is KeyRange's error, as it is every write's: the
+// range must not fall back to an empty PartitionKey.
+type shardedByNumber struct {
+	table.Meta
+	Shard int    `table:"Shard,pk,pad:2"`
+	ID    string `table:"ID,rk"`
+}
+
+func TestKeyRangeRefusesAPartitionKeyItCannotCompose(t *testing.T) {
+	for n := range 2 {
+		_, err := table.KeyRange(&shardedByNumber{Shard: -1, ID: "x"}, n).Build()
+		var ie *table.InputError
+		if !errors.Is(err, table.ErrValueOutOfRange) || !errors.As(err, &ie) || ie.Field != "Shard" || ie.Op != "KeyRange" {
+			t.Errorf("n=%d: %v, want KeyRange's ErrValueOutOfRange on Shard", n, err)
+		}
+	}
+	got, err := table.KeyRange(&shardedByNumber{Shard: 7}, 0).Build()
+	if want := "PartitionKey eq '07'"; err != nil || got != want {
+		t.Errorf("Shard 7: %s, %v; want %s", got, err, want)
+	}
+}
+
+type tupleKeyed struct {
+	table.Meta
+	S string `table:"S,pk,tuple"`
+	N int    `table:"N,rk"`
+}
+
+// A tuple component read back from the keys alone (an entity written by
+// other code, without the component properties) is the string that was
+// encoded, for every character the encoding escapes and for the plain ones.
+func TestTupleComponentReadsBackFromTheKeysAlone(t *testing.T) {
+	var c table.Codec
+	for _, s := range []string{"plain", "a&b", "a'b", "a.b", "a/b", "a>b", "a?b", "a[b", `a\b`, `a"b`, "a~b", "a!b", "é"} {
+		pk, rk, err := table.KeysOf(&tupleKeyed{S: s, N: 1})
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back tupleKeyed
+		if err := c.Unmarshal(body, &back); err != nil || back.S != s || back.N != 1 {
+			t.Errorf("%q: keys %q %q read back as %q, %d, %v", s, pk, rk, back.S, back.N, err)
+		}
+	}
+	// An escape character with nothing after it is no tuple encoding: the
+	// key is another's, and refused, not read as the character.
+	_, rk, err := table.KeysOf(&tupleKeyed{S: "x", N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pk := range []string{"&!", "[!", ".!", ">!"} {
+		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back tupleKeyed
+		if err := c.Unmarshal(body, &back); !errors.Is(err, table.ErrInvalidValue) {
+			t.Errorf("PartitionKey %q: read as %q, %v; want ErrInvalidValue", pk, back.S, err)
+		}
+	}
+}
+
+// A ticks component in the keys that is no tick count is a decode error,
+// not a zero time.
+func TestKeysWithABadTicksComponentAreRefused(t *testing.T) {
+	var c table.Codec
+	for _, rk := range []string{"order_2026!notticks!o-17!", "order_2026!" + strings.Repeat("9", 25) + "!o-17!"} {
+		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: "C042!", RowKey: rk}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v keyedOrder
+		if err := c.Unmarshal(body, &v); !errors.Is(err, table.ErrInvalidValue) || !strings.Contains(err.Error(), "Placed") {
+			t.Errorf("RowKey %q: %v, want ErrInvalidValue naming Placed", rk, err)
+		}
+	}
+}
+
+// pad:N takes a width of 1 to 20 digits; pad:0 is refused, not read as pad.
+func TestPadWidthZeroIsRefused(t *testing.T) {
+	client := fake.NewTableService(nil).NewClient("t", nil)
+	type padZero struct {
+		table.Meta
+		N int `table:"N,pk,pad:0"`
+	}
+	_, err := table.New[padZero](client, nil)
+	if !errors.Is(err, table.ErrKeyLayout) || !strings.Contains(err.Error(), "pad:0") {
+		t.Fatalf("pad:0: %v, want ErrKeyLayout", err)
+	}
+	type padOne struct {
+		table.Meta
+		N int `table:"N,pk,pad:1"`
+	}
+	if _, err := table.New[padOne](client, nil); err != nil {
+		t.Fatalf("pad:1: %v", err)
+	}
+}
+
+// A key of one plain string component is the string itself, with no
+// terminator: the guide's "Sales".
+func TestOneStringComponentIsTheKeyItself(t *testing.T) {
+	type dept struct {
+		table.Meta
+		Name string `table:"Name,pk"`
+		ID   string `table:"ID,rk"`
+	}
+	pk, rk, err := table.KeysOf(&dept{Name: "Sales", ID: "000123"})
+	if err != nil || pk != "Sales" || rk != "000123" {
+		t.Fatalf("KeysOf = %q, %q, %v; want Sales, 000123", pk, rk, err)
+	}
+}
+
+// MetaOf, which batch and the patterns route writes by, refuses composed
+// keys the service would refuse and leaves Meta as it was.
+func TestMetaOfRefusesAComposedKeyTheServiceWouldRefuse(t *testing.T) {
+	type rawKeyed struct {
+		table.Meta
+		A string `table:"A,pk,raw"`
+		N int    `table:"N,rk,pad:3"`
+	}
+	var c table.Codec
+	v := &rawKeyed{A: "a/b", N: 1}
+	m, err := c.MetaOf(v)
+	var ie *table.InputError
+	if m != nil || !errors.Is(err, keys.ErrForbiddenChar) || !errors.As(err, &ie) || ie.Op != "MetaOf" {
+		t.Fatalf("MetaOf of PartitionKey a/b: %v, %v; want MetaOf's ErrForbiddenChar", m, err)
+	}
+	if v.PartitionKey != "" || v.RowKey != "" {
+		t.Fatalf("a refused key was written into Meta: %q %q", v.PartitionKey, v.RowKey)
+	}
+	if m, err := c.MetaOf(&rawKeyed{A: "a", N: 1}); err != nil || m.PartitionKey != "a" || m.RowKey != "001" {
+		t.Fatalf("MetaOf of a, 1: %+v, %v", m, err)
+	}
+}
