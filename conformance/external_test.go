@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/testenv"
 )
 
 // externalTimeout bounds each go command in the copied module; a hang fails
@@ -104,7 +106,7 @@ func TestExportedSuiteRunsFromAnExternalModule(t *testing.T) {
 		// (from tablekit's go.mod, through the replace); the toolchain at
 		// hand, never one downloaded for the copy. The suite runs on the
 		// fake alone: no account is handed to it.
-		env := []string{"GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
+		env := []string{"GOFLAGS=" + testenv.GoFlagsEnv("-mod=mod"), "GOTOOLCHAIN=local"}
 		for _, kv := range os.Environ() {
 			if !strings.HasPrefix(kv, "GOFLAGS=") && !strings.HasPrefix(kv, "GOTOOLCHAIN=") && !strings.HasPrefix(kv, "TABLEKIT_") {
 				env = append(env, kv)

@@ -135,7 +135,8 @@ func TestMain(m *testing.M) {
 // build compiles every example into binDir, once per test binary: one go
 // command, so the packages they share compile once.
 var build = sync.OnceValue(func() error {
-	out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), module+"/examples/...").CombinedOutput()
+	args := append(append([]string{"build"}, testenv.BuildFlags()...), "-o", binDir+string(filepath.Separator), module+"/examples/...")
+	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
 		return &buildError{out: out, err: err}
 	}
@@ -403,6 +404,9 @@ func TestCopiedExampleRunsAlone(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "bash", filepath.Join("..", "scripts", "copytest"), name)
 			cmd.Env = withoutConnectionString()
+			if f := testenv.GoFlagsEnv(); f != "" {
+				cmd.Env = append(slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOFLAGS=") }), "GOFLAGS="+f)
+			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("scripts/copytest %s: %v\n%s", name, err, out)

@@ -96,3 +96,24 @@ func Long(tb testing.TB, what string) {
 	}
 	tb.Skipf("long test (%s): set %s=1 to run it (scripts/test -long; CI runs it)", what, LongEnv)
 }
+
+// BuildFlags are the flags a test passes to a go command it runs to build
+// a program (an example, the CLI, a user's module): -race when the test
+// itself runs under the race detector. The child's build then reuses the
+// packages the race run already compiled; without it, a fresh machine
+// compiles the module and every dependency a second time, uninstrumented
+// (the largest part of a cold CI run after the first build), and the
+// program runs without the detector the rest of the run has.
+func BuildFlags() []string {
+	if Race {
+		return []string{"-race"}
+	}
+	return nil
+}
+
+// GoFlagsEnv is BuildFlags as a GOFLAGS value joined to extra (flags the
+// caller wants besides), for a go command started through a script or
+// with an environment of its own; "" when there is nothing to set.
+func GoFlagsEnv(extra ...string) string {
+	return strings.Join(append(extra, BuildFlags()...), " ")
+}
