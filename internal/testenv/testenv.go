@@ -83,8 +83,8 @@ func NewTable(tb testing.TB, prefix string) *aztables.Client {
 }
 
 // LongEnv, when set to anything but "" or "0", runs the long tests: soaks
-// and exhaustive matrices. scripts/test sets it under CI (CI=true) or with
-// -long; a developer's default run leaves them out, saying which.
+// and exhaustive matrices. scripts/test sets it with -long (CI's long job,
+// .ci/long); its default run (.ci/run) leaves them out, saying which.
 const LongEnv = "TABLEKIT_LONG"
 
 // Long skips tb, naming what it leaves out, unless long tests are asked
