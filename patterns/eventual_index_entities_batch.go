@@ -101,38 +101,47 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 			behind[b.Old] = append(behind[b.Old], i)
 		}
 	}
-	if len(changes) == 0 {
-		return errs
-	}
-	fail := func(value string, err error) {
+	applyListChanges(ctx, e.list, changes, func(value string, err error) {
 		for _, i := range behind[value] {
 			if errs[i] == nil {
 				errs[i] = err
 			}
 		}
+	})
+	return errs
+}
+
+// applyListChanges makes changes (by value) to list. With
+// RemoteIndexEntities every list the changes touch is read with one query
+// per maxValuesPerRead values and written in the fewest entity group
+// transactions (applyChanges); another IDList gets one Add or Remove an
+// ID. fail is called for each value whose change failed: every value when
+// the shared write failed. Each change is idempotent.
+func applyListChanges(ctx context.Context, list IDList, changes map[string]*idChange, fail func(value string, err error)) {
+	if len(changes) == 0 {
+		return
 	}
-	if r, ok := e.list.(*RemoteIndexEntities); ok {
+	if r, ok := list.(*RemoteIndexEntities); ok {
 		if err := r.applyChanges(ctx, changes); err != nil {
 			for value := range changes {
 				fail(value, err)
 			}
 		}
-		return errs
+		return
 	}
 	for _, value := range slices.Sorted(mapKeys(changes)) {
 		c := changes[value]
 		for _, id := range c.add {
-			if err := e.list.Add(ctx, value, id, nil); err != nil {
+			if err := list.Add(ctx, value, id, nil); err != nil {
 				fail(value, err)
 			}
 		}
 		for _, id := range c.remove {
-			if err := e.list.Remove(ctx, value, id, nil); err != nil {
+			if err := list.Remove(ctx, value, id, nil); err != nil {
 				fail(value, err)
 			}
 		}
 	}
-	return errs
 }
 
 // applyChanges makes every list of changes as many Adds and Removes

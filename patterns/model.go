@@ -14,7 +14,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -921,96 +920,92 @@ func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
 		return err
 	}
 	if err := m.converge(ctx, body.Rows); err != nil {
-		if m.log != nil {
-			m.log.WarnContext(ctx, "tablekit: Model.Handle could not converge the indexes; the message returns to the queue", "model", m.name, "rows", len(body.Rows), "error", redact.Error(err))
-		}
+		m.warnUnconverged(ctx, "Model.Handle", len(body.Rows), err)
 		return err
 	}
 	return nil
 }
 
 // converge brings the indexes outside the partition to the current state
-// of rows' primaries.
+// of rows' primaries: the cross copies as InterPartitionIndex.HandleBatch
+// applies its messages (the copies of an index partition and the stale
+// ones' guarded deletes in shared transactions), then each list's changes
+// together.
 func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
-	type key struct {
-		index int
-		pk    string
-	}
-	copies := map[key][]batch.Op{}
-	var copyOrder []key
-	adds := make([]map[string][]string, len(m.remote))
-	for i := range adds {
-		adds[i] = map[string][]string{}
-	}
 	current, err := m.readRows(ctx, rows)
 	if err != nil {
 		return err
 	}
+	found := map[[2]string]*T{}
 	for _, r := range rows {
-		v, read := current[[2]string{r.PK, r.RK}]
+		k := [2]string{r.PK, r.RK}
+		v, read := current[k]
 		if !read {
 			if v, err = m.tbl.Get(ctx, r.PK, r.RK, nil); table.Is(err, table.ErrNotFound) {
 				v = nil
 			} else if err != nil {
 				return err
 			}
+			current[k] = v
 		}
-		if m.cross != nil {
-			wanted, err := m.cross.wanted(v)
+		if v != nil {
+			found[k] = v
+		}
+	}
+	if m.cross != nil {
+		bodies := make([]indexMessage, len(rows))
+		live := make([]bool, len(rows))
+		for i, r := range rows {
+			bodies[i], live[i] = indexMessage{PK: r.PK, RK: r.RK, Stale: r.Stale}, true
+		}
+		errs := make([]error, len(rows))
+		m.cross.applyCopies(ctx, bodies, live, found, nil, errs)
+		for _, err := range errs {
 			if err != nil {
 				return err
 			}
-			for _, c := range wanted {
-				k := key{c.index, c.e.PartitionKey}
-				if copies[k] == nil {
-					copyOrder = append(copyOrder, k)
-				}
-				// Replace, never Merge: a property the primary lost must
-				// leave the copy too.
-				copies[k] = append(copies[k], batch.Upsert(c.e, table.Replace))
-			}
-			if err := m.cross.removeStale(ctx, r.PK, r.RK, v, r.Stale); err != nil {
-				return err
-			}
 		}
-		id := ID(r.PK, r.RK)
+	}
+	lists := make([]map[string]*idChange, len(m.remote))
+	for i := range lists {
+		lists[i] = map[string]*idChange{}
+	}
+	change := func(i int, value string) *idChange {
+		c := lists[i][value]
+		if c == nil {
+			c = &idChange{}
+			lists[i][value] = c
+		}
+		return c
+	}
+	for _, r := range rows {
+		v, id := found[[2]string{r.PK, r.RK}], ID(r.PK, r.RK)
 		for i, d := range m.remote {
 			now := ""
 			if v != nil {
 				now = d.Value(v)
 			}
-			if now != "" && !slices.Contains(adds[i][now], id) {
-				adds[i][now] = append(adds[i][now], id)
-			}
-			if old := r.Old[d.Name]; old != "" && old != now {
-				if err := d.List.Remove(ctx, old, id, nil); err != nil {
-					return err
+			if now != "" {
+				if c := change(i, now); !slices.Contains(c.add, id) {
+					c.add = append(c.add, id)
 				}
 			}
-		}
-	}
-	for _, k := range copyOrder {
-		w := batch.NewWriter(m.cross.copies[k.index].Client(), &batch.WriterOptions{MaxAttempts: 1})
-		if _, err := w.Write(ctx, slices.Values(copies[k]), nil); err != nil {
-			return err
+			if old := r.Old[d.Name]; old != "" && old != now {
+				if c := change(i, old); !slices.Contains(c.remove, id) {
+					c.remove = append(c.remove, id)
+				}
+			}
 		}
 	}
 	for i, d := range m.remote {
-		for _, value := range slices.Sorted(mapKeys(adds[i])) {
-			ids := adds[i][value]
-			if many, ok := d.List.(interface {
-				addIDs(context.Context, string, []string) error
-			}); ok && len(ids) > 1 {
-				if err := many.addIDs(ctx, value, ids); err != nil {
-					return err
-				}
-				continue
+		var first error
+		applyListChanges(ctx, d.List, lists[i], func(_ string, err error) {
+			if first == nil {
+				first = err
 			}
-			for _, id := range ids {
-				if err := d.List.Add(ctx, value, id, nil); err != nil {
-					return err
-				}
-			}
+		})
+		if first != nil {
+			return first
 		}
 	}
 	return nil
