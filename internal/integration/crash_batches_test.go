@@ -13,8 +13,9 @@ import (
 )
 
 // The batched handlers of the queue-driven index patterns in the crash
-// matrix: InterPartitionIndex.HandleBatches and
-// EventualIndexEntities.HandleBatches die before each of their requests
+// matrix: InterPartitionIndex.HandleBatches,
+// EventualIndexEntities.HandleBatches and Model.HandleBatches die before
+// each of their requests
 // (the dequeue, the reads, the transactions, each message's delete); a
 // fresh process then drains the queue with the batched handler again, and
 // the copies and lists are checked exactly. The changes were acknowledged
@@ -53,6 +54,14 @@ func crossBatches(p *crashProc) func(ctx context.Context, q, poison consistency.
 	}
 }
 
+func modelBatches(p *crashProc) func(ctx context.Context, q, poison consistency.Queue) error {
+	m := modelOf(p)
+	return func(ctx context.Context, q, poison consistency.Queue) error {
+		_, err := m.HandleBatches(ctx, q, poison, crashBatchOpts)
+		return err
+	}
+}
+
 func eventualBatches(p *crashProc) func(ctx context.Context, q, poison consistency.Queue) error {
 	ev, _, _ := eventualOf(p)
 	return func(ctx context.Context, q, poison consistency.Queue) error {
@@ -67,6 +76,43 @@ func eventualBatches(p *crashProc) func(ctx context.Context, q, poison consisten
 var crossBatchWant = []string{"email_Ops/di@contoso.com", "email_Ops/ed@contoso.com", "email_Sales/ann.lee@contoso.com", "email_Sales/ann@contoso.com"}
 
 var batchedCrashScenarios = []crashScenario{{
+	name: "model batched handle",
+	ack:  0, // the changes were acknowledged before the handler ran
+	setup: func(ctx context.Context, p *crashProc) error {
+		m := modelOf(p)
+		for _, s := range []*Staff{staff("000001", "Ann", "Lee", "ann@contoso.com", 41), staff("000002", "Bo", "Lee", "bo@contoso.com", 30), staff("000003", "Cy", "Jones", "cy@contoso.com", 25)} {
+			if err := m.Add(ctx, s, nil); err != nil {
+				return err
+			}
+		}
+		if err := modelBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison)); err != nil {
+			return err
+		}
+		// The changes whose messages the dying process handles: Ann
+		// becomes a Hall, Cy leaves, Di joins as a Jones.
+		if _, err := m.Modify(ctx, "Sales", "empid_000001", func(s *Staff) error {
+			s.LastName, s.Email = "Hall", "ann.hall@contoso.com"
+			return nil
+		}, nil); err != nil {
+			return err
+		}
+		if err := m.Delete(ctx, "Sales", "empid_000003", nil); err != nil {
+			return err
+		}
+		return m.Add(ctx, staff("000004", "Di", "Jones", "di@contoso.com", 28), nil)
+	},
+	run: func(ctx context.Context, p *crashProc) error {
+		return modelBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison))
+	},
+	recover: func(t *testing.T, p *crashProc) { drainBatched(t, p, modelBatches(p)) },
+	check: func(t *testing.T, p *crashProc, acked bool) {
+		checkModel(t, p, map[string]*Staff{
+			"empid_000001": staff("000001", "Ann", "Hall", "ann.hall@contoso.com", 41),
+			"empid_000002": staff("000002", "Bo", "Lee", "bo@contoso.com", 30),
+			"empid_000004": staff("000004", "Di", "Jones", "di@contoso.com", 28),
+		})
+	},
+}, {
 	name: "inter-partition index batched handle",
 	ack:  0, // the changes were acknowledged before the handler ran
 	setup: func(ctx context.Context, p *crashProc) error {

@@ -1,0 +1,79 @@
+package patterns
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/redact"
+)
+
+// HandleBatches drains queue, a queue of this model's messages only, as
+// consistency.HandleBatches does: each dequeue takes 32 messages and
+// HandleBatch applies them together. It returns when the queue is empty.
+// A queue the model shares with other message types (a Mover's, say) is
+// drained by a consistency.Worker with Handle instead.
+//
+// Requests per message for 32 new entities of one partition whose cross
+// copies share a partition and whose lists are RemoteIndexEntities: 1 for
+// the message's delete, plus 1/32 each for the dequeue, the read of the
+// primaries, the copies' transaction, and each list table's read and
+// transaction.
+func (m *Model[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+	return consistency.HandleBatches(ctx, queue, poison, m.msgType, m.HandleBatch, opts)
+}
+
+// HandleBatch is the consistency.BatchHandler for MessageType: it applies
+// several messages as Handle applies one, in one convergence of all the
+// rows they name. The primaries of a partition are read together; the
+// cross copies of an index partition are written in shared entity group
+// transactions, each copy once (its primary's current state); each
+// RemoteIndexEntities list table is read with one query per 7 values and
+// written in the fewest transactions. When that convergence fails, each
+// message is applied on its own, as Handle applies it, so that a failure
+// (a message another writer raced, a list that refuses an ID) stays with
+// the messages behind it. Every step is idempotent: a message delivered
+// again converges to the same indexes.
+func (m *Model[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+	errs := make([]error, len(msgs))
+	bodies := make([]modelMessage, len(msgs))
+	var live []int
+	var rows []modelRow
+	for i, msg := range msgs {
+		if msg.Type != m.msgType {
+			errs[i] = consistency.Permanent(fmt.Errorf("%w: Model.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
+			continue
+		}
+		if err := msg.Decode(&bodies[i]); err != nil {
+			errs[i] = err
+			continue
+		}
+		live = append(live, i)
+		rows = append(rows, bodies[i].Rows...)
+	}
+	if len(live) == 0 {
+		return errs
+	}
+	err := m.converge(ctx, rows)
+	if err == nil {
+		return errs
+	}
+	if len(live) == 1 {
+		errs[live[0]] = err
+		m.warnUnconverged(ctx, "Model.HandleBatch", len(rows), err)
+		return errs
+	}
+	for _, i := range live {
+		if errs[i] = m.converge(ctx, bodies[i].Rows); errs[i] != nil {
+			m.warnUnconverged(ctx, "Model.HandleBatch", len(bodies[i].Rows), errs[i])
+		}
+	}
+	return errs
+}
+
+// warnUnconverged logs a message's work left to its next delivery.
+func (m *Model[T]) warnUnconverged(ctx context.Context, op string, rows int, err error) {
+	if m.log != nil {
+		m.log.WarnContext(ctx, "tablekit: "+op+" could not converge the indexes; the message returns to the queue", "model", m.name, "rows", rows, "error", redact.Error(err))
+	}
+}
