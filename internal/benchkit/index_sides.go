@@ -206,3 +206,65 @@ func (a *Account) ListIndexBatches(n, conc int) Side {
 		}), r.cleanup, nil
 	}}
 }
+
+// modelIndex is the model of a round: the guide's employees, an email
+// copy in the partition and the last names listed in another table
+// (RemoteIndexEntities), with n employees added (their messages queued).
+func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns.Model[IndexRow], error) {
+	r, people, lists, err := a.indexRound(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	remote, err := patterns.NewRemoteIndexEntities(lists, "lname", "lname_", nil)
+	if err != nil {
+		r.cleanup()
+		return nil, nil, err
+	}
+	m, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{
+		Name:        "benchstaff",
+		Primary:     "empid_",
+		Copies:      []patterns.IndexDef[IndexRow]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *IndexRow) string { return v.Email }}},
+		RemoteLists: []patterns.RemoteListDef[IndexRow]{{Name: "lastname", Value: func(v *IndexRow) string { return v.LastName }, List: remote}},
+		Queue:       r.q,
+	})
+	for i := 0; err == nil && i < n; i++ {
+		v := indexEmployee(i)
+		v.RowKey = "empid_" + v.RowKey
+		err = m.Add(ctx, v, nil)
+	}
+	if err != nil {
+		r.cleanup()
+		return nil, nil, err
+	}
+	return r, m, nil
+}
+
+// ModelWorker handles n Model messages (new employees of three last
+// names) one at a time with Handle on a Worker of concurrency conc.
+func (a *Account) ModelWorker(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("Model.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, m, err := a.modelIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		work, err := workerDrain(r, m.MessageType(), m.Handle, conc)
+		if err != nil {
+			r.cleanup()
+			return nil, nil, err
+		}
+		return work, r.cleanup, nil
+	}}
+}
+
+// ModelBatches handles the same messages with HandleBatches.
+func (a *Account) ModelBatches(n, conc int) Side {
+	return Side{Name: fmt.Sprintf("Model.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, m, err := a.modelIndex(ctx, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+			return m.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
+		}), r.cleanup, nil
+	}}
+}

@@ -56,6 +56,7 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		{"archive 500 through the queue, concurrency 8: MoveBatches", acct.ArchiveHand(500, 8), acct.ArchiveBatches(500, 8), atLeast(1.8)},
 		{"inter-partition index, 320 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(320, 8), acct.CrossIndexBatches(320, 8), requestsAtMost(1.25)},
 		{"eventual index entities, 320 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(320, 8), acct.ListIndexBatches(320, 8), requestsAtMost(1.25)},
+		{"model (email copy, last-name lists), 320 new entities, concurrency 8: HandleBatches", acct.ModelWorker(320, 8), acct.ModelBatches(320, 8), requestsAtMost(1.25)},
 	}
 	fmt.Printf("A/B comparisons: %d rounds each, A and B interleaved (A B, B A, …); throughput and ratio as median (min–max);\n", rounds)
 	fmt.Printf("CPU is this process's user+system time per entity (getrusage); busy is the whole machine's CPU use during the rounds.\n\n")
