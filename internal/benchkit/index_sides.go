@@ -145,68 +145,6 @@ func batchesDrain(f func(ctx context.Context) (consistency.HandledStats, error))
 	}
 }
 
-// CrossIndexWorker handles n InterPartitionIndex messages (new employees,
-// one partition) one at a time with Handle on a Worker of concurrency
-// conc: the path before HandleBatches.
-func (a *Account) CrossIndexWorker(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("InterPartitionIndex.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, x, err := a.crossIndex(ctx, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		work, err := workerDrain(r, x.MessageType(), x.Handle, conc)
-		if err != nil {
-			r.cleanup()
-			return nil, nil, err
-		}
-		return work, r.cleanup, nil
-	}}
-}
-
-// CrossIndexBatches handles the same messages with HandleBatches.
-func (a *Account) CrossIndexBatches(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("InterPartitionIndex.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, x, err := a.crossIndex(ctx, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
-			return x.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
-		}), r.cleanup, nil
-	}}
-}
-
-// ListIndexWorker handles n EventualIndexEntities messages (new employees
-// of three last names) one at a time with Handle on a Worker of
-// concurrency conc.
-func (a *Account) ListIndexWorker(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("EventualIndexEntities.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, ev, err := a.listIndex(ctx, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		work, err := workerDrain(r, ev.MessageType(), ev.Handle, conc)
-		if err != nil {
-			r.cleanup()
-			return nil, nil, err
-		}
-		return work, r.cleanup, nil
-	}}
-}
-
-// ListIndexBatches handles the same messages with HandleBatches.
-func (a *Account) ListIndexBatches(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("EventualIndexEntities.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, ev, err := a.listIndex(ctx, n)
-		if err != nil {
-			return nil, nil, err
-		}
-		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
-			return ev.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
-		}), r.cleanup, nil
-	}}
-}
-
 // modelIndex is the model of a round: the guide's employees, an email
 // copy in the partition and the last names listed in another table
 // (RemoteIndexEntities), with n employees added (their messages queued).
@@ -239,15 +177,22 @@ func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns
 	return r, m, nil
 }
 
-// ModelWorker handles n Model messages (new employees of three last
-// names) one at a time with Handle on a Worker of concurrency conc.
-func (a *Account) ModelWorker(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("Model.Handle on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, m, err := a.modelIndex(ctx, n)
+// queueScenario builds one round of a queue-driven scenario: n new
+// employees written (untimed), their messages queued in r.q, and the
+// handlers that drain them one at a time and in batches.
+type queueScenario func(ctx context.Context) (r *indexRound, msgType string, handle consistency.Handler, batches batchesFunc, err error)
+
+type batchesFunc func(ctx context.Context, q, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error)
+
+// workerSide handles a scenario's messages one at a time with its Handler
+// on a Worker of concurrency conc: the path before HandleBatches.
+func workerSide(name string, conc int, setup queueScenario) Side {
+	return Side{Name: fmt.Sprintf("%s.Handle on a Worker, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, msgType, handle, _, err := setup(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		work, err := workerDrain(r, m.MessageType(), m.Handle, conc)
+		work, err := workerDrain(r, msgType, handle, conc)
 		if err != nil {
 			r.cleanup()
 			return nil, nil, err
@@ -256,15 +201,75 @@ func (a *Account) ModelWorker(n, conc int) Side {
 	}}
 }
 
-// ModelBatches handles the same messages with HandleBatches.
-func (a *Account) ModelBatches(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("Model.HandleBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, m, err := a.modelIndex(ctx, n)
+// batchesSide handles the same messages with HandleBatches.
+func batchesSide(name string, conc int, setup queueScenario) Side {
+	return Side{Name: fmt.Sprintf("%s.HandleBatches, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, _, _, batches, err := setup(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
-			return m.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
+			return batches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
 		}), r.cleanup, nil
 	}}
+}
+
+// crossScenario: n InterPartitionIndex messages (new employees, one
+// partition).
+func (a *Account) crossScenario(n int) queueScenario {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+		r, x, err := a.crossIndex(ctx, n)
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		return r, x.MessageType(), x.Handle, x.HandleBatches, nil
+	}
+}
+
+// listScenario: n EventualIndexEntities messages (new employees of three
+// last names).
+func (a *Account) listScenario(n int) queueScenario {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+		r, ev, err := a.listIndex(ctx, n)
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		return r, ev.MessageType(), ev.Handle, ev.HandleBatches, nil
+	}
+}
+
+// modelScenario: n Model messages (new employees of three last names).
+func (a *Account) modelScenario(n int) queueScenario {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+		r, m, err := a.modelIndex(ctx, n)
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		return r, m.MessageType(), m.Handle, m.HandleBatches, nil
+	}
+}
+
+// CrossIndexWorker and CrossIndexBatches: the inter-partition index.
+func (a *Account) CrossIndexWorker(n, conc int) Side {
+	return workerSide("InterPartitionIndex", conc, a.crossScenario(n))
+}
+
+func (a *Account) CrossIndexBatches(n, conc int) Side {
+	return batchesSide("InterPartitionIndex", conc, a.crossScenario(n))
+}
+
+// ListIndexWorker and ListIndexBatches: the eventual index entities.
+func (a *Account) ListIndexWorker(n, conc int) Side {
+	return workerSide("EventualIndexEntities", conc, a.listScenario(n))
+}
+
+func (a *Account) ListIndexBatches(n, conc int) Side {
+	return batchesSide("EventualIndexEntities", conc, a.listScenario(n))
+}
+
+// ModelWorker and ModelBatches: the entity model's own queue.
+func (a *Account) ModelWorker(n, conc int) Side { return workerSide("Model", conc, a.modelScenario(n)) }
+
+func (a *Account) ModelBatches(n, conc int) Side {
+	return batchesSide("Model", conc, a.modelScenario(n))
 }
