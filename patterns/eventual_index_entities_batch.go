@@ -101,7 +101,7 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 			behind[b.Old] = append(behind[b.Old], i)
 		}
 	}
-	applyListChanges(ctx, e.list, changes, func(value string, err error) {
+	applyListChanges(ctx, e.list, changes, true, func(value string, err error) {
 		for _, i := range behind[value] {
 			if errs[i] == nil {
 				errs[i] = err
@@ -111,17 +111,22 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 	return errs
 }
 
-// applyListChanges makes changes (by value) to list. With
-// RemoteIndexEntities every list the changes touch is read with one query
-// per maxValuesPerRead values and written in the fewest entity group
-// transactions (applyChanges); another IDList gets one Add or Remove an
-// ID. fail is called for each value whose change failed: every value when
-// the shared write failed. Each change is idempotent.
-func applyListChanges(ctx context.Context, list IDList, changes map[string]*idChange, fail func(value string, err error)) {
+// applyListChanges makes changes (by value) to list. together is for a
+// batched handler, the only writer of its lists while it runs: with
+// RemoteIndexEntities every list the changes touch is then read with one
+// query per maxValuesPerRead values and written in the fewest entity group
+// transactions (applyChanges), which a concurrent writer of any of those
+// lists makes read and write them all again. Otherwise (handlers running
+// side by side on a Worker) each value is changed on its own, its new IDs
+// in one change where the list allows it, so a lost race costs that
+// value's read and write alone. fail is called for each value whose
+// change failed: every value when a shared write failed. Each change is
+// idempotent.
+func applyListChanges(ctx context.Context, list IDList, changes map[string]*idChange, together bool, fail func(value string, err error)) {
 	if len(changes) == 0 {
 		return
 	}
-	if r, ok := list.(*RemoteIndexEntities); ok {
+	if r, ok := list.(*RemoteIndexEntities); ok && together {
 		if err := r.applyChanges(ctx, changes); err != nil {
 			for value := range changes {
 				fail(value, err)
@@ -129,11 +134,20 @@ func applyListChanges(ctx context.Context, list IDList, changes map[string]*idCh
 		}
 		return
 	}
+	many, _ := list.(interface {
+		addIDs(context.Context, string, []string) error
+	})
 	for _, value := range slices.Sorted(mapKeys(changes)) {
 		c := changes[value]
-		for _, id := range c.add {
-			if err := list.Add(ctx, value, id, nil); err != nil {
+		if many != nil && len(c.add) > 1 {
+			if err := many.addIDs(ctx, value, c.add); err != nil {
 				fail(value, err)
+			}
+		} else {
+			for _, id := range c.add {
+				if err := list.Add(ctx, value, id, nil); err != nil {
+					fail(value, err)
+				}
 			}
 		}
 		for _, id := range c.remove {

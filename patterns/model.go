@@ -919,7 +919,7 @@ func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
 	if err := msg.Decode(&body); err != nil {
 		return err
 	}
-	if err := m.converge(ctx, body.Rows); err != nil {
+	if err := m.converge(ctx, body.Rows, false); err != nil {
 		m.warnUnconverged(ctx, "Model.Handle", len(body.Rows), err)
 		return err
 	}
@@ -929,9 +929,10 @@ func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
 // converge brings the indexes outside the partition to the current state
 // of rows' primaries: the cross copies as InterPartitionIndex.HandleBatch
 // applies its messages (the copies of an index partition and the stale
-// ones' guarded deletes in shared transactions), then each list's changes
-// together.
-func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
+// ones' guarded deletes in shared transactions), then the lists' changes,
+// all of a list table's together when batched (HandleBatch), a value at a
+// time otherwise (applyListChanges says why).
+func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) error {
 	current, err := m.readRows(ctx, rows)
 	if err != nil {
 		return err
@@ -999,7 +1000,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow) error {
 	}
 	for i, d := range m.remote {
 		var first error
-		applyListChanges(ctx, d.List, lists[i], func(_ string, err error) {
+		applyListChanges(ctx, d.List, lists[i], batched, func(_ string, err error) {
 			if first == nil {
 				first = err
 			}

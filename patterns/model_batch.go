@@ -54,7 +54,7 @@ func (m *Model[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message)
 	if len(live) == 0 {
 		return errs
 	}
-	err := m.converge(ctx, rows)
+	err := m.converge(ctx, rows, true)
 	if err == nil {
 		return errs
 	}
@@ -64,7 +64,7 @@ func (m *Model[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message)
 		return errs
 	}
 	for _, i := range live {
-		if errs[i] = m.converge(ctx, bodies[i].Rows); errs[i] != nil {
+		if errs[i] = m.converge(ctx, bodies[i].Rows, true); errs[i] != nil {
 			m.warnUnconverged(ctx, "Model.HandleBatch", len(bodies[i].Rows), errs[i])
 		}
 	}
