@@ -81,99 +81,6 @@ func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consis
 	return errs
 }
 
-// submitOps sends ops as the fewest valid transactions.
-func submitOps(ctx context.Context, client table.Client, ops []batch.Op) error {
-	txs, err := batch.Plan(ops, nil)
-	if err != nil {
-		return err
-	}
-	for _, tx := range txs {
-		if _, err := tx.Submit(ctx, client, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// readPrimaries reads the entities under keys: a partition's keys with one
-// query per 14 (a point read for a partition with one key), up to
-// batchReadsInFlight queries at a time. Found entities map to their
-// value; a key missing from found has no entity. A partition whose read
-// failed has its error in failed, and nothing in found.
-func readPrimaries[T any](ctx context.Context, tbl *table.Table[T], keys [][2]string) (found map[[2]string]*T, failed map[string]error) {
-	byPK := map[string][]string{}
-	var order []string
-	for _, k := range keys {
-		if _, ok := byPK[k[0]]; !ok {
-			order = append(order, k[0])
-		}
-		if !slices.Contains(byPK[k[0]], k[1]) {
-			byPK[k[0]] = append(byPK[k[0]], k[1])
-		}
-	}
-	found, failed = map[[2]string]*T{}, map[string]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, batchReadsInFlight)
-	for _, pk := range order {
-		for chunk := range slices.Chunk(byPK[pk], maxRowKeysPerRead) {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				got, err := readRows(ctx, tbl, pk, chunk)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					failed[pk] = err
-					return
-				}
-				for rk, v := range got {
-					found[[2]string{pk, rk}] = v
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	for pk := range failed {
-		for k := range found {
-			if k[0] == pk {
-				delete(found, k)
-			}
-		}
-	}
-	return found, failed
-}
-
-// readRows reads the rows rks (at most maxRowKeysPerRead) of partition pk:
-// one point read for one key, else one query.
-func readRows[T any](ctx context.Context, tbl *table.Table[T], pk string, rks []string) (map[string]*T, error) {
-	out := map[string]*T{}
-	if len(rks) == 1 {
-		v, err := tbl.Get(ctx, pk, rks[0], nil)
-		switch {
-		case table.Is(err, table.ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			out[rks[0]] = v
-		}
-		return out, nil
-	}
-	eqs := make([]table.Filter, len(rks))
-	for i, rk := range rks {
-		eqs[i] = table.RK().Eq(rk)
-	}
-	for v, err := range tbl.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
-		if err != nil {
-			return nil, err
-		}
-		out[tbl.Meta(v).RowKey] = v
-	}
-	return out, nil
-}
-
 // applyCopies makes the copies match the primaries found (their current
 // state, by keys; a key missing from found has no primary) for the live
 // bodies, and sets errs[i] for each body i whose work failed; readErrs
@@ -325,4 +232,97 @@ func (x *InterPartitionIndex[T]) applyCopies(ctx context.Context, bodies []index
 			errs[i] = x.converge(ctx, bodies[i].PK, bodies[i].RK, bodies[i].Stale)
 		}
 	}
+}
+
+// submitOps sends ops as the fewest valid transactions.
+func submitOps(ctx context.Context, client table.Client, ops []batch.Op) error {
+	txs, err := batch.Plan(ops, nil)
+	if err != nil {
+		return err
+	}
+	for _, tx := range txs {
+		if _, err := tx.Submit(ctx, client, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPrimaries reads the entities under keys: a partition's keys with one
+// query per 14 (a point read for a partition with one key), up to
+// batchReadsInFlight queries at a time. Found entities map to their
+// value; a key missing from found has no entity. A partition whose read
+// failed has its error in failed, and nothing in found.
+func readPrimaries[T any](ctx context.Context, tbl *table.Table[T], keys [][2]string) (found map[[2]string]*T, failed map[string]error) {
+	byPK := map[string][]string{}
+	var order []string
+	for _, k := range keys {
+		if _, ok := byPK[k[0]]; !ok {
+			order = append(order, k[0])
+		}
+		if !slices.Contains(byPK[k[0]], k[1]) {
+			byPK[k[0]] = append(byPK[k[0]], k[1])
+		}
+	}
+	found, failed = map[[2]string]*T{}, map[string]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, batchReadsInFlight)
+	for _, pk := range order {
+		for chunk := range slices.Chunk(byPK[pk], maxRowKeysPerRead) {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				got, err := readRows(ctx, tbl, pk, chunk)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					failed[pk] = err
+					return
+				}
+				for rk, v := range got {
+					found[[2]string{pk, rk}] = v
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for pk := range failed {
+		for k := range found {
+			if k[0] == pk {
+				delete(found, k)
+			}
+		}
+	}
+	return found, failed
+}
+
+// readRows reads the rows rks (at most maxRowKeysPerRead) of partition pk:
+// one point read for one key, else one query.
+func readRows[T any](ctx context.Context, tbl *table.Table[T], pk string, rks []string) (map[string]*T, error) {
+	out := map[string]*T{}
+	if len(rks) == 1 {
+		v, err := tbl.Get(ctx, pk, rks[0], nil)
+		switch {
+		case table.Is(err, table.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			out[rks[0]] = v
+		}
+		return out, nil
+	}
+	eqs := make([]table.Filter, len(rks))
+	for i, rk := range rks {
+		eqs[i] = table.RK().Eq(rk)
+	}
+	for v, err := range tbl.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+		if err != nil {
+			return nil, err
+		}
+		out[tbl.Meta(v).RowKey] = v
+	}
+	return out, nil
 }
