@@ -75,14 +75,14 @@ func (d *DataSeries[V]) entity(op, pk, rk string, values map[int]V) (*table.Enti
 		p := d.prop(slot)
 		switch x := any(v).(type) {
 		case int32:
-			e.Set(p, table.Int32Value(x))
+			e.Set(p, table.ValueOf(int32(x)))
 		case int64:
-			e.Set(p, table.Int64Value(x))
+			e.Set(p, table.ValueOf(int64(x)))
 		case float64:
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, &table.InputError{Op: op, Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
 			}
-			e.Set(p, table.DoubleValue(x))
+			e.Set(p, table.ValueOf(float64(x)))
 		}
 	}
 	return e, nil

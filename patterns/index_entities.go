@@ -226,9 +226,9 @@ func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string, limit 
 		return nil, errPartFull
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
-	e.Set("Value", table.StringValue(value))
+	e.Set("Value", table.ValueOf(value))
 	for i, chunk := range idlist.Chunks(list, chunkUnits) {
-		e.Set(idsProperty(i), table.StringValue(chunk))
+		e.Set(idsProperty(i), table.ValueOf(chunk))
 	}
 	return e, nil
 }

@@ -425,10 +425,10 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 	withoutRefs(e, l.fields)
 	for f, r := range refs {
 		bp, sp := refProps(f)
-		e.Set(bp, table.StringValue(r.name))
-		e.Set(sp, table.StringValue(r.sha))
+		e.Set(bp, table.ValueOf(r.name))
+		e.Set(sp, table.ValueOf(r.sha))
 		if r.gzip {
-			e.Set(sizeProp(f), table.Int64Value(r.size))
+			e.Set(sizeProp(f), table.ValueOf(int64(r.size)))
 		}
 	}
 	full, err := l.raw.Encode(e)

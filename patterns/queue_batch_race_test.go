@@ -98,7 +98,7 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 		if err != nil {
 			return err
 		}
-		c.Set("Touched", table.StringValue("yes"))
+		c.Set("Touched", table.ValueOf("yes"))
 		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: table.Replace})
 	}
 	p.armed.Store(true)
