@@ -135,13 +135,13 @@ func workerDrain(r *indexRound, msgType string, h consistency.Handler, conc int)
 }
 
 // batchesDrain is the timed work of a batched side.
-func batchesDrain(f func(ctx context.Context) (consistency.HandledStats, error)) func(context.Context) (int, error) {
+func batchesDrain(f func(ctx context.Context) (consistency.Stats, error)) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
 		st, err := f(ctx)
 		if err == nil && (st.Poisoned != 0 || st.Retried != 0) {
 			err = fmt.Errorf("the batched handler left messages: %+v", st)
 		}
-		return int(st.Handled), err
+		return int(st.Processed), err
 	}
 }
 
@@ -170,7 +170,7 @@ func (a *Account) CrossIndexBatches(n, conc int) Side {
 		if err != nil {
 			return nil, nil, err
 		}
-		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+		return batchesDrain(func(ctx context.Context) (consistency.Stats, error) {
 			return x.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
 		}), r.cleanup, nil
 	}}
@@ -201,7 +201,7 @@ func (a *Account) ListIndexBatches(n, conc int) Side {
 		if err != nil {
 			return nil, nil, err
 		}
-		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+		return batchesDrain(func(ctx context.Context) (consistency.Stats, error) {
 			return ev.HandleBatches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
 		}), r.cleanup, nil
 	}}
