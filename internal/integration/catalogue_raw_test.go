@@ -337,7 +337,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, inputRule(table.ErrBadFilter)},
 		{"raw query: select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
-			for _, err := range table.QueryRaw(ctx, env.tc, &table.QueryOptions{Select: []string{"a-b"}}) {
+			for _, err := range ents.Query(ctx, &table.QueryOptions{Select: []string{"a-b"}}) {
 				return err
 			}
 			return nil

@@ -110,7 +110,6 @@ func init() {
 			_, err := table.QueryPageAs[Emp](ctx, tbl(e), "", nil)
 			return err
 		},
-		"table.QueryRaw": func(ctx context.Context, e *env) error { return first(table.QueryRaw(ctx, e.tbl, nil)) },
 		"table.Registry.Query": func(ctx context.Context, e *env) error {
 			r := table.NewRegistry(nil)
 			_ = table.Register[Emp](r, "Emp")
