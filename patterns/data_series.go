@@ -11,9 +11,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// ErrTooManySlots: a series that does not fit one entity's 252 properties.
-var ErrTooManySlots = fmt.Errorf("patterns: a data series holds at most %d slots in one entity; use WideEntity for more", table.MaxUserProperties)
-
 // Series is a data series as read: one value per slot.
 type Series[V int32 | int64 | float64] struct {
 	Values []V
@@ -44,7 +41,7 @@ func NewDataSeries[V int32 | int64 | float64](tbl *table.Table[table.Entity], pr
 		return nil, fmt.Errorf("%w: a data series needs at least 1 slot, not %d", ErrBadDefinition, slots)
 	}
 	if slots > table.MaxUserProperties {
-		return nil, ErrTooManySlots
+		return nil, fmt.Errorf("%w: a data series holds at most %d slots in one entity, not %d; use WideEntity for more", ErrBadDefinition, table.MaxUserProperties, slots)
 	}
 	width := len(strconv.Itoa(slots - 1))
 	if err := keys.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {

@@ -269,7 +269,7 @@ func (x *IndexEntities[T]) rewriteIDs(pk, value string, add, remove []string, pa
 		// A part that only shrank is written even if it holds more than
 		// this index's MaxListUnits (another writer's setting); only what
 		// one entity holds at all bounds it.
-		limit := DefaultMaxListUnits
+		limit := maxListUnits
 		if p.grew {
 			limit = x.max
 		}

@@ -42,7 +42,7 @@ import (
 // of a newer one. A blob no entity names (left by a crash between the two
 // writes, by a failed write, by Delete, or by a newer version) is removed
 // by Sweep once it is older than its grace period; a write commits its
-// entity within PutWindow of its first upload or not at all, so a Sweep
+// entity within a minute of its first upload or not at all, so a Sweep
 // with a grace of at least MinSweepGrace never removes the blob of a write
 // still in flight. Get checks each blob against its hash; a blob missing
 // while its entity still names it is corruption (ErrBlobMissing), never
@@ -54,7 +54,7 @@ type LargeEntity[T any] struct {
 	container string
 	fields    []string // Go field names
 	threshold int
-	// now is the clock of PutWindow; tests stop it.
+	// now is the clock of putWindow; tests stop it.
 	now      func() time.Time
 	tr       trace.OpTracer
 	log      *slog.Logger
@@ -89,15 +89,16 @@ type LargeEntityOptions struct {
 // defaultLargeThreshold is the field size above which LargeEntity uses a blob.
 const defaultLargeThreshold = 32 * 1024
 
-// PutWindow bounds a write: its entity is written within PutWindow of its
+// putWindow bounds a write: its entity is written within a minute of its
 // first blob upload, or the write fails (ErrPutWindow) and leaves its
 // blobs to Sweep.
-const PutWindow = time.Minute
+const putWindow = time.Minute
 
 // MinSweepGrace is the shortest grace that lets Sweep run while writes
-// are in flight: PutWindow, plus room for the service's own request
-// timeout and for this host's clock being behind the blob service's (a
-// blob's age is the local time minus its Last-Modified).
+// are in flight: a write's one-minute window (ErrPutWindow), plus room for
+// the service's own request timeout and for this host's clock being behind
+// the blob service's (a blob's age is the local time minus its
+// Last-Modified).
 const MinSweepGrace = 10 * time.Minute
 
 // Errors of LargeEntity.
@@ -110,10 +111,10 @@ var (
 	// ErrBlobMismatch: an offloaded field's blob does not hash to what the
 	// entity says.
 	ErrBlobMismatch = errors.New("patterns: a large field's blob does not match its hash")
-	// ErrPutWindow: a write took longer than PutWindow between its first
-	// upload and its entity write, so it did not write the entity (a Sweep
+	// ErrPutWindow: a write took longer than a minute between its first
+	// blob upload and its entity write, so it did not write the entity (a Sweep
 	// may already consider its blobs orphans). Nothing changed; write again.
-	ErrPutWindow = errors.New("patterns: large entity write exceeded PutWindow before its entity write; nothing was written")
+	ErrPutWindow = errors.New("patterns: large entity write took over a minute from its first upload to its entity write; nothing was written")
 	// ErrStaleRead: Lazy.Load found the entity changed since GetLazy; read
 	// it again.
 	ErrStaleRead = errors.New("patterns: the large entity changed since it was read")
@@ -480,9 +481,9 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 			return fmt.Errorf("patterns: %s: large field %s: %w", op, f, err)
 		}
 	}
-	// The entity goes out within PutWindow of the first upload or not at
+	// The entity goes out within putWindow of the first upload or not at
 	// all: a Sweep with MinSweepGrace cannot have removed these blobs.
-	left := PutWindow - l.now().Sub(start)
+	left := putWindow - l.now().Sub(start)
 	if left <= 0 {
 		return fmt.Errorf("%w (%s (%q, %q))", ErrPutWindow, op, m.PartitionKey, m.RowKey)
 	}

@@ -20,9 +20,12 @@ import (
 // are written in one transaction.
 const maxWideParts = batch.MaxOperations
 
-// ErrTooWide: a value that needs more than 100 entities (one transaction's
-// operations), or more than one transaction's 4 MiB.
-var ErrTooWide = fmt.Errorf("patterns: a wide entity spans at most %d entities written in one transaction of 4 MiB", maxWideParts)
+// tooWide is Put's refusal of a value that needs more than 100 entities
+// (one transaction's operations), or more than one transaction's 4 MiB.
+func tooWide(detail string) error {
+	return &table.InputError{Op: opWideEntityPut, Rule: table.ErrEntityTooLarge,
+		Detail: fmt.Sprintf("a wide entity spans at most %d entities written in one transaction of 4 MiB: %s", maxWideParts, detail)}
+}
 
 // Wide is a logical entity of any number of properties: property name →
 // string, bool, int32, int64 (or int), float64 or []byte. Read back, a
@@ -232,7 +235,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	groups = append(groups, cur)
 	if len(groups) > maxWideParts {
-		return nil, fmt.Errorf("%w: %d parts", ErrTooWide, len(groups))
+		return nil, tooWide(fmt.Sprintf("this one needs %d", len(groups)))
 	}
 	parts := make([]*table.Entity, len(groups))
 	for i, g := range groups {
@@ -291,7 +294,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 		}
 		if err := tx.Append(op); err != nil {
 			if errors.Is(err, batch.ErrTooLarge) || errors.Is(err, batch.ErrTooManyOperations) {
-				return fmt.Errorf("%w: %w", ErrTooWide, err)
+				return tooWide(err.Error())
 			}
 			return err
 		}

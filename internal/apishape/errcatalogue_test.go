@@ -84,8 +84,6 @@ func sentinels() map[string]error {
 		"patterns.ErrNotUnique":           patterns.ErrNotUnique,
 		"patterns.ErrPutWindow":           patterns.ErrPutWindow,
 		"patterns.ErrStaleRead":           patterns.ErrStaleRead,
-		"patterns.ErrTooManySlots":        patterns.ErrTooManySlots,
-		"patterns.ErrTooWide":             patterns.ErrTooWide,
 		"patterns.ErrUnknownIndex":        patterns.ErrUnknownIndex,
 		"sas.ErrBadSAS":                   sas.ErrBadSAS,
 		"sas.ErrPolicyExists":             sas.ErrPolicyExists,
