@@ -120,10 +120,10 @@ var (
 	ErrStaleRead = errors.New("patterns: the large entity changed since it was read")
 )
 
-// BlobMissingError reports an entity that names a blob that is gone. It
+// blobMissingError reports an entity that names a blob that is gone. It
 // matches ErrBlobMissing. The blob service's 404 is kept in Cause, not in
 // the chain, so that table.Is(err, table.ErrNotFound) stays false: the entity exists.
-type BlobMissingError struct {
+type blobMissingError struct {
 	PartitionKey, RowKey string
 	Field                string
 	Blob                 string
@@ -131,12 +131,12 @@ type BlobMissingError struct {
 }
 
 // Error names the entity, the field and the blob.
-func (e *BlobMissingError) Error() string {
+func (e *blobMissingError) Error() string {
 	return fmt.Sprintf("patterns: LargeEntity.Get (%q, %q): field %s names blob %s, which is missing (corruption)", e.PartitionKey, e.RowKey, e.Field, e.Blob)
 }
 
 // Is matches ErrBlobMissing.
-func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
+func (e *blobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means 32 KiB), the
@@ -571,7 +571,7 @@ func (z *Lazy[T]) Fields() []string {
 }
 
 // Load reads one offloaded field into the value: one request. A blob that
-// is gone while the entity still names it is a *BlobMissingError
+// is gone while the entity still names it is an error matching ErrBlobMissing
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
@@ -602,7 +602,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) 
 		case cur.ETag != z.etag:
 			return fmt.Errorf("%w: (%q, %q) field %s", ErrStaleRead, m.PartitionKey, m.RowKey, field)
 		}
-		return &BlobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
+		return &blobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
 	}
 	defer b.Body.Close()
 	data, err := io.ReadAll(b.Body)

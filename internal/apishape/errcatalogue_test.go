@@ -225,7 +225,6 @@ func instances(a answers) map[string][]error {
 		"eventstream.ConcurrencyError":    {&eventstream.ConcurrencyError{Stream: "s", Expected: 3, Err: a.tx}},
 		"eventstream.DuplicateEventError": {&eventstream.DuplicateEventError{Stream: "s", ID: "e1", Err: a.tx}},
 		"keys.ValidationError":            {keys.ValidatePartitionKey("a/b\nc")},
-		"patterns.BlobMissingError":       {&patterns.BlobMissingError{PartitionKey: "p", RowKey: "r", Field: "Photo", Blob: "b", Cause: a.blob}},
 		"patterns.PeriodBeingDeletedError": {&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: a.stale},
 			&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: transportFailure()}},
 		"patterns.ValueTakenError": {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx.Err}},
