@@ -95,11 +95,11 @@ func (m *Migration) MoveTable(ctx context.Context, name string, opts *MoveTableO
 	var sum MoveSummary
 	var errs []error
 	for _, a := range m.from.accounts {
-		src, err := table.New[table.Generic](a.Table(name), nil)
+		src, err := table.New[table.Entity](a.Table(name), nil)
 		if err != nil {
 			return sum, err
 		}
-		var group []*table.Generic
+		var group []*table.Entity
 		flush := func() error {
 			if len(group) == 0 {
 				return nil
@@ -155,7 +155,7 @@ type MoveTableOptions struct {
 
 // move copies group (one partition, at most 100 entities) from account a to
 // its new account, then deletes it from a guarded by the ETags read.
-func (m *Migration) move(ctx context.Context, a *Account, name string, group []*table.Generic, sum *MoveSummary) error {
+func (m *Migration) move(ctx context.Context, a *Account, name string, group []*table.Entity, sum *MoveSummary) error {
 	pk := group[0].PartitionKey
 	dst := m.to.For(pk)
 	copyOps := make([]batch.Op, 0, len(group))
@@ -194,12 +194,12 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 
 // allGone reports whether none of group (one partition, in RowKey order)
 // is left in account a: one range query.
-func allGone(ctx context.Context, a *Account, name string, group []*table.Generic) (bool, error) {
+func allGone(ctx context.Context, a *Account, name string, group []*table.Entity) (bool, error) {
 	want := map[string]bool{}
 	for _, e := range group {
 		want[e.RowKey] = true
 	}
-	tb, err := table.New[table.Generic](a.Table(name), nil)
+	tb, err := table.New[table.Entity](a.Table(name), nil)
 	if err != nil {
 		return false, err
 	}

@@ -240,7 +240,11 @@ func TestRouterOverTwoFakes(t *testing.T) {
 		}
 		for name, svc := range svcs {
 			n := 0
-			for _, err := range table.QueryRaw(ctx, svc.NewClient("orders", nil), &table.QueryOptions{Filter: table.Partition(id)}) {
+			rows, err := table.New[table.Entity](svc.NewClient("orders", nil), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range rows.Query(ctx, &table.QueryOptions{Filter: table.Partition(id)}) {
 				if err != nil {
 					t.Fatal(err)
 				}

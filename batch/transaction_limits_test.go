@@ -130,11 +130,11 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 
 	_, client := newFake(t, nil)
 	wide := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
-	wide.Set("Extra", table.StringValue("kept by a merge"))
-	wide.Set("N", table.Int64Value(1))
+	wide.Set("Extra", table.ValueOf("kept by a merge"))
+	wide.Set("N", table.ValueOf(int64(1)))
 	narrow := func() *table.Entity {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
-		e.Set("N", table.Int64Value(2))
+		e.Set("N", table.ValueOf(int64(2)))
 		return e
 	}
 	stored := func() *table.Entity {
@@ -159,7 +159,7 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 		e := stored()
 		_, hasExtra := e.Get("Extra")
 		n, _ := e.Get("N")
-		if hasExtra != (mode == table.Merge) || n != table.Int64Value(2) {
+		if hasExtra != (mode == table.Merge) || n != table.ValueOf(int64(2)) {
 			t.Fatalf("after an upsert with mode %v: Extra kept %v, N %v", mode, hasExtra, n)
 		}
 	}

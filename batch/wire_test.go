@@ -49,7 +49,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
-	e.Set("Name", table.StringValue("O'Brien"))
+	e.Set("Name", table.ValueOf("O'Brien"))
 	tx := batch.NewTransaction(nil)
 	if err := tx.Append(batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)

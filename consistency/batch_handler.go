@@ -24,17 +24,6 @@ import (
 // harmless.
 type BatchHandler func(ctx context.Context, msgs []*Message) []error
 
-// HandledStats counts what HandleBatches did.
-type HandledStats struct {
-	// Dequeued messages, and of those: Handled (done and deleted),
-	// Poisoned (malformed, another message type, a payload in a blob, too
-	// many deliveries, or refused by the handler as permanent) and Retried
-	// (left to reappear after their visibility timeout).
-	Dequeued, Handled, Poisoned, Retried int64
-	// Batches is how many dequeues returned messages.
-	Batches int64
-}
-
 // HandleBatches drains queue, a queue of msgType's messages only, in
 // batches: each dequeue takes 32 messages, h applies them together, and
 // then the done messages are deleted (Concurrency at a time, overlapping
@@ -47,12 +36,12 @@ type HandledStats struct {
 // any step leaves it to be delivered again. Messages of other types and
 // payloads kept in blobs go to poison: give a batched handler its own
 // queue, and keep its payloads small.
-func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h BatchHandler, opts *BatchOptions) (HandledStats, error) {
-	var st HandledStats
+func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h BatchHandler, opts *BatchOptions) (Stats, error) {
+	var st Stats
 	if h == nil || queue == nil || poison == nil {
 		return st, fmt.Errorf("%w: HandleBatches needs a queue, a poison queue and a handler", ErrBadOption)
 	}
-	if err := CheckType(msgType); err != nil {
+	if err := checkType(msgType); err != nil {
 		return st, err
 	}
 	err := handleBatches(ctx, queue, poison, msgType, h, batchDefaults(opts), &st)
@@ -61,7 +50,7 @@ func HandleBatches(ctx context.Context, queue, poison Queue, msgType string, h B
 
 // handleBatches is HandleBatches' loop, counting into st; Mover.MoveBatches
 // runs on it too, with its moves as the handler.
-func handleBatches(ctx context.Context, queue, poison Queue, msgType string, h BatchHandler, o *BatchOptions, st *HandledStats) error {
+func handleBatches(ctx context.Context, queue, poison Queue, msgType string, h BatchHandler, o *BatchOptions, st *Stats) error {
 	// A batch's message deletes (32 at Concurrency at a time: the longest
 	// step) overlap the next batch's dequeue and work: the next batch's
 	// messages are others (these are invisible until deleted) and its work
@@ -151,7 +140,7 @@ func decodeBatchItem(dm *azqueue.DequeuedMessage, msgType string, maxDequeues in
 // finishBatch poisons the bad messages and deletes the done ones; the rest
 // reappear after their visibility timeout. It counts and poisons before it
 // returns; the deletes go on, and wait waits for them.
-func finishBatch(ctx context.Context, queue, poison Queue, items []*batchItem, o *BatchOptions, st *HandledStats) (wait func()) {
+func finishBatch(ctx context.Context, queue, poison Queue, items []*batchItem, o *BatchOptions, st *Stats) (wait func()) {
 	type receipt struct{ id, pop string }
 	var dels []receipt
 	for _, it := range items {
@@ -172,7 +161,7 @@ func finishBatch(ctx context.Context, queue, poison Queue, items []*batchItem, o
 			}
 			st.Poisoned++
 		case it.done:
-			st.Handled++
+			st.Processed++
 		default:
 			st.Retried++
 			continue

@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -69,11 +69,9 @@ type BlobRef struct {
 	Name      string `json:"name"`
 }
 
-var typePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*\.v[0-9]+$`)
-
-// CheckType reports whether t is a valid message type.
-func CheckType(t string) error {
-	if !typePattern.MatchString(t) {
+// checkType refuses a message type that is not name.vN.
+func checkType(t string) error {
+	if !msgtype.Valid(t) {
 		return fmt.Errorf("%w: %q", ErrBadType, t)
 	}
 	return nil
@@ -115,7 +113,7 @@ func decodeEnvelope(text string) (*Envelope, error) {
 	if err := json.Unmarshal([]byte(text), &e); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if err := CheckType(e.Type); err != nil {
+	if err := checkType(e.Type); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if e.Key == "" {
@@ -155,7 +153,7 @@ func NewSender(queue Queue, opts *SenderOptions) *Sender {
 
 // envelope checks a message's type and key and wraps its payload.
 func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
-	if err := CheckType(msgType); err != nil {
+	if err := checkType(msgType); err != nil {
 		return nil, err
 	}
 	if key == "" {

@@ -280,18 +280,6 @@ type BatchOptions struct {
 	Logger *slog.Logger
 }
 
-// BatchStats counts what MoveBatches did.
-type BatchStats struct {
-	// Dequeued messages, and of those: Moved (source written to the target
-	// and deleted), Gone (nothing left to move: already moved, or never
-	// there), Poisoned (malformed, another message type, another version
-	// under the key, or too many deliveries), and Retried (left to
-	// reappear after their visibility timeout).
-	Dequeued, Moved, Gone, Poisoned, Retried int64
-	// Batches is how many dequeues returned messages.
-	Batches int64
-}
-
 // maxDequeueBatch is the most messages one dequeue returns ("Get
 // Messages": numofmessages 1 to 32).
 const maxDequeueBatch = 32
@@ -333,8 +321,8 @@ type moveItem struct {
 // Requests per message for a batch of 32 moves in one partition: 1 for
 // the message's delete, plus 1/32 each for the dequeue, the target write
 // and the source delete, plus 3/32 for the reads.
-func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
-	var st BatchStats
+func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (Stats, error) {
+	var st Stats
 	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)
 	return st, redact.Error(err)
 }
@@ -344,9 +332,9 @@ func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *B
 // again, until ctx ends; then it returns the counts and nil. A failed
 // dequeue is retried after the same back-off, and the last such error is
 // returned if ctx ends while they persist.
-func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (BatchStats, error) {
+func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (Stats, error) {
 	o := batchDefaults(opts)
-	var st BatchStats
+	var st Stats
 	poll := o.PollInterval
 	var last error
 	for ctx.Err() == nil {
@@ -398,13 +386,13 @@ func batchDefaults(opts *BatchOptions) *BatchOptions {
 }
 
 // moveBatches dequeues and moves batches until the queue is empty.
-func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) (err error) {
+func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *Stats) (err error) {
 	ctx, end := m.tracer.Start(ctx, opMoverMoveBatches)
 	before := *st
 	defer func() {
 		m.setAttributes(ctx,
 			trace.Attr(attrMessages, st.Dequeued-before.Dequeued),
-			trace.Attr(attrMoved, st.Moved-before.Moved),
+			trace.Attr(attrMoved, (st.Processed-st.Gone)-(before.Processed-before.Gone)),
 			trace.Attr(attrPoisoned, st.Poisoned-before.Poisoned),
 			trace.Attr(attrRetried, st.Retried-before.Retried))
 		end(err)
@@ -420,19 +408,10 @@ const (
 	attrRetried  = "tablekit.retried"
 )
 
-func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *BatchStats) error {
-	var hs HandledStats
-	var gone int64
-	err := handleBatches(ctx, queue, poison, m.msgType, func(ctx context.Context, msgs []*Message) []error {
-		return m.moveMessages(ctx, msgs, o, &gone)
-	}, o, &hs)
-	st.Batches += hs.Batches
-	st.Dequeued += hs.Dequeued
-	st.Moved += hs.Handled - gone
-	st.Gone += gone
-	st.Poisoned += hs.Poisoned
-	st.Retried += hs.Retried
-	return err
+func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *Stats) error {
+	return handleBatches(ctx, queue, poison, m.msgType, func(ctx context.Context, msgs []*Message) []error {
+		return m.moveMessages(ctx, msgs, o, &st.Gone)
+	}, o, st)
 }
 
 // moveMessages is the Mover's BatchHandler: it moves msgs (all of the

@@ -237,7 +237,7 @@ func runBatches(t *testing.T) {
 	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
 	runCtx, stop := context.WithCancel(ctx)
 	type result struct {
-		st  consistency.BatchStats
+		st  consistency.Stats
 		err error
 	}
 	done := make(chan result, 1)
@@ -270,7 +270,7 @@ func runBatches(t *testing.T) {
 	}
 	stop()
 	r := <-done
-	if r.err != nil || r.st.Moved != 80 || r.st.Poisoned != 0 {
+	if r.err != nil || (r.st.Processed-r.st.Gone) != 80 || r.st.Poisoned != 0 {
 		t.Fatalf("RunBatches: %+v, %v", r.st, r.err)
 	}
 	moved, err := table.Collect(archive.Query(ctx, nil))

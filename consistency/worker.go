@@ -115,9 +115,23 @@ type WorkerOptions struct {
 	TracingProvider tracing.Provider
 }
 
-// Stats counts a worker's outcomes.
+// Stats counts what a consumer of a queue did: a Worker (Stats, Drain),
+// HandleBatches, or a Mover's MoveBatches and RunBatches. A count that a
+// consumer does not keep stays 0.
 type Stats struct {
+	// Dequeued messages, and of those: Processed (the work done and the
+	// message deleted), Retried (left to reappear after their back-off or
+	// visibility timeout) and Poisoned (moved to the poison queue:
+	// malformed, too many deliveries, refused as permanent, or, in the
+	// batch loops, of another type or with a payload in a blob). Renewed
+	// counts a Worker's visibility renewals.
 	Dequeued, Processed, Retried, Poisoned, Renewed int64
+	// Gone counts, of Processed, the moves MoveBatches and RunBatches found
+	// nothing left to do for (already moved, or never there); the others
+	// were moved.
+	Gone int64
+	// Batches is how many of the batch loops' dequeues returned messages.
+	Batches int64
 	// Abandoned counts messages whose handler shutdown cancelled after
 	// ShutdownGrace: they reappear after their visibility timeout.
 	Abandoned int64
@@ -229,7 +243,7 @@ func queueName(q Queue) string {
 // changes nothing, so give each index (or other handler instance) a type of
 // its own. Safe to call while the worker runs.
 func (w *Worker) Handle(msgType string, h Handler) error {
-	if err := CheckType(msgType); err != nil {
+	if err := checkType(msgType); err != nil {
 		return err
 	}
 	if h == nil {

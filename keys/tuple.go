@@ -137,15 +137,3 @@ func DecodeTuple(key string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// TupleComponentPrefix encodes s as the start of a tuple's first component:
-// every tuple whose first component starts with s encodes to a key that
-// starts with the result. Use it with PrefixRange for "values starting
-// with" over tuple-encoded keys.
-func TupleComponentPrefix(s string) string {
-	b := make([]byte, 0, len(s)+len(s)/4)
-	for i := 0; i < len(s); i++ {
-		b = appendTupleToken(b, s[i])
-	}
-	return unsafeString(b)
-}

@@ -55,7 +55,7 @@ func BenchmarkIndexEntityAdds(b *testing.B) {
 								b.Error(err)
 								return
 							}
-							attempts.Add(int64(st.Attempts))
+							attempts.Add(int64(st))
 						}
 					}()
 				}

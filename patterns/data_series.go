@@ -11,9 +11,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// ErrTooManySlots: a series that does not fit one entity's 252 properties.
-var ErrTooManySlots = fmt.Errorf("patterns: a data series holds at most %d slots in one entity; use WideEntity for more", table.MaxUserProperties)
-
 // Series is a data series as read: one value per slot.
 type Series[V int32 | int64 | float64] struct {
 	Values []V
@@ -44,7 +41,7 @@ func NewDataSeries[V int32 | int64 | float64](tbl *table.Table[table.Entity], pr
 		return nil, fmt.Errorf("%w: a data series needs at least 1 slot, not %d", ErrBadDefinition, slots)
 	}
 	if slots > table.MaxUserProperties {
-		return nil, ErrTooManySlots
+		return nil, fmt.Errorf("%w: a data series holds at most %d slots in one entity, not %d; use WideEntity for more", ErrBadDefinition, table.MaxUserProperties, slots)
 	}
 	width := len(strconv.Itoa(slots - 1))
 	if err := keys.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {
@@ -75,14 +72,14 @@ func (d *DataSeries[V]) entity(op, pk, rk string, values map[int]V) (*table.Enti
 		p := d.prop(slot)
 		switch x := any(v).(type) {
 		case int32:
-			e.Set(p, table.Int32Value(x))
+			e.Set(p, table.ValueOf(int32(x)))
 		case int64:
-			e.Set(p, table.Int64Value(x))
+			e.Set(p, table.ValueOf(int64(x)))
 		case float64:
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				return nil, &table.InputError{Op: op, Field: p, Rule: table.ErrInvalidValue, Detail: "NaN and infinities"}
 			}
-			e.Set(p, table.DoubleValue(x))
+			e.Set(p, table.ValueOf(float64(x)))
 		}
 	}
 	return e, nil

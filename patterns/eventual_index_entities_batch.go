@@ -22,9 +22,9 @@ const maxValuesPerRead = 7
 // HandleBatches drains queue, a queue of this index's messages only, as
 // consistency.HandleBatches does: each dequeue takes 32 messages and
 // HandleBatch applies them together. It returns when the queue is empty.
-func (e *EventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+func (e *EventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
 	if e.badName != nil {
-		return consistency.HandledStats{}, e.badName
+		return consistency.Stats{}, e.badName
 	}
 	return consistency.HandleBatches(ctx, queue, poison, e.msgType, e.HandleBatch, opts)
 }
@@ -292,7 +292,7 @@ func (x *IndexEntities[T]) rewriteIDs(pk, value string, add, remove []string, pa
 		// A part that only shrank is written even if it holds more than
 		// this index's MaxListUnits (another writer's setting); only what
 		// one entity holds at all bounds it.
-		limit := DefaultMaxListUnits
+		limit := maxListUnits
 		if p.grew {
 			limit = x.max
 		}

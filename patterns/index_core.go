@@ -67,7 +67,7 @@ func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, r
 		}
 	}
 	e.Meta = table.Meta{PartitionKey: pk, RowKey: rk}
-	e.Set(indexOfProperty, table.StringValue(owner))
+	e.Set(indexOfProperty, table.ValueOf(owner))
 	return e, nil
 }
 

@@ -108,7 +108,7 @@ func TestCopiesAndGuardedRemoval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := full.Get("LastName"); !ok || v != table.StringValue("Jones") {
+	if v, ok := full.Get("LastName"); !ok || v != table.ValueOf("Jones") {
 		t.Errorf("no projection: LastName %v, %v", v, ok)
 	}
 	if _, ok := ownerOf(&table.Entity{}); ok {

@@ -27,17 +27,18 @@ const chunkUnits = table.MaxStringUTF16
 // service's 1 MiB: 15 × (8 + 2·len("IDs14") + 4 + 65,536) + keys < 1 MiB.
 const maxChunks = 15
 
-// DefaultMaxListUnits is how much ID list one index entity holds: the JSON
-// array of IDs, in UTF-16 units, spread over 15 string properties.
-const DefaultMaxListUnits = maxChunks * chunkUnits
+// maxListUnits is how much ID list one index entity holds: the JSON array
+// of IDs, in UTF-16 units, spread over 15 string properties of
+// table.MaxStringUTF16 units each (491,520).
+const maxListUnits = maxChunks * chunkUnits
 
 // IndexEntitiesOptions configure IndexEntities. nil means the defaults.
 type IndexEntitiesOptions struct {
 	// MaxListUnits caps the JSON ID list of one index entity, in UTF-16
 	// units; a list that would outgrow it continues in another index
-	// entity of the same value. Default (0) and maximum:
-	// DefaultMaxListUnits; a negative or larger value is refused by
-	// NewIndexEntities.
+	// entity of the same value. Default (0) and maximum: what one entity
+	// holds, 15 string properties of table.MaxStringUTF16 units (491,520);
+	// a negative or larger value is refused by NewIndexEntities.
 	MaxListUnits int
 	// Retry bounds the read-and-transact rounds when writers race on one
 	// index entity. Default: 64 attempts, 5 ms doubling to 500 ms.
@@ -102,13 +103,13 @@ func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) 
 	if err := keys.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: DefaultMaxListUnits,
+	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: maxListUnits,
 		retry: listRetry(), par: 8}
 	if opts != nil {
-		if opts.MaxListUnits < 0 || opts.MaxListUnits > DefaultMaxListUnits {
-			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to DefaultMaxListUnits (%d), what one entity holds", opts.MaxListUnits, DefaultMaxListUnits)})
+		if opts.MaxListUnits < 0 || opts.MaxListUnits > maxListUnits {
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to %d, what one entity holds", opts.MaxListUnits, maxListUnits)})
 		}
-		if opts.MaxListUnits > 0 && opts.MaxListUnits < DefaultMaxListUnits {
+		if opts.MaxListUnits > 0 && opts.MaxListUnits < maxListUnits {
 			x.max = opts.MaxListUnits
 		}
 		if opts.Retry != nil {
@@ -226,9 +227,9 @@ func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string, limit 
 		return nil, errPartFull
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
-	e.Set("Value", table.StringValue(value))
+	e.Set("Value", table.ValueOf(value))
 	for i, chunk := range idlist.Chunks(list, chunkUnits) {
-		e.Set(idsProperty(i), table.StringValue(chunk))
+		e.Set(idsProperty(i), table.ValueOf(chunk))
 	}
 	return e, nil
 }
@@ -292,7 +293,7 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 		// The part shrinks, so it is written even if it holds more than
 		// this index's MaxListUnits (another writer's setting); only what
 		// one entity holds at all bounds it.
-		e, err := x.encodePart(pk, p.rowKey, value, rest, DefaultMaxListUnits)
+		e, err := x.encodePart(pk, p.rowKey, value, rest, maxListUnits)
 		if err != nil {
 			return nil, err
 		}
@@ -303,13 +304,11 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 	return nil, nil
 }
 
-// Stats counts the rounds an operation took: 1 without contention.
-type Stats struct{ Attempts int }
-
 // transact runs round with retries on lost races on index entities. A
 // failure of the entity's own operation (at index 0) is not a race: it
-// ends the loop with that error.
-func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Transaction, error)) (Stats, error) {
+// ends the loop with that error. It returns the rounds it took, as
+// table.RetryOnConflict does: 1 without contention.
+func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Transaction, error)) (int, error) {
 	var final error
 	attempts, err := table.RetryOnConflict(ctx, func(int) error {
 		tx, err := round()
@@ -330,7 +329,7 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 	if err == nil {
 		err = final
 	}
-	return Stats{Attempts: attempts}, err
+	return attempts, err
 }
 
 // Add inserts v and adds its RowKey to the index entity of its value, in
@@ -338,12 +337,14 @@ func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Tr
 // requests without contention). It fails with table.ErrAlreadyExists if v
 // exists; with opts.Idempotent, v already stored exactly as sent is a
 // success (one more read), as after a retry whose first response was
-// lost. nil opts means the defaults.
-func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (_ Stats, err error) {
+// lost. nil opts means the defaults. It returns the rounds the write took,
+// 1 without contention (a lost race on the index entity reads it again),
+// as Remove and Change do.
+func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (attempts int, err error) {
 	ctx, end := x.tr.Start(ctx, opIndexEntitiesAdd, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return Stats{}, &table.InputError{Op: opIndexEntitiesAdd, Rule: table.ErrNilValue}
+		return 0, &table.InputError{Op: opIndexEntitiesAdd, Rule: table.ErrNilValue}
 	}
 	m := x.tbl.Meta(v)
 	value := x.value(v)
@@ -383,11 +384,11 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOptions) (_ Stats, err error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOptions) (attempts int, err error) {
 	ctx, end := x.tr.Start(ctx, opIndexEntitiesRemove, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
-		return Stats{}, &table.InputError{Op: opIndexEntitiesRemove, Rule: table.ErrNilValue}
+		return 0, &table.InputError{Op: opIndexEntitiesRemove, Rule: table.ErrNilValue}
 	}
 	m := x.tbl.Meta(v)
 	value := x.value(v)
@@ -420,18 +421,18 @@ func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOpti
 // opts.Idempotent Change settles it by reading the primary (one more
 // request): stored exactly as next, the change counts as this call's, and
 // next gets the stored ETag.
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *ChangeOptions) (_ Stats, err error) {
+func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *ChangeOptions) (attempts int, err error) {
 	ctx, end := x.tr.Start(ctx, opIndexEntitiesChange, partitionOf(x.tbl, next), 1)
 	defer func() { end(err) }()
 	if prev == nil || next == nil {
-		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrNilValue}
+		return 0, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrNilValue}
 	}
 	pm, nm := x.tbl.Meta(prev), x.tbl.Meta(next)
 	if pm.PartitionKey != nm.PartitionKey || pm.RowKey != nm.RowKey {
-		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrInvalidValue, Detail: "prev and next are different entities"}
+		return 0, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrInvalidValue, Detail: "prev and next are different entities"}
 	}
 	if pm.ETag == "" {
-		return Stats{}, &table.InputError{Op: opIndexEntitiesChange, Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
+		return 0, &table.InputError{Op: opIndexEntitiesChange, Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
 	}
 	callerETag := nm.ETag
 	nm.ETag = pm.ETag // the guard: the version the change was made from

@@ -29,7 +29,7 @@ func TestFullIndexEntityFitsTheService(t *testing.T) {
 	}
 	// Each ID is 15 UTF-16 units of JSON ("emp000000001",); the brackets add
 	// 2 and the last ID has no comma: n IDs take 15n + 1 units.
-	n := (DefaultMaxListUnits - 1) / 15
+	n := (maxListUnits - 1) / 15
 	ids := make([]string, n+1)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("emp%09d", i)

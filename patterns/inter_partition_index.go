@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -44,8 +45,8 @@ func messageType(base, name string) (string, error) {
 		return base + ".v1", nil
 	}
 	t := base + "." + name + ".v1"
-	if err := consistency.CheckType(t); err != nil {
-		return "", fmt.Errorf("%w: index name %q makes no message type: %w", ErrBadDefinition, name, err)
+	if !msgtype.Valid(t) {
+		return "", fmt.Errorf("%w: index name %q makes no message type: %w: %q", ErrBadDefinition, name, consistency.ErrBadType, t)
 	}
 	return t, nil
 }

@@ -29,7 +29,7 @@ const (
 // share a partition: 1 for the message's delete, plus 1/32 for the
 // dequeue, 3/32 for the reads of the primaries and 1/32 for the copies'
 // transaction.
-func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
 	return consistency.HandleBatches(ctx, queue, poison, x.msgType, x.HandleBatch, opts)
 }
 

@@ -564,7 +564,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 	d := x.defs[i]
 	enc := func(s string) string { return d.Prefix + s }
 	if !d.Unique {
-		enc = func(s string) string { return d.Prefix + keys.TupleComponentPrefix(s) + "!" }
+		enc = func(s string) string { return d.Prefix + tupleComponentPrefix(s) + "!" }
 	}
 	_, end := keys.PrefixRange(d.Prefix)
 	upper := end
@@ -584,7 +584,7 @@ func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey
 	d := x.defs[i]
 	p := d.Prefix + prefix
 	if !d.Unique {
-		p = d.Prefix + keys.TupleComponentPrefix(prefix)
+		p = d.Prefix + tupleComponentPrefix(prefix)
 	}
 	return x.scan(ctx, table.RowPrefix(partitionKey, p))
 }
@@ -813,4 +813,20 @@ func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 		}
 	}
 	return g, nil
+}
+
+// tupleComponentPrefix is the start of the tuple encoding (keys.EncodeTuple)
+// of every tuple whose first component starts with s: the encoding of the
+// one-component tuple s without its end marker. The encoding is byte by
+// byte, so it is built from pieces short enough for EncodeTuple's length
+// check (128 bytes encode to at most 384 units), whatever s's length.
+func tupleComponentPrefix(s string) string {
+	var b strings.Builder
+	for len(s) > 0 {
+		n := min(len(s), 128)
+		enc, _ := keys.EncodeTuple(s[:n])
+		b.WriteString(strings.TrimSuffix(enc, "!"))
+		s = s[n:]
+	}
+	return b.String()
 }

@@ -42,7 +42,7 @@ import (
 // of a newer one. A blob no entity names (left by a crash between the two
 // writes, by a failed write, by Delete, or by a newer version) is removed
 // by Sweep once it is older than its grace period; a write commits its
-// entity within PutWindow of its first upload or not at all, so a Sweep
+// entity within a minute of its first upload or not at all, so a Sweep
 // with a grace of at least MinSweepGrace never removes the blob of a write
 // still in flight. Get checks each blob against its hash; a blob missing
 // while its entity still names it is corruption (ErrBlobMissing), never
@@ -54,7 +54,7 @@ type LargeEntity[T any] struct {
 	container string
 	fields    []string // Go field names
 	threshold int
-	// now is the clock of PutWindow; tests stop it.
+	// now is the clock of putWindow; tests stop it.
 	now      func() time.Time
 	tr       trace.OpTracer
 	log      *slog.Logger
@@ -89,15 +89,16 @@ type LargeEntityOptions struct {
 // defaultLargeThreshold is the field size above which LargeEntity uses a blob.
 const defaultLargeThreshold = 32 * 1024
 
-// PutWindow bounds a write: its entity is written within PutWindow of its
+// putWindow bounds a write: its entity is written within a minute of its
 // first blob upload, or the write fails (ErrPutWindow) and leaves its
 // blobs to Sweep.
-const PutWindow = time.Minute
+const putWindow = time.Minute
 
 // MinSweepGrace is the shortest grace that lets Sweep run while writes
-// are in flight: PutWindow, plus room for the service's own request
-// timeout and for this host's clock being behind the blob service's (a
-// blob's age is the local time minus its Last-Modified).
+// are in flight: a write's one-minute window (ErrPutWindow), plus room for
+// the service's own request timeout and for this host's clock being behind
+// the blob service's (a blob's age is the local time minus its
+// Last-Modified).
 const MinSweepGrace = 10 * time.Minute
 
 // Errors of LargeEntity.
@@ -110,19 +111,19 @@ var (
 	// ErrBlobMismatch: an offloaded field's blob does not hash to what the
 	// entity says.
 	ErrBlobMismatch = errors.New("patterns: a large field's blob does not match its hash")
-	// ErrPutWindow: a write took longer than PutWindow between its first
-	// upload and its entity write, so it did not write the entity (a Sweep
+	// ErrPutWindow: a write took longer than a minute between its first
+	// blob upload and its entity write, so it did not write the entity (a Sweep
 	// may already consider its blobs orphans). Nothing changed; write again.
-	ErrPutWindow = errors.New("patterns: large entity write exceeded PutWindow before its entity write; nothing was written")
+	ErrPutWindow = errors.New("patterns: large entity write took over a minute from its first upload to its entity write; nothing was written")
 	// ErrStaleRead: Lazy.Load found the entity changed since GetLazy; read
 	// it again.
 	ErrStaleRead = errors.New("patterns: the large entity changed since it was read")
 )
 
-// BlobMissingError reports an entity that names a blob that is gone. It
+// blobMissingError reports an entity that names a blob that is gone. It
 // matches ErrBlobMissing. The blob service's 404 is kept in Cause, not in
 // the chain, so that table.Is(err, table.ErrNotFound) stays false: the entity exists.
-type BlobMissingError struct {
+type blobMissingError struct {
 	PartitionKey, RowKey string
 	Field                string
 	Blob                 string
@@ -130,12 +131,12 @@ type BlobMissingError struct {
 }
 
 // Error names the entity, the field and the blob.
-func (e *BlobMissingError) Error() string {
+func (e *blobMissingError) Error() string {
 	return fmt.Sprintf("patterns: LargeEntity.Get (%q, %q): field %s names blob %s, which is missing (corruption)", e.PartitionKey, e.RowKey, e.Field, e.Blob)
 }
 
 // Is matches ErrBlobMissing.
-func (e *BlobMissingError) Is(target error) bool { return target == ErrBlobMissing }
+func (e *blobMissingError) Is(target error) bool { return target == ErrBlobMissing }
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means 32 KiB), the
@@ -425,10 +426,10 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 	withoutRefs(e, l.fields)
 	for f, r := range refs {
 		bp, sp := refProps(f)
-		e.Set(bp, table.StringValue(r.name))
-		e.Set(sp, table.StringValue(r.sha))
+		e.Set(bp, table.ValueOf(r.name))
+		e.Set(sp, table.ValueOf(r.sha))
 		if r.gzip {
-			e.Set(sizeProp(f), table.Int64Value(r.size))
+			e.Set(sizeProp(f), table.ValueOf(int64(r.size)))
 		}
 	}
 	full, err := l.raw.Encode(e)
@@ -480,9 +481,9 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 			return fmt.Errorf("patterns: %s: large field %s: %w", op, f, err)
 		}
 	}
-	// The entity goes out within PutWindow of the first upload or not at
+	// The entity goes out within putWindow of the first upload or not at
 	// all: a Sweep with MinSweepGrace cannot have removed these blobs.
-	left := PutWindow - l.now().Sub(start)
+	left := putWindow - l.now().Sub(start)
 	if left <= 0 {
 		return fmt.Errorf("%w (%s (%q, %q))", ErrPutWindow, op, m.PartitionKey, m.RowKey)
 	}
@@ -570,7 +571,7 @@ func (z *Lazy[T]) Fields() []string {
 }
 
 // Load reads one offloaded field into the value: one request. A blob that
-// is gone while the entity still names it is a *BlobMissingError
+// is gone while the entity still names it is an error matching ErrBlobMissing
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
@@ -601,7 +602,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) 
 		case cur.ETag != z.etag:
 			return fmt.Errorf("%w: (%q, %q) field %s", ErrStaleRead, m.PartitionKey, m.RowKey, field)
 		}
-		return &BlobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
+		return &blobMissingError{PartitionKey: m.PartitionKey, RowKey: m.RowKey, Field: field, Blob: r.name, Cause: err}
 	}
 	defer b.Body.Close()
 	data, err := io.ReadAll(b.Body)

@@ -21,7 +21,7 @@ type photoRow struct {
 }
 
 // clock is a stopped clock the test moves, shared by the fake blob
-// service (Last-Modified) and the LargeEntity (PutWindow, blob ages).
+// service (Last-Modified) and the LargeEntity (putWindow, blob ages).
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
@@ -48,7 +48,7 @@ func (s *slowUploads) UploadBuffer(ctx context.Context, c, n string, b []byte, o
 	return resp, err
 }
 
-// TestLargeEntityPutWindow: a write that stalls past PutWindow between its
+// TestLargeEntityPutWindow: a write that stalls past putWindow between its
 // upload and its entity write does not write the entity, so a Sweep with
 // MinSweepGrace that found its blob unnamed cannot have broken it; a write
 // within the window keeps its blob from a Sweep with MinSweepGrace.
@@ -79,17 +79,17 @@ func TestLargeEntityPutWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Within the window: the write takes PutWindow minus a second.
-	slow := newLE(&slowUploads{Client: bc, c: c, stall: PutWindow - time.Second})
+	// Within the window: the write takes putWindow minus a second.
+	slow := newLE(&slowUploads{Client: bc, c: c, stall: putWindow - time.Second})
 	if err := slow.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v2", Photo: photo(2)}, nil); err != nil {
-		t.Fatalf("a write inside PutWindow: %v", err)
+		t.Fatalf("a write inside putWindow: %v", err)
 	}
 	// Past the window: nothing is written, and the blob it left is an
 	// orphan that Sweep may take once it is MinSweepGrace old.
-	stalled := newLE(&slowUploads{Client: bc, c: c, stall: PutWindow + time.Second})
+	stalled := newLE(&slowUploads{Client: bc, c: c, stall: putWindow + time.Second})
 	err := stalled.Put(ctx, &photoRow{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "v3", Photo: photo(3)}, nil)
 	if !errors.Is(err, ErrPutWindow) {
-		t.Fatalf("a write stalled past PutWindow: %v, want ErrPutWindow", err)
+		t.Fatalf("a write stalled past putWindow: %v, want ErrPutWindow", err)
 	}
 	got, err := le.Get(ctx, "p", "r", nil)
 	if err != nil || got.Name != "v2" || !bytes.Equal(got.Photo, photo(2)) {
@@ -98,7 +98,7 @@ func TestLargeEntityPutWindow(t *testing.T) {
 	// A Sweep with MinSweepGrace now: v1's blob is old enough, v2's blob
 	// is named, the stalled write's blob is too young.
 	if n, err := le.Sweep(ctx, MinSweepGrace, nil); err != nil || n != 0 {
-		t.Fatalf("Sweep: %d %v, want 0 (v1's blob is %v old)", n, err, 2*PutWindow)
+		t.Fatalf("Sweep: %d %v, want 0 (v1's blob is %v old)", n, err, 2*putWindow)
 	}
 	c.add(MinSweepGrace)
 	if n, err := le.Sweep(ctx, MinSweepGrace, nil); err != nil || n != 2 {

@@ -55,7 +55,7 @@ type ListDef[T any] struct {
 	// Value is the indexed value of v; "" means v is in no list.
 	Value func(v *T) string
 	// MaxListUnits is IndexEntitiesOptions.MaxListUnits. Default (0):
-	// DefaultMaxListUnits.
+	// what one index entity holds (491,520).
 	MaxListUnits int
 }
 

@@ -19,7 +19,7 @@ import (
 // the message's delete, plus 1/32 each for the dequeue, the read of the
 // primaries, the copies' transaction, and each list table's read and
 // transaction.
-func (m *Model[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error) {
+func (m *Model[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
 	return consistency.HandleBatches(ctx, queue, poison, m.msgType, m.HandleBatch, opts)
 }
 

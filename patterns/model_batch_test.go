@@ -134,7 +134,7 @@ func TestModelHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.HandledStats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		// Per 32 messages: the dequeue, one read of their primaries, one
@@ -188,13 +188,13 @@ func TestModelHandleBatches(t *testing.T) {
 			changes++
 			*p.v = *next
 		}
-		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) {
+		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
 			return b.m.HandleBatches(ctx, keepMessages{b.q}, b.poison, keepOpts) // handled, then delivered again below
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		b.check(t, live, append(lastNames, "Hall"))
 		time.Sleep(2100 * time.Millisecond) // the visibility timeout ends: every message is delivered again
-		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, changes, false)
+		reqs = drainBatches(t, e, func() (consistency.Stats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, changes, false)
 		t.Logf("the changes delivered again: %d requests for %d messages, %.3f a message", reqs, changes, float64(reqs)/float64(changes))
 		b.check(t, live, append(lastNames, "Hall"))
 	})
@@ -243,7 +243,7 @@ func TestModelHandleBatchKeepsFailuresToTheirMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := b.m.HandleBatches(ctx, b.q, b.poison, batchOpts)
-		if err != nil || st.Handled != 1 || st.Poisoned != 1 || st.Retried != 0 {
+		if err != nil || st.Processed != 1 || st.Poisoned != 1 || st.Retried != 0 {
 			t.Fatalf("HandleBatches: %+v %v; want 1 handled, 1 poisoned (on its first delivery)", st, err)
 		}
 		b.check(t, []*batchEmp{cy, di}, []string{"Ng"})

@@ -98,7 +98,7 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 		if err != nil {
 			return err
 		}
-		c.Set("Touched", table.StringValue("yes"))
+		c.Set("Touched", table.ValueOf("yes"))
 		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: table.Replace})
 	}
 	p.armed.Store(true)
@@ -109,7 +109,7 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 	if !p.fired.Load() {
 		t.Fatal("the concurrent write did not happen: the test tests nothing")
 	}
-	if st.Handled != 1 || st.Retried != 0 || st.Poisoned != 0 {
+	if st.Processed != 1 || st.Retried != 0 || st.Poisoned != 0 {
 		t.Fatalf("stats %+v: the refused transaction's message was not settled", st)
 	}
 	checkCopies(t, x, copies, []*batchEmp{&next})
@@ -163,7 +163,7 @@ func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
 	if !p.fired.Load() {
 		t.Fatal("the concurrent write did not happen: the test tests nothing")
 	}
-	if st.Handled != 1 || st.Retried != 0 || st.Poisoned != 0 {
+	if st.Processed != 1 || st.Retried != 0 || st.Poisoned != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 	ids, err := lists.IDs(ctx, "Jones", nil)

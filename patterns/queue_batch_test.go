@@ -104,14 +104,14 @@ func (keepMessages) DeleteMessage(context.Context, string, string, *azqueue.Dele
 // poisoned or retried message, and returns the requests it took. With
 // again, a message may be handled more than once (it reappeared while the
 // queue was drained: keepMessages).
-func drainBatches(t *testing.T, e batchEnv, handle func() (consistency.HandledStats, error), want int64, again bool) int64 {
+func drainBatches(t *testing.T, e batchEnv, handle func() (consistency.Stats, error), want int64, again bool) int64 {
 	t.Helper()
 	e.c.n.Store(0)
 	st, err := handle()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if (st.Handled != want && !(again && st.Handled > want)) || st.Poisoned != 0 || st.Retried != 0 {
+	if (st.Processed != want && !(again && st.Processed > want)) || st.Poisoned != 0 || st.Retried != 0 {
 		t.Fatalf("stats %+v, want %d handled", st, want)
 	}
 	return e.c.n.Load()
@@ -163,7 +163,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.HandledStats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		if perMsg > 1.25 {
@@ -205,13 +205,13 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 		}
 		live[1], live[2] = &a2, &b2
 		changes := int64(n/3 + n/6 + 2)
-		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) {
+		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
 			return x.HandleBatches(ctx, keepMessages{q}, poison, keepOpts) // handled, then delivered again below
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		checkCopies(t, x, copies, live)
 		time.Sleep(2100 * time.Millisecond) // the visibility timeout ends: every message is delivered again
-		drainBatches(t, e, func() (consistency.HandledStats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
+		drainBatches(t, e, func() (consistency.Stats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
 		checkCopies(t, x, copies, live)
 	})
 }
@@ -274,7 +274,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.HandledStats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities, 3 values: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		if perMsg > 1.25 {
@@ -310,13 +310,13 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			}
 			live = append(live, v)
 		}
-		reqs = drainBatches(t, e, func() (consistency.HandledStats, error) {
+		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
 			return ev.HandleBatches(ctx, keepMessages{q}, poison, keepOpts)
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		checkLists(t, ev, lists, live, append(names, "Hall"))
 		time.Sleep(2100 * time.Millisecond)
-		drainBatches(t, e, func() (consistency.HandledStats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
+		drainBatches(t, e, func() (consistency.Stats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
 		checkLists(t, ev, lists, live, append(names, "Hall"))
 	})
 }

@@ -54,11 +54,7 @@ func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, o
 	}
 	_, hi := keys.PrefixRange(prefix)
 	var out []any
-	for raw, err := range table.QueryRaw(ctx, r.client, &table.QueryOptions{Filter: table.RowRange(partitionKey, parentID, hi)}) {
-		if err != nil {
-			return nil, err
-		}
-		v, err := r.registry.Decode(raw)
+	for v, err := range r.registry.Query(ctx, r.client, &table.QueryOptions{Filter: table.RowRange(partitionKey, parentID, hi)}) {
 		if err != nil {
 			return nil, err
 		}

@@ -48,7 +48,7 @@ func putRows(t *testing.T, raw *table.Table[table.Entity], pk string, n int) {
 	var ops []batch.Op
 	for i := range n {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: fmt.Sprintf("r%05d", i)}}
-		e.Set("N", table.Int64Value(int64(i)))
+		e.Set("N", table.ValueOf(int64(int64(i))))
 		ops = append(ops, batch.Upsert(e, table.Replace))
 	}
 	if _, err := batch.NewWriter(raw.Client(), nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
@@ -218,7 +218,7 @@ func TestIndexRowsAreCopiesAndIDLists(t *testing.T) {
 	row := func(props ...string) *table.Entity {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
 		for _, name := range props {
-			e.Set(name, table.StringValue("x"))
+			e.Set(name, table.ValueOf("x"))
 		}
 		return e
 	}
@@ -247,7 +247,7 @@ func TestCopyOfAValueTheCodecRefusesIsAnError(t *testing.T) {
 	}
 	ages := tableOf(table.New[aged](coreTable(t, nil), nil))
 	bad := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "c"}}
-	bad.Set("Age", table.StringValue("seven"))
+	bad.Set("Age", table.ValueOf("seven"))
 	if v, err := fromCopy(ages, bad, "p", "r"); err == nil || v != nil {
 		t.Errorf("a copy whose Age is a String: %+v, %v", v, err)
 	}

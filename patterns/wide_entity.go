@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
@@ -19,9 +20,12 @@ import (
 // are written in one transaction.
 const maxWideParts = batch.MaxOperations
 
-// ErrTooWide: a value that needs more than 100 entities (one transaction's
-// operations), or more than one transaction's 4 MiB.
-var ErrTooWide = fmt.Errorf("patterns: a wide entity spans at most %d entities written in one transaction of 4 MiB", maxWideParts)
+// tooWide is Put's refusal of a value that needs more than 100 entities
+// (one transaction's operations), or more than one transaction's 4 MiB.
+func tooWide(detail string) error {
+	return &table.InputError{Op: opWideEntityPut, Rule: table.ErrEntityTooLarge,
+		Detail: fmt.Sprintf("a wide entity spans at most %d entities written in one transaction of 4 MiB: %s", maxWideParts, detail)}
+}
 
 // Wide is a logical entity of any number of properties: property name →
 // string, bool, int32, int64 (or int), float64 or []byte. Read back, a
@@ -109,12 +113,52 @@ type wideProp struct {
 	json  int
 }
 
+// wideValue is the Value of a property of a Wide: the types Wide lists,
+// and every other type table.ValueOf takes, or a table.Value.
+func wideValue(v any) (table.Value, bool) {
+	switch v := v.(type) {
+	case table.Value:
+		return v, true
+	case string:
+		return table.ValueOf(v), true
+	case bool:
+		return table.ValueOf(v), true
+	case int8:
+		return table.ValueOf(v), true
+	case int16:
+		return table.ValueOf(v), true
+	case int32:
+		return table.ValueOf(v), true
+	case uint8:
+		return table.ValueOf(v), true
+	case uint16:
+		return table.ValueOf(v), true
+	case int64:
+		return table.ValueOf(v), true
+	case int:
+		return table.ValueOf(v), true
+	case uint32:
+		return table.ValueOf(v), true
+	case float64:
+		return table.ValueOf(v), true
+	case float32:
+		return table.ValueOf(v), true
+	case time.Time:
+		return table.ValueOf(v), true
+	case []byte:
+		return table.ValueOf(v), true
+	case table.GUID:
+		return table.ValueOf(v), true
+	}
+	return table.Value{}, false
+}
+
 func encodeWideProp(op, name string, v any) (wideProp, error) {
 	if err := keys.ValidatePropertyName(name); err != nil {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
-	val, err := table.ValueOf(v)
-	if err != nil {
+	val, ok := wideValue(v)
+	if !ok {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
 	}
 	// The parts are checked again when the transaction encodes them; here
@@ -171,7 +215,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	sort.Strings(names)
 	head := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, 0)}}
-	head.Set(partsProperty, table.Int32Value(maxWideParts))
+	head.Set(partsProperty, table.ValueOf(int32(maxWideParts)))
 	base := head.Size()
 	// A part must fit the service's count (size) and, since Azurite
 	// measures the request body instead (binary as base64), its JSON too.
@@ -191,12 +235,12 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	groups = append(groups, cur)
 	if len(groups) > maxWideParts {
-		return nil, fmt.Errorf("%w: %d parts", ErrTooWide, len(groups))
+		return nil, tooWide(fmt.Sprintf("this one needs %d", len(groups)))
 	}
 	parts := make([]*table.Entity, len(groups))
 	for i, g := range groups {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, i)}, Properties: make(map[string]table.Value, len(g)+1)}
-		e.Set(partsProperty, table.Int32Value(int32(len(groups))))
+		e.Set(partsProperty, table.ValueOf(int32(int32(len(groups)))))
 		for _, p := range g {
 			e.Set(p.name, p.value)
 		}
@@ -250,7 +294,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 		}
 		if err := tx.Append(op); err != nil {
 			if errors.Is(err, batch.ErrTooLarge) || errors.Is(err, batch.ErrTooManyOperations) {
-				return fmt.Errorf("%w: %w", ErrTooWide, err)
+				return tooWide(err.Error())
 			}
 			return err
 		}

@@ -87,8 +87,8 @@ func (r IPRange) String() string {
 	return r.Start.String() + "-" + r.End.String()
 }
 
-// ParseIPRange reads a sip value: "a.b.c.d" or "a.b.c.d-e.f.g.h".
-func ParseIPRange(s string) (IPRange, error) {
+// parseIPRange reads a sip value: "a.b.c.d" or "a.b.c.d-e.f.g.h".
+func parseIPRange(s string) (IPRange, error) {
 	if s == "" {
 		return IPRange{}, nil
 	}

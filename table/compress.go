@@ -11,12 +11,12 @@ import (
 // as a decompression bomb would. Nothing is returned of it.
 var ErrInflatedTooLarge = gz.ErrTooLarge
 
-// MaxGzipPropertyBytes bounds a binary property tagged gzip before
+// maxGzipPropertyBytes bounds a binary property tagged gzip before
 // compression, and so what a stored one may inflate to when read: the
-// entity limit (1 MiB), the most a value could hold if stored plain in
-// an entity of its own. The compressed form must still fit
+// entity limit, MaxEntityBytes (1 MiB), the most a value could hold if
+// stored plain in an entity of its own. The compressed form must still fit
 // MaxBinaryBytes.
-const MaxGzipPropertyBytes = MaxEntityBytes
+const maxGzipPropertyBytes = MaxEntityBytes
 
 // A []byte field tagged `table:"Name,gzip"` is stored gzip-compressed
 // (RFC 1952), in the same Edm.Binary property: the stored bytes describe
@@ -33,8 +33,8 @@ const MaxGzipPropertyBytes = MaxEntityBytes
 
 // gzipProp is the stored form of a gzip-tagged value.
 func gzipProp(typ, name string, raw []byte) ([]byte, error) {
-	if len(raw) > MaxGzipPropertyBytes {
-		return nil, inputErr("encode", typ, name, ErrBinaryTooLong, "%d bytes before compression, at most %d (MaxGzipPropertyBytes)", len(raw), MaxGzipPropertyBytes)
+	if len(raw) > maxGzipPropertyBytes {
+		return nil, inputErr("encode", typ, name, ErrBinaryTooLong, "%d bytes before compression, at most %d (MaxEntityBytes)", len(raw), maxGzipPropertyBytes)
 	}
 	if len(raw) == 0 {
 		return raw, nil
@@ -53,7 +53,7 @@ func gunzipProp(stored []byte) ([]byte, error) {
 	if !gz.IsGzip(stored) {
 		return stored, nil
 	}
-	out, err := gz.Decompress(stored, MaxGzipPropertyBytes)
+	out, err := gz.Decompress(stored, maxGzipPropertyBytes)
 	switch {
 	case errors.Is(err, gz.ErrTooLarge):
 		return nil, err

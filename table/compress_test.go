@@ -94,8 +94,8 @@ func TestGzipPropertyReadsPlainValues(t *testing.T) {
 
 func TestGzipPropertyLimits(t *testing.T) {
 	var c table.Codec
-	// Over MaxGzipPropertyBytes before compression: refused, typed.
-	_, err := c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: make([]byte, table.MaxGzipPropertyBytes+1)})
+	// Over MaxEntityBytes before compression: refused, typed.
+	_, err := c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: make([]byte, table.MaxEntityBytes+1)})
 	var ie *table.InputError
 	if !errors.As(err, &ie) || !errors.Is(err, table.ErrBinaryTooLong) || ie.Field != "Photo" {
 		t.Fatalf("over the bound: %v", err)
@@ -155,7 +155,7 @@ func TestGzipPropertyOnFake(t *testing.T) {
 	}
 	// Over the bound before compression: refused before any request.
 	svc.ResetCounts()
-	err = tbl.Upsert(t.Context(), &photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r2"}, Photo: make([]byte, table.MaxGzipPropertyBytes+1)}, nil)
+	err = tbl.Upsert(t.Context(), &photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r2"}, Photo: make([]byte, table.MaxEntityBytes+1)}, nil)
 	if !errors.Is(err, table.ErrBinaryTooLong) || svc.Total() != 0 {
 		t.Fatalf("over the bound: %v after %d requests", err, svc.Total())
 	}

@@ -30,7 +30,7 @@ import (
 //	float32, float64                    Edm.Double (annotated, so 2.0 stays a Double)
 //	time.Time                           Edm.DateTime (UTC, 100 ns; 1601 to 9999)
 //	[]byte                              Edm.Binary
-//	[]byte with `table:",gzip"`         Edm.Binary, gzip-compressed (compress.go)
+//	[]byte with `table:",gzip"`         Edm.Binary, gzip-compressed: at most MaxEntityBytes before, MaxBinaryBytes after
 //	table.GUID                          Edm.Guid
 //	*T of any of these                  nullable: nil is not stored
 //	anything with `table:",json"`       Edm.String holding its JSON

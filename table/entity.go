@@ -36,7 +36,7 @@ import (
 // reads as an Int32 with Inferred set, AsDouble returns it exactly, and
 // writing the Entity back sends it unannotated, as it was received. Code
 // that knows a property is a Double reads it with AsDouble, or sets it with
-// DoubleValue before writing. Int64 is always annotated, so it reads as an
+// ValueOf(float64(x)) before writing. Int64 is always annotated, so it reads as an
 // Int64, beyond 2^53 too.
 type Entity struct {
 	Meta
@@ -178,7 +178,7 @@ func appendValue(b []byte, typ, name string, v Value, sz *sizer) ([]byte, error)
 		b = append(b, '"')
 		sz.prop(name, 16)
 	default:
-		return nil, inputErr(op, typ, name, ErrInvalidValue, "the zero Value has no EDM type; build values with StringValue, Int64Value, ... or ValueOf")
+		return nil, inputErr(op, typ, name, ErrInvalidValue, "the zero Value has no EDM type; build values with ValueOf")
 	}
 	return b, nil
 }
@@ -272,15 +272,15 @@ func parseValue(edm string, v jsonValue) (Value, bool, error) {
 	case "":
 		switch {
 		case v.str:
-			return StringValue(text), true, nil
+			return stringValue(text), true, nil
 		case raw == "true" || raw == "false":
-			return BoolValue(raw == "true"), true, nil
+			return boolValue(raw == "true"), true, nil
 		case strings.ContainsAny(raw, ".eE"):
 			x, err := strconv.ParseFloat(raw, 64)
 			if err != nil {
 				return Value{}, false, errWant("a number", v)
 			}
-			return DoubleValue(x), true, nil
+			return doubleValue(x), true, nil
 		}
 		if n, err := strconv.ParseInt(raw, 10, 32); err == nil {
 			return Value{k: kindInt32, n: n, inferred: true}, true, nil
@@ -291,56 +291,56 @@ func parseValue(edm string, v jsonValue) (Value, bool, error) {
 		if err != nil {
 			return Value{}, false, errWant("a number", v)
 		}
-		return DoubleValue(x), true, nil
+		return doubleValue(x), true, nil
 	case EdmString:
 		if !v.str {
 			return Value{}, false, errWant("a string", v)
 		}
-		return StringValue(text), true, nil
+		return stringValue(text), true, nil
 	case EdmBoolean:
 		b, err := strconv.ParseBool(text)
 		if err != nil {
 			return Value{}, false, errWant("a boolean", v)
 		}
-		return BoolValue(b), true, nil
+		return boolValue(b), true, nil
 	case EdmInt32:
 		n, err := strconv.ParseInt(text, 10, 32)
 		if err != nil {
 			return Value{}, false, errWant("an Edm.Int32", v)
 		}
-		return Int32Value(int32(n)), true, nil
+		return int32Value(int32(n)), true, nil
 	case EdmInt64:
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
 			return Value{}, false, errWant("an Edm.Int64", v)
 		}
-		return Int64Value(n), true, nil
+		return int64Value(n), true, nil
 	case EdmDouble:
 		switch text {
 		case "NaN":
-			return DoubleValue(math.NaN()), true, nil
+			return doubleValue(math.NaN()), true, nil
 		case "Infinity", "INF":
-			return DoubleValue(math.Inf(1)), true, nil
+			return doubleValue(math.Inf(1)), true, nil
 		case "-Infinity", "-INF":
-			return DoubleValue(math.Inf(-1)), true, nil
+			return doubleValue(math.Inf(-1)), true, nil
 		}
 		x, err := strconv.ParseFloat(text, 64)
 		if err != nil {
 			return Value{}, false, errWant("an Edm.Double", v)
 		}
-		return DoubleValue(x), true, nil
+		return doubleValue(x), true, nil
 	case EdmDateTime:
 		t, err := time.Parse(time.RFC3339Nano, text)
 		if err != nil {
 			return Value{}, false, errWant("an Edm.DateTime", v)
 		}
-		return DateTimeValue(t), true, nil
+		return dateTimeValue(t), true, nil
 	case EdmGUID:
 		g, err := ParseGUID(text)
 		if err != nil {
 			return Value{}, false, err
 		}
-		return GUIDValue(g), true, nil
+		return guidValue(g), true, nil
 	case EdmBinary:
 		b, err := base64.StdEncoding.DecodeString(text)
 		if err != nil {

@@ -28,7 +28,7 @@ func ExampleEntity() {
 		panic(err)
 	}
 	cp.RowKey = "lastname_Hall_000123"
-	cp.Set("TkIndexOf", table.StringValue(e.RowKey))
+	cp.Set("TkIndexOf", table.ValueOf(e.RowKey))
 	// The primary and its copy in one transaction; a *table.Entity is a
 	// batch value like any struct that embeds Meta.
 	if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e), batch.Upsert(cp, table.Replace)}, nil); err != nil {

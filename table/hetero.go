@@ -32,8 +32,8 @@ type RegistryOptions struct {
 	// TypeProperty names the property that holds the type name.
 	// Default: "EntityType".
 	TypeProperty string
-	// Generic decodes entities of unknown types to *Generic instead of
-	// failing with *UnknownTypeError. Default: false.
+	// Generic decodes entities of unknown types to an untyped *Entity
+	// instead of failing with *UnknownTypeError. Default: false.
 	Generic bool
 }
 
@@ -47,12 +47,6 @@ func NewRegistry(opts *RegistryOptions) *Registry {
 		r.generic = opts.Generic
 	}
 	return r
-}
-
-// Generic is an entity of a type no one registered.
-type Generic struct {
-	Meta
-	Properties Extra
 }
 
 // UnknownTypeError says which entity had no registered type.
@@ -136,8 +130,8 @@ func (r *Registry) Decode(data []byte) (any, error) {
 		if !r.generic {
 			return nil, &UnknownTypeError{PartitionKey: pk, RowKey: rk, Type: typeName}
 		}
-		g := new(Generic)
-		gp, err := cachedPlan(reflect.TypeFor[Generic]())
+		g := new(Entity)
+		gp, err := cachedPlan(entityType)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +148,7 @@ func (r *Registry) Decode(data []byte) (any, error) {
 // registry, following continuation tokens. Each page is one request.
 func (r *Registry) Query(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
-		for raw, err := range QueryRaw(ctx, client, opts) {
+		for raw, err := range queryRaw(ctx, client, opts) {
 			if err != nil {
 				yield(nil, err)
 				return

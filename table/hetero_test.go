@@ -93,8 +93,11 @@ func TestRegistry(t *testing.T) {
 	if err != nil || len(all) != 4 {
 		t.Fatalf("generic: %d %v", len(all), err)
 	}
-	ge, ok := (*all[3]).(*table.Generic)
-	if !ok || ge.RowKey != "zzz" || string(ge.Properties["EntityType"].Value) != `"Robot"` {
+	ge, ok := (*all[3]).(*table.Entity)
+	if !ok {
+		t.Fatalf("generic entity = %#v", *all[3])
+	}
+	if ty, _ := ge.Properties["EntityType"].AsString(); ge.RowKey != "zzz" || ty != "Robot" {
 		t.Fatalf("generic entity = %#v", *all[3])
 	}
 }

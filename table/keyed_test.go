@@ -65,7 +65,7 @@ func TestKeyedRoundTrip(t *testing.T) {
 	// An entity written by other code, without the component properties:
 	// the fields come from the keys.
 	keysOnly := &table.Entity{Meta: table.Meta{PartitionKey: wantPK, RowKey: wantRK}}
-	keysOnly.Set("Amount", table.DoubleValue(3))
+	keysOnly.Set("Amount", table.ValueOf(float64(3)))
 	raw, err := c.Marshal(keysOnly)
 	if err != nil {
 		t.Fatal(err)

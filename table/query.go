@@ -355,10 +355,10 @@ func Collect[T any](seq iter.Seq2[*T, error]) ([]*T, error) {
 	return out, nil
 }
 
-// QueryRaw yields the entities of a query as the service's JSON, following
-// continuation tokens (one request per page), for code that decodes them
-// itself (Registry, index copies). Top and Select apply as in Query.
-func QueryRaw(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[[]byte, error] {
+// queryRaw yields the entities of a query as the service's JSON, following
+// continuation tokens (one request per page), for Registry, which decodes
+// each by its type. Top and Select apply as in Query.
+func queryRaw(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		var t Table[Meta] // only its listOptions are needed: no struct plan
 		lo, err := t.listOptions(opts, 0)

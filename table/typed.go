@@ -198,16 +198,6 @@ func typedLiteral(kind fieldKind, rv reflect.Value) (string, error) {
 	return "", literalErr("no literal for this field")
 }
 
-// SelectOf returns the $select of a projection type P: the properties its
-// fields are stored under. P is a struct that embeds Meta.
-func SelectOf[P any]() ([]string, error) {
-	p, err := projectionPlan[P]()
-	if err != nil {
-		return nil, err
-	}
-	return p.selectList(), nil
-}
-
 func projectionPlan[P any]() (*plan, error) {
 	p, err := cachedPlan(reflect.TypeFor[P]())
 	if err != nil {

@@ -9,10 +9,9 @@ import (
 )
 
 // Value is one EDM-typed property value of an Entity. Build it with
-// StringValue, BoolValue, Int32Value, Int64Value, DoubleValue,
-// DateTimeValue, BinaryValue, GUIDValue or ValueOf; the zero Value has no
-// type and is refused on write (ErrInvalidValue). A Value is immutable
-// (BinaryValue and AsBinary copy their bytes), so Entities can share them.
+// ValueOf; the zero Value has no type and is refused on write
+// (ErrInvalidValue). A Value is immutable (ValueOf and AsBinary copy a
+// Binary's bytes), so Entities can share them.
 // It is 32 bytes, so maps of them stay small.
 type Value struct {
 	// s: a String's text, a Binary's bytes, a Guid's 16 bytes; for a
@@ -49,11 +48,11 @@ var kindNames = [...]string{"", EdmString, EdmBoolean, EdmInt32, EdmInt64, EdmDo
 // service stores (1601 to 9999) in an int64.
 const ticksAt0001 = -62135596800
 
-// StringValue is an Edm.String.
-func StringValue(s string) Value { return Value{k: kindString, s: s} }
+// stringValue is an Edm.String.
+func stringValue(s string) Value { return Value{k: kindString, s: s} }
 
-// BoolValue is an Edm.Boolean.
-func BoolValue(b bool) Value {
+// boolValue is an Edm.Boolean.
+func boolValue(b bool) Value {
 	v := Value{k: kindBoolean}
 	if b {
 		v.n = 1
@@ -61,21 +60,21 @@ func BoolValue(b bool) Value {
 	return v
 }
 
-// Int32Value is an Edm.Int32.
-func Int32Value(n int32) Value { return Value{k: kindInt32, n: int64(n)} }
+// int32Value is an Edm.Int32.
+func int32Value(n int32) Value { return Value{k: kindInt32, n: int64(n)} }
 
-// Int64Value is an Edm.Int64. It is written with its annotation, as a
+// int64Value is an Edm.Int64. It is written with its annotation, as a
 // string, so values beyond 2^53 survive JSON.
-func Int64Value(n int64) Value { return Value{k: kindInt64, n: n} }
+func int64Value(n int64) Value { return Value{k: kindInt64, n: n} }
 
-// DoubleValue is an Edm.Double. It is written with its annotation, so an
+// doubleValue is an Edm.Double. It is written with its annotation, so an
 // integral value such as 2.0 stays a Double; NaN and ±Inf are allowed.
-func DoubleValue(x float64) Value { return Value{k: kindDouble, n: int64(math.Float64bits(x))} }
+func doubleValue(x float64) Value { return Value{k: kindDouble, n: int64(math.Float64bits(x))} }
 
-// DateTimeValue is an Edm.DateTime, kept in UTC at 100 ns, as the service
+// dateTimeValue is an Edm.DateTime, kept in UTC at 100 ns, as the service
 // stores it (finer digits are dropped). The service stores 1601-01-01 to
 // 9999-12-31; a time outside is refused on write.
-func DateTimeValue(t time.Time) Value {
+func dateTimeValue(t time.Time) Value {
 	t = t.UTC()
 	if y := t.Year(); y < 1 || y > 9999 {
 		return Value{k: kindDateTime, s: t.Format(time.RFC3339Nano)}
@@ -83,11 +82,11 @@ func DateTimeValue(t time.Time) Value {
 	return Value{k: kindDateTime, n: (t.Unix()-ticksAt0001)*1e7 + int64(t.Nanosecond()/100)}
 }
 
-// BinaryValue is an Edm.Binary (at most MaxBinaryBytes); b is copied.
-func BinaryValue(b []byte) Value { return Value{k: kindBinary, s: string(b)} }
+// binaryValue is an Edm.Binary (at most MaxBinaryBytes); b is copied.
+func binaryValue(b []byte) Value { return Value{k: kindBinary, s: string(b)} }
 
-// GUIDValue is an Edm.Guid.
-func GUIDValue(g GUID) Value { return Value{k: kindGUID, s: string(g[:])} }
+// guidValue is an Edm.Guid.
+func guidValue(g GUID) Value { return Value{k: kindGUID, s: string(g[:])} }
 
 func (v Value) float() float64 { return math.Float64frombits(uint64(v.n)) }
 
@@ -105,46 +104,59 @@ func (v Value) guid() GUID {
 	return g
 }
 
-// ValueOf converts a Go value: string, bool, int32 (and int8, int16,
-// uint8, uint16), int64 (and int, uint32), float64 (and float32),
-// time.Time, []byte, GUID, or a Value. Any other type is an *InputError
-// with ErrUnsupportedType.
-func ValueOf(x any) (Value, error) {
-	switch x := x.(type) {
-	case Value:
-		return x, nil
+// ValueOf makes the Value of a Go value, typed as the struct codec types
+// a field of its type: string → Edm.String, bool → Edm.Boolean, int32
+// (and int8, int16, uint8, uint16) → Edm.Int32, int64 (and int, uint32) →
+// Edm.Int64, float64 (and float32) → Edm.Double (annotated, so 2.0 stays a
+// Double; NaN and ±Inf are allowed), time.Time → Edm.DateTime, []byte →
+// Edm.Binary (copied), GUID → Edm.Guid. The type is checked when the
+// program compiles, so ValueOf cannot fail:
+//
+//	table.ValueOf("Don")          // Edm.String
+//	table.ValueOf(int32(34))      // Edm.Int32
+//	table.ValueOf(34)             // Edm.Int64, as an int field is stored
+//	table.ValueOf(2.0)            // Edm.Double
+//	table.ValueOf(time.Now())     // Edm.DateTime
+//
+// An Int64 is written with its annotation, as a string, so values beyond
+// 2^53 survive JSON. A DateTime is kept in UTC at 100 ns, as the service
+// stores it (finer digits are dropped); the service stores 1601-01-01 to
+// 9999-12-31, and a time outside is refused on write. A Binary is at most
+// MaxBinaryBytes.
+func ValueOf[V string | bool | int8 | int16 | int32 | uint8 | uint16 | int64 | int | uint32 | float64 | float32 | time.Time | []byte | GUID](x V) Value {
+	switch x := any(x).(type) {
 	case string:
-		return StringValue(x), nil
+		return stringValue(x)
 	case bool:
-		return BoolValue(x), nil
+		return boolValue(x)
 	case int8:
-		return Int32Value(int32(x)), nil
+		return int32Value(int32(x))
 	case int16:
-		return Int32Value(int32(x)), nil
+		return int32Value(int32(x))
 	case int32:
-		return Int32Value(x), nil
+		return int32Value(x)
 	case uint8:
-		return Int32Value(int32(x)), nil
+		return int32Value(int32(x))
 	case uint16:
-		return Int32Value(int32(x)), nil
+		return int32Value(int32(x))
 	case int64:
-		return Int64Value(x), nil
+		return int64Value(x)
 	case int:
-		return Int64Value(int64(x)), nil
+		return int64Value(int64(x))
 	case uint32:
-		return Int64Value(int64(x)), nil
+		return int64Value(int64(x))
 	case float64:
-		return DoubleValue(x), nil
+		return doubleValue(x)
 	case float32:
-		return DoubleValue(float64(x)), nil
+		return doubleValue(float64(x))
 	case time.Time:
-		return DateTimeValue(x), nil
+		return dateTimeValue(x)
 	case []byte:
-		return BinaryValue(x), nil
+		return binaryValue(x)
 	case GUID:
-		return GUIDValue(x), nil
+		return guidValue(x)
 	}
-	return Value{}, inputErr("ValueOf", "", "", ErrUnsupportedType, "%T has no Edm type", x)
+	panic("unreachable: ValueOf's constraint lists every case")
 }
 
 // Type is the value's EDM type (EdmString, EdmInt64, ...), or "" for the
@@ -255,7 +267,7 @@ func (v Value) Equal(w Value) bool { return v.k == w.k && v.n == w.n && v.s == w
 // Same is Equal, except that an Inferred Int32 (an integral number read
 // without annotation) is the same as a Double of equal value: what a
 // backend that omits the annotation of integral Doubles sends back for
-// DoubleValue(2). Compare stored entities with it (index copies against
+// ValueOf(2.0). Compare stored entities with it (index copies against
 // their primaries, for one).
 func (v Value) Same(w Value) bool {
 	if v.Equal(w) {

@@ -49,7 +49,7 @@ func TestGetEntityWire(t *testing.T) {
 		}
 		var e Entity
 		var c Codec
-		if err := c.Unmarshal(body, &e); err != nil || e.RowKey != "1" || e.Properties["Salary"] != Int64Value(123456789012) {
+		if err := c.Unmarshal(body, &e); err != nil || e.RowKey != "1" || e.Properties["Salary"] != int64Value(123456789012) {
 			t.Errorf("wire=%v: %+v %v", wire, e, err)
 		}
 	}

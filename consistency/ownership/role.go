@@ -31,6 +31,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 )
@@ -212,8 +213,8 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 // with consistency.ErrDuplicateHandler. Register every handler before Run: a queue's
 // worker gets the handlers registered when the role takes the queue.
 func (r *Role) Handle(msgType string, h consistency.Handler) error {
-	if err := consistency.CheckType(msgType); err != nil {
-		return err
+	if !msgtype.Valid(msgType) {
+		return fmt.Errorf("%w: %q", consistency.ErrBadType, msgType)
 	}
 	if h == nil {
 		return fmt.Errorf("%w for %s", consistency.ErrNilHandler, msgType)

@@ -135,13 +135,13 @@ func workerDrain(r *indexRound, msgType string, h consistency.Handler, conc int)
 }
 
 // batchesDrain is the timed work of a batched side.
-func batchesDrain(f func(ctx context.Context) (consistency.HandledStats, error)) func(context.Context) (int, error) {
+func batchesDrain(f func(ctx context.Context) (consistency.Stats, error)) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
 		st, err := f(ctx)
 		if err == nil && (st.Poisoned != 0 || st.Retried != 0) {
 			err = fmt.Errorf("the batched handler left messages: %+v", st)
 		}
-		return int(st.Handled), err
+		return int(st.Processed), err
 	}
 }
 
@@ -182,7 +182,7 @@ func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns
 // handlers that drain them one at a time and in batches.
 type queueScenario func(ctx context.Context) (r *indexRound, msgType string, handle consistency.Handler, batches batchesFunc, err error)
 
-type batchesFunc func(ctx context.Context, q, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.HandledStats, error)
+type batchesFunc func(ctx context.Context, q, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error)
 
 // workerSide handles a scenario's messages one at a time with its Handler
 // on a Worker of concurrency conc: the path before HandleBatches.
@@ -208,7 +208,7 @@ func batchesSide(name string, conc int, setup queueScenario) Side {
 		if err != nil {
 			return nil, nil, err
 		}
-		return batchesDrain(func(ctx context.Context) (consistency.HandledStats, error) {
+		return batchesDrain(func(ctx context.Context) (consistency.Stats, error) {
 			return batches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
 		}), r.cleanup, nil
 	}}

@@ -486,7 +486,7 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 					cleanup := func() { r.cleanup(); _, _ = poison.Delete(context.Background(), nil) }
 					return func(ctx context.Context) (int, error) {
 						st, err := mover.MoveBatches(ctx, r.q, poison, &consistency.BatchOptions{Concurrency: conc})
-						return int(st.Moved), err
+						return int(st.Processed - st.Gone), err
 					}, cleanup, nil
 				}
 			}

@@ -94,8 +94,8 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 0)
 			return err
 		}, nil},
-		{"IndexEntitiesOptions.MaxListUnits above DefaultMaxListUnits", table.ErrBadOption, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: patterns.DefaultMaxListUnits + 1})
+		{"IndexEntitiesOptions.MaxListUnits above what one entity holds", table.ErrBadOption, func(context.Context) error {
+			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: 15*table.MaxStringUTF16 + 1})
 			return err
 		}, option("MaxListUnits")},
 		{"BlobLogOptions.MaxBytes below 0", table.ErrBadOption, func(context.Context) error {

@@ -273,7 +273,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			v.RowKey = "000123"
 			return idx.Add(ctx, v, nil)
 		}},
-		{"data series of 253 slots", patterns.ErrTooManySlots, func(context.Context) error {
+		{"data series of 253 slots", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 253)
 			return err
 		}},
@@ -282,7 +282,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			_, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 0)
 			return err
 		}},
-		{"wide entity too wide for one transaction", patterns.ErrTooWide, func(ctx context.Context) error {
+		{"wide entity too wide for one transaction", table.ErrEntityTooLarge, func(ctx context.Context) error {
 			return patterns.NewWideEntity(tableOf(table.New[table.Entity](tc, nil)), nil).Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
 		}},
 		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
@@ -391,8 +391,7 @@ func sentinelName(err error) string {
 
 		patterns.ErrBadDefinition: "patterns.ErrBadDefinition", patterns.ErrUnknownIndex: "patterns.ErrUnknownIndex",
 		patterns.ErrNotUnique: "patterns.ErrNotUnique", patterns.ErrNotPrimary: "patterns.ErrNotPrimary",
-		sas.ErrBadSAS: "sas.ErrBadSAS", patterns.ErrTooManySlots: "patterns.ErrTooManySlots",
-		patterns.ErrTooWide: "patterns.ErrTooWide",
+		sas.ErrBadSAS: "sas.ErrBadSAS",
 	}
 	if n, ok := names[err]; ok {
 		return n

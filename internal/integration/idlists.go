@@ -75,13 +75,13 @@ func RunIDListFormat(t *testing.T, env Env) {
 		}
 		enc, _ := keys.EncodeTuple("Jones")
 		old := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "lname_" + enc + "0000"}}
-		old.Set("Value", table.StringValue("Jones"))
+		old.Set("Value", table.ValueOf("Jones"))
 		chunks := oldChunks(oldIDList(t, ids))
 		if len(chunks) != 2 {
 			t.Fatalf("the old list should take two properties, took %d", len(chunks))
 		}
 		for i, ch := range chunks {
-			old.Set(fmt.Sprintf("IDs%02d", i), table.StringValue(ch))
+			old.Set(fmt.Sprintf("IDs%02d", i), table.ValueOf(ch))
 		}
 		if err := x.Table().Entities().Add(ctx, old, nil); err != nil {
 			t.Fatal(err)

@@ -74,7 +74,7 @@ func runIndexCore(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		legacy.Set("TkIndexOf", table.StringValue("empid_2"))
+		legacy.Set("TkIndexOf", table.ValueOf("empid_2"))
 		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}

@@ -127,7 +127,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("double series: %+v %v", s, err)
 		}
 		c.Reset()
-		if _, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "H", 253); !errors.Is(err, patterns.ErrTooManySlots) {
+		if _, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "H", 253); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("253 slots: %v", err)
 		}
 		if _, err := ds.Set(ctx, "p", "r", 24, 1, nil); !errors.Is(err, table.ErrValueOutOfRange) {
@@ -184,7 +184,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		for i := 0; i < 140; i++ {
 			huge[fmt.Sprintf("S%03d", i)] = strings.Repeat("x", 31*1024)
 		}
-		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); !errors.Is(err, patterns.ErrTooWide) {
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); !errors.Is(err, table.ErrEntityTooLarge) {
 			t.Fatalf("over 4 MiB: %v", err)
 		}
 		wantRequests(t, c, 0, "a value too wide for one transaction")

@@ -333,7 +333,11 @@ func RunEventStreams(t *testing.T, env Env) {
 		}
 		// Nothing of the dead append is left: its rows past version 7 are gone.
 		raw := 0
-		for _, err := range table.QueryRaw(ctx, client, &table.QueryOptions{Filter: table.Partition("acct")}) {
+		rows, err := table.New[table.Entity](client, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range rows.Query(ctx, &table.QueryOptions{Filter: table.Partition("acct")}) {
 			if err != nil {
 				t.Fatal(err)
 			}

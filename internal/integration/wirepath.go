@@ -98,8 +98,8 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	const pk = "O'Brien's"
 	mk := func(rk string, n int32) *table.Entity {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
-		e.Set("N", table.Int32Value(n))
-		e.Set("Name", table.StringValue("Don O'Brien"))
+		e.Set("N", table.ValueOf(int32(n)))
+		e.Set("Name", table.ValueOf("Don O'Brien"))
 		return e
 	}
 	submit := func(ops ...batch.Op) (*batch.Result, error) {
@@ -117,11 +117,11 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	}
 	// Every kind that carries keys in the URL and the body, in one
 	// transaction: guarded and unguarded updates, both upserts, a new row.
-	a.Set("N", table.Int32Value(2))
-	b.Set("N", table.Int32Value(3))
+	a.Set("N", table.ValueOf(int32(2)))
+	b.Set("N", table.ValueOf(int32(3)))
 	delete(b.Properties, "Name")
-	q.Set("N", table.Int32Value(4))
-	qq.Set("N", table.Int32Value(5))
+	q.Set("N", table.ValueOf(int32(4)))
+	qq.Set("N", table.ValueOf(int32(5)))
 	fresh := mk("new'one", 6)
 	oldTag := a.ETag
 	c.Reset()
@@ -145,7 +145,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	}
 	for _, e := range all {
 		n, _ := e.Get("N")
-		if e.PartitionKey != pk || !n.Equal(table.Int32Value(want[e.RowKey])) {
+		if e.PartitionKey != pk || !n.Equal(table.ValueOf(int32(want[e.RowKey]))) {
 			t.Errorf("stored %q/%q N=%v, want N=%d", e.PartitionKey, e.RowKey, n, want[e.RowKey])
 		}
 		_, hasName := e.Get("Name")
@@ -159,14 +159,14 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	// A stale ETag still fails the whole transaction, naming the operation.
 	stale := mk("emp_O'Brien", 9)
 	stale.ETag = oldTag
-	q.Set("N", table.Int32Value(10))
+	q.Set("N", table.ValueOf(int32(10)))
 	c.Reset()
 	_, err = submit(batch.Upsert(q, table.Merge), batch.Update(stale, table.Merge))
 	var te *batch.TransactionError
 	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != 412 || !table.Is(err, table.ErrPreconditionFailed) || c.N() != 1 {
 		t.Fatalf("stale update on a quoted key: %v after %d requests, want 412 at operation 1", err, c.N())
 	}
-	if got, err := tb.Get(ctx, pk, "'", nil); err != nil || func() bool { n, _ := got.Get("N"); return !n.Equal(table.Int32Value(4)) }() {
+	if got, err := tb.Get(ctx, pk, "'", nil); err != nil || func() bool { n, _ := got.Get("N"); return !n.Equal(table.ValueOf(int32(4))) }() {
 		t.Fatalf("failed transaction wrote: %v %v", got, err)
 	}
 }
@@ -186,12 +186,12 @@ func wireWithoutPolicy(t *testing.T, env Env) {
 		t.Fatal(err)
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r'1"}}
-	e.Set("N", table.Int32Value(1))
+	e.Set("N", table.ValueOf(int32(1)))
 	c.Reset()
 	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(e)}, nil); err != nil || c.N() != 1 {
 		t.Fatalf("add on a quoted key without the policy: %v after %d requests, want 1", err, c.N())
 	}
-	e.Set("N", table.Int32Value(2))
+	e.Set("N", table.ValueOf(int32(2)))
 	for _, op := range []batch.Op{batch.Upsert(e, table.Merge), batch.Update(e, table.Replace).IfMatch(azcore.ETagAny)} {
 		c.Reset()
 		var before int
@@ -211,7 +211,7 @@ func wireWithoutPolicy(t *testing.T, env Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := got.Get("N"); !n.Equal(table.Int32Value(1)) {
+	if n, _ := got.Get("N"); !n.Equal(table.ValueOf(int32(1))) {
 		t.Fatalf("after refused transactions N = %v, want 1", n)
 	}
 }
@@ -257,31 +257,31 @@ func wireDifferential(t *testing.T, env Env) {
 			name := fmt.Sprintf("P%d", i)
 			switch rnd.IntN(9) {
 			case 0:
-				m[name] = table.StringValue(text(rnd.IntN(3000)))
+				m[name] = table.ValueOf(text(rnd.IntN(3000)))
 			case 1:
-				m[name] = table.BoolValue(rnd.IntN(2) == 0)
+				m[name] = table.ValueOf(rnd.IntN(2) == 0)
 			case 2:
-				m[name] = table.Int32Value(int32(rnd.Uint32()))
+				m[name] = table.ValueOf(int32(int32(rnd.Uint32())))
 			case 3:
-				m[name] = table.Int64Value(int64(rnd.Uint64()))
+				m[name] = table.ValueOf(int64(int64(rnd.Uint64())))
 			case 4:
-				m[name] = table.DoubleValue(rnd.NormFloat64() * 1e6)
+				m[name] = table.ValueOf(float64(rnd.NormFloat64() * 1e6))
 			case 5:
-				m[name] = table.DateTimeValue(time.Unix(rnd.Int64N(4e9), rnd.Int64N(1e9)/100*100).UTC())
+				m[name] = table.ValueOf(time.Unix(rnd.Int64N(4e9), rnd.Int64N(1e9)/100*100).UTC())
 			case 6:
 				b := make([]byte, rnd.IntN(2000))
 				for j := range b {
 					b[j] = byte(rnd.UintN(256))
 				}
-				m[name] = table.BinaryValue(b)
+				m[name] = table.ValueOf(b)
 			case 7:
 				var g table.GUID
 				for j := range g {
 					g[j] = byte(rnd.UintN(256))
 				}
-				m[name] = table.GUIDValue(g)
+				m[name] = table.ValueOf(g)
 			default:
-				m[name] = table.StringValue("")
+				m[name] = table.ValueOf("")
 			}
 		}
 		return m

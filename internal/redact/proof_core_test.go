@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
@@ -111,7 +110,6 @@ func init() {
 			_, err := table.QueryPageAs[Emp](ctx, tbl(e), "", nil)
 			return err
 		},
-		"table.QueryRaw": func(ctx context.Context, e *env) error { return first(table.QueryRaw(ctx, e.tbl, nil)) },
 		"table.Registry.Query": func(ctx context.Context, e *env) error {
 			r := table.NewRegistry(nil)
 			_ = table.Register[Emp](r, "Emp")
@@ -225,9 +223,6 @@ func init() {
 		},
 		"consistency.BlobTarget.Put": func(ctx context.Context, e *env) error {
 			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Put(ctx, emp())
-		},
-		"consistency.WriteIfSourceUnchanged": func(ctx context.Context, e *env) error {
-			return consistency.WriteIfSourceUnchanged(ctx, tbl(e), "Sales", "empid_1", azcore.ETag("W/\"1\""), func(*Emp) error { return nil }, nil)
 		},
 		"blobstore.Store.Put": func(ctx context.Context, e *env) error {
 			return blobstore.New(e.blobs).Put(ctx, "proof", "b", []byte("x"), nil)
