@@ -3,6 +3,7 @@ package patterns_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -130,7 +131,9 @@ func newDirectory(t *testing.T, cross bool) *directory {
 func modelTimeout(t *testing.T) {
 	name := t.Name()
 	timer := time.AfterFunc(modelDeadline, func() {
-		panic(fmt.Sprintf("%s did not finish within %v (a loop or a deadlock?)", name, modelDeadline))
+		buf := make([]byte, 4<<20)
+		n := runtime.Stack(buf, true)
+		panic(fmt.Sprintf("%s did not finish within %v (a loop or a deadlock?); goroutines:\n%s", name, modelDeadline, buf[:n]))
 	})
 	t.Cleanup(func() { timer.Stop() })
 }
@@ -671,6 +674,7 @@ func TestModelRefusesBadInputBeforeAnyRequest(t *testing.T) {
 // NewModel refuses a declaration whose rows would mix or whose writes the
 // service cannot take, with ErrBadDefinition, naming what is wrong.
 func TestNewModelRefusesABadDeclaration(t *testing.T) {
+	modelTimeout(t)
 	tbl := tableOf(table.New[staffer](fake.NewTableService(nil).NewClient("T", nil), nil))
 	email := func(s *staffer) string { return s.Email }
 	copyDef := func(name, prefix string) patterns.IndexDef[staffer] {
