@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/ledger"
@@ -296,5 +297,34 @@ func TestModelLoadWritesOneOfTwoEntitiesClaimingOneRow(t *testing.T) {
 	}
 	if r, err := d.m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 3 {
 		t.Fatalf("Verify: %+v %v", r, err)
+	}
+}
+
+// A transaction whose entities' rows do not fit one queue message sends
+// them in several, each hidden before the transaction and shown after it:
+// 30 entities with 200-character keys are more than one message holds.
+func TestModelLoadSplitsMessagesThatWouldNotFitTheQueue(t *testing.T) {
+	d := newDirectory(t, true)
+	ctx := t.Context()
+	pk := strings.Repeat("d", 200)
+	var all []*staffer
+	for i := range 30 {
+		v := staffOf(pk, i, "F", "Hall", fmt.Sprintf("e%d@contoso.com", i))
+		v.RowKey = fmt.Sprintf("empid_%s%04d", strings.Repeat("0", 190), i)
+		all = append(all, v)
+	}
+	sum, err := d.m.Load(ctx, slices.Values(all), nil)
+	if err != nil || sum.Entities != 30 || sum.Transactions != 1 || sum.Messages != 2 {
+		t.Fatalf("Load: %+v %v; want 30 entities in 1 transaction, 2 messages", sum, err)
+	}
+	if n := d.l.Operation(ledger.Queue, "EnqueueMessage"); n != 2 {
+		t.Fatalf("%d messages enqueued, want 2", n)
+	}
+	d.drain(t)
+	if got := rows(t, d.copies); len(got) != 30 {
+		t.Fatalf("%d cross copies, want 30", len(got))
+	}
+	if halls, err := d.m.LookupEntities(ctx, "lastname-all", "", "Hall", nil); err != nil || len(halls) != 30 {
+		t.Fatalf("the Hall list across departments: %d %v", len(halls), err)
 	}
 }
