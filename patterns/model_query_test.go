@@ -271,3 +271,55 @@ func TestModelHandleRefusesAnotherType(t *testing.T) {
 		t.Fatal("Handle of a malformed payload succeeded")
 	}
 }
+
+// An entity given its first value outside the partition had no copy there
+// to remove: the worker's Handle writes the new copy and reads nothing
+// else of the copies' table.
+func TestModelFirstCrossValueRemovesNothing(t *testing.T) {
+	d := newDirectory(t, true)
+	ctx := t.Context()
+	cara := staffOf("Marketing", 3, "Cara", "Jones", "")
+	if err := d.m.Add(ctx, cara, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.drain(t)
+	if got := rows(t, d.copies); len(got) != 0 {
+		t.Fatalf("cross copies of an entity without an email: %v", got)
+	}
+	cara.Email = "cara@contoso.com"
+	if err := d.m.Update(ctx, cara, nil); err != nil {
+		t.Fatal(err)
+	}
+	d.l.Reset()
+	d.drain(t)
+	for _, e := range d.l.Entries() {
+		if e.Resource == "EmailCopies" && e.Operation != "Batch" {
+			t.Fatalf("the worker sent %d %s to the copies' table; want only the transaction writing the new copy:\n%v", e.Requests, e.Operation, d.l)
+		}
+	}
+	if got := rows(t, d.copies); !slices.Equal(got, []string{"email_Marketing/cara@contoso.com"}) {
+		t.Fatalf("cross copies: %v", got)
+	}
+}
+
+// A model with a single index of a kind keeps it as one with several does.
+func TestModelWithOneCopiesIndexKeepsIt(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	one, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "one", Primary: "empid_",
+		Copies: []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := staffOf("Sales", 1, "Ann", "Hall", "ann@contoso.com")
+	if err := one.Add(ctx, ann, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := one.Lookup(ctx, "email", "Sales", "ann@contoso.com", nil)
+	if err != nil || got.RowKey != ann.RowKey {
+		t.Fatalf("Lookup in the model's one copies index: %+v %v", got, err)
+	}
+	if r, err := one.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 1 || r.Copies != 1 {
+		t.Fatalf("Verify: %+v %v", r, err)
+	}
+}
