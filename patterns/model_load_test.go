@@ -328,3 +328,41 @@ func TestModelLoadSplitsMessagesThatWouldNotFitTheQueue(t *testing.T) {
 		t.Fatalf("the Hall list across departments: %d %v", len(halls), err)
 	}
 }
+
+// The worker reads the primaries a load's message names with one range
+// query per partition, not one read each; a message naming one primary
+// (a single write's) reads it with one point read.
+func TestModelHandleReadsALoadsPartitionInOneQuery(t *testing.T) {
+	d := newDirectory(t, true)
+	ctx := t.Context()
+	reads := func() (gets, queries int) {
+		for _, e := range d.l.Entries() {
+			if e.Resource == "Employees" && e.Operation == "GetEntity" {
+				gets += e.Requests
+			}
+			if e.Resource == "Employees" && e.Operation == "QueryEntities" {
+				queries += e.Requests
+			}
+		}
+		return gets, queries
+	}
+	if _, err := d.m.Load(ctx, slices.Values(crowd("Sales", 0, 2, "Hall")), nil); err != nil {
+		t.Fatal(err)
+	}
+	d.l.Reset()
+	d.drain(t)
+	if g, q := reads(); g != 0 || q != 1 {
+		t.Fatalf("the worker read a load of two with %d point reads and %d queries of the primaries; want one query", g, q)
+	}
+	if err := d.m.Add(ctx, staffOf("Sales", 7, "F", "Hall", "f@contoso.com"), nil); err != nil {
+		t.Fatal(err)
+	}
+	d.l.Reset()
+	d.drain(t)
+	if g, q := reads(); g != 1 || q != 0 {
+		t.Fatalf("the worker read one Add's primary with %d point reads and %d queries; want one point read", g, q)
+	}
+	if halls, err := d.m.LookupEntities(ctx, "lastname-all", "", "Hall", nil); err != nil || len(halls) != 3 {
+		t.Fatalf("the Hall list across departments: %d %v", len(halls), err)
+	}
+}
