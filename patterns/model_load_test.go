@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -364,5 +366,109 @@ func TestModelHandleReadsALoadsPartitionInOneQuery(t *testing.T) {
 	}
 	if halls, err := d.m.LookupEntities(ctx, "lastname-all", "", "Hall", nil); err != nil || len(halls) != 3 {
 		t.Fatalf("the Hall list across departments: %d %v", len(halls), err)
+	}
+}
+
+// MaxBuffered is what Load holds before it sends: past it, the fullest
+// partition goes at once, before the input ends; up to it, nothing is
+// sent while the input still comes.
+func TestModelLoadSendsTheFullestPartitionOncePastMaxBuffered(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	stored := func() []string {
+		var out []string
+		for _, r := range rows(t, d.raw) {
+			if strings.Contains(r, "/empid_") {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	a := crowd("A", 0, 3, "Hall")
+	b, c, e := staffOf("B", 10, "F", "Hall", "b@contoso.com"), staffOf("C", 20, "F", "Hall", "c@contoso.com"), staffOf("E", 30, "F", "Hall", "e@contoso.com")
+	input := func(yield func(*staffer) bool) {
+		for _, v := range append(a, b) { // 4 held: the bound, not past it
+			if !yield(v) {
+				return
+			}
+		}
+		time.Sleep(300 * time.Millisecond) // room for a send that should not happen
+		if got := stored(); len(got) != 0 {
+			t.Errorf("with 4 entities held and MaxBuffered 4, Load sent %v before the input ended", got)
+		}
+		if !yield(c) { // 5 held: A, the fullest, goes now
+			return
+		}
+		for range 100 {
+			if len(stored()) >= 3 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got := stored(); !slices.Equal(got, []string{"A/empid_000000", "A/empid_000001", "A/empid_000002"}) {
+			t.Errorf("past MaxBuffered, before the input ended: %v stored; want A's three, the fullest partition", got)
+		}
+		yield(e)
+	}
+	sum, err := d.m.Load(ctx, input, &patterns.ModelLoadOptions{MaxBuffered: 4, Parallelism: 1})
+	if err != nil || sum.Entities != 6 || sum.Transactions != 4 {
+		t.Fatalf("Load: %+v %v; want 6 entities in 4 transactions (one a partition)", sum, err)
+	}
+	if got := stored(); len(got) != 6 {
+		t.Fatalf("stored %v", got)
+	}
+}
+
+// A transaction the service fails as a whole (a 500, after the SDK's
+// retries) makes each of its entities a Failure, and Load's error names the
+// partition.
+func TestModelLoadReportsATransactionThatFailedWhole(t *testing.T) {
+	modelTimeout(t)
+	tables := fake.NewTableService(nil)
+	client := tables.NewClient("Employees", nil)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl := tableOf(table.New[staffer](client, nil))
+	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
+		Copies: []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables.FailNext(fake.OpBatch, 4, 500, "InternalError") // the SDK's try and three retries
+	sum, err := m.Load(t.Context(), slices.Values(crowd("Sales", 0, 3, "Hall")), nil)
+	if err == nil || !strings.Contains(err.Error(), `3 entities of partition "Sales" not written`) {
+		t.Fatalf("Load against a failing service: %v %+v", err, sum)
+	}
+	if sum.Entities != 0 || len(sum.Failures) != 3 || sum.Failures[2].RowKey != "empid_000002" || sum.Failures[2].Err == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+// A taken value is attributed to its unique index whatever copies come
+// before it in the declaration; a single entity's load keeps its list.
+func TestModelLoadNamesTheTakenIndexAmongSeveral(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	m, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
+		Copies: []patterns.IndexDef[staffer]{
+			{Name: "first", Prefix: "first_", Value: func(s *staffer) string { return s.FirstName }},
+			{Name: "last", Prefix: "last_", Value: func(s *staffer) string { return s.LastName }},
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }},
+		},
+		Lists: []patterns.ListDef[staffer]{{Name: "salary", Prefix: "salary_", Value: func(s *staffer) string { return fmt.Sprint(s.Salary) }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Load(ctx, slices.Values([]*staffer{staffOf("Sales", 1, "A", "Hall", "x@contoso.com")}), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.LookupEntities(ctx, "salary", "Sales", "1001", nil); err != nil || len(got) != 1 {
+		t.Fatalf("the list of a load of one: %v %v", got, err)
+	}
+	sum, err := m.Load(ctx, slices.Values([]*staffer{staffOf("Sales", 2, "B", "Jones", "x@contoso.com")}), nil)
+	var vt *patterns.ValueTakenError
+	if err != nil || len(sum.Failures) != 1 || !errors.As(sum.Failures[0].Err, &vt) || vt.Index != "email" {
+		t.Fatalf("Load of a taken email behind two other copies: %+v %v; want *ValueTakenError of email", sum, err)
 	}
 }
