@@ -46,6 +46,7 @@ type directory struct {
 	q      *azqueue.QueueClient
 	w      *consistency.Worker
 	l      *ledger.Ledger
+	svc    *fake.TableService // its faults
 }
 
 // modelDeadline bounds each model test: a write or a drain that loops
@@ -59,6 +60,7 @@ func newDirectory(t *testing.T, cross bool) *directory {
 	ctx := t.Context()
 	d := &directory{l: ledger.New()}
 	tables := fake.NewTableService(nil)
+	d.svc = tables
 	newTable := func(name string) *table.Table[table.Entity] {
 		opts := &aztables.ClientOptions{}
 		d.l.Attach(&opts.ClientOptions, ledger.Table)
@@ -645,8 +647,11 @@ func TestModelRefusesBadInputBeforeAnyRequest(t *testing.T) {
 	if err := d.m.Update(ctx, nil, nil); !errors.Is(err, table.ErrNilValue) {
 		t.Errorf("Update(nil): %v", err)
 	}
-	if err := d.m.Delete(ctx, "Sales", "a/b", nil); !errors.As(err, &ie) {
-		t.Errorf("Delete of a RowKey no key can hold: %v", err)
+	if err := d.m.Delete(ctx, "Sales", "a/b", nil); !errors.As(err, &ie) || ie.Op != "Model.Delete" {
+		t.Errorf("Delete of a RowKey no key can hold: %v; want *table.InputError of Model.Delete", err)
+	}
+	if _, err := d.m.Modify(ctx, "a#b", "empid_1", func(*staffer) error { return nil }, nil); !errors.As(err, &ie) || ie.Op != "Model.Modify" || ie.Field != "PartitionKey" {
+		t.Errorf("Modify of a PartitionKey no key can hold: %v; want *table.InputError of Model.Modify", err)
 	}
 	if _, err := d.m.Get(ctx, "Sales", "email_x", nil); !errors.Is(err, patterns.ErrNotPrimary) {
 		t.Errorf("Get of an index row's key: %v, want ErrNotPrimary", err)
@@ -740,5 +745,115 @@ func TestNewModelRefusesABadDeclaration(t *testing.T) {
 	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "staff"})
 	if err != nil || m.Name() != "staff" || m.MessageType() != "tablekit.model.staff.v1" || m.Table() != tbl {
 		t.Fatalf("a model without indexes: %v; name %q, message type %q", err, m.Name(), m.MessageType())
+	}
+}
+
+// A read that fails (the service answers 500, after the SDK's retries)
+// ends Update, Upsert, Modify and Delete with the service's error, and
+// nothing is written.
+func TestModelWritesReturnTheirReadsFailure(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	ann := staffOf("Sales", 1, "Ann", "Hall", "ann@contoso.com")
+	if err := d.m.Add(ctx, ann, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := rows(t, d.raw)
+	changed := *ann
+	changed.Email = "new@contoso.com"
+	for name, write := range map[string]func() error{
+		"Update": func() error { return d.m.Update(ctx, &changed, nil) },
+		"Upsert": func() error { return d.m.Upsert(ctx, &changed, nil) },
+		"Modify": func() error {
+			_, err := d.m.Modify(ctx, "Sales", ann.RowKey, func(s *staffer) error { s.Email = "new@contoso.com"; return nil }, nil)
+			return err
+		},
+		"Delete": func() error { return d.m.Delete(ctx, "Sales", ann.RowKey, nil) },
+	} {
+		d.svc.FailNext(fake.OpGetEntity, 4, 500, "InternalError") // the SDK's try and three retries
+		var re *azcore.ResponseError
+		if err := write(); !errors.As(err, &re) || re.StatusCode != 500 {
+			t.Errorf("%s whose read fails: %v; want the service's 500", name, err)
+		}
+		if after := rows(t, d.raw); !slices.Equal(before, after) {
+			t.Fatalf("%s whose read failed changed the table: %v", name, after)
+		}
+	}
+}
+
+// badged has a binary field whose bytes an index reads.
+type badged struct {
+	table.Meta
+	Badge []byte
+}
+
+// Modify's change works on a copy of the version it read, so a change made
+// in place (a byte of a slice) still moves the index: the old value's copy
+// goes, the new one's comes.
+func TestModelModifyChangesACopyOfWhatItRead(t *testing.T) {
+	modelTimeout(t)
+	ctx := t.Context()
+	client := fake.NewTableService(nil).NewClient("Badges", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := patterns.NewModel(tableOf(table.New[badged](client, nil)), &patterns.ModelOptions[badged]{Name: "badges", Primary: "id_",
+		Copies: []patterns.IndexDef[badged]{{Name: "badge", Prefix: "badge_", Unique: true, Value: func(b *badged) string { return string(b.Badge) }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(ctx, &badged{Meta: table.Meta{PartitionKey: "p", RowKey: "id_1"}, Badge: []byte("A1")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Modify(ctx, "p", "id_1", func(b *badged) error { b.Badge[0] = 'B'; return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := m.Lookup(ctx, "badge", "p", "B1", nil); err != nil || got.RowKey != "id_1" {
+		t.Fatalf("Lookup of the new badge: %+v %v", got, err)
+	}
+	if _, err := m.Lookup(ctx, "badge", "p", "A1", nil); !table.Is(err, table.ErrNotFound) {
+		t.Fatalf("the old badge's copy: %v, want it gone", err)
+	}
+	if r, err := m.Verify(ctx, nil); err != nil || !r.OK() {
+		t.Fatalf("Verify: %+v %v", r, err)
+	}
+}
+
+// secretStaffer has an encrypted field beside the clear ones its index reads.
+type secretStaffer struct {
+	table.Meta
+	Email string
+	SSN   string `table:",encrypt"`
+}
+
+// Modify of an encrypted type keeps the encrypted field and moves the
+// index on the clear one.
+func TestModelModifyKeepsAnEncryptedField(t *testing.T) {
+	modelTimeout(t)
+	ctx := t.Context()
+	client := fake.NewTableService(nil).NewClient("Secrets", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	enc := &table.Encryption{KeyID: "k1", Keys: table.LocalKeys{"k1": []byte("0123456789abcdef0123456789abcdef")}}
+	tbl := tableOf(table.New[secretStaffer](client, &table.Options{Encryption: enc}))
+	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[secretStaffer]{Name: "secret", Primary: "id_",
+		Copies: []patterns.IndexDef[secretStaffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *secretStaffer) string { return s.Email }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add(ctx, &secretStaffer{Meta: table.Meta{PartitionKey: "p", RowKey: "id_1"}, Email: "x@contoso.com", SSN: "123-45-6789"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.Modify(ctx, "p", "id_1", func(s *secretStaffer) error { s.Email = "y@contoso.com"; return nil }, nil)
+	if err != nil || out.SSN != "123-45-6789" {
+		t.Fatalf("Modify: %+v %v", out, err)
+	}
+	got, err := m.Get(ctx, "p", "id_1", nil)
+	if err != nil || got.SSN != "123-45-6789" || got.Email != "y@contoso.com" {
+		t.Fatalf("stored after Modify: %+v %v", got, err)
+	}
+	if cp, err := m.Lookup(ctx, "email", "p", "y@contoso.com", nil); err != nil || cp.RowKey != "id_1" {
+		t.Fatalf("Lookup of the new email: %+v %v", cp, err)
 	}
 }
