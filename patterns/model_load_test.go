@@ -332,8 +332,9 @@ func TestModelLoadSplitsMessagesThatWouldNotFitTheQueue(t *testing.T) {
 }
 
 // The worker reads the primaries a load's message names with one range
-// query per partition, not one read each; a message naming one primary
-// (a single write's) reads it with one point read.
+// query per partition, not one read each, and adds the IDs of one value to
+// its list in one change; a message naming one primary (a single write's)
+// reads it with one point read.
 func TestModelHandleReadsALoadsPartitionInOneQuery(t *testing.T) {
 	d := newDirectory(t, true)
 	ctx := t.Context()
@@ -355,6 +356,11 @@ func TestModelHandleReadsALoadsPartitionInOneQuery(t *testing.T) {
 	d.drain(t)
 	if g, q := reads(); g != 0 || q != 1 {
 		t.Fatalf("the worker read a load of two with %d point reads and %d queries of the primaries; want one query", g, q)
+	}
+	// Both IDs of one value go into its list across departments in one
+	// change: one read of the list (and one write).
+	if n := d.l.Count(ledger.Key{Service: ledger.Table, Operation: "QueryEntities", Resource: "LastNames", Partition: "lastnames"}); n != 1 {
+		t.Fatalf("the worker read the list across departments %d times for two IDs of one value; want once:\n%v", n, d.l)
 	}
 	if err := d.m.Add(ctx, staffOf("Sales", 7, "F", "Hall", "f@contoso.com"), nil); err != nil {
 		t.Fatal(err)
