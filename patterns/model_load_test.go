@@ -478,3 +478,34 @@ func TestModelLoadNamesTheTakenIndexAmongSeveral(t *testing.T) {
 		t.Fatalf("Load of a taken email behind two other copies: %+v %v; want *ValueTakenError of email", sum, err)
 	}
 }
+
+// A partition's transaction goes as soon as it is full, before the input
+// ends: 32 of one last name fill one (3 operations each and 2 for the
+// list), so the 33rd sends the first 32.
+func TestModelLoadSendsAFullTransactionBeforeTheInputEnds(t *testing.T) {
+	d := newDirectory(t, false)
+	all := crowd("Sales", 0, 40, "Hall")
+	input := func(yield func(*staffer) bool) {
+		for i, v := range all {
+			if i == 39 {
+				n := 0
+				for range 100 {
+					if n = len(lastNames(t, d, "Sales", "Hall")); n >= 32 {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				if n != 32 {
+					t.Errorf("with 39 entities of one partition given, %d were written; want the first full transaction's 32", n)
+				}
+			}
+			if !yield(v) {
+				return
+			}
+		}
+	}
+	sum, err := d.m.Load(t.Context(), input, nil)
+	if err != nil || sum.Entities != 40 || sum.Transactions != 2 {
+		t.Fatalf("Load: %+v %v; want 40 entities in 2 transactions", sum, err)
+	}
+}
