@@ -509,3 +509,43 @@ func TestModelLoadSendsAFullTransactionBeforeTheInputEnds(t *testing.T) {
 		t.Fatalf("Load: %+v %v; want 40 entities in 2 transactions", sum, err)
 	}
 }
+
+// bulky is an entity of about 120 KB.
+type bulky struct {
+	table.Meta
+	A, B, C, D string
+}
+
+// Large entities fill a transaction's 4 MiB before its 100 operations: 60
+// of about 120 KB each in one partition are written in several
+// transactions, none refused.
+func TestModelLoadSplitsATransactionAtTheRequestSizeLimit(t *testing.T) {
+	modelTimeout(t)
+	client := fake.NewTableService(nil).NewClient("Big", nil)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := patterns.NewModel(tableOf(table.New[bulky](client, nil)), &patterns.ModelOptions[bulky]{Name: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Repeat("x", 30000)
+	var vs []*bulky
+	for i := range 60 {
+		vs = append(vs, &bulky{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%03d", i)}, A: s, B: s, C: s, D: s})
+	}
+	sum, err := m.Load(t.Context(), slices.Values(vs), nil)
+	if err != nil || sum.Entities != 60 || len(sum.Failures) != 0 || sum.Transactions < 2 {
+		t.Fatalf("Load of 60 entities of 120 KB: %d written in %d transactions, %d failures, %v; want all 60 in two or more", sum.Entities, sum.Transactions, len(sum.Failures), err)
+	}
+	n := 0
+	for _, err := range m.Query(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 60 {
+		t.Fatalf("%d stored, want 60", n)
+	}
+}
