@@ -245,6 +245,15 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 		if err == nil {
 			err = final
 		}
+		if errors.Is(err, batch.ErrTooLarge) && len(chunk) > 1 {
+			// fit counts operations, not bytes: large entities can pass
+			// the service's 4 MiB request first. Nothing was written; each
+			// half goes on its own (and is halved again if need be).
+			half := len(chunk) / 2
+			l.send(ctx, chunk[:half])
+			l.send(ctx, chunk[half:])
+			return
+		}
 		if err == nil {
 			for i, v := range chunk {
 				m.tbl.Meta(v).WrittenVia(m.tbl.Client(), res.ETags[slices.Index(owner, i)], true)
