@@ -78,14 +78,14 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 			}
 		}, []string{"missing email " + ann}},
 		{"a first-name copy altered", func(t *testing.T, d *directory, all []*staffer) {
-			for rk := range indexRows(t, d, "Sales") {
-				if rk[:6] == "first_" {
+			for rk, e := range indexRows(t, d, "Sales") {
+				if owner, _ := e.Get("TkIndexOf"); rk[:6] == "first_" && owner.Equal(table.StringValue(patterns.ID("Sales", "empid_000001"))) {
 					e := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}}
 					e.Set("LastName", table.StringValue("Changed"))
 					if err := d.raw.Upsert(t.Context(), e, &table.UpsertOptions{Mode: table.Merge}); err != nil {
 						t.Fatal(err)
 					}
-					return // the first one: Ann's
+					return
 				}
 			}
 		}, []string{"stale first " + ann}},
