@@ -219,6 +219,14 @@ func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
 	if _, err := d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "a/b"}); err == nil {
 		t.Error("Verify of a Partition no key can hold succeeded")
 	}
+	// A model with no index refuses it too, though no part checks it.
+	bare, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "bare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Verify(ctx, &patterns.VerifyOptions{Partition: "a/b"}); err == nil {
+		t.Error("Verify of a model without indexes, Partition a/b, succeeded")
+	}
 	if n := d.l.Total(); n != 0 {
 		t.Fatalf("refused calls sent %d requests:\n%v", n, d.l)
 	}
