@@ -93,6 +93,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *I
 // primaries it reached are whole, the rest untouched) and that Verify and
 // Repair run again finish the job.
 func TestRepairInterruptedThenRerun(t *testing.T) {
+	deadline(t, loopDeadline)
 	ctx := t.Context()
 	svc, _, idx, rep := backfillOfFive(t)
 	// The third transaction fails for good (the SDK's three retries of a 500

@@ -148,15 +148,24 @@ type loader[T any] struct {
 
 // fit is how many of vs, from the start, one transaction holds: each
 // entity's primary and copies, and up to two operations per list value
-// (its last part rewritten, a new part begun).
+// (its last part rewritten, a new part begun). A transaction names a row
+// once, so it ends before an entity whose primary or copy an earlier one
+// of vs also writes (the same entity twice, one unique value twice): that
+// entity goes in the next, where the service refuses it alone, as it
+// would the second of two Adds.
 func (l *loader[T]) fit(vs []*T) int {
 	ops := 0
 	values := map[[2]string]bool{}
+	written := map[string]bool{} // RowKeys of the primaries and copies so far
 	for i, v := range vs {
 		n := 1
+		rks := []string{l.m.tbl.Meta(v).RowKey}
 		if l.m.copies != nil {
-			for _, d := range l.m.copies.defs {
-				if d.Value(v) != "" {
+			// Load checked v, so its copies' keys are valid.
+			want, _ := l.m.copies.plan(opModelLoad, v)
+			for _, rk := range want {
+				if rk != "" {
+					rks = append(rks, rk)
 					n++
 				}
 			}
@@ -166,10 +175,13 @@ func (l *loader[T]) fit(vs []*T) int {
 				n += 2
 			}
 		}
-		if ops+n > batch.MaxOperations {
+		if ops+n > batch.MaxOperations || slices.ContainsFunc(rks, func(rk string) bool { return written[rk] }) {
 			return i
 		}
 		ops += n
+		for _, rk := range rks {
+			written[rk] = true
+		}
 		for j, x := range l.m.lists {
 			if val := x.value(v); val != "" {
 				values[[2]string{l.m.listDef[j].Name, val}] = true
@@ -232,6 +244,15 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 		}, &m.retry)
 		if err == nil {
 			err = final
+		}
+		if errors.Is(err, batch.ErrTooLarge) && len(chunk) > 1 {
+			// fit counts operations, not bytes: large entities can pass
+			// the service's 4 MiB request first. Nothing was written; each
+			// half goes on its own (and is halved again if need be).
+			half := len(chunk) / 2
+			l.send(ctx, chunk[:half])
+			l.send(ctx, chunk[half:])
+			return
 		}
 		if err == nil {
 			for i, v := range chunk {

@@ -108,6 +108,7 @@ func TestPlanErrors(t *testing.T) {
 }
 
 func TestCodecShape(t *testing.T) {
+	deadline(t, loopDeadline)
 	var c table.Codec
 	hired := time.Date(2012, 3, 4, 5, 6, 7, 890000000, time.UTC)
 	e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Ann", LastName: "Jones", Age: 40,

@@ -13,6 +13,7 @@ import (
 // literal decides, so the service's "2.0" stays a Double and Int64 stays
 // Int64.
 func TestEntityDecodesEveryPayloadShape(t *testing.T) {
+	deadline(t, loopDeadline)
 	var c table.Codec
 	payload := `{"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-01-02T03:04:05.1234567Z",
 		"DFrac":2.0,"DExp":1e300,"DInt":2,"DBig":3000000000,"DAnn@odata.type":"Edm.Double","DAnn":2,

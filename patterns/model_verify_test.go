@@ -1,0 +1,237 @@
+package patterns_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// The entity model's Verify and Repair: each kind of drift, in each kind of
+// index, found under the index's declared name, and repaired with every
+// other index's rows in place.
+
+// everything is every row of the directory's tables, "table:pk/rk".
+func everything(t *testing.T, d *directory) []string {
+	t.Helper()
+	var out []string
+	for name, tbl := range map[string]*table.Table[table.Entity]{"employees": d.raw, "copies": d.copies, "lists": d.lists} {
+		for _, r := range rows(t, tbl) {
+			out = append(out, name+":"+r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// issues is a report's issues as "kind index pk/primary", sorted.
+func issues(r *patterns.IndexReport) []string {
+	var out []string
+	for _, k := range []struct {
+		kind string
+		is   []patterns.IndexIssue
+	}{{"missing", r.Missing}, {"orphan", r.Orphans}, {"stale", r.Stale}} {
+		for _, is := range k.is {
+			out = append(out, fmt.Sprintf("%s %s %s/%s", k.kind, is.Index, is.PartitionKey, is.Primary))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// staffed is a directory with indexes of every kind holding Ann and Bob
+// (Sales, Halls) and Cara (Marketing, a Jones), drained.
+func staffed(t *testing.T) (*directory, []*staffer) {
+	d := newDirectory(t, true)
+	all := []*staffer{
+		staffOf("Sales", 1, "Ann", "Hall", "ann@contoso.com"),
+		staffOf("Sales", 2, "Bob", "Hall", "bob@contoso.com"),
+		staffOf("Marketing", 3, "Cara", "Jones", "cara@contoso.com"),
+	}
+	for _, v := range all {
+		if err := d.m.Add(t.Context(), v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.drain(t)
+	d.l.Reset()
+	return d, all
+}
+
+// Each drift is found in the index it belongs to, under the index's
+// declared name, and nothing else is reported; Repair restores exactly
+// the rows the model wrote, and leaves the other indexes' rows as they
+// were.
+func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
+	ann := "Sales/empid_000001"
+	for _, c := range []struct {
+		name  string
+		drift func(t *testing.T, d *directory, all []*staffer)
+		want  []string
+	}{
+		{"an email copy deleted", func(t *testing.T, d *directory, all []*staffer) {
+			if err := d.raw.Delete(t.Context(), "Sales", "email_ann@contoso.com", nil); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"missing email " + ann}},
+		{"a first-name copy altered", func(t *testing.T, d *directory, all []*staffer) {
+			for rk, e := range indexRows(t, d, "Sales") {
+				if owner, _ := e.Get("TkIndexOf"); rk[:6] == "first_" && owner.Equal(table.ValueOf(patterns.ID("Sales", "empid_000001"))) {
+					e := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}}
+					e.Set("LastName", table.ValueOf("Changed"))
+					if err := d.raw.Upsert(t.Context(), e, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+			}
+		}, []string{"stale first " + ann}},
+		{"an orphan email copy", func(t *testing.T, d *directory, all []*staffer) {
+			e := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_ghost@contoso.com"}}
+			e.Set("TkIndexOf", table.ValueOf(patterns.ID("Sales", "empid_000009")))
+			e.Set("Email", table.ValueOf("ghost@contoso.com"))
+			if err := d.raw.Add(t.Context(), e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"orphan email Sales/empid_000009"}},
+		{"a cross copy deleted", func(t *testing.T, d *directory, all []*staffer) {
+			if err := d.copies.Delete(t.Context(), "email_Marketing", "cara@contoso.com", nil); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"missing email-all email_Marketing/empid_000003"}}, // in the copy's partition
+		{"an ID gone from a list across departments", func(t *testing.T, d *directory, all []*staffer) {
+			remote, err := patterns.NewRemoteIndexEntities(d.lists, "lastnames", "ln_", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := remote.Remove(t.Context(), "Hall", patterns.ID("Sales", "empid_000002"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"missing lastname-all /" + patterns.ID("Sales", "empid_000002")}}, // by ID, the list's partition its own
+		{"a partition's list entity deleted", func(t *testing.T, d *directory, all []*staffer) {
+			for rk := range indexRows(t, d, "Marketing") {
+				if len(rk) > 9 && rk[:9] == "lastname_" {
+					if err := d.raw.Delete(t.Context(), "Marketing", rk, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}, []string{"missing lastname Marketing/empid_000003"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d, all := staffed(t)
+			clean := everything(t, d)
+			c.drift(t, d, all)
+			r, err := d.m.Verify(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := issues(r); !slices.Equal(got, c.want) || r.OK() {
+				t.Fatalf("Verify found %v, want %v", got, c.want)
+			}
+			if r.Primaries != 3 {
+				t.Fatalf("Verify counted %d primaries, want 3", r.Primaries)
+			}
+			sum, err := d.m.Repair(t.Context(), r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Written+sum.Deleted == 0 {
+				t.Fatalf("Repair of %v: %+v, nothing done", c.want, sum)
+			}
+			if r, err := d.m.Verify(t.Context(), nil); err != nil || !r.OK() {
+				t.Fatalf("Verify after Repair: %v %v", issues(r), err)
+			}
+			if got := everything(t, d); !slices.Equal(got, clean) {
+				t.Fatalf("rows after Repair:\n%v\nwant the model's own:\n%v", got, clean)
+			}
+		})
+	}
+}
+
+// A primary written around the model lacks its row in every index; a
+// partition's Verify finds it there and nowhere else, and Repair writes
+// each of them.
+func TestModelRepairBackfillsAPrimaryWrittenAroundIt(t *testing.T) {
+	d, _ := staffed(t)
+	ctx := t.Context()
+	dan := staffOf("Sales", 4, "Dan", "Hall", "dan@contoso.com")
+	if err := d.tbl.Add(ctx, dan, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "Marketing"})
+	if err != nil || !r.OK() || r.Partition != "Marketing" {
+		t.Fatalf("Verify of Marketing: %v %v; want clean", issues(r), err)
+	}
+	r, err = d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dk := "Sales/empid_000004"
+	want := []string{"missing email " + dk, "missing email-all email_" + dk, "missing first " + dk, "missing lastname " + dk, "missing lastname-all /" + patterns.ID("Sales", "empid_000004")}
+	if got := issues(r); !slices.Equal(got, want) || r.Primaries != 3 {
+		t.Fatalf("Verify of Sales: %d primaries, %v; want 3 and %v", r.Primaries, got, want)
+	}
+	if _, err := d.m.Repair(ctx, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := d.m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 4 {
+		t.Fatalf("Verify after Repair: %v %v", issues(r), err)
+	}
+	got, err := d.m.Lookup(ctx, "email", "Sales", "dan@contoso.com", nil)
+	if err != nil || got.RowKey != dan.RowKey {
+		t.Fatalf("Lookup of the backfilled copy: %+v %v", got, err)
+	}
+	if l := lastNames(t, d, "Sales", "Hall"); len(l) != 3 {
+		t.Fatalf("the Sales Hall list after Repair: %v", l)
+	}
+}
+
+// Repair takes only the model's own report, and options in range; Verify
+// refuses a Partition no key can hold: each before any request.
+func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
+	d, _ := staffed(t)
+	ctx := t.Context()
+	other := newDirectory(t, false)
+	foreign, err := other.m.Verify(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.m.Verify(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.l.Reset()
+	if _, err := d.m.Repair(ctx, foreign, nil); !errors.Is(err, patterns.ErrForeignReport) {
+		t.Errorf("Repair of another model's report: %v", err)
+	}
+	if _, err := d.m.Repair(ctx, nil, nil); err == nil {
+		t.Error("Repair of no report succeeded")
+	}
+	for _, n := range []int{1, 101, -1} {
+		if _, err := d.m.Repair(ctx, r, &patterns.RepairOptions{PerTransaction: n}); !errors.Is(err, table.ErrBadOption) {
+			t.Errorf("Repair with PerTransaction %d: %v, want ErrBadOption", n, err)
+		}
+	}
+	if _, err := d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "a/b"}); err == nil {
+		t.Error("Verify of a Partition no key can hold succeeded")
+	}
+	// A model with no index refuses it too, though no part checks it.
+	bare, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "bare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Verify(ctx, &patterns.VerifyOptions{Partition: "a/b"}); err == nil {
+		t.Error("Verify of a model without indexes, Partition a/b, succeeded")
+	}
+	if n := d.l.Total(); n != 0 {
+		t.Fatalf("refused calls sent %d requests:\n%v", n, d.l)
+	}
+	// A clean report repairs nothing and sends nothing.
+	if sum, err := d.m.Repair(ctx, r, nil); err != nil || sum != (patterns.RepairSummary{}) || d.l.Total() != 0 {
+		t.Fatalf("Repair of a clean report: %+v %v after %d requests", sum, err, d.l.Total())
+	}
+}
