@@ -1,0 +1,80 @@
+package patterns_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// deleteBeforeBatch is another writer that, once armed, runs del just
+// before the next transaction arrives: the interleaving in which a list's
+// index entity is removed (its last ID gone) between a change's read and
+// its guarded write.
+type deleteBeforeBatch struct {
+	armed atomic.Bool
+	del   func() error
+}
+
+func (d *deleteBeforeBatch) Do(req *policy.Request) (*http.Response, error) {
+	if strings.HasSuffix(req.Raw().URL.Path, "$batch") && d.armed.CompareAndSwap(true, false) {
+		if err := d.del(); err != nil {
+			return nil, err
+		}
+	}
+	return req.Next()
+}
+
+// A list entity deleted by another writer between an Add's read and its
+// guarded write is a lost race, as a changed one is: the Add reads again
+// and puts the ID in a new entity, instead of failing with the service's
+// 404 (which made the model's worker retry a message whenever one handler
+// emptied a list another was adding to).
+func TestRemoteListAddAfterItsEntityWasDeletedReadsAgain(t *testing.T) {
+	ctx := t.Context()
+	svc := fake.NewTableService(nil)
+	other := svc.NewServiceClient(nil)
+	if _, err := other.CreateTable(ctx, "lists", nil); err != nil {
+		t.Fatal(err)
+	}
+	race := &deleteBeforeBatch{}
+	c := svc.NewServiceClient(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{race}}})
+	tbl, err := table.New[table.Entity](c.NewClient("lists"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := patterns.NewRemoteIndexEntities(tbl, "lname", "lname_", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, bob := patterns.ID("Sales", "empid_1"), patterns.ID("Marketing", "empid_2")
+	if err := lists.Add(ctx, "Hall", ann, nil); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := table.Collect(tbl.Query(ctx, nil))
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("the list's entities: %d (%v), want 1", len(stored), err)
+	}
+	race.del = func() error {
+		_, err := other.NewClient("lists").DeleteEntity(ctx, stored[0].PartitionKey, stored[0].RowKey, nil)
+		return err
+	}
+	race.armed.Store(true) // Ann's removal by another writer empties and deletes the entity
+	if err := lists.Add(ctx, "Hall", bob, nil); err != nil {
+		t.Fatalf("Add after the list's entity was deleted: %v", err)
+	}
+	if race.armed.Load() {
+		t.Fatal("the other writer never ran: no transaction was sent")
+	}
+	if ids, err := lists.IDs(ctx, "Hall", nil); err != nil || !slices.Equal(ids, []string{bob}) {
+		t.Fatalf("the Hall list holds %q (%v), want only %q", ids, err, bob)
+	}
+}
