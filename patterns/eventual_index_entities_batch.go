@@ -215,7 +215,7 @@ func (r *RemoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 		if len(ops) == 0 {
 			return nil
 		}
-		return submitOps(ctx, r.client, ops)
+		return submitListOps(ctx, r.client, ops)
 	}, &r.retry)
 	return err
 }

@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tablekit/tablekit/batch"
@@ -63,8 +64,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 		if err != nil || o == nil {
 			return err
 		}
-		_, err = batch.Submit(ctx, r.client, []batch.Op{*o}, nil)
-		return err
+		return submitListOps(ctx, r.client, []batch.Op{*o})
 	}, &r.retry)
 	return err
 }
@@ -101,7 +101,7 @@ func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 		if err != nil || len(ops) == 0 {
 			return err
 		}
-		_, err = batch.Submit(ctx, r.client, ops, nil)
+		err = submitListOps(ctx, r.client, ops)
 		return err
 	}, &r.retry)
 	return err
@@ -137,4 +137,19 @@ func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, e
 		out[value] = append(out[value], part.ids...)
 	}
 	return out, nil
+}
+
+// submitListOps sends a list's operations on the index entities just read
+// (those that existed guarded by the ETag read) as the fewest
+// transactions. An entity read and gone by the write (404 on its guarded
+// update or delete) was removed by another writer, its last ID taken out:
+// a lost race, as a changed entity's 412 is, so RetryOnConflict reads
+// again instead of ending the change with the service's 404.
+func submitListOps(ctx context.Context, client table.Client, ops []batch.Op) error {
+	err := submitOps(ctx, client, ops)
+	var te *batch.TransactionError
+	if errors.As(err, &te) && te.Index >= 0 && table.Is(err, table.ErrNotFound) {
+		return lostRace(fmt.Sprintf("index entity (%q, %q) deleted after it was read", te.Op.PartitionKey(), te.Op.RowKey()), err)
+	}
+	return err
 }
