@@ -30,6 +30,7 @@ var exceptions = map[string]string{
 	// HandleBatch methods are consistency.BatchHandler values, as above.
 	"patterns.InterPartitionIndex.HandleBatch":   "a consistency.BatchHandler",
 	"patterns.EventualIndexEntities.HandleBatch": "a consistency.BatchHandler",
+	"patterns.Model.HandleBatch":                 "a consistency.BatchHandler",
 
 	// Target is the port a user implements for where the Mover writes;
 	// the Mover is its only caller, so options would be a parameter every

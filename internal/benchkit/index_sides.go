@@ -254,6 +254,7 @@ func (a *Account) CrossIndexWorker(n, conc int) Side {
 	return workerSide("InterPartitionIndex", conc, a.crossScenario(n))
 }
 
+// CrossIndexBatches: see CrossIndexWorker.
 func (a *Account) CrossIndexBatches(n, conc int) Side {
 	return batchesSide("InterPartitionIndex", conc, a.crossScenario(n))
 }
@@ -263,6 +264,7 @@ func (a *Account) ListIndexWorker(n, conc int) Side {
 	return workerSide("EventualIndexEntities", conc, a.listScenario(n))
 }
 
+// ListIndexBatches: see ListIndexWorker.
 func (a *Account) ListIndexBatches(n, conc int) Side {
 	return batchesSide("EventualIndexEntities", conc, a.listScenario(n))
 }
@@ -270,6 +272,7 @@ func (a *Account) ListIndexBatches(n, conc int) Side {
 // ModelWorker and ModelBatches: the entity model's own queue.
 func (a *Account) ModelWorker(n, conc int) Side { return workerSide("Model", conc, a.modelScenario(n)) }
 
+// ModelBatches: see ModelWorker.
 func (a *Account) ModelBatches(n, conc int) Side {
 	return batchesSide("Model", conc, a.modelScenario(n))
 }

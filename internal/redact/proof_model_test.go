@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -83,6 +84,27 @@ func init() {
 				return err
 			}
 			return model(e).Handle(ctx, msg)
+		},
+		"patterns.Model.HandleBatches": func(ctx context.Context, e *env) error {
+			_, err := model(e).HandleBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
+			return err
+		},
+		"patterns.Model.HandleBatch": func(ctx context.Context, e *env) error {
+			// The message an Add sends, as for Handle above.
+			q := fakeQueue(ctx)
+			t, _ := table.New[Emp](fakeTable(ctx, e, "proofmodelb"), nil)
+			good, err := patterns.NewModel[Emp](t, modelOpts(fakeTable(ctx, e, "proofmodelbcopies"), q))
+			if err != nil {
+				return err
+			}
+			if err := good.Add(ctx, emp(), nil); err != nil {
+				return err
+			}
+			msg, err := dequeue(ctx, q)
+			if err != nil {
+				return err
+			}
+			return errors.Join(model(e).HandleBatch(ctx, []*consistency.Message{msg})...)
 		},
 		// They send no request themselves (a KeyWrapper may): called so the
 		// table of covered names is complete.
