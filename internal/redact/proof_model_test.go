@@ -31,6 +31,22 @@ func model(e *env) *patterns.Model[Emp] {
 	return m
 }
 
+// addMessage is the message an Add sends, from a model over working
+// (fake) storage in tables named from name, for the model over the failing
+// one to handle.
+func addMessage(ctx context.Context, e *env, name string) (*consistency.Message, error) {
+	q := fakeQueue(ctx)
+	t, _ := table.New[Emp](fakeTable(ctx, e, name), nil)
+	good, err := patterns.NewModel[Emp](t, modelOpts(fakeTable(ctx, e, name+"copies"), q))
+	if err != nil {
+		return nil, err
+	}
+	if err := good.Add(ctx, emp(), nil); err != nil {
+		return nil, err
+	}
+	return dequeue(ctx, q)
+}
+
 func init() {
 	register(map[string]caller{
 		"patterns.Model.Add": func(ctx context.Context, e *env) error { return model(e).Add(ctx, emp(), nil) },
@@ -68,18 +84,7 @@ func init() {
 			return err
 		},
 		"patterns.Model.Handle": func(ctx context.Context, e *env) error {
-			// The message an Add sends, from the model over working (fake)
-			// storage; handled by the model over the failing one.
-			q := fakeQueue(ctx)
-			t, _ := table.New[Emp](fakeTable(ctx, e, "proofmodel"), nil)
-			good, err := patterns.NewModel[Emp](t, modelOpts(fakeTable(ctx, e, "proofmodelcopies"), q))
-			if err != nil {
-				return err
-			}
-			if err := good.Add(ctx, emp(), nil); err != nil {
-				return err
-			}
-			msg, err := dequeue(ctx, q)
+			msg, err := addMessage(ctx, e, "proofmodel")
 			if err != nil {
 				return err
 			}
@@ -90,17 +95,7 @@ func init() {
 			return err
 		},
 		"patterns.Model.HandleBatch": func(ctx context.Context, e *env) error {
-			// The message an Add sends, as for Handle above.
-			q := fakeQueue(ctx)
-			t, _ := table.New[Emp](fakeTable(ctx, e, "proofmodelb"), nil)
-			good, err := patterns.NewModel[Emp](t, modelOpts(fakeTable(ctx, e, "proofmodelbcopies"), q))
-			if err != nil {
-				return err
-			}
-			if err := good.Add(ctx, emp(), nil); err != nil {
-				return err
-			}
-			msg, err := dequeue(ctx, q)
+			msg, err := addMessage(ctx, e, "proofmodelb")
 			if err != nil {
 				return err
 			}
