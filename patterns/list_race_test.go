@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -39,15 +41,35 @@ func (d *deleteBeforeBatch) Do(req *policy.Request) (*http.Response, error) {
 // 404 (which made the model's worker retry a message whenever one handler
 // emptied a list another was adding to).
 func TestRemoteListAddAfterItsEntityWasDeletedReadsAgain(t *testing.T) {
+	t.Run("fake", func(t *testing.T) {
+		svc := fake.NewTableService(nil)
+		listRaceCase(t, func(o *aztables.ClientOptions) *aztables.ServiceClient { return svc.NewServiceClient(o) })
+	})
+	t.Run("Azurite", func(t *testing.T) {
+		cs := testenv.ConnectionString(t)
+		listRaceCase(t, func(o *aztables.ClientOptions) *aztables.ServiceClient {
+			c, err := aztables.NewServiceClientFromConnectionString(cs, table.ClientOptions(o))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		})
+	})
+}
+
+// listRaceCase runs the case on the service whose clients newClient
+// builds (with the options given; nil: the defaults).
+func listRaceCase(t *testing.T, newClient func(*aztables.ClientOptions) *aztables.ServiceClient) {
 	ctx := t.Context()
-	svc := fake.NewTableService(nil)
-	other := svc.NewServiceClient(nil)
-	if _, err := other.CreateTable(ctx, "lists", nil); err != nil {
+	other := newClient(nil)
+	name := testenv.UniqueName("lists")
+	if _, err := other.CreateTable(ctx, name, nil); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _, _ = other.DeleteTable(context.Background(), name, nil) })
 	race := &deleteBeforeBatch{}
-	c := svc.NewServiceClient(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{race}}})
-	tbl, err := table.New[table.Entity](c.NewClient("lists"), nil)
+	c := newClient(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{race}}})
+	tbl, err := table.New[table.Entity](c.NewClient(name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +86,7 @@ func TestRemoteListAddAfterItsEntityWasDeletedReadsAgain(t *testing.T) {
 		t.Fatalf("the list's entities: %d (%v), want 1", len(stored), err)
 	}
 	race.del = func() error {
-		_, err := other.NewClient("lists").DeleteEntity(ctx, stored[0].PartitionKey, stored[0].RowKey, nil)
+		_, err := other.NewClient(name).DeleteEntity(ctx, stored[0].PartitionKey, stored[0].RowKey, nil)
 		return err
 	}
 	race.armed.Store(true) // Ann's removal by another writer empties and deletes the entity
