@@ -2,7 +2,6 @@ package patterns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -32,11 +31,6 @@ type VerifyOptions struct {
 	Progress func(read int)
 }
 
-// ErrForeignReport: a Repair was given a report another index's (or
-// model's) Verify made; repairing with it would read nothing it needs and
-// fix nothing, so it is refused before any request.
-var ErrForeignReport = errors.New("patterns: the report belongs to another index")
-
 // newReport starts the report of owner's Verify.
 func newReport(owner any, name string, opts *VerifyOptions) *IndexReport {
 	r := &IndexReport{Index: name, owner: owner}
@@ -46,13 +40,16 @@ func newReport(owner any, name string, opts *VerifyOptions) *IndexReport {
 	return r
 }
 
-// checkReport refuses a report that owner's Verify did not make.
+// checkReport refuses a report that owner's Verify did not make: repairing
+// with another index's (or model's) report would read nothing it needs and
+// fix nothing, so it is a *table.InputError (table.ErrInvalidValue) before
+// any request.
 func checkReport(op string, owner any, r *IndexReport) error {
 	if r == nil {
 		return &table.InputError{Op: op, Field: "report", Rule: table.ErrNilValue}
 	}
 	if r.owner != owner {
-		return &table.InputError{Op: op, Field: "report", Rule: ErrForeignReport, Detail: fmt.Sprintf("the report of %s", r.Index)}
+		return &table.InputError{Op: op, Field: "report", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the report of %s, which another index's Verify made", r.Index)}
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func TestRepairTakesOnlyItsOwnReport(t *testing.T) {
 	}
 	err := checkReport("Repair", b, own)
 	var ie *table.InputError
-	if !errors.Is(err, ErrForeignReport) || !errors.As(err, &ie) || ie.Field != "report" || !strings.Contains(err.Error(), "the report of A") {
+	if !errors.Is(err, table.ErrInvalidValue) || !errors.As(err, &ie) || ie.Field != "report" || !strings.Contains(err.Error(), "the report of A") {
 		t.Errorf("another's report: %v", err)
 	}
 	if err := checkReport("Repair", a, nil); !errors.Is(err, table.ErrNilValue) {

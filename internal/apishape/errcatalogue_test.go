@@ -79,7 +79,6 @@ func sentinels() map[string]error {
 		"patterns.ErrBadDefinition":       patterns.ErrBadDefinition,
 		"patterns.ErrBlobMismatch":        patterns.ErrBlobMismatch,
 		"patterns.ErrBlobMissing":         patterns.ErrBlobMissing,
-		"patterns.ErrForeignReport":       patterns.ErrForeignReport,
 		"patterns.ErrNotPrimary":          patterns.ErrNotPrimary,
 		"patterns.ErrNotUnique":           patterns.ErrNotUnique,
 		"patterns.ErrPutWindow":           patterns.ErrPutWindow,
