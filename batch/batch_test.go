@@ -270,8 +270,8 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 		t.Fatalf("want one failed transaction, got %v", err)
 	}
 	f := we.Failures[0]
-	if f.Err.Index != 0 || len(f.Ops) != 100 || f.Ops[0].RowKey() != keys.Uint64(1) {
-		t.Fatalf("failure = index %d, %d ops", f.Err.Index, len(f.Ops))
+	if f.Index != 0 || len(f.Ops) != 100 || f.Ops[0].RowKey() != keys.Uint64(1) || f.Op.RowKey() != keys.Uint64(1) {
+		t.Fatalf("failure = index %d, %d ops", f.Index, len(f.Ops))
 	}
 	if sum.Failed != 1 || sum.Skipped != 51 || sum.Transactions != 2 || sum.Operations != 150 || sum.Retries != 0 {
 		t.Fatalf("summary %+v", sum)

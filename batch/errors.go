@@ -63,8 +63,12 @@ type TransactionError struct {
 	// answer ("k:" at the start of its message); -1 when the service did
 	// not say (the whole request was refused, or it never arrived).
 	Index int
-	// Op is the failed operation, when Index >= 0.
+	// Op is the failed operation, Ops[Index], when Index >= 0.
 	Op Op
+	// Ops are the transaction's operations in the order sent, so that a
+	// caller handed the error alone (a Writer's WriteError) can resend or
+	// report them.
+	Ops []Op
 	// StatusCode and ErrorCode are the failed operation's own status and
 	// code, not the 202 of the envelope.
 	StatusCode int

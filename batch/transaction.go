@@ -252,7 +252,7 @@ func (tx *Transaction) submitSDK(ctx context.Context, client table.Client, x *wi
 // failure turns the SDK's error into a *TransactionError, reading the
 // failed operation from the multipart body of a 202.
 func (tx *Transaction) failure(err error) *TransactionError {
-	te := &TransactionError{Index: -1, Err: err}
+	te := &TransactionError{Index: -1, Ops: tx.Ops(), Err: err}
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) || re.RawResponse == nil {
 		return te

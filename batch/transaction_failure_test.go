@@ -188,11 +188,11 @@ func TestBatchErrorTexts(t *testing.T) {
 		struct {
 			err  error
 			want string
-		}{&batch.WriteError{Failures: []batch.Failure{{Err: one}}}, "batch: transaction failed: connection reset"},
+		}{&batch.WriteError{Failures: []*batch.TransactionError{one}}, "batch: transaction failed: connection reset"},
 		struct {
 			err  error
 			want string
-		}{&batch.WriteError{Failures: []batch.Failure{{Err: one}, {Err: one}, {Err: one}}}, "batch: transaction failed: connection reset (and 2 more failed transactions)"},
+		}{&batch.WriteError{Failures: []*batch.TransactionError{one, one, one}}, "batch: transaction failed: connection reset (and 2 more failed transactions)"},
 	)
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
@@ -202,7 +202,7 @@ func TestBatchErrorTexts(t *testing.T) {
 	// WriteError exposes every failure to errors.Is and As.
 	lost := errors.New("connection lost")
 	other := &batch.TransactionError{Index: -1, Err: lost}
-	we := &batch.WriteError{Failures: []batch.Failure{{Err: one}, {Err: other}}}
+	we := &batch.WriteError{Failures: []*batch.TransactionError{one, other}}
 	if !errors.Is(we, cause) || !errors.Is(we, lost) {
 		t.Errorf("WriteError hides a failure from errors.Is")
 	}

@@ -132,20 +132,15 @@ type Summary struct {
 	PeakBufferedBytes int
 }
 
-// Failure is a transaction that failed for good.
-type Failure struct {
-	Ops []Op
-	Err *TransactionError
-}
-
-// WriteError reports the transactions that failed; the others committed.
+// WriteError reports the transactions that failed for good, each with its
+// operations (TransactionError.Ops); the others committed.
 type WriteError struct {
-	Failures []Failure
+	Failures []*TransactionError
 }
 
 // Error describes the first failure and counts the others.
 func (e *WriteError) Error() string {
-	msg := e.Failures[0].Err.Error()
+	msg := e.Failures[0].Error()
 	if n := len(e.Failures) - 1; n > 0 {
 		msg += " (and " + strconv.Itoa(n) + " more failed transactions)"
 	}
@@ -156,7 +151,7 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() []error {
 	out := make([]error, len(e.Failures))
 	for i, f := range e.Failures {
-		out[i] = f.Err
+		out[i] = f
 	}
 	return out
 }
@@ -268,7 +263,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		inflight int
 		closed   bool
 		sum      Summary
-		failures []Failure
+		failures []*TransactionError
 		queued   int  // encoded bytes of the transactions waiting for a sender
 		waiting  int  // how many transactions wait for a sender
 		started  bool // a transaction has gone to a sender
@@ -348,7 +343,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 						waiting--
 					}
 					q.pending = nil
-					failures = append(failures, Failure{Ops: tx.Ops(), Err: err})
+					failures = append(failures, err)
 					if w.opts.Logger != nil {
 						w.opts.Logger.WarnContext(ctx, "tablekit: transaction failed", "pk", tx.PartitionKey(), "ops", tx.Len(), "err", err)
 					}
@@ -486,7 +481,7 @@ func (w *Writer) send(ctx context.Context, tx *Transaction) (int, *TransactionEr
 		}
 		var te *TransactionError
 		if !errors.As(err, &te) {
-			te = &TransactionError{Index: -1, Err: err}
+			te = &TransactionError{Index: -1, Ops: tx.Ops(), Err: err}
 		}
 		if attempt >= w.opts.MaxAttempts || !te.throttledInside() || ctx.Err() != nil {
 			return attempt, te

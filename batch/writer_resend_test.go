@@ -130,7 +130,7 @@ func TestWriterGivesUpAfterMaxAttempts(t *testing.T) {
 		if !errors.As(err, &we) || len(we.Failures) != 1 {
 			t.Fatalf("MaxAttempts %d: error %v, want a *WriteError with one failure", attempts, err)
 		}
-		te := we.Failures[0].Err
+		te := we.Failures[0]
 		if te.Index != 2 || te.StatusCode != http.StatusServiceUnavailable || te.ErrorCode != "ServerBusy" || te.Op.RowKey() != ev("p", 3).RowKey {
 			t.Fatalf("MaxAttempts %d: failure %+v, want operation 2 answered 503 ServerBusy", attempts, te)
 		}

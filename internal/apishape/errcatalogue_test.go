@@ -217,7 +217,7 @@ func instances(a answers) map[string][]error {
 		"batch.OpError": {&batch.OpError{Index: 3, Kind: batch.KindAdd, PartitionKey: "p", RowKey: "r\nx", Err: batch.ErrDuplicateRowKey}},
 		"batch.TransactionError": {a.tx,
 			&batch.TransactionError{Index: -1, Err: a.stale}, &batch.TransactionError{Index: -1, Err: transportFailure()}},
-		"batch.WriteError": {&batch.WriteError{Failures: []batch.Failure{{Err: a.tx}, {Err: a.tx}}}},
+		"batch.WriteError": {&batch.WriteError{Failures: []*batch.TransactionError{a.tx, a.tx}}},
 		"consistency.FailureReport": {&consistency.FailureReport{Retried: 1, ByType: map[string]consistency.TypeFailures{
 			"a": {Retried: 1, LastError: a.blob}, "b": {Poisoned: 1, LastError: transportFailure()}}}},
 		"consistency.PanicError":          {panicked},
