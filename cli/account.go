@@ -54,8 +54,8 @@ type cli struct {
 	flags       commonFlags
 	getenv      func(string) string
 	accounts    func() (*account, error) // tests: the fakes
-	indexes     []Registration
-	large       []LargeRegistration
+	indexes     []Registration           // made by Index
+	large       []Registration           // made by Large
 	acct        *account
 }
 

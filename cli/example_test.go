@@ -47,8 +47,7 @@ func Example_operatorBinary() {
 		return patterns.NewLargeEntity[Employee](employees, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
-		Indexes: []cli.Registration{cli.Index("emails", emails)},
-		Large:   []cli.LargeRegistration{photos},
+		Registrations: []cli.Registration{cli.Index("emails", emails), photos},
 	})
 	_ = code // os.Exit(code) in a real main
 }

@@ -18,11 +18,13 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// Registration is an index (or entity model) under the name the command
-// line uses for it.
+// Registration is an index (or entity model) or a large entity under the
+// name the command line uses for it: Index and Large make one, and
+// Options.Registrations takes both.
 type Registration struct {
-	name string
-	idx  patterns.Verifier
+	name  string
+	idx   patterns.Verifier // made by Index
+	large *largeEntity      // made by Large
 }
 
 // Index registers v as -index name for Main's index commands. Every index
@@ -253,7 +255,7 @@ definitions. Build your own operator binary with package
 github.com/tablekit/tablekit/cli:
 
   os.Exit(cli.Main(ctx, os.Args[1:], &cli.Options{
-      Indexes: []cli.Registration{cli.Index("emails", emailIndex)},
+      Registrations: []cli.Registration{cli.Index("emails", emailIndex)},
   }))
 
 The index reads and writes through the clients your program built it

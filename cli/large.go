@@ -24,11 +24,11 @@ type Sweeper interface {
 	Sweep(ctx context.Context, grace time.Duration, opts *patterns.SweepOptions) (int, error)
 }
 
-// LargeRegistration is a large entity under the name the command line
-// uses for it.
-type LargeRegistration struct {
-	name, table, container string
-	open                   func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)
+// largeEntity is what Large registers: where a large entity's entities
+// and blobs are, and how to build it over the account's clients.
+type largeEntity struct {
+	table, container string
+	open             func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)
 }
 
 // Large registers a large entity as -large name for "large sweep": its
@@ -49,8 +49,8 @@ type LargeRegistration struct {
 // A sweep refuses to delete when open's entity reads did not go through
 // the client it was given: reading another account's entities, it would
 // take every blob for an orphan.
-func Large(name, table, container string, open func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)) LargeRegistration {
-	return LargeRegistration{name: name, table: table, container: container, open: open}
+func Large(name, table, container string, open func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)) Registration {
+	return Registration{name: name, large: &largeEntity{table: table, container: container, open: open}}
 }
 
 // sweepBlobs lists and reads through the real client; DeleteBlob is
@@ -131,12 +131,12 @@ examples:
 				if len(c.large) == 0 {
 					return usagef("no large entity is registered in this binary: build your own with package github.com/tablekit/tablekit/cli and cli.Large")
 				}
-				var reg *LargeRegistration
+				var reg *largeEntity
 				var names []string
-				for i, r := range c.large {
+				for _, r := range c.large {
 					names = append(names, r.name)
 					if r.name == *name {
-						reg = &c.large[i]
+						reg = r.large
 					}
 				}
 				if reg == nil {
@@ -146,7 +146,7 @@ examples:
 					return usagef("-grace %v: want 0 or more", *grace)
 				}
 				if err := keys.ValidateContainerName(reg.container); err != nil {
-					return usagef("large entity %q: container %q: %v", reg.name, reg.container, err)
+					return usagef("large entity %q: container %q: %v", *name, reg.container, err)
 				}
 				a, err := c.open()
 				if err != nil {
@@ -174,7 +174,7 @@ examples:
 					return err
 				}
 				if len(dryStore.deletes) > 0 && tableRequests(a.ledger) == tableBefore {
-					return fmt.Errorf("large entity %q read none of its entities through the account's table client (%s), yet would delete %d blobs: it reads another account's entities, and every blob would look orphaned; refused, nothing deleted (build it over the client cli.Large's open is given)", reg.name, reg.table, len(dryStore.deletes))
+					return fmt.Errorf("large entity %q read none of its entities through the account's table client (%s), yet would delete %d blobs: it reads another account's entities, and every blob would look orphaned; refused, nothing deleted (build it over the client cli.Large's open is given)", *name, reg.table, len(dryStore.deletes))
 				}
 				young, err := tooYoung(ctx, client, reg.container, *grace, started)
 				if err != nil {

@@ -7,7 +7,7 @@
 //		employees, _ := table.New[Employee](client, opts)
 //		emails, _ := patterns.NewIntraPartitionIndex[Employee](employees, ...)
 //		os.Exit(cli.Main(context.Background(), os.Args[1:], &cli.Options{
-//			Indexes: []cli.Registration{cli.Index("emails", emails)},
+//			Registrations: []cli.Registration{cli.Index("emails", emails)},
 //		}))
 //	}
 //
@@ -82,11 +82,10 @@ type Options struct {
 	Stderr io.Writer
 	// Getenv reads the connection string variables. Default: os.Getenv.
 	Getenv func(string) string
-	// Indexes are what "index verify" and "index repair" can name.
-	// Default: none.
-	Indexes []Registration
-	// Large are what "large sweep" can name. Default: none.
-	Large []LargeRegistration
+	// Registrations are what the commands can name: the indexes (Index)
+	// of "index verify" and "index repair", and the large entities
+	// (Large) of "large sweep". Default: none.
+	Registrations []Registration
 	// Ledger is the request ledger the registered indexes' clients are
 	// attached to (ledger.Attach); -stats prints it for the index
 	// commands. Default: none, and -stats then says it saw no requests.
@@ -110,14 +109,7 @@ func Main(ctx context.Context, args []string, opts *Options) int {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
-	var regs []registrant
-	for _, r := range o.Indexes {
-		regs = append(regs, r)
-	}
-	for _, r := range o.Large {
-		regs = append(regs, r)
-	}
-	return run(ctx, args, o.Stdout, o.Stderr, o.Getenv, nil, o.Ledger, regs...)
+	return run(ctx, args, o.Stdout, o.Stderr, o.Getenv, nil, o.Ledger, o.Registrations...)
 }
 
 // usageError is a mistake in the command line: exit 2.
@@ -159,7 +151,7 @@ func commands() []command {
 // run is the whole program, callable from tests: args without the
 // program's name; accounts, when non-nil, replaces the account the flags
 // would open (tests pass the fakes); indexes are the registered ones.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, regs ...registrant) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, accounts func() (*account, error), indexLedger *ledger.Ledger, regs ...Registration) int {
 	// Help that was asked for goes to stdout; usage after a mistake, to
 	// stderr.
 	help := stderr
@@ -243,11 +235,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts}
 	for _, r := range regs {
-		switch r := r.(type) {
-		case Registration:
-			cl.indexes = append(cl.indexes, r)
-		case LargeRegistration:
+		if r.large != nil {
 			cl.large = append(cl.large, r)
+		} else {
+			cl.indexes = append(cl.indexes, r)
 		}
 	}
 	err := do(ctx, cl, fs.Args())
@@ -315,12 +306,6 @@ func groupOf(word string) []command {
 	}
 	return out
 }
-
-// registrant is a Registration or a LargeRegistration.
-type registrant interface{ registered() }
-
-func (Registration) registered()      {}
-func (LargeRegistration) registered() {}
 
 // find picks the longest command name that args start with.
 func find(args []string) (command, []string, bool) {
