@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -16,27 +15,6 @@ import (
 // one Create Table request, and a larger k is far more likely a mistake
 // (minutes for days) than a plan.
 const MaxPrecreateAhead = 366
-
-// PeriodBeingDeletedError is Precreate's refusal of a period whose table
-// name is still being deleted: the service answered 409 TableBeingDeleted
-// (Delete Table: the name stays unusable for "at least 40 seconds"). It
-// wraps the *table.ServiceError, so errors.Is(err, table.ErrTableBeingDeleted)
-// holds and the *azcore.ResponseError stays in the chain.
-type PeriodBeingDeletedError struct {
-	Table string    // the name refused
-	Start time.Time // the start of its period
-	Err   error     // the service's answer
-}
-
-// Error names the table, its period and what to do.
-func (e *PeriodBeingDeletedError) Error() string {
-	return fmt.Sprintf("patterns: RollingTables.Precreate: table %s (period from %s) is still being deleted (%s); "+
-		"the service frees a deleted name after at least 40 s, so run again later; a write to that period meanwhile takes the next generation's name",
-		e.Table, e.Start.Format(time.RFC3339), redact.Line(e.Err))
-}
-
-// Unwrap returns the service's answer.
-func (e *PeriodBeingDeletedError) Unwrap() error { return e.Err }
 
 // PrecreateOptions configure Precreate. nil means the defaults.
 type PrecreateOptions struct {
@@ -58,8 +36,10 @@ type PrecreateOptions struct {
 // the table of every period, oldest first, in use from now on by TableFor.
 //
 // A period whose name is still being deleted (409 TableBeingDeleted) is
-// refused with a *PeriodBeingDeletedError rather than given the next
-// generation's name quietly: a table dropped ahead of its period means an
+// refused rather than given the next generation's name quietly (the
+// service answered 409 TableBeingDeleted: table.Is(err,
+// table.ErrTableBeingDeleted) holds, and errors.As finds the
+// *table.ServiceError naming the table and the *azcore.ResponseError): a table dropped ahead of its period means an
 // Expire with a wrong clock or a hand-made drop, which an operator should
 // see. The periods before it have been created; rerunning is safe.
 //
@@ -122,7 +102,9 @@ func (r *RollingTables[T]) createOnce(ctx context.Context, op string, start time
 	case err == nil, table.Is(err, table.ErrAlreadyExists):
 		return name, nil
 	case table.ErrorCode(err) == "TableBeingDeleted":
-		return "", &PeriodBeingDeletedError{Table: name, Start: start, Err: &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}}
+		// Delete Table: the name stays unusable for "at least 40 seconds".
+		return "", fmt.Errorf("patterns: %s: the table of the period from %s is still being deleted; the service frees a deleted name after at least 40 s, so run again later (a write to that period meanwhile takes the next generation's name): %w",
+			op, start.Format(time.RFC3339), &table.ServiceError{Op: op + " (create table)", Table: name, Err: err})
 	}
 	return "", &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}
 }

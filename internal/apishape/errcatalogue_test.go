@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -224,11 +223,9 @@ func instances(a answers) map[string][]error {
 		"eventstream.ConcurrencyError":    {&eventstream.ConcurrencyError{Stream: "s", Expected: 3, Err: a.tx}},
 		"eventstream.DuplicateEventError": {&eventstream.DuplicateEventError{Stream: "s", ID: "e1", Err: a.tx}},
 		"keys.ValidationError":            {keys.ValidatePartitionKey("a/b\nc")},
-		"patterns.PeriodBeingDeletedError": {&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: a.stale},
-			&patterns.PeriodBeingDeletedError{Table: "T2026", Start: time.Unix(0, 0), Err: transportFailure()}},
-		"patterns.ValueTakenError": {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx.Err}},
-		"table.ConflictError":      {a.conflict, &table.ConflictError{Attempts: 2, Err: transportFailure()}},
-		"table.InputError":         {&table.InputError{Op: "Get", Type: "T", Field: "F", Rule: table.ErrInvalidValue, Detail: strconv.Quote("x\ny")}},
+		"patterns.ValueTakenError":        {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx.Err}},
+		"table.ConflictError":             {a.conflict, &table.ConflictError{Attempts: 2, Err: transportFailure()}},
+		"table.InputError":                {&table.InputError{Op: "Get", Type: "T", Field: "F", Rule: table.ErrInvalidValue, Detail: strconv.Quote("x\ny")}},
 		"table.IntegrityError": {&table.IntegrityError{Type: "T", Table: "t", PartitionKey: "p", RowKey: "r", Reason: "unwrap failed", Err: a.notFound},
 			&table.IntegrityError{Type: "T", Table: "t", PartitionKey: "p", RowKey: "r", Reason: "unwrap failed", Err: transportFailure()}},
 		"table.ServiceError": {a.notFound, a.stale,
