@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -547,5 +548,150 @@ func TestModelLoadSplitsATransactionAtTheRequestSizeLimit(t *testing.T) {
 	}
 	if n != 60 {
 		t.Fatalf("%d stored, want 60", n)
+	}
+}
+
+// Load's default MaxBuffered is 10,000 entities: while 10,000 are held
+// (none of their partitions full) nothing is sent; the 10,001st sends the
+// fullest partition before the input goes on.
+func TestModelLoadHoldsTenThousandEntitiesByDefault(t *testing.T) {
+	modelTimeout(t)
+	tables := fake.NewTableService(nil)
+	client := tables.NewClient("Employees", nil)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := patterns.NewModel(tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bound = 10000
+	// 102 partitions of at most 99 entities: no partition fills a
+	// transaction, so only the bound can send one.
+	one := func(i int) *staffer {
+		return staffOf(fmt.Sprintf("P%03d", i%102), i, "F", "Hall", fmt.Sprintf("e%d@contoso.com", i))
+	}
+	input := func(yield func(*staffer) bool) {
+		for i := range bound {
+			if !yield(one(i)) {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // room for a send that should not happen
+		if n := tables.Count(fake.OpBatch); n != 0 {
+			t.Errorf("with %d entities held, Load sent %d transactions before the input ended; want none", bound, n)
+		}
+		if !yield(staffOf("Q", bound, "F", "Hall", "q@contoso.com")) {
+			return
+		}
+		for range 400 {
+			if tables.Count(fake.OpBatch) > 0 {
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		if n := tables.Count(fake.OpBatch); n != 1 {
+			t.Errorf("past %d entities held, Load sent %d transactions before the input went on; want 1, the fullest partition", bound, n)
+		}
+		yield(one(bound + 1))
+	}
+	sum, err := m.Load(t.Context(), input, nil)
+	if err != nil || sum.Entities != bound+2 || len(sum.Failures) != 0 {
+		t.Fatalf("Load: %d entities, %d failures, %v; want %d and none", sum.Entities, len(sum.Failures), err, bound+2)
+	}
+}
+
+// grouped is a large entity listed by its Group.
+type grouped struct {
+	table.Meta
+	Group      string
+	A, B, C, D string
+}
+
+// A list's operation that would carry a transaction past the service's
+// 4 MiB request is not dropped from it: the entities alone fit, their
+// list does not, so the load is sent in halves, each with its list's
+// operations, and the list names every entity.
+func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
+	modelTimeout(t)
+	client := fake.NewTableService(nil).NewClient("Big", nil)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl := tableOf(table.New[grouped](client, nil))
+	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[grouped]{Name: "big", Primary: "id_",
+		Lists: []patterns.ListDef[grouped]{{Name: "group", Prefix: "group_", Value: func(g *grouped) string { return g.Group }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Repeat("x", 30000)
+	const k = 34
+	var vs []*grouped
+	for i := range k {
+		vs = append(vs, &grouped{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("id_%03d", i)}, Group: "g", A: s, B: s, C: s, D: s})
+	}
+	// Pad the entities until their Adds fill the request to within 64
+	// bytes of the limit: any list operation passes it.
+	size := func() int {
+		tx := batch.NewTransaction(nil)
+		for _, v := range vs {
+			body, err := tbl.EncodeWrite(t.Context(), v, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Append(batch.Raw(batch.KindAdd, body, nil)); err != nil {
+				t.Fatalf("the entities alone do not fit one transaction: %v", err)
+			}
+		}
+		return tx.Size()
+	}
+	gap := batch.MaxRequestBytes - 64 - size()
+	for _, v := range vs {
+		for _, f := range []*string{&v.A, &v.B, &v.C, &v.D} {
+			n := min(gap, 32000-len(*f)) // a string property holds 32,768 UTF-16 units
+			*f += strings.Repeat("y", n)
+			gap -= n
+		}
+	}
+	if n := size(); n > batch.MaxRequestBytes-64 || n < batch.MaxRequestBytes-128 {
+		t.Fatalf("the entities' transaction is %d bytes; want within 64 to 128 bytes of %d", n, batch.MaxRequestBytes)
+	}
+	sum, err := m.Load(t.Context(), slices.Values(vs), nil)
+	if err != nil || sum.Entities != k || len(sum.Failures) != 0 || sum.Transactions < 2 {
+		t.Fatalf("Load: %d written in %d transactions, %d failures, %v; want all %d in two or more", sum.Entities, sum.Transactions, len(sum.Failures), err, k)
+	}
+	got, err := m.LookupEntities(t.Context(), "group", "p", "g", nil)
+	if err != nil || len(got) != k {
+		t.Fatalf("the group's list names %d entities, %v; want all %d", len(got), err, k)
+	}
+}
+
+// A list's operation failed inside the transaction's answer (500
+// OperationTimedOut, which the SDK does not retry in a 202) belongs to no
+// one entity: every entity of the transaction is a Failure, Load's error
+// names the partition, nothing is stored, and the transaction is sent once.
+func TestModelLoadFailsEveryEntityWhenAListOperationFails(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	all := crowd("Sales", 0, 3, "Hall")
+	// 3 × (primary, email copy, first-name copy), then the list: index 9.
+	d.svc.FailTransactionOperation(9, 1, 500, "OperationTimedOut")
+	sum, err := d.m.Load(ctx, slices.Values(all), nil)
+	if err == nil || !strings.Contains(err.Error(), `3 entities of partition "Sales" not written`) || table.StatusCode(err) != 500 {
+		t.Fatalf("Load with its list's operation failed: %v; want the partition's 3 entities not written, status 500", err)
+	}
+	if sum.Entities != 0 || len(sum.Failures) != 3 {
+		t.Fatalf("summary %+v; want 3 failures", sum)
+	}
+	for i, f := range sum.Failures {
+		if f.PartitionKey != "Sales" || f.RowKey != all[i].RowKey || table.StatusCode(f.Err) != 500 {
+			t.Errorf("failure %d: %+v", i, f)
+		}
+	}
+	if n := d.l.Operation(ledger.Table, "Batch"); n != 1 {
+		t.Errorf("%d transactions sent, want 1", n)
+	}
+	if got := rows(t, d.raw); len(got) != 0 {
+		t.Errorf("stored after a failed transaction: %v", got)
 	}
 }
