@@ -1,73 +1,25 @@
 package keys
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/tablekit/tablekit/internal/tuple"
+)
 
 // The tuple encoding maps a list of arbitrary strings to one key such that
 // ordinal order of keys equals lexicographic order of the tuples, compared
-// component by component and byte by byte.
-//
-// Each byte of a component becomes a token; tokens are prefix-free and ordered
-// like the bytes they stand for, and every component ends with '!', which
-// sorts below every token. The output is printable ASCII without / \ # ?, so
-// the service accepts it, and UTF-8 byte order and UTF-16 order agree on it:
-//
-//	0x00-0x23        '"' + two hex digits   (controls, space, ! " #)
-//	'&' and '\''     "&0" and "&1"
-//	'.' and '/'      ".0" and ".1"
-//	'>' and '?'      ">0" and ">1"
-//	'[' and '\'      "[0" and "[1"
-//	0x7E-0xFF        '~' + two hex digits   (~, DEL, every non-ASCII byte)
-//	anything else    itself
-//
-// Letters, digits and most punctuation stay readable: ("Sales", "000123")
-// encodes as "Sales!000123!". The output never holds a single quote, which
-// OData key syntax and the SDK's batch requests handle badly.
+// component by component and byte by byte. Its tokens are defined in
+// internal/tuple, which also encodes tuples longer than a key for the
+// properties that hold them.
 
-const tupleEnd = '!'
-
-const hexDigits = "0123456789abcdef"
-
-func tupleTokenLen(c byte) int {
-	switch {
-	case c <= 0x23 || c >= 0x7E:
-		return 3
-	case c == '&' || c == '\'' || c == '.' || c == '/' || c == '>' || c == '?' || c == '[' || c == '\\':
-		return 2
-	}
-	return 1
-}
-
-func appendTupleToken(b []byte, c byte) []byte {
-	switch {
-	case c <= 0x23:
-		return append(b, '"', hexDigits[c>>4], hexDigits[c&15])
-	case c >= 0x7E:
-		return append(b, '~', hexDigits[c>>4], hexDigits[c&15])
-	case c == '&', c == '.', c == '>', c == '[':
-		return append(b, c, '0')
-	case c == '\'':
-		return append(b, '&', '1')
-	case c == '/':
-		return append(b, '.', '1')
-	case c == '?':
-		return append(b, '>', '1')
-	case c == '\\':
-		return append(b, '[', '1')
-	}
-	return append(b, c)
-}
+const tupleEnd = tuple.End
 
 // EncodeTuple encodes components into one order-preserving key. It fails only
 // when the result would exceed the service's key length. The key of a
 // tuple's first components starts every key of a tuple that starts with
 // them: use it with PrefixRange to read by leading components.
 func EncodeTuple(components ...string) (string, error) {
-	n := len(components)
-	for _, c := range components {
-		for i := 0; i < len(c); i++ {
-			n += tupleTokenLen(c[i])
-		}
-	}
+	n := tuple.Len(components...)
 	if n > MaxKeyUTF16 {
 		return "", invalid("key", strings.Join(components, "\x1f"), ErrTooLong,
 			"encoded tuple is "+itoa(n)+" characters, at most 512 allowed")
@@ -75,7 +27,7 @@ func EncodeTuple(components ...string) (string, error) {
 	b := make([]byte, 0, n)
 	for _, c := range components {
 		for i := 0; i < len(c); i++ {
-			b = appendTupleToken(b, c[i])
+			b = tuple.AppendToken(b, c[i])
 		}
 		b = append(b, tupleEnd)
 	}
@@ -125,7 +77,7 @@ func DecodeTuple(key string) ([]string, error) {
 			cur = append(cur, c+key[i+1]-'0')
 			i += 2
 		default:
-			if tupleTokenLen(c) != 1 || c < 0x24 {
+			if tuple.TokenLen(c) != 1 || c < 0x24 {
 				return nil, bad(i)
 			}
 			cur = append(cur, c)

@@ -95,7 +95,7 @@ func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowK
 	if err := keys.ValidateRowKey(rowKey); err != nil {
 		return &table.InputError{Op: opEventualIndexEntitiesWrite, Field: "RowKey", Rule: err}
 	}
-	return e.sender.SendAround(ctx, e.msgType, ID(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write, nil)
+	return e.sender.SendAround(ctx, e.msgType, messageKey(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write, nil)
 }
 
 // Handle is the consistency.Handler for MessageType. A message of another

@@ -2,11 +2,14 @@ package patterns
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tuple"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -23,11 +26,29 @@ import (
 // copies can be verified and repaired.
 const indexOfProperty = "TkIndexOf"
 
-// ownerRef names a primary in its copies, for every index kind: the tuple
-// of its keys (keys.EncodeTuple).
+// ownerRef names a primary in its copies and lists, for every index kind:
+// the tuple of its keys (the encoding of keys.EncodeTuple). It is stored
+// as a property, not a key, so it has no key's length bound: two keys that
+// are each valid may encode past one key's 512 units together.
 func ownerRef(pk, rk string) string {
-	k, _ := keys.EncodeTuple(pk, rk)
-	return k
+	return tuple.Encode(pk, rk)
+}
+
+// maxMessageKeyBytes is consistency's bound on a message's idempotency key
+// (1 KiB; consistency.ErrBadKey).
+const maxMessageKeyBytes = 1 << 10
+
+// messageKey is the idempotency key of a message about the primary pk/rk:
+// its reference, or, when that passes the key bound (keys near the
+// service's maximum), the reference's SHA-256, so that every primary with
+// valid keys can be written with its messages.
+func messageKey(pk, rk string) string {
+	ref := ownerRef(pk, rk)
+	if len(ref) <= maxMessageKeyBytes {
+		return ref
+	}
+	sum := sha256.Sum256([]byte(ref))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // ownerKeys reads an owner reference back into the primary's keys.

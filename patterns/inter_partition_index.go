@@ -281,8 +281,7 @@ func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *Inte
 
 // publish sends msg around write (see consistency.Sender.SendAround).
 func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, write func() error) error {
-	key, _ := keys.EncodeTuple(msg.PK, msg.RK)
-	return x.sender.SendAround(ctx, x.msgType, key, msg, x.delay, write, nil)
+	return x.sender.SendAround(ctx, x.msgType, messageKey(msg.PK, msg.RK), msg, x.delay, write, nil)
 }
 
 // Handle is the consistency.Handler for MessageType: it reads the primary

@@ -345,8 +345,7 @@ func (m *Model[T]) around(ctx context.Context, rows []modelRow, write func() err
 			return write()
 		}
 		c := chunks[i]
-		key, _ := keys.EncodeTuple(c[0].PK, c[0].RK)
-		return m.sender.SendAround(ctx, m.msgType, key, modelMessage{Rows: c}, m.delay, func() error { return send(i + 1) }, nil)
+		return m.sender.SendAround(ctx, m.msgType, messageKey(c[0].PK, c[0].RK), modelMessage{Rows: c}, m.delay, func() error { return send(i + 1) }, nil)
 	}
 	return send(0)
 }

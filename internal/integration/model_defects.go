@@ -2,6 +2,7 @@ package integration
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,42 @@ func RunModelDefects(t *testing.T, env Env) {
 		}
 		if !r.OK() || r.Primaries != 2 {
 			t.Fatalf("verify of the last-name lists over a table that also holds email copies: %d primaries, missing %v, orphans %v, stale %v; want 2 primaries and nothing to repair (the email_ rows are copies, not primaries)", r.Primaries, r.Missing, r.Orphans, r.Stale)
+		}
+	})
+
+	t.Run("an employee whose keys are long keeps every index", func(t *testing.T) {
+		// Each key valid, together past one key's length (405 and 406
+		// characters), or each at the service's 512 UTF-16 units of
+		// two-byte characters, whose reference passes a message key's
+		// 1 KiB: the reference copies and lists hold, and the message
+		// key, are not keys themselves.
+		for _, e := range []*DirEmp{
+			{Meta: table.Meta{PartitionKey: "Dept-" + strings.Repeat("d", 400), RowKey: "empid_" + strings.Repeat("7", 400)},
+				FirstName: "Long", LastName: "Keys", Email: "long@contoso.com", Salary: 1},
+			{Meta: table.Meta{PartitionKey: strings.Repeat("é", 512), RowKey: "empid_" + strings.Repeat("ü", 506)},
+				FirstName: "Longest", LastName: "Keys", Email: "longest@contoso.com", Salary: 2},
+		} {
+			m, _, drain := workerModel(t, env, &reqcount.Counter{}, true)
+			if err := m.Add(ctx, e, nil); err != nil {
+				t.Fatalf("Add of an employee with keys of %d and %d characters: %v", len([]rune(e.PartitionKey)), len([]rune(e.RowKey)), err)
+			}
+			drain()
+			if got, err := m.Lookup(ctx, "email", e.PartitionKey, e.Email, nil); err != nil || got.RowKey != e.RowKey {
+				t.Fatalf("Lookup by email: %+v %v", got, err)
+			}
+			if got, err := m.LookupEntities(ctx, "lastname", "", "Keys", nil); err != nil || len(got) != 1 || got[0].RowKey != e.RowKey {
+				t.Fatalf("LookupEntities by last name: %d %v", len(got), err)
+			}
+			if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 1 {
+				t.Fatalf("Verify: %+v %v; want one primary and nothing to repair", r, err)
+			}
+			if err := m.Delete(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+			drain()
+			if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 0 {
+				t.Fatalf("Verify after Delete: %+v %v; want nothing left", r, err)
+			}
 		}
 	})
 
