@@ -53,7 +53,9 @@ type LoadSummary struct {
 // is. A bad entity stops the load before any request of its own with its
 // *table.InputError; what was sent before stays written. An entity the
 // service refuses (it exists, a unique value is taken) is a Failure; the
-// other entities of its transaction are sent again without it. A crash
+// other entities of its transaction are sent again without it; a missing
+// table fails every entity of a transaction at once (table.ErrTableNotFound
+// in Load's error), one request a transaction. A crash
 // leaves whole entities with their rows and messages that converge the
 // rest: run Load again with Idempotent.
 func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoadOptions) (LoadSummary, error) {
@@ -265,7 +267,10 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 			l.mu.Unlock()
 			return
 		}
-		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(owner) || owner[te.Index] < 0 {
+		// A missing table is answered as its first operation's failure
+		// (404 TableNotFound at index 0), but it is no one entity's
+		// fault: without the table every entity of the chunk fails alike.
+		if !errors.As(err, &te) || te.Index < 0 || te.Index >= len(owner) || owner[te.Index] < 0 || table.Is(err, table.ErrTableNotFound) {
 			l.fail(chunk, err)
 			return
 		}

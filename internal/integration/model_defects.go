@@ -2,6 +2,8 @@ package integration
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +90,34 @@ func RunModelDefects(t *testing.T, env Env) {
 			if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 0 {
 				t.Fatalf("Verify after Delete: %+v %v; want nothing left", r, err)
 			}
+		}
+	})
+
+	t.Run("a load into a missing table fails once, not once an entity", func(t *testing.T) {
+		if env.NewServiceClient == nil {
+			t.Skip("the backend gives no service client")
+		}
+		c := &reqcount.Counter{}
+		missing := env.NewServiceClient(t, c.TableOptions()).NewClient(fmt.Sprintf("Missing%d", time.Now().UnixNano()%1e9))
+		employees, err := table.New[DirEmp](missing, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []*DirEmp
+		for i := range 5 {
+			all = append(all, workerOf("Sales", i))
+		}
+		sum, err := m.Load(ctx, slices.Values(all), nil)
+		if !table.Is(err, table.ErrTableNotFound) || len(sum.Failures) != 5 || sum.Entities != 0 {
+			t.Fatalf("Load into a missing table: %d failures, %v; want all 5 entities failed with TableNotFound", len(sum.Failures), err)
+		}
+		if c.N() != 1 {
+			t.Fatalf("Load into a missing table sent %d requests; want 1: the table's absence is no one entity's fault", c.N())
 		}
 	})
 
