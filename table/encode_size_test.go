@@ -2,6 +2,8 @@ package table_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,33 @@ func TestTypedEntitySizeCountsEachTypeLikeTheService(t *testing.T) {
 	var ie *table.InputError
 	if !errors.As(err, &ie) || ie.Op != "encode" {
 		t.Fatalf("the refusal is not an encode InputError: %#v", err)
+	}
+}
+
+// propCount has one named property and as many more as its Extra holds.
+type propCount struct {
+	table.Meta
+	Named string
+	More  table.Extra
+}
+
+// The service holds at most 252 properties besides PartitionKey, RowKey
+// and Timestamp: the codec writes an entity of exactly 252, struct fields
+// and Extra entries counted together, and refuses 253 before any request,
+// saying how many it counted.
+func TestEncodeCountsPropertiesUpToTheServicesLimit(t *testing.T) {
+	var c table.Codec
+	for _, n := range []int{table.MaxUserProperties, table.MaxUserProperties + 1} {
+		v := &propCount{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Named: "x", More: table.Extra{}}
+		for i := range n - 1 {
+			v.More[fmt.Sprintf("P%03d", i)] = table.Property{Value: []byte(`"v"`)}
+		}
+		_, err := c.Marshal(v)
+		switch {
+		case n == table.MaxUserProperties && err != nil:
+			t.Errorf("%d properties refused: %v", n, err)
+		case n > table.MaxUserProperties && (!errors.Is(err, table.ErrTooManyProperties) || !strings.Contains(err.Error(), fmt.Sprintf("%d properties, at most 252", n))):
+			t.Errorf("%d properties: %v; want ErrTooManyProperties naming the count", n, err)
+		}
 	}
 }
