@@ -1,0 +1,74 @@
+package table_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tablekit/tablekit/table"
+)
+
+// Values at the edges of what the codec writes: each written as the
+// service reads it, and read back as it was.
+
+type edgeValues struct {
+	table.Meta
+	F32  float32
+	When time.Time
+	Text string
+}
+
+// A float32 is written in the shortest form that reads back as the same
+// float32 ("0.1"), not as the float64 it widens to (0.10000000149011612).
+func TestEncodeWritesAFloat32AsItself(t *testing.T) {
+	var c table.Codec
+	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, F32: 0.1, When: time.Unix(0, 0)}
+	out, err := c.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"F32":0.1,`) {
+		t.Fatalf("written: %s; want F32 as 0.1", out)
+	}
+	var back edgeValues
+	if err := c.Unmarshal(out, &back); err != nil || back.F32 != 0.1 {
+		t.Fatalf("read back: %v %v", back.F32, err)
+	}
+}
+
+// Edm.DateTime starts at 1601-01-01T00:00:00Z: that instant is written, a
+// nanosecond before it is refused before any request.
+func TestEncodeDateTimeFromItsFirstInstant(t *testing.T) {
+	var c table.Codec
+	first := time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, When: first}
+	out, err := c.Marshal(v)
+	if err != nil || !strings.Contains(string(out), `"When":"1601-01-01T00:00:00`) {
+		t.Fatalf("the first instant: %s %v", out, err)
+	}
+	v.When = first.Add(-time.Nanosecond)
+	if _, err := c.Marshal(v); !errors.Is(err, table.ErrValueOutOfRange) {
+		t.Fatalf("a nanosecond before it: %v; want ErrValueOutOfRange", err)
+	}
+}
+
+// U+2028 and U+2029 (line and paragraph separators) are written escaped,
+// each as itself, and read back unchanged.
+func TestEncodeEscapesTheLineAndParagraphSeparators(t *testing.T) {
+	var c table.Codec
+	text := "a\u2028b\u2029c"
+	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, When: time.Unix(0, 0), Text: text}
+	out, err := c.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"Text":"a\u2028b\u2029c"`) {
+		t.Fatalf("written: %s; want both separators escaped as themselves", out)
+	}
+	var generic map[string]any
+	if err := json.Unmarshal(out, &generic); err != nil || generic["Text"] != text {
+		t.Fatalf("read back by encoding/json: %q %v", generic["Text"], err)
+	}
+}
