@@ -44,6 +44,27 @@ func TestDescendingKeyOfOneDigitIsNineMinusTheValue(t *testing.T) {
 	}
 }
 
+// A key of one ascending component in one digit ("pad:1", the narrowest
+// width): the digit itself, not the 20 digits of an unpadded integer; a
+// value of two digits is refused.
+type oneDigit struct {
+	table.Meta
+	Name    string `table:"Name,pk"`
+	Version uint8  `table:"Version,rk,pad:1"`
+}
+
+func TestFixedKeyOfOneDigitIsTheDigit(t *testing.T) {
+	for _, v := range []uint8{0, 7, 9} {
+		_, rk, err := table.KeysOf(&oneDigit{Name: "a", Version: v})
+		if want := string(rune('0' + v)); err != nil || rk != want {
+			t.Errorf("Version %d: RowKey %q, %v; want %q", v, rk, err, want)
+		}
+	}
+	if _, _, err := table.KeysOf(&oneDigit{Name: "a", Version: 10}); !errors.Is(err, keys.ErrOutOfRange) {
+		t.Errorf("Version 10 in one digit: %v, want keys.ErrOutOfRange", err)
+	}
+}
+
 // A PartitionKey component that cannot be composed (pad:N holds no
 // negative number) is KeyRange's error, as it is every write's: the
 // range must not fall back to an empty PartitionKey.
