@@ -205,3 +205,26 @@ func TestMetaOfRefusesAComposedKeyTheServiceWouldRefuse(t *testing.T) {
 		t.Fatalf("MetaOf of a, 1: %+v, %v", m, err)
 	}
 }
+
+// rawAndSmall has a raw PartitionKey component and an int8 RowKey
+// component in three digits.
+type rawAndSmall struct {
+	table.Meta
+	Region string `table:"Region,pk,raw"`
+	N      int8   `table:"N,rk,pad:3"`
+}
+
+// Components read back from the keys alone (an entity written by other
+// code): a raw one is the key's text, a number the value of its digits;
+// digits that overflow the field's type are refused, naming the value.
+func TestRawAndNumberComponentsReadBackFromTheKeysAlone(t *testing.T) {
+	var c table.Codec
+	var back rawAndSmall
+	if err := c.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"042"}`), &back); err != nil || back.Region != "eu-west" || back.N != 42 {
+		t.Fatalf("read back as %q, %d, %v; want eu-west, 42", back.Region, back.N, err)
+	}
+	err := c.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"200"}`), &back)
+	if !errors.Is(err, table.ErrInvalidValue) || !strings.Contains(err.Error(), "200 overflows int8") {
+		t.Fatalf("RowKey 200 into an int8: %v; want ErrInvalidValue saying 200 overflows int8", err)
+	}
+}
