@@ -72,3 +72,43 @@ func TestEncodeEscapesTheLineAndParagraphSeparators(t *testing.T) {
 		t.Fatalf("read back by encoding/json: %q %v", generic["Text"], err)
 	}
 }
+
+// Audit is embedded: its fields are the entity's own.
+type Audit struct {
+	By string
+	At time.Time
+}
+
+type audited struct {
+	table.Meta
+	Audit
+	Name string
+}
+
+
+// Audit2 embeds a field no entity property can hold.
+type Audit2 struct{ C chan int }
+
+type badAudited struct {
+	table.Meta
+	Audit2
+	Name string
+}
+
+// An embedded struct's fields are written as the entity's own, and the
+// fields after it too; an embedded field the codec cannot write makes
+// the type refused, as a field of its own would.
+func TestEncodeWalksEmbeddedStructs(t *testing.T) {
+	var c table.Codec
+	v := &audited{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Audit: Audit{By: "ann", At: time.Unix(0, 0)}, Name: "n"}
+	out, err := c.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(out); !strings.Contains(s, `"By":"ann"`) || !strings.Contains(s, `"Name":"n"`) {
+		t.Fatalf("written: %s; want By (embedded) and Name (after it)", s)
+	}
+	if _, err := c.Marshal(&badAudited{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n"}); !errors.Is(err, table.ErrUnsupportedType) {
+		t.Fatalf("an embedded chan: %v; want ErrUnsupportedType", err)
+	}
+}
