@@ -85,7 +85,6 @@ type audited struct {
 	Name string
 }
 
-
 // Audit2 embeds a field no entity property can hold.
 type Audit2 struct{ C chan int }
 
