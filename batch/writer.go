@@ -124,7 +124,7 @@ type Summary struct {
 	Requests     int // transaction requests the Writer made, its resends included (the SDK's own retries of each are not seen here)
 	Retries      int // resends of a transaction throttled inside its 202 answer
 	Failed       int // transactions that failed for good
-	Skipped      int // operations not sent because an earlier transaction of their partition failed
+	Skipped      int // operations read and not sent: those after a failed transaction of their partition, and all still held when the write stopped (an *OpError or ctx done)
 	Resolved     int // transactions of Adds found stored as sent after a 409 (IdempotentAdds), counted in Transactions
 	Reads        int // query requests sent to check them
 	// PeakBufferedBytes is the most encoded bytes the Writer held at once
@@ -445,6 +445,9 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}
 	}
 	if planErr != nil || ctx.Err() != nil {
+		// Nothing more is sent: the partial transactions stay unsent and
+		// the full ones waiting for a sender are dropped.
+		sum.Skipped += p.ops
 		for _, q := range queues {
 			for _, rest := range q.pending {
 				sum.Skipped += rest.Len()
