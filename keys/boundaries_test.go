@@ -381,3 +381,49 @@ func TestNegativeValuesNamedInErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCharacterClassEdges: each validator accepts the first and last
+// character of every range its rule allows and refuses the characters just
+// outside, with the rule's error. An off-by-one at a range's end would let
+// a name through that the service refuses, or refuse one it accepts.
+func TestCharacterClassEdges(t *testing.T) {
+	cases := []struct {
+		name     string
+		validate func(string) error
+		wrap     func(c string) string // c in a position where only the class matters
+		ok       []string
+		refused  []string
+		rule     error
+	}{
+		{"PartitionKey", ValidatePartitionKey, func(c string) string { return "a" + c + "b" },
+			[]string{"\u0020", "\u007e", "\u00a0", "\ufffd"},
+			[]string{"\u0000", "\u001f", "\u007f", "\u0080", "\u009f"}, ErrControlChar},
+		{"RowKey", ValidateRowKey, func(c string) string { return c },
+			[]string{"\u0020", "\u007e", "\u00a0"},
+			[]string{"\u001f", "\u007f", "\u009f"}, ErrControlChar},
+		{"table name", ValidateTableName, func(c string) string { return "ab" + c },
+			[]string{"a", "z", "A", "Z", "0", "9"},
+			[]string{"`", "{", "@", "[", "/", ":", "-"}, ErrForbiddenChar},
+		{"queue name", ValidateQueueName, func(c string) string { return "ab" + c + "d" },
+			[]string{"a", "z", "0", "9", "-"},
+			[]string{"`", "{", "/", ":", "A", "Z", "_"}, ErrForbiddenChar},
+		{"container name", ValidateContainerName, func(c string) string { return c + "bc" },
+			[]string{"a", "z", "0", "9"},
+			[]string{"`", "{", "/", ":", "A"}, ErrForbiddenChar},
+		{"blob name", ValidateBlobName, func(c string) string { return "a" + c + "b" },
+			[]string{"\u0020", "\u007e", "\u0080", "\u009f"},
+			[]string{"\u0000", "\u001f", "\u007f"}, ErrControlChar},
+	}
+	for _, c := range cases {
+		for _, ch := range c.ok {
+			if err := c.validate(c.wrap(ch)); err != nil {
+				t.Errorf("%s %q (U+%04X): %v, want it accepted", c.name, c.wrap(ch), []rune(ch)[0], err)
+			}
+		}
+		for _, ch := range c.refused {
+			if err := c.validate(c.wrap(ch)); !errors.Is(err, c.rule) {
+				t.Errorf("%s %q (U+%04X): %v, want %v", c.name, c.wrap(ch), []rune(ch)[0], err, c.rule)
+			}
+		}
+	}
+}
