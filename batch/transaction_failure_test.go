@@ -221,3 +221,23 @@ func TestKindNames(t *testing.T) {
 		}
 	}
 }
+
+// A 202 answer that names no failed operation (one tablekit could not
+// read) leaves the operation's status unknown: OperationStatus is 0 and
+// "", so table.StatusCode and table.Is fall back to the whole response's
+// status, the 202, and classify it as no class of failure.
+func TestOperationStatusOfAnAnswerNamingNoFailure(t *testing.T) {
+	te := &batch.TransactionError{Index: -1, StatusCode: http.StatusAccepted,
+		Err: &azcore.ResponseError{StatusCode: http.StatusAccepted}}
+	if s, c := te.OperationStatus(); s != 0 || c != "" {
+		t.Fatalf("OperationStatus = %d %q, want 0 \"\" (no operation's answer is known)", s, c)
+	}
+	if s := table.StatusCode(te); s != http.StatusAccepted {
+		t.Fatalf("table.StatusCode = %d, want the response's 202", s)
+	}
+	for _, class := range []error{table.ErrBadRequest, table.ErrThrottled, table.ErrAlreadyExists, table.ErrNotFound} {
+		if table.Is(te, class) {
+			t.Errorf("table.Is(%v) is true for an answer that names no failure", class)
+		}
+	}
+}
