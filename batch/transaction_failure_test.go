@@ -241,3 +241,35 @@ func TestOperationStatusOfAnAnswerNamingNoFailure(t *testing.T) {
 		}
 	}
 }
+
+// failingTransport fails every request without an answer, as a reset
+// connection does.
+type failingTransport struct{}
+
+func (failingTransport) Do(*http.Request) (*http.Response, error) {
+	return nil, errors.New("connection reset by peer")
+}
+
+// A transaction the service never answered blames no operation: its
+// TransactionError has Index -1, no operation, no status, and its text
+// says only that the transaction failed and why.
+func TestTransactionWithoutAnAnswerBlamesNoOperation(t *testing.T) {
+	opts := &aztables.ClientOptions{}
+	opts.Transport = failingTransport{}
+	opts.Retry.MaxRetries = -1 // one try: the failure, not the SDK's retries, is under test
+	client, err := aztables.NewClientWithNoCredential("http://127.0.0.1/devstoreaccount1/events", table.ClientOptions(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = batch.Submit(t.Context(), client, fourEvents(), nil)
+	var te *batch.TransactionError
+	if !errors.As(err, &te) {
+		t.Fatalf("%v is not a *TransactionError", err)
+	}
+	if te.Index != -1 || te.Op.Kind != 0 || te.StatusCode != 0 || len(te.Ops) != 4 {
+		t.Fatalf("%+v: want Index -1, no operation and no status, with the transaction's 4 operations", te)
+	}
+	if msg := te.Error(); !strings.HasPrefix(msg, "batch: transaction failed: ") || strings.Contains(msg, "operation") || !strings.Contains(msg, "connection reset by peer") {
+		t.Fatalf("Error() = %q, want the failure without an operation", msg)
+	}
+}
