@@ -521,7 +521,7 @@ type bulky struct {
 // of about 120 KB each in one partition are written in several
 // transactions, none refused.
 func TestModelLoadSplitsATransactionAtTheRequestSizeLimit(t *testing.T) {
-	modelTimeout(t)
+	modelTimeoutAfter(t, heavyModelDeadline)
 	client := fake.NewTableService(nil).NewClient("Big", nil)
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
@@ -555,7 +555,7 @@ func TestModelLoadSplitsATransactionAtTheRequestSizeLimit(t *testing.T) {
 // (none of their partitions full) nothing is sent; the 10,001st sends the
 // fullest partition before the input goes on.
 func TestModelLoadHoldsTenThousandEntitiesByDefault(t *testing.T) {
-	modelTimeout(t)
+	modelTimeoutAfter(t, heavyModelDeadline)
 	tables := fake.NewTableService(nil)
 	client := tables.NewClient("Employees", nil)
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
@@ -613,7 +613,7 @@ type grouped struct {
 // list does not, so the load is sent in halves, each with its list's
 // operations, and the list names every entity.
 func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
-	modelTimeout(t)
+	modelTimeoutAfter(t, heavyModelDeadline)
 	client := fake.NewTableService(nil).NewClient("Big", nil)
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
