@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/trace"
@@ -435,10 +436,26 @@ func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
 // DeleteOptions configure Delete.
 type DeleteOptions[T any] struct {
 	// Current is the entity as stored, with its ETag: with it Delete is one
-	// request, guarded by that ETag. Default: nil, and Delete reads it first.
+	// request, guarded by that ETag. A Current of another entity, or
+	// without an ETag, is refused before any request. Default: nil, and
+	// Delete reads it first.
 	Current *T
 	// IfExists makes a missing entity a success. Default: false.
 	IfExists bool
+}
+
+// checkCurrent refuses, before any request, a DeleteOptions or PutOptions
+// Current that cannot be the stored version of the entity (pk, rk):
+// another entity's keys (curPK, curRK), or no ETag to guard the write.
+func checkCurrent(op, pk, rk, curPK, curRK string, etag azcore.ETag) error {
+	if curPK != pk || curRK != rk {
+		return &table.InputError{Op: op, Field: "Current", Rule: table.ErrInvalidValue,
+			Detail: fmt.Sprintf("Current is (%q, %q), another entity than (%q, %q)", curPK, curRK, pk, rk)}
+	}
+	if etag == "" {
+		return &table.InputError{Op: op, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+	}
+	return nil
 }
 
 // Delete removes the entity and every copy in one transaction.
@@ -456,6 +473,11 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			if opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
 				return nil
 			}
+			return err
+		}
+	} else {
+		cm := x.tbl.Meta(cur)
+		if err := checkCurrent(opIntraPartitionIndexDelete, partitionKey, rowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
 			return err
 		}
 	}
