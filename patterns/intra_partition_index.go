@@ -263,13 +263,15 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 }
 
 // PutOptions are the options of the Put of IntraPartitionIndex,
-// InterPartitionIndex and WideEntity (PutOptions[Wide]).
+// InterPartitionIndex, LargeEntity and WideEntity (PutOptions[Wide]).
 type PutOptions[T any] struct {
 	// Current is the value as stored (from Get, Add or a previous Put, or
 	// for a WideEntity its Parts), with its ETag. With it Put writes only
 	// over that version (table.ErrPreconditionFailed otherwise) and needs
 	// no read: IntraPartitionIndex and WideEntity one request, an
-	// InterPartitionIndex three. Default: nil, and Put reads first.
+	// InterPartitionIndex three; LargeEntity.Put never reads, and Current
+	// only guards its write. Default: nil, and Put reads first
+	// (LargeEntity: writes whatever the stored version).
 	Current *T
 }
 
@@ -433,14 +435,24 @@ func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
 	return out, nil
 }
 
-// DeleteOptions configure Delete.
+// DeleteOptions configure the Delete of IntraPartitionIndex,
+// InterPartitionIndex, LargeEntity and WideEntity (DeleteOptions[Wide]).
 type DeleteOptions[T any] struct {
-	// Current is the entity as stored, with its ETag: with it Delete is one
-	// request, guarded by that ETag. A Current of another entity, or
-	// without an ETag, is refused before any request. Default: nil, and
-	// Delete reads it first.
+	// Current is the entity as stored (from Get; for a WideEntity, Get
+	// with keysOnly is enough), with its ETag. With it Delete sends no
+	// read and removes only that version: table.ErrPreconditionFailed if
+	// the entity changed since. IntraPartitionIndex and WideEntity then
+	// cost one request; LargeEntity one, leaving that version's blobs,
+	// which a T does not name, to Sweep; InterPartitionIndex, which never
+	// reads, removes the copies Current's values call for. A Current of
+	// another entity, or without an ETag, is refused before any request.
+	// Default: nil, and Delete reads the entity first (InterPartitionIndex:
+	// v's ETag, when set, guards the delete).
 	Current *T
-	// IfExists makes a missing entity a success. Default: false.
+	// IfExists makes a missing entity a success. Default: false, and a
+	// missing entity is table.ErrNotFound (IntraPartitionIndex,
+	// WideEntity) or a success all the same (InterPartitionIndex,
+	// LargeEntity).
 	IfExists bool
 }
 
