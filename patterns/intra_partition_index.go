@@ -470,7 +470,10 @@ func checkCurrent(op, pk, rk, curPK, curRK string, etag azcore.ETag) error {
 	return nil
 }
 
-// Delete removes the entity and every copy in one transaction.
+// Delete removes the entity and every copy in one transaction, guarded by
+// the entity's ETag: a read and the transaction, or with opts.Current the
+// transaction alone. A copy already missing (removed around tablekit) is
+// left out and the transaction sent again.
 func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
 	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexDelete, partitionKey, 1)
 	defer func() { end(err) }()
@@ -497,22 +500,36 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 	if err != nil {
 		return err
 	}
-	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.DeleteValue(cur)); err != nil {
-		return err
-	}
-	for _, rk := range prev {
-		if rk != "" {
-			if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
-				return err
+	gone := map[string]bool{}
+	for {
+		tx := batch.NewTransaction(nil)
+		if err := tx.Append(batch.DeleteValue(cur)); err != nil {
+			return err
+		}
+		deleteAt := map[int]string{}
+		for _, rk := range prev {
+			if rk != "" && !gone[rk] {
+				deleteAt[tx.Len()] = rk
+				if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
+					return err
+				}
 			}
 		}
+		_, err = tx.Submit(ctx, x.client, nil)
+		var te *batch.TransactionError
+		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+			if rk, ok := deleteAt[te.Index]; ok {
+				// A copy is already missing (written around tablekit):
+				// nothing to delete, so send the rest again.
+				gone[rk] = true
+				continue
+			}
+			if te.Index == 0 && opts != nil && opts.IfExists {
+				return nil // the entity itself is gone
+			}
+		}
+		return err
 	}
-	_, err = tx.Submit(ctx, x.client, nil)
-	if err != nil && opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 // Get reads the primary entity: one request.

@@ -67,6 +67,39 @@ func RunDeleteOptions(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("intra-partition index: a copy missing does not stop Delete, nor pass for a missing entity", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		client := env.NewTable(t, c)
+		idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := tableOf(table.New[table.Entity](client, nil))
+		for _, o := range []*patterns.DeleteOptions[Staff]{nil, {IfExists: true}} {
+			don := staff("000123", "Don", "Hall", "donh@contoso.com", 34)
+			if err := idx.Add(ctx, don, nil); err != nil {
+				t.Fatal(err)
+			}
+			// Damage made around tablekit: the email copy is gone.
+			if err := plain.Delete(ctx, "Sales", "email_donh@contoso.com", nil); err != nil {
+				t.Fatal(err)
+			}
+			c.Reset()
+			if err := idx.Delete(ctx, "Sales", don.RowKey, o); err != nil {
+				t.Fatalf("Delete (%+v) with a copy missing: %v", o, err)
+			}
+			// The read, the transaction that meets the missing copy, and
+			// the transaction without it.
+			wantOps(t, c, map[string]int{"table/GetEntity": 1, "table/Batch": 2}, "Delete with a copy missing")
+			if _, err := idx.Get(ctx, "Sales", don.RowKey, nil); !table.Is(err, table.ErrNotFound) {
+				t.Fatalf("Delete (%+v) returned but the entity is still there: %v", o, err)
+			}
+			if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() || rep.Primaries != 0 || rep.Copies != 0 {
+				t.Fatalf("Verify after Delete: %+v %v", rep, err)
+			}
+		}
+	})
+
 	t.Run("inter-partition index: Current guards the delete and names the copies; no read either way", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		primary, copies := env.NewTable(t, c), env.NewTable(t, c)
