@@ -284,7 +284,8 @@ const (
 // concurrent writer's change, pass opts.Current, the version v was made
 // from (from Get): v is then written only over that version, and
 // table.ErrPreconditionFailed if another writer got there first (its new
-// blobs are then deleted), as Update does with v's own ETag; or use
+// blobs are then deleted, or left to Sweep), as Update does with v's own
+// ETag; or use
 // Modify. Either way one request per offloaded field, plus one: Put sends
 // no read. The blobs of the version it replaces are left to Sweep. v's
 // ETag is updated.
