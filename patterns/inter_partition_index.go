@@ -251,18 +251,35 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 }
 
 // Delete removes the primary and has its copies removed: the same three
-// steps as Put.
-func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *InterPartitionIndexDeleteOptions) (err error) {
+// steps as Put, and no read. The copies removed are the ones the stored
+// entity's values call for: those of opts.Current when given, else v's,
+// so pass the entity as stored. The delete is guarded by opts.Current's
+// ETag, else by v's when it has one (table.ErrPreconditionFailed if the
+// entity changed since; the message then converges to the unchanged
+// entity). A missing primary is a success, with or without
+// opts.IfExists.
+func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, opts *DeleteOptions[T]) (err error) {
 	ctx, end := x.tr.Start(ctx, opInterPartitionIndexDelete, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
 		return &table.InputError{Op: opInterPartitionIndexDelete, Rule: table.ErrNilValue}
 	}
-	prev, err := x.addrs(opInterPartitionIndexDelete, v)
+	m := x.tbl.Meta(v)
+	if err := validKeys(opInterPartitionIndexDelete, m.PartitionKey, "RowKey", m.RowKey); err != nil {
+		return err // before the message goes out: its handler could never read the entity
+	}
+	stored, etag := v, m.ETag
+	if opts != nil && opts.Current != nil {
+		cm := x.tbl.Meta(opts.Current)
+		if err := checkCurrent(opInterPartitionIndexDelete, m.PartitionKey, m.RowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
+			return err
+		}
+		stored, etag = opts.Current, cm.ETag
+	}
+	prev, err := x.addrs(opInterPartitionIndexDelete, stored)
 	if err != nil {
 		return err
 	}
-	m := x.tbl.Meta(v)
 	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
 	for _, a := range prev {
 		if a.RK != "" {
@@ -270,12 +287,11 @@ func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, options *Inte
 		}
 	}
 	return x.publish(ctx, msg, func() error {
-		opts := &table.DeleteOptions{IfExists: true}
-		if m.ETag != "" {
-			etag := m.ETag
-			opts.IfMatch = &etag
+		do := &table.DeleteOptions{IfExists: true}
+		if etag != "" {
+			do.IfMatch = &etag
 		}
-		return x.tbl.Delete(ctx, m.PartitionKey, m.RowKey, opts)
+		return x.tbl.Delete(ctx, m.PartitionKey, m.RowKey, do)
 	})
 }
 
@@ -613,6 +629,3 @@ func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 	}
 	return sum, nil
 }
-
-// InterPartitionIndexDeleteOptions configure InterPartitionIndex.Delete. There are none yet; pass nil.
-type InterPartitionIndexDeleteOptions struct{}

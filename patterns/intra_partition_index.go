@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/trace"
@@ -262,13 +263,15 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 }
 
 // PutOptions are the options of the Put of IntraPartitionIndex,
-// InterPartitionIndex and WideEntity (PutOptions[Wide]).
+// InterPartitionIndex, LargeEntity and WideEntity (PutOptions[Wide]).
 type PutOptions[T any] struct {
 	// Current is the value as stored (from Get, Add or a previous Put, or
 	// for a WideEntity its Parts), with its ETag. With it Put writes only
 	// over that version (table.ErrPreconditionFailed otherwise) and needs
 	// no read: IntraPartitionIndex and WideEntity one request, an
-	// InterPartitionIndex three. Default: nil, and Put reads first.
+	// InterPartitionIndex three; LargeEntity.Put never reads, and Current
+	// only guards its write. Default: nil, and Put reads first
+	// (LargeEntity: writes whatever the stored version).
 	Current *T
 }
 
@@ -432,16 +435,45 @@ func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
 	return out, nil
 }
 
-// DeleteOptions configure Delete.
+// DeleteOptions configure the Delete of IntraPartitionIndex,
+// InterPartitionIndex, LargeEntity and WideEntity (DeleteOptions[Wide]).
 type DeleteOptions[T any] struct {
-	// Current is the entity as stored, with its ETag: with it Delete is one
-	// request, guarded by that ETag. Default: nil, and Delete reads it first.
+	// Current is the entity as stored (from Get; for a WideEntity, Get
+	// with keysOnly is enough), with its ETag. With it Delete sends no
+	// read and removes only that version: table.ErrPreconditionFailed if
+	// the entity changed since. IntraPartitionIndex and WideEntity then
+	// cost one request; LargeEntity one, leaving that version's blobs,
+	// which a T does not name, to Sweep; InterPartitionIndex, which never
+	// reads, removes the copies Current's values call for. A Current of
+	// another entity, or without an ETag, is refused before any request.
+	// Default: nil, and Delete reads the entity first (InterPartitionIndex:
+	// v's ETag, when set, guards the delete).
 	Current *T
-	// IfExists makes a missing entity a success. Default: false.
+	// IfExists makes a missing entity a success. Default: false, and a
+	// missing entity is table.ErrNotFound (IntraPartitionIndex,
+	// WideEntity) or a success all the same (InterPartitionIndex,
+	// LargeEntity).
 	IfExists bool
 }
 
-// Delete removes the entity and every copy in one transaction.
+// checkCurrent refuses, before any request, a DeleteOptions or PutOptions
+// Current that cannot be the stored version of the entity (pk, rk):
+// another entity's keys (curPK, curRK), or no ETag to guard the write.
+func checkCurrent(op, pk, rk, curPK, curRK string, etag azcore.ETag) error {
+	if curPK != pk || curRK != rk {
+		return &table.InputError{Op: op, Field: "Current", Rule: table.ErrInvalidValue,
+			Detail: fmt.Sprintf("Current is (%q, %q), another entity than (%q, %q)", curPK, curRK, pk, rk)}
+	}
+	if etag == "" {
+		return &table.InputError{Op: op, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+	}
+	return nil
+}
+
+// Delete removes the entity and every copy in one transaction, guarded by
+// the entity's ETag: a read and the transaction, or with opts.Current the
+// transaction alone. A copy already missing (removed around tablekit) is
+// left out and the transaction sent again.
 func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
 	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexDelete, partitionKey, 1)
 	defer func() { end(err) }()
@@ -458,27 +490,46 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 			}
 			return err
 		}
+	} else {
+		cm := x.tbl.Meta(cur)
+		if err := checkCurrent(opIntraPartitionIndexDelete, partitionKey, rowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
+			return err
+		}
 	}
 	prev, err := x.plan(opIntraPartitionIndexDelete, cur)
 	if err != nil {
 		return err
 	}
-	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.DeleteValue(cur)); err != nil {
-		return err
-	}
-	for _, rk := range prev {
-		if rk != "" {
-			if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
-				return err
+	gone := map[string]bool{}
+	for {
+		tx := batch.NewTransaction(nil)
+		if err := tx.Append(batch.DeleteValue(cur)); err != nil {
+			return err
+		}
+		deleteAt := map[int]string{}
+		for _, rk := range prev {
+			if rk != "" && !gone[rk] {
+				deleteAt[tx.Len()] = rk
+				if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
+					return err
+				}
 			}
 		}
+		_, err = tx.Submit(ctx, x.client, nil)
+		var te *batch.TransactionError
+		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
+			if rk, ok := deleteAt[te.Index]; ok {
+				// A copy is already missing (written around tablekit):
+				// nothing to delete, so send the rest again.
+				gone[rk] = true
+				continue
+			}
+			if te.Index == 0 && opts != nil && opts.IfExists {
+				return nil // the entity itself is gone
+			}
+		}
+		return err
 	}
-	_, err = tx.Submit(ctx, x.client, nil)
-	if err != nil && opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
-		return nil
-	}
-	return err
 }
 
 // Get reads the primary entity: one request.

@@ -281,12 +281,28 @@ const (
 
 // Put writes v's large fields to new blobs, then v (insert or replace),
 // whatever the stored version: the last writer wins. To not lose a
-// concurrent writer's change, read with Get and write with Update, or use
-// Modify. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutOptions) (err error) {
+// concurrent writer's change, pass opts.Current, the version v was made
+// from (from Get): v is then written only over that version, and
+// table.ErrPreconditionFailed if another writer got there first (its new
+// blobs are then deleted, or left to Sweep), as Update does with v's own
+// ETag; or use
+// Modify. Either way one request per offloaded field, plus one: Put sends
+// no read. The blobs of the version it replaces are left to Sweep. v's
+// ETag is updated.
+func (l *LargeEntity[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityPut, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
-	return l.write(ctx, opLargeEntityPut, v, upsertMode)
+	if opts == nil || opts.Current == nil {
+		return l.write(ctx, opLargeEntityPut, v, upsertMode, "")
+	}
+	if v == nil {
+		return &table.InputError{Op: opLargeEntityPut, Rule: table.ErrNilValue}
+	}
+	m, cm := l.tbl.Meta(v), l.tbl.Meta(opts.Current)
+	if err := checkCurrent(opLargeEntityPut, m.PartitionKey, m.RowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
+		return err
+	}
+	return l.write(ctx, opLargeEntityPut, v, updateMode, cm.ETag)
 }
 
 // Update replaces v's entity only if it is still at v's ETag (as read by
@@ -297,7 +313,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, options *LargeEntityPutO
 func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *UpdateOptions) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityUpdate, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
-	return l.write(ctx, opLargeEntityUpdate, v, updateMode)
+	return l.write(ctx, opLargeEntityUpdate, v, updateMode, l.tbl.Meta(v).ETag)
 }
 
 // Modify applies change to the current value of an entity with optimistic
@@ -347,7 +363,7 @@ func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string
 		if m := l.tbl.Meta(v); m.PartitionKey != partitionKey || m.RowKey != rowKey {
 			return &table.InputError{Op: opLargeEntityModify, Field: "Meta", Rule: table.ErrInvalidValue, Detail: "change must not alter the keys"}
 		}
-		if err := l.write(ctx, opLargeEntityModify, v, mode); err != nil {
+		if err := l.write(ctx, opLargeEntityModify, v, mode, l.tbl.Meta(v).ETag); err != nil {
 			if mode == updateMode && table.Is(err, table.ErrNotFound) && create {
 				// Deleted between the read and the write: go round and
 				// create it, keeping the service's 404 in the chain.
@@ -444,7 +460,9 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 	return e, nil
 }
 
-func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeMode) error {
+// write writes v in mode; an updateMode write is guarded by guard, the
+// ETag of the version it replaces.
+func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeMode, guard azcore.ETag) error {
 	if v == nil {
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
@@ -452,7 +470,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	if err := validKeys(op, m.PartitionKey, "RowKey", m.RowKey); err != nil {
 		return err
 	}
-	if mode == updateMode && m.ETag == "" {
+	if mode == updateMode && guard == "" {
 		return &table.InputError{Op: op, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity with Get first, or use Put"}
 	}
 	s, data, err := l.plan(op, v)
@@ -493,7 +511,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	case upsertMode:
 		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: table.Replace})
 	case updateMode:
-		s.ETag = m.ETag
+		s.ETag = guard
 		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: table.Replace})
 	case addMode:
 		err = l.raw.Add(wctx, s, nil)
@@ -649,12 +667,24 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // Delete removes the entity, then the blobs of the version it removed: a
 // read, a delete guarded by the ETag read (a newer version sends it round
 // again), and one request per blob. A crash in between leaves blobs that
-// Sweep removes. A missing entity is success.
-func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, options *LargeEntityDeleteOptions) (err error) {
+// Sweep removes. With opts.Current (from Get) it sends no read: one
+// request, the delete guarded by Current's ETag
+// (table.ErrPreconditionFailed if the entity changed since), and the
+// blobs of that version, which a T does not name, left to Sweep. A
+// missing entity is a success, with or without opts.IfExists.
+func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	if err := validKeys(opLargeEntityDelete, partitionKey, "RowKey", rowKey); err != nil {
 		return err
+	}
+	if opts != nil && opts.Current != nil {
+		cm := l.tbl.Meta(opts.Current)
+		if err := checkCurrent(opLargeEntityDelete, partitionKey, rowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
+			return err
+		}
+		etag := cm.ETag
+		return l.raw.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
 	}
 	var refs map[string]blobRef
 	_, err = table.RetryOnConflict(ctx, func(int) error {
@@ -759,9 +789,3 @@ func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options
 	}
 	return deleted, nil
 }
-
-// LargeEntityPutOptions configure LargeEntity.Put. There are none yet; pass nil.
-type LargeEntityPutOptions struct{}
-
-// LargeEntityDeleteOptions configure LargeEntity.Delete. There are none yet; pass nil.
-type LargeEntityDeleteOptions struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -365,15 +366,41 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 	return v, nil
 }
 
-// Delete removes every part in one transaction (reading their keys first).
-func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, options *WideEntityDeleteOptions) (err error) {
+// Delete removes every part in one transaction, guarded by the first
+// part's ETag: a read of their keys, and the transaction. With
+// opts.Current (from Get, keysOnly is enough) it sends no read: one
+// request, table.ErrPreconditionFailed if the entity changed since. A
+// missing entity is table.ErrNotFound, or with opts.IfExists a success.
+func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[Wide]) (err error) {
 	ctx, end := w.tr.Start(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
-	cur, err := w.get(ctx, opWideEntityDelete, partitionKey, rowKey, true)
-	if err != nil {
-		return err
+	ifExists := opts != nil && opts.IfExists
+	var cur *Wide
+	if opts != nil && opts.Current != nil {
+		cur = opts.Current
+		if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+			return &table.InputError{Op: opWideEntityDelete, Field: "PartitionKey", Rule: err}
+		}
+		if _, err := partPrefix(opWideEntityDelete, rowKey); err != nil {
+			return err
+		}
+		if err := checkCurrent(opWideEntityDelete, partitionKey, rowKey, cur.PartitionKey, cur.RowKey, cur.ETag); err != nil {
+			return err
+		}
+		if cur.Parts < 1 || cur.Parts > maxWideParts {
+			return &table.InputError{Op: opWideEntityDelete, Field: "Current.Parts", Rule: table.ErrInvalidValue,
+				Detail: fmt.Sprintf("%d parts; a stored wide entity has 1 to %d", cur.Parts, maxWideParts)}
+		}
+	} else {
+		cur, err = w.get(ctx, opWideEntityDelete, partitionKey, rowKey, true)
+		if err != nil {
+			if ifExists && table.Is(err, table.ErrNotFound) {
+				return nil
+			}
+			return err
+		}
 	}
-	prefix, _ := partPrefix(opWideEntityDelete, rowKey) // Get checked it
+	prefix, _ := partPrefix(opWideEntityDelete, rowKey) // checked above, or by get
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
@@ -383,8 +410,11 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 		}
 	}
 	_, err = batch.Submit(ctx, w.client, ops, nil)
+	var te *batch.TransactionError
+	if ifExists && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusNotFound {
+		// The first part, which every version has, is gone: so is the
+		// entity. (A later part missing is damage, not a missing entity.)
+		return nil
+	}
 	return err
 }
-
-// WideEntityDeleteOptions configure WideEntity.Delete. There are none yet; pass nil.
-type WideEntityDeleteOptions struct{}

@@ -75,3 +75,6 @@ func (c *Counter) attach(o *azcore.ClientOptions, s ledger.Service) {
 		o.Retry.MaxRetries = 6
 	}
 }
+
+// Ledger is the ledger behind the counter, for counts by operation.
+func (c *Counter) Ledger() *ledger.Ledger { return c.ledger() }
