@@ -439,12 +439,12 @@ func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
 // InterPartitionIndex, LargeEntity and WideEntity (DeleteOptions[Wide]).
 type DeleteOptions[T any] struct {
 	// Current is the entity as stored (from Get; for a WideEntity, Get
-	// with keysOnly is enough), with its ETag. With it Delete sends no
-	// read and removes only that version: table.ErrPreconditionFailed if
-	// the entity changed since. IntraPartitionIndex and WideEntity then
-	// cost one request; LargeEntity one, leaving that version's blobs,
-	// which a T does not name, to Sweep; InterPartitionIndex, which never
-	// reads, removes the copies Current's values call for. A Current of
+	// with keysOnly is enough), with its ETag. With it Delete removes
+	// only that version: table.ErrPreconditionFailed if the entity
+	// changed since. IntraPartitionIndex and WideEntity then send no read
+	// (one request); LargeEntity still reads, for the names of that
+	// version's blobs, which a T does not carry; InterPartitionIndex,
+	// which never reads, removes the copies Current's values call for. A Current of
 	// another entity, or without an ETag, is refused before any request.
 	// Default: nil, and Delete reads the entity first (InterPartitionIndex:
 	// v's ETag, when set, guards the delete).

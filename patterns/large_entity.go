@@ -667,27 +667,29 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // Delete removes the entity, then the blobs of the version it removed: a
 // read, a delete guarded by the ETag read (a newer version sends it round
 // again), and one request per blob. A crash in between leaves blobs that
-// Sweep removes. With opts.Current (from Get) it sends no read: one
-// request, the delete guarded by Current's ETag
-// (table.ErrPreconditionFailed if the entity changed since), and the
-// blobs of that version, which a T does not name, left to Sweep. A
-// missing entity is a success, with or without opts.IfExists.
+// Sweep removes. With opts.Current (from Get) the delete is guarded by
+// Current's ETag instead of the read's and is not sent round again: the
+// entity goes only at Current's version, and table.ErrPreconditionFailed
+// (the service's 412) says it changed since, with no blob touched. The
+// read stays: a T does not carry its blobs' names, and a delete without
+// them would leave the blobs to Sweep. A missing entity is a success,
+// with or without opts.IfExists.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	if err := validKeys(opLargeEntityDelete, partitionKey, "RowKey", rowKey); err != nil {
 		return err
 	}
+	var guard azcore.ETag // Current's version, when given
 	if opts != nil && opts.Current != nil {
 		cm := l.tbl.Meta(opts.Current)
 		if err := checkCurrent(opLargeEntityDelete, partitionKey, rowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
 			return err
 		}
-		etag := cm.ETag
-		return l.raw.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
+		guard = cm.ETag
 	}
 	var refs map[string]blobRef
-	_, err = table.RetryOnConflict(ctx, func(int) error {
+	round := func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
 		if table.Is(err, table.ErrNotFound) {
 			refs = nil
@@ -696,10 +698,20 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 		if err != nil {
 			return err
 		}
+		// The blobs read are the deleted version's: a delete guarded by
+		// another version's ETag than the read's is refused with 412.
 		refs = refsOf(s, l.fields)
 		etag := s.ETag
+		if guard != "" {
+			etag = guard
+		}
 		return l.raw.Delete(ctx, partitionKey, rowKey, &table.DeleteOptions{IfMatch: &etag, IfExists: true})
-	}, nil)
+	}
+	if guard != "" {
+		err = round(1)
+	} else {
+		_, err = table.RetryOnConflict(ctx, round, nil)
+	}
 	if err != nil {
 		return err
 	}
