@@ -223,6 +223,10 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	m := x.tbl.Meta(v)
 	var cur *T
 	if opts != nil && opts.Current != nil {
+		cm := x.tbl.Meta(opts.Current)
+		if err := checkCurrent(opInterPartitionIndexPut, m.PartitionKey, m.RowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
+			return err
+		}
 		cur = opts.Current
 	} else if got, err := x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil); err == nil {
 		cur = got

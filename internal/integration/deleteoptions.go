@@ -139,6 +139,13 @@ func RunDeleteOptions(t *testing.T, env Env) {
 		badKeys := &Emp{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000/223"}}
 		wantInputError(t, idx.Delete(ctx, badKeys, nil), "InterPartitionIndex.Delete", "RowKey", keys.ErrForbiddenChar, "a RowKey with a '/'")
 		wantOps(t, c, nil, "the refused Deletes")
+		// Put's Current is checked the same way: another entity's would
+		// name that entity's copies as this one's stale ones.
+		changed := *don
+		changed.Email = "don.hall@contoso.com"
+		wantInputError(t, idx.Put(ctx, &changed, &patterns.PutOptions[Emp]{Current: stale}), "InterPartitionIndex.Put", "Current", table.ErrInvalidValue, "another entity's Current")
+		wantInputError(t, idx.Put(ctx, ben, &patterns.PutOptions[Emp]{Current: &noETag}), "InterPartitionIndex.Put", "Current.ETag", table.ErrNoETag, "a Current without an ETag")
+		wantOps(t, c, nil, "the refused Puts")
 
 		// A Current that is no longer the stored version: nothing deleted,
 		// and the message converges to the unchanged entity.
