@@ -252,7 +252,10 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 
 // Put writes v: every part in one transaction, the parts a smaller value no
 // longer needs deleted in the same transaction. One request with
-// opts.Current (or for a new entity); two otherwise.
+// opts.Current (or for a new entity); two otherwise. opts.Current is v's
+// stored version (Get, keysOnly is enough), or, for an entity known to be
+// new, a Wide with no keys and no ETag; another entity's, or one without
+// an ETag, is refused before any request.
 func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
 	ctx, end := w.tr.Start(ctx, opWideEntityPut, widePartition(v), 1)
 	defer func() { end(err) }()
@@ -272,6 +275,13 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 	}
 	old, etag := 0, azcore.ETag("")
 	if opts != nil && opts.Current != nil {
+		// A Current with no keys and no ETag says v is new; any other is
+		// the stored version of v itself.
+		if cur := opts.Current; cur.PartitionKey != "" || cur.RowKey != "" || cur.ETag != "" {
+			if err := checkCurrent(opWideEntityPut, v.PartitionKey, v.RowKey, cur.PartitionKey, cur.RowKey, cur.ETag); err != nil {
+				return err
+			}
+		}
 		old, etag = opts.Current.Parts, opts.Current.ETag
 	} else {
 		cur, err := w.get(ctx, opWideEntityPut, v.PartitionKey, v.RowKey, true)
