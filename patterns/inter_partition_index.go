@@ -260,8 +260,8 @@ func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 // so pass the entity as stored. The delete is guarded by opts.Current's
 // ETag, else by v's when it has one (table.ErrPreconditionFailed if the
 // entity changed since; the message then converges to the unchanged
-// entity). A missing primary is a success, with or without
-// opts.IfExists.
+// entity). A missing primary is table.ErrNotFound, or a success with
+// opts.IfExists; either way the message removes any copy left behind.
 func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, opts *DeleteOptions[T]) (err error) {
 	ctx, end := x.tr.Start(ctx, opInterPartitionIndexDelete, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
@@ -291,7 +291,9 @@ func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, opts *DeleteO
 		}
 	}
 	return x.publish(ctx, msg, func() error {
-		do := &table.DeleteOptions{IfExists: true}
+		// A missing primary fails the write (not found, unless IfExists)
+		// and leaves the message, which removes any copy left behind.
+		do := &table.DeleteOptions{IfExists: opts != nil && opts.IfExists}
 		if etag != "" {
 			do.IfMatch = &etag
 		}

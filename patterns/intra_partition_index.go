@@ -450,9 +450,7 @@ type DeleteOptions[T any] struct {
 	// v's ETag, when set, guards the delete).
 	Current *T
 	// IfExists makes a missing entity a success. Default: false, and a
-	// missing entity is table.ErrNotFound (IntraPartitionIndex,
-	// WideEntity) or a success all the same (InterPartitionIndex,
-	// LargeEntity).
+	// missing entity is table.ErrNotFound, as for table.Table's Delete.
 	IfExists bool
 }
 

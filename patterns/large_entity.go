@@ -672,8 +672,8 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // entity goes only at Current's version, and table.ErrPreconditionFailed
 // (the service's 412) says it changed since, with no blob touched. The
 // read stays: a T does not carry its blobs' names, and a delete without
-// them would leave the blobs to Sweep. A missing entity is a success,
-// with or without opts.IfExists.
+// them would leave the blobs to Sweep. A missing entity is
+// table.ErrNotFound (the read's 404), or a success with opts.IfExists.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
@@ -691,7 +691,7 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 	var refs map[string]blobRef
 	round := func(int) error {
 		s, err := l.raw.Get(ctx, partitionKey, rowKey, nil)
-		if table.Is(err, table.ErrNotFound) {
+		if table.Is(err, table.ErrNotFound) && opts != nil && opts.IfExists {
 			refs = nil
 			return nil
 		}

@@ -30,7 +30,8 @@ func (s interMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.Get
 func (s interMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
 func (s interMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
-	return s.x.Delete(ctx, v, nil)
+	// A redelivered move finds the source already gone: done, not failed.
+	return s.x.Delete(ctx, v, &DeleteOptions[T]{IfExists: true})
 }
 
 // intraMoveSource is the consistency.Source of an IntraPartitionIndex's

@@ -195,13 +195,21 @@ func RunDeleteOptions(t *testing.T, env Env) {
 			t.Fatalf("Verify after the Deletes: %+v %v", rep, err)
 		}
 
-		// A missing primary is a success by default, and with IfExists.
+		// A missing primary is not found by default, as the table's Delete
+		// says (its message stays, and converges to no copies), and a
+		// success with IfExists.
 		c.Reset()
-		for _, o := range []*patterns.DeleteOptions[Emp]{nil, {IfExists: true}, {IfExists: true, Current: cur}} {
+		for _, o := range []*patterns.DeleteOptions[Emp]{nil, {Current: cur}} {
+			if err := idx.Delete(ctx, keysOf(ben), o); !table.Is(err, table.ErrNotFound) {
+				t.Fatalf("Delete of a missing primary (%+v): %v, want not found", o, err)
+			}
+			wantOps(t, c, map[string]int{"queue/EnqueueMessage": 1, "table/DeleteEntity": 1}, "Delete of a missing primary")
+		}
+		for _, o := range []*patterns.DeleteOptions[Emp]{{IfExists: true}, {IfExists: true, Current: cur}} {
 			if err := idx.Delete(ctx, keysOf(ben), o); err != nil {
 				t.Fatalf("Delete of a missing primary (%+v): %v", o, err)
 			}
-			wantOps(t, c, deleted, "Delete of a missing primary")
+			wantOps(t, c, deleted, "Delete IfExists of a missing primary")
 		}
 		drainAll(t, q, w)
 	})
@@ -276,18 +284,21 @@ func RunDeleteOptions(t *testing.T, env Env) {
 			t.Fatalf("%d blobs after the Deletes, want none", n)
 		}
 
-		// A missing entity is a success by default, and with IfExists.
+		// A missing entity is not found by default, as the table's Delete
+		// says, and a success with IfExists; one read either way.
 		c.Reset()
-		for _, o := range []*patterns.DeleteOptions[Profile]{nil, {IfExists: true}} {
-			if err := le.Delete(ctx, "Sales", "000123", o); err != nil {
-				t.Fatalf("Delete of a missing entity (%+v): %v", o, err)
+		for _, o := range []*patterns.DeleteOptions[Profile]{nil, {Current: cur}} {
+			if err := le.Delete(ctx, "Sales", "000123", o); !table.Is(err, table.ErrNotFound) {
+				t.Fatalf("Delete of a missing entity (%+v): %v, want not found", o, err)
 			}
 			wantOps(t, c, map[string]int{"table/GetEntity": 1}, "Delete of a missing entity")
 		}
-		if err := le.Delete(ctx, "Sales", "000123", &patterns.DeleteOptions[Profile]{Current: cur}); err != nil {
-			t.Fatalf("Delete of a missing entity with Current: %v", err)
+		for _, o := range []*patterns.DeleteOptions[Profile]{{IfExists: true}, {IfExists: true, Current: cur}} {
+			if err := le.Delete(ctx, "Sales", "000123", o); err != nil {
+				t.Fatalf("Delete IfExists of a missing entity (%+v): %v", o, err)
+			}
+			wantOps(t, c, map[string]int{"table/GetEntity": 1}, "Delete IfExists of a missing entity")
 		}
-		wantOps(t, c, map[string]int{"table/GetEntity": 1}, "Delete of a missing entity with Current")
 	})
 
 	t.Run("large entity: Put with Current writes only over that version; same requests as without", func(t *testing.T) {
