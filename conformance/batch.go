@@ -128,6 +128,36 @@ func runBatch(t *testing.T, env backend) {
 		})
 	}
 
+	// The service answers a transaction to a table that does not exist
+	// with 202 and operation 0's failure: 404 TableNotFound, "0:The table
+	// specified does not exist." (recorded: Azure/azure-sdk-for-js,
+	// sdk/tables/data-tables/recordings/node/batch_operations/
+	// recording_should_handle_sub_request_error.js, a $batch of three
+	// inserts into noExistingTable on 2 October 2020). Model.Load relies
+	// on it to fail a transaction's entities together, not blame the first.
+	t.Run("a transaction to a missing table fails at operation 0 with TableNotFound", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		missing := env.NewServiceClient(t, c.TableOptions()).NewClient(fmt.Sprintf("Missing%d", time.Now().UnixNano()%1e9))
+		tx := batch.NewTransaction(nil)
+		for i := range 3 {
+			if err := tx.Append(batch.Add(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("%03d", i)}})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := tx.Submit(ctx, missing, nil)
+		wantRequests(t, c, 1, "a transaction to a missing table")
+		var te *batch.TransactionError
+		if !errors.As(err, &te) {
+			t.Fatalf("want *TransactionError, got %v", err)
+		}
+		if te.Index != 0 || te.StatusCode != http.StatusNotFound || te.ErrorCode != "TableNotFound" || !strings.HasPrefix(te.Message, "The table specified does not exist.") {
+			t.Fatalf("got operation %d, %d %s %q; want operation 0, 404 TableNotFound, \"The table specified does not exist.\"", te.Index, te.StatusCode, te.ErrorCode, te.Message)
+		}
+		if !table.Is(err, table.ErrTableNotFound) || table.Is(err, table.ErrNotFound) {
+			t.Fatalf("%v: want table.ErrTableNotFound, not ErrNotFound (the table is missing, not an entity)", err)
+		}
+	})
+
 	t.Run("bad transactions are refused before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
