@@ -316,25 +316,34 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	}
 	callerETag := m.ETag
 	m.ETag = cm.ETag // the guard: the version the change was made from
-	gone := map[string]bool{}
-	for {
+	err = sendWithoutGoneCopies(func(gone map[string]bool) (map[int]string, error) {
 		tx, uniqueAt, deleteAt, err := x.changeTx(v, prev, next, gone)
 		if err != nil {
-			m.ETag = callerETag
-			return err
+			return nil, err
 		}
-		err = x.submit(ctx, tx, uniqueAt, v)
+		return deleteAt, x.submit(ctx, tx, uniqueAt, v)
+	})
+	if err != nil {
+		m.ETag = callerETag
+	}
+	return err
+}
+
+// sendWithoutGoneCopies runs send, which builds and submits a transaction
+// that deletes old copies (deleteAt: operation index → the copy's RowKey)
+// leaving out those in gone. A copy the service answers 404 for was removed
+// around tablekit: there is nothing left to delete, so it joins gone and
+// the transaction is sent again. Any other outcome is returned.
+func sendWithoutGoneCopies(send func(gone map[string]bool) (deleteAt map[int]string, err error)) error {
+	gone := map[string]bool{}
+	for {
+		deleteAt, err := send(gone)
 		var te *batch.TransactionError
 		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
 			if rk, ok := deleteAt[te.Index]; ok {
-				// The old copy is already missing (written around tablekit):
-				// nothing to delete, so send the rest again.
 				gone[rk] = true
 				continue
 			}
-		}
-		if err != nil {
-			m.ETag = callerETag
 		}
 		return err
 	}
@@ -498,36 +507,28 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 	if err != nil {
 		return err
 	}
-	gone := map[string]bool{}
-	for {
+	err = sendWithoutGoneCopies(func(gone map[string]bool) (map[int]string, error) {
 		tx := batch.NewTransaction(nil)
 		if err := tx.Append(batch.DeleteValue(cur)); err != nil {
-			return err
+			return nil, err
 		}
 		deleteAt := map[int]string{}
 		for _, rk := range prev {
 			if rk != "" && !gone[rk] {
 				deleteAt[tx.Len()] = rk
 				if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
-		_, err = tx.Submit(ctx, x.client, nil)
-		var te *batch.TransactionError
-		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
-			if rk, ok := deleteAt[te.Index]; ok {
-				// A copy is already missing (written around tablekit):
-				// nothing to delete, so send the rest again.
-				gone[rk] = true
-				continue
-			}
-			if te.Index == 0 && opts != nil && opts.IfExists {
-				return nil // the entity itself is gone
-			}
-		}
-		return err
+		_, err := tx.Submit(ctx, x.client, nil)
+		return deleteAt, err
+	})
+	var te *batch.TransactionError
+	if opts != nil && opts.IfExists && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusNotFound {
+		return nil // the entity itself is gone
 	}
+	return err
 }
 
 // Get reads the primary entity: one request.

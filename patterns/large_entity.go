@@ -285,10 +285,9 @@ const (
 // from (from Get): v is then written only over that version, and
 // table.ErrPreconditionFailed if another writer got there first (its new
 // blobs are then deleted, or left to Sweep), as Update does with v's own
-// ETag; or use
-// Modify. Either way one request per offloaded field, plus one: Put sends
-// no read. The blobs of the version it replaces are left to Sweep. v's
-// ETag is updated.
+// ETag; or use Modify. Either way one request per offloaded field, plus
+// one: Put sends no read. The blobs of the version it replaces are left to
+// Sweep. v's ETag is updated.
 func (l *LargeEntity[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityPut, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()

@@ -385,15 +385,16 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	ctx, end := w.tr.Start(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	ifExists := opts != nil && opts.IfExists
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return &table.InputError{Op: opWideEntityDelete, Field: "PartitionKey", Rule: err}
+	}
+	prefix, err := partPrefix(opWideEntityDelete, rowKey)
+	if err != nil {
+		return err
+	}
 	var cur *Wide
 	if opts != nil && opts.Current != nil {
 		cur = opts.Current
-		if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-			return &table.InputError{Op: opWideEntityDelete, Field: "PartitionKey", Rule: err}
-		}
-		if _, err := partPrefix(opWideEntityDelete, rowKey); err != nil {
-			return err
-		}
 		if err := checkCurrent(opWideEntityDelete, partitionKey, rowKey, cur.PartitionKey, cur.RowKey, cur.ETag); err != nil {
 			return err
 		}
@@ -410,7 +411,6 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 			return err
 		}
 	}
-	prefix, _ := partPrefix(opWideEntityDelete, rowKey) // checked above, or by get
 	var ops []batch.Op
 	for i := 0; i < cur.Parts; i++ {
 		if i == 0 {
