@@ -28,9 +28,12 @@ type Round struct {
 	// ServiceCPU is the service's user+system CPU during the work, when
 	// it runs on this machine (Azurite): 0 otherwise.
 	ServiceCPU time.Duration
-	Requests   int     // storage requests sent
-	Slow       int     // requests that took longer than SlowRequest
-	Busy       float64 // the machine's CPUs busy, 0..1, during the work
+	// ServiceMainCPU is the part of ServiceCPU spent on the service's
+	// main thread: the one that runs an emulator's JavaScript.
+	ServiceMainCPU time.Duration
+	Requests       int     // storage requests sent
+	Slow           int     // requests that took longer than SlowRequest
+	Busy           float64 // the machine's CPUs busy, 0..1, during the work
 }
 
 // SlowRequest is the time past which a request is flagged: Azurite pauses
@@ -92,6 +95,50 @@ func (s Sample) CPUPerEntity() Stat {
 // on this machine; 0 otherwise.
 func (s Sample) ServiceCPUPerEntity() Stat {
 	return s.each(func(r Round) float64 { return float64(r.ServiceCPU.Microseconds()) / float64(r.N) })
+}
+
+// ServiceMainThread is the share of one core the service's main thread
+// used during the work (0..1): near 1, the emulator's one JavaScript
+// thread was what held the throughput.
+func (s Sample) ServiceMainThread() Stat {
+	return s.each(func(r Round) float64 { return r.ServiceMainCPU.Seconds() / r.Wall.Seconds() })
+}
+
+// Bound is the most entities a second the round's work could reach on
+// this machine with its CPU costs as measured: the service's main thread
+// can give at most one core (a Node.js emulator runs its JavaScript on
+// that one thread), and client and service together at most the
+// machine's CPUs. The lower of the two binds; a side that reaches its
+// bound is held by CPU, not by waiting.
+func (r Round) Bound(cpus int) float64 {
+	n := float64(r.N)
+	b := float64(cpus) / ((r.CPU + r.ServiceCPU).Seconds() / n)
+	if m := r.ServiceMainCPU.Seconds() / n; m > 0 {
+		b = min(b, 1/m)
+	}
+	return b
+}
+
+// BoundRatio is B's Bound over A's, round by round: the speed-up B's
+// lower CPU costs allow. The measured Ratio over it is how much of that
+// speed-up B reached.
+func (c Comparison) BoundRatio(cpus int) Stat {
+	xs := make([]float64, len(c.A.Rounds))
+	for i := range xs {
+		xs[i] = c.B.Rounds[i].Bound(cpus) / c.A.Rounds[i].Bound(cpus)
+	}
+	return statOf(xs)
+}
+
+// OfBound is, round by round, the measured Ratio over BoundRatio.
+func (c Comparison) OfBound(cpus int) Stat {
+	xs := make([]float64, len(c.A.Rounds))
+	for i := range xs {
+		a, b := c.A.Rounds[i], c.B.Rounds[i]
+		measured := (float64(b.N) / b.Wall.Seconds()) / (float64(a.N) / a.Wall.Seconds())
+		xs[i] = measured / (b.Bound(cpus) / a.Bound(cpus))
+	}
+	return statOf(xs)
 }
 
 // RequestsPerEntity is the storage requests per entity.
@@ -176,18 +223,18 @@ func (acct *Account) measure(ctx context.Context, s Side) (Round, error) {
 	if acct.servicePID == 0 {
 		acct.servicePID = servicePID(acct.Conn)
 	}
-	cpu0, busy0, svc0 := processCPU(), machineCPU(), processCPUOf(acct.servicePID)
+	cpu0, busy0, svc0, main0 := processCPU(), machineCPU(), processCPUOf(acct.servicePID), mainThreadCPUOf(acct.servicePID)
 	start := time.Now()
 	n, err := work(ctx)
 	wall := time.Since(start)
-	cpu1, busy1, svc1 := processCPU(), machineCPU(), processCPUOf(acct.servicePID)
+	cpu1, busy1, svc1, main1 := processCPU(), machineCPU(), processCPUOf(acct.servicePID), mainThreadCPUOf(acct.servicePID)
 	if err != nil {
 		return Round{}, err
 	}
 	if n <= 0 {
 		return Round{}, fmt.Errorf("the work handled nothing")
 	}
-	return Round{N: n, Wall: wall, CPU: cpu1 - cpu0, ServiceCPU: svc1 - svc0, Requests: acct.Ledger.Total(), Slow: int(acct.slow.Load()), Busy: busy1.since(busy0)}, nil
+	return Round{N: n, Wall: wall, CPU: cpu1 - cpu0, ServiceCPU: svc1 - svc0, ServiceMainCPU: main1 - main0, Requests: acct.Ledger.Total(), Slow: int(acct.slow.Load()), Busy: busy1.since(busy0)}, nil
 }
 
 // processCPU is this process's user and system CPU time so far.

@@ -67,7 +67,26 @@ func processCPUOf(pid int) time.Duration {
 	if pid == 0 {
 		return 0
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return cpuOfStat("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// mainThreadCPUOf is the user+system CPU of the process's main thread
+// alone (its task whose id is the process's). Node.js runs all of an
+// emulator's JavaScript on that thread; the others (the garbage
+// collector's helpers, libuv's pool) only assist. So the main thread's
+// CPU a message bounds the emulator's throughput at one core, whatever
+// the machine's other cores do.
+func mainThreadCPUOf(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	p := strconv.Itoa(pid)
+	return cpuOfStat("/proc/" + p + "/task/" + p + "/stat")
+}
+
+// cpuOfStat reads utime+stime from a /proc stat file; 0 when unreadable.
+func cpuOfStat(path string) time.Duration {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -93,6 +94,9 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		}
 		if sa, sb := c.A.ServiceCPUPerEntity(), c.B.ServiceCPUPerEntity(); sa.Median > 0 && sb.Median > 0 {
 			notes = append(notes, fmt.Sprintf("service (Azurite) CPU µs/entity %s → %s (%.2fx)", sa.Format(0), sb.Format(0), sb.Median/sa.Median))
+			cpus := runtime.NumCPU()
+			notes = append(notes, fmt.Sprintf("Azurite's main thread %.0f%% / %.0f%% of a core; bound (main thread ≤ 1 core, all ≤ %d CPUs) %s, reached %s",
+				100*c.A.ServiceMainThread().Median, 100*c.B.ServiceMainThread().Median, cpus, c.BoundRatio(cpus).Format(2)+"x", c.OfBound(cpus).Format(2)))
 		}
 		if slow := c.A.Slow() + c.B.Slow(); slow > 0 {
 			notes = append(notes, fmt.Sprintf("%d requests over %v: a stall, rerun", slow, benchkit.SlowRequest))
