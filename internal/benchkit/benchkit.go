@@ -7,13 +7,16 @@ package benchkit
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
@@ -50,12 +53,15 @@ type Account struct {
 	// KitTables is built the way the README shows,
 	// aztables.NewServiceClientFromConnectionString with table.ClientOptions, with the same counting
 	// policies: tablekit's default path.
-	KitTables  *aztables.ServiceClient
-	Conn       string
-	Ledger     *ledger.Ledger
-	rtt        *roundTrip
-	slow       atomic.Int64 // requests slower than SlowRequest since the last measure
-	servicePID int          // the local service's process (Azurite), found at the first measure; 0: none
+	KitTables *aztables.ServiceClient
+	// floorTables drops every entity's body before the SDK decodes it
+	// (GetFloor).
+	floorTables *aztables.ServiceClient
+	Conn        string
+	Ledger      *ledger.Ledger
+	rtt         *roundTrip
+	slow        atomic.Int64 // requests slower than SlowRequest since the last measure
+	servicePID  int          // the local service's process (Azurite), found at the first measure; 0: none
 }
 
 // NewAccount connects to the account of a connection string.
@@ -73,6 +79,11 @@ func NewAccount(conn string) (*Account, error) {
 	if a.KitTables, err = aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts)); err != nil {
 		return nil, err
 	}
+	floor := *opts
+	floor.PerCallPolicies = append([]policy.Policy{dropBody{}}, opts.PerCallPolicies...)
+	if a.floorTables, err = aztables.NewServiceClientFromConnectionString(conn, &floor); err != nil {
+		return nil, err
+	}
 	a.Tables = svc
 	return a, nil
 }
@@ -88,6 +99,24 @@ func (a *Account) QueueOptions() *azqueue.ClientOptions {
 	a.Ledger.Attach(&o.ClientOptions, ledger.Queue)
 	o.PerRetryPolicies = append(o.PerRetryPolicies, a.rtt, slowPolicy{a})
 	return o
+}
+
+// dropBody hands the SDK "{}" in place of a 200 answer's body, as
+// tablekit's policy does for a point read, without decoding it.
+type dropBody struct{}
+
+func (dropBody) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err != nil || resp == nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	if _, err := runtime.Payload(resp); err != nil {
+		return resp, err
+	}
+	r := *resp
+	r.Body = io.NopCloser(strings.NewReader("{}"))
+	r.ContentLength = 2
+	return &r, nil
 }
 
 // slowPolicy counts requests slower than SlowRequest.

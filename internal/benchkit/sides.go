@@ -259,6 +259,36 @@ func (a *Account) GetRaw(n int) Side {
 	}}
 }
 
+// GetFloor reads n rows one by one with GetEntity on a client whose
+// per-call policy, where tablekit's sits, hands the SDK "{}" in place of
+// each entity and decodes nothing: the cost of a point read through
+// GetEntity and its pipeline alone, which no decoder can go below.
+func (a *Account) GetFloor(n int) Side {
+	return Side{Name: "GetEntity, body dropped undecoded (the floor)", Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		name, client, drop, err := a.newTable(ctx, "benchgetfloor")
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := LoadWriter(ctx, client, Rows(n, 1), 8); err != nil {
+			drop()
+			return nil, nil, err
+		}
+		client = a.floorTables.NewClient(name)
+		return func(ctx context.Context) (int, error) {
+			for i := range n {
+				resp, err := client.GetEntity(ctx, "p00", keys.Uint64(uint64(i)), nil)
+				if err != nil {
+					return 0, err
+				}
+				if string(resp.Value) != "{}" {
+					return 0, fmt.Errorf("the floor's policy did not drop the body: %q", resp.Value)
+				}
+			}
+			return n, nil
+		}, drop, nil
+	}}
+}
+
 // GetTablekit reads n rows one by one with table.Get, on a client built
 // as the README shows; fallback: on a client without tablekit's policy.
 func (a *Account) GetTablekit(n int, fallback bool) Side {
