@@ -154,7 +154,7 @@ func TestTableErrorTexts(t *testing.T) {
 		want string
 	}{
 		{&table.InputError{Op: "encode", Type: "main.Order", Field: "Total", Rule: table.ErrValueOutOfRange, Detail: "at most 2^53"},
-			"table: encode main.Order.Total: value out of range (at most 2^53)"},
+			"table: encode main.Order.Total: out of range (at most 2^53)"},
 		{&table.InputError{Op: "Add", Rule: table.ErrNilValue}, "table: Add: nil value"},
 		{&table.InputError{Op: "Add", Field: "RowKey", Rule: keyErr}, "table: Add.RowKey: " + keyErr.Error()},
 		{&table.InputError{Op: "decode", Type: "main.Order", Rule: table.ErrNoMeta, Detail: "embed table.Meta"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Errors of bad input, raised before any request is sent. Each is matched by
@@ -22,12 +23,15 @@ var (
 	ErrEntityTooLarge    = errors.New("entity too large")
 	ErrStringTooLong     = errors.New("string too long")
 	ErrBinaryTooLong     = errors.New("binary too long")
-	ErrValueOutOfRange   = errors.New("value out of range")
-	ErrInvalidValue      = errors.New("invalid value")
-	ErrNoETag            = errors.New("no ETag")
-	ErrBadOption         = errors.New("bad option")
-	ErrBadFilter         = errors.New("bad filter")
-	ErrBadToken          = errors.New("bad continuation token")
+	// ErrValueOutOfRange is keys.ErrOutOfRange, the one error for a number
+	// or time its property or key component cannot hold: either name
+	// matches both a value's and a key's.
+	ErrValueOutOfRange = keys.ErrOutOfRange
+	ErrInvalidValue    = errors.New("invalid value")
+	ErrNoETag          = errors.New("no ETag")
+	ErrBadOption       = errors.New("bad option")
+	ErrBadFilter       = errors.New("bad filter")
+	ErrBadToken        = errors.New("bad continuation token")
 	// ErrDuplicateProperty: an Extra entry has the name of a property the
 	// struct already writes; one of the two would be lost.
 	ErrDuplicateProperty = errors.New("property named twice")

@@ -228,3 +228,20 @@ func TestRawAndNumberComponentsReadBackFromTheKeysAlone(t *testing.T) {
 		t.Fatalf("RowKey 200 into an int8: %v; want ErrInvalidValue saying 200 overflows int8", err)
 	}
 }
+
+// TestOneOutOfRangeErrorForKeysAndValues: a number that does not fit its
+// key component is out of range whichever way it is padded, and keys
+// and table name one error for it, so a caller checks either name and
+// meets both paths (before, an ascending pad:1 said keys.ErrOutOfRange,
+// a descending one table.ErrValueOutOfRange, and neither matched the
+// other).
+func TestOneOutOfRangeErrorForKeysAndValues(t *testing.T) {
+	_, _, asc := table.KeysOf(&oneDigit{Name: "a", Version: 10})
+	_, _, desc := table.KeysOf(&oneDigitDesc{Name: "a", Version: 10})
+	_, direct := keys.FixedUint(10, 1)
+	for name, err := range map[string]error{"pad:1": asc, "desc,pad:1": desc, "keys.FixedUint": direct} {
+		if !errors.Is(err, keys.ErrOutOfRange) || !errors.Is(err, table.ErrValueOutOfRange) {
+			t.Errorf("%s, 10 in one digit: %v; want both keys.ErrOutOfRange and table.ErrValueOutOfRange", name, err)
+		}
+	}
+}
