@@ -195,7 +195,7 @@ func BenchmarkWidePut(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if err := w.Put(context.Background(), &patterns.Wide{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: props}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); err != nil {
+		if err := w.Add(context.Background(), &patterns.Wide{PartitionKey: "p", RowKey: fmt.Sprint(i), Properties: props}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -72,7 +72,7 @@ func ExampleWideEntity() {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)
 	}
 	v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: days}
-	_ = w.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
+	_ = w.Add(ctx, v, nil)
 	back, _ := w.Get(ctx, "stats", "2026", false, nil)
 	fmt.Println(v.Parts, len(back.Properties), back.Properties["Day364"])
 	// Output: 2 365 3640

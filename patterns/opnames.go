@@ -66,6 +66,7 @@ const (
 	opRollingTablesTableFor                    = "RollingTables.TableFor"
 	opShardedAppend                            = "Sharded.Append"
 	opShardedRead                              = "Sharded.Read"
+	opWideEntityAdd                            = "WideEntity.Add"
 	opWideEntityDelete                         = "WideEntity.Delete"
 	opWideEntityGet                            = "WideEntity.Get"
 	opWideEntityPut                            = "WideEntity.Put"

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -21,10 +22,10 @@ import (
 // are written in one transaction.
 const maxWideParts = batch.MaxOperations
 
-// tooWide is Put's refusal of a value that needs more than 100 entities
+// tooWide is the refusal of a value that needs more than 100 entities
 // (one transaction's operations), or more than one transaction's 4 MiB.
-func tooWide(detail string) error {
-	return &table.InputError{Op: opWideEntityPut, Rule: table.ErrEntityTooLarge,
+func tooWide(op, detail string) error {
+	return &table.InputError{Op: op, Rule: table.ErrEntityTooLarge,
 		Detail: fmt.Sprintf("a wide entity spans at most %d entities written in one transaction of 4 MiB: %s", maxWideParts, detail)}
 }
 
@@ -236,7 +237,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	groups = append(groups, cur)
 	if len(groups) > maxWideParts {
-		return nil, tooWide(fmt.Sprintf("this one needs %d", len(groups)))
+		return nil, tooWide(op, fmt.Sprintf("this one needs %d", len(groups)))
 	}
 	parts := make([]*table.Entity, len(groups))
 	for i, g := range groups {
@@ -252,37 +253,24 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 
 // Put writes v: every part in one transaction, the parts a smaller value no
 // longer needs deleted in the same transaction. One request with
-// opts.Current (or for a new entity); two otherwise. opts.Current is v's
-// stored version (Get, keysOnly is enough), or, for an entity known to be
-// new, a Wide with no keys and no ETag; another entity's, or one without
-// an ETag, is refused before any request.
+// opts.Current; two otherwise (a read of the parts' keys first). opts.Current
+// is v's stored version (Get, keysOnly is enough); another entity's, or one
+// without an ETag, is refused before any request. For an entity known to be
+// new, Add costs one request and needs no Current.
 func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
 	ctx, end := w.tr.Start(ctx, opWideEntityPut, widePartition(v), 1)
 	defer func() { end(err) }()
-	if v == nil {
-		return &table.InputError{Op: opWideEntityPut, Rule: table.ErrNilValue}
-	}
-	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
-		return &table.InputError{Op: opWideEntityPut, Field: "PartitionKey", Rule: err}
-	}
-	prefix, err := partPrefix(opWideEntityPut, v.RowKey)
-	if err != nil {
-		return err
-	}
-	parts, err := split(opWideEntityPut, v.PartitionKey, prefix, v.Properties)
+	prefix, parts, err := w.parts(opWideEntityPut, v)
 	if err != nil {
 		return err
 	}
 	old, etag := 0, azcore.ETag("")
 	if opts != nil && opts.Current != nil {
-		// A Current with no keys and no ETag says v is new; any other is
-		// the stored version of v itself.
-		if cur := opts.Current; cur.PartitionKey != "" || cur.RowKey != "" || cur.ETag != "" {
-			if err := checkCurrent(opWideEntityPut, v.PartitionKey, v.RowKey, cur.PartitionKey, cur.RowKey, cur.ETag); err != nil {
-				return err
-			}
+		cur := opts.Current
+		if err := checkCurrent(opWideEntityPut, v.PartitionKey, v.RowKey, cur.PartitionKey, cur.RowKey, cur.ETag); err != nil {
+			return err
 		}
-		old, etag = opts.Current.Parts, opts.Current.ETag
+		old, etag = cur.Parts, cur.ETag
 	} else {
 		cur, err := w.get(ctx, opWideEntityPut, v.PartitionKey, v.RowKey, true)
 		if err != nil && !table.Is(err, table.ErrNotFound) {
@@ -292,20 +280,75 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 			old, etag = cur.Parts, cur.ETag
 		}
 	}
+	return w.write(ctx, opWideEntityPut, v, prefix, parts, old, etag)
+}
+
+// Add writes v, which must be new: every part in one transaction whose
+// first operation inserts, so that an entity already stored under v's keys
+// fails it with table.ErrAlreadyExists and nothing is written. One request.
+// With opts.Idempotent an entity stored exactly as v (the same parts, each
+// with the same values, compared as table.AddOptions.Idempotent compares
+// them) is a success, taking the stored ETag, at one more request (a read
+// of the parts): what the SDK's retry meets when the first attempt's answer
+// was lost.
+func (w *WideEntity) Add(ctx context.Context, v *Wide, opts *table.AddOptions) (err error) {
+	ctx, end := w.tr.Start(ctx, opWideEntityAdd, widePartition(v), 1)
+	defer func() { end(err) }()
+	prefix, parts, err := w.parts(opWideEntityAdd, v)
+	if err != nil {
+		return err
+	}
+	err = w.write(ctx, opWideEntityAdd, v, prefix, parts, 0, "")
+	if err == nil || opts == nil || !opts.Idempotent || !table.Is(err, table.ErrAlreadyExists) {
+		return err
+	}
+	etag, same, rerr := w.storedAs(ctx, v.PartitionKey, prefix, parts)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if !same {
+		return err
+	}
+	v.Parts, v.ETag = len(parts), etag
+	return nil
+}
+
+// parts checks v and splits it into the entities that hold it, before any
+// request.
+func (w *WideEntity) parts(op string, v *Wide) (prefix string, parts []*table.Entity, err error) {
+	if v == nil {
+		return "", nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
+	}
+	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
+		return "", nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
+	}
+	if prefix, err = partPrefix(op, v.RowKey); err != nil {
+		return "", nil, err
+	}
+	if parts, err = split(op, v.PartitionKey, prefix, v.Properties); err != nil {
+		return "", nil, err
+	}
+	return prefix, parts, nil
+}
+
+// write sends parts in one transaction: the first as an update guarded by
+// etag, or as an insert when etag is "" (a new entity), the others as
+// upserts, and deletes of parts old..: what a smaller value no longer needs.
+func (w *WideEntity) write(ctx context.Context, op string, v *Wide, prefix string, parts []*table.Entity, old int, etag azcore.ETag) error {
 	tx := batch.NewTransaction(nil)
 	for i, part := range parts {
 		// Every part is written whole; the first carries the version.
-		op := batch.Upsert(part, table.Replace)
+		write := batch.Upsert(part, table.Replace)
 		switch {
 		case i == 0 && etag != "":
 			part.ETag = etag
-			op = batch.Update(part, table.Replace)
+			write = batch.Update(part, table.Replace)
 		case i == 0:
-			op = batch.Add(part)
+			write = batch.Add(part)
 		}
-		if err := tx.Append(op); err != nil {
+		if err := tx.Append(write); err != nil {
 			if errors.Is(err, batch.ErrTooLarge) || errors.Is(err, batch.ErrTooManyOperations) {
-				return tooWide(err.Error())
+				return tooWide(op, err.Error())
 			}
 			return err
 		}
@@ -321,6 +364,31 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 	}
 	v.Parts, v.ETag = len(parts), res.ETags[0]
 	return nil
+}
+
+// storedAs reads the stored parts under prefix (one range query) and
+// reports whether they are parts, one for one, each with the same
+// properties and values; etag is the first part's.
+func (w *WideEntity) storedAs(ctx context.Context, pk, prefix string, parts []*table.Entity) (etag azcore.ETag, same bool, err error) {
+	i := 0
+	same = true
+	for e, err := range w.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(pk, prefix+"0", prefix+":")}) {
+		if err != nil {
+			return "", false, err
+		}
+		if i == 0 {
+			etag = e.ETag
+		}
+		if i >= len(parts) || e.RowKey != parts[i].RowKey {
+			same = false
+		} else if same {
+			sent, err1 := w.tbl.Encode(parts[i])
+			stored, err2 := w.tbl.Encode(e)
+			same = err1 == nil && err2 == nil && sameprops.Equal(sent, stored)
+		}
+		i++
+	}
+	return etag, same && i == len(parts), nil
 }
 
 // Get reads every part with one range query and merges them. keysOnly

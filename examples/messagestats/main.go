@@ -108,8 +108,8 @@ func run(ctx context.Context, conn, account string) error {
 		year[fmt.Sprintf("Day%03d", d)] = int64(1000 + d)
 	}
 	v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: year}
-	// An empty Current says the entity is new: no read before the write.
-	if err := wide.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); err != nil {
+	// Add: the entity is new, so no read before the write.
+	if err := wide.Add(ctx, v, nil); err != nil {
 		return err
 	}
 	step("wide entity: 365 daily counts in %d entities of at most 252 properties, one transaction", v.Parts)

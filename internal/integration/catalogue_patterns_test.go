@@ -219,17 +219,17 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		// WideEntity
 		{"wide entity: nil", table.ErrNilValue, func(ctx context.Context) error { return wide.Put(ctx, nil, nil) }, inputRule(table.ErrNilValue)},
 		{"wide entity: property of an unsupported type", table.ErrUnsupportedType, func(ctx context.Context) error {
-			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"C": make(chan int)}}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
+			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"C": make(chan int)}}, nil)
 		}, inputRule(table.ErrUnsupportedType)},
 		{"wide entity: bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
-			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a b": 1}}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
+			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"a b": 1}}, nil)
 		}, anyValidation()},
 		{"wide entity: Get with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { _, err := wide.Get(ctx, "a#b", "r", false, nil); return err }, anyValidation()},
 		// A wide entity's RowKey is stored tuple-encoded, which escapes
 		// every character; its PartitionKey is stored as given.
 		{"wide entity: Delete with a bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error { return wide.Delete(ctx, "p?q", "ab", nil) }, anyValidation()},
 		{"wide entity: bad PartitionKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p/q", RowKey: "ab", Properties: map[string]any{"A": 1}}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}})
+			return wide.Put(ctx, &patterns.Wide{PartitionKey: "p/q", RowKey: "ab", Properties: map[string]any{"A": 1}}, nil)
 		}, anyValidation()},
 
 		// RollingTables (table per period)

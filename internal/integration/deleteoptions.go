@@ -395,8 +395,7 @@ func RunDeleteOptions(t *testing.T, env Env) {
 		wantInputError(t, w.Delete(ctx, "stats", "2026", &patterns.DeleteOptions[patterns.Wide]{Current: &noParts}), "WideEntity.Delete", "Current.Parts", table.ErrInvalidValue, "a Current of no parts")
 		wantInputError(t, w.Delete(ctx, "st/ats", "2026", &patterns.DeleteOptions[patterns.Wide]{Current: &badKey}), "WideEntity.Delete", "PartitionKey", keys.ErrForbiddenChar, "a PartitionKey with a '/'")
 		// Put's Current too: another entity's, or one of these keys without
-		// an ETag. (A Current with no keys and no ETag says the entity is
-		// new.)
+		// an ETag. (A new entity is written with Add.)
 		next := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: props}
 		wantInputError(t, w.Put(ctx, next, &patterns.PutOptions[patterns.Wide]{Current: &other}), "WideEntity.Put", "Current", table.ErrInvalidValue, "another entity's Current")
 		wantInputError(t, w.Put(ctx, next, &patterns.PutOptions[patterns.Wide]{Current: &noETag}), "WideEntity.Put", "Current.ETag", table.ErrNoETag, "a Current without an ETag")

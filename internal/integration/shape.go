@@ -144,7 +144,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)
 		}
 		v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: stats}
-		if err := w.Put(ctx, v, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); err != nil {
+		if err := w.Add(ctx, v, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "writing 1,000 properties")
@@ -184,7 +184,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		for i := 0; i < 140; i++ {
 			huge[fmt.Sprintf("S%03d", i)] = strings.Repeat("x", 31*1024)
 		}
-		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); !errors.Is(err, table.ErrEntityTooLarge) {
+		if err := w.Add(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "huge", Properties: huge}, nil); !errors.Is(err, table.ErrEntityTooLarge) {
 			t.Fatalf("over 4 MiB: %v", err)
 		}
 		wantRequests(t, c, 0, "a value too wide for one transaction")
@@ -194,6 +194,67 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 		if _, err := w.Get(ctx, "stats", "big", false, nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("after Delete: %v", err)
 		}
+	})
+
+	t.Run("wide entity: Add writes a new one in one request; an existing one is ErrAlreadyExists, or with Idempotent a success when stored as sent", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), nil)
+		props := map[string]any{"Whole": 2.0, "Note": "O'Brien & Sons"}
+		for d := 0; d < 300; d++ { // two parts
+			props[fmt.Sprintf("D%03d", d)] = int64(d)
+		}
+		v := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: props}
+		if err := w.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantRequests(t, c, 1, "adding a new wide entity")
+		if v.Parts != 2 || v.ETag == "" {
+			t.Fatalf("after Add: %d parts, ETag %q; want 2 and the first part's ETag", v.Parts, v.ETag)
+		}
+		stored := v.ETag
+		// The same Add again: what the SDK's retry meets when the first
+		// answer was lost.
+		again := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: props}
+		c.Reset()
+		if err := w.Add(ctx, again, nil); !table.Is(err, table.ErrAlreadyExists) {
+			t.Fatalf("Add of an existing entity: %v, want ErrAlreadyExists", err)
+		}
+		wantRequests(t, c, 1, "an Add that finds the entity")
+		c.Reset()
+		if err := w.Add(ctx, again, &table.AddOptions{Idempotent: true}); err != nil {
+			t.Fatalf("Idempotent Add of the entity as stored: %v", err)
+		}
+		wantRequests(t, c, 2, "an Idempotent Add settled by one read")
+		if again.ETag != stored || again.Parts != 2 {
+			t.Fatalf("Idempotent Add: ETag %q, %d parts; want the stored %q and 2", again.ETag, again.Parts, stored)
+		}
+		other := map[string]any{"Whole": 3.0}
+		for k, x := range props {
+			if k != "Whole" {
+				other[k] = x
+			}
+		}
+		c.Reset()
+		if err := w.Add(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: other}, &table.AddOptions{Idempotent: true}); !table.Is(err, table.ErrAlreadyExists) {
+			t.Fatalf("Idempotent Add of other values: %v, want ErrAlreadyExists", err)
+		}
+		wantRequests(t, c, 2, "an Idempotent Add that finds other values")
+		if g, err := w.Get(ctx, "stats", "2026", false, nil); err != nil || g.ETag != stored || g.Properties["Note"] != "O'Brien & Sons" || len(g.Properties) != 302 {
+			t.Fatalf("after the refused Adds: %v; want the first Add's entity unchanged", err)
+		}
+		// A Current with no keys and no ETag no longer means "new": Add
+		// says that.
+		c.Reset()
+		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "new", Properties: other}, &patterns.PutOptions[patterns.Wide]{Current: &patterns.Wide{}}); !errors.Is(err, table.ErrInvalidValue) {
+			t.Fatalf("Put with an empty Current: %v, want an InputError (use Add)", err)
+		}
+		if err := w.Add(ctx, &patterns.Wide{PartitionKey: "p/q", RowKey: "x", Properties: other}, nil); !errors.Is(err, keys.ErrForbiddenChar) {
+			t.Fatalf("Add with a bad RowKey: %v", err)
+		}
+		if err := w.Add(ctx, nil, nil); !errors.Is(err, table.ErrNilValue) {
+			t.Fatalf("Add of nil: %v", err)
+		}
+		wantRequests(t, c, 0, "bad input to Put and Add")
 	})
 
 	t.Run("sharded appends, merged in key order", func(t *testing.T) {

@@ -524,6 +524,9 @@ func init() {
 		"patterns.WideEntity.Put": func(ctx context.Context, e *env) error {
 			return wide(e).Put(ctx, &patterns.Wide{PartitionKey: "Sales", RowKey: "w1", Properties: map[string]any{"A": "x"}}, nil)
 		},
+		"patterns.WideEntity.Add": func(ctx context.Context, e *env) error {
+			return wide(e).Add(ctx, &patterns.Wide{PartitionKey: "Sales", RowKey: "w2", Properties: map[string]any{"A": "x"}}, &table.AddOptions{Idempotent: true})
+		},
 		"patterns.WideEntity.Get": func(ctx context.Context, e *env) error {
 			_, err := wide(e).Get(ctx, "Sales", "w1", false, nil)
 			return err
