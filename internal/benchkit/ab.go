@@ -2,7 +2,10 @@ package benchkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -159,7 +162,17 @@ func (s Sample) Slow() int {
 }
 
 // Comparison is A and B measured in the same rounds.
-type Comparison struct{ A, B Sample }
+type Comparison struct {
+	A, B Sample
+	// Rerun lists the rounds measured again after a transport failure
+	// (Azurite resets a connection now and then under load), with the
+	// failure: a row reports them rather than stopping or hiding them.
+	Rerun []string
+}
+
+// maxReruns bounds how often one round is measured again after a
+// transport failure before the comparison gives up.
+const maxReruns = 2
 
 // Ratio is B's throughput over A's, round by round (each round's A and B
 // ran next to each other, so slow drifts of the machine hit both).
@@ -188,6 +201,13 @@ func (c Comparison) Saturated() bool {
 	return c.A.Busy().Median >= Saturated || c.B.Busy().Median >= Saturated
 }
 
+// isTransport reports a failure of the connection itself (no answer, or
+// an answer cut off), which says nothing about the side being measured.
+func isTransport(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // Compare runs a and b for rounds rounds each, interleaved A B, B A, A B, …
 // in this one process, so that neither always runs first or last.
 func (acct *Account) Compare(ctx context.Context, rounds int, a, b Side) (Comparison, error) {
@@ -199,6 +219,10 @@ func (acct *Account) Compare(ctx context.Context, rounds int, a, b Side) (Compar
 		}
 		for _, s := range order {
 			r, err := acct.measure(ctx, *s)
+			for try := 0; err != nil && isTransport(err) && try < maxReruns && ctx.Err() == nil; try++ {
+				c.Rerun = append(c.Rerun, fmt.Sprintf("%s, round %d: %v", s.Name, i+1, err))
+				r, err = acct.measure(ctx, *s)
+			}
 			if err != nil {
 				return c, fmt.Errorf("%s, round %d: %w", s.Name, i+1, err)
 			}

@@ -1,11 +1,18 @@
 package benchkit
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
+	"net"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/ledger"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
@@ -74,5 +81,43 @@ func TestMainThreadCPUIsPartOfTheProcesss(t *testing.T) {
 	}
 	if mainThreadCPUOf(0) != 0 || processCPUOf(0) != 0 {
 		t.Error("pid 0 (no service found) must read as no CPU")
+	}
+}
+
+// TestCompareMeasuresARoundAgainAfterATransportFailure: a connection
+// reset says nothing about the side, so its round is measured again and
+// listed; any other failure, or a reset that keeps coming, stops the row.
+func TestCompareMeasuresARoundAgainAfterATransportFailure(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	side := func(name string, fails ...error) (Side, *int) {
+		calls := new(int)
+		return Side{Name: name, Round: func(context.Context) (func(context.Context) (int, error), func(), error) {
+			return func(context.Context) (int, error) {
+				*calls++
+				if *calls <= len(fails) {
+					return 0, fails[*calls-1]
+				}
+				return 1, nil
+			}, func() {}, nil
+		}}, calls
+	}
+	acct := &Account{Ledger: ledger.New()}
+
+	a, aCalls := side("a", fmt.Errorf("body download policy: %w", reset))
+	b, _ := side("b")
+	c, err := acct.Compare(t.Context(), 2, a, b)
+	if err != nil || len(c.A.Rounds) != 2 || len(c.B.Rounds) != 2 || len(c.Rerun) != 1 || *aCalls != 3 {
+		t.Fatalf("one reset: %v, %d/%d rounds, reruns %q, %d calls of a; want nil, 2/2, one rerun, 3", err, len(c.A.Rounds), len(c.B.Rounds), c.Rerun, *aCalls)
+	}
+
+	wrong := errors.New("wrote 9 of 10")
+	a, _ = side("a", wrong)
+	if _, err := acct.Compare(t.Context(), 2, a, b); !errors.Is(err, wrong) {
+		t.Fatalf("a failure of the side: %v, want it reported", err)
+	}
+
+	a, aCalls = side("a", reset, reset, reset)
+	if c, err := acct.Compare(t.Context(), 2, a, b); !errors.Is(err, syscall.ECONNRESET) || *aCalls != 1+maxReruns || len(c.Rerun) != maxReruns {
+		t.Fatalf("resets that keep coming: %v after %d calls; want the reset after %d", err, *aCalls, 1+maxReruns)
 	}
 }

@@ -99,6 +99,9 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 			notes = append(notes, fmt.Sprintf("Azurite's main thread %.0f%% / %.0f%% of a core; bound (main thread ≤ 1 core, all ≤ %d CPUs) %s, reached %s",
 				100*c.A.ServiceMainThread().Median, 100*c.B.ServiceMainThread().Median, cpus, c.BoundRatio(cpus).Format(2)+"x", c.OfBound(cpus).Format(2)))
 		}
+		if len(c.Rerun) > 0 {
+			notes = append(notes, fmt.Sprintf("%d rounds measured again after a transport failure (%s)", len(c.Rerun), strings.Join(c.Rerun, "; ")))
+		}
 		if slow := c.A.Slow() + c.B.Slow(); slow > 0 {
 			notes = append(notes, fmt.Sprintf("%d requests over %v: a stall, rerun", slow, benchkit.SlowRequest))
 			metText = "STALL"
