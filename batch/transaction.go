@@ -39,12 +39,9 @@ type TransactionOptions struct {
 	// write costs no plan building.
 	Codec *table.Codec
 	// TracingProvider opens a "Transaction.Submit" span per Submit, with
-	// the partition, the operation count and the outcome as attributes.
-	// Give it the provider the client was built with (for OpenTelemetry,
-	// azotel.NewTracingProvider): the SDK's HTTP span of the request is
-	// then its child. A transaction inside another tablekit span (a
-	// pattern's) is folded into that one. Default: the zero provider,
-	// which records nothing and costs nothing.
+	// the partition, the operation count and the outcome as attributes
+	// (see "Tracing" in package table's documentation). Default: zero, no
+	// spans.
 	TracingProvider tracing.Provider
 }
 

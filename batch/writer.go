@@ -88,11 +88,8 @@ type WriterOptions struct {
 	IdleFlushOps int
 	// TracingProvider opens a "Writer.Write" span per Write, with the
 	// operations, transactions and failed transactions it counted and its
-	// outcome as attributes. Give it the provider the client was built
-	// with (for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP
-	// spans of the Write's requests are then its children. aztables keeps
-	// a client's provider to itself, hence this option. Default: the zero
-	// provider, which records nothing and costs nothing.
+	// outcome as attributes (see "Tracing" in package table's
+	// documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
 }
 

@@ -140,10 +140,9 @@ type MoverOptions struct {
 	// TracingProvider opens a "Mover.move" span per message Handle moves
 	// (attributes: partition and outcome) and a "Mover.MoveBatches" span
 	// per MoveBatches call and per round of RunBatches (attributes: the
-	// messages dequeued, moved, poisoned and retried, and the outcome). The SDK's HTTP spans of their
-	// requests are their children when the clients use the same provider
-	// (aztables keeps a client's provider to itself, hence this option).
-	// Default: the zero provider, which records nothing and costs nothing.
+	// messages dequeued, moved, poisoned and retried, and the outcome);
+	// see "Tracing" in package table's documentation. Default: zero, no
+	// spans.
 	TracingProvider tracing.Provider
 }
 

@@ -108,10 +108,9 @@ type WorkerOptions struct {
 	// with the queue's name (when the Queue has a URL method, as
 	// *azqueue.QueueClient does), the message type and what became of it
 	// (tablekit.disposition: processed, retried, poisoned or abandoned) as
-	// attributes, and an error status unless it was processed. The
-	// handler's requests, and the SDK's HTTP spans of the worker's own,
-	// are its children when the clients use the same provider. Default:
-	// the zero provider, which records nothing and costs nothing.
+	// attributes, and an error status unless it was processed; the
+	// handler's requests are its children (see "Tracing" in package
+	// table's documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
 }
 

@@ -154,8 +154,8 @@ type Options struct {
 	Logger *slog.Logger
 	// TracingProvider opens one span per Append ("EventStream.Append", with
 	// the table, the stream as partition, the event count and the outcome
-	// as attributes) around the SDK's HTTP spans; give it the provider the clients use (for
-	// OpenTelemetry, azotel.NewTracingProvider). Default: zero, no spans.
+	// as attributes); see "Tracing" in package table's documentation.
+	// Default: zero, no spans.
 	TracingProvider tracing.Provider
 	// TableName names the table in the spans (aztables does not expose a
 	// client's table name). Default: "", no table attribute.

@@ -62,6 +62,6 @@
 // WideEntityOptions) opens one span per operation, named Type.Method, with
 // the table (the TableName option: aztables does not expose a client's
 // table name), partition, operation count and outcome as attributes,
-// around the SDK's HTTP spans. Give it the provider the clients use (for
-// OpenTelemetry, azotel.NewTracingProvider).
+// around the SDK's HTTP spans, as "Tracing" in package table's
+// documentation describes.
 package patterns

@@ -50,10 +50,6 @@
 // As in the Azure SDK, every function and method that takes a context
 // takes it first and its options last (*XxxOptions; nil means the
 // documented defaults), so options can grow without breaking callers.
-// Given the tracing provider the client was built with
-// (Options.TracingProvider; aztables does not expose a client's own), each
-// operation is one span, Table.Get, Table.Modify and so on, with the SDK's
-// HTTP spans of its requests below it.
 //
 // Fields tagged `table:",encrypt"` are encrypted on the client ("Encrypting
 // table data" in the guide): a Table built with Options.Encryption seals
@@ -66,4 +62,18 @@
 // sealed under a key the write replaces (ErrMergeEncrypted). Paths that
 // would carry the fields in plaintext (Codec, Encode, Registry, batch
 // operations) refuse the type (ErrEncryptedType).
+//
+// # Tracing
+//
+// Every tablekit type that sends requests (Table here, and batch's
+// Transaction and Writer, consistency's Worker and Mover, eventstream's
+// Store, the patterns) takes a TracingProvider in its options and opens
+// one span per operation, named Type.Method, its options saying which
+// spans and attributes. Give it the provider the clients were built with
+// (aztables.ClientOptions.TracingProvider; for OpenTelemetry,
+// azotel.NewTracingProvider): the SDK's HTTP spans of the operation's
+// requests are then its children. The option exists because aztables
+// keeps a client's provider to itself. An operation inside another
+// tablekit span (a pattern's transaction) is folded into that span.
+// The default, the zero provider, records nothing and costs nothing.
 package table

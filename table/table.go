@@ -47,13 +47,9 @@ type Options struct {
 	// TracingProvider opens a span per operation (Table.Get, Table.Add,
 	// Table.Upsert, Table.Update, Table.Delete, Table.DeleteValue,
 	// Table.Stored, Table.Modify; Table.QueryPage, and Table.Query once a
-	// page) with the table, the partition, the
-	// operation count and the outcome as attributes. Give it the provider
-	// the client was built with (aztables.ClientOptions.TracingProvider;
-	// for OpenTelemetry, azotel.NewTracingProvider): the SDK's HTTP spans
-	// of the operation's requests are then its children. aztables keeps a
-	// client's provider to itself, hence this option. Default: the zero
-	// provider, which records nothing and costs nothing.
+	// page) with the table, the partition, the operation count and the
+	// outcome as attributes ("Tracing" in the package documentation).
+	// Default: zero, no spans.
 	TracingProvider tracing.Provider
 }
 
