@@ -20,14 +20,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/tablekit/tablekit/internal/reqclass"
 )
 
 // Service is the storage service a policy is attached to.
@@ -266,105 +265,7 @@ func (l *Ledger) String() string {
 	return b.String()
 }
 
-// segments returns the path segments after the account name, which
-// emulators put first in the path (http://127.0.0.1:10002/devstoreaccount1/…).
-func segments(u *url.URL) []string {
-	p := strings.Trim(u.Path, "/")
-	segs := strings.Split(p, "/")
-	host := u.Hostname()
-	if host == "localhost" || (len(host) > 0 && host[0] >= '0' && host[0] <= '9') {
-		if len(segs) > 0 {
-			segs = segs[1:]
-		}
-	}
-	if len(segs) == 1 && segs[0] == "" {
-		return nil
-	}
-	return segs
-}
-
-var keysInPath = regexp.MustCompile(`^([^(]*)\(PartitionKey='((?:[^']|'')*)',RowKey='`)
-
-// Classify names a request as the ledger counts it: its operation,
-// resource and, for table requests that name one in the URL, partition.
-func Classify(s Service, r *http.Request) Key { return classify(s, r) }
-
 func classify(s Service, r *http.Request) Key {
-	k := Key{Service: s, Operation: r.Method}
-	segs := segments(r.URL)
-	q := r.URL.Query()
-	switch s {
-	case Table:
-		if len(segs) == 0 {
-			return k
-		}
-		first, _ := url.PathUnescape(segs[0])
-		switch {
-		case first == "$batch":
-			k.Operation = "Batch"
-		case first == "Tables" && r.Method == http.MethodPost:
-			k.Operation = "CreateTable"
-		case first == "Tables" && r.Method == http.MethodGet:
-			k.Operation = "QueryTables"
-		case strings.HasPrefix(first, "Tables("):
-			k.Operation, k.Resource = "DeleteTable", strings.Trim(strings.TrimPrefix(first, "Tables("), "')")
-		case strings.HasSuffix(first, "()"):
-			k.Operation, k.Resource = "QueryEntities", strings.TrimSuffix(first, "()")
-			if f := q.Get("$filter"); strings.HasPrefix(f, "PartitionKey eq '") || strings.HasPrefix(f, "(PartitionKey eq '") {
-				rest := f[strings.Index(f, "'")+1:]
-				if end := strings.Index(rest, "'"); end >= 0 {
-					k.Partition = rest[:end]
-				}
-			}
-		case keysInPath.MatchString(first):
-			m := keysInPath.FindStringSubmatch(first)
-			k.Resource, k.Partition = m[1], strings.ReplaceAll(m[2], "''", "'")
-			k.Operation = map[string]string{http.MethodGet: "GetEntity", http.MethodPut: "UpdateEntity", http.MethodPatch: "MergeEntity", http.MethodDelete: "DeleteEntity"}[r.Method]
-		case r.Method == http.MethodPost:
-			k.Operation, k.Resource = "InsertEntity", first
-		}
-	case Queue:
-		if len(segs) > 0 {
-			k.Resource = segs[0]
-		}
-		switch {
-		case len(segs) == 1 && r.Method == http.MethodPut:
-			k.Operation = "CreateQueue"
-		case len(segs) == 1 && r.Method == http.MethodDelete:
-			k.Operation = "DeleteQueue"
-		case len(segs) == 1:
-			k.Operation = "GetQueueProperties"
-		case len(segs) == 2 && r.Method == http.MethodPost:
-			k.Operation = "EnqueueMessage"
-		case len(segs) == 2 && r.Method == http.MethodGet && q.Get("peekonly") == "true":
-			k.Operation = "PeekMessages"
-		case len(segs) == 2 && r.Method == http.MethodGet:
-			k.Operation = "DequeueMessages"
-		case len(segs) == 2:
-			k.Operation = "ClearMessages"
-		case r.Method == http.MethodPut:
-			k.Operation = "UpdateMessage"
-		default:
-			k.Operation = "DeleteMessage"
-		}
-	case Blob:
-		if len(segs) > 0 {
-			k.Resource = segs[0]
-		}
-		switch {
-		case len(segs) == 1 && q.Get("comp") == "list":
-			k.Operation = "ListBlobs"
-		case len(segs) == 1 && r.Method == http.MethodPut:
-			k.Operation = "CreateContainer"
-		case len(segs) == 1 && r.Method == http.MethodDelete:
-			k.Operation = "DeleteContainer"
-		case r.Method == http.MethodPut:
-			k.Operation = "PutBlob"
-		case r.Method == http.MethodGet || r.Method == http.MethodHead:
-			k.Operation = "GetBlob"
-		case r.Method == http.MethodDelete:
-			k.Operation = "DeleteBlob"
-		}
-	}
-	return k
+	c := reqclass.Classify(reqclass.Service(s), r)
+	return Key{Service: s, Operation: c.Operation, Resource: c.Resource, Partition: c.Partition}
 }

@@ -64,11 +64,16 @@ type BlobLogOptions struct {
 	// property Content-Encoding: gzip (and Content-Type text/plain), so a
 	// browser, azcopy --decompress or any HTTP client that honours the
 	// header reads the plain lines; log lines shrink to about a fifth
-	// (BENCHMARKS.md). ReadLog reads compressed and plain blobs alike, so
+	// (BENCHMARKS.md). Read reads compressed and plain blobs alike, so
 	// it can be switched on for a log that already has plain blobs. The
 	// blob names (.log) and the sha256 metadata (of the plain lines) stay
 	// as they are. Default: false, plain JSON lines as before.
 	Compress bool
+	// MaxBlobBytes bounds, for Read, the inflated size of one
+	// gzip-compressed blob; a blob past it fails the read with
+	// table.ErrInflatedTooLarge in the chain. Default (0): 256 MiB; a
+	// negative bound is refused by NewBlobLog.
+	MaxBlobBytes int64
 }
 
 // BlobLog writes log data to blobs instead of a table, the fix of the
@@ -78,8 +83,11 @@ type BlobLogOptions struct {
 // buffered and written by Flush (on size, on age, on Close, or when called):
 // an entry is acknowledged when the Flush that writes it returns nil, and
 // a Flush that fails keeps its entries for the next, so nothing acknowledged
-// is lost and nothing unacknowledged is dropped silently. Safe for
-// concurrent use.
+// is lost and nothing unacknowledged is dropped silently. Read returns the
+// entries of an interval, whichever writer wrote them: a process that only
+// reads builds a BlobLog with the same container and prefix (its Writer
+// does not matter for reads), which costs no request and starts nothing.
+// Safe for concurrent use.
 type BlobLog struct {
 	blobs     blobstore.Client
 	container string
@@ -106,6 +114,9 @@ func NewBlobLog(blobs blobstore.Client, container, prefix string, opts *BlobLogO
 	if l.opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", l.opts.MaxBytes)})
 	}
+	if l.opts.MaxBlobBytes < 0 {
+		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxBlobBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", l.opts.MaxBlobBytes)})
+	}
 	if l.opts.MaxAge < 0 {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewBlobLog", Field: "MaxAge", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%s is negative; 0 means the default", l.opts.MaxAge)})
 	}
@@ -117,6 +128,9 @@ func NewBlobLog(blobs blobstore.Client, container, prefix string, opts *BlobLogO
 	}
 	if l.opts.MaxAge <= 0 {
 		l.opts.MaxAge = time.Minute
+	}
+	if l.opts.MaxBlobBytes == 0 {
+		l.opts.MaxBlobBytes = defaultMaxLogBlobBytes
 	}
 	l.tr = trace.NewOpTracer(l.opts.TracingProvider, "")
 	if l.opts.Now == nil {
@@ -286,30 +300,19 @@ func (l *BlobLog) Close(ctx context.Context, options *CloseOptions) error {
 	return l.Flush(ctx, nil)
 }
 
-// ReadLog returns the entries of [from, to) written under prefix, in time
-// order: one listing request per hour the range covers, one read per blob
-// whose first/last times overlap the range. Plain and gzip-compressed
-// blobs (BlobLogOptions.Compress) read alike; a compressed blob inflates
-// to at most options.MaxBlobBytes.
-func ReadLog(ctx context.Context, blobs blobstore.Client, container, prefix string, from, until time.Time, options *ReadLogOptions) iter.Seq2[LogEntry, error] {
+// Read returns the entries of [from, until) written under the log's prefix
+// by any writer, in time order: one listing request per hour the range
+// covers, one read per blob whose first/last times overlap the range.
+// Entries still buffered in this BlobLog are not read (they are not written
+// yet). Plain and gzip-compressed blobs (BlobLogOptions.Compress) read
+// alike; a compressed blob inflates to at most BlobLogOptions.MaxBlobBytes.
+func (l *BlobLog) Read(ctx context.Context, from, until time.Time, options *ReadOptions) iter.Seq2[LogEntry, error] {
 	return func(yield func(LogEntry, error) bool) {
-		limit := int64(defaultMaxLogBlobBytes)
-		if options != nil && options.MaxBlobBytes != 0 {
-			limit = options.MaxBlobBytes
-		}
-		if limit < 0 {
-			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "MaxBlobBytes", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is negative; 0 means the default", limit)})
-			return
-		}
-		if err := keys.ValidateContainerName(container); err != nil {
-			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "container", Rule: err})
-			return
-		}
 		if until.Before(from) {
-			yield(LogEntry{}, &table.InputError{Op: "ReadLog", Field: "until", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("until %s is before from %s", until.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
+			yield(LogEntry{}, &table.InputError{Op: opBlobLogRead, Field: "until", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("until %s is before from %s", until.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
 			return
 		}
-		l := &BlobLog{prefix: prefix}
+		blobs, container, limit := l.blobs, l.container, l.opts.MaxBlobBytes
 		for h := from.UTC().Truncate(time.Hour); h.Before(until); h = h.Add(time.Hour) {
 			var hour []LogEntry
 			pager := blobs.NewListBlobsFlatPager(container, &azblob.ListBlobsFlatOptions{Prefix: to.Ptr(l.hourPath(h) + "/"), Include: azblob.ListBlobsInclude{Metadata: true}})
@@ -387,13 +390,5 @@ func skip(meta map[string]*string, from, until time.Time) bool {
 // defaultMaxLogBlobBytes bounds what one compressed log blob may inflate
 // to: 256 MiB, the single Put Blob limit of the service versions before
 // 2019-12-12 and far above the 1 MiB a BlobLog flushes at by default, so
-// a crafted blob (a decompression bomb) costs ReadLog at most that much.
+// a crafted blob (a decompression bomb) costs BlobLog.Read at most that much.
 const defaultMaxLogBlobBytes = 256 << 20
-
-// ReadLogOptions configure ReadLog. nil means the defaults.
-type ReadLogOptions struct {
-	// MaxBlobBytes bounds the inflated size of one gzip-compressed blob;
-	// a blob past it fails the read with table.ErrInflatedTooLarge in the chain.
-	// Default (0): 256 MiB; a negative bound is refused.
-	MaxBlobBytes int64
-}

@@ -33,8 +33,12 @@ func TestBlobLogFormatUnchanged(t *testing.T) {
 	if _, err := bc.UploadBuffer(ctx, "logs", "old/2014/07/31/1800/w-000001.log", []byte(todaysBlob), nil); err != nil {
 		t.Fatal(err)
 	}
+	old, err := patterns.NewBlobLog(bc, "logs", "old", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for e, err := range patterns.ReadLog(ctx, bc, "logs", "old", at, at.Add(time.Hour), nil) {
+	for e, err := range old.Read(ctx, at, at.Add(time.Hour), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +100,7 @@ func TestBlobLogCompress(t *testing.T) {
 		t.Fatalf("compressed blob %d bytes for %d bytes of lines", len(stored), len(lines))
 	}
 	var got []string
-	for e, err := range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Hour), nil) {
+	for e, err := range zl.Read(ctx, at, at.Add(time.Hour), nil) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,9 +116,9 @@ func TestBlobLogCompress(t *testing.T) {
 	}
 }
 
-// TestReadLogBoundsABomb: a blob crafted to inflate to 16 MiB (from about 50 KiB) is refused
+// TestBlobLogReadBoundsABomb: a blob crafted to inflate to 16 MiB (from about 50 KiB) is refused
 // at the reader's bound instead of filling memory.
-func TestReadLogBoundsABomb(t *testing.T) {
+func TestBlobLogReadBoundsABomb(t *testing.T) {
 	ctx := t.Context()
 	blobs := fake.NewBlobService(nil)
 	bc := blobs.NewClient(nil)
@@ -129,8 +133,12 @@ func TestReadLogBoundsABomb(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
+	reader, err := patterns.NewBlobLog(bc, "logs", "app", &patterns.BlobLogOptions{MaxBlobBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
-	for _, err = range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Hour), &patterns.ReadLogOptions{MaxBlobBytes: 1 << 20}) {
+	for _, err = range reader.Read(ctx, at, at.Add(time.Hour), nil) {
 		if err != nil {
 			break
 		}
@@ -139,12 +147,33 @@ func TestReadLogBoundsABomb(t *testing.T) {
 	if !errors.Is(err, table.ErrInflatedTooLarge) || n != 0 {
 		t.Fatalf("after %d entries: %v", n, err)
 	}
-	// A negative bound is refused before any request.
+}
+
+// TestBlobLogRefusesANegativeBlobBound: a negative MaxBlobBytes is refused
+// by NewBlobLog, naming the field, before any request.
+func TestBlobLogRefusesANegativeBlobBound(t *testing.T) {
+	blobs := fake.NewBlobService(nil)
+	bc := blobs.NewClient(nil)
+	_, _ = bc.CreateContainer(t.Context(), "logs", nil)
 	blobs.ResetCounts()
-	for _, err = range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Hour), &patterns.ReadLogOptions{MaxBlobBytes: -1}) {
-		break
+	l, err := patterns.NewBlobLog(bc, "logs", "app", &patterns.BlobLogOptions{MaxBlobBytes: -1})
+	var ie *table.InputError
+	if l != nil || !errors.Is(err, table.ErrBadOption) || !errors.Is(err, patterns.ErrBadDefinition) || !errors.As(err, &ie) || ie.Field != "MaxBlobBytes" {
+		t.Fatalf("NewBlobLog with MaxBlobBytes -1: %v, %v", l, err)
 	}
-	if !errors.Is(err, table.ErrBadOption) || blobs.Total() != 0 {
-		t.Fatalf("negative bound: %v after %d requests", err, blobs.Total())
+	if n := blobs.Total(); n != 0 {
+		t.Fatalf("NewBlobLog sent %d requests", n)
+	}
+	// The counter counts: the same log with a valid bound reads with requests.
+	l, err = patterns.NewBlobLog(bc, "logs", "app", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
+	for _, err := range l.Read(t.Context(), at, at.Add(time.Hour), nil) {
+		t.Fatal(err)
+	}
+	if blobs.Total() == 0 {
+		t.Fatal("a read counted no request")
 	}
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // Log blobs written gzip-compressed, marked Content-Encoding: gzip so a
-// browser or azcopy --decompress shows the lines; ReadLog reads them as
-// it reads plain ones.
+// browser or azcopy --decompress shows the lines; Read reads them as it
+// reads plain ones.
 func ExampleBlobLog_compress() {
 	ctx := context.Background()
 	blobs := fake.NewBlobService(nil)
@@ -26,7 +26,7 @@ func ExampleBlobLog_compress() {
 	}
 	_ = log.Close(ctx, nil)
 	n := 0
-	for _, err := range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Hour), nil) {
+	for _, err := range log.Read(ctx, at, at.Add(time.Hour), nil) {
 		if err == nil {
 			n++
 		}

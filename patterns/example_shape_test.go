@@ -145,7 +145,7 @@ func ExampleBlobLog() {
 	at := time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)
 	_ = log.AppendAt(ctx, at, "GET /employees 200", nil)
 	_ = log.Close(ctx, nil)
-	for e, _ := range patterns.ReadLog(ctx, bc, "logs", "app", at, at.Add(time.Minute), nil) {
+	for e, _ := range log.Read(ctx, at, at.Add(time.Minute), nil) {
 		fmt.Println(e.Text)
 	}
 	fmt.Println(blobs.Names("logs"))

@@ -7,6 +7,7 @@ const (
 	opBlobIndexIDs                             = "BlobIndex.IDs"
 	opBlobIndexRemove                          = "BlobIndex.Remove"
 	opBlobLogFlush                             = "BlobLog.Flush"
+	opBlobLogRead                              = "BlobLog.Read"
 	opCurrentETag                              = "Current.ETag"
 	opDataSeriesGet                            = "DataSeries.Get"
 	opDataSeriesSet                            = "DataSeries.Set"

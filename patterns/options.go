@@ -63,7 +63,7 @@ type PrefixOptions struct{}
 // RangeOptions configure InterPartitionIndex.Range and IntraPartitionIndex.Range.
 type RangeOptions struct{}
 
-// ReadOptions configure RelatedRows.Read.
+// ReadOptions configure RelatedRows.Read and BlobLog.Read.
 type ReadOptions struct{}
 
 // RemoveOptions configure IDList.Remove (BlobIndex, RemoteIndexEntities) and IndexEntities.Remove.

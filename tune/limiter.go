@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/tablekit/tablekit/ledger"
+	"github.com/tablekit/tablekit/internal/reqclass"
 )
 
 // The service's scalability targets for one storage account's tables.
@@ -112,7 +112,7 @@ var (
 
 // Do waits as long as the request's entities need, then sends it.
 func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
-	key := ledger.Classify(ledger.Table, req.Raw())
+	key := reqclass.Classify(reqclass.Table, req.Raw())
 	n, pk := 1.0, key.Partition
 	if key.Operation == "Batch" || key.Operation == "InsertEntity" {
 		if body := req.Body(); body != nil {

@@ -108,7 +108,7 @@ func run(ctx context.Context, conn, account string) error {
 
 	from, until := base.Add(4*time.Minute), base.Add(6*time.Minute)
 	n := 0
-	for entry, err := range patterns.ReadLog(ctx, blobs, container, "applog", from, until, nil) {
+	for entry, err := range log.Read(ctx, from, until, nil) {
 		if err != nil {
 			return err
 		}

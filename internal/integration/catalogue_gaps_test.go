@@ -56,6 +56,8 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	must(err)
 	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 4)
 	must(err)
+	reader, err := patterns.NewBlobLog(bc, "gaps", "logs", nil)
+	must(err)
 	cache := patterns.NewReferenceCache[Staff](people, &patterns.ReferenceCacheOptions{TTL: -time.Second})
 	now := time.Now()
 	drain := func(seq func(func(patterns.LogEntry, error) bool)) error {
@@ -84,11 +86,12 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 		{"EventualIndexEntities.Write with a number sign in its RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return eventual.Write(ctx, "Sales", "a#b", "", noop, nil)
 		}, nil},
-		{"ReadLog from an invalid container name", keys.ErrInvalidName, func(ctx context.Context) error {
-			return drain(patterns.ReadLog(ctx, bc, "Bad_Name", "logs", now.Add(-time.Hour), now, nil))
+		{"BlobLog to read from an invalid container name", keys.ErrInvalidName, func(ctx context.Context) error {
+			_, err := patterns.NewBlobLog(bc, "Bad_Name", "logs", nil)
+			return err
 		}, nil},
-		{"ReadLog from after until", table.ErrInvalidValue, func(ctx context.Context) error {
-			return drain(patterns.ReadLog(ctx, bc, "gaps", "logs", now, now.Add(-time.Hour), nil))
+		{"BlobLog.Read from after until", table.ErrInvalidValue, func(ctx context.Context) error {
+			return drain(reader.Read(ctx, now, now.Add(-time.Hour), nil))
 		}, option("until")},
 		{"DataSeries with 0 slots", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 0)

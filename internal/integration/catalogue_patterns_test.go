@@ -245,7 +245,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"SAS for a bad table name", sas.ErrBadSAS, sasOf("a", read, time.Time{}, hour, sas.KeyRange{}, goodKey), nil},
 		{"SAS key range with a bad key", sas.ErrBadSAS, sasOf("good", read, time.Time{}, hour, sas.KeyRange{StartPartitionKey: "a/b"}, goodKey), nil},
 
-		// BlobLog, BlobIndex and ReadLog
+		// BlobLog and BlobIndex
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
 			_, err := patterns.NewBlobIndex(env.bc, "Bad_Name", "x")
 			return err

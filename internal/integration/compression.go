@@ -158,8 +158,12 @@ func RunCompression(t *testing.T, env Env) {
 		if err != nil || p.ContentEncoding == nil || *p.ContentEncoding != "gzip" {
 			t.Fatalf("compressed blob: %v, %v", p.ContentEncoding, err)
 		}
+		reader, err := patterns.NewBlobLog(c, ctr, "app", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
-		for e, err := range patterns.ReadLog(ctx, c, ctr, "app", at, at.Add(time.Hour), nil) {
+		for e, err := range reader.Read(ctx, at, at.Add(time.Hour), nil) {
 			if err != nil {
 				t.Fatal(err)
 			}

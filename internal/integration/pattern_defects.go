@@ -318,10 +318,10 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #12: ReadLog ignored its scanner's error, so a blob it could not read
-	// to the end (here a line over its 8 MiB line limit) ended the hour
-	// early without a word.
-	t.Run("ReadLog reports a blob it cannot read to the end", func(t *testing.T) {
+	// #12: ReadLog (now BlobLog.Read) ignored its scanner's error, so a
+	// blob it could not read to the end (here a line over its 8 MiB line
+	// limit) ended the hour early without a word.
+	t.Run("BlobLog.Read reports a blob it cannot read to the end", func(t *testing.T) {
 		bc, container := env.NewContainer(t, nil)
 		at := time.Date(2026, 11, 21, 10, 5, 0, 0, time.UTC)
 		first, _ := json.Marshal(patterns.LogEntry{Time: at, Text: "first"})
@@ -330,9 +330,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if _, err := bc.UploadBuffer(ctx, container, "applog/2026/11/21/1000/w-000001.log", body, nil); err != nil {
 			t.Fatal(err)
 		}
+		log, err := patterns.NewBlobLog(bc, container, "applog", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var got []string
 		var failed error
-		for e, err := range patterns.ReadLog(ctx, bc, container, "applog", at.Add(-time.Minute), at.Add(time.Minute), nil) {
+		for e, err := range log.Read(ctx, at.Add(-time.Minute), at.Add(time.Minute), nil) {
 			if err != nil {
 				failed = err
 				break
@@ -340,7 +344,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			got = append(got, e.Text)
 		}
 		if failed == nil {
-			t.Fatalf("ReadLog read %d entries of 2 and reported no error", len(got))
+			t.Fatalf("BlobLog.Read read %d entries of 2 and reported no error", len(got))
 		}
 	})
 

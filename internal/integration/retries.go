@@ -19,8 +19,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/reqclass"
 	"github.com/tablekit/tablekit/internal/reqcount"
-	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -49,7 +49,7 @@ const (
 // names) one way, the first n of them or, with n < 0, every one. It sits
 // after the counter, so every attempt the SDK makes is counted.
 type scriptedFaults struct {
-	svc  ledger.Service // the service whose operation names ops are
+	svc  reqclass.Service // the service whose operation names ops are
 	mu   sync.Mutex
 	ops  map[string]bool
 	kind failure
@@ -72,7 +72,7 @@ var errTimedOut = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceed
 func (s *scriptedFaults) Do(req *policy.Request) (*http.Response, error) {
 	s.mu.Lock()
 	kind := failNone
-	if s.n != 0 && s.ops[ledger.Classify(s.svc, req.Raw()).Operation] {
+	if s.n != 0 && s.ops[reqclass.Classify(s.svc, req.Raw()).Operation] {
 		kind = s.kind
 		if s.n > 0 {
 			s.n--
@@ -138,10 +138,10 @@ func innerThrottled(req *http.Request) *http.Response {
 // cannot see.
 func RunRetries(t *testing.T, env Env) {
 	ctx := t.Context()
-	faults := &scriptedFaults{svc: ledger.Table}
+	faults := &scriptedFaults{svc: reqclass.Table}
 	c := &reqcount.Counter{Faults: faults}
 	client := env.NewTable(t, c)
-	qfaults := &scriptedFaults{svc: ledger.Queue}
+	qfaults := &scriptedFaults{svc: reqclass.Queue}
 	qc := &reqcount.Counter{Faults: qfaults}
 	queue := env.NewQueue(t, qc)
 	sender := consistency.NewSender(queue, nil)

@@ -397,8 +397,8 @@ func init() {
 			defer cancel()
 			return l.Run(ctx, nil)
 		},
-		"patterns.ReadLog": func(ctx context.Context, e *env) error {
-			return first(patterns.ReadLog(ctx, e.blobs, "proof", "log/", at, at.Add(time.Hour), nil))
+		"patterns.BlobLog.Read": func(ctx context.Context, e *env) error {
+			return first(blobLog(e).Read(ctx, at, at.Add(time.Hour), nil))
 		},
 
 		"patterns.LargeEntity.Put": func(ctx context.Context, e *env) error { return large(e).Put(ctx, emp(), nil) },
