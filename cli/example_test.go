@@ -39,7 +39,7 @@ func Example_operatorBinary() {
 	}
 	// The sweep gives open the entities' table and the blobs of the one
 	// account the command line names.
-	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (cli.Sweeper, error) {
+	photos := cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (*patterns.LargeEntity[Employee], error) {
 		employees, err := table.New[Employee](t, nil)
 		if err != nil {
 			return nil, err

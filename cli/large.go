@@ -18,9 +18,9 @@ import (
 	"github.com/tablekit/tablekit/patterns"
 )
 
-// Sweeper is what "large sweep" needs of a large entity: the Sweep of
-// patterns.LargeEntity.
-type Sweeper interface {
+// sweeper is what "large sweep" needs of a large entity: the Sweep of
+// patterns.LargeEntity, whatever its type parameter.
+type sweeper interface {
 	Sweep(ctx context.Context, grace time.Duration, opts *patterns.SweepOptions) (int, error)
 }
 
@@ -28,7 +28,7 @@ type Sweeper interface {
 // and blobs are, and how to build it over the account's clients.
 type largeEntity struct {
 	table, container string
-	open             func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)
+	open             func(entities *aztables.Client, blobs blobstore.Client) (sweeper, error)
 }
 
 // Large registers a large entity as -large name for "large sweep": its
@@ -38,7 +38,7 @@ type largeEntity struct {
 // same account. LargeEntity is typed by its Go struct, which only the
 // program that defines it knows, hence a function rather than flags:
 //
-//	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (cli.Sweeper, error) {
+//	cli.Large("photos", "Employees", "photos", func(t *aztables.Client, b blobstore.Client) (*patterns.LargeEntity[Employee], error) {
 //		employees, err := table.New[Employee](t, opts) // the program's codec, encryption, tracing
 //		if err != nil {
 //			return nil, err
@@ -49,8 +49,18 @@ type largeEntity struct {
 // A sweep refuses to delete when open's entity reads did not go through
 // the client it was given: reading another account's entities, it would
 // take every blob for an orphan.
-func Large(name, table, container string, open func(entities *aztables.Client, blobs blobstore.Client) (Sweeper, error)) Registration {
-	return Registration{name: name, large: &largeEntity{table: table, container: container, open: open}}
+func Large[T any](name, table, container string, open func(entities *aztables.Client, blobs blobstore.Client) (*patterns.LargeEntity[T], error)) Registration {
+	return Registration{name: name, large: &largeEntity{table: table, container: container, open: func(entities *aztables.Client, blobs blobstore.Client) (sweeper, error) {
+		le, err := open(entities, blobs)
+		if err == nil && le == nil {
+			// A nil *LargeEntity in the interface would not compare nil.
+			err = fmt.Errorf("cli: -large %s: its open function returned no large entity", name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return le, nil
+	}}}
 }
 
 // sweepBlobs lists and reads through the real client; DeleteBlob is

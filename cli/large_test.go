@@ -43,7 +43,7 @@ func testLarge(t *testing.T, a *account) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = blobs.DeleteContainer(context.Background(), container, nil) })
-	open := func(tc *aztables.Client, b blobstore.Client) (Sweeper, error) {
+	open := func(tc *aztables.Client, b blobstore.Client) (*patterns.LargeEntity[photo], error) {
 		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), b, container, []string{"Photo"}, 1024, nil)
 	}
 	tc, _ := a.table(name)
@@ -116,7 +116,7 @@ func TestLargeUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, code, c.says, errOut.String())
 		}
 	}
-	reg := Large("photos", "Employees", "photos", func(*aztables.Client, blobstore.Client) (Sweeper, error) { return nil, nil })
+	reg := Large("photos", "Employees", "photos", func(*aztables.Client, blobstore.Client) (*patterns.LargeEntity[photo], error) { return nil, nil })
 	for _, c := range []struct {
 		args []string
 		says string
@@ -132,5 +132,23 @@ func TestLargeUsage(t *testing.T) {
 	}
 	if n := a.ledger.Total(); n != 0 {
 		t.Errorf("usage errors sent %d requests", n)
+	}
+}
+
+// TestLargeOpenReturningNothingFails: an open function that returns
+// neither a large entity nor an error is a failure that names the
+// registration, before any blob is read (a nil *LargeEntity would
+// otherwise pass for one).
+func TestLargeOpenReturningNothingFails(t *testing.T) {
+	a, _ := fakeAccount()
+	var out, errOut bytes.Buffer
+	reg := Large("photos", "Employees", "photos", func(*aztables.Client, blobstore.Client) (*patterns.LargeEntity[photo], error) { return nil, nil })
+	code := run(t.Context(), []string{"large", "sweep", "-large", "photos", "-grace", "0s", "-yes"}, &out, &errOut, func(string) string { return "" },
+		func() (*account, error) { return a, nil }, nil, reg)
+	if code != exitFailed || !strings.Contains(errOut.String(), "-large photos: its open function returned no large entity") {
+		t.Fatalf("exit %d: %s%s; want a failure naming the registration", code, out.String(), errOut.String())
+	}
+	if n := a.ledger.Operation("blob", "ListBlobs") + a.ledger.Operation("blob", "DeleteBlob"); n != 0 {
+		t.Fatalf("%d blob requests; want none", n)
 	}
 }

@@ -57,7 +57,7 @@ func testTwoAccounts(t *testing.T, a, b *account) {
 	}
 	// The program's registration reads entities from A, its own account,
 	// whatever client the command gives it.
-	open := func(_ *aztables.Client, blobs blobstore.Client) (Sweeper, error) {
+	open := func(_ *aztables.Client, blobs blobstore.Client) (*patterns.LargeEntity[photo], error) {
 		atc, _ := a.table(name)
 		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](atc, nil)), blobs, container, []string{"Photo"}, 1024, nil)
 	}
@@ -72,7 +72,7 @@ func testTwoAccounts(t *testing.T, a, b *account) {
 	}
 	// Built over the client it is given, the same registration sweeps B
 	// and leaves its named blob.
-	good := func(tc *aztables.Client, blobs blobstore.Client) (Sweeper, error) {
+	good := func(tc *aztables.Client, blobs blobstore.Client) (*patterns.LargeEntity[photo], error) {
 		return patterns.NewLargeEntity[photo](tableOf(table.New[photo](tc, nil)), blobs, container, []string{"Photo"}, 1024, nil)
 	}
 	out.Reset()
