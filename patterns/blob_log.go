@@ -53,9 +53,8 @@ type BlobLogOptions struct {
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// TracingProvider opens one span per Flush (BlobLog.Flush, with the
-	// entry count and outcome as attributes) around the SDK's HTTP spans;
-	// give it the provider the clients use (for OpenTelemetry,
-	// azotel.NewTracingProvider). Default: zero, no spans.
+	// entry count and outcome as attributes); see "Tracing" in package
+	// table's documentation. Default: zero, no spans.
 	TracingProvider tracing.Provider
 	// Logger receives, at Warn, the flushes Run retries on its next tick.
 	// Default: no logging.
