@@ -25,15 +25,17 @@ import (
 // measurement. Past 32 the client's connection pool and the service's
 // per-partition targets, not tablekit, limit throughput.
 const (
-	DefaultParallelism = 8
-	MaxParallelism     = 32
+	defaultParallelism = 8
+	maxParallelism     = 32
 )
 
 // WriterOptions configure a Writer. nil means the defaults.
 type WriterOptions struct {
 	// Parallelism is how many transactions are in flight at once, each on
-	// a different partition. 1 to MaxParallelism (more is capped there).
-	// Default (0): DefaultParallelism; negative: Write fails with
+	// a different partition. 1 to 32 (more is capped there: past 32 the
+	// client's connection pool and the service's per-partition targets,
+	// not tablekit, limit throughput). Default (0): 8, which keeps two
+	// cores busy encoding while requests wait; negative: Write fails with
 	// ErrBadOption before any request.
 	Parallelism int
 	// MaxAttempts bounds the sends of one transaction whose failed
@@ -76,14 +78,16 @@ type WriterOptions struct {
 	// the Writer sends the largest partial transactions (so input spread
 	// over many partitions costs more, smaller transactions rather than
 	// memory) and stops reading the input until sends free room. Default:
-	// DefaultMaxBufferedBytes.
+	// 12 MiB, which held 1,000,000 entities over 100,000 partitions under
+	// 32 MiB of heap (BENCHMARKS.md).
 	MaxBufferedBytes int
 	// IdleFlushOps: while nothing has been sent yet, once this many
 	// operations wait in partial transactions the Writer sends the fullest
 	// of them, so work starts early however the input spreads over
 	// partitions. Only the start: afterwards transactions go out full (or
 	// when the memory bound says so), since every partial one costs a
-	// request more. 0 means the default, DefaultIdleFlushOps; a negative
+	// request more. 0 means the default, 1,000 (ten full transactions'
+	// worth); a negative
 	// value waits for full transactions from the start too.
 	IdleFlushOps int
 	// TracingProvider opens a "Writer.Write" span per Write, with the
@@ -95,7 +99,7 @@ type WriterOptions struct {
 
 // Defaults of WriterOptions.
 const (
-	// DefaultMaxBufferedBytes is the default MaxBufferedBytes: 12 MiB.
+	// defaultMaxBufferedBytes is the default MaxBufferedBytes: 12 MiB.
 	// The bound counts each operation's share of its request (body, keys
 	// and 1 KiB of framing), about twice the heap an operation of a few
 	// small properties holds; the Go collector lets the heap grow to twice
@@ -107,11 +111,11 @@ const (
 	// smaller transactions when input spreads over many partitions (at
 	// 16 MiB, 5,445 requests for 100,000 entities over 1,000 partitions
 	// instead of 2,961).
-	DefaultMaxBufferedBytes = 12 << 20
-	// DefaultIdleFlushOps is the default IdleFlushOps: ten full
+	defaultMaxBufferedBytes = 12 << 20
+	// defaultIdleFlushOps is the default IdleFlushOps: ten full
 	// transactions' worth, so that the first request leaves within the
 	// first 1,000 operations whatever their spread over partitions.
-	DefaultIdleFlushOps = 1000
+	defaultIdleFlushOps = 1000
 )
 
 // Summary counts what a Write did.
@@ -174,14 +178,14 @@ func NewWriter(client table.Client, opts *WriterOptions) *Writer {
 	// request (NewWriter has no error return).
 	switch {
 	case w.opts.Parallelism < 0:
-		w.optErr = fmt.Errorf("%w: WriterOptions.Parallelism %d: 1 to %d, 0 for the default", ErrBadOption, w.opts.Parallelism, MaxParallelism)
+		w.optErr = fmt.Errorf("%w: WriterOptions.Parallelism %d: 1 to %d, 0 for the default", ErrBadOption, w.opts.Parallelism, maxParallelism)
 	case w.opts.MaxAttempts < 0:
 		w.optErr = fmt.Errorf("%w: WriterOptions.MaxAttempts %d: at least 1, 0 for the default", ErrBadOption, w.opts.MaxAttempts)
 	}
 	if w.opts.Parallelism == 0 {
-		w.opts.Parallelism = DefaultParallelism
+		w.opts.Parallelism = defaultParallelism
 	}
-	w.opts.Parallelism = max(1, min(w.opts.Parallelism, MaxParallelism))
+	w.opts.Parallelism = max(1, min(w.opts.Parallelism, maxParallelism))
 	if w.opts.MaxAttempts == 0 {
 		w.opts.MaxAttempts = 5
 	}
@@ -195,10 +199,10 @@ func NewWriter(client table.Client, opts *WriterOptions) *Writer {
 		w.opts.Codec = &table.Codec{}
 	}
 	if w.opts.MaxBufferedBytes <= 0 {
-		w.opts.MaxBufferedBytes = DefaultMaxBufferedBytes
+		w.opts.MaxBufferedBytes = defaultMaxBufferedBytes
 	}
 	if w.opts.IdleFlushOps == 0 {
-		w.opts.IdleFlushOps = DefaultIdleFlushOps
+		w.opts.IdleFlushOps = defaultIdleFlushOps
 	}
 	return w
 }

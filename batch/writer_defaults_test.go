@@ -55,16 +55,19 @@ func (f *firstSend) SubmitTransaction(ctx context.Context, actions []aztables.Tr
 	return f.committingClient.SubmitTransaction(ctx, actions, opts)
 }
 
+// defaultIdleFlushOps is IdleFlushOps' documented default.
+const defaultIdleFlushOps = 1000
+
 // TestWriterDefaultIdleFlushStartsEarly: IdleFlushOps 0 is the default,
-// DefaultIdleFlushOps, not "never": with operations spread one per
+// 1,000, not "never": with operations spread one per
 // partition, the first request leaves once that many wait, before the
 // input ends (the input here waits for it, for at most 10 s).
 func TestWriterDefaultIdleFlushStartsEarly(t *testing.T) {
 	deadline(t, writerDeadline)
 	rec := &firstSend{sent: make(chan struct{}, 1)}
 	ops := func(yield func(batch.Op) bool) {
-		for i := range batch.DefaultIdleFlushOps + 10 {
-			if i == batch.DefaultIdleFlushOps+1 {
+		for i := range defaultIdleFlushOps + 10 {
+			if i == defaultIdleFlushOps+1 {
 				select {
 				case <-rec.sent:
 				case <-time.After(10 * time.Second):
@@ -78,7 +81,7 @@ func TestWriterDefaultIdleFlushStartsEarly(t *testing.T) {
 		}
 	}
 	sum, err := batch.NewWriter(rec, &batch.WriterOptions{IdleFlushOps: 0}).Write(t.Context(), ops, nil)
-	if err != nil || sum.Operations != batch.DefaultIdleFlushOps+10 {
+	if err != nil || sum.Operations != defaultIdleFlushOps+10 {
 		t.Fatalf("write: %+v %v", sum, err)
 	}
 }

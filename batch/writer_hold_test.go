@@ -78,7 +78,7 @@ func TestWriterFreesAQuarterOfTheBoundWhenItIsReached(t *testing.T) {
 			return len(client.lens)
 		}
 		w := batch.NewWriter(client, &batch.WriterOptions{
-			Parallelism:      batch.MaxParallelism,
+			Parallelism:      maxParallelism,
 			MaxBufferedBytes: fill * size,
 			IdleFlushOps:     -1,
 		})

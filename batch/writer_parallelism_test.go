@@ -39,30 +39,31 @@ func (f *inFlight) SubmitTransaction(ctx context.Context, actions []aztables.Tra
 	return f.committingClient.SubmitTransaction(ctx, actions, opts)
 }
 
-// TestWriterRunsUpToMaxParallelismAtOnce: MaxParallelism is 32, as
-// documented; Parallelism 32 runs 32 transactions of different partitions
-// at once, and a larger value is held to it.
+// maxParallelism is the most transactions a Writer runs at once, as
+// WriterOptions.Parallelism documents it.
+const maxParallelism = 32
+
+// TestWriterRunsUpToMaxParallelismAtOnce: Parallelism 32 runs 32
+// transactions of different partitions at once, and a larger value is
+// held to it, as documented.
 func TestWriterRunsUpToMaxParallelismAtOnce(t *testing.T) {
 	deadline(t, writerDeadline)
-	if batch.MaxParallelism != 32 {
-		t.Fatalf("MaxParallelism = %d, want 32", batch.MaxParallelism)
-	}
-	for _, asked := range []int{batch.MaxParallelism, batch.MaxParallelism + 1} {
+	for _, asked := range []int{maxParallelism, maxParallelism + 1} {
 		t.Run(fmt.Sprint(asked), func(t *testing.T) {
 			var ops []batch.Op
-			for i := range 2 * batch.MaxParallelism {
+			for i := range 2 * maxParallelism {
 				ops = append(ops, batch.Add(ev(fmt.Sprintf("p%02d", i), i)))
 			}
 			// Each transaction waits until 32 are in flight together (at
 			// most 5 s): a Writer that ran fewer at once shows it in most.
-			f := &inFlight{want: batch.MaxParallelism}
+			f := &inFlight{want: maxParallelism}
 			f.cond = sync.NewCond(&f.mu)
 			sum, err := batch.NewWriter(f, &batch.WriterOptions{Parallelism: asked, IdleFlushOps: -1}).Write(t.Context(), slices.Values(ops), nil)
 			if err != nil || sum.Operations != len(ops) {
 				t.Fatalf("write: %+v %v", sum, err)
 			}
-			if f.most != batch.MaxParallelism {
-				t.Errorf("Parallelism %d: %d transactions in flight at most, want %d", asked, f.most, batch.MaxParallelism)
+			if f.most != maxParallelism {
+				t.Errorf("Parallelism %d: %d transactions in flight at most, want %d", asked, f.most, maxParallelism)
 			}
 		})
 	}

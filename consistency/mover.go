@@ -262,14 +262,14 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 // BatchOptions configure Mover.MoveBatches. nil means the defaults.
 type BatchOptions struct {
 	// Visibility hides the dequeued messages while their batch is moved,
-	// in whole seconds (at least 1 s). Default: DefaultVisibility.
+	// in whole seconds (at least 1 s). Default: 30 s.
 	Visibility time.Duration
 	// Concurrency bounds the requests of one batch in flight (its
 	// partitions' reads and transactions, its message deletes). It does
 	// not bound the batch: every dequeue asks for 32 messages. Default: 8.
 	Concurrency int
 	// MaxDequeues: a message delivered more often goes to the poison queue.
-	// Default: DefaultMaxDequeues.
+	// Default: 5.
 	MaxDequeues int64
 	// PollInterval is RunBatches' first wait after an empty dequeue; it
 	// doubles up to MaxPollInterval while the queue stays empty. Defaults:
@@ -362,7 +362,7 @@ func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *Ba
 }
 
 func batchDefaults(opts *BatchOptions) *BatchOptions {
-	o := BatchOptions{Visibility: DefaultVisibility, Concurrency: 8, MaxDequeues: DefaultMaxDequeues, PollInterval: 100 * time.Millisecond, MaxPollInterval: 5 * time.Second}
+	o := BatchOptions{Visibility: defaultVisibility, Concurrency: 8, MaxDequeues: defaultMaxDequeues, PollInterval: 100 * time.Millisecond, MaxPollInterval: 5 * time.Second}
 	if opts != nil {
 		if opts.Visibility >= time.Second {
 			o.Visibility = opts.Visibility

@@ -56,13 +56,13 @@ func Permanent(err error) error { return permanent{err} }
 
 // Defaults of the Worker.
 const (
-	// DefaultMaxDequeues: a message that has failed this many deliveries
+	// defaultMaxDequeues: a message that has failed this many deliveries
 	// goes to the poison queue on the next one.
-	DefaultMaxDequeues = 5
-	// DefaultVisibility is how long a dequeued message stays hidden; while
+	defaultMaxDequeues = 5
+	// defaultVisibility is how long a dequeued message stays hidden; while
 	// the worker holds it (waiting for a handler slot or running) it renews
 	// it every third of that, counted from the dequeue.
-	DefaultVisibility = 30 * time.Second
+	defaultVisibility = 30 * time.Second
 )
 
 // WorkerOptions configure a Worker. nil means the defaults.
@@ -75,11 +75,13 @@ type WorkerOptions struct {
 	// Visibility, and only as many otherwise. Default (0): 16; negative: ErrBadOption.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
-	// Default (0): DefaultVisibility. Below 1 s or negative, Run and Drain
+	// Default (0): 30 s; while the worker holds a message (waiting for a
+	// handler slot or running) it renews it every third of that, counted
+	// from the dequeue. Below 1 s or negative, Run and Drain
 	// fail with ErrBadOption.
 	Visibility time.Duration
 	// MaxDequeues: a message dequeued more often goes to the poison queue
-	// with its last error. Default (0): DefaultMaxDequeues; negative: ErrBadOption.
+	// with its last error. Default (0): 5; negative: ErrBadOption.
 	MaxDequeues int64
 	// Backoff is how long a failed message stays hidden, by its dequeue
 	// count. Default: 2 s doubling per delivery, at most 10 minutes.
@@ -193,10 +195,10 @@ func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
 		o.Concurrency = 16
 	}
 	if o.Visibility == 0 {
-		o.Visibility = DefaultVisibility
+		o.Visibility = defaultVisibility
 	}
 	if o.MaxDequeues == 0 {
-		o.MaxDequeues = DefaultMaxDequeues
+		o.MaxDequeues = defaultMaxDequeues
 	}
 	if o.Backoff == nil {
 		o.Backoff = func(n int64) time.Duration {

@@ -2,22 +2,23 @@ package keys
 
 import "strings"
 
-// DefaultSeparator joins compound key components, as in the guide's
+// defaultSeparator joins compound key components, as in the guide's
 // "000123_2012" (employee id, then year).
-const DefaultSeparator = "_"
+const defaultSeparator = "_"
 
 // Compound joins and splits compound keys with a fixed separator. The zero
-// value uses DefaultSeparator. A component that contains the separator is
+// value uses "_". A component that contains the separator is
 // refused rather than silently producing a key that splits differently; use
 // EncodeTuple for components that may contain anything.
 type Compound struct {
-	// Sep separates components. Default: DefaultSeparator ("_").
+	// Sep separates components. Default: "_", as in the guide's
+	// "000123_2012" (employee id, then year).
 	Sep string
 }
 
 func (c Compound) sep() string {
 	if c.Sep == "" {
-		return DefaultSeparator
+		return defaultSeparator
 	}
 	return c.Sep
 }

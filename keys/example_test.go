@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleCompound() {
-	var c keys.Compound // the zero value joins with DefaultSeparator
+	var c keys.Compound // the zero value joins with "_"
 	k, _ := c.Join("000123", "2012")
 	fmt.Println(k, c.Split(k))
 	_, err := c.Join("a_b", "c")

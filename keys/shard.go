@@ -21,7 +21,7 @@ func ShardName(prefix string, bucket, n int) (string, error) {
 	if n < 1 || bucket < 0 || bucket >= n {
 		return "", invalid("key", itoa(bucket), ErrOutOfRange, "bucket is 0 to n-1 and n >= 1")
 	}
-	k := prefix + DefaultSeparator + padUint(uint64(bucket), digits(uint64(n-1)))
+	k := prefix + defaultSeparator + padUint(uint64(bucket), digits(uint64(n-1)))
 	if err := checkKey("key", k); err != nil {
 		return "", err
 	}

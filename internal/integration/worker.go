@@ -93,8 +93,9 @@ func RunWorker(t *testing.T, env Env) {
 			}
 		}
 		st := w.Stats()
-		if st.Processed != healthy || st.Poisoned != panicky || st.Panicked != panicky*consistency.DefaultMaxDequeues {
-			t.Fatalf("stats %+v; want %d processed, %d poisoned, %d panics", st, healthy, panicky, panicky*consistency.DefaultMaxDequeues)
+		const maxDequeues = 5 // WorkerOptions.MaxDequeues' default
+		if st.Processed != healthy || st.Poisoned != panicky || st.Panicked != panicky*maxDequeues {
+			t.Fatalf("stats %+v; want %d processed, %d poisoned, %d panics", st, healthy, panicky, panicky*maxDequeues)
 		}
 	}))
 

@@ -476,11 +476,14 @@ func runWriterGrowth(ctx context.Context, conn, spec, path, profile string, budg
 	default:
 		return fmt.Errorf("-writer-path %q: default, sdk or both", path)
 	}
+	// The Writer's documented defaults (WriterOptions.MaxBufferedBytes and
+	// IdleFlushOps), which the rows label.
+	const defaultBudget, defaultIdleFlushOps = 12 << 20, 1000
 	if budget == 0 {
-		budget = batch.DefaultMaxBufferedBytes
+		budget = defaultBudget
 	}
 	fmt.Printf("bulk writer growth — %d CPUs, %s, Azurite %s; MaxBufferedBytes %d MiB, IdleFlushOps %d, GOGC %s\n\n",
-		runtime.NumCPU(), runtime.Version(), azuriteVersion(), budget>>20, batch.DefaultIdleFlushOps, cmp.Or(os.Getenv("GOGC"), "100"))
+		runtime.NumCPU(), runtime.Version(), azuriteVersion(), budget>>20, defaultIdleFlushOps, cmp.Or(os.Getenv("GOGC"), "100"))
 	fmt.Printf("%-7s | %-10s | %-10s | %-14s | %-22s | %-9s | %s\n", "path", "entities", "partitions", "peak heap", "first request after", "requests", "time")
 	for _, nxp := range strings.Split(spec, ",") {
 		var n, parts int
