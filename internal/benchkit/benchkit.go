@@ -214,7 +214,7 @@ func LoadHandLoop(ctx context.Context, client *aztables.Client, rows []*Row) err
 }
 
 // LoadWriter is the tablekit bulk load.
-func LoadWriter(ctx context.Context, client *aztables.Client, rows []*Row, parallelism int) error {
+func LoadWriter[R any](ctx context.Context, client *aztables.Client, rows []*R, parallelism int) error {
 	ops := make([]batch.Op, len(rows))
 	for i, r := range rows {
 		ops[i] = batch.Add(r)
