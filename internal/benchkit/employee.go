@@ -71,7 +71,7 @@ func Employees(n int) []*Employee {
 func pointReads[R any](a *Account, name, base string, rows func() []*R, via func(table string) *aztables.Client,
 	reader func(c *aztables.Client) (func(ctx context.Context, rowKey string) error, error)) Side {
 	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		table, client, drop, err := a.newTable(ctx, base)
+		tableName, client, drop, err := a.newTable(ctx, base)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -81,7 +81,7 @@ func pointReads[R any](a *Account, name, base string, rows func() []*R, via func
 			return nil, nil, err
 		}
 		if via != nil {
-			client = via(table)
+			client = via(tableName)
 		}
 		read, err := reader(client)
 		if err != nil {
