@@ -1,7 +1,8 @@
 package doccheck
 
 import (
-	"os"
+	"go/parser"
+	"go/token"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,18 +36,15 @@ func TestSharedOptionFactsAreStatedOnce(t *testing.T) {
 			if strings.HasSuffix(f, "_test.go") {
 				continue
 			}
-			b, err := os.ReadFile(f)
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ParseComments)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Comments wrap anywhere: compare with the "//" and line
-			// breaks taken out.
+			// Comments wrap anywhere: compare with line breaks as spaces.
 			var text strings.Builder
-			for _, line := range strings.Split(string(b), "\n") {
-				if _, c, ok := strings.Cut(line, "//"); ok {
-					text.WriteString(strings.TrimSpace(c))
-					text.WriteByte(' ')
-				}
+			for _, g := range file.Comments {
+				text.WriteString(strings.Join(strings.Fields(g.Text()), " "))
+				text.WriteByte(' ')
 			}
 			rel, _ := filepath.Rel(root, f)
 			for fact := range sharedFacts {
