@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -141,9 +142,29 @@ type PoisonFilterOptions struct {
 	// Match, when set, is asked about each message; false leaves it in
 	// the poison queue. Default: every message matches.
 	Match func(*Poisoned) bool
-	// Visibility is how long a message is hidden while it is examined
-	// (whole seconds). Default: 60 s.
-	VisibilitySeconds int32
+	// Visibility hides a message while it is examined, in whole seconds
+	// (at least 1 s), as WorkerOptions.Visibility does. Default (0): 60 s.
+	// Negative or below 1 s: ErrBadOption, before any request.
+	Visibility time.Duration
+}
+
+// defaultPoisonVisibility is PoisonFilterOptions.Visibility's default:
+// long enough to replay a batch of 32 messages.
+const defaultPoisonVisibility = 60 * time.Second
+
+// withDefaults checks o and fills in its defaults; nil is the defaults.
+func (o *PoisonFilterOptions) withDefaults() (PoisonFilterOptions, error) {
+	var out PoisonFilterOptions
+	if o != nil {
+		out = *o
+	}
+	switch {
+	case out.Visibility == 0:
+		out.Visibility = defaultPoisonVisibility
+	case out.Visibility < time.Second:
+		return out, fmt.Errorf("%w: PoisonFilterOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, out.Visibility)
+	}
+	return out, nil
 }
 
 // PoisonSummary counts what Replay or Purge did.
@@ -164,7 +185,7 @@ type PoisonSummary struct {
 // again, and the handler sees it twice, which handlers that converge to the
 // source's current state (as every tablekit handler does) make harmless.
 // Messages that do not match are hidden while the queue is read and made
-// visible again at the end (or after VisibilitySeconds if the process dies).
+// visible again at the end (or after Visibility if the process dies).
 func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
 	sum, err := q.replay(ctx, opts)
 	return sum, redact.Error(err) // a transport error names the URL, SAS token included
@@ -191,8 +212,8 @@ func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonFilterOptions) (Poi
 func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
 	// The options are checked the same with or without Match: a bad value
 	// must not clear the queue.
-	if opts != nil && opts.VisibilitySeconds < 0 {
-		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadOption, opts.VisibilitySeconds)
+	if _, err := opts.withDefaults(); err != nil {
+		return PoisonSummary{}, err
 	}
 	if opts == nil || opts.Match == nil {
 		props, err := q.poison.GetProperties(ctx, nil)
@@ -215,15 +236,9 @@ func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (Poi
 // matching message, whether it is done (then it is deleted). The others are
 // shown again once the queue has been read.
 func (q *PoisonQueue) each(ctx context.Context, opts *PoisonFilterOptions, act func(*Poisoned) (bool, error)) (PoisonSummary, error) {
-	var o PoisonFilterOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.VisibilitySeconds == 0 {
-		o.VisibilitySeconds = 60
-	}
-	if o.VisibilitySeconds < 1 {
-		return PoisonSummary{}, fmt.Errorf("%w: VisibilitySeconds %d, want at least 1", ErrBadOption, o.VisibilitySeconds)
+	o, err := opts.withDefaults()
+	if err != nil {
+		return PoisonSummary{}, err
 	}
 	// A kept message is shown again with its own text: Update Message
 	// replaces the text with what it is given.
@@ -240,7 +255,7 @@ func (q *PoisonQueue) each(ctx context.Context, opts *PoisonFilterOptions, act f
 	for {
 		resp, err := q.poison.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(int32(maxGetMessages)),
-			VisibilityTimeout: to.Ptr(o.VisibilitySeconds),
+			VisibilityTimeout: to.Ptr(int32(o.Visibility / time.Second)),
 		})
 		if err != nil {
 			return sum, err

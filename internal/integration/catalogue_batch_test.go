@@ -132,11 +132,15 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 		{"poison replay with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{VisibilitySeconds: -1})
+			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{Visibility: -time.Second})
 			return err
 		}, nil},
 		{"poison purge of matching messages with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(*consistency.Poisoned) bool { return true }, VisibilitySeconds: -5})
+			_, err := poison.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(*consistency.Poisoned) bool { return true }, Visibility: -5 * time.Second})
+			return err
+		}, nil},
+		{"poison replay with a visibility under a second", consistency.ErrBadOption, func(ctx context.Context) error {
+			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{Visibility: 500 * time.Millisecond})
 			return err
 		}, nil},
 		{"move request with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {

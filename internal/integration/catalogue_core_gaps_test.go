@@ -100,7 +100,8 @@ func TestCoreCatalogueGaps(t *testing.T) {
 
 // TestCoreCatalogueGapsPlanAndPurge: PlanOptions.MaxOperations out of 1 to
 // 100 is an error, not a silent 100; Purge without Match checks
-// VisibilitySeconds as Purge with Match does, before clearing anything.
+// Visibility as Purge with Match does, before clearing anything: a
+// negative one, and one under the second the service counts in.
 func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 	ctx := t.Context()
 	type row struct {
@@ -124,10 +125,12 @@ func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 		t.Fatal(err)
 	}
 	queues.ResetCounts()
-	_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonFilterOptions{VisibilitySeconds: -1})
-	if !errors.Is(err, consistency.ErrBadOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
-		t.Errorf("Purge with VisibilitySeconds -1: %v, %d requests, %d messages left; want ErrBadOption, none sent, the message kept",
-			err, queues.Total(), queues.Len("gaps-poison"))
+	for _, v := range []time.Duration{-time.Second, 500 * time.Millisecond} {
+		_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonFilterOptions{Visibility: v})
+		if !errors.Is(err, consistency.ErrBadOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
+			t.Errorf("Purge with Visibility %v: %v, %d requests, %d messages left; want ErrBadOption, none sent, the message kept",
+				v, err, queues.Total(), queues.Len("gaps-poison"))
+		}
 	}
 }
 
