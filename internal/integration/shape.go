@@ -212,6 +212,15 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 			t.Fatalf("after Add: %d parts, ETag %q; want 2 and the first part's ETag", v.Parts, v.ETag)
 		}
 		stored := v.ETag
+		// Neighbours in the same partition: another wide entity whose
+		// RowKey the first's starts with, and a row of another kind. The
+		// Idempotent read below must see only v's own parts.
+		if err := w.Add(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "202", Properties: map[string]any{"Whole": 2.0}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Add(ctx, &patterns.Wide{PartitionKey: "stats", RowKey: "2026x", Properties: props}, nil); err != nil {
+			t.Fatal(err)
+		}
 		// The same Add again: what the SDK's retry meets when the first
 		// answer was lost.
 		again := &patterns.Wide{PartitionKey: "stats", RowKey: "2026", Properties: props}
