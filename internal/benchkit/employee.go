@@ -137,26 +137,43 @@ func floorReader(c *aztables.Client) (func(context.Context, string) error, error
 
 func rowsOf(n int) func() []*Row           { return func() []*Row { return Rows(n, 1) } }
 func employeesOf(n int) func() []*Employee { return func() []*Employee { return Employees(n) } }
+func customersOf(n int) func() []*Customer { return func() []*Customer { return Customers(n) } }
 
-// GetRaw reads n rows one by one with GetEntity and encoding/json into
-// HandRow, or with employees set n Employees into HandEmployee.
-func (a *Account) GetRaw(n int, employees bool) Side {
+// PointEntity is the entity the point-Get sides read: how much of a read
+// is decoding depends on its width.
+type PointEntity int
+
+const (
+	PointRow      PointEntity = iota // Row: two properties
+	PointEmployee                    // Employee: fifteen
+	PointCustomer                    // Customer: forty
+)
+
+// GetRaw reads n entities one by one with GetEntity and encoding/json into
+// the hand-written struct (HandRow, HandEmployee, HandCustomer).
+func (a *Account) GetRaw(n int, e PointEntity) Side {
 	const name = "GetEntity + encoding/json"
-	if employees {
+	switch e {
+	case PointEmployee:
 		return pointReads(a, name, "benchgetraw", employeesOf(n), nil, rawReader[HandEmployee])
+	case PointCustomer:
+		return pointReads(a, name, "benchgetraw", customersOf(n), nil, rawReader[HandCustomer])
 	}
 	return pointReads(a, name, "benchgetraw", rowsOf(n), nil, rawReader[HandRow])
 }
 
 // GetTablekit reads them with table.Get, on a client built as the README
 // shows; fallback: on a client without tablekit's policy.
-func (a *Account) GetTablekit(n int, employees, fallback bool) Side {
+func (a *Account) GetTablekit(n int, e PointEntity, fallback bool) Side {
 	name, via := "table.Get", a.KitClient
 	if fallback {
 		name, via = name+", client without tablekit's policy", nil
 	}
-	if employees {
+	switch e {
+	case PointEmployee:
 		return pointReads(a, name, "benchget", employeesOf(n), via, kitReader[Employee])
+	case PointCustomer:
+		return pointReads(a, name, "benchget", customersOf(n), via, kitReader[Customer])
 	}
 	return pointReads(a, name, "benchget", rowsOf(n), via, kitReader[Row])
 }
@@ -165,10 +182,13 @@ func (a *Account) GetTablekit(n int, employees, fallback bool) Side {
 // where tablekit's sits, hands the SDK "{}" in place of each entity and
 // decodes nothing: the cost of a point read through GetEntity and its
 // pipeline alone, which no decoder can go below.
-func (a *Account) GetFloor(n int, employees bool) Side {
+func (a *Account) GetFloor(n int, e PointEntity) Side {
 	const name = "GetEntity, body dropped undecoded (the floor)"
-	if employees {
+	switch e {
+	case PointEmployee:
 		return pointReads(a, name, "benchgetfloor", employeesOf(n), a.floorTables.NewClient, floorReader)
+	case PointCustomer:
+		return pointReads(a, name, "benchgetfloor", customersOf(n), a.floorTables.NewClient, floorReader)
 	}
 	return pointReads(a, name, "benchgetfloor", rowsOf(n), a.floorTables.NewClient, floorReader)
 }
