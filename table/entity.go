@@ -208,8 +208,8 @@ func decodeEntity(data []byte, e *Entity) error {
 	// (strings may hold more, which only over-sizes).
 	members := make([]member, 0, bytes.Count(data, []byte(`":`)))
 	var types map[string]string
-	err := scanObject(data, func(key string, v jsonValue) error {
-		switch key {
+	err := scanObject(data, func(key []byte, v jsonValue) error {
+		switch string(key) {
 		case "PartitionKey":
 			e.PartitionKey = unquote(v.raw)
 			return nil
@@ -225,17 +225,17 @@ func decodeEntity(data []byte, e *Entity) error {
 			e.ETag = azcore.ETag(unquote(v.raw))
 			return nil
 		}
-		if name, ok := strings.CutSuffix(key, "@odata.type"); ok {
+		if name, ok := bytes.CutSuffix(key, annotationSuffix); ok {
 			if types == nil {
 				types = map[string]string{}
 			}
-			types[name] = unquote(v.raw)
+			types[string(name)] = unquote(v.raw)
 			return nil
 		}
-		if strings.HasPrefix(key, "odata.") {
+		if bytes.HasPrefix(key, odataPrefix) {
 			return nil
 		}
-		members = append(members, member{key, v})
+		members = append(members, member{string(key), v})
 		return nil
 	})
 	if err != nil {

@@ -101,8 +101,8 @@ func RegisterPrefix[T any](r *Registry, rowKeyPrefix string) error {
 // Decode returns the entity as a pointer to its registered type.
 func (r *Registry) Decode(data []byte) (any, error) {
 	var typeName, pk, rk string
-	err := scanObject(data, func(key string, v jsonValue) error {
-		switch key {
+	err := scanObject(data, func(key []byte, v jsonValue) error {
+		switch string(key) {
 		case r.prop:
 			if v.str {
 				typeName = unquote(v.raw)
