@@ -220,6 +220,11 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 	var extra Extra
 	var types map[string]string
 	keyProps := 0 // key components read from their properties
+	// next is the field expected next: tablekit writes a type's fields in
+	// its plan's order and Azurite answers in the order written (the
+	// service documents no order), so most names match it and skip
+	// hashing into byName; a name out of order costs one comparison.
+	next := 0
 	typ := p.typ.String()
 	err := scanObject(data, func(key []byte, v jsonValue) error {
 		switch string(key) {
@@ -251,7 +256,13 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 		if bytes.HasPrefix(key, odataPrefix) {
 			return nil
 		}
-		idx, ok := p.byName[string(key)]
+		idx, ok := next, next < len(p.fields) && p.fields[next].name == string(key)
+		if !ok {
+			idx, ok = p.byName[string(key)]
+		}
+		if ok {
+			next = idx + 1
+		}
 		if !ok {
 			if p.extra != nil {
 				if extra == nil {
