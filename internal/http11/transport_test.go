@@ -1,0 +1,466 @@
+package http11
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// server is an httptest server that counts the connections its clients
+// opened, and tells which it saw closed.
+type server struct {
+	*httptest.Server
+	opened atomic.Int32
+	closed chan net.Conn
+}
+
+func newServer(t *testing.T, h http.HandlerFunc, tlsToo bool) *server {
+	s := &server{closed: make(chan net.Conn, 16)}
+	s.Server = httptest.NewUnstartedServer(h)
+	s.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			s.opened.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			select {
+			case s.closed <- c:
+			default:
+			}
+		}
+	}
+	if tlsToo {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// get sends a GET and returns the body read to its end.
+func get(t *testing.T, tr *Transport, u string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+func TestReusesOneConnectionForSequentialRequests(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.URL.Query().Get("n"))
+	}, false)
+	tr := New()
+	for i := range 5 {
+		resp, b := get(t, tr, fmt.Sprintf("%s/x?n=%d", s.URL, i))
+		if resp.StatusCode != 200 || b != fmt.Sprintf("hello %d", i) {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, b)
+		}
+	}
+	if n := s.opened.Load(); n != 1 {
+		t.Errorf("5 requests one after another opened %d connections, want 1", n)
+	}
+}
+
+// The request's method, headers and body reach the server as the SDK set
+// them, and the response's status and headers come back.
+func TestSendsMethodHeadersAndBody(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo-Method", r.Method)
+		w.Header().Set("X-Echo-Auth", r.Header.Get("Authorization"))
+		w.Header().Set("X-Echo-Length", fmt.Sprint(r.ContentLength))
+		w.WriteHeader(http.StatusCreated)
+		w.Write(b)
+	}, false)
+	tr := New()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL+"/Tables", strings.NewReader(`{"TableName":"t"}`))
+	req.Header.Set("Authorization", "SharedKey a:b")
+	resp, err := tr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || string(b) != `{"TableName":"t"}` ||
+		resp.Header.Get("X-Echo-Method") != "POST" || resp.Header.Get("X-Echo-Auth") != "SharedKey a:b" || resp.Header.Get("X-Echo-Length") != "17" {
+		t.Errorf("got %d %q %v", resp.StatusCode, b, resp.Header)
+	}
+}
+
+// A chunked body is read to its end, and the connection is reused after.
+func TestChunkedBody(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		for i := range 3 {
+			fmt.Fprintf(w, "part%d;", i)
+			w.(http.Flusher).Flush()
+		}
+	}, false)
+	tr := New()
+	for range 2 {
+		resp, b := get(t, tr, s.URL)
+		if b != "part0;part1;part2;" || len(resp.TransferEncoding) != 1 {
+			t.Fatalf("got %q, transfer encoding %v", b, resp.TransferEncoding)
+		}
+	}
+	if n := s.opened.Load(); n != 1 {
+		t.Errorf("opened %d connections, want 1", n)
+	}
+}
+
+// A server's "Connection: close" is obeyed: the next request dials anew.
+func TestConnectionCloseIsNotPooled(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "bye")
+	}, false)
+	tr := New()
+	get(t, tr, s.URL)
+	get(t, tr, s.URL)
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+	if n := len(tr.idle); n != 0 && len(tr.idle[hostKey{host: strings.TrimPrefix(s.URL, "http://")}]) != 0 {
+		t.Errorf("a closed connection was pooled")
+	}
+}
+
+// An idle connection the server has closed is not used: the next request
+// opens another and succeeds, where writing on the closed one would fail.
+func TestServerClosedIdleConnectionIsNotUsed(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, false)
+	tr := New()
+	get(t, tr, s.URL)
+	s.CloseClientConnections()
+	waitClosed(t, s)
+	// The server's close has reached the client's socket once a
+	// non-blocking read there sees it.
+	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	c := tr.idle[k][0]
+	deadline := time.Now().Add(5 * time.Second)
+	for quiet(c.tcp, c.probe[:]) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server's close never reached the client's socket")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if resp, b := get(t, tr, s.URL); b != "ok" || resp.StatusCode != 200 {
+		t.Fatalf("got %d %q", resp.StatusCode, b)
+	}
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+}
+
+func waitClosed(t *testing.T, s *server) {
+	t.Helper()
+	select {
+	case <-s.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server closed no connection")
+	}
+}
+
+// A body closed before its end closes its connection: the rest would
+// have to be read before the next request.
+func TestBodyClosedEarlyIsNotPooled(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strings.Repeat("x", 64<<10))
+	}, false)
+	tr := New()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
+	resp, err := tr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resp.Body.Read(make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := resp.Body.Read(make([]byte, 10)); !errors.Is(err, errBodyClosed) {
+		t.Errorf("read after Close: %v", err)
+	}
+	get(t, tr, s.URL)
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+}
+
+// A response without a body (204, HEAD) gives its connection back at
+// once, body read or not.
+func TestNoBodyPoolsAtOnce(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}, false)
+	tr := New()
+	for range 3 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodDelete, s.URL, nil)
+		resp, err := tr.Do(req)
+		if err != nil || resp.StatusCode != http.StatusNoContent {
+			t.Fatal(resp, err)
+		}
+		// Body neither read nor closed.
+	}
+	if n := s.opened.Load(); n != 1 {
+		t.Errorf("opened %d connections, want 1", n)
+	}
+}
+
+// A context that ends while the server has not answered ends the request
+// with the context's error, and its connection is not pooled.
+func TestContextEndsWhileWaitingForTheAnswer(t *testing.T) {
+	got, release := make(chan struct{}), make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(got)
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}, false)
+	defer close(release)
+	tr := New()
+	get(t, tr, s.URL) // one pooled connection
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-got; cancel() }()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/slow", nil)
+	_, err := tr.Do(req)
+	var ue *url.Error
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &ue) || ue.Op != "Get" {
+		t.Fatalf("got %v, want a *url.Error around context.Canceled", err)
+	}
+	get(t, tr, s.URL)
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2: the cancelled one was pooled", n)
+	}
+}
+
+// A context that ends while the body is read ends the read with the
+// context's error.
+func TestContextEndsWhileReadingTheBody(t *testing.T) {
+	release := make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first;")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "second")
+	}, false)
+	defer close(release)
+	tr := New()
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	resp, err := tr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "first;" {
+		t.Fatalf("%q %v", buf, err)
+	}
+	cancel()
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
+		t.Errorf("read after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// A context already ended sends nothing.
+func TestEndedContextSendsNothing(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { t.Error("the server got a request") }, false)
+	tr := New()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	if _, err := tr.Do(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+	if n := s.opened.Load(); n != 0 {
+		t.Errorf("opened %d connections, want 0", n)
+	}
+}
+
+// An idle connection is closed after idleFor.
+func TestIdleConnectionIsClosedAfterIdleFor(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, false)
+	tr := New()
+	tr.idleFor = 20 * time.Millisecond
+	get(t, tr, s.URL)
+	waitClosed(t, s)
+	tr.mu.Lock()
+	n := 0
+	for _, l := range tr.idle {
+		n += len(l)
+	}
+	tr.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d connections still pooled after they were closed", n)
+	}
+}
+
+// The pool keeps at most maxIdle connections a host and closes the rest.
+func TestPoolKeepsMaxIdlePerHost(t *testing.T) {
+	var inside sync.WaitGroup
+	inside.Add(3)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		inside.Done()
+		inside.Wait() // three at once: three connections
+		io.WriteString(w, "ok")
+	}, false)
+	tr := New()
+	tr.maxIdle = 2
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
+			resp, err := tr.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	waitClosed(t, s)
+	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if n := len(tr.idle[k]); n != 2 {
+		t.Errorf("%d idle connections pooled, want 2", n)
+	}
+}
+
+// An interim 100 Continue is skipped for the answer after it.
+func TestSkipsInterimAnswers(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body) // with Expect: 100-continue, the server sends 100 first
+		w.Write(bytes.ToUpper(b))
+	}, false)
+	tr := New()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, s.URL, strings.NewReader("abc"))
+	req.Header.Set("Expect", "100-continue")
+	resp, err := tr.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "ABC" {
+		t.Errorf("got %d %q", resp.StatusCode, b)
+	}
+}
+
+// https: TLS with HTTP/1.1 offered, verified against the roots, and the
+// connection reused.
+func TestTLS(t *testing.T) {
+	var mu sync.Mutex
+	remotes := map[string]bool{}
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		remotes[r.RemoteAddr] = true
+		mu.Unlock()
+		fmt.Fprintf(w, "%s %v", r.Proto, r.TLS != nil)
+	}, true)
+	tr := New()
+	if _, err := tr.Do(mustRequest(t, s.URL)); err == nil {
+		t.Fatal("a certificate the roots do not hold was accepted")
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(s.Certificate())
+	tr.tls.RootCAs = roots
+	for range 2 {
+		if _, b := get(t, tr, s.URL); b != "HTTP/1.1 true" {
+			t.Fatalf("got %q", b)
+		}
+	}
+	if len(remotes) != 1 {
+		t.Errorf("two requests came from %d connections, want 1", len(remotes))
+	}
+	if tr.tls.MinVersion != tls.VersionTLS12 {
+		t.Errorf("minimum TLS version %x", tr.tls.MinVersion)
+	}
+}
+
+// A request the proxy settings send through a proxy goes through
+// net/http's transport, to the proxy.
+func TestProxiedRequestsGoThroughNetHTTP(t *testing.T) {
+	target := newServer(t, func(w http.ResponseWriter, r *http.Request) { t.Error("the target was reached directly") }, false)
+	proxy := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "proxied %s", r.URL.Host)
+	}, false)
+	tr := New()
+	pu, _ := url.Parse(proxy.URL)
+	tr.proxy = http.ProxyURL(pu)
+	host := strings.TrimPrefix(target.URL, "http://")
+	if _, b := get(t, tr, target.URL); b != "proxied "+host {
+		t.Errorf("got %q", b)
+	}
+	if len(tr.idle) != 0 {
+		t.Errorf("the own pool holds %v", tr.idle)
+	}
+}
+
+// A failure to connect is a *url.Error naming the operation.
+func TestDialErrorIsURLError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/$batch", strings.NewReader("x"))
+	_, err = New().Do(req)
+	var ue *url.Error
+	var oe *net.OpError
+	if !errors.As(err, &ue) || ue.Op != "Post" || !errors.As(err, &oe) || oe.Op != "dial" {
+		t.Errorf("got %#v", err)
+	}
+}
+
+func mustRequest(t *testing.T, u string) *http.Request {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// A request that asks to close its connection does not pool it.
+func TestRequestCloseIsNotPooled(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, false)
+	tr := New()
+	for range 2 {
+		req := mustRequest(t, s.URL)
+		req.Close = true
+		resp, err := tr.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+}
