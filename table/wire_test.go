@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/http11"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -48,4 +49,25 @@ func (c continued) Do(req *http.Request) (*http.Response, error) {
 	resp.Header.Set("x-ms-continuation-NextPartitionKey", "p")
 	resp.Header.Set("x-ms-continuation-NextRowKey", "s")
 	return resp, err
+}
+
+// ClientOptions gives a client tablekit's transport unless the caller set
+// one, and leaves the caller's options as they were.
+func TestClientOptionsTransport(t *testing.T) {
+	mine := &aztables.ClientOptions{}
+	got := table.ClientOptions(mine)
+	if _, ok := got.Transport.(*http11.Transport); !ok {
+		t.Errorf("ClientOptions gave transport %T, want tablekit's", got.Transport)
+	}
+	if mine.Transport != nil || len(mine.PerCallPolicies) != 0 {
+		t.Errorf("the caller's options changed: %+v", mine.ClientOptions)
+	}
+	if again := table.ClientOptions(got); again.Transport != got.Transport {
+		t.Error("ClientOptions on its own result replaced the transport")
+	}
+	own := &aztables.ClientOptions{}
+	own.Transport = &continued{}
+	if got := table.ClientOptions(own); got.Transport != own.Transport {
+		t.Errorf("ClientOptions replaced the caller's transport with %T", got.Transport)
+	}
 }
