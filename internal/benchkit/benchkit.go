@@ -57,11 +57,14 @@ type Account struct {
 	// floorTables drops every entity's body before the SDK decodes it
 	// (GetFloor).
 	floorTables *aztables.ServiceClient
-	Conn        string
-	Ledger      *ledger.Ledger
-	rtt         *roundTrip
-	slow        atomic.Int64 // requests slower than SlowRequest since the last measure
-	servicePID  int          // the local service's process (Azurite), found at the first measure; 0: none
+	// rawOnKitTransport is Tables with the transport table.ClientOptions
+	// gives and nothing else of tablekit's (GetRawOnKitTransport).
+	rawOnKitTransport *aztables.ServiceClient
+	Conn              string
+	Ledger            *ledger.Ledger
+	rtt               *roundTrip
+	slow              atomic.Int64 // requests slower than SlowRequest since the last measure
+	servicePID        int          // the local service's process (Azurite), found at the first measure; 0: none
 }
 
 // NewAccount connects to the account of a connection string.
@@ -82,6 +85,11 @@ func NewAccount(conn string) (*Account, error) {
 	floor := *opts
 	floor.PerCallPolicies = append([]policy.Policy{dropBody{}}, opts.PerCallPolicies...)
 	if a.floorTables, err = aztables.NewServiceClientFromConnectionString(conn, &floor); err != nil {
+		return nil, err
+	}
+	onKit := *opts
+	onKit.Transport = table.ClientOptions(nil).Transport
+	if a.rawOnKitTransport, err = aztables.NewServiceClientFromConnectionString(conn, &onKit); err != nil {
 		return nil, err
 	}
 	a.Tables = svc

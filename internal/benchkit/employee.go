@@ -162,6 +162,21 @@ func (a *Account) GetRaw(n int, e PointEntity) Side {
 	return pointReads(a, name, "benchgetraw", rowsOf(n), nil, rawReader[HandRow])
 }
 
+// GetRawOnKitTransport reads them as GetRaw does, on a client whose only
+// thing of tablekit's is the transport table.ClientOptions gives: how much
+// of the GetRaw/GetTablekit ratio is the transport, how much the rest.
+func (a *Account) GetRawOnKitTransport(n int, e PointEntity) Side {
+	const name = "GetEntity + encoding/json, tablekit's transport"
+	via := a.rawOnKitTransport.NewClient
+	switch e {
+	case PointEmployee:
+		return pointReads(a, name, "benchgetrawkt", employeesOf(n), via, rawReader[HandEmployee])
+	case PointCustomer:
+		return pointReads(a, name, "benchgetrawkt", customersOf(n), via, rawReader[HandCustomer])
+	}
+	return pointReads(a, name, "benchgetrawkt", rowsOf(n), via, rawReader[HandRow])
+}
+
 // GetTablekit reads them with table.Get, on a client built as the README
 // shows; fallback: on a client without tablekit's policy.
 func (a *Account) GetTablekit(n int, e PointEntity, fallback bool) Side {

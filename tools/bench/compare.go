@@ -51,13 +51,16 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		{"bulk at concurrency 8, fallback: client without tablekit's policy", acct.HandTransactions(n, 20, 8, benchkit.EncodeStruct), acct.WriterFallback(n, 20, 8), nil},
 		{"point Get, one at a time", acct.GetRaw(1000, benchkit.PointRow), acct.GetTablekit(1000, benchkit.PointRow, false), cpuAtMost(0.7)},
 		{"point Get, the floor: GetEntity with the body dropped undecoded", acct.GetRaw(1000, benchkit.PointRow), acct.GetFloor(1000, benchkit.PointRow), nil},
+		{"point Get, the transport alone: the naive read on tablekit's transport", acct.GetRaw(1000, benchkit.PointRow), acct.GetRawOnKitTransport(1000, benchkit.PointRow), nil},
 		{"point Get, fallback: client without tablekit's policy", acct.GetRaw(1000, benchkit.PointRow), acct.GetTablekit(1000, benchkit.PointRow, true), nil},
 		// The same of wider entities: how much of a read is decoding
 		// depends on the entity.
 		{"point Get of a 15-property employee, one at a time", acct.GetRaw(1000, benchkit.PointEmployee), acct.GetTablekit(1000, benchkit.PointEmployee, false), cpuAtMost(0.7)},
 		{"point Get of a 15-property employee, the floor", acct.GetRaw(1000, benchkit.PointEmployee), acct.GetFloor(1000, benchkit.PointEmployee), nil},
+		{"point Get of a 15-property employee, the transport alone: the naive read on tablekit's transport", acct.GetRaw(1000, benchkit.PointEmployee), acct.GetRawOnKitTransport(1000, benchkit.PointEmployee), nil},
 		{"point Get of a 40-property customer, one at a time", acct.GetRaw(1000, benchkit.PointCustomer), acct.GetTablekit(1000, benchkit.PointCustomer, false), cpuAtMost(0.7)},
 		{"point Get of a 40-property customer, the floor", acct.GetRaw(1000, benchkit.PointCustomer), acct.GetFloor(1000, benchkit.PointCustomer), nil},
+		{"point Get of a 40-property customer, the transport alone: the naive read on tablekit's transport", acct.GetRaw(1000, benchkit.PointCustomer), acct.GetRawOnKitTransport(1000, benchkit.PointCustomer), nil},
 		{"query one partition of 5,000", acct.QueryRaw(5000), acct.QueryTablekit(5000, false), cpuAtMost(0.25)},
 		{"query one partition of 5,000, fallback: client without tablekit's policy", acct.QueryRaw(5000), acct.QueryTablekit(5000, true), nil},
 		{"archive 300 through the queue, concurrency 1: Mover on a Worker", acct.ArchiveHand(300, 1), acct.ArchiveMover(300, 1), nil},
