@@ -41,7 +41,9 @@ import (
 // to two of net/http's, which costs a point read a fifth to a quarter
 // less client CPU (BENCHMARKS.md). Azure Storage speaks HTTP/1.1 only.
 // Requests through a proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) go through
-// a net/http transport as the SDK's do. Each call makes a new transport
+// a net/http transport as the SDK's do, and so does every request on
+// systems other than Unix, where an idle connection cannot be checked
+// without blocking. Each call makes a new transport
 // with its own pool of connections: build clients from one service
 // client, or from one ClientOptions result, to share them. Set Transport
 // to keep net/http's.

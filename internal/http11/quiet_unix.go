@@ -8,6 +8,9 @@ import (
 	"syscall"
 )
 
+// probes: quiet can look at a socket without blocking.
+const probes = true
+
 // quiet reports whether nothing is waiting to be read on nc, neither data
 // nor the server's close: one non-blocking read (Go's sockets are
 // non-blocking), which finds EAGAIN on a connection that is still open.

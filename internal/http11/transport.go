@@ -16,7 +16,8 @@
 // What it does not do, and hands to a net/http Transport configured as
 // the SDK's default one instead: requests through a proxy (from
 // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as the SDK's transport reads them)
-// and any scheme but http and https. It follows no redirect (the service
+// and any scheme but http and https; and on systems other than Unix, every
+// request (see quiet_other.go). It follows no redirect (the service
 // sends none) and asks for no compression (the service compresses
 // nothing). It never retries: the SDK's retry policy above it does, once.
 package http11
@@ -110,10 +111,10 @@ func (t *Transport) Do(req *http.Request) (*http.Response, error) {
 }
 
 // route says whether Do sends req itself: http or https to a host, not
-// through a proxy.
+// through a proxy, where a pooled connection can be checked (probes).
 func (t *Transport) route(req *http.Request) (hostKey, bool, error) {
 	u := req.URL
-	if u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	if !probes || u == nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return hostKey{}, false, nil
 	}
 	p, err := t.proxy(req)
