@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/http11"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 )
 
@@ -48,13 +49,16 @@ func ConnectionString(tb testing.TB) string {
 }
 
 // TableService returns a service client for the test account, built as
-// aztables.NewServiceClientFromConnectionString with table.ClientOptions builds it (tablekit's policy
-// in its pipeline: the default path).
+// aztables.NewServiceClientFromConnectionString with table.ClientOptions
+// builds it (tablekit's policy in its pipeline, tablekit's transport under
+// it: the default path); table's own tests import testenv, so it cannot
+// call table.ClientOptions itself.
 func TableService(tb testing.TB) *aztables.ServiceClient {
 	tb.Helper()
 	cs := ConnectionString(tb)
 	opts := &aztables.ClientOptions{}
 	wirepolicy.Add(&opts.ClientOptions)
+	opts.Transport = http11.New()
 	svc, err := aztables.NewServiceClientFromConnectionString(cs, opts)
 	if err != nil {
 		tb.Fatalf("table service client: %v", err)
