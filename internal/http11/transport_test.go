@@ -1,6 +1,12 @@
+//go:build unix
+
+// On other systems every request goes through net/http (quiet_other.go),
+// and these tests of the transport's own path do not apply.
+
 package http11
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -15,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -173,6 +180,31 @@ func TestServerClosedIdleConnectionIsNotUsed(t *testing.T) {
 	if n := s.opened.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2", n)
 	}
+	if err := c.nc.Close(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("the dead connection was left open (Close: %v)", err)
+	}
+}
+
+// A connection's idle timer that fires after a request took it from the
+// pool (its Stop came too late) leaves it open: expire closes only what
+// is still idle.
+func TestExpireLeavesATakenConnection(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, false)
+	tr := New()
+	get(t, tr, s.URL)
+	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	c := tr.take(k)
+	if c == nil {
+		t.Fatal("nothing pooled")
+	}
+	tr.expire(c) // the timer's function, run after the take
+	tr.put(c)
+	if _, b := get(t, tr, s.URL); b != "ok" {
+		t.Fatalf("got %q", b)
+	}
+	if n := s.opened.Load(); n != 1 {
+		t.Errorf("opened %d connections, want 1: expire closed a connection in use", n)
+	}
 }
 
 func waitClosed(t *testing.T, s *server) {
@@ -200,8 +232,8 @@ func TestBodyClosedEarlyIsNotPooled(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if _, err := resp.Body.Read(make([]byte, 10)); !errors.Is(err, errBodyClosed) {
-		t.Errorf("read after Close: %v", err)
+	if n, err := resp.Body.Read(make([]byte, 10)); n != 0 || !errors.Is(err, errBodyClosed) {
+		t.Errorf("read after Close: %d, %v", n, err)
 	}
 	get(t, tr, s.URL)
 	if n := s.opened.Load(); n != 2 {
@@ -306,6 +338,7 @@ func TestIdleConnectionIsClosedAfterIdleFor(t *testing.T) {
 	tr := New()
 	tr.idleFor = 20 * time.Millisecond
 	get(t, tr, s.URL)
+	get(t, tr, s.URL) // reused: its timer must be armed again
 	waitClosed(t, s)
 	tr.mu.Lock()
 	n := 0
@@ -318,19 +351,20 @@ func TestIdleConnectionIsClosedAfterIdleFor(t *testing.T) {
 	}
 }
 
-// The pool keeps at most maxIdle connections a host and closes the rest.
+// The pool keeps at most maxIdleConnsPerHost (the SDK's 10) connections a
+// host and closes the rest.
 func TestPoolKeepsMaxIdlePerHost(t *testing.T) {
+	const atOnce = maxIdleConnsPerHost + 1
 	var inside sync.WaitGroup
-	inside.Add(3)
+	inside.Add(atOnce)
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		inside.Done()
-		inside.Wait() // three at once: three connections
+		inside.Wait() // all at once: one connection each
 		io.WriteString(w, "ok")
 	}, false)
 	tr := New()
-	tr.maxIdle = 2
 	var wg sync.WaitGroup
-	for range 3 {
+	for range atOnce {
 		wg.Go(func() {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
 			resp, err := tr.Do(req)
@@ -347,8 +381,8 @@ func TestPoolKeepsMaxIdlePerHost(t *testing.T) {
 	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if n := len(tr.idle[k]); n != 2 {
-		t.Errorf("%d idle connections pooled, want 2", n)
+	if n := len(tr.idle[k]); n != 10 {
+		t.Errorf("%d idle connections pooled, want 10", n)
 	}
 }
 
@@ -462,5 +496,98 @@ func TestRequestCloseIsNotPooled(t *testing.T) {
 	}
 	if n := s.opened.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2", n)
+	}
+}
+
+// A URL without a port is dialled at 80 (http) or 443 (https).
+func TestDefaultPorts(t *testing.T) {
+	for scheme, want := range map[string]string{"http": "127.0.0.1:80", "https": "127.0.0.1:443"} {
+		tr := New()
+		var got string
+		stop := errors.New("stop before connecting")
+		tr.dialer.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			got = address
+			return stop
+		}
+		if _, err := tr.Do(mustRequest(t, scheme+"://127.0.0.1/x")); !errors.Is(err, stop) {
+			t.Fatalf("%s: %v", scheme, err)
+		}
+		if got != want {
+			t.Errorf("%s dialled %q, want %q", scheme, got, want)
+		}
+	}
+}
+
+// Bytes after a response's end (a server's stray byte) leave the
+// connection out of the pool: read as the start of the next answer, they
+// would make it unreadable.
+func TestStrayBytesAfterTheBodyDropTheConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					// One write: the stray byte arrives with the body.
+					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokX"); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	tr := New()
+	for i := range 2 {
+		if _, b := get(t, tr, "http://"+l.Addr().String()+"/"); b != "ok" {
+			t.Fatalf("request %d: %q", i, b)
+		}
+	}
+}
+
+// A server that accepts and never finishes the TLS handshake holds the
+// request only until its context ends.
+func TestHandshakeEndsWithTheContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range held {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // silent: no ServerHello
+			mu.Unlock()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+l.Addr().String()+"/", nil)
+	if _, err := New().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want the context's deadline", err)
 	}
 }
