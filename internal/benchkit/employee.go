@@ -196,7 +196,9 @@ func (a *Account) GetTablekit(n int, e PointEntity, fallback bool) Side {
 // GetFloor reads them with GetEntity on a client whose per-call policy,
 // where tablekit's sits, hands the SDK "{}" in place of each entity and
 // decodes nothing: the cost of a point read through GetEntity and its
-// pipeline alone, which no decoder can go below.
+// pipeline alone on the SDK's default transport (net/http), which no
+// decoder can go below on that transport. table.Get, on tablekit's
+// transport, can (GetRawOnKitTransport measures the transport alone).
 func (a *Account) GetFloor(n int, e PointEntity) Side {
 	const name = "GetEntity, body dropped undecoded (the floor)"
 	switch e {
