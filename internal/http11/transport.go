@@ -181,7 +181,19 @@ func (t *Transport) roundTrip(req *http.Request, k hostKey) (*http.Response, err
 		}
 		return nil, err
 	}
-	if err := req.Write(c.bw); err != nil {
+	out, rb := req, (*recordingBody)(nil)
+	if req.Body != nil && req.Body != http.NoBody {
+		// net/http wraps a body's read error in a type of its own that
+		// hides it from errors.Is; the body's own error is the cause.
+		rb = &recordingBody{ReadCloser: req.Body}
+		r := *req
+		r.Body = rb
+		out = &r
+	}
+	if err := out.Write(c.bw); err != nil {
+		if rb != nil && rb.err != nil {
+			err = rb.err
+		}
 		return fail(err)
 	}
 	if err := c.bw.Flush(); err != nil {
@@ -203,6 +215,20 @@ func (t *Transport) roundTrip(req *http.Request, k hostKey) (*http.Response, err
 		resp.Body = b
 	}
 	return resp, nil
+}
+
+// recordingBody is a request body that keeps its read error.
+type recordingBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // aLongTimeAgo is a deadline that has passed: setting it ends blocked I/O.

@@ -268,7 +268,10 @@ func TestContextEndsWhileWaitingForTheAnswer(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			close(got)
-			<-release
+			select {
+			case <-r.Context().Done(): // the client closed the connection
+			case <-release:
+			}
 		}
 		io.WriteString(w, "ok")
 	}, false)
@@ -283,6 +286,7 @@ func TestContextEndsWhileWaitingForTheAnswer(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &ue) || ue.Op != "Get" {
 		t.Fatalf("got %v, want a *url.Error around context.Canceled", err)
 	}
+	waitClosed(t, s) // the cancelled request's connection, closed
 	get(t, tr, s.URL)
 	if n := s.opened.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2: the cancelled one was pooled", n)
@@ -319,7 +323,11 @@ func TestContextEndsWhileReadingTheBody(t *testing.T) {
 
 // A context already ended sends nothing.
 func TestEndedContextSendsNothing(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { t.Error("the server got a request") }, false)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/ok" {
+			t.Error("the server got the ended request")
+		}
+	}, false)
 	tr := New()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -329,6 +337,16 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	}
 	if n := s.opened.Load(); n != 0 {
 		t.Errorf("opened %d connections, want 0", n)
+	}
+	// Nor does it spend a pooled connection.
+	ok := New()
+	get(t, ok, s.URL+"/ok")
+	if _, err := ok.Do(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+	get(t, ok, s.URL+"/ok")
+	if n := s.opened.Load(); n != 1 {
+		t.Errorf("opened %d connections, want 1: the ended request closed the pooled one", n)
 	}
 }
 
@@ -589,5 +607,51 @@ func TestHandshakeEndsWithTheContext(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+l.Addr().String()+"/", nil)
 	if _, err := New().Do(req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want the context's deadline", err)
+	}
+}
+
+// The request body's read error ends the request with that error, and
+// the half-written connection is not pooled.
+func TestRequestBodyErrorIsReturned(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}, false)
+	tr := New()
+	boom := errors.New("boom")
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, io.MultiReader(strings.NewReader("half"), errReader{boom}))
+	req.ContentLength = 8
+	if _, err := tr.Do(req); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the body's error", err)
+	}
+	waitClosed(t, s)
+	get(t, tr, s.URL)
+	if n := s.opened.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// What Do does not send itself goes to net/http: another scheme, a URL
+// without a host, and a proxy setting's error comes back as Do's.
+func TestOtherRequestsGoToNetHTTP(t *testing.T) {
+	tr := New()
+	for _, u := range []string{"ftp://127.0.0.1/x", "http:///x"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+		_, err := tr.Do(req)
+		var ue *url.Error
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), map[bool]string{true: "unsupported protocol scheme", false: "no Host in request URL"}[strings.HasPrefix(u, "ftp")]) {
+			t.Errorf("%s: got %v, want net/http's refusal", u, err)
+		}
+	}
+	bad := errors.New("bad proxy setting")
+	tr.proxy = func(*http.Request) (*url.URL, error) { return nil, bad }
+	_, err := tr.Do(mustRequest(t, "http://127.0.0.1:1/"))
+	var ue *url.Error
+	if !errors.Is(err, bad) || !errors.As(err, &ue) {
+		t.Errorf("got %v, want a *url.Error around the proxy setting's error", err)
 	}
 }
