@@ -235,6 +235,7 @@ func TestBodyClosedEarlyIsNotPooled(t *testing.T) {
 	if n, err := resp.Body.Read(make([]byte, 10)); n != 0 || !errors.Is(err, errBodyClosed) {
 		t.Errorf("read after Close: %d, %v", n, err)
 	}
+	waitClosed(t, s) // closed by the client, not left open
 	get(t, tr, s.URL)
 	if n := s.opened.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2", n)
@@ -300,7 +301,10 @@ func TestContextEndsWhileReadingTheBody(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "first;")
 		w.(http.Flusher).Flush()
-		<-release
+		select {
+		case <-r.Context().Done(): // the client closed the connection
+		case <-release:
+		}
 		io.WriteString(w, "second")
 	}, false)
 	defer close(release)
@@ -319,6 +323,7 @@ func TestContextEndsWhileReadingTheBody(t *testing.T) {
 	if _, err := io.ReadAll(resp.Body); !errors.Is(err, context.Canceled) {
 		t.Errorf("read after cancel: %v, want context.Canceled", err)
 	}
+	waitClosed(t, s) // by the failed read, before any Close
 }
 
 // A context already ended sends nothing.
@@ -653,5 +658,56 @@ func TestOtherRequestsGoToNetHTTP(t *testing.T) {
 	var ue *url.Error
 	if !errors.Is(err, bad) || !errors.As(err, &ue) {
 		t.Errorf("got %v, want a *url.Error around the proxy setting's error", err)
+	}
+}
+
+// A request whose body is shorter than its ContentLength fails with
+// net/http's own refusal, not with the body's end (io.EOF).
+func TestShortBodyIsRefused(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }, false)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, s.URL, io.NopCloser(strings.NewReader("four")))
+	req.ContentLength = 10
+	_, err := New().Do(req)
+	if err == nil || errors.Is(err, io.EOF) || !strings.Contains(err.Error(), "ContentLength=10 with Body length 4") {
+		t.Errorf("got %v, want net/http's length mismatch", err)
+	}
+}
+
+// An idle timer closes its own connection and leaves the others pooled.
+func TestExpireClosesOnlyItsConnection(t *testing.T) {
+	var inside sync.WaitGroup
+	inside.Add(2)
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		inside.Done()
+		inside.Wait() // both at once: two connections
+		io.WriteString(w, "ok")
+	}, false)
+	tr := New()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			resp, err := tr.Do(mustRequest(t, s.URL))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	tr.mu.Lock()
+	l := append([]*conn(nil), tr.idle[k]...)
+	tr.mu.Unlock()
+	if len(l) != 2 {
+		t.Fatalf("%d pooled, want 2", len(l))
+	}
+	tr.expire(l[1]) // the newer one's timer
+	waitClosed(t, s)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if got := tr.idle[k]; len(got) != 1 || got[0] != l[0] {
+		t.Errorf("pool after expire: %v, want only the older connection", got)
 	}
 }
