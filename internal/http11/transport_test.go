@@ -207,6 +207,15 @@ func TestExpireLeavesATakenConnection(t *testing.T) {
 	}
 }
 
+// hold keeps a handler until the client closes its connection (the
+// server then ends the request's context) or the test releases it.
+func hold(r *http.Request, release <-chan struct{}) {
+	select {
+	case <-r.Context().Done():
+	case <-release:
+	}
+}
+
 func waitClosed(t *testing.T, s *server) {
 	t.Helper()
 	select {
@@ -269,10 +278,7 @@ func TestContextEndsWhileWaitingForTheAnswer(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			close(got)
-			select {
-			case <-r.Context().Done(): // the client closed the connection
-			case <-release:
-			}
+			hold(r, release)
 		}
 		io.WriteString(w, "ok")
 	}, false)
@@ -301,10 +307,7 @@ func TestContextEndsWhileReadingTheBody(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "first;")
 		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done(): // the client closed the connection
-		case <-release:
-		}
+		hold(r, release)
 		io.WriteString(w, "second")
 	}, false)
 	defer close(release)
@@ -545,35 +548,21 @@ func TestDefaultPorts(t *testing.T) {
 // connection out of the pool: read as the start of the next answer, they
 // would make it unreadable.
 func TestStrayBytesAfterTheBodyDropTheConnection(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
+	addr := rawServer(t, func(c net.Conn, _ <-chan struct{}) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
-			if err != nil {
+			if _, err := http.ReadRequest(br); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					if _, err := http.ReadRequest(br); err != nil {
-						return
-					}
-					// One write: the stray byte arrives with the body.
-					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokX"); err != nil {
-						return
-					}
-				}
-			}()
+			// One write: the stray byte arrives with the body.
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokX"); err != nil {
+				return
+			}
 		}
-	}()
+	})
 	tr := New()
 	for i := range 2 {
-		if _, b := get(t, tr, "http://"+l.Addr().String()+"/"); b != "ok" {
+		if _, b := get(t, tr, "http://"+addr+"/"); b != "ok" {
 			t.Fatalf("request %d: %q", i, b)
 		}
 	}
@@ -582,19 +571,29 @@ func TestStrayBytesAfterTheBodyDropTheConnection(t *testing.T) {
 // A server that accepts and never finishes the TLS handshake holds the
 // request only until its context ends.
 func TestHandshakeEndsWithTheContext(t *testing.T) {
+	addr := rawServer(t, func(_ net.Conn, done <-chan struct{}) {
+		<-done // silent: no ServerHello
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/", nil)
+	if _, err := New().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want the context's deadline", err)
+	}
+}
+
+// rawServer serves each connection to the returned address with serve,
+// below HTTP, and closes it when serve returns; done closes when the test
+// ends.
+func rawServer(t *testing.T, serve func(c net.Conn, done <-chan struct{})) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var held []net.Conn
-	var mu sync.Mutex
+	done := make(chan struct{})
 	t.Cleanup(func() {
+		close(done)
 		l.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
 	})
 	go func() {
 		for {
@@ -602,17 +601,13 @@ func TestHandshakeEndsWithTheContext(t *testing.T) {
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			held = append(held, c) // silent: no ServerHello
-			mu.Unlock()
+			go func() {
+				defer c.Close()
+				serve(c, done)
+			}()
 		}
 	}()
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+l.Addr().String()+"/", nil)
-	if _, err := New().Do(req); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("got %v, want the context's deadline", err)
-	}
+	return l.Addr().String()
 }
 
 // The request body's read error ends the request with that error, and
