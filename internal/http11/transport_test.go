@@ -57,6 +57,9 @@ func newServer(t *testing.T, h http.HandlerFunc, tlsToo bool) *server {
 	return s
 }
 
+// key is the pool's key of s's connections.
+func (s *server) key() hostKey { return hostKey{host: strings.TrimPrefix(s.URL, "http://")} }
+
 // get sends a GET and returns the body read to its end.
 func get(t *testing.T, tr *Transport, u string) (*http.Response, string) {
 	t.Helper()
@@ -150,7 +153,7 @@ func TestConnectionCloseIsNotPooled(t *testing.T) {
 	if n := s.opened.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2", n)
 	}
-	if n := len(tr.idle); n != 0 && len(tr.idle[hostKey{host: strings.TrimPrefix(s.URL, "http://")}]) != 0 {
+	if len(tr.idle[s.key()]) != 0 {
 		t.Errorf("a closed connection was pooled")
 	}
 }
@@ -165,7 +168,7 @@ func TestServerClosedIdleConnectionIsNotUsed(t *testing.T) {
 	waitClosed(t, s)
 	// The server's close has reached the client's socket once a
 	// non-blocking read there sees it.
-	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	k := s.key()
 	c := tr.idle[k][0]
 	deadline := time.Now().Add(5 * time.Second)
 	for quiet(c.tcp, c.probe[:]) {
@@ -192,7 +195,7 @@ func TestExpireLeavesATakenConnection(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, false)
 	tr := New()
 	get(t, tr, s.URL)
-	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	k := s.key()
 	c := tr.take(k)
 	if c == nil {
 		t.Fatal("nothing pooled")
@@ -380,20 +383,31 @@ func TestIdleConnectionIsClosedAfterIdleFor(t *testing.T) {
 // The pool keeps at most maxIdleConnsPerHost (the SDK's 10) connections a
 // host and closes the rest.
 func TestPoolKeepsMaxIdlePerHost(t *testing.T) {
-	const atOnce = maxIdleConnsPerHost + 1
+	s, tr := atOnce(t, maxIdleConnsPerHost+1)
+	waitClosed(t, s)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if n := len(tr.idle[s.key()]); n != 10 {
+		t.Errorf("%d idle connections pooled, want 10", n)
+	}
+}
+
+// atOnce sends n requests to a new server at once, through a new
+// Transport, each on a connection of its own (the server answers none
+// before it holds all n), and reads their answers.
+func atOnce(t *testing.T, n int) (*server, *Transport) {
 	var inside sync.WaitGroup
-	inside.Add(atOnce)
+	inside.Add(n)
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		inside.Done()
-		inside.Wait() // all at once: one connection each
+		inside.Wait()
 		io.WriteString(w, "ok")
 	}, false)
 	tr := New()
 	var wg sync.WaitGroup
-	for range atOnce {
+	for range n {
 		wg.Go(func() {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
-			resp, err := tr.Do(req)
+			resp, err := tr.Do(mustRequest(t, s.URL))
 			if err != nil {
 				t.Error(err)
 				return
@@ -403,13 +417,7 @@ func TestPoolKeepsMaxIdlePerHost(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitClosed(t, s)
-	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if n := len(tr.idle[k]); n != 10 {
-		t.Errorf("%d idle connections pooled, want 10", n)
-	}
+	return s, tr
 }
 
 // An interim 100 Continue is skipped for the answer after it.
@@ -670,28 +678,8 @@ func TestShortBodyIsRefused(t *testing.T) {
 
 // An idle timer closes its own connection and leaves the others pooled.
 func TestExpireClosesOnlyItsConnection(t *testing.T) {
-	var inside sync.WaitGroup
-	inside.Add(2)
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		inside.Done()
-		inside.Wait() // both at once: two connections
-		io.WriteString(w, "ok")
-	}, false)
-	tr := New()
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			resp, err := tr.Do(mustRequest(t, s.URL))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		})
-	}
-	wg.Wait()
-	k := hostKey{host: strings.TrimPrefix(s.URL, "http://")}
+	s, tr := atOnce(t, 2)
+	k := s.key()
 	tr.mu.Lock()
 	l := append([]*conn(nil), tr.idle[k]...)
 	tr.mu.Unlock()
