@@ -18,8 +18,11 @@
 // HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as the SDK's transport reads them)
 // and any scheme but http and https; and on systems other than Unix, every
 // request (see quiet_other.go). It follows no redirect (the service
-// sends none) and asks for no compression (the service compresses
-// nothing). It never retries: the SDK's retry policy above it does, once.
+// sends none) and asks for no compression: the service compresses
+// nothing (in the SDK's recordings, sdk/data/aztables/testdata/recordings,
+// net/http's "Accept-Encoding: gzip" gets query pages back uncompressed
+// and chunked). It never retries: the SDK's retry policy above it does,
+// once.
 package http11
 
 import (
