@@ -8,7 +8,9 @@
 // (BENCHMARKS.md), a pool sized to the concurrency dials as many
 // connections and serves as many requests per second as the default: in a
 // steady loop each caller re-takes its connection at once, so the cap never
-// closes one. tablekit therefore offers no transport helper.
+// closes one. tablekit therefore offers no pool-size option. The transport
+// table.ClientOptions gives a client is about CPU, not pool size: it keeps
+// the same cap of 10.
 //
 // Go's net.Dialer turns Nagle's algorithm off on TCP connections by default
 // (TCP_NODELAY), which is what the checklist asks of .NET clients; nothing
