@@ -68,8 +68,7 @@ func Employees(n int) []*Employee {
 // partition, "p00"), builds the client the reads go through with via
 // (nil: the plain client) and a reader over it, untimed, and then reads
 // each row once.
-func pointReads[R any](a *Account, name, base string, rows func() []*R, via func(table string) *aztables.Client,
-	reader func(c *aztables.Client) (func(ctx context.Context, rowKey string) error, error)) Side {
+func pointReads[R any](a *Account, name, base string, rows func() []*R, via func(table string) *aztables.Client, reader pointReader) Side {
 	return Side{Name: name, Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
 		tableName, client, drop, err := a.newTable(ctx, base)
 		if err != nil {
@@ -149,32 +148,40 @@ const (
 	PointCustomer                    // Customer: forty
 )
 
+// pointReader makes a side's read of one row key from a table client.
+type pointReader func(c *aztables.Client) (func(ctx context.Context, rowKey string) error, error)
+
+// perEntity is a side's reader for each PointEntity.
+type perEntity struct{ row, employee, customer pointReader }
+
+// pointSide is pointReads of n entities of kind e, read with r's reader
+// for that kind.
+func (a *Account) pointSide(name, base string, n int, e PointEntity, via func(string) *aztables.Client, r perEntity) Side {
+	switch e {
+	case PointEmployee:
+		return pointReads(a, name, base, employeesOf(n), via, r.employee)
+	case PointCustomer:
+		return pointReads(a, name, base, customersOf(n), via, r.customer)
+	}
+	return pointReads(a, name, base, rowsOf(n), via, r.row)
+}
+
+// rawReaders read into the hand-written structs.
+func rawReaders() perEntity {
+	return perEntity{rawReader[HandRow], rawReader[HandEmployee], rawReader[HandCustomer]}
+}
+
 // GetRaw reads n entities one by one with GetEntity and encoding/json into
 // the hand-written struct (HandRow, HandEmployee, HandCustomer).
 func (a *Account) GetRaw(n int, e PointEntity) Side {
-	const name = "GetEntity + encoding/json"
-	switch e {
-	case PointEmployee:
-		return pointReads(a, name, "benchgetraw", employeesOf(n), nil, rawReader[HandEmployee])
-	case PointCustomer:
-		return pointReads(a, name, "benchgetraw", customersOf(n), nil, rawReader[HandCustomer])
-	}
-	return pointReads(a, name, "benchgetraw", rowsOf(n), nil, rawReader[HandRow])
+	return a.pointSide("GetEntity + encoding/json", "benchgetraw", n, e, nil, rawReaders())
 }
 
 // GetRawOnKitTransport reads them as GetRaw does, on a client whose only
 // thing of tablekit's is the transport table.ClientOptions gives: how much
 // of the GetRaw/GetTablekit ratio is the transport, how much the rest.
 func (a *Account) GetRawOnKitTransport(n int, e PointEntity) Side {
-	const name = "GetEntity + encoding/json, tablekit's transport"
-	via := a.rawOnKitTransport.NewClient
-	switch e {
-	case PointEmployee:
-		return pointReads(a, name, "benchgetrawkt", employeesOf(n), via, rawReader[HandEmployee])
-	case PointCustomer:
-		return pointReads(a, name, "benchgetrawkt", customersOf(n), via, rawReader[HandCustomer])
-	}
-	return pointReads(a, name, "benchgetrawkt", rowsOf(n), via, rawReader[HandRow])
+	return a.pointSide("GetEntity + encoding/json, tablekit's transport", "benchgetrawkt", n, e, a.rawOnKitTransport.NewClient, rawReaders())
 }
 
 // GetTablekit reads them with table.Get, on a client built as the README
@@ -184,13 +191,7 @@ func (a *Account) GetTablekit(n int, e PointEntity, fallback bool) Side {
 	if fallback {
 		name, via = name+", client without tablekit's policy", nil
 	}
-	switch e {
-	case PointEmployee:
-		return pointReads(a, name, "benchget", employeesOf(n), via, kitReader[Employee])
-	case PointCustomer:
-		return pointReads(a, name, "benchget", customersOf(n), via, kitReader[Customer])
-	}
-	return pointReads(a, name, "benchget", rowsOf(n), via, kitReader[Row])
+	return a.pointSide(name, "benchget", n, e, via, perEntity{kitReader[Row], kitReader[Employee], kitReader[Customer]})
 }
 
 // GetFloor reads them with GetEntity on a client whose per-call policy,
@@ -200,12 +201,5 @@ func (a *Account) GetTablekit(n int, e PointEntity, fallback bool) Side {
 // decoder can go below on that transport. table.Get, on tablekit's
 // transport, can (GetRawOnKitTransport measures the transport alone).
 func (a *Account) GetFloor(n int, e PointEntity) Side {
-	const name = "GetEntity, body dropped undecoded (the floor)"
-	switch e {
-	case PointEmployee:
-		return pointReads(a, name, "benchgetfloor", employeesOf(n), a.floorTables.NewClient, floorReader)
-	case PointCustomer:
-		return pointReads(a, name, "benchgetfloor", customersOf(n), a.floorTables.NewClient, floorReader)
-	}
-	return pointReads(a, name, "benchgetfloor", rowsOf(n), a.floorTables.NewClient, floorReader)
+	return a.pointSide("GetEntity, body dropped undecoded (the floor)", "benchgetfloor", n, e, a.floorTables.NewClient, perEntity{floorReader, floorReader, floorReader})
 }
