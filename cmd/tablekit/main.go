@@ -22,7 +22,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/tablekit/tablekit/cli"
+	"github.com/tablekit/tablekit/cmd/tablekit/cli"
 )
 
 func main() {

@@ -3,15 +3,12 @@ package redact_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/cli"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/consistency/ownership"
@@ -304,25 +301,5 @@ func init() {
 			_, err = m.MoveTable(ctx, "proof", &accounts.MoveTableOptions{Logger: e.log})
 			return err
 		},
-
-		// cli: its output goes to the capture too, through the logger's
-		// writer, so a leak in what it prints is a leak in the log.
-		"cli.Main": func(ctx context.Context, e *env) error { return runCLI(ctx, e) },
 	})
-}
-
-// runCLI runs "poison list" and "periods precreate" against the failing
-// endpoint through a SAS connection string, and returns what they printed
-// as the error when they fail, so the proof reads their output too.
-func runCLI(ctx context.Context, e *env) error {
-	var out, errOut strings.Builder
-	for _, args := range [][]string{
-		{"poison", "list", "-conn", e.conn, "-queue", "work-poison"},
-		{"-json", "periods", "precreate", "-conn", e.conn, "-prefix", "Logins", "-period", "daily"},
-	} {
-		if code := cli.Main(ctx, args, &cli.Options{Stdout: &out, Stderr: &errOut}); code != cli.ExitOK {
-			return fmt.Errorf("tablekit %s: exit %d: %s %s", strings.Join(args[:2], " "), code, out.String(), errOut.String())
-		}
-	}
-	return nil
 }

@@ -2,7 +2,8 @@
 // wrong: it makes small faults (mutants) in the package's source, runs the
 // package's tests against each, and reports how many the tests killed.
 //
-//	go run ./tools/mutate [-n 150] [-seed 1] [-timeout 30s] [-files re] [-testfiles re] [-floor 90] ./keys ./batch
+//	go build -C tools -o /tmp/mutate ./mutate   # from the repository's root
+//	/tmp/mutate [-n 150] [-seed 1] [-timeout 30s] [-files re] [-testfiles re] [-floor 90] ./keys ./batch
 //
 // Mutators: a flipped comparison (< <= > >= == !=, each to the others of
 // its family), && and || swapped, an if or for condition negated, an

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/cli"
+	"github.com/tablekit/tablekit/cmd/tablekit/cli"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"

@@ -229,7 +229,7 @@ func TestPoisonOnFake(t *testing.T) {
 func TestBinaryOnAzurite(t *testing.T) {
 	conn := testenv.ConnectionString(t)
 	bin := filepath.Join(t.TempDir(), "tablekit")
-	build := exec.Command("go", append(append([]string{"build"}, testenv.BuildFlags()...), "-o", bin, "../cmd/tablekit")...)
+	build := exec.Command("go", append(append([]string{"build"}, testenv.BuildFlags()...), "-o", bin, "..")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
