@@ -59,7 +59,7 @@ func TestTrackedRefusesBuildOutput(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		git("add", name)
+		git("add", "-f", name)
 	}
 	const mib = 1 << 20
 	write("testdata/big.bin", bytes.Repeat([]byte("x"), 2*mib))
@@ -71,7 +71,7 @@ func TestTrackedRefusesBuildOutput(t *testing.T) {
 	executables := map[string][]byte{
 		"build/tablekit": append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 64)...),
 		"tool.exe":       append([]byte("MZ\x90\x00"), make([]byte, 64)...),
-		"bin/mac":        append([]byte("\xcf\xfa\xed\xfe"), make([]byte, 64)...),
+		"out/mac":        append([]byte("\xcf\xfa\xed\xfe"), make([]byte, 64)...),
 		"web/main.wasm":  append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, 8)...),
 		"notes/huge.txt": bytes.Repeat([]byte("z"), mib+1),
 	}
