@@ -12,8 +12,10 @@ import (
 )
 
 // Every Go snippet in the docs must be code that compiles and runs: each
-// ```go block is preceded by a marker naming a package directory and an
-// Example function, and every line of the snippet must stand, token for
+// ```go block is preceded by a marker. The README's first block is a whole
+// program, marked "<!-- checked: program -->", which
+// TestReadmeProgramRuns runs. Every other block's marker names a package
+// directory and an Example function, and every line of the snippet must stand, token for
 // token and in order, in the package's test files read with the Example's
 // own file last (so a snippet may show a type declared beside it). go test compiles
 // the Example and checks its // Output:, so a snippet cannot drift from
@@ -21,6 +23,10 @@ import (
 var docs = []string{"README.md", "ARCHITECTURE.md"}
 
 var marker = regexp.MustCompile(`^<!-- checked: (\S+) (Example\w*) -->$`)
+
+// programMarker marks the README's first block: a program, not a part of
+// an Example.
+const programMarker = "<!-- checked: program -->"
 
 type snippet struct {
 	doc, dir, example string
@@ -93,6 +99,7 @@ func snippets(t *testing.T, doc string, f *os.File) []snippet {
 	var out []snippet
 	var cur *snippet
 	prev := ""
+	blocks := 0
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -103,6 +110,14 @@ func snippets(t *testing.T, doc string, f *os.File) []snippet {
 		case cur != nil:
 			cur.code = append(cur.code, line)
 		case line == "```go":
+			blocks++
+			if strings.TrimSpace(prev) == programMarker {
+				if doc != "README.md" || blocks != 1 {
+					t.Errorf("%s:%d: only the README's first Go block is a program that a test runs", doc, n)
+				}
+				cur = &snippet{doc: doc, line: n} // TestReadmeProgramRuns runs it
+				continue
+			}
 			m := marker.FindStringSubmatch(strings.TrimSpace(prev))
 			if m == nil {
 				t.Errorf("%s:%d: a Go snippet without a <!-- checked: DIR ExampleName --> line before it", doc, n)
@@ -115,7 +130,8 @@ func snippets(t *testing.T, doc string, f *os.File) []snippet {
 			prev = line
 		}
 	}
-	// Blocks without a marker were reported; only checkable ones go on.
+	// Blocks without a marker were reported; programs are run by
+	// TestReadmeProgramRuns; only the Examples' snippets go on.
 	var ok []snippet
 	for _, s := range out {
 		if s.example != "" {
