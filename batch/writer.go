@@ -78,8 +78,8 @@ type WriterOptions struct {
 	// the Writer sends the largest partial transactions (so input spread
 	// over many partitions costs more, smaller transactions rather than
 	// memory) and stops reading the input until sends free room. Default:
-	// 12 MiB, which held 1,000,000 entities over 100,000 partitions under
-	// 32 MiB of heap (BENCHMARKS.md).
+	// 12 MiB, sized to keep the peak heap of a write spread over many
+	// partitions under 32 MiB (BENCHMARKS.md).
 	MaxBufferedBytes int
 	// IdleFlushOps: while nothing has been sent yet, once this many
 	// operations wait in partial transactions the Writer sends the fullest
@@ -104,13 +104,10 @@ const (
 	// and 1 KiB of framing), about twice the heap an operation of a few
 	// small properties holds; the Go collector lets the heap grow to twice
 	// what is live (GOGC=100), and the SDK's own $batch encoding adds its
-	// garbage. 1,000,000 entities over 100,000 partitions peaked at 37.5
-	// MiB of heap with 16 MiB, over the 32 MiB goal, and at 30.3 MiB with
-	// 12 MiB (canned transport, BENCHMARKS.md, issue 26's second run);
-	// earlier, 32 MiB measured 44.6 MiB over 1,000 partitions. The price:
-	// smaller transactions when input spreads over many partitions (at
-	// 16 MiB, 5,445 requests for 100,000 entities over 1,000 partitions
-	// instead of 2,961).
+	// garbage. 12 MiB keeps the peak heap of a write spread over many
+	// partitions under the 32 MiB goal where 16 MiB did not (the runs are
+	// in BENCHMARKS.md). The price: smaller transactions, so more
+	// requests, when input spreads over many partitions.
 	defaultMaxBufferedBytes = 12 << 20
 	// defaultIdleFlushOps is the default IdleFlushOps: ten full
 	// transactions' worth, so that the first request leaves within the

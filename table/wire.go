@@ -38,8 +38,8 @@ import (
 // If opts.Transport is nil, the copy also gets tablekit's HTTP/1.1
 // transport, with the SDK's default transport's timeouts and pool sizes:
 // it makes each round trip on the calling goroutine instead of handing it
-// to two of net/http's, which costs a point read a fifth to a quarter
-// less client CPU (BENCHMARKS.md). Azure Storage speaks HTTP/1.1 only.
+// to two of net/http's, which costs a point read less client CPU
+// (BENCHMARKS.md). Azure Storage speaks HTTP/1.1 only.
 // Requests through a proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) go through
 // a net/http transport as the SDK's do, and so does every request on
 // systems other than Unix, where an idle connection cannot be checked
