@@ -388,8 +388,9 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}
 		// The codec grows its output by appending (a 150-byte entity ends
 		// in a 256-byte array); the Writer holds tens of thousands of
-		// bodies, so it keeps exact-size copies: about 15 % less heap per
-		// held operation, for a copy of the body.
+		// bodies, so it keeps exact-size copies when the spare capacity
+		// exceeds an eighth: less heap per held operation, for a copy of
+		// the body.
 		if cap(e.body)-len(e.body) > len(e.body)/8 {
 			e.body = bytes.Clone(e.body)
 		}
