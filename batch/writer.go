@@ -214,19 +214,14 @@ type partitionQueue struct {
 
 // Write plans ops into transactions and sends them: up to Parallelism at
 // once across partitions, in order within a partition, so each entity's
-// operations apply in the order given. Retries happen once, in one place:
-// the client's retry policy retries a transaction the service answered
-// with 408, 429 or 5xx, or did not answer; the Writer resends one only when
-// the service's 202 answer names its failed operation as throttled or timed
-// out (MaxAttempts, with back-off), and never on a 400-class answer. So a
-// transaction costs at most MaxRetries+1 requests of the client's policy,
-// times MaxAttempts only in that throttled case, plus one range query when
-// IdempotentAdds settles a 409. When a transaction fails for good,
-// its partition's later transactions are skipped (they may depend on it)
-// and the other partitions go on; the error is a *WriteError listing every
-// failed transaction. ops is read as it is written: operations are sent as
-// soon as their transaction is full or ops ends. An operation that can never
-// be sent stops the write before anything more is sent, with an *OpError.
+// operations apply in the order given ("The Writer's retries" in the package
+// documentation says which failures are resent). When a transaction fails
+// for good, its partition's later transactions are skipped (they may
+// depend on it) and the other partitions go on; the error is a *WriteError
+// listing every failed transaction. ops is read as it is written:
+// operations are sent as soon as their transaction is full or ops ends. An
+// operation that can never be sent stops the write before anything more is
+// sent, with an *OpError.
 //
 // The write as a whole is not atomic: each transaction is. A transaction
 // whose answer was lost may have committed; retrying it then fails (an Add
