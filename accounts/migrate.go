@@ -14,31 +14,9 @@ import (
 // Routers, as when an account is added (rendezvous hashing moves only the
 // keys the new account wins, about 1/(N+1)). Accounts of the same name in
 // both Routers must be the same storage account, and both Routers must
-// map keys alike (the same Options.Key).
-//
-// The path for adding an account:
-//
-//  1. Create the tables in the new account (Router.CreateTable on the new
-//     Router).
-//  2. Readers switch to ReadOrder: for a moved key, the old account first,
-//     then the new one. A partition is always whole in one of them or being
-//     copied, and the old account keeps the newest copy until its delete.
-//  3. Writers of the keys that move (Moved tells them; about 1/(N+1)) pause
-//     or queue, and MoveTable runs: it copies each moved partition to its
-//     new account, then deletes it from the old one guarded by the ETags it
-//     copied. A write that slipped into the old account during the copy
-//     makes its delete fail with 412: nothing is lost, the entity stays in
-//     the old account and MoveTable reports it (ErrChangedDuringMove); run
-//     it again.
-//  4. When MoveTable moves nothing, everyone switches to the new Router,
-//     and the writers resume.
-//
-// The one change a move cannot see is a delete of a moved entity after it
-// was copied: the copy stays in the new account. That is why the writers of
-// moving keys pause; deletes are writes too.
-//
-// Keys that do not move are never paused, read or written by the
-// migration.
+// map keys alike (the same Options.Key). "Adding an account" in the
+// package documentation gives the path readers, writers and MoveTable
+// follow, and the one change a move cannot see.
 type Migration struct {
 	from, to *Router
 }

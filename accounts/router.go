@@ -1,22 +1,3 @@
-// Package accounts spreads a table's partitions over several storage
-// accounts, as the Table design guide advises past one account's target of
-// 20,000 entities per second ("Scalability targets"; the performance
-// checklist's "maximum number of storage accounts" and "targets for data
-// operations"): a Router maps each PartitionKey (or a key derived from it)
-// to one account by rendezvous hashing, so accounts can be added later and
-// only the keys the new account wins move, about 1/(N+1) of them.
-//
-// Each account has its own tune.Limiter in its clients' pipeline, so every
-// account is kept under its own targets. Package table, batch and patterns
-// work through the Router unchanged: Table gives the *aztables.Client of the
-// key's account, Write splits a bulk write by account and runs a
-// batch.Writer per account, and Each builds one pattern value per account.
-//
-// Everything of one PartitionKey stays in one account, so entity group
-// transactions (which cannot span accounts) keep working.
-//
-// Growing from N to N+1 accounts moves the partitions the new account wins.
-// Migration moves them: see its doc for the path.
 package accounts
 
 import (

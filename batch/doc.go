@@ -26,8 +26,21 @@
 // patterns); do not use them to batch unrelated partitions, which they
 // cannot span.
 //
-// On a client built with table.ClientOptions
-// tablekit writes each $batch body itself. aztables v1.4.1 writes a batch
+// # The Writer's retries
+//
+// Retries happen once, in one place: the client's retry policy retries a
+// transaction the service answered with 408, 429 or 5xx, or did not
+// answer. The Writer resends one only when the service's 202 answer names
+// its failed operation as throttled or timed out
+// (WriterOptions.MaxAttempts, with back-off), and never on a 400-class
+// answer. So a transaction costs at most MaxRetries+1 requests of the
+// client's policy, times MaxAttempts only in that throttled case, plus one
+// range query when WriterOptions.IdempotentAdds settles a 409.
+//
+// # Keys with quotes
+//
+// On a client built with table.ClientOptions tablekit writes each $batch
+// body itself. aztables v1.4.1 writes a batch
 // operation's keys into its URL without doubling single quotes, so on any
 // other client updates and upserts whose keys contain ' are refused with
 // ErrQuoteInKey before any request (adds and deletes work on every key).

@@ -78,8 +78,8 @@ type WriterOptions struct {
 	// the Writer sends the largest partial transactions (so input spread
 	// over many partitions costs more, smaller transactions rather than
 	// memory) and stops reading the input until sends free room. Default:
-	// 12 MiB, which held 1,000,000 entities over 100,000 partitions under
-	// 32 MiB of heap (BENCHMARKS.md).
+	// 12 MiB, sized to keep the peak heap of a write spread over many
+	// partitions under 32 MiB (BENCHMARKS.md).
 	MaxBufferedBytes int
 	// IdleFlushOps: while nothing has been sent yet, once this many
 	// operations wait in partial transactions the Writer sends the fullest
@@ -104,13 +104,10 @@ const (
 	// and 1 KiB of framing), about twice the heap an operation of a few
 	// small properties holds; the Go collector lets the heap grow to twice
 	// what is live (GOGC=100), and the SDK's own $batch encoding adds its
-	// garbage. 1,000,000 entities over 100,000 partitions peaked at 37.5
-	// MiB of heap with 16 MiB, over the 32 MiB goal, and at 30.3 MiB with
-	// 12 MiB (canned transport, BENCHMARKS.md, issue 26's second run);
-	// earlier, 32 MiB measured 44.6 MiB over 1,000 partitions. The price:
-	// smaller transactions when input spreads over many partitions (at
-	// 16 MiB, 5,445 requests for 100,000 entities over 1,000 partitions
-	// instead of 2,961).
+	// garbage. 12 MiB keeps the peak heap of a write spread over many
+	// partitions under the 32 MiB goal where 16 MiB did not (the runs are
+	// in BENCHMARKS.md). The price: smaller transactions, so more
+	// requests, when input spreads over many partitions.
 	defaultMaxBufferedBytes = 12 << 20
 	// defaultIdleFlushOps is the default IdleFlushOps: ten full
 	// transactions' worth, so that the first request leaves within the
@@ -217,19 +214,14 @@ type partitionQueue struct {
 
 // Write plans ops into transactions and sends them: up to Parallelism at
 // once across partitions, in order within a partition, so each entity's
-// operations apply in the order given. Retries happen once, in one place:
-// the client's retry policy retries a transaction the service answered
-// with 408, 429 or 5xx, or did not answer; the Writer resends one only when
-// the service's 202 answer names its failed operation as throttled or timed
-// out (MaxAttempts, with back-off), and never on a 400-class answer. So a
-// transaction costs at most MaxRetries+1 requests of the client's policy,
-// times MaxAttempts only in that throttled case, plus one range query when
-// IdempotentAdds settles a 409. When a transaction fails for good,
-// its partition's later transactions are skipped (they may depend on it)
-// and the other partitions go on; the error is a *WriteError listing every
-// failed transaction. ops is read as it is written: operations are sent as
-// soon as their transaction is full or ops ends. An operation that can never
-// be sent stops the write before anything more is sent, with an *OpError.
+// operations apply in the order given ("The Writer's retries" in the package
+// documentation says which failures are resent). When a transaction fails
+// for good, its partition's later transactions are skipped (they may
+// depend on it) and the other partitions go on; the error is a *WriteError
+// listing every failed transaction. ops is read as it is written:
+// operations are sent as soon as their transaction is full or ops ends. An
+// operation that can never be sent stops the write before anything more is
+// sent, with an *OpError.
 //
 // The write as a whole is not atomic: each transaction is. A transaction
 // whose answer was lost may have committed; retrying it then fails (an Add
@@ -391,8 +383,9 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}
 		// The codec grows its output by appending (a 150-byte entity ends
 		// in a 256-byte array); the Writer holds tens of thousands of
-		// bodies, so it keeps exact-size copies: about 15 % less heap per
-		// held operation, for a copy of the body.
+		// bodies, so it keeps exact-size copies when the spare capacity
+		// exceeds an eighth: less heap per held operation, for a copy of
+		// the body.
 		if cap(e.body)-len(e.body) > len(e.body)/8 {
 			e.body = bytes.Clone(e.body)
 		}

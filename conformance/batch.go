@@ -133,7 +133,7 @@ func runBatch(t *testing.T, env backend) {
 	// specified does not exist." (recorded: Azure/azure-sdk-for-js,
 	// sdk/tables/data-tables/recordings/node/batch_operations/
 	// recording_should_handle_sub_request_error.js, a $batch of three
-	// inserts into noExistingTable on 2 October 2020). Model.Load relies
+	// inserts into noExistingTable). Model.Load relies
 	// on it to fail a transaction's entities together, not blame the first.
 	t.Run("a transaction to a missing table fails at operation 0 with TableNotFound", func(t *testing.T) {
 		c := &reqcount.Counter{}

@@ -58,9 +58,9 @@ func runPayloads(t *testing.T, env backend) {
 
 	t.Run("a Double kept in Extra stays a Double through a read-modify-write", func(t *testing.T) {
 		// aztables' GetEntity re-marshals the payload through
-		// map[string]any, so an unannotated 2.0 used to reach table.Extra
-		// as 2, and Update wrote it back as an Int32; table.Get now reads
-		// the body the service sent.
+		// map[string]any, which turns an unannotated 2.0 into 2 that Update
+		// would write back as an Int32; table.Get reads the body the
+		// service sent instead.
 		client := env.NewTable(t, &reqcount.Counter{})
 		body := `{"PartitionKey":"p","RowKey":"r","Name":"n","Whole@odata.type":"Edm.Double","Whole":2,"Frac":1.5}`
 		if _, err := client.AddEntity(ctx, []byte(body), nil); err != nil {

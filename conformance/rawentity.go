@@ -378,7 +378,7 @@ func rawTypedViews(t *testing.T, env backend) {
 	}
 }
 
-// quotedKeysInBatch: defect #7 of issue 15. Keys with an apostrophe, which
+// quotedKeysInBatch: keys with an apostrophe, which
 // the service accepts, work in batch Add and in every batch delete, as
 // they do in single-entity calls: the intra-partition index's delete
 // transaction (the entity and its copies) on keys like O'Brien. Batch
@@ -457,7 +457,7 @@ func quotedKeysInBatch(t *testing.T, env backend) {
 	}
 }
 
-// etagStaysWithItsTable: defect #11 of issue 15. A value read from table A
+// etagStaysWithItsTable: a value read from table A
 // and written to table B (a copy, by Upsert, Add, Update or a batch) keeps
 // the ETag it has in A, so a guarded delete or update in A still works. A
 // write back to A records A's new ETag as before.
@@ -536,7 +536,7 @@ func etagStaysWithItsTable(t *testing.T, env backend) {
 	}
 }
 
-// foreignTokens: issue 17 §2. A continuation token resumes only the query
+// foreignTokens: a continuation token resumes only the query
 // and table it came from; a token of another filter or table, or a
 // garbled or edited one, is an ErrBadToken input error, before any request
 // where the table is known, and never silently restarts the query.
@@ -611,7 +611,7 @@ func foreignTokens(t *testing.T, env backend) {
 	}
 }
 
-// emptyPartitionKey: issue 17 §2. The service stores an entity under an
+// emptyPartitionKey: the service stores an entity under an
 // empty PartitionKey, but aztables v1.4.1 cannot get, update or delete it,
 // so tablekit refuses "" in every write and point operation before any
 // request; Query still reads such entities.
@@ -671,7 +671,7 @@ func emptyPartitionKey(t *testing.T, env backend) {
 	}
 }
 
-// extraAndRawChecked: issue 17 §2. Properties kept in table.Extra and raw
+// extraAndRawChecked: properties kept in table.Extra and raw
 // batch entities are checked like typed fields (names, EDM types and
 // values, sizes) before any request, and round-trip with their types.
 func extraAndRawChecked(t *testing.T, env backend) {

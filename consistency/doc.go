@@ -41,6 +41,34 @@
 // leases expire. The storage services are the coordinator, so there is
 // nothing else to deploy.
 //
+// # Moving entities
+//
+// A Mover's move is three idempotent steps, so a crash between any two
+// leaves a state from which the redelivered message completes it: before
+// the target write nothing happened; after it, the write is repeated and
+// the delete done; after the delete, the source is gone and the handler
+// has nothing left to do. A message moves only the version it names. If
+// the key holds another version when the message is handled (the entity
+// changed after the request, or the move is done, the key reused and the
+// message delivered again) nothing more is moved or deleted and the
+// message fails permanently with ErrSourceChanged, so it lands in the
+// poison queue for an operator to see; request the move again to move the
+// newer version. If the source changes between the write and the delete,
+// the target keeps the requested version and the source the newer one.
+//
+// Mover.MoveBatches and RunBatches move a queue's messages 32 at a time,
+// grouped by partition: the sources of a partition are read with one query
+// per 14 keys, written to the target in one transaction per 100 entities
+// and deleted from the source the same way (each delete guarded by the
+// version its message names), and then the messages are deleted. Every
+// step is as crash-safe as a single move: a message is deleted only after
+// its move is complete. A transaction the service refuses (a source
+// changed since it was read, or a response lost and the SDK's retry found
+// its work done) is settled entity by entity. For a batch of 32 moves in
+// one partition a message costs 1 request for its delete, plus 1/32 each
+// for the dequeue, the target write and the source delete, plus 3/32 for
+// the reads.
+//
 // This package does not import the Blob SDK, which pulls in Apache Arrow:
 // a program that sends and handles messages and moves entities between
 // tables builds without either. Blob code lives in consistency/blobstore

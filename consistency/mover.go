@@ -110,20 +110,10 @@ var _ Source[table.Meta] = (*table.Table[table.Meta])(nil)
 // version to move, and Handle, run by a Worker, reads the source, writes
 // that version to the target (insert-or-replace), deletes the source if it
 // still is that version, and returns so the worker deletes the message.
-//
-// A crash between any two steps leaves a state from which the redelivered
-// message completes the move: before the write, nothing happened; after
-// the write, the write is repeated and the delete done; after the delete,
-// the source is gone and the handler has nothing left to do.
-//
-// A message moves only the version it names. If the key holds another
-// version when the message is handled (the entity changed after the
-// request, or the move is done and the key was reused, and the message is
-// delivered again) nothing more is moved or deleted and the message fails
-// permanently with ErrSourceChanged, so it lands in the poison queue for
-// an operator to see; request the move again to move the newer version.
-// If the source changed between the handler's write and its delete, the
-// target keeps the requested version and the source the newer one.
+// A message whose key holds another version by then moves nothing and
+// fails permanently with ErrSourceChanged. "Moving entities" in the
+// package documentation tells why a crash at any step loses nothing and
+// what a changed source leaves where.
 //
 // The Mover moves one entity; see Source for entities with index copies.
 type Mover[T any] struct {
@@ -300,26 +290,17 @@ type moveItem struct {
 }
 
 // MoveBatches drains queue, a queue of this Mover's messages only, in
-// batches: each dequeue takes 32 messages whatever the concurrency, the
-// moves are grouped by partition, each partition's sources are read with
-// one query per 14 keys, written to the target in one transaction per 100
-// entities and deleted from the source the same way (each delete guarded
-// by the version the message names), and then the messages are deleted.
-// It returns when a dequeue finds the queue empty.
+// batches: each dequeue takes 32 messages whatever the concurrency, and the
+// moves are grouped by partition into one read query per 14 keys and one
+// transaction per 100 entities for the target writes and for the source
+// deletes ("Moving entities" in the package documentation has the steps,
+// their crash safety and their cost). It returns when a dequeue finds the
+// queue empty.
 //
 // It needs a *table.Table[T] source and a TableTarget; with any other
 // source or target (an index-aware Source, a BlobTarget) each message is
-// handled as Handle does. Every step is as crash-safe as Handle: a
-// message is deleted only after its move is complete, and a redelivered
-// one finds its source moved (nothing to do) or still at its version (the
-// move is repeated). A transaction the service refuses (a source changed
-// since it was read, or a response lost and the SDK's retry found its work
-// done) is settled entity by entity. Messages of other types go to
-// poison: give the batched mover its own queue.
-//
-// Requests per message for a batch of 32 moves in one partition: 1 for
-// the message's delete, plus 1/32 each for the dequeue, the target write
-// and the source delete, plus 3/32 for the reads.
+// handled as Handle does. Messages of other types go to poison: give the
+// batched mover its own queue.
 func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (Stats, error) {
 	var st Stats
 	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)

@@ -162,7 +162,7 @@ type Options struct {
 	TableName string
 }
 
-// Store keeps streams of events of type E in one table: each stream is an
+// Store keeps streams of events of type E in one table, each stream an
 // append-only sequence in a partition of its own (the stream ID is the
 // PartitionKey), on entity group transactions (Streamstone's design): a
 // header entity holds the committed version, each event is a row keyed by
@@ -170,30 +170,13 @@ type Options struct {
 // An append writes the header, guarded by the ETag the writer read, with
 // its events in one transaction, so it commits whole at exactly the
 // expected version or not at all (optimistic concurrency), and an ID
-// already in the stream fails it whole (deduplication).
+// already in the stream fails it whole (deduplication). "Appends and
+// reads" in the package documentation covers larger appends and reads.
 //
 // E is a struct that embeds Event. Other entities of the partition
 // can be written atomically with an append (AppendOptions.Include), such
 // as a projection or a snapshot, as long as their RowKeys do not start
 // with RowPrefix.
-//
-// An append too large for one transaction (100 operations, 4 MiB) is split
-// over several, with the header updated in each, guarded by its ETag, and
-// the committed version moved only by the last: the earlier transactions
-// mark the header Pending. A crash between them leaves the header at the
-// old version with Pending above it, and events past the version. Readers
-// cap every read at the header's version, so they never see them; the next
-// Append removes them (each removal guarded by the header's ETag too) and
-// then writes its own. Every transaction of every append is conditional on
-// the header's ETag, so a writer that loses its stream to another midway
-// fails on its next transaction without writing anything more. Includes
-// and the snapshot travel in the last transaction, with the commit.
-//
-// Reads (Read, ReadPage) go forward or backward from a version: one read
-// of the header (none for a read as of a head, ReadOptions.AsOf), then one
-// range query per page, since versions are dense and each page's RowKeys
-// are known. Snapshots (Snapshots) hold the state at a version, so a
-// reader loads one and reads only the events after it.
 type Store[E any] struct {
 	client table.Client
 	codec  *table.Codec
@@ -356,14 +339,13 @@ type appendRun[E any] struct {
 //
 // Cost: one request when the events, their ID rows, the includes and the
 // header fit one transaction (up to 99 events without IDs, 49 with); a
-// larger append one request per transaction (see Store). An append
-// after a crashed multi-transaction append first removes its events: a
-// query and a transaction per 49 of them.
-//
-// Every input is checked before any request: a nil head or event, an
-// invalid stream ID, an invalid or repeated event ID,
-// an include outside the partition or on a stream row, an event that
-// cannot be encoded or cannot fit a transaction with the header.
+// larger append one request per transaction ("Appends and reads" in the
+// package documentation). An append after a crashed multi-transaction
+// append first removes its events: a query and a transaction per 49 of
+// them. Every input is checked before any request: a nil head or event,
+// an invalid stream ID, an invalid or repeated event ID, an include
+// outside the partition or on a stream row, an event that cannot be
+// encoded or cannot fit a transaction with the header.
 //
 // If the SDK retried a transaction whose first answer was lost, the retry
 // meets 412 although the append committed; Append then reads the header
@@ -422,42 +404,16 @@ func (s *Store[E]) append(ctx context.Context, head *Head, events []*E, opts *Ap
 // with optimistic concurrency: it opens the stream, calls decide, and
 // appends the events decide returns at the version decide saw. If another
 // writer appended first, it waits a jittered, growing back-off, reads the
-// header (the read that tells a lost race from a lost answer, and the
-// fresh head) and calls decide again, at most MaxAttempts times, after
-// which the error is a *table.ConflictError. decide must be safe to call
-// more than once. An error from decide ends AppendFunc and is returned as
-// it is: a command the state refuses returns one, so that its caller sees
-// the refusal. table.ErrNoChange alone means there is nothing to append (a
-// command already applied, say): the head is then returned, with no
-// error. A *DuplicateEventError or any other failure of the append ends it
-// too. opts nil means table.RetryOptions' defaults.
-//
-// Cost: AppendFunc itself sends the Open and the append, two requests
-// without contention, and each lost race two more, the header read and
-// the next append; decide's own reads come on top, in every round. A
-// decide that rebuilds the state as of its head (Snapshots.Load with
-// LoadOptions.AsOf, Read with ReadOptions.AsOf) reads no header: one
-// request for the snapshot and one per page of the events after it (none
-// when the snapshot is at the head). So a command that replays up to 1,000
-// events and appends costs three requests, and three more per lost race
-// (TestAppendFuncRebuildCost counts them with the ledger, on the fake and
-// on Azurite); a decide that reads without AsOf pays a header read more
-// in every round.
-//
-// Budget: a stream commits one append at a time, so with N writers
-// appending to it at once each round has one winner, and the back-off
-// makes a writer that lost wait longer before its next try: the rounds a
-// command needs grow with N, and the default 8 attempts are too few from
-// two writers on. Size MaxAttempts at 3N+8 for N concurrent writers of a
-// stream (14 for 2, 20 for 4, 32 for 8, 56 for 16). Measured with
-// BenchmarkAppendFuncContention (400 commands, each a replay of the stream
-// and an append, default delays) on Azurite and on the fake of a shared
-// 2-core machine, the most rounds a command needed were 6-10 for 2
-// writers, 9-16 for 4, 13-24 for 8 and 18-28 for 16, more under heavier
-// load; the default budget lost 1-2, 1-5, 16-23 and 68-76 of the 400
-// commands, and 3N+8 none. Requests per command grow with N as well (3
-// alone; about 4 for 4 writers, 6 for 8, 9 for 16): many writers of one
-// stream are better served by one writer fed from a queue.
+// header and calls decide again, at most MaxAttempts times, after which
+// the error is a *table.ConflictError. decide must be safe to call more
+// than once. An error from decide ends AppendFunc and is returned as it
+// is, so that a command the state refuses reaches its caller;
+// table.ErrNoChange alone means there is nothing to append (a command
+// already applied, say), and the head is then returned with no error. A
+// *DuplicateEventError or any other failure of the append ends it too.
+// opts nil means table.RetryOptions' defaults. What a command costs, and
+// how to size MaxAttempts for concurrent writers, is in "Commands" in the
+// package documentation.
 func (s *Store[E]) AppendFunc(ctx context.Context, stream string, decide func(head *Head) ([]*E, *AppendOptions, error), opts *table.RetryOptions) (*Head, error) {
 	if decide == nil {
 		return nil, &table.InputError{Op: "AppendFunc", Field: "decide", Rule: table.ErrNilValue, Detail: "decide func is nil"}

@@ -62,11 +62,11 @@ type BlobLogOptions struct {
 	// Compress writes each blob gzip-compressed, marked with the blob
 	// property Content-Encoding: gzip (and Content-Type text/plain), so a
 	// browser, azcopy --decompress or any HTTP client that honours the
-	// header reads the plain lines; log lines shrink to about a fifth
+	// header reads the plain lines; log lines shrink several-fold
 	// (BENCHMARKS.md). Read reads compressed and plain blobs alike, so
 	// it can be switched on for a log that already has plain blobs. The
 	// blob names (.log) and the sha256 metadata (of the plain lines) stay
-	// as they are. Default: false, plain JSON lines as before.
+	// as they are. Default: false, plain JSON lines.
 	Compress bool
 	// MaxBlobBytes bounds, for Read, the inflated size of one
 	// gzip-compressed blob; a blob past it fails the read with

@@ -1,7 +1,7 @@
 // Package table reads and writes Go structs as Azure Table Storage entities
 // over the official *aztables.Client. A struct embeds Meta (PartitionKey,
 // RowKey, ETag, Timestamp) and its exported fields become typed properties
-// (see Codec). Table[T] offers Azure's verbs with Azure's meaning: Get, Add
+// (see "Field types" below). Table[T] offers Azure's verbs with Azure's meaning: Get, Add
 // (fails if present), Upsert (either way, merge or replace), Update (needs
 // the entity's ETag, or an explicit IfMatch: it never becomes an upsert) and
 // Delete (with an ETag or unconditional, optionally if-exists); Modify is
@@ -62,6 +62,89 @@
 // sealed under a key the write replaces (ErrMergeEncrypted). Paths that
 // would carry the fields in plaintext (Codec, Encode, Registry, batch
 // operations) refuse the type (ErrEncryptedType).
+//
+// # Field types
+//
+// A struct's exported fields are stored as properties of these EDM types:
+//
+//	string, encoding.TextMarshaler      Edm.String
+//	bool                                Edm.Boolean
+//	int8, int16, int32, uint8, uint16   Edm.Int32
+//	int, int64, uint32                  Edm.Int64 (annotated; the value is a string)
+//	float32, float64                    Edm.Double (annotated, so 2.0 stays a Double)
+//	time.Time                           Edm.DateTime (UTC, 100 ns; 1601 to 9999)
+//	[]byte                              Edm.Binary
+//	[]byte with `table:",gzip"`         Edm.Binary, gzip-compressed: at most MaxEntityBytes before, MaxBinaryBytes after
+//	table.GUID                          Edm.Guid
+//	*T of any of these                  nullable: nil is not stored
+//	anything with `table:",json"`       Edm.String holding its JSON
+//
+// Tags: `table:"Name"` renames, `table:",omitempty"` skips zero values,
+// `table:"-"` skips the field. Embed Meta for the keys, ETag and Timestamp;
+// add a field of type Extra to keep properties the struct does not name.
+// The untyped Entity is encoded from its Properties.
+//
+// # Declarative keys
+//
+// A struct can say how its PartitionKey and RowKey are composed from its
+// fields, in the style of ElectroDB's composite keys, so that no caller
+// ever concatenates key strings. The same `table` tag that renames a field
+// declares it a key component:
+//
+//	type Order struct {
+//		table.Meta `table:",rkprefix:order_"`
+//		Customer string    `table:"Customer,pk"`
+//		Year     int       `table:"Year,rk:1,pad:4"`
+//		Placed   time.Time `table:"Placed,rk:2,invticks"`
+//		ID       string    `table:"ID,rk:3"`
+//		Amount   float64
+//	}
+//
+// Options of a component field:
+//
+//	pk, pk:N, rk, rk:N   the field is component N (1, 2, …; pk means pk:1)
+//	                     of the PartitionKey or the RowKey
+//	tuple                strings (the default in a key of several
+//	                     components): keys.EncodeTuple, any text,
+//	                     order-preserving, self-delimiting ("C042!")
+//	raw                  strings (the default in a key of one component,
+//	                     the guide's "Sales"): the text as it is; only as
+//	                     the last component, which needs no delimiter
+//	pad                  integers (the default): keys.Int64 for signed,
+//	                     keys.Uint64 for unsigned types, 20 characters
+//	pad:N                integers: exactly N zero-padded digits
+//	                     (keys.FixedUint); a value that does not fit, or a
+//	                     negative one, is refused at the write
+//	desc                 integers: larger numbers first (keys.DescInt64,
+//	                     keys.DescUint64; with pad:N, 10^N-1-n in N digits)
+//	ticks                time.Time (the default): keys.Ticks, oldest first
+//	invticks             time.Time: keys.InvertedTicks, newest first (the
+//	                     log tail pattern)
+//
+// The embedded Meta's tag may carry fixed prefixes, `table:",pkprefix:X"`
+// and `table:",rkprefix:Y"`, which start the key as written, separator
+// included (`rkprefix:empid_` gives the guide's "empid_000123"): the
+// guide's RowKey prefixes that tell entity types apart in a partition.
+// In a key of several components every component but a raw one ends with
+// '!', which sorts below every character the encodings emit, so key order
+// is the order of the components, compared one after the other; a key of
+// one component is that component alone ("Sales", "000123").
+//
+// A component is stored as a property too, under its name, so that a
+// filter can compare it (FieldOf) and a copy under other keys (the index
+// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify,
+// Stored and Encode; the Codec's Marshal and MetaOf, and so batch
+// operations, the Writer and the patterns) compose the keys into Meta.
+// Reads take each component from its property, and from Meta's keys only
+// when the entity lacks the properties (written by other code). KeysOf
+// gives the keys of a value for Get and Delete; KeyRange the range query
+// of a prefix of the components. A key that Meta already holds must be the
+// composed one (ErrKeyMismatch): that catches a key set by hand and a
+// component changed after a read, which would write another entity than
+// the one read. To move an entity to new key fields, clear Meta's keys (it
+// is then a new entity) and delete the old one. The layout is checked when
+// the type's plan is built (ErrKeyLayout); the composed keys at every
+// write, before any request.
 //
 // # Tracing
 //

@@ -543,7 +543,7 @@ func (p *plan) fillKeyFields(rv reflect.Value, meta *Meta) error {
 }
 
 // KeysOf returns the PartitionKey and RowKey that v's key fields compose
-// (see "Declarative keys" in this file's package documentation), for Get,
+// (see "Declarative keys" in the package documentation), for Get,
 // Delete or a point filter; a key T does not declare is v's Meta's. v is
 // not changed. The keys are checked as the service checks them.
 func KeysOf[T any](v *T) (partitionKey, rowKey string, err error) {

@@ -105,11 +105,8 @@ func (v Value) guid() GUID {
 }
 
 // ValueOf makes the Value of a Go value, typed as the struct codec types
-// a field of its type: string → Edm.String, bool → Edm.Boolean, int32
-// (and int8, int16, uint8, uint16) → Edm.Int32, int64 (and int, uint32) →
-// Edm.Int64, float64 (and float32) → Edm.Double (annotated, so 2.0 stays a
-// Double; NaN and ±Inf are allowed), time.Time → Edm.DateTime, []byte →
-// Edm.Binary (copied), GUID → Edm.Guid. The type is checked when the
+// a field of its type ("Field types" in the package documentation; NaN and
+// ±Inf are allowed, a []byte is copied). The type is checked when the
 // program compiles, so ValueOf cannot fail:
 //
 //	table.ValueOf("Don")          // Edm.String
@@ -118,11 +115,9 @@ func (v Value) guid() GUID {
 //	table.ValueOf(2.0)            // Edm.Double
 //	table.ValueOf(time.Now())     // Edm.DateTime
 //
-// An Int64 is written with its annotation, as a string, so values beyond
-// 2^53 survive JSON. A DateTime is kept in UTC at 100 ns, as the service
-// stores it (finer digits are dropped); the service stores 1601-01-01 to
-// 9999-12-31, and a time outside is refused on write. A Binary is at most
-// MaxBinaryBytes.
+// A DateTime is kept in UTC at 100 ns, as the service stores it (finer
+// digits are dropped); one outside the service's range (years 1601 to
+// 9999), or a Binary over MaxBinaryBytes, is refused on write.
 func ValueOf[V string | bool | int8 | int16 | int32 | uint8 | uint16 | int64 | int | uint32 | float64 | float32 | time.Time | []byte | GUID](x V) Value {
 	switch x := any(x).(type) {
 	case string:

@@ -36,17 +36,14 @@ import (
 //	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
 //
 // If opts.Transport is nil, the copy also gets tablekit's HTTP/1.1
-// transport, with the SDK's default transport's timeouts and pool sizes:
-// it makes each round trip on the calling goroutine instead of handing it
-// to two of net/http's, which costs a point read a fifth to a quarter
-// less client CPU (BENCHMARKS.md). Azure Storage speaks HTTP/1.1 only.
-// Requests through a proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) go through
-// a net/http transport as the SDK's do, and so does every request on
-// systems other than Unix, where an idle connection cannot be checked
-// without blocking. Each call makes a new transport
-// with its own pool of connections: build clients from one service
-// client, or from one ClientOptions result, to share them. Set Transport
-// to keep net/http's.
+// transport (Azure Storage speaks HTTP/1.1 only) with the SDK's default
+// transport's timeouts and pool sizes: it makes each round trip on the
+// calling goroutine, which costs a point read less client CPU
+// (BENCHMARKS.md). Requests through a proxy (HTTPS_PROXY, HTTP_PROXY,
+// NO_PROXY), and every request off Unix, go through a net/http transport
+// as the SDK's do. Each call makes a new transport with its own pool of
+// connections: build clients from one service client, or from one
+// ClientOptions result, to share them. Set Transport to keep net/http's.
 func ClientOptions(opts *aztables.ClientOptions) *aztables.ClientOptions {
 	var o aztables.ClientOptions
 	if opts != nil {

@@ -4,7 +4,7 @@
 // scalability targets.
 //
 // Connection pool: azcore's default transport keeps 10 idle connections
-// per host. Measured against Azurite at 8, 32 and 64 concurrent callers
+// per host. Against Azurite at several levels of concurrency
 // (BENCHMARKS.md), a pool sized to the concurrency dials as many
 // connections and serves as many requests per second as the default: in a
 // steady loop each caller re-takes its connection at once, so the cap never

@@ -14,18 +14,17 @@ import (
 	"sync"
 
 	// klauspost/compress's gzip, already in the module graph (azblob's
-	// arrow path uses it), measured about three times faster than
-	// compress/gzip at the default level for 1.5 to 2 points more output
-	// on JSON entities and log lines (BENCHMARKS.md); it writes and reads
-	// the same RFC 1952 format.
+	// arrow path uses it): much faster than compress/gzip at the default
+	// level for slightly larger output on JSON entities and log lines
+	// (BENCHMARKS.md), and it writes and reads the same RFC 1952 format.
 	"github.com/klauspost/compress/gzip"
 )
 
 // Encoding is the Content-Encoding value of gzip data (RFC 9110 §8.4.1.3).
 const Encoding = "gzip"
 
-// Level is the compression level written: the default, whose output
-// measured 16.5% of JSON entities and 21.3% of log lines (BENCHMARKS.md).
+// Level is the compression level written: the default, the balance of
+// speed and size the library tunes for (ratios in BENCHMARKS.md).
 const Level = gzip.DefaultCompression
 
 // ErrTooLarge: the data inflates past the bound its reader allows.

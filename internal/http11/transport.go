@@ -9,9 +9,9 @@
 // be read before it reads again. A round trip so wakes three goroutines
 // besides the caller's, and every wake-up of an idle processor costs a
 // thread's futex call and its search for work. On a point read over
-// loopback that was more than half of the client's CPU (BENCHMARKS.md,
-// ninth session). Here the caller writes the request and reads the answer
-// itself, and parks only while the network is silent.
+// loopback that was more than half of the client's CPU (BENCHMARKS.md).
+// Here the caller writes the request and reads the answer itself, and
+// parks only while the network is silent.
 //
 // What it does not do, and hands to a net/http Transport configured as
 // the SDK's default one instead: requests through a proxy (from

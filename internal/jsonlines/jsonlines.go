@@ -1,7 +1,7 @@
 // Package jsonlines holds the stored format of BlobLog blobs, one JSON
 // object per line ({"t":<RFC 3339 time>,"m":<text>}), so that patterns
-// never imports encoding/json (issue 15): the pattern hands it times and
-// texts, and the format lives, and is tested byte for byte, here.
+// never imports encoding/json: the pattern hands it times and texts, and
+// the format lives, and is tested byte for byte, here.
 package jsonlines
 
 import (
