@@ -197,6 +197,14 @@ func (c *claim) release() {
 	}
 }
 
+// end releases the claim and ends the handler's context, once the handler
+// has returned and the message is settled: the context's resources go
+// with it rather than wait for the worker's own context to end.
+func (c *claim) end() {
+	c.release()
+	c.cancel(context.Canceled)
+}
+
 // receiptRefused reports whether the queue refused a message's pop
 // receipt: 404 MessageNotFound, the service's answer to a receipt that is
 // no longer the newest or to a message that is gone, or 400

@@ -513,7 +513,7 @@ const attrDisposition = "tablekit.disposition"
 // became of it, and the error that made it fail.
 func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
 	c := w.newClaim(ctx, dm)
-	defer c.release()
+	defer c.end()
 	msg := &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
 	env, err := decodeEnvelope(c.text)
 	if err != nil {
