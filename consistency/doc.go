@@ -69,6 +69,36 @@
 // for the dequeue, the target write and the source delete, plus 3/32 for
 // the reads.
 //
+// # Visibility and latency
+//
+// While a worker holds a message (waiting for a handler slot or running
+// its handler) it renews the message's visibility with Update Message:
+// the first renewal a third of WorkerOptions.Visibility after the
+// dequeue, each next one a third of it after the previous answer, one at
+// a time. No renewal starts once the handler has returned, and the delete
+// that follows does not wait for one still in flight. A renewal has to
+// reach the queue before the visibility the previous one set lapses, so a
+// round trip of two thirds of Visibility leaves no margin, and no timing
+// of renewals can help beyond it: make Visibility at least four times the
+// slowest round trip you expect (the default 30 s allows 7.5 s). The
+// worker records its slowest renewal in Stats.SlowestRenewal and warns
+// once, through its Logger, when a renewal takes over a quarter of
+// Visibility.
+//
+// When the worker loses its claim on a message (the queue refuses the
+// message's pop receipt to a renewal, to the delete after its handler
+// succeeded, or to the update that retries it, because another consumer
+// dequeued the message once its visibility lapsed), the message may be
+// handled again, possibly while its first handler still runs. The worker
+// then cancels the handler's context with ErrClaimLost as its cause
+// (errors.Is(context.Cause(ctx), ErrClaimLost)), counts the loss in
+// Stats.ClaimsLost instead of Processed, and logs it at Warn with the
+// message ID. A handler should return when its context ends, and must be
+// idempotent: two handlings of one message can overlap, and only
+// converging, conditional writes end in the same state whichever finishes
+// last. Lost claims that keep coming mean Visibility is short for the
+// queue's latency, or a process stalled for longer than it.
+//
 // This package does not import the Blob SDK, which pulls in Apache Arrow:
 // a program that sends and handles messages and moves entities between
 // tables builds without either. Blob code lives in consistency/blobstore

@@ -20,6 +20,13 @@ func TestConsistencyOnAzurite(t *testing.T) {
 func TestWorkerOnFake(t *testing.T)    { integration.RunWorker(t, integration.FakeEnv()) }
 func TestWorkerOnAzurite(t *testing.T) { integration.RunWorker(t, integration.AzuriteEnv(t)) }
 
+// The latency cases wait out real seconds on Azurite; their scenarios run
+// in parallel.
+func TestWorkerLatencyOnFake(t *testing.T) { integration.RunWorkerLatency(t, integration.FakeEnv()) }
+func TestWorkerLatencyOnAzurite(t *testing.T) {
+	integration.RunWorkerLatency(t, integration.AzuriteEnv(t))
+}
+
 func TestPoisonQueueOnFake(t *testing.T)    { integration.RunPoisonQueue(t, integration.FakeEnv()) }
 func TestPoisonQueueOnAzurite(t *testing.T) { integration.RunPoisonQueue(t, integration.AzuriteEnv(t)) }
 

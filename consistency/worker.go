@@ -61,7 +61,8 @@ const (
 	defaultMaxDequeues = 5
 	// defaultVisibility is how long a dequeued message stays hidden; while
 	// the worker holds it (waiting for a handler slot or running) it renews
-	// it every third of that, counted from the dequeue.
+	// it a third of that after the dequeue, then a third of it after each
+	// renewal's answer.
 	defaultVisibility = 30 * time.Second
 )
 
@@ -76,9 +77,12 @@ type WorkerOptions struct {
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
 	// Default (0): 30 s; while the worker holds a message (waiting for a
-	// handler slot or running) it renews it every third of that, counted
-	// from the dequeue. Below 1 s or negative, Run and Drain
-	// fail with ErrBadOption.
+	// handler slot or running) it renews it a third of that after the
+	// dequeue, then a third of it after each renewal's answer, one renewal
+	// at a time. Make it at least four times the slowest Update Message
+	// round trip (see "Visibility and latency" in the package
+	// documentation). Below 1 s or negative, Run and Drain fail with
+	// ErrBadOption.
 	Visibility time.Duration
 	// MaxDequeues: a message dequeued more often goes to the poison queue
 	// with its last error. Default (0): 5; negative: ErrBadOption.
@@ -98,7 +102,9 @@ type WorkerOptions struct {
 	// in a blob goes to the poison queue.
 	Blobs BlobStore
 	// Logger records failures at Warn (retried and poisoned messages, with
-	// a panic's stack) and processed messages at Debug. Default:
+	// a panic's stack; lost claims and failed renewals, with the message
+	// ID; once, renewals slow for the visibility) and processed messages at
+	// Debug. Default:
 	// slog.Default() at the time NewWorker is called.
 	Logger *slog.Logger
 	// OnProcessed, OnRetried and OnPoisoned are called after each outcome;
@@ -109,7 +115,8 @@ type WorkerOptions struct {
 	// TracingProvider opens a "Worker.handle" span per dequeued message,
 	// with the queue's name (when the Queue has a URL method, as
 	// *azqueue.QueueClient does), the message type and what became of it
-	// (tablekit.disposition: processed, retried, poisoned or abandoned) as
+	// (tablekit.disposition: processed, retried, poisoned, abandoned or
+	// lost) as
 	// attributes, and an error status unless it was processed; the
 	// handler's requests are its children (see "Tracing" in package
 	// table's documentation). Default: zero, no spans.
@@ -127,6 +134,17 @@ type Stats struct {
 	// batch loops, of another type or with a payload in a blob). Renewed
 	// counts a Worker's visibility renewals.
 	Dequeued, Processed, Retried, Poisoned, Renewed int64
+	// ClaimsLost counts the messages a Worker lost its claim on: the queue
+	// refused the message's pop receipt to a renewal, the delete after its
+	// handler succeeded or the update that retries it, because another
+	// consumer dequeued it once its visibility lapsed (or it is gone). The
+	// handler's context was cancelled with ErrClaimLost, the loss was
+	// logged at Warn with the message ID, and the message may be handled
+	// again. A message counted here is not counted Processed.
+	ClaimsLost int64
+	// SlowestRenewal is the longest round trip of a Worker's visibility
+	// renewals: keep WorkerOptions.Visibility at four times it or more.
+	SlowestRenewal time.Duration
 	// Gone counts, of Processed, the moves MoveBatches and RunBatches found
 	// nothing left to do for (already moved, or never there); the others
 	// were moved.
@@ -161,6 +179,9 @@ type Worker struct {
 	iterations atomic.Int64
 	// meanRun is a running mean of handler run times, in nanoseconds.
 	meanRun atomic.Int64
+	// warnedSlow is set once the worker has warned that renewals are slow
+	// for the visibility.
+	warnedSlow atomic.Bool
 	// optErr is an option out of range, returned by Run and Drain.
 	optErr error
 	// tracer opens Worker.handle spans; queueName is their queue attribute.
@@ -388,6 +409,11 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		// Whether handlers ran during the dequeue: one that failed meanwhile
 		// made its message visible after the queue answered.
 		busy := held.Load() > 0
+		// The queue hid the messages at some moment between sending the
+		// dequeue and its answer: their first renewal counts from the
+		// send, the earliest it can have been, so a slow answer does not
+		// eat the renewal's margin.
+		sent := time.Now()
 		resp, err := w.queue.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
@@ -424,7 +450,6 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			continue
 		}
 		poll = w.opts.PollInterval
-		got := time.Now()
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
 		for _, dm := range resp.Messages {
 			held.Add(1)
@@ -438,7 +463,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 					default:
 					}
 				}()
-				w.process(handlerCtx, dm, got, failed, slots)
+				w.process(handlerCtx, dm, sent, failed, slots)
 			}()
 		}
 	}
@@ -456,16 +481,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// receipt tracks a message's newest pop receipt: every update issues a new
-// one and only the newest deletes or updates the message.
-type receipt struct {
-	mu sync.Mutex
-	id string
-	r  string
-}
-
-func (r *receipt) get() string  { r.mu.Lock(); defer r.mu.Unlock(); return r.r }
-func (r *receipt) set(s string) { r.mu.Lock(); r.r = s; r.mu.Unlock() }
 func deref(p *string) string {
 	if p == nil {
 		return ""
@@ -481,7 +496,7 @@ func derefInt(p *int64) int64 {
 
 // process handles one held message: it renews the message's visibility
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
-// retries or poisons the message.
+// retries or poisons the message, or reports that its claim was lost.
 func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
 	msgType, disposition, err := w.handle(ctx, dm, dequeued, failed, slots)
@@ -491,18 +506,18 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 }
 
 // attrDisposition is the span attribute of what became of a message:
-// processed, retried, poisoned or abandoned.
+// processed, retried, poisoned, abandoned or lost.
 const attrDisposition = "tablekit.disposition"
 
 // handle is process without its span: it returns the message's type, what
 // became of it, and the error that made it fail.
 func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
-	text := deref(dm.MessageText)
-	rc := &receipt{id: deref(dm.MessageID), r: deref(dm.PopReceipt)}
-	msg := &Message{ID: rc.id, DequeueCount: derefInt(dm.DequeueCount)}
-	env, err := decodeEnvelope(text)
+	c := w.newClaim(ctx, dm)
+	defer c.end()
+	msg := &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
+	env, err := decodeEnvelope(c.text)
 	if err != nil {
-		w.toPoison(ctx, failed, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, c, err)
 		return "", "poisoned", err
 	}
 	msg.Envelope = *env
@@ -510,49 +525,61 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 	switch {
 	case h == nil:
 		err := fmt.Errorf("consistency: no handler for message type %q", env.Type)
-		w.toPoison(ctx, failed, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, c, err)
 		return env.Type, "poisoned", err
 	case msg.DequeueCount > w.opts.MaxDequeues:
 		err := fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError)
-		w.toPoison(ctx, failed, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, c, err)
 		return env.Type, "poisoned", err
 	}
-	stop := w.renew(ctx, rc, text, dequeued)
+	c.renew(ctx, dequeued)
 	select {
 	case slots <- struct{}{}:
-	case <-ctx.Done():
+	case <-c.ctx.Done():
+		if lost := c.lostErr(); lost != nil {
+			// Lost while waiting for a slot: another consumer may have it.
+			return env.Type, "lost", lost
+		}
 		// Shut down while waiting for a slot: it reappears.
-		stop()
 		w.count(func(s *Stats) { s.Abandoned++ })
 		return env.Type, "abandoned", ctx.Err()
 	}
 	start := time.Now()
-	err = w.run(ctx, h, msg)
+	err = w.run(c.ctx, h, msg)
 	<-slots
-	// Stop the renewer and wait for it: a renewal still in flight would
-	// change the pop receipt under the delete that follows, which would then
-	// fail and let a processed message come back.
-	stop()
 	w.observe(time.Since(start))
 	var perm permanent
 	switch {
+	case c.lostErr() != nil:
+		// Lost while the handler ran (its context said so): the queue
+		// would refuse the receipt to a delete or a retry.
+		return env.Type, "lost", errors.Join(c.lostErr(), err)
 	case err == nil:
-		if _, derr := w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil); derr != nil {
+		derr := c.settle(ctx, func(receipt string) error {
+			_, err := w.queue.DeleteMessage(ctx, c.id, receipt, nil)
+			return err
+		})
+		if lost := c.lostErr(); lost != nil {
+			// Refused for its receipt: another consumer has the message
+			// and runs its handler again.
+			return env.Type, "lost", lost
+		}
+		if derr != nil {
 			// The message will reappear and its handler run again: harmless,
 			// since handlers converge.
-			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", rc.id, "err", redact.Error(derr))
+			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", c.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
 			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
-		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", rc.id)
+		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", c.id)
 		if w.opts.OnProcessed != nil {
 			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
 		return env.Type, "processed", nil
 	case errors.As(err, &perm):
-		w.toPoison(ctx, failed, msg, rc, text, err)
+		w.toPoison(ctx, failed, msg, c, err)
 		return env.Type, "poisoned", err
 	case ctx.Err() != nil && !isPanic(err):
 		// Shutdown cancelled the handler past ShutdownGrace: not the
@@ -560,7 +587,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 		w.count(func(s *Stats) { s.Abandoned++ })
 		return env.Type, "abandoned", err
 	default:
-		w.retry(ctx, failed, msg, rc, err)
+		w.retry(ctx, failed, msg, c, err)
 		return env.Type, "retried", err
 	}
 }
@@ -578,39 +605,6 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 		msg.Payload = raw
 	}
 	return w.call(ctx, h, msg)
-}
-
-// renew keeps a held message hidden, renewing its visibility every third
-// of it, counted from the dequeue: each renewal keeps two thirds of the
-// visibility as margin for a slow request. The returned stop ends the
-// renewals and waits for one in flight, so the receipt is final; calling
-// it again does nothing.
-func (w *Worker) renew(ctx context.Context, rc *receipt, text string, dequeued time.Time) (stop func()) {
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		every := w.opts.Visibility / 3
-		t := time.NewTimer(time.Until(dequeued.Add(every)))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				t.Reset(every)
-				resp, err := w.queue.UpdateMessage(ctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second))})
-				if err != nil {
-					// Another worker may own it now; let the handler finish,
-					// its writes converge either way.
-					continue
-				}
-				rc.set(deref(resp.PopReceipt))
-				w.count(func(s *Stats) { s.Renewed++ })
-			}
-		}
-	}()
-	var once sync.Once
-	return func() { once.Do(func() { close(done); <-stopped }) }
 }
 
 // observe folds a handler's run time into the running mean that decides
@@ -686,12 +680,12 @@ func (w *Worker) call(ctx context.Context, h Handler, msg *Message) (err error) 
 
 // retry hides a failed message for the back-off of its dequeue count and
 // records the error in it for the next attempt and the poison queue.
-func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *receipt, herr error) {
+func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, c *claim, herr error) {
 	// Redacted once, here: the report, the log, OnRetried and the
 	// message's LastError all get this one.
 	herr = redact.Error(herr)
 	w.fail(failed, failRetried, msg.Type, herr)
-	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", rc.id, "dequeues", msg.DequeueCount, "err", herr)
+	w.log.WarnContext(ctx, "tablekit: handler failed; message will reappear", "type", msg.Type, "key", msg.Key, "id", c.id, "dequeues", msg.DequeueCount, "err", herr)
 	if w.opts.OnRetried != nil {
 		w.notify(ctx, "OnRetried", func() { w.opts.OnRetried(msg, herr) })
 	}
@@ -708,7 +702,10 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, rc *rec
 		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
 	}
 	secs := int32(w.opts.Backoff(msg.DequeueCount) / time.Second)
-	_, _ = w.queue.UpdateMessage(ctx, rc.id, rc.get(), text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(secs)})
+	_ = c.settle(ctx, func(receipt string) error {
+		_, err := w.queue.UpdateMessage(ctx, c.id, receipt, text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(secs)})
+		return err
+	})
 }
 
 // PoisonRecord is what the poison queue receives.
@@ -724,11 +721,12 @@ type PoisonRecord struct {
 // toPoison copies the message to the poison queue, then deletes it. A crash
 // between the two leaves the message to be poisoned again on redelivery:
 // the poison queue may then hold it twice (same MessageID).
-func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *receipt, text string, cause error) {
+func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, c *claim, cause error) {
+	text := c.text
 	// Redacted once, here: the poison record, the report, the log and
 	// OnPoisoned all get this one.
 	cause = redact.Error(cause)
-	rec := PoisonRecord{MessageID: rc.id, DequeueCount: msg.DequeueCount, Error: truncate(failureText(cause), 4096), PoisonedAt: time.Now().UTC()}
+	rec := PoisonRecord{MessageID: c.id, DequeueCount: msg.DequeueCount, Error: truncate(failureText(cause), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
 		env := msg.Envelope
 		rec.Envelope = &env
@@ -746,12 +744,15 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, rc *
 		// The message stays and reappears: a failure to retry.
 		err = fmt.Errorf("consistency: cannot enqueue to the poison queue (%w); cause: %w", err, cause)
 		w.fail(failed, failRetried, msg.Type, err)
-		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", rc.id, "type", msg.Type, "err", redact.Error(err))
+		w.log.ErrorContext(ctx, "tablekit: cannot enqueue to the poison queue; the message stays", "id", c.id, "type", msg.Type, "err", redact.Error(err))
 		return
 	}
-	_, _ = w.queue.DeleteMessage(ctx, rc.id, rc.get(), nil)
+	_ = c.settle(ctx, func(receipt string) error {
+		_, err := w.queue.DeleteMessage(ctx, c.id, receipt, nil)
+		return err
+	})
 	w.fail(failed, failPoisoned, msg.Type, cause)
-	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", rc.id, "type", msg.Type, "key", msg.Key, "err", cause)
+	w.log.WarnContext(ctx, "tablekit: message poisoned", "id", c.id, "type", msg.Type, "key", msg.Key, "err", cause)
 	if w.opts.OnPoisoned != nil {
 		w.notify(ctx, "OnPoisoned", func() { w.opts.OnPoisoned(msg, text, cause) })
 	}
