@@ -422,8 +422,8 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			// The dequeue error leaves through Run and Drain: redacted
-			// (issue 29: Drain returned it with the SAS signature).
+			// The dequeue error leaves through Run and Drain, and its
+			// request URL holds the SAS signature: redact it.
 			loopErr = redact.Error(err)
 			w.log.WarnContext(ctx, "tablekit: dequeue failed", "err", loopErr)
 			if drain {

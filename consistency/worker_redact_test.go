@@ -39,7 +39,7 @@ func refusedQueue(t *testing.T, name string) *azqueue.QueueClient {
 	return q
 }
 
-// TestDrainErrorIsRedacted reproduces issue 29's missed site: a Drain whose
+// TestDrainErrorIsRedacted checks the site once missed: a Drain whose
 // dequeue is refused returned the dequeue's *url.Error as it was, so its
 // Error() carried the SAS signature, while the log line of the same
 // failure was redacted.
