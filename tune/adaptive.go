@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -12,14 +11,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
-// The constants of the adaptive rate's CUBIC curve, as in TCP CUBIC and
-// aws-sdk-go-v2's adaptive retry mode.
+// The constants of the adaptive rate's CUBIC curve.
 const (
-	// cubicBeta is the share of the rate kept at a decrease.
+	// cubicBeta is the share of the rate kept at a decrease, as in TCP
+	// CUBIC and aws-sdk-go-v2's adaptive retry mode.
 	cubicBeta = 0.7
-	// cubicC scales the curve: after a decrease from wMax, the rate is
-	// back at wMax after cbrt(wMax*(1-cubicBeta)/cubicC) seconds.
-	cubicC = 0.4
+	// cubicK is how long after a decrease from wMax the curve is back at
+	// wMax, whatever wMax is: the curve is wMax*(1+c*(t-cubicK)^3) with
+	// c = (1-cubicBeta)/cubicK^3. aws-sdk-go-v2 fixes the constant c
+	// instead (0.4, in requests per second), under which recovery takes
+	// longer the higher the rate: fit for a client's few requests a
+	// second, slow for the thousands of entities a second of a table.
+	cubicK = 4 * time.Second
 	// minAdaptiveRate is the lowest rate a decrease leaves, in entities
 	// per second.
 	minAdaptiveRate = 0.5
@@ -89,7 +92,6 @@ type flow struct {
 	cut  bool      // a decrease happened
 	tCut time.Time // the last decrease
 	wMax float64   // the rate before it
-	k    float64   // seconds from tCut until the curve is back at wMax
 
 	tokens float64 // may go negative: a reservation
 	last   time.Time
@@ -105,8 +107,9 @@ func (f *flow) curve(now time.Time) float64 {
 	if !f.cut {
 		return f.ceiling
 	}
-	t := now.Sub(f.tCut).Seconds() - f.k
-	return min(f.ceiling, max(minAdaptiveRate, f.wMax+cubicC*t*t*t))
+	k := cubicK.Seconds()
+	t := now.Sub(f.tCut).Seconds() - k
+	return min(f.ceiling, max(minAdaptiveRate, f.wMax*(1+(1-cubicBeta)/(k*k*k)*t*t*t)))
 }
 
 // advance moves the measurement window to now's tenth, clearing the
@@ -151,9 +154,9 @@ func (f *flow) accept(now time.Time, n float64) {
 	f.update(now)
 }
 
-// decrease lowers the rate after a throttling answer to a request sent at
-// sent. Answers to requests sent before the last decrease are of the same
-// overload and do not lower it again.
+// decrease lowers the rate after a throttling answer to a request paced
+// at sent. Answers to requests paced before the last decrease are of the
+// same overload and do not lower it again.
 func (f *flow) decrease(now, sent time.Time) {
 	if f.cut && sent.Before(f.tCut) {
 		return
@@ -163,7 +166,6 @@ func (f *flow) decrease(now, sent time.Time) {
 		base = min(base, m)
 	}
 	f.cut, f.tCut, f.wMax = true, now, base
-	f.k = math.Cbrt(base * (1 - cubicBeta) / cubicC)
 	f.rate = max(minAdaptiveRate, base*cubicBeta)
 }
 
@@ -297,12 +299,15 @@ func (a *Adaptive) answer(table, pk string, n float64, sent time.Time, throttled
 // sends it, and adjusts the rates by the answer.
 func (a *Adaptive) Do(req *policy.Request) (*http.Response, error) {
 	key, pk, n := entities(req)
+	// A request is of the rate it was paced by: the time it reserved its
+	// entities, not the time it left, tells whether a throttling answer
+	// to it comes from before or after the last decrease.
+	sent := a.now()
 	if wait := a.reserve(key.Resource, pk, n); wait > 0 {
 		if err := a.sleep(req.Raw().Context(), wait); err != nil {
 			return nil, err
 		}
 	}
-	sent := a.now()
 	resp, err := req.Next()
 	if err != nil {
 		return resp, err

@@ -2,7 +2,6 @@ package tune_test
 
 import (
 	"fmt"
-	"math"
 	"testing"
 	"time"
 
@@ -112,8 +111,8 @@ func TestAdaptiveDecreaseOnTransactionOperation(t *testing.T) {
 }
 
 // While answers are clean the rate climbs back on a CUBIC curve: concave
-// up to the rate it had before the decrease, which it regains
-// cbrt(wMax*0.3/0.4) seconds after it, then convex, probing past it.
+// up to the rate it had before the decrease, which it regains 4 s after
+// it, then convex, probing past it.
 func TestAdaptiveIncrease(t *testing.T) {
 	ad, tb, _, c := adaptiveTable(t, fake.BusyOptions{PerPartition: 100, PerAccount: 10000}, tune.AdaptiveOptions{})
 	i := 0
@@ -123,7 +122,7 @@ func TestAdaptiveIncrease(t *testing.T) {
 	if got := ad.Rate("rows", "p"); got != 0.7*wMax {
 		t.Fatalf("rate after the decrease: %v, want %v", got, 0.7*wMax)
 	}
-	k := time.Duration(math.Cbrt(wMax*0.3/0.4) * float64(time.Second))
+	const k = 4 * time.Second
 	cut := c.now()
 	prev := 0.7 * wMax
 	// Clean answers: a request every 20 ms keeps the partition under its
