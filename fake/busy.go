@@ -1,9 +1,13 @@
 package fake
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -256,37 +260,70 @@ func (b *Busy) admitTable(req *http.Request, op Operation, tg target, body []byt
 	if b == nil {
 		return nil
 	}
-	table, pk, n := tg.table, "", 1.0
+	table, pk, keyed, n := tg.table, "", false, 1.0
 	switch {
 	case tg.keyed && op != OpQueryTables:
-		pk = tg.pk
+		pk, keyed = tg.pk, true
 	case op == OpInsertEntity:
 		if e, err := parseEntity(body); err == nil {
-			pk = e.pk
+			pk, keyed = e.pk, true
 		}
 	case op == OpQueryEntities:
+		// A query is charged for what it returns, to the partition its
+		// filter pins, if any.
 		pk = reqclass.Classify(reqclass.Table, req).Partition
+		keyed = pk != ""
 	case op == OpBatch:
-		if ops, err := parseBatch(req.Header.Get("Content-Type"), body); err == nil && len(ops) > 0 {
-			table, pk, n = ops[0].tg.table, ops[0].pk, float64(len(ops))
-		}
+		// A transaction whose keys cannot be read is refused by the
+		// service before any work, as one request.
+		table, pk, keyed, n = batchKeys(body)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	if op == OpQueryEntities || pk == "" && (op == OpBatch || op == OpInsertEntity) {
-		// A query is charged for what it returns; a transaction or an
-		// insert whose keys cannot be read is refused by the service
-		// before any work, as one request.
-		n = 1
-	}
 	draws := []draw{b.accountDraw(n)}
-	if pk != "" {
+	if keyed {
 		d := b.scoped(now, "t"+table+"\x00"+pk)
 		d.cost = n
 		draws = append(draws, d)
 	}
 	return b.admit(draws...)
+}
+
+// Landmarks of a transaction's body: the framing of each operation, the
+// first operation's request line, and an entity's PartitionKey.
+var (
+	batchPart       = []byte("Content-Type: application/http")
+	batchRequest    = regexp.MustCompile(`(?m)^(?:POST|PUT|PATCH|MERGE|DELETE) (\S+) HTTP/1\.1\r?$`)
+	batchEntityPart = regexp.MustCompile(`"PartitionKey"\s*:\s*("(?:[^"\\]|\\.)*")`)
+)
+
+// batchKeys reads a transaction's table, partition and operation count
+// from its body without parsing it whole (the service parses it once it
+// is admitted): the table and, for an operation on one entity, the
+// partition from the first operation's URL; else the partition from the
+// first entity's body. keyed is false, and n 1, for a body it cannot
+// read.
+func batchKeys(body []byte) (table, pk string, keyed bool, n float64) {
+	m := batchRequest.FindSubmatch(body)
+	if m == nil {
+		return "", "", false, 1
+	}
+	u, err := url.Parse(string(m[1]))
+	if err != nil {
+		return "", "", false, 1
+	}
+	n = float64(max(bytes.Count(body, batchPart), 1))
+	table, rest, inURL := strings.Cut(strings.TrimPrefix(u.Path, "/"), "(")
+	if inURL {
+		if p, _, ok := parseKeys("(" + rest); ok {
+			return table, p, true, n
+		}
+	}
+	if e := batchEntityPart.FindSubmatch(body); e != nil && json.Unmarshal(e[1], &pk) == nil {
+		return table, pk, true, n
+	}
+	return "", "", false, 1
 }
 
 // servedTable charges a query page's entities past the first (the first

@@ -362,3 +362,30 @@ func TestBusyRefusalCountedNotApplied(t *testing.T) {
 		t.Fatalf("%d entities stored, want 1", got)
 	}
 }
+
+// A transaction draws on the partition its operations name, read from a
+// delete's URL as from an insert's body, with the partition's single
+// requests; the empty PartitionKey is a partition like any other.
+func TestBusyTransactionKeys(t *testing.T) {
+	for _, pk := range []string{"o'k", ""} {
+		_, c, _ := busyTable(t, fake.BusyOptions{PerPartition: 4, PerAccount: 1000})
+		for i := range 4 {
+			if err := addEntity(t, c, pk, fmt.Sprint(i)); err != nil {
+				t.Fatalf("%q: %v", pk, err)
+			}
+		}
+		if addEntity(t, c, pk, "4") == nil {
+			t.Fatalf("partition %q served over its target", pk)
+		}
+		acts := []aztables.TransactionAction{
+			{ActionType: aztables.TransactionTypeDelete, Entity: entity(pk, "0", "")},
+			{ActionType: aztables.TransactionTypeDelete, Entity: entity(pk, "1", "")},
+		}
+		if _, err := c.SubmitTransaction(t.Context(), acts, nil); err == nil {
+			t.Fatalf("a transaction of deletes on partition %q was served over its target", pk)
+		}
+		if err := addEntity(t, c, pk+"x", "0"); err != nil {
+			t.Fatalf("another partition: %v", err)
+		}
+	}
+}
