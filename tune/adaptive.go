@@ -52,22 +52,14 @@ type AdaptiveOptions struct {
 // Adaptive is an azcore policy for table clients that finds the rate the
 // service will take: a per-partition and a per-account rate, each lowered
 // when the service answers that it is over a target and raised back while
-// its answers are clean, never above the ceilings. Put it among a client's
-// PerRetryPolicies (aztables.ClientOptions.PerRetryPolicies, beside
-// table.ClientOptions): it then runs once per try, after the SDK's retry
-// policy, so it paces every try, retries included, and sees every
-// throttling answer, while the SDK's retry policy stays the only one that
-// retries. Every tablekit operation over the client (table reads and
-// writes, queries, batch.Submit and the Writer, whose transactions go
-// through the client's pipeline) is paced by it with no other change.
+// its answers are clean, never above the ceilings (the algorithm is in the
+// package documentation). Put it among a client's PerRetryPolicies
+// (aztables.ClientOptions.PerRetryPolicies, beside table.ClientOptions),
+// so that it runs once per try, after the SDK's retry policy, which stays
+// the only one that retries.
 //
 // It counts entities as Limiter does: one per single-entity request and
-// per entity of a query page, one per operation of a transaction. A
-// throttling answer is a 503 (ServerBusy), a 429, or a 500 OperationTimedOut,
-// whether it answers the whole request or, inside a transaction's 202, the
-// transaction's failed operation. A throttling answer whose message says
-// the account is over its limit lowers the account's rate; any other one
-// lowers its partition's (the account's, for a request of no partition).
+// per entity of a query page, one per operation of a transaction.
 //
 // Safe for concurrent use; share one Adaptive among the clients of an
 // account.
