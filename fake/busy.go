@@ -111,6 +111,9 @@ type Busy struct {
 	swept     time.Time
 	throttled int
 	passed    int
+	// scopedRefusals counts the refusals over a partition's, queue's or
+	// blob's target, for TimeoutEvery.
+	scopedRefusals int
 }
 
 // bucket is a token bucket; tokens may go negative when a charge after
@@ -194,7 +197,10 @@ func (b *Busy) admit(draws ...draw) *svcError {
 	for _, d := range draws {
 		if !d.b.holds(d.cost, d.rate*b.opts.Burst.Seconds()) {
 			b.throttled++
-			if d.scoped && b.opts.TimeoutEvery > 0 && b.throttled%b.opts.TimeoutEvery == 0 {
+			if d.scoped {
+				b.scopedRefusals++
+			}
+			if d.scoped && b.opts.TimeoutEvery > 0 && b.scopedRefusals%b.opts.TimeoutEvery == 0 {
 				return &svcError{status: http.StatusInternalServerError, code: "OperationTimedOut", msg: msgOperationTimedOut}
 			}
 			return &svcError{status: http.StatusServiceUnavailable, code: "ServerBusy", msg: d.msg}

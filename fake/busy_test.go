@@ -389,3 +389,28 @@ func TestBusyTransactionKeys(t *testing.T) {
 		}
 	}
 }
+
+// TimeoutEvery counts the refusals over a partition's target alone: the
+// account's are always 503 ServerBusy.
+func TestBusyTimeoutEveryCountsPartitionRefusals(t *testing.T) {
+	_, c, clk := busyTable(t, fake.BusyOptions{PerPartition: 1, PerAccount: 3, TimeoutEvery: 2})
+	if err := addEntity(t, c, "p", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if status, code, _ := answer(t, addEntity(t, c, "p", "1")); status != 503 || code != "ServerBusy" {
+		t.Fatalf("first partition refusal: %d %s", status, code)
+	}
+	if err := addEntity(t, c, "q", "0"); err != nil { // the account's third
+		t.Fatal(err)
+	}
+	if _, _, msg := answer(t, addEntity(t, c, "r", "0")); msg != "Operations per second is over the account limit." {
+		t.Fatalf("account refusal: %q", msg)
+	}
+	clk.advance(time.Second)
+	if err := addEntity(t, c, "p", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if status, code, _ := answer(t, addEntity(t, c, "p", "2")); status != 500 || code != "OperationTimedOut" {
+		t.Fatalf("second partition refusal: %d %s", status, code)
+	}
+}
