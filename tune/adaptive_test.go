@@ -191,3 +191,20 @@ func TestAdaptiveCeiling(t *testing.T) {
 		t.Fatalf("10 entities at a ceiling of 20/s took %v, want 0.4 s", d)
 	}
 }
+
+// Partitions a process stops touching are forgotten once their rate is
+// back at the ceiling and their bucket full: such a flow is the same as a
+// new one. A hundred thousand partitions, touched once each a millisecond
+// apart, leave only the last few seconds' flows.
+func TestAdaptiveForgetsIdlePartitions(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ad := tune.NewAdaptive(&tune.AdaptiveOptions{Now: c.now, Sleep: c.sleep})
+	const n = 100_000
+	for i := range n {
+		ad.Rate("rows", fmt.Sprint(i))
+		c.t = c.t.Add(time.Millisecond)
+	}
+	if got := ad.Partitions(); got > 3000 {
+		t.Fatalf("%d partition flows kept after %d partitions touched once each; want only the recently used", got, n)
+	}
+}
