@@ -51,8 +51,8 @@ type WriterOptions struct {
 	// BaseDelay and MaxDelay shape the exponential back-off with jitter
 	// before such a resend: each wait is between half and all of a delay
 	// that starts at BaseDelay and doubles up to MaxDelay. The resend goes
-	// through the client's pipeline, so a tune.Limiter there spaces it
-	// further. Defaults: 100 ms and 5 s.
+	// through the client's pipeline, so a tune.Limiter or tune.Adaptive
+	// there spaces it further. Defaults: 100 ms and 5 s.
 	BaseDelay, MaxDelay time.Duration
 	// Progress, when set, is called after each transaction, from the
 	// writer's goroutines (one call at a time).

@@ -69,6 +69,9 @@ type BlobServiceOptions struct {
 	// ClientIP is the address a SAS's signed IP range is checked against:
 	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
 	ClientIP netip.Addr
+	// Busy makes the service answer as an account at its scalability
+	// targets (see Busy). Default: nil, every request is served.
+	Busy *Busy
 }
 
 // BlobService is an in-memory Azure Blob service for block blobs, an HTTP
@@ -92,6 +95,7 @@ type BlobService struct {
 	deleted    map[string]time.Time // container name -> when it was deleted
 	seq        uint64
 	sas        sasConfig
+	busy       *Busy
 }
 
 type containerData struct {
@@ -136,6 +140,7 @@ func NewBlobService(opts *BlobServiceOptions) *BlobService {
 	}
 	if opts != nil {
 		s.sas = newSASConfig(opts.AccountName, opts.AccountKey, opts.ClientIP)
+		s.busy = opts.Busy
 	} else {
 		s.sas = newSASConfig("", "", netip.Addr{})
 	}
@@ -318,6 +323,7 @@ func blobRoute(req *http.Request, isBlob bool) Operation {
 // Do serves one HTTP request of the Blob REST API.
 func (s *BlobService) Do(req *http.Request) (*http.Response, error) {
 	resp, err := s.serve(req)
+	s.busy.servedBlob(req, resp)
 	if err == nil && req.Method == http.MethodHead && resp.ContentLength > 0 && resp.StatusCode >= 400 {
 		// A HEAD answer has no body: the service's error is in
 		// x-ms-error-code alone (recorded).
@@ -342,6 +348,9 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 	defer s.mu.Unlock()
 	if f := s.arrive(op); f != nil {
 		return xmlError(req, f.status, f.code, "injected fault"), nil
+	}
+	if berr := s.busy.admitBlob(container, name, len(body)); berr != nil {
+		return xmlError(req, berr.status, berr.code, berr.msg), nil
 	}
 	now := s.now().UTC()
 	c := s.containers[container]

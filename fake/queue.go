@@ -66,6 +66,9 @@ type QueueServiceOptions struct {
 	// ClientIP is the address a SAS's signed IP range is checked against:
 	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
 	ClientIP netip.Addr
+	// Busy makes the service answer as an account at its scalability
+	// targets (see Busy). Default: nil, every request is served.
+	Busy *Busy
 }
 
 // QueueService is an in-memory Azure Queue service, an HTTP transport behind
@@ -87,6 +90,7 @@ type QueueService struct {
 	deleted map[string]time.Time // queue name -> when it was deleted
 	seq     uint64
 	sas     sasConfig
+	busy    *Busy
 }
 
 type queueData struct {
@@ -144,6 +148,7 @@ func NewQueueService(opts *QueueServiceOptions) *QueueService {
 	}
 	if opts != nil {
 		s.sas = newSASConfig(opts.AccountName, opts.AccountKey, opts.ClientIP)
+		s.busy = opts.Busy
 	} else {
 		s.sas = newSASConfig("", "", netip.Addr{})
 	}
@@ -275,6 +280,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 	defer s.mu.Unlock()
 	if f := s.arrive(op); f != nil {
 		return xmlError(req, f.status, f.code, "injected fault"), nil
+	}
+	if berr := s.busy.admitQueue(req, op, parts[0]); berr != nil {
+		return xmlError(req, berr.status, berr.code, berr.msg), nil
 	}
 	if op == OpListQueues {
 		return s.listQueues(req, q), nil

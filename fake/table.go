@@ -54,6 +54,9 @@ type TableServiceOptions struct {
 	// ClientIP is the address a SAS's signed IP range is checked against:
 	// the fake serves in-process and sees no socket. Default: 127.0.0.1.
 	ClientIP netip.Addr
+	// Busy makes the service answer as an account at its scalability
+	// targets (see Busy). Default: nil, every request is served.
+	Busy *Busy
 }
 
 // TableService is an in-memory Azure Table service. It is an HTTP transport
@@ -343,6 +346,9 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	if f := s.arrive(op); f != nil {
 		return errorResponse(req, errf(f.status, f.code, "injected fault")), nil
 	}
+	if berr := s.opts.Busy.admitTable(req, op, target, body); berr != nil {
+		return errorResponse(req, berr), nil
+	}
 	if op == OpBatch {
 		return s.batch(req, body), nil
 	}
@@ -364,6 +370,7 @@ func (s *TableService) Do(req *http.Request) (*http.Response, error) {
 	if serr != nil {
 		return errorResponse(req, serr), nil
 	}
+	s.opts.Busy.servedTable(req, op, target, status, out)
 	return response(req, status, header, out), nil
 }
 

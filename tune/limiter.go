@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sync"
 	"time"
@@ -108,12 +109,18 @@ func NewLimiter(opts *LimiterOptions) *Limiter {
 var (
 	pkInBody  = regexp.MustCompile(`"PartitionKey"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 	opsInBody = []byte("Content-Type: application/http")
+	// subRequest is the request line of a transaction's operation.
+	subRequest = regexp.MustCompile(`(?m)^(POST|PUT|PATCH|MERGE|DELETE) (\S+) HTTP/1\.1\r?$`)
 )
 
-// Do waits as long as the request's entities need, then sends it.
-func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
-	key := reqclass.Classify(reqclass.Table, req.Raw())
-	n, pk := 1.0, key.Partition
+// entities names a table request as the service counts it: its
+// classification (with, for a transaction, the table its operations
+// name), its partition (read from the body for a transaction or an
+// insert) and its entities (one per operation of a transaction, else
+// one; a query's page is counted as it is read).
+func entities(req *policy.Request) (key reqclass.Request, pk string, n float64) {
+	key = reqclass.Classify(reqclass.Table, req.Raw())
+	n, pk = 1.0, key.Partition
 	if key.Operation == "Batch" || key.Operation == "InsertEntity" {
 		if body := req.Body(); body != nil {
 			b, _ := io.ReadAll(body)
@@ -124,8 +131,27 @@ func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
 			if m := pkInBody.FindSubmatch(b); m != nil {
 				pk = string(m[1])
 			}
+			if key.Operation == "Batch" {
+				// The $batch URL names no table: the first operation's
+				// request line does (and, for a delete, the partition).
+				if m := subRequest.FindSubmatch(b); m != nil {
+					if u, err := url.Parse(string(m[2])); err == nil {
+						sub := reqclass.Classify(reqclass.Table, &http.Request{Method: string(m[1]), URL: u})
+						key.Resource = sub.Resource
+						if pk == "" {
+							pk = sub.Partition
+						}
+					}
+				}
+			}
 		}
 	}
+	return key, pk, n
+}
+
+// Do waits as long as the request's entities need, then sends it.
+func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
+	key, pk, n := entities(req)
 	wait := l.Reserve(key.Resource, pk, n)
 	if wait > 0 {
 		if err := l.sleep(req.Raw().Context(), wait); err != nil {

@@ -167,3 +167,35 @@ func TestLimiterReserveOfNothing(t *testing.T) {
 		t.Fatalf("after a negative reservation the partition's budget grew: 20 entities at 10/s waited only %v", w)
 	}
 }
+
+// A transaction draws on the same partition's budget as single-entity
+// requests to that partition: 10 single writes at 10/s spend it, so a
+// transaction of 10 more waits about a second.
+func TestLimiterTransactionSharesItsPartitionsBudget(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	lim := tune.NewLimiter(&tune.LimiterOptions{PerPartition: 10, PerAccount: 1000, Now: c.now, Sleep: c.sleep})
+	opts := &aztables.ClientOptions{}
+	opts.PerCallPolicies = []policy.Policy{lim}
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("rows", opts)
+	if _, err := client.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, _ := table.New[row](client, nil)
+	for i := range 10 {
+		if err := tb.Add(t.Context(), &row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprint(i)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.slept = 0
+	var ops []batch.Op
+	for i := 10; i < 20; i++ {
+		ops = append(ops, batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprint(i)}}))
+	}
+	if _, err := batch.Submit(t.Context(), client, ops, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.slept < 900*time.Millisecond || c.slept > 1100*time.Millisecond {
+		t.Fatalf("a transaction of 10 after 10 single writes on a partition at 10/s waited %v, want about 1 s", c.slept)
+	}
+}
