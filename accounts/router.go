@@ -59,10 +59,16 @@ type Config struct {
 	Limits *tune.LimiterOptions
 }
 
-// ConnectionString is a Config.Connect from an account's connection string.
+// ConnectionString is a Config.Connect from an account's connection
+// string, parsed by ParseConnectionString: its table requests go to the
+// string's TableEndpoint, with a key or a SAS alike.
 func ConnectionString(cs string) func(*aztables.ClientOptions) (*aztables.ServiceClient, error) {
 	return func(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-		return aztables.NewServiceClientFromConnectionString(cs, opts)
+		c, err := ParseConnectionString(cs)
+		if err != nil {
+			return nil, err
+		}
+		return c.TableService(opts)
 	}
 }
 

@@ -1,0 +1,241 @@
+package accounts
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+)
+
+// ErrConnectionString: a storage connection string that cannot be
+// honoured as written. Reported by ParseConnectionString and by a
+// Connection's constructors, before any request. The message names the
+// setting, never its value, so a key or signature is not printed.
+var ErrConnectionString = errors.New("accounts: connection string")
+
+// The settings of a storage connection string (Azure Storage, "Configure
+// a connection string"). Names are matched without regard to case, as
+// the .NET parser does.
+const (
+	settingProtocol = "DefaultEndpointsProtocol"
+	settingName     = "AccountName"
+	settingKey      = "AccountKey"
+	settingSAS      = "SharedAccessSignature"
+	settingSuffix   = "EndpointSuffix"
+	settingTable    = "TableEndpoint"
+	settingQueue    = "QueueEndpoint"
+	settingBlob     = "BlobEndpoint"
+)
+
+// defaultProtocol and defaultSuffix make a service's endpoint when the
+// string names none: protocol://ACCOUNT.SERVICE.suffix/.
+const (
+	defaultProtocol = "https"
+	defaultSuffix   = "core.windows.net"
+)
+
+// canonical is the setting named k, and whether a connection string may
+// hold it: the settings above, and those of services tablekit makes no
+// client of (accepted and not used). UseDevelopmentStorage and
+// DevelopmentStorageProxyUri are not among them: the emulator's string
+// names its endpoints and key instead.
+func canonical(k string) (string, bool) {
+	for _, name := range []string{
+		settingProtocol, settingName, settingKey, settingSAS, settingSuffix, settingTable, settingQueue, settingBlob,
+		"FileEndpoint", "TableSecondaryEndpoint", "QueueSecondaryEndpoint", "BlobSecondaryEndpoint", "FileSecondaryEndpoint",
+	} {
+		if strings.EqualFold(k, name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// Connection is a storage connection string, parsed once: the endpoint of
+// each service and the credential its requests carry (the account's shared
+// key, or a shared access signature). Its constructors send every request
+// to the endpoint the string names, for each service alike.
+//
+// aztables.NewServiceClientFromConnectionString (v1.4.1) does not: given a
+// SharedAccessSignature it ignores TableEndpoint, EndpointSuffix and
+// DefaultEndpointsProtocol and sends the table requests, the signature
+// attached, to https://ACCOUNT.table.core.windows.net, while the queue and
+// blob clients honour their endpoints. Private endpoints, sovereign clouds
+// and the emulator then break, and the signature goes to a host the user
+// never named. Build clients from a connection string through Connection.
+type Connection struct {
+	name  string // AccountName; "" with a SAS that names every endpoint
+	key   string // AccountKey; "" with a SAS
+	sas   string // SharedAccessSignature without a leading "?"; "" with a key
+	table string // each service's endpoint ending in "/"; "" when neither
+	queue string // the string nor an AccountName gives it
+	blob  string
+}
+
+// ParseConnectionString parses cs ("Name=value;Name=value;…"). It refuses
+// (ErrConnectionString) a malformed part, an unknown or repeated setting,
+// both or neither of AccountKey and SharedAccessSignature, an AccountKey
+// without AccountName or not in base64, a SAS without a signature, and an
+// endpoint that is not an http or https URL with a host and no query.
+// A service whose endpoint the string neither names nor derives (a SAS
+// string for blobs only, say) is refused by its constructor.
+func ParseConnectionString(cs string) (*Connection, error) {
+	set := map[string]string{}
+	for i, part := range strings.Split(cs, ";") {
+		if strings.TrimSpace(part) == "" {
+			continue // "a=b;" and "a=b;;c=d" are common
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			// The part is not quoted: it may be a piece of a key.
+			return nil, fmt.Errorf("%w: part %d is not Name=value", ErrConnectionString, i+1)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		name, ok := canonical(k)
+		switch {
+		case strings.EqualFold(k, "UseDevelopmentStorage") || strings.EqualFold(k, "DevelopmentStorageProxyUri"):
+			return nil, fmt.Errorf("%w: %s is not supported: give the emulator's endpoints, AccountName and AccountKey", ErrConnectionString, k)
+		case !ok:
+			return nil, fmt.Errorf("%w: unknown setting %q", ErrConnectionString, k)
+		case set[name] != "":
+			return nil, fmt.Errorf("%w: %s is given twice", ErrConnectionString, name)
+		case v == "":
+			return nil, fmt.Errorf("%w: %s is empty", ErrConnectionString, name)
+		}
+		set[name] = v
+	}
+	c := &Connection{name: set[settingName], key: set[settingKey], sas: strings.TrimPrefix(set[settingSAS], "?")}
+	switch {
+	case c.key != "" && set[settingSAS] != "":
+		return nil, fmt.Errorf("%w: both %s and %s: give one", ErrConnectionString, settingKey, settingSAS)
+	case c.key == "" && set[settingSAS] == "":
+		return nil, fmt.Errorf("%w: no %s or %s", ErrConnectionString, settingKey, settingSAS)
+	case c.key != "" && c.name == "":
+		return nil, fmt.Errorf("%w: %s without %s", ErrConnectionString, settingKey, settingName)
+	}
+	if c.key != "" {
+		if _, err := base64.StdEncoding.DecodeString(c.key); err != nil {
+			return nil, fmt.Errorf("%w: %s is not base64", ErrConnectionString, settingKey)
+		}
+	} else if q, err := url.ParseQuery(c.sas); err != nil || q.Get("sig") == "" {
+		return nil, fmt.Errorf("%w: %s has no signature (sig)", ErrConnectionString, settingSAS)
+	}
+	protocol, suffix := defaultProtocol, defaultSuffix
+	if p, ok := set[settingProtocol]; ok {
+		if p = strings.ToLower(p); p != "http" && p != "https" {
+			return nil, fmt.Errorf("%w: %s is neither http nor https", ErrConnectionString, settingProtocol)
+		}
+		protocol = p
+	}
+	if s, ok := set[settingSuffix]; ok {
+		suffix = s
+	}
+	for _, e := range []struct {
+		setting, service string
+		to               *string
+	}{{settingTable, "table", &c.table}, {settingQueue, "queue", &c.queue}, {settingBlob, "blob", &c.blob}} {
+		ep, ok := set[e.setting]
+		switch {
+		case ok:
+			u, err := url.Parse(ep)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				return nil, fmt.Errorf("%w: %s is not an http or https URL with a host and no query", ErrConnectionString, e.setting)
+			}
+			*e.to = strings.TrimSuffix(ep, "/") + "/"
+		case c.name != "":
+			*e.to = protocol + "://" + c.name + "." + e.service + "." + suffix + "/"
+		}
+	}
+	return c, nil
+}
+
+// endpoint is the service URL of one service, or an error naming the
+// setting that is missing.
+func (c *Connection) endpoint(ep, setting string) (string, error) {
+	switch {
+	case ep == "":
+		return "", fmt.Errorf("%w: no %s, and no %s to derive it from", ErrConnectionString, setting, settingName)
+	case c.sas != "":
+		return ep + "?" + c.sas, nil
+	}
+	return ep, nil
+}
+
+// TableService is the table service client of the string's TableEndpoint
+// (or https://ACCOUNT.table.SUFFIX/), signed with the string's key or
+// SAS, built with opts (nil: the SDK's defaults).
+func (c *Connection) TableService(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	ep, err := c.endpoint(c.table, settingTable)
+	if err != nil {
+		return nil, err
+	}
+	if c.sas != "" {
+		return aztables.NewServiceClientWithNoCredential(ep, opts)
+	}
+	cred, err := aztables.NewSharedKeyCredential(c.name, c.key)
+	if err != nil {
+		return nil, err
+	}
+	return aztables.NewServiceClientWithSharedKey(ep, cred, opts)
+}
+
+// QueueService is the queue service client of the string's QueueEndpoint
+// (or https://ACCOUNT.queue.SUFFIX/), signed with the string's key or
+// SAS, built with opts (nil: the SDK's defaults).
+func (c *Connection) QueueService(opts *azqueue.ClientOptions) (*azqueue.ServiceClient, error) {
+	ep, err := c.endpoint(c.queue, settingQueue)
+	if err != nil {
+		return nil, err
+	}
+	if c.sas != "" {
+		return azqueue.NewServiceClientWithNoCredential(ep, opts)
+	}
+	cred, err := azqueue.NewSharedKeyCredential(c.name, c.key)
+	if err != nil {
+		return nil, err
+	}
+	return azqueue.NewServiceClientWithSharedKeyCredential(ep, cred, opts)
+}
+
+// BlobService is the blob service client of the string's BlobEndpoint (or
+// https://ACCOUNT.blob.SUFFIX/), signed with the string's key or SAS,
+// built with opts (nil: the SDK's defaults).
+func (c *Connection) BlobService(opts *azblob.ClientOptions) (*azblob.Client, error) {
+	ep, err := c.endpoint(c.blob, settingBlob)
+	if err != nil {
+		return nil, err
+	}
+	if c.sas != "" {
+		return azblob.NewClientWithNoCredential(ep, opts)
+	}
+	cred, err := azblob.NewSharedKeyCredential(c.name, c.key)
+	if err != nil {
+		return nil, err
+	}
+	return azblob.NewClientWithSharedKeyCredential(ep, cred, opts)
+}
+
+// String names the endpoints and the kind of credential, never the key or
+// the signature, so that printing a Connection leaks neither.
+func (c *Connection) String() string {
+	cred := "shared key"
+	if c.sas != "" {
+		cred = "SAS"
+	}
+	return fmt.Sprintf("table %s, queue %s, blob %s (%s)", orNone(c.table), orNone(c.queue), orNone(c.blob), cred)
+}
+
+// GoString is String, so that %#v leaks nothing either.
+func (c *Connection) GoString() string { return c.String() }
+
+func orNone(ep string) string {
+	if ep == "" {
+		return "none"
+	}
+	return ep
+}
