@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
@@ -78,11 +79,14 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		var err error
-		if tables, err = aztables.NewServiceClientFromConnectionString(conn, topts); err != nil {
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
 			return err
 		}
-		if queues, err = azqueue.NewServiceClientFromConnectionString(conn, qopts); err != nil {
+		if tables, err = c.TableService(topts); err != nil {
+			return err
+		}
+		if queues, err = c.QueueService(qopts); err != nil {
 			return err
 		}
 	default:

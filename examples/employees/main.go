@@ -36,6 +36,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
@@ -208,11 +209,15 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		return tables, queues, err
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		tables, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(topts))
+		c, err := accounts.ParseConnectionString(conn)
 		if err != nil {
 			return nil, nil, err
 		}
-		queues, err := azqueue.NewServiceClientFromConnectionString(conn, qopts)
+		tables, err := c.TableService(table.ClientOptions(topts))
+		if err != nil {
+			return nil, nil, err
+		}
+		queues, err := c.QueueService(qopts)
 		return tables, queues, err
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")

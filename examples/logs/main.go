@@ -31,6 +31,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -140,7 +141,11 @@ func connect(conn, account string, l *ledger.Ledger) (*azblob.Client, error) {
 		return azblob.NewClient("https://"+account+".blob.core.windows.net/", cred, opts)
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return azblob.NewClientFromConnectionString(conn, opts)
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
+			return nil, err
+		}
+		return c.BlobService(opts)
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewBlobService(nil).NewClient(opts), nil

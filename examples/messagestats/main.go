@@ -34,6 +34,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -140,7 +141,11 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, e
 		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, table.ClientOptions(opts))
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts))
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
+			return nil, err
+		}
+		return c.TableService(table.ClientOptions(opts))
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewTableService(nil).NewServiceClient(opts), nil
