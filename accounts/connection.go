@@ -2,7 +2,6 @@ package accounts
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -11,12 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 )
-
-// ErrConnectionString: a storage connection string that cannot be
-// honoured as written. Reported by ParseConnectionString and by a
-// Connection's constructors, before any request. The message names the
-// setting, never its value, so a key or signature is not printed.
-var ErrConnectionString = errors.New("accounts: connection string")
 
 // The settings of a storage connection string (Azure Storage, "Configure
 // a connection string"). Names are matched without regard to case, as
@@ -78,7 +71,7 @@ type Connection struct {
 }
 
 // ParseConnectionString parses cs ("Name=value;Name=value;…"). It refuses
-// (ErrConnectionString) a malformed part, an unknown or repeated setting,
+// (ErrBadConfig) a malformed part, an unknown or repeated setting,
 // both or neither of AccountKey and SharedAccessSignature, an AccountKey
 // without AccountName or not in base64, a SAS without a signature, and an
 // endpoint that is not an http or https URL with a host and no query.
@@ -93,42 +86,45 @@ func ParseConnectionString(cs string) (*Connection, error) {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
 			// The part is not quoted: it may be a piece of a key.
-			return nil, fmt.Errorf("%w: part %d is not Name=value", ErrConnectionString, i+1)
+			return nil, fmt.Errorf("%w: connection string: part %d is not Name=value", ErrBadConfig, i+1)
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		name, ok := canonical(k)
 		switch {
 		case strings.EqualFold(k, "UseDevelopmentStorage") || strings.EqualFold(k, "DevelopmentStorageProxyUri"):
-			return nil, fmt.Errorf("%w: %s is not supported: give the emulator's endpoints, AccountName and AccountKey", ErrConnectionString, k)
+			return nil, fmt.Errorf("%w: connection string: %s is not supported: give the emulator's endpoints, AccountName and AccountKey", ErrBadConfig, k)
+		case !ok && isSettingName(k):
+			return nil, fmt.Errorf("%w: connection string: unknown setting %q", ErrBadConfig, k)
 		case !ok:
-			return nil, fmt.Errorf("%w: unknown setting %q", ErrConnectionString, k)
+			// Not quoted: it may be a piece of a key cut at an "=".
+			return nil, fmt.Errorf("%w: connection string: part %d is not a setting", ErrBadConfig, i+1)
 		case set[name] != "":
-			return nil, fmt.Errorf("%w: %s is given twice", ErrConnectionString, name)
+			return nil, fmt.Errorf("%w: connection string: %s is given twice", ErrBadConfig, name)
 		case v == "":
-			return nil, fmt.Errorf("%w: %s is empty", ErrConnectionString, name)
+			return nil, fmt.Errorf("%w: connection string: %s is empty", ErrBadConfig, name)
 		}
 		set[name] = v
 	}
 	c := &Connection{name: set[settingName], key: set[settingKey], sas: strings.TrimPrefix(set[settingSAS], "?")}
 	switch {
 	case c.key != "" && set[settingSAS] != "":
-		return nil, fmt.Errorf("%w: both %s and %s: give one", ErrConnectionString, settingKey, settingSAS)
+		return nil, fmt.Errorf("%w: connection string: both %s and %s: give one", ErrBadConfig, settingKey, settingSAS)
 	case c.key == "" && set[settingSAS] == "":
-		return nil, fmt.Errorf("%w: no %s or %s", ErrConnectionString, settingKey, settingSAS)
+		return nil, fmt.Errorf("%w: connection string: no %s or %s", ErrBadConfig, settingKey, settingSAS)
 	case c.key != "" && c.name == "":
-		return nil, fmt.Errorf("%w: %s without %s", ErrConnectionString, settingKey, settingName)
+		return nil, fmt.Errorf("%w: connection string: %s without %s", ErrBadConfig, settingKey, settingName)
 	}
 	if c.key != "" {
 		if _, err := base64.StdEncoding.DecodeString(c.key); err != nil {
-			return nil, fmt.Errorf("%w: %s is not base64", ErrConnectionString, settingKey)
+			return nil, fmt.Errorf("%w: connection string: %s is not base64", ErrBadConfig, settingKey)
 		}
 	} else if q, err := url.ParseQuery(c.sas); err != nil || q.Get("sig") == "" {
-		return nil, fmt.Errorf("%w: %s has no signature (sig)", ErrConnectionString, settingSAS)
+		return nil, fmt.Errorf("%w: connection string: %s has no signature (sig)", ErrBadConfig, settingSAS)
 	}
 	protocol, suffix := defaultProtocol, defaultSuffix
 	if p, ok := set[settingProtocol]; ok {
 		if p = strings.ToLower(p); p != "http" && p != "https" {
-			return nil, fmt.Errorf("%w: %s is neither http nor https", ErrConnectionString, settingProtocol)
+			return nil, fmt.Errorf("%w: connection string: %s is neither http nor https", ErrBadConfig, settingProtocol)
 		}
 		protocol = p
 	}
@@ -144,7 +140,7 @@ func ParseConnectionString(cs string) (*Connection, error) {
 		case ok:
 			u, err := url.Parse(ep)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-				return nil, fmt.Errorf("%w: %s is not an http or https URL with a host and no query", ErrConnectionString, e.setting)
+				return nil, fmt.Errorf("%w: connection string: %s is not an http or https URL with a host and no query", ErrBadConfig, e.setting)
 			}
 			*e.to = strings.TrimSuffix(ep, "/") + "/"
 		case c.name != "":
@@ -154,12 +150,27 @@ func ParseConnectionString(cs string) (*Connection, error) {
 	return c, nil
 }
 
+// isSettingName is whether k looks like a setting's name (letters only, as
+// every setting's is), and so can be quoted in an error.
+func isSettingName(k string) bool {
+	const maxSettingName = 40 // longer than any setting's name
+	if k == "" || len(k) > maxSettingName {
+		return false
+	}
+	for _, r := range k {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
 // endpoint is the service URL of one service, or an error naming the
 // setting that is missing.
 func (c *Connection) endpoint(ep, setting string) (string, error) {
 	switch {
 	case ep == "":
-		return "", fmt.Errorf("%w: no %s, and no %s to derive it from", ErrConnectionString, setting, settingName)
+		return "", fmt.Errorf("%w: connection string: no %s, and no %s to derive it from", ErrBadConfig, setting, settingName)
 	case c.sas != "":
 		return ep + "?" + c.sas, nil
 	}

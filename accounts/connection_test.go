@@ -198,7 +198,7 @@ func TestConnectionSendsEachServiceToItsEndpoint(t *testing.T) {
 }
 
 // TestParseConnectionStringRefuses: a string that cannot be honoured as
-// written is ErrConnectionString, named by setting and never quoting a
+// written is ErrBadConfig, named by setting and never quoting a
 // key or signature.
 func TestParseConnectionStringRefuses(t *testing.T) {
 	const key = "Zm9vYmFy"
@@ -218,10 +218,11 @@ func TestParseConnectionStringRefuses(t *testing.T) {
 		{"AccountName=east;AccountKey=" + key + ";TableEndpoint=127.0.0.1:10002", "TableEndpoint is not an http or https URL"},
 		{"SharedAccessSignature=" + sas + ";TableEndpoint=https://east.table.core.windows.net/?" + sas, "TableEndpoint is not an http or https URL"},
 		{"AccountName=east;" + key + ";AccountKey=" + key, "part 2 is not Name=value"},
+		{"AccountName=east;AccountKey=" + key + ";c2Vj/cmV0+=", "part 3 is not a setting"},
 	} {
 		_, err := accounts.ParseConnectionString(c.cs)
-		if !errors.Is(err, accounts.ErrConnectionString) || !strings.Contains(err.Error(), c.says) {
-			t.Errorf("%q: %v, want ErrConnectionString saying %q", c.cs, err, c.says)
+		if !errors.Is(err, accounts.ErrBadConfig) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%q: %v, want ErrBadConfig saying %q", c.cs, err, c.says)
 			continue
 		}
 		if strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "c2VjcmV0") {
@@ -235,8 +236,8 @@ func TestParseConnectionStringRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TableService(nil); !errors.Is(err, accounts.ErrConnectionString) || !strings.Contains(err.Error(), "no TableEndpoint") {
-		t.Errorf("table client of a blob-only SAS: %v, want ErrConnectionString", err)
+	if _, err := c.TableService(nil); !errors.Is(err, accounts.ErrBadConfig) || !strings.Contains(err.Error(), "no TableEndpoint") {
+		t.Errorf("table client of a blob-only SAS: %v, want ErrBadConfig", err)
 	}
 	if _, err := c.BlobService(nil); err != nil {
 		t.Errorf("blob client of a blob-only SAS: %v", err)

@@ -36,8 +36,11 @@ import (
 	"github.com/tablekit/tablekit/tune"
 )
 
-// ErrBadConfig: the accounts given to New cannot make a Router. Reported
-// by New, before any request.
+// ErrBadConfig: the accounts given to New cannot make a Router, or a
+// connection string cannot be honoured as written. Reported by New,
+// ParseConnectionString and a Connection's constructors, before any
+// request. A connection string's error names the setting, never its value,
+// so a key or signature is not printed.
 var ErrBadConfig = errors.New("accounts: bad configuration")
 
 // Config describes one account to New.
