@@ -50,6 +50,9 @@ const (
 	maxCommittedBlocks       = 50000            // Put Block List: up to 50,000 blocks
 	httpDateGranularity      = time.Second
 	infiniteLease            = -1 // Lease Blob: x-ms-lease-duration -1 is an infinite lease
+	// Put Blob: a blob written without x-ms-blob-content-type has this
+	// one; Set Blob Properties without it leaves the blob none.
+	defaultContentType = "application/octet-stream"
 )
 
 // BlobServiceOptions configure a BlobService. nil means the defaults.
@@ -428,10 +431,15 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 	case OpSetBlobProperties:
 		// Set Blob Properties sets the standard properties together: one
 		// left out of the request is cleared.
+		// A content type left out is cleared too (the default applies only
+		// when the blob is written), and the answer, unlike a write's,
+		// has no x-ms-request-server-encrypted: no content was stored.
 		cur.lease.wrote()
 		cur.props = blobProps(req)
 		s.touch(cur, now)
-		return response(req, http.StatusOK, s.written(cur), nil), nil
+		h := s.written(cur)
+		h.Del("X-Ms-Request-Server-Encrypted")
+		return response(req, http.StatusOK, h, nil), nil
 	case OpDeleteBlob:
 		delete(c.blobs, name)
 		return response(req, http.StatusAccepted, nil, nil), nil
@@ -443,6 +451,9 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 // the creation time of a blob it replaces.
 func (s *BlobService) write(c *containerData, name string, cur *blobData, data []byte, blocks []block, req *http.Request, now time.Time) *blobData {
 	b := &blobData{committed: true, data: data, blocks: blocks, created: now, props: blobProps(req), meta: metaHeaders(req)}
+	if b.props.Get("Content-Type") == "" {
+		b.props.Set("Content-Type", defaultContentType)
+	}
 	if cur != nil && cur.committed {
 		b.created, b.lease = cur.created, cur.lease
 		b.lease.wrote()
@@ -590,7 +601,11 @@ func (s *BlobService) putBlockList(req *http.Request, c *containerData, name str
 		data = append(data, b.data...)
 	}
 	b := s.write(c, name, cur, data, blocks, req, now)
-	return response(req, http.StatusCreated, s.written(b), nil)
+	// Content-MD5 is of the request, the block list, not of the blob.
+	sum := md5.Sum(body)
+	h := s.written(b)
+	h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+	return response(req, http.StatusCreated, h, nil)
 }
 
 // getBlockList answers Get Block List.
@@ -654,9 +669,6 @@ func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
 	for k, v := range cur.props {
 		h[k] = v
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/octet-stream")
-	}
 	data, status := cur.data, http.StatusOK
 	rng := req.Header.Get("X-Ms-Range")
 	if rng == "" {
@@ -709,10 +721,10 @@ func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
 func conditions(req *http.Request, exists bool, etag string, modified time.Time, write, creates bool) *http.Response {
 	failed := func(notModified bool) *http.Response {
 		if notModified && !write {
+			// The service's 304 names neither the ETag nor the time it
+			// was modified: the reader keeps what it had.
 			h := http.Header{}
 			h.Set("X-Ms-Error-Code", "ConditionNotMet")
-			h.Set("ETag", etag)
-			h.Set("Last-Modified", rfc1123(modified))
 			return response(req, http.StatusNotModified, h, nil)
 		}
 		return blobError(req, http.StatusPreconditionFailed, "ConditionNotMet")
@@ -899,14 +911,8 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		bd.lease.settle(now)
 		b.WriteString("<Blob><Name>")
 		_ = xml.EscapeText(&b, []byte(it.name))
-		ctype := bd.props.Get("Content-Type")
-		if ctype == "" {
-			ctype = "application/octet-stream"
-		}
-		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length><Content-Type>",
+		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length>",
 			rfc1123(bd.created), rfc1123(bd.modified), bd.etag, len(bd.data))
-		_ = xml.EscapeText(&b, []byte(ctype))
-		b.WriteString("</Content-Type>")
 		// Every property element, empty when unset, in the service's order
 		// (recorded List Blobs answers): a reader can tell a compressed
 		// blob by its Content-Encoding without reading it.
@@ -919,6 +925,7 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 			_ = xml.EscapeText(&b, []byte(v))
 			b.WriteString("</" + name + ">")
 		}
+		elem("Content-Type", bd.props.Get("Content-Type"))
 		elem("Content-Encoding", bd.props.Get("Content-Encoding"))
 		elem("Content-Language", bd.props.Get("Content-Language"))
 		elem("Content-CRC64", "")
