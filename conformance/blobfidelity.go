@@ -604,6 +604,57 @@ func runBlobFidelity(t *testing.T, env backend) {
 			t.Errorf("after Set Blob Properties with no content type: Content-Type %v (want none), Cache-Control %v", deref(p.ContentType), deref(p.CacheControl))
 		}
 	})
+
+	t.Run("blob: List Blobs shows a tagged blob's TagCount, and metadata and tags only when asked", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		cc := c.ServiceClient().NewContainerClient(ctr)
+		if _, err := cc.NewBlockBlobClient("tagged").Upload(ctx, nopCloser("t"), &blockblob.UploadOptions{
+			Tags: map[string]string{"owner": "ops", "tier": "cold"}, Metadata: map[string]*string{"k": to.Ptr("v")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cc.NewBlockBlobClient("plain").Upload(ctx, nopCloser("p"), nil); err != nil {
+			t.Fatal(err)
+		}
+		list := func(include container.ListBlobsInclude) (map[string]*container.BlobItem, string) {
+			t.Helper()
+			var raw *http.Response
+			page, err := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: include}).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := runtime.Payload(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := map[string]*container.BlobItem{}
+			for _, it := range page.Segment.BlobItems {
+				items[*it.Name] = it
+			}
+			return items, string(body)
+		}
+		if p, err := cc.NewBlobClient("tagged").GetProperties(ctx, nil); err != nil || p.TagCount == nil || *p.TagCount != 2 {
+			t.Errorf("Get Blob Properties of the tagged blob: x-ms-tag-count %v, %v; want 2", p.TagCount, err)
+		}
+		items, body := list(container.ListBlobsInclude{})
+		if n := items["tagged"].Properties.TagCount; n == nil || *n != 2 {
+			t.Errorf("the tagged blob's TagCount: %v, want 2", n)
+		}
+		if n := items["plain"].Properties.TagCount; n != nil {
+			t.Errorf("the untagged blob's TagCount: %d, want none", *n)
+		}
+		for _, unasked := range []string{"<Metadata", "<Tags", "<Snapshot", "<VersionId", "<Deleted"} {
+			if bytes.Contains([]byte(body), []byte(unasked)) {
+				t.Errorf("a list without include= holds %s>: %s", unasked, body)
+			}
+		}
+		items, _ = list(container.ListBlobsInclude{Metadata: true, Tags: true})
+		if m := items["tagged"].Metadata; len(m) != 1 {
+			t.Errorf("include=metadata: %v", m)
+		}
+		if tags := items["tagged"].BlobTags; tags == nil || len(tags.BlobTagSet) != 2 {
+			t.Errorf("include=tags: %v", tags)
+		}
+	})
 }
 
 // deref is *p, or "<nil>".

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,6 +118,7 @@ type blobData struct {
 	modified  time.Time
 	props     http.Header // Content-Type, Content-Encoding, … as Get Blob answers them
 	meta      http.Header
+	tags      url.Values // x-ms-tags of the write that made the blob
 	lease     lease
 }
 
@@ -451,6 +453,9 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 // the creation time of a blob it replaces.
 func (s *BlobService) write(c *containerData, name string, cur *blobData, data []byte, blocks []block, req *http.Request, now time.Time) *blobData {
 	b := &blobData{committed: true, data: data, blocks: blocks, created: now, props: blobProps(req), meta: metaHeaders(req)}
+	// Put Blob and Put Block List set the tags x-ms-tags gives
+	// (query-string encoded), and replace those the blob had.
+	b.tags, _ = url.ParseQuery(req.Header.Get("X-Ms-Tags"))
 	if b.props.Get("Content-Type") == "" {
 		b.props.Set("Content-Type", defaultContentType)
 	}
@@ -669,6 +674,9 @@ func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
 	for k, v := range cur.props {
 		h[k] = v
 	}
+	if len(cur.tags) > 0 {
+		h.Set("X-Ms-Tag-Count", strconv.Itoa(len(cur.tags)))
+	}
 	data, status := cur.data, http.StatusOK
 	rng := req.Header.Get("X-Ms-Range")
 	if rng == "" {
@@ -847,7 +855,8 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		}
 		limit = min(m, maxListResults)
 	}
-	withMeta := strings.Contains(q.Get("include"), "metadata")
+	include := strings.Split(q.Get("include"), ",")
+	withMeta, withTags := slices.Contains(include, "metadata"), slices.Contains(include, "tags")
 	var names []string
 	for n, b := range blobs {
 		if b.committed && strings.HasPrefix(n, prefix) && n >= marker {
@@ -936,7 +945,11 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		if bd.lease.state == leaseLeased {
 			fmt.Fprintf(&b, "<LeaseDuration>%s</LeaseDuration>", bd.lease.duration())
 		}
-		b.WriteString("<ServerEncrypted>true</ServerEncrypted></Properties>")
+		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
+		if len(bd.tags) > 0 {
+			fmt.Fprintf(&b, "<TagCount>%d</TagCount>", len(bd.tags))
+		}
+		b.WriteString("</Properties>")
 		if withMeta && len(bd.meta) > 0 {
 			b.WriteString("<Metadata>")
 			for _, k := range slices.Sorted(maps.Keys(bd.meta)) {
@@ -946,6 +959,17 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 				fmt.Fprintf(&b, "</%s>", key)
 			}
 			b.WriteString("</Metadata>")
+		}
+		if withTags && len(bd.tags) > 0 {
+			b.WriteString("<Tags><TagSet>")
+			for _, k := range slices.Sorted(maps.Keys(bd.tags)) {
+				b.WriteString("<Tag><Key>")
+				_ = xml.EscapeText(&b, []byte(k))
+				b.WriteString("</Key><Value>")
+				_ = xml.EscapeText(&b, []byte(bd.tags.Get(k)))
+				b.WriteString("</Value></Tag>")
+			}
+			b.WriteString("</TagSet></Tags>")
 		}
 		b.WriteString("</Blob>")
 	}
