@@ -85,7 +85,7 @@ func ParseConnectionString(cs string) (*Connection, error) {
 		}
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			// The part is not quoted: it may be a piece of a key.
+			// The part is not echoed: it may be a piece of a key.
 			return nil, fmt.Errorf("%w: connection string: part %d is not Name=value", ErrBadConfig, i+1)
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -96,7 +96,7 @@ func ParseConnectionString(cs string) (*Connection, error) {
 		case !ok && isSettingName(k):
 			return nil, fmt.Errorf("%w: connection string: unknown setting %q", ErrBadConfig, k)
 		case !ok:
-			// Not quoted: it may be a piece of a key cut at an "=".
+			// Not echoed: it may be a piece of a key cut at an "=".
 			return nil, fmt.Errorf("%w: connection string: part %d is not a setting", ErrBadConfig, i+1)
 		case set[name] != "":
 			return nil, fmt.Errorf("%w: connection string: %s is given twice", ErrBadConfig, name)
