@@ -51,6 +51,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "directory: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	if err := run(context.Background(), *conn, *account); err != nil {
 		fmt.Fprintln(os.Stderr, "directory:", err)
 		os.Exit(1)

@@ -50,6 +50,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string, Azurite or Azure (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "photo: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, *conn, *account)
 	stop()
