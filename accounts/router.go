@@ -17,8 +17,11 @@ import (
 	"github.com/tablekit/tablekit/tune"
 )
 
-// ErrBadConfig: the accounts given to New cannot make a Router. Reported
-// by New, before any request.
+// ErrBadConfig: the accounts given to New cannot make a Router, or a
+// connection string cannot be honoured as written. Reported by New,
+// ParseConnectionString and a Connection's constructors, before any
+// request. A connection string's error names the setting, never its value,
+// so a key or signature is not printed.
 var ErrBadConfig = errors.New("accounts: bad configuration")
 
 // Config describes one account to New.
@@ -40,10 +43,16 @@ type Config struct {
 	Limits *tune.LimiterOptions
 }
 
-// ConnectionString is a Config.Connect from an account's connection string.
+// ConnectionString is a Config.Connect from an account's connection
+// string, parsed by ParseConnectionString: its table requests go to the
+// string's TableEndpoint, with a key or a SAS alike.
 func ConnectionString(cs string) func(*aztables.ClientOptions) (*aztables.ServiceClient, error) {
 	return func(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-		return aztables.NewServiceClientFromConnectionString(cs, opts)
+		c, err := ParseConnectionString(cs)
+		if err != nil {
+			return nil, err
+		}
+		return c.TableService(opts)
 	}
 }
 

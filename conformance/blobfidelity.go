@@ -13,6 +13,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
@@ -513,6 +514,155 @@ func runBlobFidelity(t *testing.T, env backend) {
 			t.Fatalf("metadata with a passing If-Match: %v", err)
 		}
 	})
+
+	t.Run("blob: a 304 to a conditional read carries neither ETag nor Last-Modified", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		bc := c.ServiceClient().NewContainerClient(ctr).NewBlockBlobClient("cond304")
+		up, err := bc.Upload(ctx, nopCloser("x"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := up.LastModified.Add(time.Hour)
+		for _, mc := range []*blob.ModifiedAccessConditions{{IfNoneMatch: up.ETag}, {IfModifiedSince: &later}} {
+			ac := &blob.AccessConditions{ModifiedAccessConditions: mc}
+			// The SDK takes a 304 to Get Blob for success and one to Get
+			// Blob Properties for an error: the answer itself is compared.
+			var get, head *http.Response
+			_, _ = bc.DownloadStream(runtime.WithCaptureResponse(ctx, &get), &blob.DownloadStreamOptions{AccessConditions: ac})
+			_, _ = bc.GetProperties(runtime.WithCaptureResponse(ctx, &head), &blob.GetPropertiesOptions{AccessConditions: ac})
+			for op, r := range map[string]*http.Response{"Get Blob": get, "Get Blob Properties": head} {
+				if r == nil || r.StatusCode != http.StatusNotModified {
+					t.Fatalf("%s with %+v: %v, want 304", op, *mc, r)
+				}
+				if h := r.Header; h.Get("ETag") != "" || h.Get("Last-Modified") != "" {
+					t.Errorf("%s with %+v: 304 with ETag %q, Last-Modified %q; want neither", op, *mc, h.Get("ETag"), h.Get("Last-Modified"))
+				}
+			}
+		}
+	})
+
+	t.Run("blob: Put Block List answers with a Content-MD5", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		bc := c.ServiceClient().NewContainerClient(ctr).NewBlockBlobClient("committed")
+		id := base64.StdEncoding.EncodeToString([]byte("block-0"))
+		if _, err := bc.StageBlock(ctx, id, nopCloser("abc"), nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := bc.CommitBlockList(ctx, []string{id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ContentMD5) != 16 {
+			t.Errorf("Put Block List answered Content-MD5 %x, want the 16 bytes of an MD5", r.ContentMD5)
+		}
+	})
+
+	t.Run("blob lease: the ID of a broken lease is LeaseLost", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		bc := c.ServiceClient().NewContainerClient(ctr).NewBlockBlobClient("broken")
+		if _, err := bc.Upload(ctx, nopCloser("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+		la := blobLease(t, bc, leaseA)
+		if _, err := la.AcquireLease(ctx, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := la.BreakLease(ctx, &lease.BlobBreakOptions{BreakPeriod: to.Ptr(int32(0))}); err != nil {
+			t.Fatal(err)
+		}
+		lost := "LeaseLost"
+		if !env.Has(t, CapBrokenLeaseLost) {
+			lost = "LeaseNotPresentWithBlobOperation" // Azurite's answer
+		}
+		_, err := bc.Upload(ctx, nopCloser("y"), &blockblob.UploadOptions{AccessConditions: withLease(leaseA)})
+		wantCode(t, err, http.StatusPreconditionFailed, lost)
+		_, err = bc.SetMetadata(ctx, map[string]*string{"k": to.Ptr("v")}, &blob.SetMetadataOptions{AccessConditions: withLease(leaseA)})
+		wantCode(t, err, http.StatusPreconditionFailed, lost)
+		// An ID that never held the lease is not lost: there is no lease.
+		_, err = bc.SetMetadata(ctx, map[string]*string{"k": to.Ptr("v")}, &blob.SetMetadataOptions{AccessConditions: withLease(leaseB)})
+		wantCode(t, err, http.StatusPreconditionFailed, "LeaseNotPresentWithBlobOperation")
+	})
+
+	t.Run("blob: Set Blob Properties answers without x-ms-request-server-encrypted and clears an unset content type", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		bc := c.ServiceClient().NewContainerClient(ctr).NewBlockBlobClient("typed")
+		if _, err := bc.Upload(ctx, nopCloser("{}"), &blockblob.UploadOptions{HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("application/json")}}); err != nil {
+			t.Fatal(err)
+		}
+		var raw *http.Response
+		if _, err := bc.SetHTTPHeaders(runtime.WithCaptureResponse(ctx, &raw), blob.HTTPHeaders{BlobCacheControl: to.Ptr("no-cache")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := raw.Header["X-Ms-Request-Server-Encrypted"]; ok {
+			t.Errorf("Set Blob Properties answered x-ms-request-server-encrypted: %v", v)
+		}
+		p, err := bc.GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ContentType != nil || p.CacheControl == nil || *p.CacheControl != "no-cache" {
+			t.Errorf("after Set Blob Properties with no content type: Content-Type %v (want none), Cache-Control %v", deref(p.ContentType), deref(p.CacheControl))
+		}
+	})
+
+	t.Run("blob: List Blobs shows a tagged blob's TagCount, and metadata and tags only when asked", func(t *testing.T) {
+		c, ctr := env.NewContainer(t, nil)
+		cc := c.ServiceClient().NewContainerClient(ctr)
+		if _, err := cc.NewBlockBlobClient("tagged").Upload(ctx, nopCloser("t"), &blockblob.UploadOptions{
+			Tags: map[string]string{"owner": "ops", "tier": "cold"}, Metadata: map[string]*string{"k": to.Ptr("v")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cc.NewBlockBlobClient("plain").Upload(ctx, nopCloser("p"), nil); err != nil {
+			t.Fatal(err)
+		}
+		list := func(include container.ListBlobsInclude) (map[string]*container.BlobItem, string) {
+			t.Helper()
+			var raw *http.Response
+			page, err := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: include}).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := runtime.Payload(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := map[string]*container.BlobItem{}
+			for _, it := range page.Segment.BlobItems {
+				items[*it.Name] = it
+			}
+			return items, string(body)
+		}
+		if p, err := cc.NewBlobClient("tagged").GetProperties(ctx, nil); err != nil || p.TagCount == nil || *p.TagCount != 2 {
+			t.Errorf("Get Blob Properties of the tagged blob: x-ms-tag-count %v, %v; want 2", p.TagCount, err)
+		}
+		items, body := list(container.ListBlobsInclude{})
+		if n := items["tagged"].Properties.TagCount; n == nil || *n != 2 {
+			t.Errorf("the tagged blob's TagCount: %v, want 2", n)
+		}
+		if n := items["plain"].Properties.TagCount; n != nil {
+			t.Errorf("the untagged blob's TagCount: %d, want none", *n)
+		}
+		for _, unasked := range []string{"<Metadata", "<Tags", "<Snapshot", "<VersionId", "<Deleted"} {
+			if bytes.Contains([]byte(body), []byte(unasked)) {
+				t.Errorf("a list without include= holds %s>: %s", unasked, body)
+			}
+		}
+		items, _ = list(container.ListBlobsInclude{Metadata: true, Tags: true})
+		if m := items["tagged"].Metadata; len(m) != 1 {
+			t.Errorf("include=metadata: %v", m)
+		}
+		if tags := items["tagged"].BlobTags; tags == nil || len(tags.BlobTagSet) != 2 {
+			t.Errorf("include=tags: %v", tags)
+		}
+	})
+}
+
+// deref is *p, or "<nil>".
+func deref(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
 }
 
 func nopCloser(s string) io.ReadSeekCloser { return streamingNop{bytes.NewReader([]byte(s))} }

@@ -19,6 +19,7 @@ func capabilityCases() map[Capability][]string {
 		CapSASProtocol:             {"SASBuilder: protocol (refusal over HTTP)"},
 		CapSASAuthenticationFailed: {"SASBuilder: container and blob (another blob's token: the code)", "SASBuilder: stored access policies (a revoked table or container policy: the code)"},
 		CapRangeAtEnd416:           {"BlobFidelity: a ranged read of an empty blob", "BlobFidelity: DownloadBuffer in ranged reads"},
+		CapBrokenLeaseLost:         {"BlobFidelity: the ID of a broken lease is LeaseLost"},
 		CapLowerCaseOperators:      {"FilterFidelity: operators are lower case"},
 		CapExponentLiteral:         {"FilterFidelity: literals (D eq 1e10)", "FilterDifferential: generates no exponents"},
 		CapDateTime100ns:           {"FilterFidelity: literals (DateTime to 100 ns)", "FilterDifferential: generates whole milliseconds"},

@@ -87,6 +87,11 @@ const (
 	// CapRangeAtEnd416: a ranged Get Blob whose range starts at the blob's
 	// end, an empty blob's included, answers 416 InvalidRange.
 	CapRangeAtEnd416 Capability = "a range that starts at the blob's end (an empty blob's too) gets 416 InvalidRange"
+	// CapBrokenLeaseLost: a request that carries the ID of a lease that
+	// was broken answers 412 LeaseLost ("A lease ID was specified, but
+	// the lease for the blob has expired"), as one with an expired
+	// lease's ID does.
+	CapBrokenLeaseLost Capability = "a request with a broken lease's ID gets 412 LeaseLost"
 	// CapLowerCaseOperators: $filter operators (eq, and, not, …) are lower
 	// case; the service refuses others with 400 InvalidInput.
 	CapLowerCaseOperators Capability = "a filter with an upper-case operator gets 400 InvalidInput"
@@ -113,6 +118,7 @@ func Capabilities() []Capability {
 		CapSASProtocol,
 		CapSASAuthenticationFailed,
 		CapRangeAtEnd416,
+		CapBrokenLeaseLost,
 		CapLowerCaseOperators,
 		CapExponentLiteral,
 		CapDateTime100ns,
@@ -135,6 +141,7 @@ func azuriteLacks() map[Capability]string {
 		CapSASSourceIP:             "Azurite does not check a SAS's signed IP range",
 		CapSASAuthenticationFailed: "Azurite refuses with 403 AuthorizationFailure (queues: AuthenticationFailed, as the service)",
 		CapRangeAtEnd416:           "Azurite answers a range that starts exactly at the end with success and no body (past the end: 416)",
+		CapBrokenLeaseLost:         "Azurite answers 412 LeaseNotPresentWithBlobOperation, with LeaseLost's message",
 		CapLowerCaseOperators:      "Azurite reads operators in any case",
 		CapExponentLiteral:         "Azurite misreads 1e10: D eq 1e10 matches entities without D",
 		CapDateTime100ns:           "Azurite compares DateTimes in milliseconds",

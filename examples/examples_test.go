@@ -342,7 +342,7 @@ func TestEveryExampleIsInWants(t *testing.T) {
 }
 
 // public are tablekit's packages an application may import.
-var public = []string{"keys", "table", "batch", "consistency", "patterns", "fake", "ledger", "faults", "tune"}
+var public = []string{"keys", "table", "batch", "consistency", "patterns", "fake", "ledger", "faults", "tune", "accounts"}
 
 // allowedImport: the standard library, the Azure SDK for Go, or a public
 // tablekit package.

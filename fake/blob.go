@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,9 @@ const (
 	maxCommittedBlocks       = 50000            // Put Block List: up to 50,000 blocks
 	httpDateGranularity      = time.Second
 	infiniteLease            = -1 // Lease Blob: x-ms-lease-duration -1 is an infinite lease
+	// Put Blob: a blob written without x-ms-blob-content-type has this
+	// one; Set Blob Properties without it leaves the blob none.
+	defaultContentType = "application/octet-stream"
 )
 
 // BlobServiceOptions configure a BlobService. nil means the defaults.
@@ -118,6 +122,7 @@ type blobData struct {
 	modified  time.Time
 	props     http.Header // Content-Type, Content-Encoding, … as Get Blob answers them
 	meta      http.Header
+	tags      url.Values // x-ms-tags of the write that made the blob
 	lease     lease
 }
 
@@ -437,10 +442,15 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 	case OpSetBlobProperties:
 		// Set Blob Properties sets the standard properties together: one
 		// left out of the request is cleared.
+		// A content type left out is cleared too (the default applies only
+		// when the blob is written), and the answer, unlike a write's,
+		// has no x-ms-request-server-encrypted: no content was stored.
 		cur.lease.wrote()
 		cur.props = blobProps(req)
 		s.touch(cur, now)
-		return response(req, http.StatusOK, s.written(cur), nil), nil
+		h := s.written(cur)
+		h.Del("X-Ms-Request-Server-Encrypted")
+		return response(req, http.StatusOK, h, nil), nil
 	case OpDeleteBlob:
 		delete(c.blobs, name)
 		return response(req, http.StatusAccepted, nil, nil), nil
@@ -452,6 +462,12 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 // the creation time of a blob it replaces.
 func (s *BlobService) write(c *containerData, name string, cur *blobData, data []byte, blocks []block, req *http.Request, now time.Time) *blobData {
 	b := &blobData{committed: true, data: data, blocks: blocks, created: now, props: blobProps(req), meta: metaHeaders(req)}
+	// Put Blob and Put Block List set the tags x-ms-tags gives
+	// (query-string encoded), and replace those the blob had.
+	b.tags, _ = url.ParseQuery(req.Header.Get("X-Ms-Tags"))
+	if b.props.Get("Content-Type") == "" {
+		b.props.Set("Content-Type", defaultContentType)
+	}
 	if cur != nil && cur.committed {
 		b.created, b.lease = cur.created, cur.lease
 		b.lease.wrote()
@@ -599,7 +615,11 @@ func (s *BlobService) putBlockList(req *http.Request, c *containerData, name str
 		data = append(data, b.data...)
 	}
 	b := s.write(c, name, cur, data, blocks, req, now)
-	return response(req, http.StatusCreated, s.written(b), nil)
+	// Content-MD5 is of the request, the block list, not of the blob.
+	sum := md5.Sum(body)
+	h := s.written(b)
+	h.Set("Content-Md5", base64.StdEncoding.EncodeToString(sum[:]))
+	return response(req, http.StatusCreated, h, nil)
 }
 
 // getBlockList answers Get Block List.
@@ -663,8 +683,8 @@ func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
 	for k, v := range cur.props {
 		h[k] = v
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/octet-stream")
+	if len(cur.tags) > 0 {
+		h.Set("X-Ms-Tag-Count", strconv.Itoa(len(cur.tags)))
 	}
 	data, status := cur.data, http.StatusOK
 	rng := req.Header.Get("X-Ms-Range")
@@ -718,10 +738,10 @@ func (s *BlobService) getBlob(req *http.Request, cur *blobData) *http.Response {
 func conditions(req *http.Request, exists bool, etag string, modified time.Time, write, creates bool) *http.Response {
 	failed := func(notModified bool) *http.Response {
 		if notModified && !write {
+			// The service's 304 names neither the ETag nor the time it
+			// was modified: the reader keeps what it had.
 			h := http.Header{}
 			h.Set("X-Ms-Error-Code", "ConditionNotMet")
-			h.Set("ETag", etag)
-			h.Set("Last-Modified", rfc1123(modified))
 			return response(req, http.StatusNotModified, h, nil)
 		}
 		return blobError(req, http.StatusPreconditionFailed, "ConditionNotMet")
@@ -844,7 +864,8 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		}
 		limit = min(m, maxListResults)
 	}
-	withMeta := strings.Contains(q.Get("include"), "metadata")
+	include := strings.Split(q.Get("include"), ",")
+	withMeta, withTags := slices.Contains(include, "metadata"), slices.Contains(include, "tags")
 	var names []string
 	for n, b := range blobs {
 		if b.committed && strings.HasPrefix(n, prefix) && n >= marker {
@@ -908,14 +929,8 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		bd.lease.settle(now)
 		b.WriteString("<Blob><Name>")
 		_ = xml.EscapeText(&b, []byte(it.name))
-		ctype := bd.props.Get("Content-Type")
-		if ctype == "" {
-			ctype = "application/octet-stream"
-		}
-		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length><Content-Type>",
+		fmt.Fprintf(&b, "</Name><Properties><Creation-Time>%s</Creation-Time><Last-Modified>%s</Last-Modified><Etag>%s</Etag><Content-Length>%d</Content-Length>",
 			rfc1123(bd.created), rfc1123(bd.modified), bd.etag, len(bd.data))
-		_ = xml.EscapeText(&b, []byte(ctype))
-		b.WriteString("</Content-Type>")
 		// Every property element, empty when unset, in the service's order
 		// (recorded List Blobs answers): a reader can tell a compressed
 		// blob by its Content-Encoding without reading it.
@@ -928,6 +943,7 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 			_ = xml.EscapeText(&b, []byte(v))
 			b.WriteString("</" + name + ">")
 		}
+		elem("Content-Type", bd.props.Get("Content-Type"))
 		elem("Content-Encoding", bd.props.Get("Content-Encoding"))
 		elem("Content-Language", bd.props.Get("Content-Language"))
 		elem("Content-CRC64", "")
@@ -938,7 +954,11 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		if bd.lease.state == leaseLeased {
 			fmt.Fprintf(&b, "<LeaseDuration>%s</LeaseDuration>", bd.lease.duration())
 		}
-		b.WriteString("<ServerEncrypted>true</ServerEncrypted></Properties>")
+		b.WriteString("<ServerEncrypted>true</ServerEncrypted>")
+		if len(bd.tags) > 0 {
+			fmt.Fprintf(&b, "<TagCount>%d</TagCount>", len(bd.tags))
+		}
+		b.WriteString("</Properties>")
 		if withMeta && len(bd.meta) > 0 {
 			b.WriteString("<Metadata>")
 			for _, k := range slices.Sorted(maps.Keys(bd.meta)) {
@@ -948,6 +968,17 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 				fmt.Fprintf(&b, "</%s>", key)
 			}
 			b.WriteString("</Metadata>")
+		}
+		if withTags && len(bd.tags) > 0 {
+			b.WriteString("<Tags><TagSet>")
+			for _, k := range slices.Sorted(maps.Keys(bd.tags)) {
+				b.WriteString("<Tag><Key>")
+				_ = xml.EscapeText(&b, []byte(k))
+				b.WriteString("</Key><Value>")
+				_ = xml.EscapeText(&b, []byte(bd.tags.Get(k)))
+				b.WriteString("</Value></Tag>")
+			}
+			b.WriteString("</TagSet></Tags>")
 		}
 		b.WriteString("</Blob>")
 	}

@@ -87,7 +87,9 @@ func leaseAllows(req *http.Request, l *lease, write bool, kind string) *http.Res
 		if id == "" {
 			return nil
 		}
-		if l != nil && l.state == leaseExpired && l.id == id {
+		// The ID of a lease that expired or was broken: the lease is
+		// lost, not absent.
+		if l != nil && (l.state == leaseExpired || l.state == leaseBroken) && l.id == id {
 			return blobError(req, http.StatusPreconditionFailed, "LeaseLost")
 		}
 		return blobError(req, http.StatusPreconditionFailed, "LeaseNotPresentWith"+kind+"Operation")

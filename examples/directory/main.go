@@ -25,6 +25,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
@@ -50,6 +51,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "directory: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	if err := run(context.Background(), *conn, *account); err != nil {
 		fmt.Fprintln(os.Stderr, "directory:", err)
 		os.Exit(1)
@@ -78,11 +86,14 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		var err error
-		if tables, err = aztables.NewServiceClientFromConnectionString(conn, topts); err != nil {
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
 			return err
 		}
-		if queues, err = azqueue.NewServiceClientFromConnectionString(conn, qopts); err != nil {
+		if tables, err = c.TableService(topts); err != nil {
+			return err
+		}
+		if queues, err = c.QueueService(qopts); err != nil {
 			return err
 		}
 	default:

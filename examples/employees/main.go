@@ -36,6 +36,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
@@ -56,6 +57,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string, Azurite or Azure (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "employees: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, *conn, *account)
 	stop()
@@ -208,11 +216,15 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, *
 		return tables, queues, err
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		tables, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(topts))
+		c, err := accounts.ParseConnectionString(conn)
 		if err != nil {
 			return nil, nil, err
 		}
-		queues, err := azqueue.NewServiceClientFromConnectionString(conn, qopts)
+		tables, err := c.TableService(table.ClientOptions(topts))
+		if err != nil {
+			return nil, nil, err
+		}
+		queues, err := c.QueueService(qopts)
 		return tables, queues, err
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")

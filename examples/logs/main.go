@@ -31,6 +31,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -40,6 +41,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string, Azurite or Azure (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "logs: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, *conn, *account)
 	stop()
@@ -140,7 +148,11 @@ func connect(conn, account string, l *ledger.Ledger) (*azblob.Client, error) {
 		return azblob.NewClient("https://"+account+".blob.core.windows.net/", cred, opts)
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return azblob.NewClientFromConnectionString(conn, opts)
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
+			return nil, err
+		}
+		return c.BlobService(opts)
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewBlobService(nil).NewClient(opts), nil

@@ -34,6 +34,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -44,6 +45,13 @@ func main() {
 	conn := flag.String("conn", os.Getenv("TABLEKIT_CONNECTION_STRING"), "storage connection string, Azurite or Azure (default: in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "messagestats: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, *conn, *account)
 	stop()
@@ -140,7 +148,11 @@ func connect(conn, account string, l *ledger.Ledger) (*aztables.ServiceClient, e
 		return aztables.NewServiceClient("https://"+account+".table.core.windows.net/", cred, table.ClientOptions(opts))
 	case conn != "":
 		fmt.Println("against the account of the connection string")
-		return aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(opts))
+		c, err := accounts.ParseConnectionString(conn)
+		if err != nil {
+			return nil, err
+		}
+		return c.TableService(table.ClientOptions(opts))
 	default:
 		fmt.Println("in memory (package fake); -conn or -account runs it against storage")
 		return fake.NewTableService(nil).NewServiceClient(opts), nil

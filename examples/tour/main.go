@@ -54,6 +54,13 @@ func main() {
 	conn := flag.String("conn", "", "storage connection string, Azurite or Azure (default: TABLEKIT_CONNECTION_STRING, else in memory)")
 	account := flag.String("account", "", "storage account name, signed in with azidentity.DefaultAzureCredential (instead of -conn)")
 	flag.Parse()
+	// -conn and -account name two accounts: refuse rather than pick one.
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["conn"] && given["account"] {
+		fmt.Fprintln(os.Stderr, "tour: -conn and -account name two accounts: give one")
+		os.Exit(2)
+	}
 	var args []string
 	if *conn != "" {
 		args = append(args, "-conn", *conn)

@@ -8,10 +8,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/ledger"
 )
 
@@ -90,38 +92,55 @@ func (c *cli) open() (*account, error) {
 		if conn == "" {
 			return nil, usagef("no account: give -conn, -account, or set TABLEKIT_CONNECTION_STRING")
 		}
-		c.acct = connAccount(conn)
+		c.acct, err = connAccount(conn, nil)
 	}
 	return c.acct, err
 }
 
-// connAccount opens an account by connection string (Azurite, or an
-// account key).
-func connAccount(conn string) *account {
+// connAccount opens an account by connection string (Azurite, an account
+// key, or a SAS): every service's requests go to the endpoint the string
+// names (accounts.Connection; the SDK's own constructor sends a SAS
+// string's table requests to ACCOUNT.table.core.windows.net). A string
+// that cannot be honoured is refused here, before any request. transport
+// carries the requests (nil: the SDK's default).
+func connAccount(conn string, transport policy.Transporter) (*account, error) {
+	c, err := accounts.ParseConnectionString(conn)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
 	l := ledger.New()
+	tables := func() (*aztables.ServiceClient, error) {
+		o := tableOptions(l)
+		o.Transport = transport
+		return c.TableService(o)
+	}
 	return &account{
 		ledger: l,
 		table: func(name string) (*aztables.Client, error) {
-			svc, err := aztables.NewServiceClientFromConnectionString(conn, tableOptions(l))
+			svc, err := tables()
 			if err != nil {
 				return nil, err
 			}
 			return svc.NewClient(name), nil
 		},
-		tables: func() (*aztables.ServiceClient, error) {
-			return aztables.NewServiceClientFromConnectionString(conn, tableOptions(l))
-		},
+		tables: tables,
 		queue: func(name string) (*azqueue.QueueClient, error) {
 			o := &azqueue.ClientOptions{}
+			o.Transport = transport
 			l.Attach(&o.ClientOptions, ledger.Queue)
-			return azqueue.NewQueueClientFromConnectionString(conn, name, o)
+			svc, err := c.QueueService(o)
+			if err != nil {
+				return nil, err
+			}
+			return svc.NewQueueClient(name), nil
 		},
 		blobs: func() (*azblob.Client, error) {
 			o := &azblob.ClientOptions{}
+			o.Transport = transport
 			l.Attach(&o.ClientOptions, ledger.Blob)
-			return azblob.NewClientFromConnectionString(conn, o)
+			return c.BlobService(o)
 		},
-	}
+	}, nil
 }
 
 // entraAccount opens ACCOUNT.{table,queue,blob}.core.windows.net with the

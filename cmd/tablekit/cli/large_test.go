@@ -100,7 +100,11 @@ func TestLargeOnFake(t *testing.T) {
 }
 
 func TestLargeOnAzurite(t *testing.T) {
-	testLarge(t, connAccount(testenv.ConnectionString(t)))
+	a, err := connAccount(testenv.ConnectionString(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testLarge(t, a)
 }
 
 func TestLargeUsage(t *testing.T) {

@@ -24,6 +24,10 @@
 // It works against a connection string (-conn, or TABLEKIT_CONNECTION_STRING
 // or AZURE_STORAGE_CONNECTION_STRING), an account with Microsoft Entra ID
 // (-account NAME, through azidentity.DefaultAzureCredential), or Azurite.
+// -conn and -account together are a usage error. A connection string's
+// requests go to the endpoints it names, with an account key or a SAS
+// (accounts.ParseConnectionString); one that cannot be honoured is a usage
+// error.
 // Every subcommand has -help with examples and -json output.
 //
 // Exit codes (ExitOK, ExitFailed, ExitUsage, ExitFindings):
@@ -231,6 +235,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	if cmd.noAccount && (common.conn != "" || common.account != "") {
 		fmt.Fprintf(stderr, "tablekit %s: -conn and -account do not apply: %s\n", cmd.name, noAccountWhy(cmd.name))
+		return exitUsage
+	}
+	if f := local.merge(common); f.conn != "" && f.account != "" {
+		// Two accounts named: refuse before either is opened, so nothing
+		// is sent to the one the user did not mean.
+		fmt.Fprintf(stderr, "tablekit %s: -conn and -account name two accounts: give one\n", cmd.name)
 		return exitUsage
 	}
 	cl := &cli{out: stdout, errOut: stderr, flags: local.merge(common), getenv: getenv, accounts: accounts}

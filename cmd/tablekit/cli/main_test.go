@@ -252,7 +252,10 @@ func TestBinaryOnAzurite(t *testing.T) {
 		}
 		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
 	}
-	a := connAccount(conn)
+	a, err := connAccount(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	inner := a.queue
 	a.queue = func(name string) (*azqueue.QueueClient, error) { return inner(name + suffix) }
 	t.Cleanup(func() {

@@ -26,7 +26,11 @@ func TestLargeSweepTwoAccounts(t *testing.T) {
 // in-memory one the program reads its entities from.
 func TestLargeSweepTwoAccountsOnAzurite(t *testing.T) {
 	a, _ := fakeAccount()
-	testTwoAccounts(t, a, connAccount(testenv.ConnectionString(t)))
+	b, err := connAccount(testenv.ConnectionString(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testTwoAccounts(t, a, b)
 }
 
 func testTwoAccounts(t *testing.T, a, b *account) {
