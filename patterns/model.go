@@ -849,26 +849,67 @@ func (m *Model[T]) primaries(opts *table.QueryOptions) table.QueryOptions {
 	return o
 }
 
-// Lookup returns the primary whose unique Copies index holds value in
-// partitionKey, as its copy stores it: one request.
+// Lookup returns the primary whose unique index holds value (Copies: in
+// partitionKey; CrossCopies: the copy at partitionKey and value), whole:
+// read from the copy when the copy stores every property (one request;
+// the value then has no ETag, a copy's version not being the primary's),
+// else from the primary the copy names, with its ETag (one more request),
+// since a copy lacks the encrypted properties and those its projection
+// leaves out. A copy whose primary is gone or no longer holds value (it
+// changed after the copy was read, or a cross copy is not yet brought up
+// to date) is table.ErrNotFound.
 func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.GetOptions) (*T, error) {
-	if m.copies != nil {
-		if _, ok := m.copies.byName[index]; ok {
-			return m.copies.Lookup(ctx, index, partitionKey, value, nil)
-		}
+	var v *T
+	var err error
+	var whole bool
+	var holds func(*T) bool
+	if i, ok := m.copyIndex(index); ok {
+		d := m.copies.defs[i]
+		v, err = m.copies.Lookup(ctx, index, partitionKey, value, nil)
+		whole = m.copies.project[i] == nil
+		holds = func(p *T) bool { return d.Value(p) == value }
+	} else if i, ok := m.crossIndex(index); ok {
+		d := m.cross.defs[i]
+		v, err = m.cross.Lookup(ctx, index, partitionKey, value, nil)
+		whole = m.cross.project[i] == nil
+		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
+	} else {
+		return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
 	}
-	if m.cross != nil {
-		if _, ok := m.cross.byName[index]; ok {
-			return m.cross.Lookup(ctx, index, partitionKey, value, nil)
-		}
+	if err != nil || (whole && len(m.tbl.EncryptedProperties()) == 0) {
+		return v, err
 	}
-	return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
+	km := m.tbl.Meta(v)
+	p, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
+	if err != nil {
+		return nil, fmt.Errorf("patterns: Model.Lookup: the primary of %s %q: %w", index, value, err)
+	}
+	if !holds(p) {
+		return nil, fmt.Errorf("patterns: Model.Lookup: the primary (%q, %q) that the copy of %s %q names holds another value now: %w", km.PartitionKey, km.RowKey, index, value, table.ErrNotFound)
+	}
+	return p, nil
+}
+
+func (m *Model[T]) copyIndex(name string) (int, bool) {
+	if m.copies == nil {
+		return 0, false
+	}
+	i, ok := m.copies.byName[name]
+	return i, ok
+}
+
+func (m *Model[T]) crossIndex(name string) (int, bool) {
+	if m.cross == nil {
+		return 0, false
+	}
+	i, ok := m.cross.byName[name]
+	return i, ok
 }
 
 // LookupEntities returns the primaries that a list index (Lists: in
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
-// read whole from the primaries' table (one read of the list, then a point
-// read a primary; IDs whose primary is gone are skipped).
+// each whole, read from the primaries' table (one read of the list, then a
+// point read a primary; IDs whose primary is gone are skipped).
 func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *LookupEntitiesOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
