@@ -108,8 +108,14 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
 		return nil, nil, err
 	}
-	if m := t.Meta(v); m.PartitionKey == "" {
+	m := t.Meta(v)
+	if m.PartitionKey == "" {
 		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
+	}
+	// A merge of an Entity sends only the properties it holds; every
+	// other write stores zeros over what a partial value lacks.
+	if m.partial && (!t.plan.raw || mode == Replace) {
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrPartialValue, "it was read without some of its properties; Get the entity, change that, and write it")
 	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -63,7 +64,8 @@ func donHall() *SecretEmp {
 }
 
 // RunModelReads checks that every read of the entity model returns a whole
-// value, as the employee directory's user met it.
+// value or one that no write accepts, as the employee directory's user met
+// it.
 func RunModelReads(t *testing.T, env Env) {
 	ctx := t.Context()
 
@@ -140,6 +142,43 @@ func RunModelReads(t *testing.T, env Env) {
 		got, err := employees.Get(ctx, "Sales", "empid_000123", nil)
 		if err != nil || got.FirstName != "Donald" || got.Salary != 45000 {
 			t.Fatalf("stored after Lookup, change, Upsert: %+v %v; want Donald with Salary 45000", got, err)
+		}
+	})
+
+	t.Run("a projected read is refused by every write before any request", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		m, employees, drain := secretDirectory(t, env, c)
+		if err := m.Add(ctx, donHall(), nil); err != nil {
+			t.Fatal(err)
+		}
+		drain()
+		read, err := table.Collect(m.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Select: []string{"FirstName", "Email"}}))
+		if err != nil || len(read) != 1 {
+			t.Fatalf("projected Query: %v %v", read, err)
+		}
+		v := read[0]
+		v.FirstName = "Donald"
+		for _, w := range []struct {
+			name  string
+			write func() error
+		}{
+			{"Model.Upsert", func() error { return m.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}) }},
+			{"Model.Update", func() error { return m.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}) }},
+			{"Table.Upsert", func() error { return employees.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}) }},
+			{"Table.Update", func() error { return employees.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}) }},
+		} {
+			c.Reset()
+			err := w.write()
+			if !errors.Is(err, table.ErrPartialValue) {
+				t.Fatalf("%s of a value read with $select: %v; want ErrPartialValue", w.name, err)
+			}
+			if n := c.N(); n != 0 {
+				t.Fatalf("%s of a value read with $select sent %d requests; want 0", w.name, n)
+			}
+		}
+		got, err := employees.Get(ctx, "Sales", "empid_000123", nil)
+		if err != nil || got.FirstName != "Don" || got.Salary != 45000 {
+			t.Fatalf("stored: %+v %v; want Don with Salary 45000", got, err)
 		}
 	})
 
