@@ -134,18 +134,22 @@ func tableOf(resp *http.Response) string {
 
 func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntitiesOptions, error) {
 	lo := &aztables.ListEntitiesOptions{}
-	if opts == nil {
-		return lo, nil
-	}
-	if !opts.Filter.IsZero() {
+	var filter Filter
+	if opts != nil && !opts.Filter.IsZero() {
 		if err := t.refuseEncryptedFilter(opts.Filter); err != nil {
 			return nil, err
 		}
-		f, err := opts.Filter.Build()
+		filter = opts.Filter
+	}
+	if filter = t.ownRange(filter); !filter.IsZero() {
+		f, err := filter.Build()
 		if err != nil {
 			return nil, err
 		}
 		lo.Filter = &f
+	}
+	if opts == nil {
+		return lo, nil
 	}
 	if len(opts.Select) > 0 {
 		sel := []string{"PartitionKey", "RowKey"}

@@ -64,8 +64,9 @@ func donHall() *SecretEmp {
 }
 
 // RunModelReads checks that every read of the entity model returns a whole
-// value or one that no write accepts, as the employee directory's user met
-// it.
+// value or one that no write accepts, and that the handle a model is built
+// on reads the model's primaries only, each as the employee directory's
+// user met it.
 func RunModelReads(t *testing.T, env Env) {
 	ctx := t.Context()
 
@@ -182,4 +183,49 @@ func RunModelReads(t *testing.T, env Env) {
 		}
 	})
 
+	t.Run("the handle a model is built on reads its primaries only", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		m, employees, drain := secretDirectory(t, env, c)
+		plainModel, _, _ := workerModel(t, env, c, false)
+		plain := plainModel.Table()
+		if err := m.Add(ctx, donHall(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := plainModel.Add(ctx, &DirEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com", Salary: 45000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		drain()
+		if got, err := table.Collect(plain.Query(ctx, nil)); err != nil || len(got) != 1 {
+			t.Fatalf("Query of a whole table of a plain type: %d rows, %v; want the one employee", len(got), err)
+		}
+		got, err := table.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+		if err != nil || len(got) != 1 || got[0].RowKey != "empid_000123" {
+			t.Fatalf("Query of Sales on the model's handle: %d rows, %v; want the one employee (not its email copy nor its last-name list)", len(got), err)
+		}
+		if got, err := table.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("email")})); err != nil || len(got) != 0 {
+			t.Fatalf("Query of the cross-department email partition on the model's handle: %d rows, %v; want none", len(got), err)
+		}
+		page, err := plain.QueryPage(ctx, "", &table.QueryOptions{Filter: table.Partition("Sales")})
+		if err != nil || len(page.Items) != 1 || page.Next != "" {
+			t.Fatalf("QueryPage of Sales: %+v %v; want the one employee", page, err)
+		}
+		c.Reset()
+		for _, rk := range []string{"email_donh@contoso.com", "lastname_Hall"} {
+			if v, err := employees.Get(ctx, "Sales", rk, nil); !errors.Is(err, table.ErrOtherRowKind) {
+				t.Fatalf("Get of the index row %s through the model's handle: %+v %v; want ErrOtherRowKind", rk, v, err)
+			}
+		}
+		if v, err := plain.Get(ctx, "Sales", "email_donh@contoso.com", nil); !errors.Is(err, table.ErrOtherRowKind) {
+			t.Fatalf("Get of the email copy through the plain model's handle: %+v %v; want ErrOtherRowKind", v, err)
+		}
+		if err := plain.Upsert(ctx, &DirEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_donh@contoso.com"}}, nil); !errors.Is(err, table.ErrOtherRowKind) {
+			t.Fatalf("Upsert over the email copy through the model's handle: %v; want ErrOtherRowKind", err)
+		}
+		if err := plain.Delete(ctx, "Sales", "email_donh@contoso.com", nil); !errors.Is(err, table.ErrOtherRowKind) {
+			t.Fatalf("Delete of the email copy through the model's handle: %v; want ErrOtherRowKind", err)
+		}
+		if n := c.N(); n != 0 {
+			t.Fatalf("the refused reads and writes sent %d requests; want 0", n)
+		}
+	})
 }
