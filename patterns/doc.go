@@ -49,7 +49,11 @@
 // Every pattern over a table takes the program's *table.Table handle, not a
 // client: the codec, encryption, name, logger and tracing are configured
 // once, with table.New, and every pattern over that table uses them, so a
-// type with an encrypted field works with every pattern. Patterns of raw
+// type with an encrypted field works with every pattern. An index copy
+// holds the clear properties only (and only those its projection lists):
+// Model.Lookup then reads the primary the copy names, and a value decoded
+// from such a copy by an index's own reads is refused by every write
+// (table.ErrPartialValue), so the zeros it holds are never stored. Patterns of raw
 // entities (DataSeries, WideEntity, RemoteIndexEntities, the copies of
 // CrossIndexDef.Table) take a *table.Table[table.Entity] (t.Entities() of a
 // typed handle shares its options). RollingTables, which makes a table per

@@ -88,6 +88,14 @@ func TestModelDefectsOnAzurite(t *testing.T) {
 	integration.RunModelDefects(t, integration.AzuriteEnv(t))
 }
 
+func TestModelReadsOnFake(t *testing.T) { integration.RunModelReads(t, integration.FakeEnv()) }
+func TestModelReadsOnAzurite(t *testing.T) {
+	integration.RunModelReads(t, integration.AzuriteEnv(t))
+}
+func TestModelReadsOnAdversarialFake(t *testing.T) {
+	integration.RunModelReads(t, integration.AdversarialFakeEnv())
+}
+
 func TestModelOnFake(t *testing.T)    { integration.RunModel(t, integration.FakeEnv()) }
 func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.AzuriteEnv(t)) }
 func TestModelOnAdversarialFake(t *testing.T) {

@@ -79,9 +79,9 @@ type ModelOptions[T any] struct {
 	// and its reports; letters, digits, "_", "-" and ".". Required.
 	Name string
 	// Primary is the RowKey prefix of the primaries (the guide's
-	// "empid_"). Required when Copies or Lists keep rows in the primaries'
-	// table, so that reads of primaries skip them by their keys; may be ""
-	// otherwise.
+	// "empid_"). Required when Copies, Lists or CrossCopies keep rows in
+	// the primaries' table, so that reads of primaries skip them by their
+	// keys; may be "" otherwise.
 	Primary string
 	// Copies are copies of the primary under other RowKeys of its
 	// partition (IntraPartitionIndex), written in the primary's transaction.
@@ -139,7 +139,10 @@ type Model[T any] struct {
 // index rows share the primaries' table, projections naming clear
 // properties of T, a Queue when an index lives outside the partition, and
 // the largest transaction a change can need within the service's 100
-// operations.
+// operations. With a Primary prefix, tbl becomes the handle of the
+// primaries only (table.Table.OnlyRowPrefix): its Query skips every index
+// row, and its Get and writes refuse their RowKeys, so no code that holds
+// it reads an index row as a T or writes a T over one.
 func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: model: %s", ErrBadDefinition, fmt.Sprintf(format, args...))
@@ -252,10 +255,22 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		}
 		m.cross.primary = opts.Primary
 	}
+	for _, d := range opts.CrossCopies {
+		if d.Table == nil && opts.Primary == "" {
+			return nil, bad("cross copies %s live in the primaries' table: declare the primaries' RowKey prefix (Primary, the guide's \"empid_\")", d.Name)
+		}
+	}
+	if opts.Primary != "" {
+		// The handle reads and writes primaries only, whoever holds it.
+		if err := tbl.OnlyRowPrefix(opts.Primary); err != nil {
+			return nil, fmt.Errorf("%w: model: %w", ErrBadDefinition, err)
+		}
+	}
 	return m, nil
 }
 
-// Table is the handle of the primaries.
+// Table is the handle of the primaries, the one NewModel was given: with a
+// Primary prefix it reads and writes the primaries' rows only.
 func (m *Model[T]) Table() *table.Table[T] { return m.tbl }
 
 // Name is the model's name, as its reports carry it.
@@ -398,11 +413,13 @@ func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.Update
 	if v == nil {
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
+	// An empty RowKey (a declared key that does not compose) is
+	// EncodeWrite's to report.
+	if rk := m.tbl.Meta(v).RowKey; rk != "" && !strings.HasPrefix(rk, m.primary) {
+		return &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rk, m.primary)}
+	}
 	if _, err := m.tbl.EncodeWrite(ctx, v, &table.EncodeWriteOptions{Mode: &mode}); err != nil {
 		return err
-	}
-	if rk := m.tbl.Meta(v).RowKey; !strings.HasPrefix(rk, m.primary) {
-		return &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rk, m.primary)}
 	}
 	if m.copies != nil {
 		if _, err := m.copies.plan(op, v); err != nil {
@@ -807,68 +824,76 @@ func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *t
 	return m.tbl.Get(ctx, partitionKey, rowKey, opts)
 }
 
-// Query reads primaries only, whatever the filter: opts.Filter is joined
-// with the Primary prefix's RowKey range, so no index row of the model (nor
-// any other row kind outside the range) is returned, and a row that names
-// an owner (an index copy written by anything) is skipped. One request a
-// page.
+// Query reads primaries only, whatever the filter: the model's handle
+// reads the Primary prefix's RowKey range only (table.Table.OnlyRowPrefix),
+// so no index row of the model, nor any other row kind outside the range,
+// is returned. One request a page. A value read with opts.Select lacks the
+// properties left out, and every write refuses it (table.ErrPartialValue).
 func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq2[*T, error] {
-	o := m.primaries(opts)
-	return func(yield func(*T, error) bool) {
-		for v, err := range m.tbl.Query(ctx, &o) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			if !yield(v, nil) {
-				return
-			}
-		}
-	}
+	return m.tbl.Query(ctx, opts)
 }
 
-// primaries is opts restricted to the primaries' RowKey range.
-func (m *Model[T]) primaries(opts *table.QueryOptions) table.QueryOptions {
-	var o table.QueryOptions
-	if opts != nil {
-		o = *opts
-	}
-	if m.primary == "" {
-		return o
-	}
-	lo, hi := keys.PrefixRange(m.primary)
-	rng := table.RK().Ge(lo)
-	if hi != "" {
-		rng = rng.And(table.RK().Lt(hi))
-	}
-	if o.Filter.IsZero() {
-		o.Filter = rng
-	} else {
-		o.Filter = o.Filter.And(rng)
-	}
-	return o
-}
-
-// Lookup returns the primary whose unique Copies index holds value in
-// partitionKey, as its copy stores it: one request.
+// Lookup returns the primary whose unique index holds value (Copies: in
+// partitionKey; CrossCopies: the copy at partitionKey and value), whole:
+// read from the copy when the copy stores every property (one request;
+// the value then has no ETag, a copy's version not being the primary's),
+// else from the primary the copy names, with its ETag (one more request),
+// since a copy lacks the encrypted properties and those its projection
+// leaves out. A copy whose primary is gone or no longer holds value (it
+// changed after the copy was read, or a cross copy is not yet brought up
+// to date) is table.ErrNotFound.
 func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.GetOptions) (*T, error) {
-	if m.copies != nil {
-		if _, ok := m.copies.byName[index]; ok {
-			return m.copies.Lookup(ctx, index, partitionKey, value, nil)
-		}
+	var v *T
+	var err error
+	var whole bool
+	var holds func(*T) bool
+	if i, ok := m.copyIndex(index); ok {
+		d := m.copies.defs[i]
+		v, err = m.copies.Lookup(ctx, index, partitionKey, value, nil)
+		whole = m.copies.project[i] == nil
+		holds = func(p *T) bool { return d.Value(p) == value }
+	} else if i, ok := m.crossIndex(index); ok {
+		d := m.cross.defs[i]
+		v, err = m.cross.Lookup(ctx, index, partitionKey, value, nil)
+		whole = m.cross.project[i] == nil
+		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
+	} else {
+		return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
 	}
-	if m.cross != nil {
-		if _, ok := m.cross.byName[index]; ok {
-			return m.cross.Lookup(ctx, index, partitionKey, value, nil)
-		}
+	if err != nil || (whole && len(m.tbl.EncryptedProperties()) == 0) {
+		return v, err
 	}
-	return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
+	km := m.tbl.Meta(v)
+	p, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
+	if err != nil {
+		return nil, fmt.Errorf("patterns: Model.Lookup: the primary of %s %q: %w", index, value, err)
+	}
+	if !holds(p) {
+		return nil, fmt.Errorf("patterns: Model.Lookup: the primary (%q, %q) that the copy of %s %q names holds another value now: %w", km.PartitionKey, km.RowKey, index, value, table.ErrNotFound)
+	}
+	return p, nil
+}
+
+func (m *Model[T]) copyIndex(name string) (int, bool) {
+	if m.copies == nil {
+		return 0, false
+	}
+	i, ok := m.copies.byName[name]
+	return i, ok
+}
+
+func (m *Model[T]) crossIndex(name string) (int, bool) {
+	if m.cross == nil {
+		return 0, false
+	}
+	i, ok := m.cross.byName[name]
+	return i, ok
 }
 
 // LookupEntities returns the primaries that a list index (Lists: in
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
-// read whole from the primaries' table (one read of the list, then a point
-// read a primary; IDs whose primary is gone are skipped).
+// each whole, read from the primaries' table (one read of the list, then a
+// point read a primary; IDs whose primary is gone are skipped).
 func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *LookupEntitiesOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
@@ -1031,10 +1056,9 @@ func (m *Model[T]) readRows(ctx context.Context, rows []modelRow) (map[[2]string
 		for _, rk := range rks {
 			want[rk] = true
 		}
-		o := m.primaries(&table.QueryOptions{Filter: table.RowBetween(pk, lo, hi)})
 		found := map[[2]string]*T{}
 		seen, budget := 0, 4*len(rks)+table.MaxPageSize
-		for v, err := range m.tbl.Query(ctx, &o) {
+		for v, err := range m.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowBetween(pk, lo, hi)}) {
 			if err != nil {
 				return nil, err
 			}

@@ -83,7 +83,13 @@ func TestModelQueryReturnsOnlyPrimaries(t *testing.T) {
 func TestModelWithoutPrimaryPrefixQueriesEveryRow(t *testing.T) {
 	d := newDirectory(t, false)
 	ctx := t.Context()
-	plain, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "plain"})
+	// A handle of its own: d's model made d.tbl the handle of its
+	// "empid_" rows only.
+	tbl, err := table.New[staffer](d.tbl.Client(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "plain"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,15 @@ var (
 	// ErrDuplicateProperty: an Extra entry has the name of a property the
 	// struct already writes; one of the two would be lost.
 	ErrDuplicateProperty = errors.New("property named twice")
+	// ErrPartialValue: a write of a value read without some of the
+	// properties its entity stores (a $select projection, an index copy
+	// that lacks encrypted or unprojected fields); it would store zeros
+	// over them. Read the entity whole (Get), change that, and write it.
+	ErrPartialValue = errors.New("value read without all its properties")
+	// ErrOtherRowKind: a RowKey outside the one row kind a Table reads and
+	// writes (see Table.OnlyRowPrefix), such as an index row beside an
+	// entity model's primaries.
+	ErrOtherRowKind = errors.New("RowKey of another row kind")
 )
 
 // InputError is a bad input refused before any request: which type and

@@ -74,20 +74,50 @@ func (t *Table[T]) EncryptedProperties() []string { return slices.Clone(t.plan.e
 // FromClearEntity decodes an Entity of clear properties, as ClearEntity
 // makes, into a new T whose encrypted fields are left zero. An Entity
 // that carries one of T's encrypted properties is refused: a sealed value
-// is read only through the Table's own reads, which open it.
+// is read only through the Table's own reads, which open it. The value is
+// partial, and the Table's writes refuse it (ErrPartialValue), when T has
+// encrypted fields or e lacks a property that every write of T stores (a
+// projection): it would store zeros over what e lacks.
 func (t *Table[T]) FromClearEntity(e *Entity) (*T, error) {
+	var v *T
+	var err error
 	if !t.plan.hasEncrypted() {
-		return t.FromEntity(e)
+		v, err = t.FromEntity(e)
+	} else {
+		if e == nil {
+			return nil, inputErr("FromClearEntity", t.plan.typ.String(), "", ErrNilValue, "")
+		}
+		for _, name := range t.plan.encrypted {
+			if _, ok := e.Properties[name]; ok {
+				return nil, inputErr("FromClearEntity", t.plan.typ.String(), name, ErrEncryptedType, "the entity carries a sealed property; read it through the Table")
+			}
+		}
+		v, err = t.fromEntity(e)
 	}
-	if e == nil {
-		return nil, inputErr("FromClearEntity", t.plan.typ.String(), "", ErrNilValue, "")
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range t.plan.encrypted {
-		if _, ok := e.Properties[name]; ok {
-			return nil, inputErr("FromClearEntity", t.plan.typ.String(), name, ErrEncryptedType, "the entity carries a sealed property; read it through the Table")
+	if t.lacks(e) {
+		t.Meta(v).partial = true
+	}
+	return v, nil
+}
+
+// lacks reports whether e lacks properties a T stores: T's encrypted ones,
+// or a field that every write stores (neither omitempty nor a pointer).
+func (t *Table[T]) lacks(e *Entity) bool {
+	if t.plan.raw {
+		return false
+	}
+	if t.plan.hasEncrypted() {
+		return true
+	}
+	for _, f := range t.plan.fields {
+		if _, ok := e.Properties[f.name]; !ok && !f.omitEmpty && !f.ptr {
+			return true
 		}
 	}
-	return t.fromEntity(e)
+	return false
 }
 
 // FromStoredOptions configure FromStored. There are none yet; pass nil.

@@ -35,6 +35,11 @@ type Meta struct {
 	// from is the client ETag was read or written through; nil when it
 	// was set by hand or by WrittenETag.
 	from Client
+	// partial marks a value read without some of the properties its
+	// entity stores (a $select projection, an index copy): a write of it
+	// would store zeros over them, so the Table's writes refuse it
+	// (ErrPartialValue).
+	partial bool
 }
 
 // ReadVia records that m's ETag was just read through c (see Meta).

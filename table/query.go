@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -133,18 +134,22 @@ func tableOf(resp *http.Response) string {
 
 func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntitiesOptions, error) {
 	lo := &aztables.ListEntitiesOptions{}
-	if opts == nil {
-		return lo, nil
-	}
-	if !opts.Filter.IsZero() {
+	var filter Filter
+	if opts != nil && !opts.Filter.IsZero() {
 		if err := t.refuseEncryptedFilter(opts.Filter); err != nil {
 			return nil, err
 		}
-		f, err := opts.Filter.Build()
+		filter = opts.Filter
+	}
+	if filter = t.ownRange(filter); !filter.IsZero() {
+		f, err := filter.Build()
 		if err != nil {
 			return nil, err
 		}
 		lo.Filter = &f
+	}
+	if opts == nil {
+		return lo, nil
 	}
 	if len(opts.Select) > 0 {
 		sel := []string{"PartitionKey", "RowKey"}
@@ -182,7 +187,7 @@ func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptio
 	}
 	ctx, qs := t.trackQuery(ctx, opts, false) // density.go
 	ctx, end := t.span(ctx, "QueryPage", "")
-	p, err := t.page(ctx, lo, token)
+	p, err := t.page(ctx, lo, token, t.projects(opts))
 	end(err)
 	if err != nil || p.Next == "" {
 		t.endQuery(ctx, qs)
@@ -202,19 +207,41 @@ func (t *Table[T]) pageOptions(opts *QueryOptions) (*aztables.ListEntitiesOption
 	return t.listOptions(opts, top)
 }
 
-func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, next string) (*Page[T], error) {
-	return pageOf(ctx, t, lo, next, t.decodeNew(ctx))
+func (t *Table[T]) page(ctx context.Context, lo *aztables.ListEntitiesOptions, next string, partial bool) (*Page[T], error) {
+	return pageOf(ctx, t, lo, next, t.decodeNew(ctx, partial))
 }
 
-// decodeNew decodes a query's entities into new T values.
-func (t *Table[T]) decodeNew(ctx context.Context) func([]byte, bool) (*T, error) {
+// decodeNew decodes a query's entities into new T values, marked partial
+// (see Meta) when the query's $select leaves out some of their properties.
+func (t *Table[T]) decodeNew(ctx context.Context, partial bool) func([]byte, bool) (*T, error) {
 	return func(data []byte, full bool) (*T, error) {
 		v := new(T)
 		if err := t.decodeFrom(ctx, data, v, full); err != nil {
 			return nil, err
 		}
+		if partial {
+			t.Meta(v).partial = true
+		}
 		return v, nil
 	}
+}
+
+// projects reports whether opts' $select leaves out a property T stores:
+// a field not listed, or any property of an Entity or of an Extra field,
+// which only a whole read brings.
+func (t *Table[T]) projects(opts *QueryOptions) bool {
+	if opts == nil || len(opts.Select) == 0 {
+		return false
+	}
+	if t.plan.raw || t.plan.extra != nil {
+		return true
+	}
+	for _, f := range t.plan.fields {
+		if !slices.Contains(opts.Select, f.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // pageOf runs one request of a query of t's table and decodes its entities
@@ -289,7 +316,7 @@ func (t *Table[T]) tableName() string {
 // entities were returned. Each page is one request. Iteration stops at the
 // first error, which is yielded with a nil value.
 func (t *Table[T]) Query(ctx context.Context, opts *QueryOptions) iter.Seq2[*T, error] {
-	return queryOf(ctx, t, opts, t.decodeNew(ctx))
+	return queryOf(ctx, t, opts, t.decodeNew(ctx, t.projects(opts)))
 }
 
 // queryOf is Query decoding with decode (T itself, or a projection of it).

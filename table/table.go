@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
+	"github.com/tablekit/tablekit/keys"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -30,6 +31,9 @@ type Table[T any] struct {
 	// learned is the table's name as a query response showed it, which
 	// binds continuation tokens to their table.
 	learned atomic.Pointer[string]
+	// only is the RowKey prefix of the one row kind t reads and writes
+	// (OnlyRowPrefix); nil: every row.
+	only atomic.Pointer[string]
 }
 
 // Options configure a Table. nil means the defaults.
@@ -86,6 +90,59 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 // Client is the client the table sends its requests through.
 func (t *Table[T]) Client() Client { return t.client }
 
+// OnlyRowPrefix makes t the handle of one row kind in a table that holds
+// several under RowKey prefixes (the guide's heterogeneous entity types,
+// such as an entity model's "empid_" primaries beside their "email_"
+// copies): from then on Query and QueryPage read only the prefix's RowKey
+// range, and Get, Stored, Modify, Delete and every write refuse a RowKey
+// without the prefix with ErrOtherRowKind before any request, so no row of
+// another kind is decoded as T or overwritten by one. NewModel of package
+// patterns calls it with the model's Primary prefix. A Table keeps one
+// prefix: the same one again is a no-op, another is refused
+// (ErrBadOption). Entities, the raw view, stays unrestricted.
+func (t *Table[T]) OnlyRowPrefix(prefix string) error {
+	if prefix == "" {
+		return inputErr("OnlyRowPrefix", t.typeName(), "prefix", ErrBadOption, "the prefix is empty")
+	}
+	if err := keys.ValidateRowKey(prefix); err != nil {
+		return &InputError{Op: "OnlyRowPrefix", Type: t.typeName(), Field: "prefix", Rule: err}
+	}
+	if t.only.CompareAndSwap(nil, &prefix) {
+		return nil
+	}
+	if had := *t.only.Load(); had != prefix {
+		return inputErr("OnlyRowPrefix", t.typeName(), "prefix", ErrBadOption, "the Table already reads and writes the rows under %q only", had)
+	}
+	return nil
+}
+
+// ownRow refuses a RowKey outside t's row kind (OnlyRowPrefix).
+func (t *Table[T]) ownRow(op, rowKey string) error {
+	p := t.only.Load()
+	if p == nil || strings.HasPrefix(rowKey, *p) {
+		return nil
+	}
+	return inputErr(op, t.typeName(), "RowKey", ErrOtherRowKind, "%q lacks the prefix %q of the rows this Table reads and writes", rowKey, *p)
+}
+
+// ownRange restricts f to t's row kind: the prefix's RowKey range joined
+// with f (OnlyRowPrefix); f itself without one.
+func (t *Table[T]) ownRange(f Filter) Filter {
+	p := t.only.Load()
+	if p == nil {
+		return f
+	}
+	lo, hi := keys.PrefixRange(*p)
+	rng := RK().Ge(lo)
+	if hi != "" {
+		rng = rng.And(RK().Lt(hi))
+	}
+	if f.IsZero() {
+		return rng
+	}
+	return f.And(rng)
+}
+
 // Encode returns v as the JSON entity the service expects, after checking
 // every limit.
 func (t *Table[T]) Encode(v *T) ([]byte, error) {
@@ -108,8 +165,17 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
 		return nil, nil, err
 	}
-	if m := t.Meta(v); m.PartitionKey == "" {
+	m := t.Meta(v)
+	if m.PartitionKey == "" {
 		return nil, nil, checkEntityKeys(op, t.plan.typ.String(), m.PartitionKey, m.RowKey)
+	}
+	if err := t.ownRow(op, m.RowKey); err != nil {
+		return nil, nil, err
+	}
+	// A merge of an Entity sends only the properties it holds; every
+	// other write stores zeros over what a partial value lacks.
+	if m.partial && (!t.plan.raw || mode == Replace) {
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrPartialValue, "it was read without some of its properties; Get the entity, change that, and write it")
 	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {
@@ -191,6 +257,9 @@ func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *G
 
 func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
+		return nil, err
+	}
+	if err := t.ownRow("Get", rowKey); err != nil {
 		return nil, err
 	}
 	resp, body, err := getEntity(ctx, t.client, &t.wire, partitionKey, rowKey, nil)
@@ -317,6 +386,9 @@ func (t *Table[T]) stored(ctx context.Context, v *T, _ *StoredOptions) (bool, er
 	}
 	m := t.Meta(v)
 	if err := checkKeys("Stored", t.plan.typ.String(), m.PartitionKey, m.RowKey); err != nil {
+		return false, err
+	}
+	if err := t.ownRow("Stored", m.RowKey); err != nil {
 		return false, err
 	}
 	plain, err := t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
@@ -471,6 +543,9 @@ func (t *Table[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 
 func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions) error {
 	if err := checkKeys("Delete", t.plan.typ.String(), partitionKey, rowKey); err != nil {
+		return err
+	}
+	if err := t.ownRow("Delete", rowKey); err != nil {
 		return err
 	}
 	if opts == nil {

@@ -111,6 +111,8 @@ func sentinels() map[string]error {
 		"table.ErrNoMeta":                 table.ErrNoMeta,
 		"table.ErrNotFound":               table.ErrNotFound,
 		"table.ErrNotStructPointer":       table.ErrNotStructPointer,
+		"table.ErrOtherRowKind":           table.ErrOtherRowKind,
+		"table.ErrPartialValue":           table.ErrPartialValue,
 		"table.ErrPreconditionFailed":     table.ErrPreconditionFailed,
 		"table.ErrStringTooLong":          table.ErrStringTooLong,
 		"table.ErrTableBeingDeleted":      table.ErrTableBeingDeleted,
