@@ -88,6 +88,11 @@ func TestModelDefectsOnAzurite(t *testing.T) {
 	integration.RunModelDefects(t, integration.AzuriteEnv(t))
 }
 
+func TestModelWritesOnFake(t *testing.T) { integration.RunModelWrites(t, integration.FakeEnv()) }
+func TestModelWritesOnAzurite(t *testing.T) {
+	integration.RunModelWrites(t, integration.AzuriteEnv(t))
+}
+
 func TestModelOnFake(t *testing.T)    { integration.RunModel(t, integration.FakeEnv()) }
 func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.AzuriteEnv(t)) }
 func TestModelOnAdversarialFake(t *testing.T) {
