@@ -419,6 +419,50 @@ func (l *loader[T]) tx(ctx context.Context, chunk []*T) (*batch.Transaction, []i
 	return tx, owner, listFrom, nil
 }
 
+// refuseQuotes refuses, before any request, keys of v that the model's
+// later writes could not send on their clients (see quoteGuard): every
+// write of the primary is a transaction, its updates batch updates of the
+// primary, its copies and its lists' entities, and the worker upserts its
+// cross copies. check calls it with the keys already valid.
+func (m *Model[T]) refuseQuotes(op string, v *T) error {
+	km := m.tbl.Meta(v)
+	client := m.tbl.Client()
+	ks := []quotedKey{{client, "PartitionKey", km.PartitionKey}, {client, "RowKey", km.RowKey}}
+	if m.copies != nil {
+		want, err := m.copies.plan(op, v)
+		if err != nil {
+			return err
+		}
+		for i, rk := range want {
+			if rk != "" {
+				ks = append(ks, quotedKey{client, m.copies.defs[i].Name, rk})
+			}
+		}
+	}
+	for i, x := range m.lists {
+		if val := x.value(v); val != "" {
+			rk, err := x.partKey(val, 0)
+			if err != nil {
+				return err
+			}
+			ks = append(ks, quotedKey{client, m.listDef[i].Name, rk})
+		}
+	}
+	if m.cross != nil {
+		addrs, err := m.cross.addrs(op, v)
+		if err != nil {
+			return err
+		}
+		for i, a := range addrs {
+			if a.RK != "" {
+				c := m.cross.copies[i].Client()
+				ks = append(ks, quotedKey{c, m.cross.defs[i].Name, a.PK}, quotedKey{c, m.cross.defs[i].Name, a.RK})
+			}
+		}
+	}
+	return m.quotes.check(op, ks...)
+}
+
 // localCopies is an added entity's primary operation and its copies'.
 func (m *Model[T]) localCopies(op string, primary batch.Op, v *T) ([]batch.Op, error) {
 	ops := []batch.Op{primary}

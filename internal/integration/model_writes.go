@@ -3,9 +3,13 @@ package integration
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -26,11 +30,128 @@ func emailModel(t *testing.T, env Env, c *reqcount.Counter) *patterns.Model[DirE
 	return m
 }
 
+// refusedQuote checks err is the refusal of a key only tablekit's own
+// $batch body can send in an update: batch.ErrQuoteInKey in a
+// *table.InputError whose text names table.ClientOptions, with nothing
+// sent to the backend (the only try a ledger may count is tablekit's
+// probe of the client's pipeline, which never leaves the process).
+func refusedQuote(t *testing.T, env Env, what string, err error, c *reqcount.Counter, batchesBefore int) {
+	t.Helper()
+	var ie *table.InputError
+	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &ie) || !strings.Contains(err.Error(), "table.ClientOptions") {
+		t.Errorf("%s on a client without tablekit's policy: %v; want a *table.InputError with batch.ErrQuoteInKey naming table.ClientOptions", what, err)
+		return
+	}
+	if n := c.N() - c.Ledger().Operation(ledger.Table, "GetEntity"); n != 0 {
+		t.Errorf("%s was refused after %d requests; want none:\n%v", what, n, c.Ledger())
+	}
+	if env.Fake != nil && env.Fake.Count(fake.OpBatch) != batchesBefore {
+		t.Errorf("%s: a transaction reached the fake", what)
+	}
+}
+
 // RunModelWrites covers what the entity model's writes promise about the
-// entities handed to them: a bulk load accounts for each one, and two
-// entities of one load that share a unique value end as two Adds would.
+// entities handed to them: a bulk load accounts for each one, two
+// entities of one load that share a unique value end as two Adds would,
+// and a key that every later change could not send is refused at the
+// first write.
 func RunModelWrites(t *testing.T, env Env) {
 	ctx := t.Context()
+
+	t.Run("a key no batch update can send on the client is refused at the first write", func(t *testing.T) {
+		if env.NewServiceClient == nil {
+			t.Skip("the backend gives no service client")
+		}
+		c := &reqcount.Counter{}
+		plain, _ := newTableOf(t, env, c, false)
+		customers, err := table.New[DirEmp](plain, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		email := []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}
+		byEmail, err := patterns.NewIntraPartitionIndex(customers, "cust_", email, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := patterns.NewModel(customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_", Copies: email})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obrien := func() *DirEmp {
+			return &DirEmp{Meta: table.Meta{PartitionKey: "O'Brien & Sons", RowKey: "cust_O'Brien"}, LastName: "O'Brien", Email: "sean@obrien.example"}
+		}
+		batches := func() int {
+			if env.Fake == nil {
+				return 0
+			}
+			return env.Fake.Count(fake.OpBatch)
+		}
+		for _, w := range []struct {
+			what  string
+			write func() error
+		}{
+			{"IntraPartitionIndex.Add", func() error { return byEmail.Add(ctx, obrien(), nil) }},
+			{"Model.Add", func() error { return m.Add(ctx, obrien(), nil) }},
+			{"Model.Upsert", func() error { return m.Upsert(ctx, obrien(), nil) }},
+			{"Model.Load", func() error {
+				ok := workerOf("Sales", 1)
+				ok.RowKey = "cust_1"
+				sum, err := m.Load(ctx, slices.Values([]*DirEmp{ok, obrien()}), nil)
+				if err != nil && (sum.Entities != 0 || len(sum.Failures) != 1 || len(sum.NotSent) != 1) {
+					t.Errorf("Model.Load: %+v; want the quoted entity failed and the other not sent", sum)
+				}
+				return err
+			}},
+			{"a unique value with a quote", func() error {
+				v := workerOf("Sales", 2)
+				v.RowKey, v.Email = "cust_2", "o'brien@example.com"
+				return byEmail.Add(ctx, v, nil)
+			}},
+		} {
+			c.Reset()
+			before := batches()
+			refusedQuote(t, env, w.what, w.write(), c, before)
+		}
+		if _, err := customers.Get(ctx, "O'Brien & Sons", "cust_O'Brien", nil); !table.Is(err, table.ErrNotFound) {
+			t.Errorf("after the refused writes the entity is stored (%v)", err)
+		}
+		// Keys without a quote keep every write on the same client.
+		v := &DirEmp{Meta: table.Meta{PartitionKey: "Smith & Sons", RowKey: "cust_Smith"}, Email: "a@smith.example"}
+		if err := byEmail.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		v.Email = "b@smith.example"
+		if err := byEmail.Put(ctx, v, nil); err != nil {
+			t.Fatalf("Put of keys without a quote on the plain client: %v", err)
+		}
+	})
+
+	t.Run("on a client built with table.ClientOptions a key with a quote is written and changed", func(t *testing.T) {
+		if env.NewServiceClient == nil {
+			t.Skip("the backend gives no service client")
+		}
+		wired, _ := newTableOf(t, env, &reqcount.Counter{}, true)
+		customers, err := table.New[DirEmp](wired, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := patterns.NewModel(customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_",
+			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &DirEmp{Meta: table.Meta{PartitionKey: "O'Brien & Sons", RowKey: "cust_O'Brien"}, Email: "o'brien@example.com"}
+		if err := m.Add(ctx, v, nil); err != nil {
+			t.Fatal(err)
+		}
+		v.Email = "sean@obrien.example"
+		if err := m.Update(ctx, v, nil); err != nil {
+			t.Fatalf("Update of the quoted keys on a client with tablekit's policy: %v", err)
+		}
+		if got, err := m.Lookup(ctx, "email", v.PartitionKey, v.Email, nil); err != nil || got.RowKey != v.RowKey {
+			t.Fatalf("Lookup: %+v %v", got, err)
+		}
+	})
 
 	t.Run("a load stopped by a bad entity names the entities it did not send", func(t *testing.T) {
 		c := &reqcount.Counter{}
