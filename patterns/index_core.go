@@ -305,10 +305,14 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 // Copy is the RowKey of the index entity concerned).
 type IndexIssue struct {
 	Index        string
-	PartitionKey string
-	Primary      string      // the primary's RowKey ("" if it is missing)
-	Copy         string      // the copy's RowKey
-	CopyETag     azcore.ETag // the copy's version, when the copy exists
+	PartitionKey string // the copy's PartitionKey
+	// PrimaryPartitionKey and Primary are the keys of the primary the
+	// issue is about: the owner that lacks its copy or has a stale one,
+	// or the owner an orphan names ("" for a row that names none).
+	PrimaryPartitionKey string
+	Primary             string
+	Copy                string      // the copy's RowKey
+	CopyETag            azcore.ETag // the copy's version, when the copy exists
 }
 
 // IndexReport is what a Verify found, for every index kind.

@@ -756,7 +756,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 				continue
 			}
 			expected[rk] = true
-			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
+			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
 			c, ok := copies[rk]
 			if !ok {
 				r.Missing = append(r.Missing, issue)
@@ -783,7 +783,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 			continue
 		}
 		c := copies[rk]
-		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
+		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
 	}
 	// The report keeps only the primaries Repair will need, so a healthy
 	// partition's report holds no entity bodies.

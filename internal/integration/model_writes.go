@@ -1,14 +1,18 @@
 package integration
 
 import (
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -48,6 +52,31 @@ func refusedQuote(t *testing.T, env Env, what string, err error, c *reqcount.Cou
 	if env.Fake != nil && env.Fake.Count(fake.OpBatch) != batchesBefore {
 		t.Errorf("%s: a transaction reached the fake", what)
 	}
+}
+
+// crossKey is the RowKey of the cross copy of value that the primary
+// (pk, rk) has.
+func crossKey(t *testing.T, value, pk, rk string) string {
+	t.Helper()
+	k, err := patterns.CrossCopyRowKey(value, pk, rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// crossValue is the value a cross copy's RowKey encodes (the tuple of the
+// value and a 24-digit digest of its owner), or rk itself for any other
+// RowKey.
+func crossValue(rk string) string {
+	parts, err := keys.DecodeTuple(rk)
+	if err != nil || len(parts) != 2 || len(parts[1]) != 24 {
+		return rk
+	}
+	if _, err := hex.DecodeString(parts[1]); err != nil {
+		return rk
+	}
+	return parts[0]
 }
 
 // RunModelWrites covers what the entity model's writes promise about the
@@ -212,6 +241,121 @@ func RunModelWrites(t *testing.T, env Env) {
 			if !slices.ContainsFunc(sum.Failures, func(f patterns.LoadFailure) bool { return f.RowKey == second.RowKey }) {
 				t.Fatalf("failures %+v; want %s, the second to claim %s", sum.Failures, second.RowKey, first.Email)
 			}
+		}
+	})
+
+	t.Run("cross-partition copies of one value keep a row per owner", func(t *testing.T) {
+		c := &reqcount.Counter{}
+		employees, err := table.New[DirEmp](env.NewTable(t, c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		// The directory's cross-department email index: every copy in
+		// one partition, keyed by the email.
+		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: 2 * time.Second,
+			CrossCopies: []patterns.CrossIndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+			t.Fatal(err)
+		}
+		alice, bob := workerOf("Sales", 1), workerOf("HR", 2)
+		bob.Email = alice.Email
+		for _, e := range []*DirEmp{alice, bob} {
+			if err := m.Add(ctx, e, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		drainAll(t, q, w)
+		owners := func() []patterns.Owner {
+			t.Helper()
+			got, err := m.Lookup(ctx, "email", "email", alice.Email, nil)
+			var shared *patterns.SharedValueError
+			if !errors.As(err, &shared) || !errors.Is(err, patterns.ErrNotUnique) {
+				t.Fatalf("Lookup of an email two employees hold: %+v, %v; want *SharedValueError naming both", got, err)
+			}
+			return shared.Owners
+		}
+		want := []patterns.Owner{{PartitionKey: "HR", RowKey: bob.RowKey}, {PartitionKey: "Sales", RowKey: alice.RowKey}}
+		if got := owners(); !slices.Equal(got, want) {
+			t.Fatalf("owners %+v, want %+v", got, want)
+		}
+		r, err := m.Verify(ctx, nil)
+		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
+			t.Fatalf("Verify: %+v %v; want 2 primaries, 2 copies, nothing to repair", r, err)
+		}
+		// An employee written around the model: Verify names its keys.
+		carol := workerOf("Ops", 3)
+		carol.Email = alice.Email
+		if err := employees.Add(ctx, carol, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err = m.Verify(ctx, nil)
+		if err != nil || len(r.Missing) != 1 || len(r.Stale)+len(r.Orphans) != 0 {
+			t.Fatalf("Verify: %+v %v; want Carol's copy missing, nothing else", r, err)
+		}
+		if is := r.Missing[0]; is.PrimaryPartitionKey != "Ops" || is.Primary != carol.RowKey || is.PartitionKey != "email" {
+			t.Fatalf("missing %+v; want the owner's keys (Ops, %s) and the copy's partition", is, carol.RowKey)
+		}
+		if _, err := m.Repair(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Copies != 3 {
+			t.Fatalf("Verify after Repair: %+v %v; want 3 copies and nothing to repair", r, err)
+		}
+		if got := owners(); len(got) != 3 {
+			t.Fatalf("owners after Repair %+v, want all three", got)
+		}
+	})
+
+	t.Run("a cross copy of the layout keyed by the value alone is read, reported and rewritten", func(t *testing.T) {
+		employees, err := table.New[DirEmp](env.NewTable(t, &reqcount.Counter{}), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := env.NewQueue(t, nil)
+		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q,
+			CrossCopies: []patterns.CrossIndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dan := workerOf("Sales", 4)
+		if err := employees.Add(ctx, dan, nil); err != nil {
+			t.Fatal(err)
+		}
+		old, err := employees.ClearEntity(dan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Meta = table.Meta{PartitionKey: "email", RowKey: dan.Email}
+		old.Set("TkIndexOf", table.ValueOf(patterns.ID(dan.PartitionKey, dan.RowKey)))
+		if err := employees.Entities().Add(ctx, old, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := m.Lookup(ctx, "email", "email", dan.Email, nil); err != nil || got.RowKey != dan.RowKey {
+			t.Fatalf("Lookup through the old layout: %+v %v", got, err)
+		}
+		r, err := m.Verify(ctx, nil)
+		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 {
+			t.Fatalf("Verify: %+v %v; want the old row an orphan and the new one missing", r, err)
+		}
+		if is := r.Orphans[0]; is.PrimaryPartitionKey != dan.PartitionKey || is.Primary != dan.RowKey || is.Copy != dan.Email {
+			t.Fatalf("orphan %+v; want the old row naming its owner", is)
+		}
+		if _, err := m.Repair(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Copies != 1 {
+			t.Fatalf("Verify after Repair: %+v %v", r, err)
+		}
+		if _, err := employees.Entities().Get(ctx, "email", dan.Email, nil); !table.Is(err, table.ErrNotFound) {
+			t.Fatalf("the old row after Repair: %v; want it gone", err)
+		}
+		if got, err := m.Lookup(ctx, "email", "email", dan.Email, nil); err != nil || got.RowKey != dan.RowKey {
+			t.Fatalf("Lookup after Repair: %+v %v", got, err)
 		}
 	})
 }

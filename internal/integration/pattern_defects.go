@@ -93,12 +93,12 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
 			t.Fatalf("the copy kept Nick=%v after the primary lost it", m["Nick"])
 		}
 		// A copy left with an extra property (by an older writer) is stale,
 		// and RepairAll removes the property.
-		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
+		mergeInto(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123"), map[string]any{"Nick": "Old"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 {
 			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
@@ -106,7 +106,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
-		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
 			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
 		}
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
@@ -140,7 +140,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
 			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
 		}
-		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
+		mergeInto(t, primary, "mail_Sales", crossKey(t, "jonesj@contoso.com", "empid_Sales", "000223"), map[string]any{"FirstName": "Wrong"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
 			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
