@@ -65,9 +65,9 @@ func ownerKeys(ref string) (pk, rk string, ok bool) {
 }
 
 // ownerRowKey is the RowKey of the owner that ref names in partition pk.
-// Copies written by earlier versions of IntraPartitionIndex name their
-// owner by RowKey alone; Verify reports them stale and Repair rewrites
-// them with the tuple.
+// A copy that names its owner by RowKey alone (not the tuple) is read
+// as its partition's; Verify reports it stale and Repair rewrites it with
+// the tuple.
 func ownerRowKey(ref, pk string) string {
 	if p, rk, ok := ownerKeys(ref); ok && p == pk {
 		return rk
