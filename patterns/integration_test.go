@@ -92,6 +92,9 @@ func TestModelWritesOnFake(t *testing.T) { integration.RunModelWrites(t, integra
 func TestModelWritesOnAzurite(t *testing.T) {
 	integration.RunModelWrites(t, integration.AzuriteEnv(t))
 }
+func TestModelWritesOnAdversarialFake(t *testing.T) {
+	integration.RunModelWrites(t, integration.AdversarialFakeEnv())
+}
 
 func TestModelOnFake(t *testing.T)    { integration.RunModel(t, integration.FakeEnv()) }
 func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.AzuriteEnv(t)) }
