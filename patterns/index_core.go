@@ -6,10 +6,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/tuple"
+	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -61,9 +65,9 @@ func ownerKeys(ref string) (pk, rk string, ok bool) {
 }
 
 // ownerRowKey is the RowKey of the owner that ref names in partition pk.
-// Copies written by earlier versions of IntraPartitionIndex name their
-// owner by RowKey alone; Verify reports them stale and Repair rewrites
-// them with the tuple.
+// A copy that names its owner by RowKey alone (not the tuple) is read
+// as its partition's; Verify reports it stale and Repair rewrites it with
+// the tuple.
 func ownerRowKey(ref, pk string) string {
 	if p, rk, ok := ownerKeys(ref); ok && p == pk {
 		return rk
@@ -136,6 +140,58 @@ func removeIfOwned(ctx context.Context, copies *table.Table[table.Entity], pk, r
 		return false, fmt.Errorf("patterns: the copy (%q, %q) changed while being removed; run again: %w", pk, rk, err)
 	}
 	return err == nil, err
+}
+
+// quoteGuard refuses, at an entity's first write, keys that its later
+// writes could not send: an index keeps an entity's rows with batch
+// updates and upserts, and on a client without tablekit's policy the SDK
+// cannot send one whose keys hold a single quote (batch.ErrQuoteInKey).
+// Adds would go through, and the entity could then never change. It asks
+// each client once (wirepolicy.HasPath: nothing leaves the process) and
+// only for a key that holds a quote.
+type quoteGuard struct {
+	mu  sync.Mutex
+	has map[table.Client]bool
+}
+
+// quotedKey is one key a write stores and later writes update: a PartitionKey
+// or a RowKey, and the client of its table.
+type quotedKey struct {
+	client table.Client
+	field  string // "PartitionKey", "RowKey", or an index's name
+	key    string
+}
+
+// check refuses the first of ks that holds a quote on a client without
+// tablekit's policy, with a *table.InputError whose rule is
+// batch.ErrQuoteInKey (its text says to build the client with
+// table.ClientOptions).
+func (g *quoteGuard) check(op string, ks ...quotedKey) error {
+	for _, k := range ks {
+		if !strings.ContainsRune(k.key, '\'') || g.wirePath(k.client) {
+			continue
+		}
+		return &table.InputError{Op: op, Field: k.field, Rule: batch.ErrQuoteInKey,
+			Detail: fmt.Sprintf("%q: the entity's later changes are batch updates on this key", k.key)}
+	}
+	return nil
+}
+
+func (g *quoteGuard) wirePath(client table.Client) bool {
+	if !reflect.TypeOf(client).Comparable() {
+		return wirepolicy.HasPath(client)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if has, ok := g.has[client]; ok {
+		return has
+	}
+	if g.has == nil {
+		g.has = map[table.Client]bool{}
+	}
+	has := wirepolicy.HasPath(client)
+	g.has[client] = has
+	return has
 }
 
 // RepairSummary counts what a repair did.
@@ -249,10 +305,14 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 // Copy is the RowKey of the index entity concerned).
 type IndexIssue struct {
 	Index        string
-	PartitionKey string
-	Primary      string      // the primary's RowKey ("" if it is missing)
-	Copy         string      // the copy's RowKey
-	CopyETag     azcore.ETag // the copy's version, when the copy exists
+	PartitionKey string // the copy's PartitionKey
+	// PrimaryPartitionKey and Primary are the keys of the primary the
+	// issue is about: the owner that lacks its copy or has a stale one,
+	// or the owner an orphan names ("" for a row that names none).
+	PrimaryPartitionKey string
+	Primary             string
+	Copy                string      // the copy's RowKey
+	CopyETag            azcore.ETag // the copy's version, when the copy exists
 }
 
 // IndexReport is what a Verify found, for every index kind.

@@ -96,6 +96,14 @@ func TestModelReadsOnAdversarialFake(t *testing.T) {
 	integration.RunModelReads(t, integration.AdversarialFakeEnv())
 }
 
+func TestModelWritesOnFake(t *testing.T) { integration.RunModelWrites(t, integration.FakeEnv()) }
+func TestModelWritesOnAzurite(t *testing.T) {
+	integration.RunModelWrites(t, integration.AzuriteEnv(t))
+}
+func TestModelWritesOnAdversarialFake(t *testing.T) {
+	integration.RunModelWrites(t, integration.AdversarialFakeEnv())
+}
+
 func TestModelOnFake(t *testing.T)    { integration.RunModel(t, integration.FakeEnv()) }
 func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.AzuriteEnv(t)) }
 func TestModelOnAdversarialFake(t *testing.T) {

@@ -1,12 +1,16 @@
 package patterns
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"iter"
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +34,13 @@ type CrossIndexDef[T any] struct {
 	// PartitionKey is the copy's PartitionKey (the guide's "email_" and the
 	// department: "email_Sales").
 	PartitionKey func(v *T) string
-	// Value is the copy's RowKey, unique within its partition (the email);
-	// "" means v has no copy in this index.
+	// Value is the indexed value (the email); "" means v has no copy in
+	// this index. Values are not unique: an index kept through a queue
+	// cannot refuse a write whose value another partition's primary holds,
+	// so every primary has a copy of its own, whose RowKey is the tuple of
+	// the value and a digest of the primary's keys (crossRowKey). Lookup
+	// of a value that several primaries hold names them all
+	// (*SharedValueError); Range returns them all.
 	Value func(v *T) string
 	// Project lists the properties a copy stores; nil stores them all.
 	Project []string
@@ -182,22 +191,48 @@ func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
 // it (Worker.Handle(x.MessageType(), x.Handle)).
 func (x *InterPartitionIndex[T]) MessageType() string { return x.msgType }
 
+// ownerDigestBytes is how much of the SHA-256 of a primary's reference
+// a copy's RowKey carries: 96 bits, 24 hex digits.
+const ownerDigestBytes = 12
+
+// crossRowKey is the RowKey of the copy of value that the primary (pk, rk)
+// has: the tuple encoding of the value and a digest of the primary's
+// reference. Every owner of a value has its own row; the rows of a value
+// are the RowKeys that keys.EncodeTuple(value) starts, in value order;
+// the digest keeps the key's length that of the value's whatever the
+// primary's keys (the copy names its owner in full, indexOfProperty).
+func crossRowKey(value, pk, rk string) (string, error) {
+	sum := sha256.Sum256([]byte(ownerRef(pk, rk)))
+	return keys.EncodeTuple(value, hex.EncodeToString(sum[:ownerDigestBytes]))
+}
+
+// CrossCopyRowKey is the RowKey of the copy that the primary
+// (partitionKey, rowKey) has of value in a CrossIndexDef's index (in the
+// PartitionKey the def gives it), for operators and tests that address
+// copies directly.
+func CrossCopyRowKey(value, partitionKey, rowKey string) (string, error) {
+	return crossRowKey(value, partitionKey, rowKey)
+}
+
 // addrs are v's copies, one per index (zero addr for none); op names the
 // operation in errors.
 func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	out := make([]copyAddr, len(x.defs))
+	m := x.tbl.Meta(v)
 	for i, d := range x.defs {
 		val := d.Value(v)
 		if val == "" {
 			continue
 		}
-		a := copyAddr{Index: i, PK: d.PartitionKey(v), RK: val}
+		a := copyAddr{Index: i, PK: d.PartitionKey(v)}
 		if err := keys.ValidatePartitionKey(a.PK); err != nil {
 			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the index's PartitionKey"}
 		}
-		if err := keys.ValidateRowKey(a.RK); err != nil {
-			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the indexed value is the copy's RowKey"}
+		rk, err := crossRowKey(val, m.PartitionKey, m.RowKey)
+		if err != nil {
+			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the indexed value and a digest of the primary's keys form the copy's RowKey"}
 		}
+		a.RK = rk
 		out[i] = a
 	}
 	return out, nil
@@ -417,23 +452,79 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 	return fromCopy(x.tbl, e, pk, rk)
 }
 
-// Lookup finds the entity whose copy in an index sits at (partitionKey,
-// value): one point query on the index's table. The result holds what the
-// copy stores, under the primary's keys.
+// Lookup finds the entity whose copy in an index holds value in
+// partitionKey: one query on the index's table, for the value's rows. The
+// result holds what the copy stores, under the primary's keys. A value no
+// primary holds is table.ErrNotFound; one that several hold is a
+// *SharedValueError naming them. The query also reads a copy stored at
+// the value itself, the RowKey of copies written before each owner had
+// its own row (Verify reports those, and Repair rewrites them).
 func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := validKeys(opInterPartitionIndexLookup, partitionKey, "value", value); err != nil {
-		return nil, err
+	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "PartitionKey", Rule: err}
 	}
-	c, err := x.copies[i].Get(ctx, partitionKey, value, nil)
-	if err != nil {
-		return nil, fmt.Errorf("patterns: InterPartitionIndex.Lookup: %w", err)
+	enc, err := keys.EncodeTuple(value)
+	if value == "" || err != nil {
+		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "value", Rule: table.ErrInvalidValue, Detail: "a value is not empty, and its encoding fits a RowKey"}
 	}
-	return x.decodeCopy(c)
+	f := table.RowPrefix(partitionKey, enc)
+	if keys.ValidateRowKey(value) == nil {
+		f = table.Or(f, table.PK().Eq(partitionKey).And(table.RK().Eq(value)))
+	}
+	var found []*table.Entity
+	var owners []Owner
+	for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: f}) {
+		if err != nil {
+			return nil, fmt.Errorf("patterns: InterPartitionIndex.Lookup: %w", err)
+		}
+		ref, _ := ownerOf(c)
+		pk, rk, ok := ownerKeys(ref)
+		if !ok || slices.Contains(owners, Owner{pk, rk}) {
+			continue // no copy, or an owner's row in both layouts
+		}
+		found, owners = append(found, c), append(owners, Owner{pk, rk})
+	}
+	switch len(found) {
+	case 0:
+		return nil, &notFoundError{Op: opInterPartitionIndexLookup, PartitionKey: partitionKey, RowKey: value}
+	case 1:
+		return x.decodeCopy(found[0])
+	}
+	slices.SortFunc(owners, func(a, b Owner) int {
+		return cmp.Or(strings.Compare(a.PartitionKey, b.PartitionKey), strings.Compare(a.RowKey, b.RowKey))
+	})
+	return nil, &SharedValueError{Index: index, Value: value, Owners: owners}
 }
+
+// Owner names a primary by its keys.
+type Owner struct {
+	PartitionKey, RowKey string
+}
+
+// SharedValueError is a Lookup of a value that several primaries hold in
+// a cross-partition index: there is no one answer. Owners names each of
+// them. It matches ErrNotUnique.
+type SharedValueError struct {
+	Index, Value string
+	Owners       []Owner
+}
+
+// Error names the index, the value and every owner.
+func (e *SharedValueError) Error() string {
+	var b strings.Builder
+	b.WriteString("patterns: value " + quote(e.Value) + " of index " + e.Index + " belongs to " + strconv.Itoa(len(e.Owners)) + " primaries:")
+	for _, o := range e.Owners {
+		b.WriteString(" (" + quote(o.PartitionKey) + ", " + quote(o.RowKey) + ")")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNotUnique.
+func (e *SharedValueError) Unwrap() error { return ErrNotUnique }
 
 // validKeys checks a PartitionKey and a RowKey (called rkField in errors)
 // for operation op.
@@ -448,14 +539,20 @@ func validKeys(op, pk, rkField, rk string) error {
 }
 
 // Range returns the entities whose copies in an index partition have values
-// in [lo, hi) (hi "" for no bound), in value order: one query per page.
+// in [lo, hi) (hi "" for no bound), in value order, every owner of a value
+// (in the order of their digests): one query per page.
 func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
 	}
+	upper := ""
+	if hi != "" {
+		upper = tupleComponentPrefix(hi)
+	}
+	f := table.RowRange(partitionKey, tupleComponentPrefix(lo), upper)
 	return func(yield func(*T, error) bool) {
-		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}) {
+		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: f}) {
 			if err != nil {
 				yield(nil, err)
 				return
@@ -534,8 +631,12 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
 			v, ok := expected[a]
 			if !ok {
-				if opk, _, _ := ownerKeys(of); owners[of] || filter.IsZero() || opk == opts.Partition {
-					r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: of, CopyETag: c.ETag})
+				if opk, ork, ok := ownerKeys(of); owners[of] || filter.IsZero() || opk == opts.Partition {
+					is := IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: opk, Primary: ork, CopyETag: c.ETag}
+					if !ok {
+						is.Primary = of
+					}
+					r.Orphans = append(r.Orphans, is)
 					r.orphans = append(r.orphans, a)
 				}
 				continue
@@ -548,7 +649,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 			}
 			if !want.SameProperties(c) {
 				m := x.tbl.Meta(v)
-				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey, CopyETag: c.ETag})
+				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: m.PartitionKey, Primary: m.RowKey, CopyETag: c.ETag})
 				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 			}
 		}
@@ -556,7 +657,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 	for a, v := range expected {
 		if !seen[a] {
 			m := x.tbl.Meta(v)
-			r.Missing = append(r.Missing, IndexIssue{Index: x.defs[a.Index].Name, PartitionKey: a.PK, Copy: a.RK, Primary: m.RowKey})
+			r.Missing = append(r.Missing, IndexIssue{Index: x.defs[a.Index].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: m.PartitionKey, Primary: m.RowKey})
 			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 		}
 	}

@@ -51,6 +51,7 @@ type IntraPartitionIndex[T any] struct {
 	project []map[string]bool
 	byName  map[string]int
 	tr      trace.OpTracer
+	quotes  quoteGuard
 }
 
 // IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
@@ -175,6 +176,21 @@ func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error)
 	return d.Prefix + enc, nil
 }
 
+// refuseQuotes refuses, before any request, keys of v that the batch
+// updates of its later changes could not send on the index's client (see
+// quoteGuard): its primary's keys and its copies' RowKeys (copies, as
+// plan gives them).
+func (x *IntraPartitionIndex[T]) refuseQuotes(op string, v *T, copies []string) error {
+	m := x.tbl.Meta(v)
+	ks := []quotedKey{{x.client, "PartitionKey", m.PartitionKey}, {x.client, "RowKey", m.RowKey}}
+	for i, rk := range copies {
+		if rk != "" {
+			ks = append(ks, quotedKey{x.client, x.defs[i].Name, rk})
+		}
+	}
+	return x.quotes.check(op, ks...)
+}
+
 // copyOf is v's copy for index i under RowKey rk.
 func (x *IntraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
@@ -224,7 +240,11 @@ func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transacti
 
 // Add inserts a new entity and its copies in one transaction: one request.
 // It fails with table.ErrAlreadyExists if the entity exists, and with
-// *ValueTakenError if a unique value is taken. With opts.Idempotent an
+// *ValueTakenError if a unique value is taken. On a client that cannot
+// send a batch update on a key with a single quote (one built without
+// table.ClientOptions), such a key of the entity or of a copy is refused
+// before any request (batch.ErrQuoteInKey): every later Put would need
+// one. With opts.Idempotent an
 // entity already stored exactly as v is a success (one more request, a
 // read): what a retry meets after the first attempt's response was lost;
 // its copies were in the same transaction. nil opts means the defaults.
@@ -233,6 +253,9 @@ func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddO
 	defer func() { end(err) }()
 	copies, err := x.plan(opIntraPartitionIndexAdd, v)
 	if err != nil {
+		return err
+	}
+	if err := x.refuseQuotes(opIntraPartitionIndexAdd, v, copies); err != nil {
 		return err
 	}
 	tx := batch.NewTransaction(nil)
@@ -287,6 +310,9 @@ func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions
 	defer func() { end(err) }()
 	next, err := x.plan(opIntraPartitionIndexPut, v)
 	if err != nil {
+		return err
+	}
+	if err := x.refuseQuotes(opIntraPartitionIndexPut, v, next); err != nil {
 		return err
 	}
 	m := x.tbl.Meta(v)
@@ -730,7 +756,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 				continue
 			}
 			expected[rk] = true
-			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
+			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
 			c, ok := copies[rk]
 			if !ok {
 				r.Missing = append(r.Missing, issue)
@@ -757,7 +783,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 			continue
 		}
 		c := copies[rk]
-		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
+		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
 	}
 	// The report keeps only the primaries Repair will need, so a healthy
 	// partition's report holds no entity bodies.

@@ -130,6 +130,7 @@ type Model[T any] struct {
 	delay     time.Duration
 	log       *slog.Logger
 	retry     table.RetryOptions
+	quotes    quoteGuard // see refuseQuotes
 }
 
 // NewModel declares T's model over tbl: the handle whose codec, encryption,
@@ -438,7 +439,7 @@ func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.Update
 			return err
 		}
 	}
-	return nil
+	return m.refuseQuotes(op, v)
 }
 
 // localTx is the transaction of one write in the primary's partition: the

@@ -77,7 +77,7 @@ func (b batchModel) check(t *testing.T, live []*batchEmp, lastNames []string) {
 	}
 	var got, want []string
 	for _, c := range all {
-		got = append(got, c.PartitionKey+"/"+c.RowKey)
+		got = append(got, c.PartitionKey+"/"+copyValue(c.RowKey))
 	}
 	byLast := map[string][]string{}
 	for _, v := range live {

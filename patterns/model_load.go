@@ -35,12 +35,19 @@ type LoadFailure struct {
 	Err                  error
 }
 
-// LoadSummary counts what Load did.
+// LoadSummary accounts for every entity Load took from its input: each is
+// written (counted in Entities), a Failure (the service refused it, or it
+// is the bad entity that stopped the load), or NotSent, so Entities,
+// len(Failures) and len(NotSent) add up to the entities taken.
 type LoadSummary struct {
 	Entities     int // primaries written (with their index rows)
 	Transactions int // entity group transactions committed
 	Messages     int // queue messages sent for the indexes outside the partition
 	Failures     []LoadFailure
+	// NotSent are the entities taken from the input and never sent
+	// because the load stopped first (a bad entity, the context's end);
+	// Err is why it stopped. Nothing of them was written: load them again.
+	NotSent []LoadFailure
 }
 
 // Load adds many new entities with every index row they call for. The
@@ -51,9 +58,13 @@ type LoadSummary struct {
 // partition get one message per transaction listing its entities, sent
 // hidden before the transaction and shown after it, as a single write's
 // is. A bad entity stops the load before any request of its own with its
-// *table.InputError; what was sent before stays written. An entity the
-// service refuses (it exists, a unique value is taken) is a Failure; the
-// other entities of its transaction are sent again without it; a missing
+// *table.InputError, and is a Failure; what was sent before stays written,
+// and the entities still held (taken from values, not yet sent) are
+// NotSent, as they are when ctx ends the load. An entity the service
+// refuses (it exists, a unique value is taken) is a Failure; the other
+// entities of its transaction are sent again without it. Of two entities
+// that claim one row (a primary, a unique copy) the first in values is
+// written and the second is the Failure, as with two Adds in turn. A missing
 // table fails every entity of a transaction at once (table.ErrTableNotFound
 // in Load's error), one request a transaction. A crash
 // leaves whole entities with their rows and messages that converge the
@@ -73,7 +84,7 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 		}
 		idem = opts.Idempotent
 	}
-	l := &loader[T]{m: m, idem: idem, slots: make(chan struct{}, par), locks: map[string]*sync.Mutex{}}
+	l := &loader[T]{m: m, idem: idem, slots: make(chan struct{}, par), last: map[string]chan struct{}{}}
 	buf := map[string][]*T{}
 	held := 0
 	flush := func(pk string, all bool) {
@@ -93,6 +104,15 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 	for v := range values {
 		if err := m.check(ctx, op, v, table.Replace); err != nil {
 			bad = err
+			var f LoadFailure
+			if v != nil {
+				km := m.tbl.Meta(v)
+				f.PartitionKey, f.RowKey = km.PartitionKey, km.RowKey
+			}
+			f.Err = err
+			l.mu.Lock()
+			l.sum.Failures = append(l.sum.Failures, f)
+			l.mu.Unlock()
 			break
 		}
 		pk := m.tbl.Meta(v).PartitionKey
@@ -115,14 +135,20 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 		}
 	}
 	if bad == nil {
-		for _, pk := range slices.Sorted(mapKeys(buf)) {
+		bad = ctx.Err()
+	}
+	for _, pk := range slices.Sorted(mapKeys(buf)) {
+		if bad == nil {
 			flush(pk, true)
+			continue
+		}
+		// The load stopped: what it still held was never sent.
+		for _, v := range buf[pk] {
+			km := m.tbl.Meta(v)
+			l.notSent(LoadFailure{PartitionKey: km.PartitionKey, RowKey: km.RowKey, Err: fmt.Errorf("patterns: Model.Load stopped before sending it: %w", bad)})
 		}
 	}
 	l.wg.Wait()
-	if bad == nil {
-		bad = ctx.Err()
-	}
 	return l.sum, errors.Join(bad, l.err)
 }
 
@@ -142,10 +168,20 @@ type loader[T any] struct {
 	idem  bool
 	slots chan struct{}
 	wg    sync.WaitGroup
-	mu    sync.Mutex // guards sum, err and locks
+	mu    sync.Mutex // guards sum and err
 	sum   LoadSummary
 	err   error
-	locks map[string]*sync.Mutex // one transaction per partition at a time: the lists' ETags
+	// last is the done signal of each partition's latest transaction: a
+	// partition's transactions run one at a time (its lists' ETags) and in
+	// the order Load cut them, so that of two entities claiming one row
+	// the first in the input is written, as two sequential Adds would.
+	last map[string]chan struct{}
+}
+
+func (l *loader[T]) notSent(f LoadFailure) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sum.NotSent = append(l.sum.NotSent, f)
 }
 
 // fit is how many of vs, from the start, one transaction holds: each
@@ -196,17 +232,14 @@ func (l *loader[T]) fit(vs []*T) int {
 func (l *loader[T]) start(ctx context.Context, pk string, chunk []*T) {
 	l.slots <- struct{}{}
 	l.wg.Add(1)
-	l.mu.Lock()
-	lock := l.locks[pk]
-	if lock == nil {
-		lock = &sync.Mutex{}
-		l.locks[pk] = lock
-	}
-	l.mu.Unlock()
+	prev, done := l.last[pk], make(chan struct{}) // only Load's goroutine uses last
+	l.last[pk] = done
 	go func() {
 		defer func() { <-l.slots; l.wg.Done() }()
-		lock.Lock()
-		defer lock.Unlock()
+		defer close(done)
+		if prev != nil {
+			<-prev // a slot is held while waiting; prev holds one too and never waits on this
+		}
 		l.send(ctx, chunk)
 	}()
 }
@@ -384,6 +417,50 @@ func (l *loader[T]) tx(ctx context.Context, chunk []*T) (*batch.Transaction, []i
 		}
 	}
 	return tx, owner, listFrom, nil
+}
+
+// refuseQuotes refuses, before any request, keys of v that the model's
+// later writes could not send on their clients (see quoteGuard): every
+// write of the primary is a transaction, its updates batch updates of the
+// primary, its copies and its lists' entities, and the worker upserts its
+// cross copies. check calls it with the keys already valid.
+func (m *Model[T]) refuseQuotes(op string, v *T) error {
+	km := m.tbl.Meta(v)
+	client := m.tbl.Client()
+	ks := []quotedKey{{client, "PartitionKey", km.PartitionKey}, {client, "RowKey", km.RowKey}}
+	if m.copies != nil {
+		want, err := m.copies.plan(op, v)
+		if err != nil {
+			return err
+		}
+		for i, rk := range want {
+			if rk != "" {
+				ks = append(ks, quotedKey{client, m.copies.defs[i].Name, rk})
+			}
+		}
+	}
+	for i, x := range m.lists {
+		if val := x.value(v); val != "" {
+			rk, err := x.partKey(val, 0)
+			if err != nil {
+				return err
+			}
+			ks = append(ks, quotedKey{client, m.listDef[i].Name, rk})
+		}
+	}
+	if m.cross != nil {
+		addrs, err := m.cross.addrs(op, v)
+		if err != nil {
+			return err
+		}
+		for i, a := range addrs {
+			if a.RK != "" {
+				c := m.cross.copies[i].Client()
+				ks = append(ks, quotedKey{c, m.cross.defs[i].Name, a.PK}, quotedKey{c, m.cross.defs[i].Name, a.RK})
+			}
+		}
+	}
+	return m.quotes.check(op, ks...)
 }
 
 // localCopies is an added entity's primary operation and its copies'.

@@ -181,7 +181,7 @@ func TestModelCrossPartitionIndexesFollowEveryWrite(t *testing.T) {
 	d.drain(t)
 	crossIs := func(want ...string) {
 		t.Helper()
-		if got := rows(t, d.copies); !slices.Equal(got, want) {
+		if got := crossRows(t, d.copies); !slices.Equal(got, want) {
 			t.Fatalf("cross copies %v, want %v", got, want)
 		}
 	}
@@ -289,7 +289,7 @@ func TestModelFirstCrossValueRemovesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.drain(t)
-	if got := rows(t, d.copies); len(got) != 0 {
+	if got := crossRows(t, d.copies); len(got) != 0 {
 		t.Fatalf("cross copies of an entity without an email: %v", got)
 	}
 	cara.Email = "cara@contoso.com"
@@ -303,7 +303,7 @@ func TestModelFirstCrossValueRemovesNothing(t *testing.T) {
 			t.Fatalf("the worker sent %d %s to the copies' table; want only the transaction writing the new copy:\n%v", e.Requests, e.Operation, d.l)
 		}
 	}
-	if got := rows(t, d.copies); !slices.Equal(got, []string{"email_Marketing/cara@contoso.com"}) {
+	if got := crossRows(t, d.copies); !slices.Equal(got, []string{"email_Marketing/cara@contoso.com"}) {
 		t.Fatalf("cross copies: %v", got)
 	}
 }

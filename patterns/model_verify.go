@@ -11,14 +11,18 @@ import (
 // InterPartitionIndex and EventualIndexEntities), and returns one report:
 // each issue names the declared index it belongs to. Index rows are never
 // taken for primaries: the primaries are the rows under the Primary
-// prefix that name no owner. Each index reads the table once (one request
-// a page).
+// prefix that name no owner. Every issue names its primary by both keys
+// (PrimaryPartitionKey, Primary). Each index reads the table once (one
+// request a page).
 func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
 	if err := checkVerifyOptions(opModelVerify, opts); err != nil {
 		return nil, err
 	}
 	r := newReport(m, "Model("+m.name+")", opts)
-	add := func(part *IndexReport, err error, rename func(string) string) error {
+	// remote: the part's issues name their primaries by ID (a remote
+	// list's); the others' issues are of the primary's own partition,
+	// except the cross copies', which name both keys already.
+	add := func(part *IndexReport, err error, rename func(string) string, remote bool) error {
 		if err != nil {
 			return err
 		}
@@ -30,6 +34,13 @@ func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexRepor
 				if rename != nil {
 					is.Index = rename(is.Index)
 				}
+				if is.PrimaryPartitionKey == "" && is.Primary != "" {
+					if pk, rk, ok := ownerKeys(is.Primary); ok && remote {
+						is.PrimaryPartitionKey, is.Primary = pk, rk // a remote list's ID
+					} else {
+						is.PrimaryPartitionKey = is.PartitionKey // a list of the primary's partition
+					}
+				}
 				*list.to = append(*list.to, is)
 			}
 		}
@@ -37,27 +48,27 @@ func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexRepor
 	}
 	if m.copies != nil {
 		part, err := m.copies.Verify(ctx, opts)
-		if err := add(part, err, nil); err != nil {
+		if err := add(part, err, nil, false); err != nil {
 			return nil, err
 		}
 	}
 	for i, x := range m.lists {
 		name := m.listDef[i].Name
 		part, err := x.Verify(ctx, opts)
-		if err := add(part, err, func(string) string { return name }); err != nil {
+		if err := add(part, err, func(string) string { return name }, false); err != nil {
 			return nil, err
 		}
 	}
 	if m.cross != nil {
 		part, err := m.cross.Verify(ctx, opts)
-		if err := add(part, err, nil); err != nil {
+		if err := add(part, err, nil, false); err != nil {
 			return nil, err
 		}
 	}
 	for i, e := range m.remoteIdx {
 		name := m.remote[i].Name
 		part, err := e.Verify(ctx, opts)
-		if err := add(part, err, func(string) string { return name }); err != nil {
+		if err := add(part, err, func(string) string { return name }, true); err != nil {
 			return nil, err
 		}
 	}

@@ -98,7 +98,11 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 			}
 		}, []string{"orphan email Sales/empid_000009"}},
 		{"a cross copy deleted", func(t *testing.T, d *directory, all []*staffer) {
-			if err := d.copies.Delete(t.Context(), "email_Marketing", "cara@contoso.com", nil); err != nil {
+			rk, err := patterns.CrossCopyRowKey("cara@contoso.com", "Marketing", "empid_000003")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.copies.Delete(t.Context(), "email_Marketing", rk, nil); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"missing email-all email_Marketing/empid_000003"}}, // in the copy's partition
@@ -110,7 +114,7 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 			if err := remote.Remove(t.Context(), "Hall", patterns.ID("Sales", "empid_000002"), nil); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"missing lastname-all /" + patterns.ID("Sales", "empid_000002")}}, // by ID, the list's partition its own
+		}, []string{"missing lastname-all /empid_000002"}}, // the list's partition its own; the owner's is PrimaryPartitionKey
 		{"a partition's list entity deleted", func(t *testing.T, d *directory, all []*staffer) {
 			for rk := range indexRows(t, d, "Marketing") {
 				if len(rk) > 9 && rk[:9] == "lastname_" {
@@ -171,7 +175,7 @@ func TestModelRepairBackfillsAPrimaryWrittenAroundIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	dk := "Sales/empid_000004"
-	want := []string{"missing email " + dk, "missing email-all email_" + dk, "missing first " + dk, "missing lastname " + dk, "missing lastname-all /" + patterns.ID("Sales", "empid_000004")}
+	want := []string{"missing email " + dk, "missing email-all email_" + dk, "missing first " + dk, "missing lastname " + dk, "missing lastname-all /empid_000004"}
 	if got := issues(r); !slices.Equal(got, want) || r.Primaries != 3 {
 		t.Fatalf("Verify of Sales: %d primaries, %v; want 3 and %v", r.Primaries, got, want)
 	}

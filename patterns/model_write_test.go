@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -173,6 +174,27 @@ func staffOf(pk string, id int, first, last, email string) *staffer {
 }
 
 // rows is every row of tbl as "pk/rk", in key order.
+// crossRows is rows for a table of cross copies, each shown by the value
+// its RowKey encodes (patterns.CrossCopyRowKey): "partition/value".
+func crossRows(t *testing.T, tbl *table.Table[table.Entity]) []string {
+	t.Helper()
+	var out []string
+	for _, r := range rows(t, tbl) {
+		pk, rk, _ := strings.Cut(r, "/")
+		out = append(out, pk+"/"+copyValue(rk))
+	}
+	return out
+}
+
+// copyValue is the value a cross copy's RowKey encodes (rk itself if it
+// encodes none).
+func copyValue(rk string) string {
+	if parts, err := keys.DecodeTuple(rk); err == nil && len(parts) == 2 {
+		return parts[0]
+	}
+	return rk
+}
+
 func rows(t *testing.T, tbl *table.Table[table.Entity]) []string {
 	t.Helper()
 	var out []string

@@ -94,7 +94,11 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 	// the handler read it and before its transaction: the guarded delete's
 	// If-Match fails, and with it the transaction.
 	p.f = func(ctx context.Context) error {
-		c, err := theirCopies.Get(ctx, "email_Sales", "ann@contoso.com", nil)
+		rk, err := patterns.CrossCopyRowKey("ann@contoso.com", "Sales", "001")
+		if err != nil {
+			return err
+		}
+		c, err := theirCopies.Get(ctx, "email_Sales", rk, nil)
 		if err != nil {
 			return err
 		}

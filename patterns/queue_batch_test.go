@@ -227,7 +227,7 @@ func checkCopies(t *testing.T, x *patterns.InterPartitionIndex[batchEmp], copies
 	}
 	var got, want []string
 	for _, c := range all {
-		got = append(got, c.PartitionKey+"/"+c.RowKey)
+		got = append(got, c.PartitionKey+"/"+copyValue(c.RowKey))
 	}
 	for _, v := range live {
 		want = append(want, "email_"+v.Department+"/"+v.Email)

@@ -313,7 +313,7 @@ func rowKeys(t *testing.T, c *aztables.Client) []string {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, m.PartitionKey+"/"+m.RowKey)
+			out = append(out, m.PartitionKey+"/"+crossValue(m.RowKey))
 		}
 	}
 	return out

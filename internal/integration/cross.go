@@ -207,10 +207,10 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		// Damage: a lost copy, a stale one, an orphan.
 		ct, _ := table.New[Emp](copies, nil)
-		if err := ct.Delete(ctx, "email_Sales", "e000@x.com", nil); err != nil {
+		if err := ct.Delete(ctx, "email_Sales", crossKey(t, "e000@x.com", "empid_Sales", "000000"), nil); err != nil {
 			t.Fatal(err)
 		}
-		raw, _ := copies.GetEntity(ctx, "email_Sales", "e001@x.com", nil)
+		raw, _ := copies.GetEntity(ctx, "email_Sales", crossKey(t, "e001@x.com", "empid_Sales", "000001"), nil)
 		tampered := append(raw.Value[:len(raw.Value)-1:len(raw.Value)-1], []byte(`,"FirstName":"Wrong"}`)...)
 		if _, err := copies.UpsertEntity(ctx, tampered, &aztables.UpsertEntityOptions{UpdateMode: aztables.UpdateModeMerge}); err != nil {
 			t.Fatal(err)

@@ -55,7 +55,7 @@ func mergeInto(t *testing.T, c *aztables.Client, pk, rk string, props map[string
 	}
 }
 
-// RunPatternDefects reproduces the defects of issue 15 §3 in the patterns:
+// RunPatternDefects reproduces defects found in the patterns:
 // each case failed before its fix, on the fake and on Azurite.
 func RunPatternDefects(t *testing.T, env Env) {
 	ctx := t.Context()
@@ -67,7 +67,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			Value:        func(e *Nicked) string { return e.Email }}
 	}
 
-	// #1: copies were upserted with Merge, so a property removed from the
+	// copies were upserted with Merge, so a property removed from the
 	// primary stayed in every copy, and RepairAll (which merged too) could
 	// not remove it.
 	t.Run("inter-partition copies lose a property the primary lost", func(t *testing.T) {
@@ -93,12 +93,12 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
 			t.Fatalf("the copy kept Nick=%v after the primary lost it", m["Nick"])
 		}
 		// A copy left with an extra property (by an older writer) is stale,
 		// and RepairAll removes the property.
-		mergeInto(t, copies, "email_Sales", "donh@contoso.com", map[string]any{"Nick": "Old"})
+		mergeInto(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123"), map[string]any{"Nick": "Old"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 {
 			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
@@ -106,7 +106,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
-		if m := rawProps(t, copies, "email_Sales", "donh@contoso.com"); m["Nick"] != nil {
+		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
 			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
 		}
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
@@ -114,7 +114,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #2: with the copies in the primary's own table, VerifyAll read the
+	// with the copies in the primary's own table, VerifyAll read the
 	// copies as primaries too, each expecting a copy of itself, and missed
 	// a stale copy whenever the copies' partition sorts after the primaries'
 	// ("mail_" after "empid_").
@@ -140,7 +140,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
 			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
 		}
-		mergeInto(t, primary, "mail_Sales", "jonesj@contoso.com", map[string]any{"FirstName": "Wrong"})
+		mergeInto(t, primary, "mail_Sales", crossKey(t, "jonesj@contoso.com", "empid_Sales", "000223"), map[string]any{"FirstName": "Wrong"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
 			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
@@ -153,7 +153,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #3: Modify changed a shallow copy of the entity it read, so a change
+	// Modify changed a shallow copy of the entity it read, so a change
 	// made through a pointer changed the "current" version too, and the
 	// old unique copy was left behind.
 	t.Run("intra-partition Modify through a pointer removes the old unique copy", func(t *testing.T) {
@@ -190,7 +190,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #6: parts were stored under "<rk>_p00", "_p01", … and read by the
+	// parts were stored under "<rk>_p00", "_p01", … and read by the
 	// prefix "<rk>_p", so another row or wide entity whose key starts that
 	// way broke the wide entity, and a wide entity never written read as
 	// the data of another.
@@ -232,7 +232,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #8: keys.LogKeys held one "last tick" for all partitions and clamped
+	// keys.LogKeys held one "last tick" for all partitions and clamped
 	// every earlier instant to it, so entries appended out of time order
 	// got keys for other times, and Between missed them.
 	t.Run("log tail: AppendAt out of order keeps every instant", func(t *testing.T) {
@@ -275,7 +275,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #9: Latest returned the first rows of the partition, log entries or
+	// Latest returned the first rows of the partition, log entries or
 	// not; the guide puts a log beside other rows of its partition.
 	t.Run("log tail: Latest returns log entries only in a shared partition", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
@@ -318,7 +318,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #12: ReadLog (now BlobLog.Read) ignored its scanner's error, so a
+	// ReadLog (now BlobLog.Read) ignored its scanner's error, so a
 	// blob it could not read to the end (here a line over its 8 MiB line
 	// limit) ended the hour early without a word.
 	t.Run("BlobLog.Read reports a blob it cannot read to the end", func(t *testing.T) {
@@ -348,7 +348,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// #5: pattern errors named the wrong operation ("Lookup" for a
+	// pattern errors named the wrong operation ("Lookup" for a
 	// DataSeries.Get, "index" for an Add, a bare "Put" or "BlobIndex").
 	// Every input error of a pattern names the pattern and the operation,
 	// and is raised before any request.
@@ -417,7 +417,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		wantRequests(t, c, 0, "bad input to the patterns")
 	})
 
-	// #4: every InterPartitionIndex sent its messages under one type, so
+	// every InterPartitionIndex sent its messages under one type, so
 	// two indexes on one worker shared a handler slot: the second Handle
 	// replaced the first, and the first index's messages were deleted
 	// unapplied. Each index now has its own type (from its Name).
