@@ -146,6 +146,23 @@
 // the type's plan is built (ErrKeyLayout); the composed keys at every
 // write, before any request.
 //
+// # Untyped entities and Doubles
+//
+// tablekit writes every Double with its Edm.Double annotation, so
+// the service stores a Double whatever its value. Reading, the annotation
+// wins when the payload has one; a number without one is a Double when it
+// has a fraction or exponent ("2.0", "1e300") or does not fit an Int32,
+// and an Int32 otherwise. The service omits the annotation of Doubles and
+// Int32s alike and tells them apart by the literal, writing an integral
+// Double as "2.0", so its payloads decode to the right type. A payload
+// that writes an integral Double as "2" (Azurite 3.37 does; the
+// conformance case RunRawEntity shows it) cannot be told from an Int32: it
+// reads as an Int32 with Inferred set, AsDouble returns it exactly, and
+// writing the Entity back sends it unannotated, as it was received. Code
+// that knows a property is a Double reads it with AsDouble, or sets it with
+// ValueOf(float64(x)) before writing. Int64 is always annotated, so it reads as an
+// Int64, beyond 2^53 too.
+//
 // # Tracing
 //
 // Every tablekit type that sends requests (Table here, and batch's
