@@ -58,32 +58,6 @@ func TestConnectionStringConnectsWithTheGivenOptions(t *testing.T) {
 	}
 }
 
-// localOnly is a transport that sends a request only to the host local
-// names (an httptest server) and refuses any other, recording every host
-// it was asked for: a misrouted request is seen and never leaves the
-// machine.
-type localOnly struct {
-	local string
-	mu    sync.Mutex
-	hosts []string
-}
-
-func (l *localOnly) Do(req *http.Request) (*http.Response, error) {
-	l.mu.Lock()
-	l.hosts = append(l.hosts, req.URL.Host)
-	l.mu.Unlock()
-	if req.URL.Host != l.local {
-		return nil, fmt.Errorf("refused: a request to %s, not the connection string's endpoint", req.URL.Host)
-	}
-	return http.DefaultTransport.RoundTrip(req)
-}
-
-func (l *localOnly) seen() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.hosts)
-}
-
 // sasServer is a local endpoint that answers every request 204 and
 // records the host and query of each.
 func sasServer(t *testing.T) (srv *httptest.Server, requests func() []*url.URL) {
@@ -126,14 +100,14 @@ func TestConnectionStringSASKeepsTableEndpoint(t *testing.T) {
 		return &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: -1}}}
 	}
 
-	guard := &localOnly{local: local}
+	guard := &testenv.LocalOnly{Local: local}
 	svc, err := accounts.ConnectionString(cs)(opts(guard))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = svc.DeleteTable(t.Context(), "Orders", nil)
 	_, _ = svc.NewClient("Orders").DeleteEntity(t.Context(), "pk", "rk", nil)
-	if hosts := guard.seen(); len(hosts) != 2 || hosts[0] != local || hosts[1] != local {
+	if hosts := guard.Seen(); len(hosts) != 2 || hosts[0] != local || hosts[1] != local {
 		t.Errorf("table requests went to %v, want both to the TableEndpoint %s", hosts, local)
 	}
 	for _, u := range requests() {
@@ -143,13 +117,13 @@ func TestConnectionStringSASKeepsTableEndpoint(t *testing.T) {
 	}
 
 	// The unguarded SDK path: the same string, another host.
-	sdk := &localOnly{local: local}
+	sdk := &testenv.LocalOnly{Local: local}
 	raw, err := aztables.NewServiceClientFromConnectionString(cs, opts(sdk))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = raw.DeleteTable(t.Context(), "Orders", nil)
-	if hosts := sdk.seen(); len(hosts) != 1 || hosts[0] != "east.table.core.windows.net" {
+	if hosts := sdk.Seen(); len(hosts) != 1 || hosts[0] != "east.table.core.windows.net" {
 		t.Errorf("aztables sent the request to %v; this test expects it to ignore TableEndpoint", hosts)
 	}
 }
@@ -164,7 +138,7 @@ func TestConnectionSendsEachServiceToItsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard := &localOnly{local: local}
+	guard := &testenv.LocalOnly{Local: local}
 	base := azcore.ClientOptions{Transport: guard, Retry: policy.RetryOptions{MaxRetries: -1}}
 	tables, err := c.TableService(&aztables.ClientOptions{ClientOptions: base})
 	if err != nil {
@@ -181,7 +155,7 @@ func TestConnectionSendsEachServiceToItsEndpoint(t *testing.T) {
 	_, _ = tables.DeleteTable(t.Context(), "Orders", nil)
 	_, _ = queues.DeleteQueue(t.Context(), "orders", nil)
 	_, _ = blobs.DeleteContainer(t.Context(), "orders", nil)
-	if hosts := guard.seen(); len(hosts) != 3 || slices.ContainsFunc(hosts, func(h string) bool { return h != local }) {
+	if hosts := guard.Seen(); len(hosts) != 3 || slices.ContainsFunc(hosts, func(h string) bool { return h != local }) {
 		t.Errorf("requests went to %v, want all three to %s", hosts, local)
 	}
 	if got := requests(); len(got) != 3 {
@@ -323,7 +297,7 @@ func TestConnectionOnAzurite(t *testing.T) {
 	opts := func(tr policy.Transporter) *aztables.ClientOptions {
 		return &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: -1}}}
 	}
-	ours := &localOnly{local: tableHost}
+	ours := &testenv.LocalOnly{Local: tableHost}
 	svc, err := accounts.ConnectionString(sasCS)(opts(ours))
 	if err != nil {
 		t.Fatal(err)
@@ -332,16 +306,16 @@ func TestConnectionOnAzurite(t *testing.T) {
 	if _, err := pager.NextPage(ctx); err != nil {
 		t.Errorf("list tables with the SAS string: %v", err)
 	}
-	theirs := &localOnly{local: tableHost}
+	theirs := &testenv.LocalOnly{Local: tableHost}
 	raw, err := aztables.NewServiceClientFromConnectionString(sasCS, opts(theirs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = raw.NewListTablesPager(nil).NextPage(ctx)
-	if got := ours.seen(); len(got) != 1 || got[0] != tableHost {
+	if got := ours.Seen(); len(got) != 1 || got[0] != tableHost {
 		t.Errorf("accounts.ConnectionString sent to %v, want %s", got, tableHost)
 	}
-	if got := theirs.seen(); len(got) != 1 || got[0] == tableHost {
+	if got := theirs.Seen(); len(got) != 1 || got[0] == tableHost {
 		t.Errorf("aztables sent to %v; this test expects it to ignore TableEndpoint", got)
 	}
 }

@@ -528,8 +528,8 @@ func runBlobFidelity(t *testing.T, env backend) {
 			// The SDK takes a 304 to Get Blob for success and one to Get
 			// Blob Properties for an error: the answer itself is compared.
 			var get, head *http.Response
-			_, _ = bc.DownloadStream(runtime.WithCaptureResponse(ctx, &get), &blob.DownloadStreamOptions{AccessConditions: ac})
-			_, _ = bc.GetProperties(runtime.WithCaptureResponse(ctx, &head), &blob.GetPropertiesOptions{AccessConditions: ac})
+			_, _ = bc.DownloadStream(policy.WithCaptureResponse(ctx, &get), &blob.DownloadStreamOptions{AccessConditions: ac})
+			_, _ = bc.GetProperties(policy.WithCaptureResponse(ctx, &head), &blob.GetPropertiesOptions{AccessConditions: ac})
 			for op, r := range map[string]*http.Response{"Get Blob": get, "Get Blob Properties": head} {
 				if r == nil || r.StatusCode != http.StatusNotModified {
 					t.Fatalf("%s with %+v: %v, want 304", op, *mc, r)
@@ -590,7 +590,7 @@ func runBlobFidelity(t *testing.T, env backend) {
 			t.Fatal(err)
 		}
 		var raw *http.Response
-		if _, err := bc.SetHTTPHeaders(runtime.WithCaptureResponse(ctx, &raw), blob.HTTPHeaders{BlobCacheControl: to.Ptr("no-cache")}, nil); err != nil {
+		if _, err := bc.SetHTTPHeaders(policy.WithCaptureResponse(ctx, &raw), blob.HTTPHeaders{BlobCacheControl: to.Ptr("no-cache")}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if v, ok := raw.Header["X-Ms-Request-Server-Encrypted"]; ok {
@@ -618,7 +618,7 @@ func runBlobFidelity(t *testing.T, env backend) {
 		list := func(include container.ListBlobsInclude) (map[string]*container.BlobItem, string) {
 			t.Helper()
 			var raw *http.Response
-			page, err := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: include}).NextPage(runtime.WithCaptureResponse(ctx, &raw))
+			page, err := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: include}).NextPage(policy.WithCaptureResponse(ctx, &raw))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -15,8 +16,12 @@ import (
 func Example_clients() {
 	conn := "DefaultEndpointsProtocol=https;AccountName=ACCOUNT;AccountKey=KEY;EndpointSuffix=core.windows.net"
 
-	// Connection string (Azurite, or an account's access key):
-	svc, err := aztables.NewServiceClientFromConnectionString(conn, table.ClientOptions(nil))
+	// Connection string (an access key or a SAS; Azurite's too):
+	parsed, err := accounts.ParseConnectionString(conn)
+	if err != nil {
+		panic(err)
+	}
+	svc, err := parsed.TableService(table.ClientOptions(nil))
 	if err != nil {
 		panic(err)
 	}

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tablekit/tablekit/internal/testenv"
 )
 
 // TestConnAndAccountRefused: -conn and -account together name two
@@ -54,31 +55,6 @@ func TestConnAndAccountRefused(t *testing.T) {
 	}
 }
 
-// localOnly sends a request only to the host local names and refuses any
-// other, recording every host it was asked for: a misrouted request is
-// seen and never leaves the machine.
-type localOnly struct {
-	local string
-	mu    sync.Mutex
-	hosts []string
-}
-
-func (l *localOnly) Do(req *http.Request) (*http.Response, error) {
-	l.mu.Lock()
-	l.hosts = append(l.hosts, req.URL.Host)
-	l.mu.Unlock()
-	if req.URL.Host != l.local {
-		return nil, fmt.Errorf("refused: a request to %s, not the connection string's endpoint", req.URL.Host)
-	}
-	return http.DefaultTransport.RoundTrip(req)
-}
-
-func (l *localOnly) seen() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.hosts)
-}
-
 // TestConnSASSendsToTheStringsEndpoints: with a SAS connection string
 // naming a local endpoint for every service, the CLI's table, queue and
 // blob requests all go there, each with the signature.
@@ -95,7 +71,7 @@ func TestConnSASSendsToTheStringsEndpoints(t *testing.T) {
 	local := strings.TrimPrefix(srv.URL, "http://")
 	conn := "AccountName=east;TableEndpoint=" + srv.URL + "/east;QueueEndpoint=" + srv.URL + "/east;BlobEndpoint=" + srv.URL + "/east;" +
 		"SharedAccessSignature=sv=2022-11-02&ss=bqt&srt=sco&sp=rwdlacu&se=2099-01-01T00:00:00Z&sig=c2lnbmF0dXJl"
-	guard := &localOnly{local: local}
+	guard := &testenv.LocalOnly{Local: local}
 	a, err := connAccount(conn, guard)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +97,7 @@ func TestConnSASSendsToTheStringsEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = b.DeleteContainer(ctx, "orders", nil)
-	if hosts := guard.seen(); len(hosts) != 4 || slices.ContainsFunc(hosts, func(h string) bool { return h != local }) {
+	if hosts := guard.Seen(); len(hosts) != 4 || slices.ContainsFunc(hosts, func(h string) bool { return h != local }) {
 		t.Errorf("requests went to %v, want all four to the string's endpoint %s", hosts, local)
 	}
 	mu.Lock()
