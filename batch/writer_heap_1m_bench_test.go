@@ -8,7 +8,7 @@ import (
 	"github.com/tablekit/tablekit/internal/benchkit"
 )
 
-// BenchmarkWriterPeakHeap1M is issue 26's memory goal as written: the bulk
+// BenchmarkWriterPeakHeap1M is the Writer's memory goal as written: the bulk
 // writer's peak heap for 1,000,000 generated entities over 100,000
 // partitions (round robin), default options, on a client built as the
 // README builds it (tablekit's policy) over a canned transport: the

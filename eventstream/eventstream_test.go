@@ -532,7 +532,7 @@ func (c *getHook) GetEntity(ctx context.Context, pk, rk string, opts *aztables.G
 	return resp, err
 }
 
-// TestSnapshotLoadIsNeverPastTheHead forces the interleaving of issue 28: a
+// TestSnapshotLoadIsNeverPastTheHead forces the interleaving that once broke it: a
 // writer appends with a snapshot right after the caller read the head. The
 // state the caller rebuilds at its head must be the state at that head, so
 // Load bounded by the head must not return the later snapshot (without the
@@ -702,7 +702,7 @@ func rebuildAndDeposit(ctx context.Context, s *eventstream.Store[deposited], str
 }
 
 // TestAppendFuncRebuildCost counts, with the ledger, what a state rebuild
-// plus append costs in AppendFunc (issue 28 measured 6.3-7.1 requests an
+// plus append costs in AppendFunc (measured at 6.3-7.1 requests an
 // operation against the docs' "two requests"): without contention three,
 // the Open, one page of events read as of the head and the append; each
 // lost race three more, the header read that settles the refusal, the

@@ -12,7 +12,7 @@ import (
 
 // TestLargeEntityKeyErrorsNameTheirOperation: a bad key given to a
 // LargeEntity operation is refused before any request with an InputError
-// that names that operation and the key's field (issue 15 §3.5: it named
+// that names that operation and the key's field (it once named
 // "Lookup" and "value", the inter-partition index's, for every one).
 func TestLargeEntityKeyErrorsNameTheirOperation(t *testing.T) {
 	ctx := t.Context()

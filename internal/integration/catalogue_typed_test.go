@@ -14,7 +14,7 @@ import (
 )
 
 // TestTypedKeysCatalogue: bad key declarations, bad composed keys, key
-// ranges, typed filters and projections (issue 21) are each refused with
+// ranges, typed filters and projections are each refused with
 // their sentinel before any request, and nothing is written.
 func TestTypedKeysCatalogue(t *testing.T) {
 	ctx := t.Context()

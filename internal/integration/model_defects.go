@@ -15,7 +15,7 @@ import (
 )
 
 // RunModelDefects reproduces the joints between patterns that leaked when
-// several indexes shared one entity type and one table (issue 25), each as
+// several indexes shared one entity type and one table, each as
 // the user met it.
 func RunModelDefects(t *testing.T, env Env) {
 	ctx := t.Context()

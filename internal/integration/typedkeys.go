@@ -14,7 +14,7 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// KeyedOrder declares its keys from its fields (issue 21): PartitionKey is
+// KeyedOrder declares its keys from its fields: PartitionKey is
 // the customer, RowKey the prefix "order_", the year, the time placed
 // (newest first) and the order's ID.
 type KeyedOrder struct {

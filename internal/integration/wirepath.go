@@ -85,7 +85,7 @@ func serviceOf(t *testing.T, env Env, c *reqcount.Counter, wire bool) *aztables.
 	return env.NewServiceClient(t, opts)
 }
 
-// wireQuotedKeys: defect #7 of issue 15. On the wire path, batch
+// wireQuotedKeys: keys holding a quote. On the wire path, batch
 // updates and upserts work on keys with an apostrophe, in one request,
 // and store exactly what the single-entity verbs would.
 func wireQuotedKeys(t *testing.T, env Env) {

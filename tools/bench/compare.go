@@ -30,7 +30,7 @@ func cpuAtMost(x float64) func(benchkit.Comparison) (string, bool) {
 	}
 }
 
-// queueGoal is issue 26's goal for a queue-driven handler: at most 1.25
+// queueGoal is the goal for a queue-driven handler: at most 1.25
 // requests a message, and msgs/s at least 0.9 of the bound its CPU costs
 // set (Comparison.OfBound: Azurite's main thread at most one core, client
 // and Azurite at most the machine's CPUs).

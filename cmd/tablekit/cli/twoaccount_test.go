@@ -13,7 +13,7 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// TestLargeSweepTwoAccounts reproduces issue 29: the program's large
+// TestLargeSweepTwoAccounts reproduces a defect once found: the program's large
 // entity reads its entities from its own account (A) while -conn names
 // another (B); sweeping B then took every blob of B for an orphan.
 func TestLargeSweepTwoAccounts(t *testing.T) {
