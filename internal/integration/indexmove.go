@@ -10,9 +10,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunIndexMove moves indexed entities with consistency.Mover: over the index's MoveSource the copies follow the primary out (no
-// orphan, Verify clean); over the plain table the primary leaves alone
-// and Verify reports its copies as orphans.
+// RunIndexMove moves indexed entities with consistency.Mover: over the
+// index's MoveSource the copies follow the primary out (no orphan, Verify
+// clean); over the plain table the primary leaves alone and Verify reports
+// its copies as orphans.
 func RunIndexMove(t *testing.T, env Env) {
 	ctx := t.Context()
 	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
