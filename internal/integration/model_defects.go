@@ -19,7 +19,7 @@ import (
 // the user met it.
 func RunModelDefects(t *testing.T, env Env) {
 	ctx := t.Context()
-	t.Run("EventualIndexEntities.VerifyAll does not take an intra-partition copy for a primary", func(t *testing.T) {
+	t.Run("EventualIndexEntities.Verify does not take an intra-partition copy for a primary", func(t *testing.T) {
 		primaries := env.NewTable(t, &reqcount.Counter{})
 		lists := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)

@@ -68,7 +68,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	}
 
 	// copies were upserted with Merge, so a property removed from the
-	// primary stayed in every copy, and RepairAll (which merged too) could
+	// primary stayed in every copy, and Repair (which merged too) could
 	// not remove it.
 	t.Run("inter-partition copies lose a property the primary lost", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
@@ -97,28 +97,28 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatalf("the copy kept Nick=%v after the primary lost it", m["Nick"])
 		}
 		// A copy left with an extra property (by an older writer) is stale,
-		// and RepairAll removes the property.
+		// and Repair removes the property.
 		mergeInto(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123"), map[string]any{"Nick": "Old"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 {
-			t.Fatalf("VerifyAll of a copy with a property the primary lacks: %+v, %v", rep, err)
+			t.Fatalf("Verify of a copy with a property the primary lacks: %+v, %v", rep, err)
 		}
 		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
-			t.Fatalf("RepairAll left Nick=%v in the copy", m["Nick"])
+			t.Fatalf("Repair left Nick=%v in the copy", m["Nick"])
 		}
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
-			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+			t.Fatalf("after Repair: %+v, %v", rep, err)
 		}
 	})
 
-	// with the copies in the primary's own table, VerifyAll read the
+	// with the copies in the primary's own table, Verify read the
 	// copies as primaries too, each expecting a copy of itself, and missed
 	// a stale copy whenever the copies' partition sorts after the primaries'
 	// ("mail_" after "empid_").
-	t.Run("inter-partition VerifyAll finds stale copies in the primary's table", func(t *testing.T) {
+	t.Run("inter-partition Verify finds stale copies in the primary's table", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email",
@@ -138,18 +138,18 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		drainAll(t, q, w)
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
-			t.Fatalf("VerifyAll of a healthy index: %+v, %v", rep, err)
+			t.Fatalf("Verify of a healthy index: %+v, %v", rep, err)
 		}
 		mergeInto(t, primary, "mail_Sales", crossKey(t, "jonesj@contoso.com", "empid_Sales", "000223"), map[string]any{"FirstName": "Wrong"})
 		rep, err := idx.Verify(ctx, nil)
 		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
-			t.Fatalf("VerifyAll of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
+			t.Fatalf("Verify of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
 		}
 		if _, err := idx.Repair(ctx, rep, nil); err != nil {
 			t.Fatal(err)
 		}
 		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
-			t.Fatalf("after RepairAll: %+v, %v", rep, err)
+			t.Fatalf("after Repair: %+v, %v", rep, err)
 		}
 	})
 
