@@ -16,7 +16,7 @@
 // repair after a crash. What can go stale is what was written around
 // tablekit (by hand, by an older version): every index verifies and
 // repairs itself the same way (IntraPartitionIndex and IndexEntities
-// Verify and Repair, InterPartitionIndex VerifyAll and RepairAll, one
+// and InterPartitionIndex: Verify and Repair, one
 // IndexReport of missing, orphaned and stale copies), which is also how a
 // new index is backfilled. The indexes share one core (index_core.go): a
 // copy is a table.Entity written whole, so a property the primary loses

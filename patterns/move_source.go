@@ -17,7 +17,7 @@ type interMoveSource[T any] struct{ x *InterPartitionIndex[T] }
 // (handled by the index's worker, like any Delete), guarded by the ETag
 // the Mover read, so a changed entity is not deleted and keeps its copies.
 // A Mover over the plain table instead deletes the primary alone and
-// leaves its copies orphaned (VerifyAll reports them, RepairAll removes
+// leaves its copies orphaned (Verify reports them, Repair removes
 // them).
 func (x *InterPartitionIndex[T]) MoveSource() consistency.Source[T] {
 	return interMoveSource[T]{x}

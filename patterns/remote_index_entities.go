@@ -120,7 +120,7 @@ func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *ID
 }
 
 // lists returns every value's list of the partition: one query per page.
-// EventualIndexEntities.VerifyAll uses it to find lists of values no
+// EventualIndexEntities.Verify uses it to find lists of values no
 // entity has any more.
 func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}

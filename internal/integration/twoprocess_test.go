@@ -277,7 +277,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	cross, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
 	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
-		t.Fatalf("VerifyAll: %+v %v", crep, err)
+		t.Fatalf("Verify: %+v %v", crep, err)
 	}
 	t.Logf("verified: %d index-entity IDs once each; %d employees' intra-partition indexes consistent after %d changes; "+
 		"%d employees' inter-partition copies consistent after %d changes; %d entities moved once",

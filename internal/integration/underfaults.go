@@ -333,7 +333,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			r.drain(q, poison, w)
 			rep, err := idx.Verify(ctx, nil)
 			if err != nil || !rep.OK() {
-				t.Fatalf("VerifyAll: %+v %v", rep, err)
+				t.Fatalf("Verify: %+v %v", rep, err)
 			}
 			s := state{}
 			s.addTable(t, "primary", primary)
