@@ -15,8 +15,7 @@
 // leaves the old state or the new one, never a mix, and there is nothing to
 // repair after a crash. What can go stale is what was written around
 // tablekit (by hand, by an older version): every index verifies and
-// repairs itself the same way (IntraPartitionIndex and IndexEntities
-// and InterPartitionIndex: Verify and Repair, one
+// repairs itself the same way (Verify and Repair on every index kind, one
 // IndexReport of missing, orphaned and stale copies), which is also how a
 // new index is backfilled. The indexes share one core (index_core.go): a
 // copy is a table.Entity written whole, so a property the primary loses
