@@ -39,10 +39,7 @@ func (q *stolenQueue) DeleteMessage(ctx context.Context, id, pop string, o *azqu
 // once, and the worker neither deletes nor counts the message processed.
 func TestRefusedRenewalLosesTheClaim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		sq := &stolenQueue{Queue: q}
 		logs := &warnRecords{}
 		w := consistency.NewWorker(sq, p, &consistency.WorkerOptions{Visibility: 3 * time.Second, Logger: slog.New(logs)})
@@ -54,10 +51,7 @@ func TestRefusedRenewalLosesTheClaim(t *testing.T) {
 			cause = context.Cause(ctx)
 			return nil
 		})
-		st, err := w.Drain(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := drain(t, w)
 		var re *azcore.ResponseError
 		if !errors.Is(cause, consistency.ErrClaimLost) || !errors.As(cause, &re) || re.StatusCode != 404 {
 			t.Fatalf("handler's context cause: %v; want ErrClaimLost with the service's 404", cause)
@@ -127,10 +121,7 @@ func (q *timedQueue) DeleteMessage(ctx context.Context, id, pop string, o *azque
 // worker waits for no renewer's timer).
 func TestRenewalsAreSpacedAThirdOfTheVisibility(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		tq := &timedQueue{Queue: q}
 		w := consistency.NewWorker(tq, p, &consistency.WorkerOptions{Visibility: 3 * time.Second})
 		var cause error
@@ -142,10 +133,7 @@ func TestRenewalsAreSpacedAThirdOfTheVisibility(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		st, err := w.Drain(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := drain(t, w)
 		done := time.Since(start)
 		tq.mu.Lock()
 		defer tq.mu.Unlock()
@@ -183,10 +171,7 @@ func TestRenewalsAreSpacedAThirdOfTheVisibility(t *testing.T) {
 // renewal's round trip is Stats.SlowestRenewal.
 func TestALateRenewalAnswerIsWaitedForAndMeasured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		tq := &timedQueue{Queue: q, answerDelay: time.Second}
 		w := consistency.NewWorker(tq, p, &consistency.WorkerOptions{Visibility: 3 * time.Second})
 		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error {
@@ -194,10 +179,7 @@ func TestALateRenewalAnswerIsWaitedForAndMeasured(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		st, err := w.Drain(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := drain(t, w)
 		tq.mu.Lock()
 		defer tq.mu.Unlock()
 		var dels []time.Duration
@@ -222,10 +204,7 @@ func TestALateRenewalAnswerIsWaitedForAndMeasured(t *testing.T) {
 // Drain is done at 1.5 s.
 func TestARenewalInFlightDoesNotHoldTheMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		tq := &timedQueue{Queue: q, requestDelay: time.Second}
 		w := consistency.NewWorker(tq, p, &consistency.WorkerOptions{Visibility: 3 * time.Second})
 		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error {
@@ -233,10 +212,7 @@ func TestARenewalInFlightDoesNotHoldTheMessage(t *testing.T) {
 			return nil
 		})
 		start := time.Now()
-		st, err := w.Drain(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := drain(t, w)
 		if done := time.Since(start); done != 1500*time.Millisecond {
 			t.Fatalf("Drain returned %v after the start; want 1.5s: the renewal in flight holds nothing up", done)
 		}
@@ -253,18 +229,12 @@ func TestARenewalInFlightDoesNotHoldTheMessage(t *testing.T) {
 // never started.
 func TestADeleteRefusedBeforeAnyRenewalLosesTheClaim(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		sq := &stolenQueue{Queue: q}
 		logs := &warnRecords{}
 		w := consistency.NewWorker(refusedDelete{sq}, p, &consistency.WorkerOptions{Visibility: 3 * time.Second, Logger: slog.New(logs)})
 		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error { return nil })
-		st, err := w.Drain(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := drain(t, w)
 		if st.ClaimsLost != 1 || st.Processed != 0 {
 			t.Fatalf("stats %+v; want the claim lost, nothing processed", st)
 		}
@@ -293,10 +263,7 @@ func TestOnlyARenewalOverAQuarterOfTheVisibilityWarns(t *testing.T) {
 		warns int
 	}{{time.Second, 0}, {time.Second + time.Millisecond, 1}} {
 		synctest.Test(t, func(t *testing.T) {
-			_, q, p := queues(t)
-			if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-				t.Fatal(err)
-			}
+			q, p := oneSlowMessage(t)
 			logs := &warnRecords{}
 			tq := &timedQueue{Queue: q, answerDelay: c.delay}
 			w := consistency.NewWorker(tq, p, &consistency.WorkerOptions{Visibility: 4 * time.Second, Logger: slog.New(logs)})
@@ -323,10 +290,7 @@ func TestOnlyARenewalOverAQuarterOfTheVisibilityWarns(t *testing.T) {
 // the handler left tied to it (timers, requests in flight) is released.
 func TestAHandlersContextEndsWithItsMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, q, p := queues(t)
-		if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
-			t.Fatal(err)
-		}
+		q, p := oneSlowMessage(t)
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Visibility: 3 * time.Second})
 		handled := make(chan context.Context, 1)
 		_ = w.Handle("slow.v1", func(ctx context.Context, _ *consistency.Message) error {
@@ -346,4 +310,25 @@ func TestAHandlersContextEndsWithItsMessage(t *testing.T) {
 			t.Fatal("the handler's context is live a second after its message was settled, while the worker runs on")
 		}
 	})
+}
+
+// oneSlowMessage returns a queue holding one "slow.v1" message and its
+// poison queue.
+func oneSlowMessage(t *testing.T) (q, poison consistency.Queue) {
+	t.Helper()
+	_, q, poison = queues(t)
+	if err := consistency.NewSender(q, nil).Send(t.Context(), "slow.v1", "k", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	return q, poison
+}
+
+// drain runs w until its queue is empty and returns its stats.
+func drain(t *testing.T, w *consistency.Worker) consistency.Stats {
+	t.Helper()
+	st, err := w.Drain(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
