@@ -105,7 +105,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptions) error {
+func (b *BlobIndex) Add(ctx context.Context, value, id string, options *WriteOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: opBlobIndexAdd, Field: "id", Rule: err}
 	}
@@ -118,7 +118,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string, options *AddOptio
 }
 
 // Remove takes id out of value's list.
-func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
+func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
 	return b.change(ctx, opBlobIndexRemove, value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
@@ -129,7 +129,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *Remov
 }
 
 // IDs returns value's list: one request.
-func (b *BlobIndex) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
+func (b *BlobIndex) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
 		return nil, &table.InputError{Op: opBlobIndexIDs, Field: "value", Rule: err}

@@ -147,12 +147,12 @@ func (l *BlobLog) hourPath(t time.Time) string {
 
 // Append buffers an entry stamped now, flushing when the buffer is full or
 // old enough. The entry is acknowledged only by a Flush that returns nil.
-func (l *BlobLog) Append(ctx context.Context, text string, options *AppendOptions) error {
+func (l *BlobLog) Append(ctx context.Context, text string, options *WriteOptions) error {
 	return l.AppendAt(ctx, l.opts.Now(), text, nil)
 }
 
 // AppendAt buffers an entry with its own time.
-func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *AppendAtOptions) error {
+func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, options *WriteOptions) error {
 	l.mu.Lock()
 	if len(l.buf) == 0 {
 		l.oldest = l.opts.Now()
@@ -172,7 +172,7 @@ func (l *BlobLog) AppendAt(ctx context.Context, at time.Time, text string, optio
 // moves to the next sequence number, after one read that tells such a blob
 // from this upload's own earlier attempt whose response was lost: the
 // blob's metadata carries the SHA-256 of its content).
-func (l *BlobLog) Flush(ctx context.Context, options *FlushOptions) (err error) {
+func (l *BlobLog) Flush(ctx context.Context, options *WriteOptions) (err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx, end := l.tr.Start(ctx, opBlobLogFlush, "", len(l.buf))
@@ -271,7 +271,7 @@ func (l *BlobLog) holds(ctx context.Context, name, digest string) (bool, error) 
 
 // Run flushes whenever the oldest buffered entry reaches MaxAge, until ctx
 // ends; then it flushes what is left.
-func (l *BlobLog) Run(ctx context.Context, options *RunOptions) error {
+func (l *BlobLog) Run(ctx context.Context, options *WriteOptions) error {
 	t := time.NewTicker(max(l.opts.MaxAge/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -295,7 +295,7 @@ func (l *BlobLog) Run(ctx context.Context, options *RunOptions) error {
 }
 
 // Close flushes what is buffered.
-func (l *BlobLog) Close(ctx context.Context, options *CloseOptions) error {
+func (l *BlobLog) Close(ctx context.Context, options *WriteOptions) error {
 	return l.Flush(ctx, nil)
 }
 

@@ -111,7 +111,7 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 }
 
 // Get reads the whole series with one point query.
-func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*Series[V], error) {
+func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*Series[V], error) {
 	if err := validKeys(opDataSeriesGet, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}

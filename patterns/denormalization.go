@@ -55,7 +55,7 @@ func NewDenormalized[S, D any](src *table.Table[S], dst *table.Table[D], fields 
 // guarded by its ETag when it has one (upserted otherwise); each target
 // must exist (If-Match: *) and only the copied properties of it change.
 // Up to 99 targets.
-func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys []string, options *UpdateOptions) error {
+func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys []string, options *WriteOptions) error {
 	if src == nil {
 		return &table.InputError{Op: opDenormalizedUpdate, Rule: table.ErrNilValue}
 	}

@@ -384,7 +384,7 @@ func containsID(parts []indexPart, id string) bool {
 // Remove deletes v (guarded by its ETag when it has one) and takes its
 // RowKey out of its value's index entity, in one transaction: a read and
 // the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *RemoveOptions) (attempts int, err error) {
+func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *WriteOptions) (attempts int, err error) {
 	ctx, end := x.tr.Start(ctx, opIndexEntitiesRemove, partitionOf(x.tbl, v), 1)
 	defer func() { end(err) }()
 	if v == nil {
@@ -496,7 +496,7 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *C
 // list spans so many parts that the service pages it). It is a range
 // query, not a point query, because a long list continues in further
 // parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *LookupOptions) ([]string, error) {
+func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *ReadOptions) ([]string, error) {
 	return x.lookup(ctx, opIndexEntitiesLookup, partitionKey, value)
 }
 
@@ -518,7 +518,7 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *LookupEntitiesOptions) ([]*T, error) {
+func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *ReadOptions) ([]*T, error) {
 	ids, err := x.Lookup(ctx, partitionKey, value, nil)
 	if err != nil {
 		return nil, err

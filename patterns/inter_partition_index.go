@@ -459,7 +459,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // *SharedValueError naming them. The query also reads a copy stored at
 // the value itself, the RowKey of copies written before each owner had
 // its own row (Verify reports those, and Repair rewrites them).
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
+func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
@@ -541,7 +541,7 @@ func validKeys(op, pk, rkField, rk string) error {
 // Range returns the entities whose copies in an index partition have values
 // in [lo, hi) (hi "" for no bound), in value order, every owner of a value
 // (in the order of their digests): one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
+func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *ReadOptions) iter.Seq2[*T, error] {
 	i, ok := x.byName[index]
 	if !ok {
 		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))

@@ -558,7 +558,7 @@ func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKe
 }
 
 // Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*T, error) {
 	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
 }
 
@@ -584,7 +584,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *LookupOptions) (*T, error) {
+func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -608,7 +608,7 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 
 // Find returns the entities whose value in an index equals value, in the
 // index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *FindOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *ReadOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -632,7 +632,7 @@ func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, 
 
 // Range returns the entities whose value in an index lies in [lo, hi), in
 // the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *RangeOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *ReadOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)
@@ -652,7 +652,7 @@ func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 
 // Prefix returns the entities whose value in an index starts with prefix,
 // in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *PrefixOptions) iter.Seq2[*T, error] {
+func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *ReadOptions) iter.Seq2[*T, error] {
 	i, err := x.def(index)
 	if err != nil {
 		return errSeq[T](err)

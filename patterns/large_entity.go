@@ -309,7 +309,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (er
 // which case nothing it wrote is named by the entity and Sweep removes its
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
-func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *UpdateOptions) (err error) {
+func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *WriteOptions) (err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntityUpdate, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, opLargeEntityUpdate, v, updateMode, l.tbl.Meta(v).ETag)
@@ -544,7 +544,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 // Get reads the entity and every offloaded field: one request, plus one
 // per offloaded field. If the entity changes while its blobs are read, it
 // reads the new version.
-func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (*T, error) {
+func (l *LargeEntity[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*T, error) {
 	if err := validKeys(opLargeEntityGet, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
 	}
@@ -592,7 +592,7 @@ func (z *Lazy[T]) Fields() []string {
 // (ErrBlobMissing), checked with one more read of the entity: if the
 // entity changed meanwhile the error is ErrStaleRead, if it is gone,
 // table.ErrNotFound.
-func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) error {
+func (z *Lazy[T]) Load(ctx context.Context, field string, options *ReadOptions) error {
 	r, ok := z.refs[field]
 	if !ok {
 		return nil
@@ -640,7 +640,7 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *LoadOptions) 
 
 // GetLazy reads the entity only (one request); its offloaded fields stay
 // empty until Load.
-func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *GetLazyOptions) (*T, *Lazy[T], error) {
+func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*T, *Lazy[T], error) {
 	if err := validKeys(opLargeEntityGetLazy, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, nil, err
 	}
@@ -738,7 +738,7 @@ func isBlobStatus(err error, status int) bool {
 // maintenance window), since a write's blobs are unnamed until its entity
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
-func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *SweepOptions) (_ int, err error) {
+func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *WriteOptions) (_ int, err error) {
 	ctx, end := l.tr.Start(ctx, opLargeEntitySweep, "", 1)
 	defer func() { end(err) }()
 	deleted := 0

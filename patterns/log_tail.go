@@ -57,12 +57,12 @@ func (l *LogTail[T]) Table() *table.Table[T] { return l.tbl }
 // Append adds v to partition at the current time: one request. v's RowKey
 // is set to the entry's key. A retry after a lost response is settled by
 // content (one read), so an entry is never written twice.
-func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T, options *AppendOptions) error {
+func (l *LogTail[T]) Append(ctx context.Context, partitionKey string, v *T, options *WriteOptions) error {
 	return l.AppendAt(ctx, partitionKey, l.now(), v, nil)
 }
 
 // AppendAt adds v as written at instant at.
-func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.Time, v *T, options *AppendAtOptions) error {
+func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.Time, v *T, options *WriteOptions) error {
 	if v == nil {
 		return &table.InputError{Op: opLogTailAppend, Rule: table.ErrNilValue}
 	}
@@ -82,7 +82,7 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 // keys. n is 1 to 1,000. Only the log's own entries count: the other rows
 // of a shared partition (a profile, a summary) are skipped, and a page
 // they shortened is followed by the next.
-func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *LatestOptions) ([]*T, error) {
+func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *ReadOptions) ([]*T, error) {
 	if n < 1 || n > table.MaxPageSize {
 		return nil, &table.InputError{Op: opLogTailLatest, Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
 	}
@@ -136,7 +136,7 @@ func (l *LogTail[T]) entries(q iter.Seq2[*T, error]) iter.Seq2[*T, error] {
 
 // Between returns the entries written in [from, to), newest first, at the
 // 100 ns resolution of the keys: one range query per page.
-func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to time.Time, options *BetweenOptions) iter.Seq2[*T, error] {
+func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to time.Time, options *ReadOptions) iter.Seq2[*T, error] {
 	// Newer entries have smaller keys: t < to is RowKey >= inv(to - 1 tick),
 	// t >= from is RowKey below every key that starts with inv(from).
 	lo := keys.InvertedTicks(to.Add(-tick))
@@ -153,7 +153,7 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 }
 
 // Since returns the entries written at or after since, newest first.
-func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *SinceOptions) iter.Seq2[*T, error] {
+func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *ReadOptions) iter.Seq2[*T, error] {
 	_, hi := keys.PrefixRange(keys.InvertedTicks(since))
 	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
 }

@@ -670,7 +670,7 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 		guard = *ifMatch
 	}
 	if guard == "" {
-		return &table.InputError{Op: op, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or set UpdateOptions.IfMatch"}
+		return &table.InputError{Op: op, Field: "ETag", Rule: table.ErrNoETag, Detail: "read the entity first, or set WriteOptions.IfMatch"}
 	}
 	cur, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
 	if err != nil {
@@ -895,7 +895,7 @@ func (m *Model[T]) crossIndex(name string) (int, bool) {
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
 // each whole, read from the primaries' table (one read of the list, then a
 // point read a primary; IDs whose primary is gone are skipped).
-func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *LookupEntitiesOptions) ([]*T, error) {
+func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
 			return m.lists[i].LookupEntities(ctx, partitionKey, value, nil)

@@ -115,7 +115,7 @@ func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, 
 
 // Get returns the cached entity with these keys; ok is false when the table
 // has none. Values are shared: do not modify them.
-func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string, options *GetOptions) (v *T, ok bool, err error) {
+func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (v *T, ok bool, err error) {
 	byKey, _, err := c.fresh(ctx)
 	if err != nil {
 		return nil, false, err
@@ -125,7 +125,7 @@ func (c *ReferenceCache[T]) Get(ctx context.Context, partitionKey, rowKey string
 }
 
 // All returns every cached entity, in the table's order.
-func (c *ReferenceCache[T]) All(ctx context.Context, options *AllOptions) ([]*T, error) {
+func (c *ReferenceCache[T]) All(ctx context.Context, options *ReadOptions) ([]*T, error) {
 	_, all, err := c.fresh(ctx)
 	return all, err
 }

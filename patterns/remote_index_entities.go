@@ -17,10 +17,10 @@ import (
 type IDList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
-	Add(ctx context.Context, value, id string, options *AddOptions) error
-	Remove(ctx context.Context, value, id string, options *RemoveOptions) error
+	Add(ctx context.Context, value, id string, options *WriteOptions) error
+	Remove(ctx context.Context, value, id string, options *WriteOptions) error
 	// IDs returns the list: one request.
-	IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error)
+	IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error)
 }
 
 // RemoteIndexEntities keeps value → IDs lists as index entities in another
@@ -70,7 +70,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *AddOptions) error {
+func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *WriteOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
 	}
@@ -108,14 +108,14 @@ func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *RemoveOptions) error {
+func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
 	return r.change(ctx, opRemoteIndexEntitiesRemove, func(parts []indexPart) (*batch.Op, error) {
 		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
 // IDs returns value's list: one query.
-func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *IDsOptions) ([]string, error) {
+func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
 	return r.x.lookup(ctx, opRemoteIndexEntitiesIDs, r.partition, value)
 }
 

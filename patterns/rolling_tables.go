@@ -76,7 +76,7 @@ func NewRollingTables[T any](svc table.ServiceClient, prefix string, period keys
 
 // TableFor returns the table of at's period, creating it on first use (one
 // request, then none).
-func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *TableForOptions) (*table.Table[T], error) {
+func (r *RollingTables[T]) TableFor(ctx context.Context, at time.Time, options *WriteOptions) (*table.Table[T], error) {
 	start := r.period.Start(at)
 	r.mu.Lock()
 	name, ok := r.known[start]
@@ -196,7 +196,7 @@ func (r *RollingTables[T]) Query(ctx context.Context, from, to time.Time, opts *
 
 // Expire drops the tables of periods that ended more than Retention ago:
 // one request to list, then one per dropped table. It returns their names.
-func (r *RollingTables[T]) Expire(ctx context.Context, options *ExpireOptions) ([]string, error) {
+func (r *RollingTables[T]) Expire(ctx context.Context, options *WriteOptions) ([]string, error) {
 	ts, err := r.tables(ctx, opRollingTablesExpire)
 	if err != nil {
 		return nil, err

@@ -393,7 +393,7 @@ func (w *WideEntity) storedAs(ctx context.Context, pk, prefix string, parts []*t
 
 // Get reads every part with one range query and merges them. keysOnly
 // reads just the parts' keys and the version.
-func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *GetOptions) (*Wide, error) {
+func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysOnly bool, options *ReadOptions) (*Wide, error) {
 	return w.get(ctx, opWideEntityGet, partitionKey, rowKey, keysOnly)
 }
 

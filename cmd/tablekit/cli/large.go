@@ -21,7 +21,7 @@ import (
 // sweeper is what "large sweep" needs of a large entity: the Sweep of
 // patterns.LargeEntity, whatever its type parameter.
 type sweeper interface {
-	Sweep(ctx context.Context, grace time.Duration, opts *patterns.SweepOptions) (int, error)
+	Sweep(ctx context.Context, grace time.Duration, opts *patterns.WriteOptions) (int, error)
 }
 
 // largeEntity is what Large registers: where a large entity's entities
