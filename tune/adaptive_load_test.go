@@ -1,7 +1,6 @@
 package tune_test
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"sync"
@@ -115,15 +114,12 @@ func TestAdaptiveReachesTheAccountTarget(t *testing.T) {
 	load{partitionTarget: 20, accountTarget: 200, partitions: 64, workers: 16, duration: 30 * time.Second}.compare(t)
 }
 
-// tenth runs TestAdaptiveAtATenthOfTheTargets, a load of 20 virtual
-// seconds that takes that many seconds of CPU.
-var tenth = flag.Bool("tenth", false, "run the adaptive load at a tenth of the service's targets")
-
 // The same at a tenth of the targets (200 and 2,000 entities a second)
-// and 64 workers; run with go test -run AtATenth ./tune/ -args -tenth.
+// and 64 workers, a load of 20 virtual seconds that takes that many
+// seconds of CPU; run with -args -busy.
 func TestAdaptiveAtATenthOfTheTargets(t *testing.T) {
-	if !*tenth {
-		t.Skip("a long load: run with -args -tenth")
+	if !*busyScale {
+		t.Skip("a long load: run with -args -busy")
 	}
 	load{partitionTarget: 200, accountTarget: 2000, partitions: 64, workers: 64, duration: 20 * time.Second}.compare(t)
 }
