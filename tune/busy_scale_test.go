@@ -254,6 +254,9 @@ func writerLoad(t *testing.T, side busySide, n, parts int) busyResult {
 			}
 		})
 		r.failed = n - sum.Operations
+		if r.units != sum.Operations {
+			t.Errorf("the account served %d entities, the Writer wrote %d", r.units, sum.Operations)
+		}
 		return r
 	})
 }
