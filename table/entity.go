@@ -347,7 +347,7 @@ func (t *Table[T]) Entities() *Table[Entity] {
 }
 
 // ToEntity returns v as an Entity: the properties v is stored with, typed
-// as the Codec stores them, and v's Meta. It checks v like a write does.
+// as a write stores them, and v's Meta. It checks v like a write does.
 func (t *Table[T]) ToEntity(v *T) (*Entity, error) {
 	if v == nil {
 		return nil, inputErr("ToEntity", t.plan.typ.String(), "", ErrNilValue, "")
@@ -388,7 +388,7 @@ func (t *Table[T]) FromEntity(e *Entity) (*T, error) {
 }
 
 // fromEntity decodes e's properties as they are (nothing opened) into a
-// new T with e's Meta: FromEntity and FromClearEntity after their checks.
+// new T with e's Meta: FromEntity and fromClearEntity after their checks.
 func (t *Table[T]) fromEntity(e *Entity) (*T, error) {
 	body, err := encodeEntity(nil, e, nil)
 	if err != nil {
