@@ -144,7 +144,7 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
 // *TransactionError that names the failed operation, its status and code;
 // nothing of the transaction was written.
-func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *SubmitOptions) (*Result, error) {
+func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *WriteOptions) (*Result, error) {
 	if !tx.tr.Enabled() {
 		return tx.submit(ctx, client, opts)
 	}
@@ -154,7 +154,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *Su
 	return res, err
 }
 
-func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *SubmitOptions) (*Result, error) {
+func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *WriteOptions) (*Result, error) {
 	if len(tx.ops) == 0 {
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
@@ -300,9 +300,6 @@ func (tx *Transaction) failure(err error) *TransactionError {
 	}
 	return te
 }
-
-// SubmitOptions configure Transaction.Submit. There are none yet; pass nil.
-type SubmitOptions struct{}
 
 // Submit builds one transaction from ops, configured by opts (nil: the
 // defaults of TransactionOptions), and sends it.
