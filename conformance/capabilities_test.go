@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakedev"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
@@ -61,7 +61,7 @@ func TestCapabilityTable(t *testing.T) {
 }
 
 // deviationTable renders, as a Markdown table, where the fake's answers
-// knowingly differ from the service's (fake.Deviations), with the reason,
+// knowingly differ from the service's (internal/fakedev), with the reason,
 // and whether a recorded exchange with the service shows it. Everything
 // else the replay of recorded exchanges compares
 // (fake.TestReplayRecordedExchanges) answers as the service did. It lives
@@ -69,7 +69,7 @@ func TestCapabilityTable(t *testing.T) {
 func deviationTable() string {
 	var b strings.Builder
 	b.WriteString("| Where the fake differs from the service | Why | Shown by a recorded exchange |\n|---|---|---|\n")
-	for _, d := range fake.Deviations() {
+	for _, d := range fakedev.List() {
 		shown := "no"
 		if d.Recorded {
 			shown = "yes"
