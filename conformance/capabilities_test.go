@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
 // shows, equal to the capabilities the backends declare, and checks that
 // every capability names the cases that need it.
 func TestCapabilityTable(t *testing.T) {
-	for _, c := range Capabilities() {
+	for _, c := range capabilities() {
 		if len(capabilityCases()[c]) == 0 {
 			t.Errorf("capability %q names no case", c)
 		}
@@ -29,7 +29,7 @@ func TestCapabilityTable(t *testing.T) {
 			t.Errorf("azurite lacks %q, which Capabilities does not list", c)
 		}
 	}
-	capabilities := CapabilityTable(Harness{Name: "fake"}, Harness{Name: "Azurite 3.37", Lacks: azuriteLacks()})
+	capabilities := capabilityTable(Harness{Name: "fake"}, Harness{Name: "Azurite 3.37", Lacks: azuriteLacks()})
 	deviations := deviationTable()
 	got := capabilities + "\n" + deviations
 	path := filepath.Join("testdata", "capabilities.md")
