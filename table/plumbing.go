@@ -57,6 +57,10 @@ func (p tablePlumbing[T]) EncryptedProperties() []string { return p.t.encryptedP
 
 func (p tablePlumbing[T]) OnlyRowPrefix(prefix string) error { return p.t.onlyRowPrefix(prefix) }
 
+// PropertySize is propertySize for internal/tableio: the wide entity's
+// packer fills its parts with it.
+func (c *codec) PropertySize(name string, v Value) int { return propertySize(name, v) }
+
 // metaPlumbing is tableio's view of a Meta: the table its ETag belongs to.
 type metaPlumbing struct{ m *Meta }
 

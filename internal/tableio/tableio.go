@@ -75,6 +75,7 @@ type codec interface {
 	Marshal(v any) ([]byte, error)
 	Unmarshal(data []byte, v any) error
 	MetaOf(v any) (*table.Meta, error)
+	PropertySize(name string, v table.Value) int
 }
 
 // Marshal encodes v, a pointer to a struct that embeds table.Meta, as the
@@ -90,3 +91,13 @@ func Unmarshal(data []byte, v any) error { return tablehook.Link(nil).(codec).Un
 // declared keys composed into it first (table.ErrKeyMismatch when a key
 // it holds differs).
 func MetaOf(v any) (*table.Meta, error) { return tablehook.Link(nil).(codec).MetaOf(v) }
+
+// PropertySize is what one property adds to an entity's size as the
+// service counts it ("Understanding the Table service data model"): 8
+// bytes, plus 2 per UTF-16 code unit of its name, plus its value (4 + 2 per
+// UTF-16 unit for a string, 4 + length for binary, 1 for a boolean, 4 for
+// an Int32, 8 for Int64, Double and DateTime, 16 for a Guid). A wide
+// entity's packer fills its parts up to table.MaxEntityBytes with it.
+func PropertySize(name string, v table.Value) int {
+	return tablehook.Link(nil).(codec).PropertySize(name, v)
+}
