@@ -94,11 +94,11 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 type Source[T any] interface {
 	// Get reads an entity with its ETag in its Meta (not found:
 	// table.ErrNotFound).
-	Get(ctx context.Context, partitionKey, rowKey string, o *table.GetOptions) (*T, error)
+	Get(ctx context.Context, partitionKey, rowKey string, o *table.ReadOptions) (*T, error)
 	// DeleteValue removes v only at the version of v's ETag: a changed
 	// entity is table.ErrPreconditionFailed, a missing one
 	// table.ErrNotFound (both are handled).
-	DeleteValue(ctx context.Context, v *T, o *table.DeleteValueOptions) error
+	DeleteValue(ctx context.Context, v *T, o *table.WriteOptions) error
 	// Meta returns the Meta embedded in v.
 	Meta(v *T) *table.Meta
 }

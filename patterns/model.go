@@ -819,7 +819,7 @@ func (m *Model[T]) deleteAt(ctx context.Context, op string, cur *T, guard azcore
 }
 
 // Get reads a primary: one request.
-func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.GetOptions) (*T, error) {
+func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.ReadOptions) (*T, error) {
 	if rowKey != "" && !strings.HasPrefix(rowKey, m.primary) {
 		return nil, &table.InputError{Op: opModelGet, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rowKey, m.primary)}
 	}
@@ -844,7 +844,7 @@ func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq
 // leaves out. A copy whose primary is gone or no longer holds value (it
 // changed after the copy was read, or a cross copy is not yet brought up
 // to date) is table.ErrNotFound.
-func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.GetOptions) (*T, error) {
+func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.ReadOptions) (*T, error) {
 	var v *T
 	var err error
 	var whole bool
@@ -1090,7 +1090,7 @@ func (m *Model[T]) MoveSource() consistency.Source[T] { return modelSource[T]{m}
 
 type modelSource[T any] struct{ m *Model[T] }
 
-func (s modelSource[T]) Get(ctx context.Context, pk, rk string, o *table.GetOptions) (*T, error) {
+func (s modelSource[T]) Get(ctx context.Context, pk, rk string, o *table.ReadOptions) (*T, error) {
 	return s.m.Get(ctx, pk, rk, o)
 }
 
@@ -1098,7 +1098,7 @@ func (s modelSource[T]) Meta(v *T) *table.Meta { return s.m.tbl.Meta(v) }
 
 // DeleteValue deletes v's entity at v's version with every index row of
 // v: v is the stored value the Mover read, so its index rows are v's.
-func (s modelSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
+func (s modelSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.WriteOptions) error {
 	if v == nil {
 		return &table.InputError{Op: opModelDeleteValue, Rule: table.ErrNilValue}
 	}

@@ -248,14 +248,14 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
 // Get reads one entity: one request.
-func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*T, error) {
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *ReadOptions) (*T, error) {
 	ctx, end := t.span(ctx, "Get", partitionKey)
 	v, err := t.get(ctx, partitionKey, rowKey, opts)
 	end(err)
 	return v, err
 }
 
-func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
+func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *ReadOptions) (*T, error) {
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
@@ -292,8 +292,9 @@ func serviceBody(raw *http.Response, fallback []byte) []byte {
 	return fallback
 }
 
-// GetOptions configure Get. There are none yet; pass nil.
-type GetOptions struct{}
+// ReadOptions configure the reads of a Table without knobs of their own
+// (Get). There are none yet; pass nil.
+type ReadOptions struct{}
 
 // written records a write's new ETag, and the Timestamp it encodes, in v,
 // by the rule on Meta; guarded: the write sent v's ETag as If-Match.
@@ -566,14 +567,14 @@ func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts
 }
 
 // DeleteValue removes v's entity if it is still the version v was read at.
-func (t *Table[T]) DeleteValue(ctx context.Context, v *T, opts *DeleteValueOptions) error {
+func (t *Table[T]) DeleteValue(ctx context.Context, v *T, opts *WriteOptions) error {
 	ctx, end := t.span(ctx, "DeleteValue", t.partitionOf(v))
 	err := t.deleteValue(ctx, v, opts)
 	end(err)
 	return err
 }
 
-func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *DeleteValueOptions) error {
+func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *WriteOptions) error {
 	if v == nil {
 		return inputErr("Delete", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -585,8 +586,9 @@ func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *DeleteValueOptions)
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
 
-// DeleteValueOptions configure DeleteValue. There are none yet; pass nil.
-type DeleteValueOptions struct{}
+// WriteOptions configure the writes of a Table without knobs of their own
+// (DeleteValue). There are none yet; pass nil.
+type WriteOptions struct{}
 
 // properties lists the property names T's fields are stored under.
 func (t *Table[T]) properties() []string {
