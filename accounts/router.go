@@ -182,7 +182,7 @@ func (r *Router) Table(partitionKey, name string) *aztables.Client {
 
 // CreateTable creates table name in every account; one that exists already
 // is fine. One request per account.
-func (r *Router) CreateTable(ctx context.Context, name string, _ *CreateTableOptions) error {
+func (r *Router) CreateTable(ctx context.Context, name string, _ *WriteOptions) error {
 	var errs []error
 	for _, a := range r.accounts {
 		if _, err := a.service.CreateTable(ctx, name, nil); err != nil && !table.Is(err, table.ErrAlreadyExists) {
@@ -193,8 +193,9 @@ func (r *Router) CreateTable(ctx context.Context, name string, _ *CreateTableOpt
 	return redact.Error(errors.Join(errs...))
 }
 
-// CreateTableOptions configure CreateTable. There are none yet; pass nil.
-type CreateTableOptions struct{}
+// WriteOptions configure the writes of this package without knobs of
+// their own (Router.CreateTable). There are none yet; pass nil.
+type WriteOptions struct{}
 
 // Write bulk-writes ops to table name, each operation in the account of its
 // PartitionKey: one batch.Writer per account, all running at once, each

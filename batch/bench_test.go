@@ -10,7 +10,6 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/benchkit"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/table"
 )
 
 // BenchmarkBuildTransaction100 is the allocation profile of building and
@@ -20,10 +19,9 @@ func BenchmarkBuildTransaction100(b *testing.B) {
 	for i := range vals {
 		vals[i] = ev("p", i)
 	}
-	codec := &table.Codec{}
 	b.ReportAllocs()
 	for b.Loop() {
-		tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
+		tx := batch.NewTransaction(nil)
 		for _, v := range vals {
 			if err := tx.Append(batch.Add(v)); err != nil {
 				b.Fatal(err)

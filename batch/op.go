@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -104,8 +105,7 @@ func (o Op) RowKey() string { o.resolveKeys(); return o.rk }
 
 func (o *Op) resolveKeys() {
 	if o.value != nil && o.pk == "" && o.rk == "" {
-		var c table.Codec
-		if m, err := c.MetaOf(o.value); err == nil {
+		if m, err := tableio.MetaOf(o.value); err == nil {
 			o.pk, o.rk = m.PartitionKey, m.RowKey
 		}
 	}
@@ -168,7 +168,7 @@ type encoded struct {
 }
 
 // encode checks and encodes one operation; the error is not yet indexed.
-func (o Op) encode(codec *table.Codec) (*encoded, error) {
+func (o Op) encode() (*encoded, error) {
 	e := &encoded{op: o}
 	switch {
 	case o.Kind < KindAdd || o.Kind > KindDelete:
@@ -180,7 +180,7 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 		return nil, &table.InputError{Op: o.Kind.String(), Field: "IfMatch", Rule: table.ErrNoETag,
 			Detail: "empty ETag; azcore.ETagAny means any version"}
 	case o.value != nil:
-		m, err := codec.MetaOf(o.value)
+		m, err := tableio.MetaOf(o.value)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +193,7 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 				return nil, err
 			}
 			e.body = deleteKeysJSON(e.pk, e.rk)
-		} else if e.body, err = codec.Marshal(o.value); err != nil {
+		} else if e.body, err = tableio.Marshal(o.value); err != nil {
 			return nil, err
 		}
 		switch {
@@ -226,10 +226,10 @@ func (o Op) encode(codec *table.Codec) (*encoded, error) {
 			// that, which is also what is sent: the same properties with
 			// the same types.
 			var ent table.Entity
-			if err := codec.Unmarshal(o.raw, &ent); err != nil {
+			if err := tableio.Unmarshal(o.raw, &ent); err != nil {
 				return nil, err
 			}
-			body, err := codec.Marshal(&ent)
+			body, err := tableio.Marshal(&ent)
 			if err != nil {
 				return nil, err
 			}

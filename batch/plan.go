@@ -4,14 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"github.com/tablekit/tablekit/table"
 )
 
 // PlanOptions configure Plan. nil means the defaults.
 type PlanOptions struct {
-	// Codec encodes typed values. Default: a new Codec.
-	Codec *table.Codec
 	// MaxOperations caps each transaction, 1 to 100. Default (0): 100;
 	// out of range, Plan fails with ErrBadOption.
 	MaxOperations int
@@ -62,7 +58,6 @@ func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
 
 // planner builds transactions incrementally, per partition.
 type planner struct {
-	codec  *table.Codec
 	maxOps int
 	open   map[string]*Transaction // the transaction being filled, per partition
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
@@ -73,11 +68,8 @@ type planner struct {
 }
 
 func newPlanner(opts *PlanOptions) *planner {
-	p := &planner{codec: &table.Codec{}, maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}, wire: &wirePaths{}}
+	p := &planner{maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}, wire: &wirePaths{}}
 	if opts != nil {
-		if opts.Codec != nil {
-			p.codec = opts.Codec
-		}
 		if opts.MaxOperations > 0 && opts.MaxOperations < MaxOperations {
 			p.maxOps = opts.MaxOperations
 		}
@@ -97,7 +89,7 @@ func (p *planner) add(op Op) (*Transaction, *OpError) {
 
 // encode encodes op and checks it can ever be sent.
 func (p *planner) encode(op Op) (*encoded, *OpError) {
-	e, err := encodeOp(op, p.codec)
+	e, err := encodeOp(op)
 	if err != nil {
 		return nil, &OpError{Kind: op.Kind, PartitionKey: op.PartitionKey(), RowKey: op.RowKey(), Err: err}
 	}
@@ -128,7 +120,7 @@ func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 		tx = nil
 	}
 	if tx == nil {
-		tx = NewTransaction(&TransactionOptions{Codec: p.codec})
+		tx = NewTransaction(nil)
 		tx.wire = p.wire
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next

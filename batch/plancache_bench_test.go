@@ -46,10 +46,9 @@ func BenchmarkPatternWriteSharedCodec(b *testing.B) {
 	v := &patternWrite{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "Don", Email: "don@contoso.com",
 		City: "Seattle", Dept: "Sales", Age: 34, Salary: 123456, Score: 2.5, Active: true,
 		Hired: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Tags: []string{"a", "b"}}
-	codec := &table.Codec{}
 	b.ReportAllocs()
 	for b.Loop() {
-		tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
+		tx := batch.NewTransaction(nil)
 		if err := tx.Append(batch.Add(v)); err != nil {
 			b.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
@@ -24,20 +25,15 @@ import (
 // so a Transaction that holds an operation can always be sent. The service
 // applies all of it or none of it.
 type Transaction struct {
-	codec *table.Codec
-	wire  *wirePaths // whether a client has tablekit's policy, per client
-	tr    trace.OpTracer
-	ops   []*encoded
-	rows  map[string]int
-	size  int
+	wire *wirePaths // whether a client has tablekit's policy, per client
+	tr   trace.OpTracer
+	ops  []*encoded
+	rows map[string]int
+	size int
 }
 
 // TransactionOptions configure a Transaction. nil means the defaults.
 type TransactionOptions struct {
-	// Codec encodes typed values. Default: a zero Codec. Field plans are
-	// cached per type for the whole package, so a fresh Transaction per
-	// write costs no plan building.
-	Codec *table.Codec
 	// TracingProvider opens a "Transaction.Submit" span per Submit, with
 	// the partition, the operation count and the outcome as attributes
 	// (see "Tracing" in package table's documentation). Default: zero, no
@@ -48,11 +44,6 @@ type TransactionOptions struct {
 // NewTransaction returns an empty transaction.
 func NewTransaction(opts *TransactionOptions) *Transaction {
 	tx := &Transaction{rows: map[string]int{}, size: envelope, wire: &wirePaths{}}
-	if opts != nil && opts.Codec != nil {
-		tx.codec = opts.Codec
-	} else {
-		tx.codec = &table.Codec{}
-	}
 	if opts != nil {
 		tx.tr = trace.NewOpTracer(opts.TracingProvider, "")
 	}
@@ -62,7 +53,7 @@ func NewTransaction(opts *TransactionOptions) *Transaction {
 // Append encodes op and adds it, or returns an *OpError naming the rule it
 // breaks and leaves the transaction unchanged.
 func (tx *Transaction) Append(op Op) error {
-	e, err := encodeOp(op, tx.codec)
+	e, err := encodeOp(op)
 	if err != nil {
 		return tx.opErr(op, err)
 	}
@@ -153,7 +144,7 @@ func (tx *Transaction) Actions() []aztables.TransactionAction {
 // value whose ETag belongs to another table's client keeps it. On failure the error is a
 // *TransactionError that names the failed operation, its status and code;
 // nothing of the transaction was written.
-func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *SubmitOptions) (*Result, error) {
+func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *WriteOptions) (*Result, error) {
 	if !tx.tr.Enabled() {
 		return tx.submit(ctx, client, opts)
 	}
@@ -163,7 +154,7 @@ func (tx *Transaction) Submit(ctx context.Context, client table.Client, opts *Su
 	return res, err
 }
 
-func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *SubmitOptions) (*Result, error) {
+func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *WriteOptions) (*Result, error) {
 	if len(tx.ops) == 0 {
 		return nil, &OpError{Index: 0, Err: ErrEmpty}
 	}
@@ -203,9 +194,9 @@ func (tx *Transaction) submit(ctx context.Context, client table.Client, _ *Submi
 		// guarded by that very ETag (which proves it was this table's).
 		guarded := e.op.useETag
 		if e.op.Kind == KindDelete {
-			e.meta.WrittenVia(client, "", guarded)
+			tableio.WrittenVia(e.meta, client, "", guarded)
 		} else if res.ETags[i] != "" {
-			e.meta.WrittenVia(client, res.ETags[i], guarded)
+			tableio.WrittenVia(e.meta, client, res.ETags[i], guarded)
 		}
 	}
 	return res, nil
@@ -309,9 +300,6 @@ func (tx *Transaction) failure(err error) *TransactionError {
 	}
 	return te
 }
-
-// SubmitOptions configure Transaction.Submit. There are none yet; pass nil.
-type SubmitOptions struct{}
 
 // Submit builds one transaction from ops, configured by opts (nil: the
 // defaults of TransactionOptions), and sends it.

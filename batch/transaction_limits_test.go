@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -144,7 +145,7 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 			t.Fatal(err)
 		}
 		var e table.Entity
-		if err := (&table.Codec{}).Unmarshal(resp.Value, &e); err != nil {
+		if err := tableio.Unmarshal(resp.Value, &e); err != nil {
 			t.Fatal(err)
 		}
 		return &e

@@ -62,10 +62,10 @@ func (w *wirePaths) learn(client table.Client, has bool) {
 // hold a quote, which the SDK's path cannot send, is encoded for
 // tablekit's own $batch body, and refused at Submit on a client without
 // the policy (quotedUpdate).
-func encodeOp(op Op, codec *table.Codec) (*encoded, error) {
-	e, err := op.encode(codec)
+func encodeOp(op Op) (*encoded, error) {
+	e, err := op.encode()
 	if errors.Is(err, ErrQuoteInKey) {
-		e, err = encodeQuoted(op, codec)
+		e, err = encodeQuoted(op)
 		if e != nil {
 			e.quoted = true
 		}
@@ -203,7 +203,7 @@ func (tx *Transaction) submitWire(ctx context.Context, client table.Client) (*Re
 // but tablekit's own body can. Encoding it as an Add runs every check of
 // encode on the same value (Add differs from an update only in the quote
 // rule and the If-Match default, both applied here after).
-func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
+func encodeQuoted(op Op) (*encoded, error) {
 	// The operation's own condition is checked as its kind checks it; the
 	// encode as an Add, which takes none, only checks the entity.
 	switch {
@@ -220,7 +220,7 @@ func encodeQuoted(op Op, codec *table.Codec) (*encoded, error) {
 	// An explicit If-Match replaces the value's ETag, so the Add encode
 	// must not ask the value for one.
 	asAdd.useETag = op.useETag && !op.explicit
-	e, err := asAdd.encode(codec)
+	e, err := asAdd.encode()
 	if err != nil {
 		return nil, err
 	}

@@ -78,9 +78,8 @@ func BenchmarkSubmitWireAzurite(b *testing.B) {
 	}
 	for i := range sides[:2] {
 		sides[i].load = func(client *aztables.Client) error {
-			codec := &table.Codec{}
 			for _, pk := range pks {
-				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
+				tx := batch.NewTransaction(nil)
 				for _, r := range byPK[pk] {
 					if err := tx.Append(batch.Add(r)); err != nil {
 						return err

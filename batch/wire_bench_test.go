@@ -51,10 +51,9 @@ func BenchmarkSubmitWire(b *testing.B) {
 	}{{"tablekit-sdk-path", false}, {"tablekit-own-path", true}} {
 		b.Run(side.name, func(b *testing.B) {
 			client := cannedClient(b, side.wire)
-			codec := &table.Codec{}
 			b.ReportAllocs()
 			for b.Loop() {
-				tx := batch.NewTransaction(&batch.TransactionOptions{Codec: codec})
+				tx := batch.NewTransaction(nil)
 				for _, r := range rows {
 					if err := tx.Append(batch.Add(r)); err != nil {
 						b.Fatal(err)

@@ -1,6 +1,6 @@
 package batch
 
-// WriteOptions configure one Writer.Write; the Writer's own are its
-// WriterOptions. There are none yet; pass nil. (Kept out of writer.go,
-// whose internals change for performance on their own.)
+// WriteOptions configure the writes of this package that have no knobs of
+// their own: Writer.Write (the Writer's own are its WriterOptions) and
+// Transaction.Submit. There are none yet; pass nil.
 type WriteOptions struct{}

@@ -57,8 +57,6 @@ type WriterOptions struct {
 	// Progress, when set, is called after each transaction, from the
 	// writer's goroutines (one call at a time).
 	Progress func(Summary)
-	// Codec encodes typed values. Default: a new Codec.
-	Codec *table.Codec
 	// Logger receives a debug record per retry and a warning per failure.
 	// Default: no logging.
 	Logger *slog.Logger
@@ -191,9 +189,6 @@ func NewWriter(client table.Client, opts *WriterOptions) *Writer {
 	}
 	if w.opts.MaxDelay <= 0 {
 		w.opts.MaxDelay = 5 * time.Second
-	}
-	if w.opts.Codec == nil {
-		w.opts.Codec = &table.Codec{}
 	}
 	if w.opts.MaxBufferedBytes <= 0 {
 		w.opts.MaxBufferedBytes = defaultMaxBufferedBytes
@@ -361,7 +356,7 @@ func (w *Writer) write(ctx context.Context, ops iter.Seq[Op]) (Summary, error) {
 		}()
 	}
 
-	p := newPlanner(&PlanOptions{Codec: w.opts.Codec})
+	p := newPlanner(nil)
 	p.wire = w.wire
 	var planErr *OpError
 	budget := w.opts.MaxBufferedBytes

@@ -27,12 +27,12 @@ func capabilityCases() map[Capability][]string {
 	}
 }
 
-// CapabilityTable renders, as a Markdown table, which backend (by its
+// capabilityTable renders, as a Markdown table, which backend (by its
 // Name and Lacks) has which Capability, and which cases a backend without
 // it does not run, with the reason. RELIABILITY.md carries its output for the fake and Azurite
 // (TestCapabilityTable keeps testdata/capabilities.md up to date; run it
 // with -update after changing a capability).
-func CapabilityTable(backends ...Harness) string {
+func capabilityTable(backends ...Harness) string {
 	var b strings.Builder
 	b.WriteString("| Documented behaviour |")
 	for _, e := range backends {
@@ -44,7 +44,7 @@ func CapabilityTable(backends ...Harness) string {
 	}
 	b.WriteString("---|\n")
 	cases := capabilityCases()
-	for _, c := range Capabilities() {
+	for _, c := range capabilities() {
 		fmt.Fprintf(&b, "| %s |", cell(string(c)))
 		for _, e := range backends {
 			if reason, lacks := e.Lacks[c]; lacks {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakedev"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/capabilities.md")
 // shows, equal to the capabilities the backends declare, and checks that
 // every capability names the cases that need it.
 func TestCapabilityTable(t *testing.T) {
-	for _, c := range Capabilities() {
+	for _, c := range capabilities() {
 		if len(capabilityCases()[c]) == 0 {
 			t.Errorf("capability %q names no case", c)
 		}
@@ -29,7 +29,7 @@ func TestCapabilityTable(t *testing.T) {
 			t.Errorf("azurite lacks %q, which Capabilities does not list", c)
 		}
 	}
-	capabilities := CapabilityTable(Harness{Name: "fake"}, Harness{Name: "Azurite 3.37", Lacks: azuriteLacks()})
+	capabilities := capabilityTable(Harness{Name: "fake"}, Harness{Name: "Azurite 3.37", Lacks: azuriteLacks()})
 	deviations := deviationTable()
 	got := capabilities + "\n" + deviations
 	path := filepath.Join("testdata", "capabilities.md")
@@ -61,7 +61,7 @@ func TestCapabilityTable(t *testing.T) {
 }
 
 // deviationTable renders, as a Markdown table, where the fake's answers
-// knowingly differ from the service's (fake.Deviations), with the reason,
+// knowingly differ from the service's (internal/fakedev), with the reason,
 // and whether a recorded exchange with the service shows it. Everything
 // else the replay of recorded exchanges compares
 // (fake.TestReplayRecordedExchanges) answers as the service did. It lives
@@ -69,7 +69,7 @@ func TestCapabilityTable(t *testing.T) {
 func deviationTable() string {
 	var b strings.Builder
 	b.WriteString("| Where the fake differs from the service | Why | Shown by a recorded exchange |\n|---|---|---|\n")
-	for _, d := range fake.Deviations() {
+	for _, d := range fakedev.List() {
 		shown := "no"
 		if d.Recorded {
 			shown = "yes"

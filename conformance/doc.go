@@ -8,7 +8,7 @@
 // sending anything, which holds on every backend. Where a backend lacks a
 // documented behaviour altogether, its Harness says so with a Capability
 // and a reason, and the case prints "not run on <backend>: <reason>"
-// instead of passing in silence (see Capabilities and CapabilityTable).
+// instead of passing in silence (RELIABILITY.md tabulates them for the fake and Azurite).
 //
 // It is shaped as gocloud.dev's drivertest and testing/slogtest are: one
 // entry point, RunConformanceTests, taking a *testing.T and a HarnessMaker

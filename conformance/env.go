@@ -105,8 +105,8 @@ const (
 	CapTypedNumberCompare Capability = "a filter compares numbers only within their EDM type"
 )
 
-// Capabilities lists every Capability, in the order the table shows them.
-func Capabilities() []Capability {
+// capabilities lists every Capability, in the order the table shows them.
+func capabilities() []Capability {
 	return []Capability{
 		CapStalePopReceiptNotFound,
 		CapQueueBeingDeleted,

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -61,14 +62,13 @@ type BlobTarget[T any] struct {
 	Blobs     BlobStore
 	Container string
 	// Name is the blob name of v. Default: "PartitionKey/RowKey".
-	Name  func(v *T) string
-	codec table.Codec
+	Name func(v *T) string
 }
 
 // Put writes v's JSON entity to its blob, replacing any earlier copy. Its
 // signature is Target's (see Target for why it has no options).
 func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
-	body, err := t.codec.Marshal(v)
+	body, err := tableio.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 	if t.Name != nil {
 		name = t.Name(v)
 	} else {
-		m, _ := t.codec.MetaOf(v)
+		m, _ := tableio.MetaOf(v)
 		name = m.PartitionKey + "/" + m.RowKey
 	}
 	if err := keys.ValidateBlobName(name); err != nil {
@@ -94,11 +94,11 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 type Source[T any] interface {
 	// Get reads an entity with its ETag in its Meta (not found:
 	// table.ErrNotFound).
-	Get(ctx context.Context, partitionKey, rowKey string, o *table.GetOptions) (*T, error)
+	Get(ctx context.Context, partitionKey, rowKey string, o *table.ReadOptions) (*T, error)
 	// DeleteValue removes v only at the version of v's ETag: a changed
 	// entity is table.ErrPreconditionFailed, a missing one
 	// table.ErrNotFound (both are handled).
-	DeleteValue(ctx context.Context, v *T, o *table.DeleteValueOptions) error
+	DeleteValue(ctx context.Context, v *T, o *table.WriteOptions) error
 	// Meta returns the Meta embedded in v.
 	Meta(v *T) *table.Meta
 }

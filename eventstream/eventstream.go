@@ -179,7 +179,6 @@ type Options struct {
 // with RowPrefix.
 type Store[E any] struct {
 	client table.Client
-	codec  *table.Codec
 	events *table.Table[E]
 	heads  *table.Table[streamHeadRow]
 	keys   *table.Table[eventKeyRow]
@@ -193,7 +192,6 @@ func New[E any](client table.Client, opts *Options) (*Store[E], error) {
 	if _, ok := any(new(E)).(streamEventer); !ok {
 		return nil, fmt.Errorf("%w: %T does not embed eventstream.Event", ErrBadDefinition, *new(E))
 	}
-	codec := &table.Codec{}
 	events, err := table.New[E](client, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
@@ -206,7 +204,7 @@ func New[E any](client table.Client, opts *Options) (*Store[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store[E]{client: client, codec: codec, events: events, heads: heads, keys: ks}
+	s := &Store[E]{client: client, events: events, heads: heads, keys: ks}
 	if opts != nil {
 		s.logger = opts.Logger
 		s.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
@@ -570,7 +568,7 @@ func (r *appendRun[E]) tail() []batch.Op {
 // build makes transaction k of events c; it fails, before any request, if
 // they do not fit one transaction.
 func (r *appendRun[E]) build(k int, c chunk, last bool) (*batch.Transaction, *streamHeadRow, error) {
-	tx := batch.NewTransaction(&batch.TransactionOptions{Codec: r.s.codec})
+	tx := batch.NewTransaction(nil)
 	hop, h := r.headerOp(k, last)
 	ops := append([]batch.Op{hop}, r.ops(c.lo, c.hi)...)
 	if last {
@@ -662,7 +660,7 @@ func (r *appendRun[E]) split() ([]chunk, error) {
 // open starts a trial transaction with a header (and, for the last, the
 // includes and the snapshot).
 func (r *appendRun[E]) open(last bool) (*batch.Transaction, error) {
-	tx := batch.NewTransaction(&batch.TransactionOptions{Codec: r.s.codec})
+	tx := batch.NewTransaction(nil)
 	hop, _ := r.headerOp(0, last)
 	ops := []batch.Op{hop}
 	if last {

@@ -37,7 +37,7 @@
 // the service that the Azurite emulator does not, and answers as recorded
 // exchanges with the service show (the Accept metadata level; Location,
 // DataServiceId and Preference-Applied; the service's DateTime format);
-// Deviations lists what still differs, and why. conformance runs the same
+// RELIABILITY.md lists what still differs, and why. conformance runs the same
 // behaviour suite against this fake and against Azurite.
 //
 // Retry delays: unlike an account, every fake writes short retry delays into

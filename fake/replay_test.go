@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakedev"
 )
 
 // A recording is the exchanges of one test of an Azure SDK with the real
@@ -69,7 +70,7 @@ var (
 	timeXML       = []string{"InsertionTime", "ExpirationTime", "TimeNextVisible", "Message", "message", "Last-Modified", "Etag", "Creation-Time"}
 )
 
-// tolerated names, for each known deviation of the fake (fake.Deviations),
+// tolerated names, for each known deviation of the fake (internal/fakedev),
 // the mismatches of the replay it explains. A mismatch no deviation
 // explains fails the test; a deviation no recording shows fails it too,
 // so the list stays true.
@@ -98,7 +99,7 @@ func TestReplayRecordedExchanges(t *testing.T) {
 		t.Fatalf("no recordings: %v", err)
 	}
 	known := map[string]bool{}
-	for _, d := range fake.Deviations() {
+	for _, d := range fakedev.List() {
 		if d.Name == "" || d.Reason == "" {
 			t.Errorf("deviation %+v: a name and a reason are both needed", d)
 		}
@@ -112,7 +113,7 @@ func TestReplayRecordedExchanges(t *testing.T) {
 	}
 	for name := range tolerated {
 		if !known[name] {
-			t.Errorf("the replay tolerates %q, which fake.Deviations does not list as recorded", name)
+			t.Errorf("the replay tolerates %q, which fakedev.List does not list as recorded", name)
 		}
 	}
 	seen := map[string]int{}
@@ -152,7 +153,7 @@ func TestReplayRecordedExchanges(t *testing.T) {
 	}
 	for name := range known {
 		if seen[name] == 0 {
-			t.Errorf("deviation %q: no recorded exchange shows it; drop it from fake.Deviations", name)
+			t.Errorf("deviation %q: no recorded exchange shows it; drop it from fakedev.List", name)
 		}
 	}
 	t.Logf("replayed %d recorded exchanges from %d files (%v); known deviations seen: %v", total, len(files), perService, seen)

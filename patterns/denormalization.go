@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -37,7 +38,7 @@ func NewDenormalized[S, D any](src *table.Table[S], dst *table.Table[D], fields 
 		return nil, fmt.Errorf("%w: Denormalized needs fields and a copy func", ErrBadDefinition)
 	}
 	have := map[string]bool{}
-	for _, p := range dst.Properties() {
+	for _, p := range tableio.For(dst).Properties() {
 		have[p] = true
 	}
 	set := map[string]bool{}
@@ -76,7 +77,7 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 		dm := d.dst.Meta(v)
 		dm.PartitionKey, dm.RowKey = m.PartitionKey, rk
 		d.copyFn(src, v)
-		body, err := d.dst.EncodeOnly(v, d.fields)
+		body, err := tableio.For(d.dst).EncodeOnly(v, d.fields)
 		if err != nil {
 			return err
 		}

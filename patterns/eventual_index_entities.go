@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -150,7 +151,7 @@ func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 			if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
 				continue // an index's row, or a row of another kind
 			}
-			v, err := e.tbl.FromStored(ctx, row, nil)
+			v, err := tableio.For(e.tbl).FromStored(ctx, row)
 			if err != nil {
 				return err
 			}

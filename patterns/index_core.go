@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/tuple"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
@@ -80,7 +81,7 @@ func ownerRowKey(ref, pk string) string {
 func copyEntity[T any](tbl *table.Table[T], v *T, project map[string]bool, pk, rk, owner string) (*table.Entity, error) {
 	// Clear properties only: a sealed value is bound to the primary's keys
 	// and would not open under the copy's (see table.Encryption).
-	e, err := tbl.ClearEntity(v)
+	e, err := tableio.For(tbl).ClearEntity(v)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func ownerOf(e *table.Entity) (string, bool) {
 // fromCopy decodes a copy into T under its primary's keys, with no ETag:
 // the copy's version is not the primary's.
 func fromCopy[T any](tbl *table.Table[T], e *table.Entity, pk, rk string) (*T, error) {
-	v, err := tbl.FromClearEntity(e)
+	v, err := tableio.For(tbl).FromClearEntity(e)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -481,7 +482,7 @@ func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *C
 	// ETag.
 	var te *batch.TransactionError
 	if options != nil && options.Idempotent && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusPreconditionFailed {
-		if ok, rerr := x.tbl.Stored(ctx, next, nil); rerr == nil && ok {
+		if ok, rerr := tableio.For(x.tbl).Stored(ctx, next); rerr == nil && ok {
 			return st, nil
 		}
 	}
@@ -606,7 +607,7 @@ func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // another index's row, or a row of another kind
 		}
-		v, err := x.tbl.FromStored(ctx, e, nil)
+		v, err := tableio.For(x.tbl).FromStored(ctx, e)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -136,7 +137,7 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 	if queue == nil {
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
 	}
-	props := tbl.Properties()
+	props := tableio.For(tbl).Properties()
 	if slices.Contains(props, indexOfProperty) {
 		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, indexOfProperty)
 	}
@@ -173,7 +174,7 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 				if !slices.Contains(props, p) {
 					return nil, fmt.Errorf("%w: index %s projects %q, not a property of the type", ErrBadDefinition, d.Name, p)
 				}
-				if slices.Contains(tbl.EncryptedProperties(), p) {
+				if slices.Contains(tableio.For(tbl).EncryptedProperties(), p) {
 					return nil, fmt.Errorf("%w: index %s projects %q, an encrypted property: a copy holds clear properties only", ErrBadDefinition, d.Name, p)
 				}
 				proj[p] = true
@@ -603,7 +604,7 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // an index row kept in the primaries' table is no primary
 		}
-		v, err := x.tbl.FromStored(ctx, e, nil)
+		v, err := tableio.For(x.tbl).FromStored(ctx, e)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -88,7 +89,7 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 	if 1+2*len(defs) > batch.MaxOperations {
 		return nil, bad("%d indexes need transactions of %d operations; at most %d indexes fit the service's %d", len(defs), 1+2*len(defs), (batch.MaxOperations-1)/2, batch.MaxOperations)
 	}
-	props := tbl.Properties()
+	props := tableio.For(tbl).Properties()
 	if slices.Contains(props, indexOfProperty) {
 		return nil, bad("%s is a field of the type; it is reserved for index copies", indexOfProperty)
 	}
@@ -116,7 +117,7 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 				if !slices.Contains(props, p) {
 					return nil, bad("index %s projects %q, which is not a property of the type", d.Name, p)
 				}
-				if slices.Contains(tbl.EncryptedProperties(), p) {
+				if slices.Contains(tableio.For(tbl).EncryptedProperties(), p) {
 					return nil, bad("index %s projects %q, an encrypted property: a copy holds clear properties only", d.Name, p)
 				}
 				proj[p] = true
@@ -725,7 +726,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	primaries := map[string]*table.Entity{}
 	for _, e := range rows {
 		if _, isCopy := ownerOf(e); strings.HasPrefix(e.RowKey, x.primary) && !isCopy {
-			v, err := x.tbl.FromStored(ctx, e, nil)
+			v, err := tableio.For(x.tbl).FromStored(ctx, e)
 			if err != nil {
 				return err
 			}
@@ -862,7 +863,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 // repairOps builds one primary's repair: the guard, then its copies.
 func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
-	v, err := x.tbl.FromStored(context.Background(), p, nil)
+	v, err := tableio.For(x.tbl).FromStored(context.Background(), p)
 	if err != nil {
 		return g, err
 	}

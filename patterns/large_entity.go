@@ -24,6 +24,7 @@ import (
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -519,7 +520,7 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 		// A write whose answer was lost is retried by the SDK and meets
 		// 412 or 409 although it happened: the entity then names the new
 		// blobs, which no one else can know.
-		ok, serr := l.raw.Stored(ctx, s, nil)
+		ok, serr := tableio.For(l.raw).Stored(ctx, s)
 		switch {
 		case serr == nil && ok:
 			err = nil

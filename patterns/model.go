@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -163,7 +164,7 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 	if opts.PublishDelay > 0 {
 		m.delay = opts.PublishDelay
 	}
-	if slices.Contains(tbl.Properties(), indexOfProperty) {
+	if slices.Contains(tableio.For(tbl).Properties(), indexOfProperty) {
 		return nil, bad("%s is a field of the type; it is reserved for index rows", indexOfProperty)
 	}
 	names := map[string]bool{}
@@ -263,7 +264,7 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 	}
 	if opts.Primary != "" {
 		// The handle reads and writes primaries only, whoever holds it.
-		if err := tbl.OnlyRowPrefix(opts.Primary); err != nil {
+		if err := tableio.For(tbl).OnlyRowPrefix(opts.Primary); err != nil {
 			return nil, fmt.Errorf("%w: model: %w", ErrBadDefinition, err)
 		}
 	}
@@ -400,7 +401,7 @@ func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch
 	if kind == batch.KindUpdateMerge || kind == batch.KindUpsertMerge {
 		mode = table.Merge
 	}
-	body, err := m.tbl.EncodeWrite(ctx, v, &table.EncodeWriteOptions{Mode: &mode})
+	body, err := tableio.For(m.tbl).EncodeWrite(ctx, v, mode)
 	if err != nil {
 		return batch.Op{}, err
 	}
@@ -419,7 +420,7 @@ func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.Update
 	if rk := m.tbl.Meta(v).RowKey; rk != "" && !strings.HasPrefix(rk, m.primary) {
 		return &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rk, m.primary)}
 	}
-	if _, err := m.tbl.EncodeWrite(ctx, v, &table.EncodeWriteOptions{Mode: &mode}); err != nil {
+	if _, err := tableio.For(m.tbl).EncodeWrite(ctx, v, mode); err != nil {
 		return err
 	}
 	if m.copies != nil {
@@ -596,7 +597,7 @@ func (m *Model[T]) commit(ctx context.Context, op string, primary func() (batch.
 				return nil
 			}
 			if next != nil {
-				m.tbl.Meta(next).WrittenVia(m.tbl.Client(), res.ETags[0], true)
+				tableio.WrittenVia(m.tbl.Meta(next), m.tbl.Client(), res.ETags[0], true)
 			}
 			return nil
 		}
@@ -771,8 +772,8 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 // snapshot is a deep copy of v, Meta included: change may not reach the
 // version Modify compares with through a shared slice or map.
 func (m *Model[T]) snapshot(v *T) (*T, error) {
-	e, err := m.tbl.EncodeWrite(context.Background(), v, nil)
-	if err != nil || len(m.tbl.EncryptedProperties()) > 0 {
+	e, err := tableio.For(m.tbl).EncodeWrite(context.Background(), v, table.Replace)
+	if err != nil || len(tableio.For(m.tbl).EncryptedProperties()) > 0 {
 		// A sealed body decodes only through the table's reads; a shallow
 		// copy of an encrypted type shares only what its fields share.
 		c := *v
@@ -818,7 +819,7 @@ func (m *Model[T]) deleteAt(ctx context.Context, op string, cur *T, guard azcore
 }
 
 // Get reads a primary: one request.
-func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.GetOptions) (*T, error) {
+func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.ReadOptions) (*T, error) {
 	if rowKey != "" && !strings.HasPrefix(rowKey, m.primary) {
 		return nil, &table.InputError{Op: opModelGet, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rowKey, m.primary)}
 	}
@@ -843,7 +844,7 @@ func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq
 // leaves out. A copy whose primary is gone or no longer holds value (it
 // changed after the copy was read, or a cross copy is not yet brought up
 // to date) is table.ErrNotFound.
-func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.GetOptions) (*T, error) {
+func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.ReadOptions) (*T, error) {
 	var v *T
 	var err error
 	var whole bool
@@ -861,7 +862,7 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 	} else {
 		return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
 	}
-	if err != nil || (whole && len(m.tbl.EncryptedProperties()) == 0) {
+	if err != nil || (whole && len(tableio.For(m.tbl).EncryptedProperties()) == 0) {
 		return v, err
 	}
 	km := m.tbl.Meta(v)
@@ -1089,7 +1090,7 @@ func (m *Model[T]) MoveSource() consistency.Source[T] { return modelSource[T]{m}
 
 type modelSource[T any] struct{ m *Model[T] }
 
-func (s modelSource[T]) Get(ctx context.Context, pk, rk string, o *table.GetOptions) (*T, error) {
+func (s modelSource[T]) Get(ctx context.Context, pk, rk string, o *table.ReadOptions) (*T, error) {
 	return s.m.Get(ctx, pk, rk, o)
 }
 
@@ -1097,7 +1098,7 @@ func (s modelSource[T]) Meta(v *T) *table.Meta { return s.m.tbl.Meta(v) }
 
 // DeleteValue deletes v's entity at v's version with every index row of
 // v: v is the stored value the Mover read, so its index rows are v's.
-func (s modelSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
+func (s modelSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.WriteOptions) error {
 	if v == nil {
 		return &table.InputError{Op: opModelDeleteValue, Rule: table.ErrNilValue}
 	}

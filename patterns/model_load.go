@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -291,7 +292,7 @@ func (l *loader[T]) send(ctx context.Context, chunk []*T) {
 		}
 		if err == nil {
 			for i, v := range chunk {
-				m.tbl.Meta(v).WrittenVia(m.tbl.Client(), res.ETags[slices.Index(owner, i)], true)
+				tableio.WrittenVia(m.tbl.Meta(v), m.tbl.Client(), res.ETags[slices.Index(owner, i)], true)
 			}
 			l.mu.Lock()
 			l.sum.Entities += len(chunk)
@@ -489,6 +490,6 @@ func (m *Model[T]) localCopies(op string, primary batch.Op, v *T) ([]batch.Op, e
 // storedAsSent reports v stored exactly as Load would write it: the
 // conflict of an Add whose first answer was lost.
 func (l *loader[T]) storedAsSent(ctx context.Context, v *T) bool {
-	ok, err := l.m.tbl.Stored(ctx, v, nil)
+	ok, err := tableio.For(l.m.tbl).Stored(ctx, v)
 	return err == nil && ok
 }

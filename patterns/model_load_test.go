@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -635,7 +636,7 @@ func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
 	size := func() int {
 		tx := batch.NewTransaction(nil)
 		for _, v := range vs {
-			body, err := tbl.EncodeWrite(t.Context(), v, nil)
+			body, err := tableio.For(tbl).EncodeWrite(t.Context(), v, table.Replace)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,13 +23,13 @@ func (x *InterPartitionIndex[T]) MoveSource() consistency.Source[T] {
 	return interMoveSource[T]{x}
 }
 
-func (s interMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.GetOptions) (*T, error) {
+func (s interMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.ReadOptions) (*T, error) {
 	return s.x.tbl.Get(ctx, pk, rk, o)
 }
 
 func (s interMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
-func (s interMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
+func (s interMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.WriteOptions) error {
 	// A redelivered move finds the source already gone: done, not failed.
 	return s.x.Delete(ctx, v, &DeleteOptions[T]{IfExists: true})
 }
@@ -48,13 +48,13 @@ func (x *IntraPartitionIndex[T]) MoveSource() consistency.Source[T] {
 	return intraMoveSource[T]{x}
 }
 
-func (s intraMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.GetOptions) (*T, error) {
+func (s intraMoveSource[T]) Get(ctx context.Context, pk, rk string, o *table.ReadOptions) (*T, error) {
 	return s.x.tbl.Get(ctx, pk, rk, o)
 }
 
 func (s intraMoveSource[T]) Meta(v *T) *table.Meta { return s.x.tbl.Meta(v) }
 
-func (s intraMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.DeleteValueOptions) error {
+func (s intraMoveSource[T]) DeleteValue(ctx context.Context, v *T, _ *table.WriteOptions) error {
 	if v == nil {
 		return &table.InputError{Op: opIntraPartitionIndexMoveSourceDeleteValue, Rule: table.ErrNilValue}
 	}

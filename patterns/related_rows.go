@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -58,8 +59,7 @@ func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, o
 		if err != nil {
 			return nil, err
 		}
-		var c table.Codec
-		m, err := c.MetaOf(v)
+		m, err := tableio.MetaOf(v)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -21,6 +22,6 @@ func storedAlready[T any](ctx context.Context, tbl *table.Table[T], v *T, err er
 	if !errors.As(err, &te) || te.Index != 0 || te.StatusCode != http.StatusConflict {
 		return false
 	}
-	ok, rerr := tbl.Stored(ctx, v, nil)
+	ok, rerr := tableio.For(tbl).Stored(ctx, v)
 	return rerr == nil && ok
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/sameprops"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -185,7 +186,7 @@ func encodeWideProp(op, name string, v any) (wideProp, error) {
 	if val.Type() != table.EdmString && val.Type() != table.EdmBoolean && val.Type() != table.EdmInt32 {
 		n += len(name) + len(`"@odata.type":"Edm.DateTime",`)
 	}
-	return wideProp{name: name, value: val, size: table.PropertySize(name, val), json: n}, nil
+	return wideProp{name: name, value: val, size: tableio.PropertySize(name, val), json: n}, nil
 }
 
 // jsonStringLen is at most the length of s as a JSON string: escapes take

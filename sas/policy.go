@@ -94,62 +94,64 @@ type Policies[P Permissions] struct {
 	complete bool
 }
 
-// TableACL is the part of *aztables.Client that manages its table's policies.
-type TableACL interface {
+// tableACL is the part of *aztables.Client that manages its table's
+// policies. The ports are unexported: a user passes the SDK client.
+type tableACL interface {
 	GetAccessPolicy(ctx context.Context, options *aztables.GetAccessPolicyOptions) (aztables.GetAccessPolicyResponse, error)
 	SetAccessPolicy(ctx context.Context, options *aztables.SetAccessPolicyOptions) (aztables.SetAccessPolicyResponse, error)
 }
 
-// QueueACL is the part of *azqueue.QueueClient that manages its queue's policies.
-type QueueACL interface {
+// queueACL is the part of *azqueue.QueueClient that manages its queue's policies.
+type queueACL interface {
 	GetAccessPolicy(ctx context.Context, o *azqueue.GetAccessPolicyOptions) (azqueue.GetAccessPolicyResponse, error)
 	SetAccessPolicy(ctx context.Context, o *azqueue.SetAccessPolicyOptions) (azqueue.SetAccessPolicyResponse, error)
 }
 
-// ContainerACL is the part of *container.Client that manages its container's policies.
-type ContainerACL interface {
+// containerACL is the part of *container.Client that manages its container's policies.
+type containerACL interface {
 	GetAccessPolicy(ctx context.Context, o *container.GetAccessPolicyOptions) (container.GetAccessPolicyResponse, error)
 	SetAccessPolicy(ctx context.Context, o *container.SetAccessPolicyOptions) (container.SetAccessPolicyResponse, error)
 }
 
 var (
-	_ TableACL     = (*aztables.Client)(nil)
-	_ QueueACL     = (*azqueue.QueueClient)(nil)
-	_ ContainerACL = (*container.Client)(nil)
+	_ tableACL     = (*aztables.Client)(nil)
+	_ queueACL     = (*azqueue.QueueClient)(nil)
+	_ containerACL = (*container.Client)(nil)
 )
 
-// NewTablePolicies manages the policies of c's table. A table's policy
+// NewTablePolicies manages the policies of c's table; c is an
+// *aztables.Client (or anything with its GetAccessPolicy and
+// SetAccessPolicy). A table's policy
 // must set Start, Expiry and Permissions, all three: the Table REST
 // specification requires them and Azurite refuses a policy without them.
-func NewTablePolicies(c TableACL) *Policies[TablePermissions] {
+func NewTablePolicies(c tableACL) *Policies[TablePermissions] {
 	return &Policies[TablePermissions]{store: tableStore{c}, parse: parseTablePermissions, op: "TablePolicies", complete: true}
 }
 
-// NewQueuePolicies manages the policies of c's queue.
-func NewQueuePolicies(c QueueACL) *Policies[QueuePermissions] {
+// NewQueuePolicies manages the policies of c's queue; c is an
+// *azqueue.QueueClient (or anything with its GetAccessPolicy and
+// SetAccessPolicy).
+func NewQueuePolicies(c queueACL) *Policies[QueuePermissions] {
 	return &Policies[QueuePermissions]{store: queueStore{c}, parse: parseQueuePermissions, op: "QueuePolicies"}
 }
 
-// NewContainerPolicies manages the policies of c's container; the
-// container's public access level is kept as it is.
-func NewContainerPolicies(c ContainerACL) *Policies[BlobPermissions] {
+// NewContainerPolicies manages the policies of c's container; c is a
+// *container.Client (or anything with its GetAccessPolicy and
+// SetAccessPolicy). The container's public access level is kept as it is.
+func NewContainerPolicies(c containerACL) *Policies[BlobPermissions] {
 	return &Policies[BlobPermissions]{store: containerStore{c}, parse: parseBlobPermissions, op: "ContainerPolicies"}
 }
 
-// ListOptions are the options of Policies.List. There are none
-// yet; pass nil.
-type ListOptions struct{}
+// ReadOptions configure the reads of this package without knobs of their
+// own (Policies.List). There are none yet; pass nil.
+type ReadOptions struct{}
 
-// CreateOptions are the options of Policies.Create. There are none
-// yet; pass nil.
-type CreateOptions struct{}
-
-// RevokeOptions are the options of Policies.Revoke. There are none
-// yet; pass nil.
-type RevokeOptions struct{}
+// WriteOptions configure the writes of this package without knobs of
+// their own (Policies.Create and Revoke). There are none yet; pass nil.
+type WriteOptions struct{}
 
 // List returns the resource's policies, in the service's order: one request.
-func (m *Policies[P]) List(ctx context.Context, o *ListOptions) ([]Policy[P], error) {
+func (m *Policies[P]) List(ctx context.Context, o *ReadOptions) ([]Policy[P], error) {
 	ps, err := m.list(ctx)
 	return ps, redact.Error(err) // a transport error names the URL, SAS token included
 }
@@ -182,7 +184,7 @@ func (m *Policies[P]) list(ctx context.Context) ([]Policy[P], error) {
 // refused before any request; a policy whose ID is taken gets
 // ErrPolicyExists, and a sixth policy ErrTooManyPolicies, before the write.
 // The service may take up to 30 seconds to apply it ("Set Table ACL").
-func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *CreateOptions) error {
+func (m *Policies[P]) Create(ctx context.Context, p Policy[P], o *WriteOptions) error {
 	return redact.Error(m.create(ctx, p)) // a transport error names the URL, SAS token included
 }
 
@@ -229,7 +231,7 @@ func (m *Policies[P]) create(ctx context.Context, p Policy[P]) error {
 // Revoke removes the policy named id, so that every token that references
 // it stops working (after up to 30 seconds on the service). It reports
 // whether the policy was there: one request when it was not, two when it was.
-func (m *Policies[P]) Revoke(ctx context.Context, id string, o *RevokeOptions) (bool, error) {
+func (m *Policies[P]) Revoke(ctx context.Context, id string, o *WriteOptions) (bool, error) {
 	ok, err := m.revoke(ctx, id)
 	return ok, redact.Error(err) // a transport error names the URL, SAS token included
 }
@@ -290,7 +292,7 @@ func policyOf[A policyFields](ap *A) (start, expiry *time.Time, perms *string) {
 	return nil, nil, nil
 }
 
-type tableStore struct{ c TableACL }
+type tableStore struct{ c tableACL }
 
 func (s tableStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	resp, err := s.c.GetAccessPolicy(ctx, nil)
@@ -310,7 +312,7 @@ func (s tableStore) set(ctx context.Context, ps []rawPolicy, _ any) error {
 	return err
 }
 
-type queueStore struct{ c QueueACL }
+type queueStore struct{ c queueACL }
 
 func (s queueStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	resp, err := s.c.GetAccessPolicy(ctx, nil)
@@ -332,7 +334,7 @@ func (s queueStore) set(ctx context.Context, ps []rawPolicy, _ any) error {
 
 // containerStore keeps the container's public access level: Set
 // Container ACL without it makes the container private.
-type containerStore struct{ c ContainerACL }
+type containerStore struct{ c containerACL }
 
 func (s containerStore) get(ctx context.Context) ([]rawPolicy, any, error) {
 	resp, err := s.c.GetAccessPolicy(ctx, nil)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -11,9 +12,8 @@ import (
 // New does, with the typed error (a mutant that dropped the refusal went
 // on to decode with no plan).
 func TestUnmarshalRefusesATypeWithoutMeta(t *testing.T) {
-	var c table.Codec
 	var v struct{ Name string }
-	err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Name":"x"}`), &v)
+	err := tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Name":"x"}`), &v)
 	var ie *table.InputError
 	if !errors.Is(err, table.ErrNoMeta) || !errors.As(err, &ie) {
 		t.Fatalf("Unmarshal into a struct without Meta: %v, want ErrNoMeta", err)
@@ -34,15 +34,14 @@ func TestUnmarshalGUIDField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c table.Codec
 	var v order
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","ID@odata.type":"Edm.Guid","ID":"0f8fad5b-d9cb-469f-a165-70867728950e"}`), &v); err != nil {
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","ID@odata.type":"Edm.Guid","ID":"0f8fad5b-d9cb-469f-a165-70867728950e"}`), &v); err != nil {
 		t.Fatal(err)
 	}
 	if v.ID != want {
 		t.Errorf("ID = %v, want %v", v.ID, want)
 	}
-	err = c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","ID@odata.type":"Edm.Guid","ID":"not-a-guid"}`), &v)
+	err = tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","ID@odata.type":"Edm.Guid","ID":"not-a-guid"}`), &v)
 	var ie *table.InputError
 	if !errors.As(err, &ie) || ie.Field != "ID" {
 		t.Errorf("a malformed GUID: %v, want an InputError naming ID", err)

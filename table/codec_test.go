@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -91,29 +92,27 @@ func TestPlanErrors(t *testing.T) {
 	_, err = table.New[employee](nilClient, nil)
 	check("typed nil client", err, table.ErrNilValue)
 
-	var c table.Codec
-	_, err = c.Marshal(nil)
+	_, err = tableio.Marshal(nil)
 	check("Marshal nil", err, table.ErrNilValue)
-	_, err = c.Marshal(employee{})
+	_, err = tableio.Marshal(employee{})
 	check("Marshal non-pointer", err, table.ErrNotStructPointer)
 	var np *employee
-	_, err = c.Marshal(np)
+	_, err = tableio.Marshal(np)
 	check("Marshal nil pointer", err, table.ErrNilValue)
-	err = c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Age":"x"}`), &employee{})
+	err = tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Age":"x"}`), &employee{})
 	check("Unmarshal bad Int64", err, table.ErrInvalidValue)
-	err = c.Unmarshal([]byte(`{"PartitionKey":"p"`), &employee{})
+	err = tableio.Unmarshal([]byte(`{"PartitionKey":"p"`), &employee{})
 	check("Unmarshal malformed", err, table.ErrInvalidValue)
-	err = c.Unmarshal([]byte(`{"PartitionKey":"p","Surname":{"a":1}}`), &employee{})
+	err = tableio.Unmarshal([]byte(`{"PartitionKey":"p","Surname":{"a":1}}`), &employee{})
 	check("Unmarshal nested", err, table.ErrInvalidValue)
 }
 
 func TestCodecShape(t *testing.T) {
 	deadline(t, loopDeadline)
-	var c table.Codec
 	hired := time.Date(2012, 3, 4, 5, 6, 7, 890000000, time.UTC)
 	e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Ann", LastName: "Jones", Age: 40,
 		Secret: "s", Hired: &hired, Address: address{City: "Seattle"}}
-	b, err := c.Marshal(e)
+	b, err := tableio.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,33 +125,33 @@ func TestCodecShape(t *testing.T) {
 		t.Fatal("not JSON")
 	}
 	var back employee
-	if err := c.Unmarshal(b, &back); err != nil {
+	if err := tableio.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.FirstName != "Ann" || back.LastName != "Jones" || back.Age != 40 || !back.Hired.Equal(hired) || back.Address.City != "Seattle" || back.Secret != "" {
 		t.Fatalf("Unmarshal = %+v", back)
 	}
 	// Unmarshal zeroes first: absent properties do not keep stale values.
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"Sales","RowKey":"1"}`), &back); err != nil || back.FirstName != "" || back.Hired != nil {
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"Sales","RowKey":"1"}`), &back); err != nil || back.FirstName != "" || back.Hired != nil {
 		t.Fatalf("not zeroed: %+v %v", back, err)
 	}
 	// Numbers that went through float64 in the SDK still decode into ints.
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Age":4e1,"Rating":2}`), &back); err != nil || back.Age != 40 || back.Rating != 2 {
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Age":4e1,"Rating":2}`), &back); err != nil || back.Age != 40 || back.Rating != 2 {
 		t.Fatalf("float forms: %+v %v", back, err)
 	}
 	// JSON escapes in keys and values.
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"a\"b\u00e9","RowKey":"\ud83d\ude00","FirstName":"x\ny"}`), &back); err != nil ||
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"a\"b\u00e9","RowKey":"\ud83d\ude00","FirstName":"x\ny"}`), &back); err != nil ||
 		back.PartitionKey != "a\"bé" || back.RowKey != "😀" || back.FirstName != "x\ny" {
 		t.Fatalf("escapes: %+v %v", back, err)
 	}
 	// Control characters and U+2028 are escaped on the way out.
 	e.FirstName = "a\x01\u2028\"\\"
-	b, _ = c.Marshal(e)
+	b, _ = tableio.Marshal(e)
 	if !bytes.Contains(b, []byte(`"a\u0001\u2028\"\\"`)) {
 		t.Fatalf("escaping: %s", b)
 	}
 	e.FirstName = "bad \xff"
-	if _, err := c.Marshal(e); !errors.Is(err, table.ErrInvalidValue) {
+	if _, err := tableio.Marshal(e); !errors.Is(err, table.ErrInvalidValue) {
 		t.Fatalf("invalid UTF-8: %v", err)
 	}
 }
@@ -162,15 +161,14 @@ func TestEntitySizeCountsLikeTheService(t *testing.T) {
 		table.Meta
 		A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P string
 	}
-	var c table.Codec
 	// 16 strings of 32 K UTF-16 units: 16 * (8 + 2 + 4 + 65536) > 1 MiB.
 	s := strings.Repeat("x", table.MaxStringUTF16)
 	v := &blob{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, A: s, B: s, C: s, D: s, E: s, F: s, G: s, H: s, I: s, J: s, K: s, L: s, M: s, N: s, O: s, P: s}
-	if _, err := c.Marshal(v); !errors.Is(err, table.ErrEntityTooLarge) {
+	if _, err := tableio.Marshal(v); !errors.Is(err, table.ErrEntityTooLarge) {
 		t.Fatalf("16 x 64 KiB: %v", err)
 	}
 	v.P = ""
-	if _, err := c.Marshal(v); err != nil {
+	if _, err := tableio.Marshal(v); err != nil {
 		t.Fatalf("15 x 64 KiB fits: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -40,9 +41,8 @@ func storedPhoto(t *testing.T, body []byte) []byte {
 }
 
 func TestGzipPropertyRoundTrip(t *testing.T) {
-	var c table.Codec
 	text := []byte(strings.Repeat(`{"sku":"A-1","qty":3,"note":"fragile"},`, 3000)) // 117 KB: over the 64 KiB binary limit uncompressed
-	body, err := c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: text, Thumb: []byte{1, 2}})
+	body, err := tableio.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: text, Thumb: []byte{1, 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,43 +59,41 @@ func TestGzipPropertyRoundTrip(t *testing.T) {
 		t.Fatal("compress/gzip does not read the stored property back")
 	}
 	var back photo
-	if err := c.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, text) || !bytes.Equal(back.Thumb, []byte{1, 2}) {
+	if err := tableio.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, text) || !bytes.Equal(back.Thumb, []byte{1, 2}) {
 		t.Fatalf("round trip: %d bytes, %v", len(back.Photo), err)
 	}
 }
 
 func TestGzipPropertyReadsPlainValues(t *testing.T) {
-	var c table.Codec
 	// Written before the tag was added (or too small to shrink): plain.
 	for _, v := range [][]byte{[]byte("plain photo bytes"), {0x1f, 0x8b, 0x08, 0x00}, {}} {
-		body, err := c.Marshal(&photoPlain{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: v})
+		body, err := tableio.Marshal(&photoPlain{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: v})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back photo
-		if err := c.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, v) {
+		if err := tableio.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, v) {
 			t.Fatalf("plain % x read as % x, %v", v, back.Photo, err)
 		}
 	}
 	// A small value compression does not shrink is stored plain...
-	body, _ := c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: []byte("tiny")})
+	body, _ := tableio.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: []byte("tiny")})
 	if got := storedPhoto(t, body); string(got) != "tiny" {
 		t.Fatalf("tiny stored as % x", got)
 	}
 	// ...unless it is gzip data itself: that is always wrapped, so it
 	// reads back as the bytes that were written.
 	gzData := []byte{0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0} // an empty gzip stream
-	body, _ = c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: gzData})
+	body, _ = tableio.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: gzData})
 	var back photo
-	if err := c.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, gzData) {
+	if err := tableio.Unmarshal(body, &back); err != nil || !bytes.Equal(back.Photo, gzData) {
 		t.Fatalf("gzip data read back as % x, %v", back.Photo, err)
 	}
 }
 
 func TestGzipPropertyLimits(t *testing.T) {
-	var c table.Codec
 	// Over MaxEntityBytes before compression: refused, typed.
-	_, err := c.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: make([]byte, table.MaxEntityBytes+1)})
+	_, err := tableio.Marshal(&photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: make([]byte, table.MaxEntityBytes+1)})
 	var ie *table.InputError
 	if !errors.As(err, &ie) || !errors.Is(err, table.ErrBinaryTooLong) || ie.Field != "Photo" {
 		t.Fatalf("over the bound: %v", err)
@@ -106,12 +104,12 @@ func TestGzipPropertyLimits(t *testing.T) {
 	zw := stdgzip.NewWriter(&z)
 	zw.Write(make([]byte, 8<<20))
 	zw.Close()
-	body, err := c.Marshal(&photoPlain{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: z.Bytes()})
+	body, err := tableio.Marshal(&photoPlain{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Photo: z.Bytes()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back photo
-	err = c.Unmarshal(body, &back)
+	err = tableio.Unmarshal(body, &back)
 	if !errors.Is(err, table.ErrInflatedTooLarge) || !errors.As(err, &ie) || ie.Field != "Photo" {
 		t.Fatalf("bomb: %v", err)
 	}
@@ -120,7 +118,7 @@ func TestGzipPropertyLimits(t *testing.T) {
 		table.Meta
 		Name string `table:",gzip"`
 	}
-	if _, err := c.Marshal(&bad{}); !errors.Is(err, table.ErrUnsupportedType) {
+	if _, err := tableio.Marshal(&bad{}); !errors.Is(err, table.ErrUnsupportedType) {
 		t.Fatalf("gzip on a string: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // Unmarshal decodes an entity as the service returns it into v, a pointer to
 // a struct that embeds Meta. v is zeroed first, so a property the entity
 // lacks leaves its field at the zero value.
-func (c *Codec) Unmarshal(data []byte, v any) error {
+func (c *codec) Unmarshal(data []byte, v any) error {
 	rv, err := structValue("decode", v)
 	if err != nil {
 		return err

@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
 // The service's Timestamp (seven fractional digits, UTC) reaches a typed
 // value's Meta to the 100 ns, in UTC.
 func TestDecodeSetsMetaTimestampFromTheService(t *testing.T) {
-	var c table.Codec
 	var v employee
 	body := `{"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-01-02T03:04:05.1234567Z","FirstName":"Ann"}`
-	if err := c.Unmarshal([]byte(body), &v); err != nil {
+	if err := tableio.Unmarshal([]byte(body), &v); err != nil {
 		t.Fatal(err)
 	}
 	want := time.Date(2026, 1, 2, 3, 4, 5, 123456700, time.UTC)
@@ -31,10 +31,9 @@ func TestDecodeSetsMetaTimestampFromTheService(t *testing.T) {
 // A payload that is no entity is refused naming the Go type it was read
 // into, whichever stage found the fault.
 func TestDecodeErrorsNameTheType(t *testing.T) {
-	var c table.Codec
 	for _, body := range []string{`[1]`, `{"PartitionKey":"p","Nested":{"a":1}}`, `{"PartitionKey":`} {
 		var v employee
-		err := c.Unmarshal([]byte(body), &v)
+		err := tableio.Unmarshal([]byte(body), &v)
 		var ie *table.InputError
 		if !errors.As(err, &ie) || !errors.Is(err, table.ErrInvalidValue) || ie.Type != "table_test.employee" {
 			t.Errorf("%s: %v, want ErrInvalidValue naming table_test.employee", body, err)
@@ -45,15 +44,14 @@ func TestDecodeErrorsNameTheType(t *testing.T) {
 // A Double property that is no number is a decode error naming the
 // field, not a zero.
 func TestDecodeRefusesADoubleThatIsNoNumber(t *testing.T) {
-	var c table.Codec
 	var v employee
-	err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Rating@odata.type":"Edm.Double","Rating":"many"}`), &v)
+	err := tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","Rating@odata.type":"Edm.Double","Rating":"many"}`), &v)
 	var ie *table.InputError
 	if !errors.As(err, &ie) || ie.Field != "Rating" || !strings.Contains(err.Error(), `want a number, got "many"`) {
 		t.Fatalf("Rating \"many\": %v", err)
 	}
 	for text, want := range map[string]float64{`"2.5"`: 2.5, `-1e3`: -1000, `"Infinity"`: math.Inf(1)} {
-		if err := c.Unmarshal([]byte(`{"Rating":`+text+`}`), &v); err != nil || v.Rating != want {
+		if err := tableio.Unmarshal([]byte(`{"Rating":`+text+`}`), &v); err != nil || v.Rating != want {
 			t.Errorf("Rating %s: %v, %v; want %v", text, v.Rating, err, want)
 		}
 	}
@@ -62,13 +60,12 @@ func TestDecodeRefusesADoubleThatIsNoNumber(t *testing.T) {
 // A decode error quotes the value it could not read up to 40 bytes of its
 // JSON, and marks a longer one cut.
 func TestDecodeErrorQuotesTheValueUpTo40Bytes(t *testing.T) {
-	var c table.Codec
 	for _, tc := range []struct{ raw, shown string }{
 		{`"` + strings.Repeat("x", 38) + `"`, `"` + strings.Repeat("x", 38) + `"`},
 		{`"` + strings.Repeat("x", 39) + `"`, `"` + strings.Repeat("x", 39) + "…"},
 	} {
 		var v employee
-		err := c.Unmarshal([]byte(`{"Age":`+tc.raw+`}`), &v)
+		err := tableio.Unmarshal([]byte(`{"Age":`+tc.raw+`}`), &v)
 		if err == nil || !strings.HasSuffix(err.Error(), "want an integer, got "+tc.shown+")") {
 			t.Errorf("%d bytes: %v, want it to end in %q", len(tc.raw), err, tc.shown)
 		}
@@ -79,11 +76,10 @@ func TestDecodeErrorQuotesTheValueUpTo40Bytes(t *testing.T) {
 // keys of its own: decoding it takes the components from the properties
 // and never parses the copy's keys, which are not this type's composite.
 func TestDecodeTakesKeyComponentsFromPropertiesUnderForeignKeys(t *testing.T) {
-	var c table.Codec
 	body := `{"PartitionKey":"email_ann@example.com","RowKey":"","Customer":"C042","Year@odata.type":"Edm.Int64","Year":"2026",` +
 		`"Placed@odata.type":"Edm.DateTime","Placed":"2026-03-04T05:06:07Z","OrderID":"o-17","Amount":12.5}`
 	var v keyedOrder
-	if err := c.Unmarshal([]byte(body), &v); err != nil {
+	if err := tableio.Unmarshal([]byte(body), &v); err != nil {
 		t.Fatalf("a copy with every component as a property: %v", err)
 	}
 	if v.Customer != "C042" || v.Year != 2026 || v.ID != "o-17" || v.Amount != 12.5 ||

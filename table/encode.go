@@ -16,13 +16,12 @@ import (
 	"github.com/tablekit/tablekit/keys"
 )
 
-// Codec converts Go structs to and from the service's JSON entities. The
-// zero value is ready to use and safe for concurrent use; every Codec, Table
-// and Registry shares one package-wide cache of field plans, built once per
-// Go type, so a Codec costs nothing to make. "Field types" in the package
-// documentation tells how fields and their tags become properties, and
-// "Declarative keys" how tags compose PartitionKey and RowKey from fields.
-type Codec struct{}
+// codec converts any struct that embeds Meta to and from the service's JSON
+// entities, for tablekit's own packages (through internal/tableio): batch
+// encodes a transaction's values with it. Users encode through a Table. The
+// zero value is ready to use; every codec, Table and Registry shares one
+// package-wide cache of field plans, built once per Go type.
+type codec struct{}
 
 // plans caches one plan per Go type for the whole package. A plan is
 // immutable once built, so sharing it is safe; a type is only ever a key,
@@ -44,7 +43,7 @@ func cachedPlan(t reflect.Type) (*plan, error) {
 	return actual.(*plan), nil
 }
 
-func (c *Codec) planFor(t reflect.Type) (*plan, error) {
+func (c *codec) planFor(t reflect.Type) (*plan, error) {
 	p, err := cachedPlan(t)
 	if err != nil {
 		return nil, err
@@ -72,7 +71,7 @@ func structValue(op string, v any) (reflect.Value, error) {
 
 // Marshal encodes v, a pointer to a struct that embeds Meta, as the JSON
 // entity the service expects, after checking every limit of the service.
-func (c *Codec) Marshal(v any) ([]byte, error) {
+func (c *codec) Marshal(v any) ([]byte, error) {
 	rv, err := structValue("encode", v)
 	if err != nil {
 		return nil, err
@@ -367,7 +366,7 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 // type declares its keys (`table:"Name,pk"`, see KeyRange), they are
 // composed into the Meta first; a key Meta already holds that differs is
 // ErrKeyMismatch.
-func (c *Codec) MetaOf(v any) (*Meta, error) {
+func (c *codec) MetaOf(v any) (*Meta, error) {
 	rv, err := structValue("MetaOf", v)
 	if err != nil {
 		return nil, err
@@ -384,10 +383,10 @@ func (c *Codec) MetaOf(v any) (*Meta, error) {
 	return rv.FieldByIndex(p.meta).Addr().Interface().(*Meta), nil
 }
 
-// WrittenETag records a write's new ETag in m, and the Timestamp the
+// writtenETag records a write's new ETag in m, and the Timestamp the
 // service encodes in it, whatever table m's ETag came from; it forgets
-// that table. WrittenVia applies the rule on Meta instead.
-func (m *Meta) WrittenETag(etag azcore.ETag) {
+// that table. writtenVia applies the rule on Meta instead.
+func (m *Meta) writtenETag(etag azcore.ETag) {
 	m.ETag = etag
 	m.from = nil
 	if ts, ok := timestampFromETag(etag); ok {

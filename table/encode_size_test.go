@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -63,11 +64,10 @@ func TestTypedEntitySizeCountsEachTypeLikeTheService(t *testing.T) {
 		return r
 	}
 	last := spare - 15*table.MaxBinaryBytes
-	var c table.Codec
-	if _, err := c.Marshal(row(last)); err != nil {
+	if _, err := tableio.Marshal(row(last)); err != nil {
 		t.Fatalf("an entity of exactly MaxEntityBytes (%d) is refused: %v", table.MaxEntityBytes, err)
 	}
-	_, err := c.Marshal(row(last + 1))
+	_, err := tableio.Marshal(row(last + 1))
 	if !errors.Is(err, table.ErrEntityTooLarge) {
 		t.Fatalf("an entity of MaxEntityBytes + 1: err = %v, want ErrEntityTooLarge", err)
 	}
@@ -89,13 +89,12 @@ type propCount struct {
 // and Extra entries counted together, and refuses 253 before any request,
 // saying how many it counted.
 func TestEncodeCountsPropertiesUpToTheServicesLimit(t *testing.T) {
-	var c table.Codec
 	for _, n := range []int{table.MaxUserProperties, table.MaxUserProperties + 1} {
 		v := &propCount{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Named: "x", More: table.Extra{}}
 		for i := range n - 1 {
 			v.More[fmt.Sprintf("P%03d", i)] = table.Property{Value: []byte(`"v"`)}
 		}
-		_, err := c.Marshal(v)
+		_, err := tableio.Marshal(v)
 		switch {
 		case n == table.MaxUserProperties && err != nil:
 			t.Errorf("%d properties refused: %v", n, err)

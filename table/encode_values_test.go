@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -23,9 +24,8 @@ type edgeValues struct {
 // A float32 is written in the shortest form that reads back as the same
 // float32 ("0.1"), not as the float64 it widens to (0.10000000149011612).
 func TestEncodeWritesAFloat32AsItself(t *testing.T) {
-	var c table.Codec
 	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, F32: 0.1, When: time.Unix(0, 0)}
-	out, err := c.Marshal(v)
+	out, err := tableio.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestEncodeWritesAFloat32AsItself(t *testing.T) {
 		t.Fatalf("written: %s; want F32 as 0.1", out)
 	}
 	var back edgeValues
-	if err := c.Unmarshal(out, &back); err != nil || back.F32 != 0.1 {
+	if err := tableio.Unmarshal(out, &back); err != nil || back.F32 != 0.1 {
 		t.Fatalf("read back: %v %v", back.F32, err)
 	}
 }
@@ -41,15 +41,14 @@ func TestEncodeWritesAFloat32AsItself(t *testing.T) {
 // Edm.DateTime starts at 1601-01-01T00:00:00Z: that instant is written, a
 // nanosecond before it is refused before any request.
 func TestEncodeDateTimeFromItsFirstInstant(t *testing.T) {
-	var c table.Codec
 	first := time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
 	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, When: first}
-	out, err := c.Marshal(v)
+	out, err := tableio.Marshal(v)
 	if err != nil || !strings.Contains(string(out), `"When":"1601-01-01T00:00:00`) {
 		t.Fatalf("the first instant: %s %v", out, err)
 	}
 	v.When = first.Add(-time.Nanosecond)
-	if _, err := c.Marshal(v); !errors.Is(err, table.ErrValueOutOfRange) {
+	if _, err := tableio.Marshal(v); !errors.Is(err, table.ErrValueOutOfRange) {
 		t.Fatalf("a nanosecond before it: %v; want ErrValueOutOfRange", err)
 	}
 }
@@ -57,10 +56,9 @@ func TestEncodeDateTimeFromItsFirstInstant(t *testing.T) {
 // U+2028 and U+2029 (line and paragraph separators) are written escaped,
 // each as itself, and read back unchanged.
 func TestEncodeEscapesTheLineAndParagraphSeparators(t *testing.T) {
-	var c table.Codec
 	text := "a\u2028b\u2029c"
 	v := &edgeValues{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, When: time.Unix(0, 0), Text: text}
-	out, err := c.Marshal(v)
+	out, err := tableio.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +96,15 @@ type badAudited struct {
 // fields after it too; an embedded field the codec cannot write makes
 // the type refused, as a field of its own would.
 func TestEncodeWalksEmbeddedStructs(t *testing.T) {
-	var c table.Codec
 	v := &audited{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Audit: Audit{By: "ann", At: time.Unix(0, 0)}, Name: "n"}
-	out, err := c.Marshal(v)
+	out, err := tableio.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := string(out); !strings.Contains(s, `"By":"ann"`) || !strings.Contains(s, `"Name":"n"`) {
 		t.Fatalf("written: %s; want By (embedded) and Name (after it)", s)
 	}
-	if _, err := c.Marshal(&badAudited{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n"}); !errors.Is(err, table.ErrUnsupportedType) {
+	if _, err := tableio.Marshal(&badAudited{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Name: "n"}); !errors.Is(err, table.ErrUnsupportedType) {
 		t.Fatalf("an embedded chan: %v; want ErrUnsupportedType", err)
 	}
 }

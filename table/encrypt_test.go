@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -182,9 +183,8 @@ func TestEncryptedRefusals(t *testing.T) {
 	v := don()
 	_ = tb.Add(ctx, v, nil)
 	svc.ResetCounts()
-	var codec table.Codec
-	_, errMarshal := codec.Marshal(v)
-	errUnmarshal := codec.Unmarshal([]byte(`{"PartitionKey":"a","RowKey":"b"}`), &Patient{})
+	_, errMarshal := tableio.Marshal(v)
+	errUnmarshal := tableio.Unmarshal([]byte(`{"PartitionKey":"a","RowKey":"b"}`), &Patient{})
 	_, errEncode := tb.Encode(v)
 	errAppend := batch.NewTransaction(nil).Append(batch.Add(v))
 	errRegister := table.Register[Patient](table.NewRegistry(nil), "Patient")

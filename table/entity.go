@@ -347,7 +347,7 @@ func (t *Table[T]) Entities() *Table[Entity] {
 }
 
 // ToEntity returns v as an Entity: the properties v is stored with, typed
-// as the Codec stores them, and v's Meta. It checks v like a write does.
+// as a write stores them, and v's Meta. It checks v like a write does.
 func (t *Table[T]) ToEntity(v *T) (*Entity, error) {
 	if v == nil {
 		return nil, inputErr("ToEntity", t.plan.typ.String(), "", ErrNilValue, "")
@@ -388,7 +388,7 @@ func (t *Table[T]) FromEntity(e *Entity) (*T, error) {
 }
 
 // fromEntity decodes e's properties as they are (nothing opened) into a
-// new T with e's Meta: FromEntity and FromClearEntity after their checks.
+// new T with e's Meta: FromEntity and fromClearEntity after their checks.
 func (t *Table[T]) fromEntity(e *Entity) (*T, error) {
 	body, err := encodeEntity(nil, e, nil)
 	if err != nil {
@@ -402,13 +402,13 @@ func (t *Table[T]) fromEntity(e *Entity) (*T, error) {
 	return v, nil
 }
 
-// PropertySize is what one property adds to an entity's size as the
+// propertySize is what one property adds to an entity's size as the
 // service counts it ("Understanding the Table service data model"): 8
 // bytes, plus 2 per UTF-16 code unit of its name, plus its value (4 + 2 per
 // UTF-16 unit for a string, 4 + length for binary, 1 for a boolean, 4 for
 // an Int32, 8 for Int64, Double and DateTime, 16 for a Guid). Packers such
 // as a wide entity's use it to fill parts up to MaxEntityBytes.
-func PropertySize(name string, v Value) int {
+func propertySize(name string, v Value) int {
 	n := 0
 	switch v.k {
 	case kindString:
@@ -429,11 +429,11 @@ func PropertySize(name string, v Value) int {
 
 // Size is e's size as the service counts it, which writes check against
 // MaxEntityBytes: 4 bytes, 2 per UTF-16 code unit of PartitionKey and
-// RowKey, the Timestamp, and PropertySize of every property.
+// RowKey, the Timestamp, and propertySize of every property.
 func (e *Entity) Size() int {
 	n := 4 + 2*keys.UTF16Len(e.PartitionKey) + 2*keys.UTF16Len(e.RowKey) + 8 + 2*len("Timestamp") + 8
 	for name, v := range e.Properties {
-		n += PropertySize(name, v)
+		n += propertySize(name, v)
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/benchkit"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -12,14 +13,13 @@ import (
 // benchmarks as a raw Entity (checks included), beside
 // BenchmarkMarshalCodec.
 func BenchmarkMarshalEntity(b *testing.B) {
-	var c table.Codec
 	var e table.Entity
-	if err := c.Unmarshal(benchkit.ServiceJSON(), &e); err != nil {
+	if err := tableio.Unmarshal(benchkit.ServiceJSON(), &e); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.Marshal(&e); err != nil {
+		if _, err := tableio.Marshal(&e); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -28,12 +28,11 @@ func BenchmarkMarshalEntity(b *testing.B) {
 // BenchmarkUnmarshalEntity decodes the service's JSON of that entity into
 // a raw Entity, beside BenchmarkUnmarshalCodec.
 func BenchmarkUnmarshalEntity(b *testing.B) {
-	var c table.Codec
 	data := benchkit.ServiceJSON()
 	b.ReportAllocs()
 	for b.Loop() {
 		var e table.Entity
-		if err := c.Unmarshal(data, &e); err != nil {
+		if err := tableio.Unmarshal(data, &e); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -14,7 +15,6 @@ import (
 // Int64.
 func TestEntityDecodesEveryPayloadShape(t *testing.T) {
 	deadline(t, loopDeadline)
-	var c table.Codec
 	payload := `{"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"r","Timestamp":"2026-01-02T03:04:05.1234567Z",
 		"DFrac":2.0,"DExp":1e300,"DInt":2,"DBig":3000000000,"DAnn@odata.type":"Edm.Double","DAnn":2,
 		"DNaN@odata.type":"Edm.Double","DNaN":"NaN","DInf@odata.type":"Edm.Double","DInf":"-Infinity",
@@ -24,7 +24,7 @@ func TestEntityDecodesEveryPayloadShape(t *testing.T) {
 		"G@odata.type":"Edm.Guid","G":"0F8FAD5B-D9CB-469F-A165-70867728950E",
 		"Bin@odata.type":"Edm.Binary","Bin":"AAH/"}`
 	var e table.Entity
-	if err := c.Unmarshal([]byte(payload), &e); err != nil {
+	if err := tableio.Unmarshal([]byte(payload), &e); err != nil {
 		t.Fatal(err)
 	}
 	if e.PartitionKey != "p" || e.RowKey != "r" || e.ETag != `W/"1"` || e.Timestamp.Nanosecond() != 123456700 {
@@ -55,16 +55,16 @@ func TestEntityDecodesEveryPayloadShape(t *testing.T) {
 		t.Errorf("AsDouble of an inferred Int32: %v %v", x, ok)
 	}
 	// Encoding is deterministic and annotates what needs it.
-	a, err := c.Marshal(&e)
+	a, err := tableio.Marshal(&e)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := c.Marshal(&e)
+	b, _ := tableio.Marshal(&e)
 	if string(a) != string(b) {
 		t.Fatalf("two encodings differ:\n%s\n%s", a, b)
 	}
 	var back table.Entity
-	if err := c.Unmarshal(a, &back); err != nil {
+	if err := tableio.Unmarshal(a, &back); err != nil {
 		t.Fatal(err)
 	}
 	for name, w := range e.Properties {
@@ -75,7 +75,6 @@ func TestEntityDecodesEveryPayloadShape(t *testing.T) {
 }
 
 func TestEntityDecodeRefusesWhatTheServiceNeverSends(t *testing.T) {
-	var c table.Codec
 	for _, payload := range []string{
 		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Decimal","X":"1"}`,
 		`{"PartitionKey":"p","RowKey":"r","X@odata.type":"Edm.Int64","X":"1.5"}`,
@@ -85,7 +84,7 @@ func TestEntityDecodeRefusesWhatTheServiceNeverSends(t *testing.T) {
 		`{"PartitionKey":"p","RowKey":"r","X":{"nested":1}}`,
 	} {
 		var e table.Entity
-		err := c.Unmarshal([]byte(payload), &e)
+		err := tableio.Unmarshal([]byte(payload), &e)
 		var ie *table.InputError
 		if !errors.As(err, &ie) || !errors.Is(err, table.ErrInvalidValue) {
 			t.Errorf("%s: %v, want an *InputError with ErrInvalidValue", payload, err)
@@ -130,7 +129,6 @@ func TestValueOfAndAccessors(t *testing.T) {
 // so an entity of exactly MaxEntityBytes is accepted and one byte more is
 // refused.
 func TestEntitySizeMatchesTheCheck(t *testing.T) {
-	var c table.Codec
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
 	e.Set("B", table.ValueOf([]byte(nil)))
 	base := e.Size()
@@ -142,19 +140,18 @@ func TestEntitySizeMatchesTheCheck(t *testing.T) {
 	if e.Size() != table.MaxEntityBytes {
 		t.Fatalf("size %d", e.Size())
 	}
-	if _, err := c.Marshal(e); err != nil {
+	if _, err := tableio.Marshal(e); err != nil {
 		t.Fatalf("exactly MaxEntityBytes: %v", err)
 	}
 	e.Set("B", table.ValueOf(make([]byte, fill+1)))
-	if _, err := c.Marshal(e); !errors.Is(err, table.ErrEntityTooLarge) {
+	if _, err := tableio.Marshal(e); !errors.Is(err, table.ErrEntityTooLarge) {
 		t.Fatalf("one byte over: %v", err)
 	}
 }
 
 func TestSameTreatsAnInferredInt32AsItsDouble(t *testing.T) {
-	var c table.Codec
 	var got table.Entity
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","D":2,"S":"x"}`), &got); err != nil {
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"p","RowKey":"r","D":2,"S":"x"}`), &got); err != nil {
 		t.Fatal(err)
 	}
 	want := &table.Entity{Properties: map[string]table.Value{"D": table.ValueOf(float64(2)), "S": table.ValueOf("x")}}

@@ -41,8 +41,8 @@ var (
 	// over them. Read the entity whole (Get), change that, and write it.
 	ErrPartialValue = errors.New("value read without all its properties")
 	// ErrOtherRowKind: a RowKey outside the one row kind a Table reads and
-	// writes (see Table.OnlyRowPrefix), such as an index row beside an
-	// entity model's primaries.
+	// writes (an entity model's Table holds its primaries only), such as
+	// an index row beside an entity model's primaries.
 	ErrOtherRowKind = errors.New("RowKey of another row kind")
 )
 

@@ -168,30 +168,3 @@ func ExampleEncryption() {
 	// 078-05-1120 false
 	// true
 }
-
-// Settling a write whose response was lost: after the SDK's retry meets
-// 409, Stored tells whether the entity is the one you sent. Add does this
-// for you with AddOptions.Idempotent; Stored is the same check for your
-// own transactions.
-func ExampleTable_Stored() {
-	ctx := context.Background()
-	svc := fake.NewTableService(nil)
-	client := svc.NewClient("Employees", nil)
-	_, _ = client.CreateTable(ctx, nil)
-	employees, _ := table.New[Employee](client, nil)
-
-	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34}
-	_ = employees.Add(ctx, don, nil)
-
-	again := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall", Age: 34}
-	mine, _ := employees.Stored(ctx, again, nil)
-	fmt.Println("the same entity is stored:", mine, again.ETag == don.ETag)
-
-	other := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Ben"}
-	mine, _ = employees.Stored(ctx, other, nil)
-	fmt.Println("a different one:", mine)
-
-	// Output:
-	// the same entity is stored: true true
-	// a different one: false
-}

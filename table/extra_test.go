@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -22,16 +23,15 @@ type withExtra struct {
 // A read keeps what the struct does not name, with its type annotation,
 // so a read-modify-write writes it back unchanged.
 func TestExtraKeepsWhatTheStructDoesNotName(t *testing.T) {
-	var c table.Codec
 	in := `{"PartitionKey":"p","RowKey":"r","Name":"n","Age":42,"Big":"12","Big@odata.type":"Edm.Int64"}`
 	var v withExtra
-	if err := c.Unmarshal([]byte(in), &v); err != nil {
+	if err := tableio.Unmarshal([]byte(in), &v); err != nil {
 		t.Fatal(err)
 	}
 	if v.Name != "n" || len(v.More) != 2 || string(v.More["Age"].Value) != "42" || v.More["Big"].Type != table.EdmInt64 || string(v.More["Big"].Value) != `"12"` {
 		t.Fatalf("Extra read: %+v", v.More)
 	}
-	out, err := c.Marshal(&v)
+	out, err := tableio.Marshal(&v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +47,11 @@ func TestExtraKeepsWhatTheStructDoesNotName(t *testing.T) {
 // A null entry is not written (the service stores no such property); the
 // others are.
 func TestExtraNullIsNotWritten(t *testing.T) {
-	var c table.Codec
 	v := &withExtra{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, More: table.Extra{
 		"Gone": {Value: []byte("null")},
 		"Kept": {Value: []byte(`"x"`)},
 	}}
-	out, err := c.Marshal(v)
+	out, err := tableio.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,6 @@ func TestExtraNullIsNotWritten(t *testing.T) {
 // names properties, its value one JSON scalar of its type within the
 // service's sizes.
 func TestExtraEntriesAreCheckedLikeFields(t *testing.T) {
-	var c table.Codec
 	for _, tc := range []struct {
 		name  string
 		entry table.Property
@@ -80,7 +78,7 @@ func TestExtraEntriesAreCheckedLikeFields(t *testing.T) {
 		{"Long", table.Property{Value: []byte(`"` + strings.Repeat("x", table.MaxStringUTF16+1) + `"`)}, table.ErrStringTooLong, ""},
 	} {
 		v := &withExtra{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, More: table.Extra{tc.name: tc.entry}}
-		_, err := c.Marshal(v)
+		_, err := tableio.Marshal(v)
 		var ie *table.InputError
 		switch {
 		case tc.rule == nil: // the name itself: a space is no property name
@@ -97,10 +95,9 @@ func TestExtraEntriesAreCheckedLikeFields(t *testing.T) {
 // hand that differs from the one its fields compose is refused, not
 // written under the wrong key.
 func TestCodecRefusesAKeySetByHand(t *testing.T) {
-	var c table.Codec
 	v := &keyedOrder{Customer: "C", Year: 2026, ID: "1"}
 	v.PartitionKey = "other"
-	if out, err := c.Marshal(v); !errors.Is(err, table.ErrKeyMismatch) {
+	if out, err := tableio.Marshal(v); !errors.Is(err, table.ErrKeyMismatch) {
 		t.Fatalf("Marshal of a key set by hand: %s %v; want ErrKeyMismatch", out, err)
 	}
 }

@@ -12,33 +12,23 @@ import (
 // bound to the keys it was sealed under (see Encryption), so it cannot be
 // copied there.
 
-// EncodeWriteOptions configure EncodeWrite. nil means the defaults.
-type EncodeWriteOptions struct {
-	// Mode is the mode of the write the body is for. Default (nil):
-	// Replace, the one mode a type with encrypted fields may write.
-	Mode *UpdateMode
-}
-
-// EncodeWrite returns the body a write of v sends, as t's own Add, Update
+// encodeWrite returns the body a write of v sends, as t's own Add, Update
 // and Upsert send it: declared keys composed into v's Meta, every limit
 // checked, and the encrypted fields sealed under v's keys. A Merge body is
 // refused for a type with encrypted fields (ErrMergeEncrypted), as Update
 // and Upsert refuse it. Use it to put a typed value into a transaction
-// (batch.Raw) with t's encryption.
-func (t *Table[T]) EncodeWrite(ctx context.Context, v *T, opts *EncodeWriteOptions) ([]byte, error) {
-	mode := Replace
-	if opts != nil && opts.Mode != nil {
-		mode = *opts.Mode
-	}
+// (batch.Raw) with t's encryption. mode is the mode of the write the body
+// is for.
+func (t *Table[T]) encodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
 	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
 	return wire, err
 }
 
-// ClearEntity returns v as an Entity of its clear properties: every
+// clearEntity returns v as an Entity of its clear properties: every
 // property v is stored with except the encrypted ones, with v's Meta
 // (declared keys composed). It is what an index copy of v may hold; for a
 // type without encrypted fields it equals ToEntity.
-func (t *Table[T]) ClearEntity(v *T) (*Entity, error) {
+func (t *Table[T]) clearEntity(v *T) (*Entity, error) {
 	if !t.plan.hasEncrypted() {
 		return t.ToEntity(v)
 	}
@@ -50,7 +40,7 @@ func (t *Table[T]) ClearEntity(v *T) (*Entity, error) {
 		return nil, err
 	}
 	only := map[string]bool{}
-	for _, name := range t.Properties() {
+	for _, name := range t.properties() {
 		if !slices.Contains(t.plan.encrypted, name) {
 			only[name] = true
 		}
@@ -67,18 +57,18 @@ func (t *Table[T]) ClearEntity(v *T) (*Entity, error) {
 	return e, nil
 }
 
-// EncryptedProperties lists the properties of T stored sealed (tagged
+// encryptedProperties lists the properties of T stored sealed (tagged
 // `table:",encrypt"`); nil when there are none.
-func (t *Table[T]) EncryptedProperties() []string { return slices.Clone(t.plan.encrypted) }
+func (t *Table[T]) encryptedProperties() []string { return slices.Clone(t.plan.encrypted) }
 
-// FromClearEntity decodes an Entity of clear properties, as ClearEntity
+// fromClearEntity decodes an Entity of clear properties, as clearEntity
 // makes, into a new T whose encrypted fields are left zero. An Entity
 // that carries one of T's encrypted properties is refused: a sealed value
 // is read only through the Table's own reads, which open it. The value is
 // partial, and the Table's writes refuse it (ErrPartialValue), when T has
 // encrypted fields or e lacks a property that every write of T stores (a
 // projection): it would store zeros over what e lacks.
-func (t *Table[T]) FromClearEntity(e *Entity) (*T, error) {
+func (t *Table[T]) fromClearEntity(e *Entity) (*T, error) {
 	var v *T
 	var err error
 	if !t.plan.hasEncrypted() {
@@ -120,15 +110,12 @@ func (t *Table[T]) lacks(e *Entity) bool {
 	return false
 }
 
-// FromStoredOptions configure FromStored. There are none yet; pass nil.
-type FromStoredOptions struct{}
-
-// FromStored decodes an Entity read through the raw view (Entities) as
+// fromStored decodes an Entity read through the raw view (Entities) as
 // t's own reads decode a stored entity: encrypted fields opened and
 // checked against the entity's keys, the ETag kept. It is how a scan of
 // raw rows (a verify that reads primaries and index rows in one query)
 // turns a primary into a T.
-func (t *Table[T]) FromStored(ctx context.Context, e *Entity, _ *FromStoredOptions) (*T, error) {
+func (t *Table[T]) fromStored(ctx context.Context, e *Entity) (*T, error) {
 	if e == nil {
 		return nil, inputErr("FromStored", t.plan.typ.String(), "", ErrNilValue, "")
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -28,10 +29,9 @@ func benchOrder() *keyedOrder {
 // BenchmarkKeyedEncode: composing PartitionKey and RowKey from four fields
 // on every encode (a fresh value each time, as a write sends).
 func BenchmarkKeyedEncode(b *testing.B) {
-	var c table.Codec
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.Marshal(benchOrder()); err != nil {
+		if _, err := tableio.Marshal(benchOrder()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -40,7 +40,6 @@ func BenchmarkKeyedEncode(b *testing.B) {
 // BenchmarkHandKeysEncode: the same entity with keys the caller built with
 // package keys, then encoded.
 func BenchmarkHandKeysEncode(b *testing.B) {
-	var c table.Codec
 	placed := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -48,7 +47,7 @@ func BenchmarkHandKeysEncode(b *testing.B) {
 		id, _ := keys.EncodeTuple("o-17")
 		v := &handOrder{Meta: table.Meta{PartitionKey: pk, RowKey: "order!2026!" + keys.InvertedTicks(placed) + "!" + id},
 			Customer: "C042", Year: 2026, Placed: placed, ID: "o-17", Amount: 12.5}
-		if _, err := c.Marshal(v); err != nil {
+		if _, err := tableio.Marshal(v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,12 +55,11 @@ func BenchmarkHandKeysEncode(b *testing.B) {
 
 // BenchmarkKeyedDecode: parsing the four fields back from the keys.
 func BenchmarkKeyedDecode(b *testing.B) {
-	var c table.Codec
-	body, _ := c.Marshal(benchOrder())
+	body, _ := tableio.Marshal(benchOrder())
 	b.ReportAllocs()
 	for b.Loop() {
 		var v keyedOrder
-		if err := c.Unmarshal(body, &v); err != nil {
+		if err := tableio.Unmarshal(body, &v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -69,12 +67,11 @@ func BenchmarkKeyedDecode(b *testing.B) {
 
 // BenchmarkHandKeysDecode: the same entity decoded without key fields.
 func BenchmarkHandKeysDecode(b *testing.B) {
-	var c table.Codec
-	body, _ := c.Marshal(benchOrder())
+	body, _ := tableio.Marshal(benchOrder())
 	b.ReportAllocs()
 	for b.Loop() {
 		var v handOrder
-		if err := c.Unmarshal(body, &v); err != nil {
+		if err := tableio.Unmarshal(body, &v); err != nil {
 			b.Fatal(err)
 		}
 	}

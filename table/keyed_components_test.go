@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -20,7 +21,6 @@ type oneDigitDesc struct {
 }
 
 func TestDescendingKeyOfOneDigitIsNineMinusTheValue(t *testing.T) {
-	var c table.Codec
 	for v, want := range map[uint8]string{0: "9", 3: "6", 9: "0"} {
 		_, rk, err := table.KeysOf(&oneDigitDesc{Name: "a", Version: v})
 		if err != nil || rk != want {
@@ -28,12 +28,12 @@ func TestDescendingKeyOfOneDigitIsNineMinusTheValue(t *testing.T) {
 			continue
 		}
 		e := &table.Entity{Meta: table.Meta{PartitionKey: "a", RowKey: rk}}
-		body, err := c.Marshal(e)
+		body, err := tableio.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back oneDigitDesc
-		if err := c.Unmarshal(body, &back); err != nil || back.Version != v {
+		if err := tableio.Unmarshal(body, &back); err != nil || back.Version != v {
 			t.Errorf("RowKey %q read back as Version %d, %v; want %d", rk, back.Version, err, v)
 		}
 	}
@@ -98,18 +98,17 @@ type tupleKeyed struct {
 // other code, without the component properties) is the string that was
 // encoded, for every character the encoding escapes and for the plain ones.
 func TestTupleComponentReadsBackFromTheKeysAlone(t *testing.T) {
-	var c table.Codec
 	for _, s := range []string{"plain", "a&b", "a'b", "a.b", "a/b", "a>b", "a?b", "a[b", `a\b`, `a"b`, "a~b", "a!b", "é"} {
 		pk, rk, err := table.KeysOf(&tupleKeyed{S: s, N: 1})
 		if err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
+		body, err := tableio.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back tupleKeyed
-		if err := c.Unmarshal(body, &back); err != nil || back.S != s || back.N != 1 {
+		if err := tableio.Unmarshal(body, &back); err != nil || back.S != s || back.N != 1 {
 			t.Errorf("%q: keys %q %q read back as %q, %d, %v", s, pk, rk, back.S, back.N, err)
 		}
 	}
@@ -122,12 +121,12 @@ func TestTupleComponentReadsBackFromTheKeysAlone(t *testing.T) {
 	// So is a component of a byte the encoding always escapes (a space,
 	// a double quote) standing alone.
 	for _, pk := range []string{"&!", "[!", ".!", ">!", " !", "\"!"} {
-		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
+		body, err := tableio.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back tupleKeyed
-		if err := c.Unmarshal(body, &back); !errors.Is(err, table.ErrInvalidValue) {
+		if err := tableio.Unmarshal(body, &back); !errors.Is(err, table.ErrInvalidValue) {
 			t.Errorf("PartitionKey %q: read as %q, %v; want ErrInvalidValue", pk, back.S, err)
 		}
 	}
@@ -136,14 +135,13 @@ func TestTupleComponentReadsBackFromTheKeysAlone(t *testing.T) {
 // A ticks component in the keys that is no tick count is a decode error,
 // not a zero time.
 func TestKeysWithABadTicksComponentAreRefused(t *testing.T) {
-	var c table.Codec
 	for _, rk := range []string{"order_2026!notticks!o-17!", "order_2026!" + strings.Repeat("9", 25) + "!o-17!"} {
-		body, err := c.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: "C042!", RowKey: rk}})
+		body, err := tableio.Marshal(&table.Entity{Meta: table.Meta{PartitionKey: "C042!", RowKey: rk}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var v keyedOrder
-		if err := c.Unmarshal(body, &v); !errors.Is(err, table.ErrInvalidValue) || !strings.Contains(err.Error(), "Placed") {
+		if err := tableio.Unmarshal(body, &v); !errors.Is(err, table.ErrInvalidValue) || !strings.Contains(err.Error(), "Placed") {
 			t.Errorf("RowKey %q: %v, want ErrInvalidValue naming Placed", rk, err)
 		}
 	}
@@ -191,9 +189,8 @@ func TestMetaOfRefusesAComposedKeyTheServiceWouldRefuse(t *testing.T) {
 		A string `table:"A,pk,raw"`
 		N int    `table:"N,rk,pad:3"`
 	}
-	var c table.Codec
 	v := &rawKeyed{A: "a/b", N: 1}
-	m, err := c.MetaOf(v)
+	m, err := tableio.MetaOf(v)
 	var ie *table.InputError
 	if m != nil || !errors.Is(err, keys.ErrForbiddenChar) || !errors.As(err, &ie) || ie.Op != "MetaOf" {
 		t.Fatalf("MetaOf of PartitionKey a/b: %v, %v; want MetaOf's ErrForbiddenChar", m, err)
@@ -201,7 +198,7 @@ func TestMetaOfRefusesAComposedKeyTheServiceWouldRefuse(t *testing.T) {
 	if v.PartitionKey != "" || v.RowKey != "" {
 		t.Fatalf("a refused key was written into Meta: %q %q", v.PartitionKey, v.RowKey)
 	}
-	if m, err := c.MetaOf(&rawKeyed{A: "a", N: 1}); err != nil || m.PartitionKey != "a" || m.RowKey != "001" {
+	if m, err := tableio.MetaOf(&rawKeyed{A: "a", N: 1}); err != nil || m.PartitionKey != "a" || m.RowKey != "001" {
 		t.Fatalf("MetaOf of a, 1: %+v, %v", m, err)
 	}
 }
@@ -218,12 +215,11 @@ type rawAndSmall struct {
 // code): a raw one is the key's text, a number the value of its digits;
 // digits that overflow the field's type are refused, naming the value.
 func TestRawAndNumberComponentsReadBackFromTheKeysAlone(t *testing.T) {
-	var c table.Codec
 	var back rawAndSmall
-	if err := c.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"042"}`), &back); err != nil || back.Region != "eu-west" || back.N != 42 {
+	if err := tableio.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"042"}`), &back); err != nil || back.Region != "eu-west" || back.N != 42 {
 		t.Fatalf("read back as %q, %d, %v; want eu-west, 42", back.Region, back.N, err)
 	}
-	err := c.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"200"}`), &back)
+	err := tableio.Unmarshal([]byte(`{"PartitionKey":"eu-west","RowKey":"200"}`), &back)
 	if !errors.Is(err, table.ErrInvalidValue) || !strings.Contains(err.Error(), "200 overflows int8") {
 		t.Fatalf("RowKey 200 into an int8: %v; want ErrInvalidValue saying 200 overflows int8", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -28,10 +29,9 @@ type keyedOrder struct {
 }
 
 func TestKeyedRoundTrip(t *testing.T) {
-	var c table.Codec
 	placed := time.Date(2026, 3, 4, 5, 6, 7, 800, time.UTC)
 	v := &keyedOrder{Customer: "C/042 é", Year: 2026, Placed: placed, ID: "o-17", Amount: 12.5}
-	body, err := c.Marshal(v)
+	body, err := tableio.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestKeyedRoundTrip(t *testing.T) {
 		t.Errorf("Meta not filled by the write: %q %q", v.PartitionKey, v.RowKey)
 	}
 	var back keyedOrder
-	if err := c.Unmarshal(body, &back); err != nil {
+	if err := tableio.Unmarshal(body, &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Customer != v.Customer || back.Year != 2026 || !back.Placed.Equal(placed.Truncate(100)) || back.ID != "o-17" || back.Amount != 12.5 {
@@ -66,12 +66,12 @@ func TestKeyedRoundTrip(t *testing.T) {
 	// the fields come from the keys.
 	keysOnly := &table.Entity{Meta: table.Meta{PartitionKey: wantPK, RowKey: wantRK}}
 	keysOnly.Set("Amount", table.ValueOf(float64(3)))
-	raw, err := c.Marshal(keysOnly)
+	raw, err := tableio.Marshal(keysOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var fromKeys keyedOrder
-	if err := c.Unmarshal(raw, &fromKeys); err != nil {
+	if err := tableio.Unmarshal(raw, &fromKeys); err != nil {
 		t.Fatal(err)
 	}
 	if fromKeys.Customer != "C/042 é" || fromKeys.Year != 2026 || !fromKeys.Placed.Equal(placed.Truncate(100)) || fromKeys.ID != "o-17" || fromKeys.Amount != 3 {
@@ -79,8 +79,8 @@ func TestKeyedRoundTrip(t *testing.T) {
 	}
 	// Keys that are not this type's composite, and no properties: an error.
 	keysOnly.RowKey = "by hand"
-	raw, _ = c.Marshal(keysOnly)
-	if err := c.Unmarshal(raw, &fromKeys); !errors.Is(err, table.ErrInvalidValue) {
+	raw, _ = tableio.Marshal(keysOnly)
+	if err := tableio.Unmarshal(raw, &fromKeys); !errors.Is(err, table.ErrInvalidValue) {
 		t.Fatalf("foreign keys: %v", err)
 	}
 }
@@ -126,13 +126,12 @@ func TestKeyedOrderPreserved(t *testing.T) {
 		if got, want := keys.Compare(ka, kb), order(a, b); sign(got) != sign(want) {
 			t.Fatalf("%+v vs %+v: keys %q %q compare %d, fields %d", a, b, ka, kb, got, want)
 		}
-		var c table.Codec
-		body, err := c.Marshal(a)
+		body, err := tableio.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var back keyedMix
-		if err := c.Unmarshal(body, &back); err != nil {
+		if err := tableio.Unmarshal(body, &back); err != nil {
 			t.Fatal(err)
 		}
 		back.Meta = table.Meta{}

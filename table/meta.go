@@ -33,7 +33,7 @@ type Meta struct {
 	// Timestamp is set by the service on every write. It is read-only.
 	Timestamp time.Time
 	// from is the client ETag was read or written through; nil when it
-	// was set by hand or by WrittenETag.
+	// was set by hand or by writtenETag.
 	from Client
 	// partial marks a value read without some of the properties its
 	// entity stores (a $select projection, an index copy): a write of it
@@ -42,23 +42,22 @@ type Meta struct {
 	partial bool
 }
 
-// ReadVia records that m's ETag was just read through c (see Meta).
-// Table's reads call it; code that reads through the client itself and
-// decodes with a Codec may call it too.
-func (m *Meta) ReadVia(c Client) { m.from = c }
+// readVia records that m's ETag was just read through c (see Meta).
+// Table's reads call it.
+func (m *Meta) readVia(c Client) { m.from = c }
 
-// WrittenVia records a write through c that answered etag, by the rule on
+// writtenVia records a write through c that answered etag, by the rule on
 // Meta: the ETag and the Timestamp it encodes are kept when the write
 // belongs to m's table. guarded: the write sent m.ETag as If-Match. A
 // delete passes etag "": m's ETag is cleared by the same rule.
-func (m *Meta) WrittenVia(c Client, etag azcore.ETag, guarded bool) {
+func (m *Meta) writtenVia(c Client, etag azcore.ETag, guarded bool) {
 	if !guarded && m.ETag != "" && m.from != nil && !sameClient(m.from, c) {
 		return
 	}
 	if etag == "" {
 		m.ETag = ""
 	} else {
-		m.WrittenETag(etag)
+		m.writtenETag(etag)
 	}
 	m.from = c
 }

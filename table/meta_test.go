@@ -1,23 +1,22 @@
-package table_test
+package table
 
 import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/table"
 )
 
 // TestMetaKeepsItsTablesETag is the rule on Meta, case by case.
 func TestMetaKeepsItsTablesETag(t *testing.T) {
-	svc := fake.NewTableService(nil)
-	a, b := svc.NewClient("A", nil), svc.NewClient("B", nil)
+	// Two clients, told apart by identity as Meta tells them apart.
+	type client struct{ Client }
+	a, b := &client{}, &client{}
 	const ea, eb = azcore.ETag(`W/"datetime'2026-01-01T00%3A00%3A00Z'"`), azcore.ETag(`W/"datetime'2026-01-02T00%3A00%3A00Z'"`)
 	for _, tc := range []struct {
 		name    string
-		from    table.Client // nil: ETag set by hand
+		from    Client // nil: ETag set by hand
 		etag    azcore.ETag
-		via     table.Client
+		via     Client
 		guarded bool
 		want    azcore.ETag
 	}{
@@ -27,28 +26,28 @@ func TestMetaKeepsItsTablesETag(t *testing.T) {
 		{"other table, unguarded", a, ea, b, false, ea},
 		{"other table, guarded by this ETag", a, ea, b, true, eb},
 	} {
-		m := table.Meta{ETag: tc.etag}
+		m := Meta{ETag: tc.etag}
 		if tc.from != nil {
-			m.ReadVia(tc.from)
+			m.readVia(tc.from)
 		}
-		m.WrittenVia(tc.via, eb, tc.guarded)
+		m.writtenVia(tc.via, eb, tc.guarded)
 		if m.ETag != tc.want {
 			t.Errorf("%s: ETag %q, want %q", tc.name, m.ETag, tc.want)
 		}
 		// A delete follows the same rule.
-		d := table.Meta{ETag: tc.etag}
+		d := Meta{ETag: tc.etag}
 		if tc.from != nil {
-			d.ReadVia(tc.from)
+			d.readVia(tc.from)
 		}
-		d.WrittenVia(tc.via, "", tc.guarded)
+		d.writtenVia(tc.via, "", tc.guarded)
 		if cleared := d.ETag == ""; cleared != (tc.want == eb) {
 			t.Errorf("%s: delete left ETag %q", tc.name, d.ETag)
 		}
 	}
 	// After a write through B that B now owns, B's writes keep updating it.
-	m := table.Meta{}
-	m.WrittenVia(b, ea, false)
-	m.WrittenVia(b, eb, false)
+	m := Meta{}
+	m.writtenVia(b, ea, false)
+	m.writtenVia(b, eb, false)
 	if m.ETag != eb || m.Timestamp.Day() != 2 {
 		t.Fatalf("second write through the same client: %+v", m)
 	}

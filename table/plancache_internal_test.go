@@ -7,8 +7,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
-// TestOnePlanPerType: every Codec, Table and Registry of a type shares one
-// plan, so a fresh Codec per write (as batch.NewTransaction(nil) makes)
+// TestOnePlanPerType: every codec, Table and Registry of a type shares one
+// plan, so a fresh codec per write (as batch.NewTransaction(nil) makes)
 // does not rebuild it.
 func TestOnePlanPerType(t *testing.T) {
 	type row struct {
@@ -17,7 +17,7 @@ func TestOnePlanPerType(t *testing.T) {
 		B int64
 	}
 	typ := reflect.TypeFor[row]()
-	var c1, c2 Codec
+	var c1, c2 codec
 	p1, err := c1.planFor(typ)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -23,16 +24,16 @@ func TestOnlyRowPrefix(t *testing.T) {
 		}
 	}
 	emps, _ := table.New[Employee](client, nil)
-	if err := emps.OnlyRowPrefix(""); !errors.Is(err, table.ErrBadOption) {
+	if err := tableio.For(emps).OnlyRowPrefix(""); !errors.Is(err, table.ErrBadOption) {
 		t.Fatalf("an empty prefix: %v, want ErrBadOption", err)
 	}
-	if err := emps.OnlyRowPrefix("empid_"); err != nil {
+	if err := tableio.For(emps).OnlyRowPrefix("empid_"); err != nil {
 		t.Fatal(err)
 	}
-	if err := emps.OnlyRowPrefix("empid_"); err != nil {
+	if err := tableio.For(emps).OnlyRowPrefix("empid_"); err != nil {
 		t.Fatalf("the same prefix again: %v", err)
 	}
-	if err := emps.OnlyRowPrefix("email_"); !errors.Is(err, table.ErrBadOption) {
+	if err := tableio.For(emps).OnlyRowPrefix("email_"); !errors.Is(err, table.ErrBadOption) {
 		t.Fatalf("another prefix: %v, want ErrBadOption", err)
 	}
 	got, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
@@ -52,7 +53,7 @@ func TestOnlyRowPrefix(t *testing.T) {
 	if err := emps.Update(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_don@contoso.com", ETag: "*"}}, nil); !errors.Is(err, table.ErrOtherRowKind) {
 		t.Fatalf("Update of another kind: %v, want ErrOtherRowKind", err)
 	}
-	if _, err := emps.Stored(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_don@contoso.com"}}, nil); !errors.Is(err, table.ErrOtherRowKind) {
+	if _, err := tableio.For(emps).Stored(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_don@contoso.com"}}); !errors.Is(err, table.ErrOtherRowKind) {
 		t.Fatalf("Stored of another kind: %v, want ErrOtherRowKind", err)
 	}
 	if n := svc.Total(); n != 0 {

@@ -32,7 +32,7 @@ type Table[T any] struct {
 	// binds continuation tokens to their table.
 	learned atomic.Pointer[string]
 	// only is the RowKey prefix of the one row kind t reads and writes
-	// (OnlyRowPrefix); nil: every row.
+	// (onlyRowPrefix); nil: every row.
 	only atomic.Pointer[string]
 }
 
@@ -90,7 +90,7 @@ func New[T any](client Client, opts *Options) (*Table[T], error) {
 // Client is the client the table sends its requests through.
 func (t *Table[T]) Client() Client { return t.client }
 
-// OnlyRowPrefix makes t the handle of one row kind in a table that holds
+// onlyRowPrefix makes t the handle of one row kind in a table that holds
 // several under RowKey prefixes (the guide's heterogeneous entity types,
 // such as an entity model's "empid_" primaries beside their "email_"
 // copies): from then on Query and QueryPage read only the prefix's RowKey
@@ -100,7 +100,7 @@ func (t *Table[T]) Client() Client { return t.client }
 // patterns calls it with the model's Primary prefix. A Table keeps one
 // prefix: the same one again is a no-op, another is refused
 // (ErrBadOption). Entities, the raw view, stays unrestricted.
-func (t *Table[T]) OnlyRowPrefix(prefix string) error {
+func (t *Table[T]) onlyRowPrefix(prefix string) error {
 	if prefix == "" {
 		return inputErr("OnlyRowPrefix", t.typeName(), "prefix", ErrBadOption, "the prefix is empty")
 	}
@@ -116,7 +116,7 @@ func (t *Table[T]) OnlyRowPrefix(prefix string) error {
 	return nil
 }
 
-// ownRow refuses a RowKey outside t's row kind (OnlyRowPrefix).
+// ownRow refuses a RowKey outside t's row kind (onlyRowPrefix).
 func (t *Table[T]) ownRow(op, rowKey string) error {
 	p := t.only.Load()
 	if p == nil || strings.HasPrefix(rowKey, *p) {
@@ -126,7 +126,7 @@ func (t *Table[T]) ownRow(op, rowKey string) error {
 }
 
 // ownRange restricts f to t's row kind: the prefix's RowKey range joined
-// with f (OnlyRowPrefix); f itself without one.
+// with f (onlyRowPrefix); f itself without one.
 func (t *Table[T]) ownRange(f Filter) Filter {
 	p := t.only.Load()
 	if p == nil {
@@ -201,13 +201,13 @@ func (t *Table[T]) decodeFrom(ctx context.Context, data []byte, v *T, full bool)
 	if err := t.plan.decode(data, reflect.ValueOf(v).Elem()); err != nil {
 		return err
 	}
-	t.Meta(v).ReadVia(t.client)
+	t.Meta(v).readVia(t.client)
 	return nil
 }
 
-// EncodeOnly is Encode restricted to the named properties: the projection
+// encodeOnly is Encode restricted to the named properties: the projection
 // that an index copy stores.
-func (t *Table[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
+func (t *Table[T]) encodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	if v == nil {
 		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -248,14 +248,14 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
 // Get reads one entity: one request.
-func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *GetOptions) (*T, error) {
+func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *ReadOptions) (*T, error) {
 	ctx, end := t.span(ctx, "Get", partitionKey)
 	v, err := t.get(ctx, partitionKey, rowKey, opts)
 	end(err)
 	return v, err
 }
 
-func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *GetOptions) (*T, error) {
+func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *ReadOptions) (*T, error) {
 	if err := checkKeys("Get", t.plan.typ.String(), partitionKey, rowKey); err != nil {
 		return nil, err
 	}
@@ -292,13 +292,14 @@ func serviceBody(raw *http.Response, fallback []byte) []byte {
 	return fallback
 }
 
-// GetOptions configure Get. There are none yet; pass nil.
-type GetOptions struct{}
+// ReadOptions configure the reads of a Table without knobs of their own
+// (Get). There are none yet; pass nil.
+type ReadOptions struct{}
 
 // written records a write's new ETag, and the Timestamp it encodes, in v,
 // by the rule on Meta; guarded: the write sent v's ETag as If-Match.
 func (t *Table[T]) written(v *T, etag azcore.ETag, guarded bool) {
-	t.Meta(v).WrittenVia(t.client, etag, guarded)
+	t.Meta(v).writtenVia(t.client, etag, guarded)
 }
 
 // sameAsSent compares a stored entity with the plaintext an Add encoded;
@@ -364,20 +365,20 @@ func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
 	return nil
 }
 
-// Stored reports whether v's entity is stored with exactly v's properties
+// storedSpan reports whether v's entity is stored with exactly v's properties
 // (the same properties, values compared as the service keeps them); if it is,
 // v's ETag is set to the stored one. One request. It settles a write whose
 // response was lost: the SDK's retry of an insert, or of a transaction
 // that inserts v, meets 409 although the write was the caller's. A missing
 // entity is (false, nil).
-func (t *Table[T]) Stored(ctx context.Context, v *T, opts *StoredOptions) (bool, error) {
+func (t *Table[T]) storedSpan(ctx context.Context, v *T) (bool, error) {
 	ctx, end := t.span(ctx, "Stored", t.partitionOf(v))
-	ok, err := t.stored(ctx, v, opts)
+	ok, err := t.stored(ctx, v)
 	end(err)
 	return ok, err
 }
 
-func (t *Table[T]) stored(ctx context.Context, v *T, _ *StoredOptions) (bool, error) {
+func (t *Table[T]) stored(ctx context.Context, v *T) (bool, error) {
 	if v == nil {
 		return false, inputErr("Stored", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -397,9 +398,6 @@ func (t *Table[T]) stored(ctx context.Context, v *T, _ *StoredOptions) (bool, er
 	}
 	return t.storedAs(ctx, v, plain)
 }
-
-// StoredOptions configure Stored. There are none yet; pass nil.
-type StoredOptions struct{}
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {
 	m := t.Meta(v)
@@ -518,7 +516,7 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}
 	// guarded only when the write sent v's own ETag: then v held the
-	// version the write replaced (see Meta.WrittenVia).
+	// version the write replaced (see Meta).
 	t.written(v, resp.ETag, etag == m.ETag && etag != azcore.ETagAny)
 	return nil
 }
@@ -569,14 +567,14 @@ func (t *Table[T]) delete(ctx context.Context, partitionKey, rowKey string, opts
 }
 
 // DeleteValue removes v's entity if it is still the version v was read at.
-func (t *Table[T]) DeleteValue(ctx context.Context, v *T, opts *DeleteValueOptions) error {
+func (t *Table[T]) DeleteValue(ctx context.Context, v *T, opts *WriteOptions) error {
 	ctx, end := t.span(ctx, "DeleteValue", t.partitionOf(v))
 	err := t.deleteValue(ctx, v, opts)
 	end(err)
 	return err
 }
 
-func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *DeleteValueOptions) error {
+func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *WriteOptions) error {
 	if v == nil {
 		return inputErr("Delete", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -588,11 +586,12 @@ func (t *Table[T]) deleteValue(ctx context.Context, v *T, _ *DeleteValueOptions)
 	return t.Delete(ctx, m.PartitionKey, m.RowKey, &DeleteOptions{IfMatch: &etag})
 }
 
-// DeleteValueOptions configure DeleteValue. There are none yet; pass nil.
-type DeleteValueOptions struct{}
+// WriteOptions configure the writes of a Table without knobs of their own
+// (DeleteValue). There are none yet; pass nil.
+type WriteOptions struct{}
 
-// Properties lists the property names T's fields are stored under.
-func (t *Table[T]) Properties() []string {
+// properties lists the property names T's fields are stored under.
+func (t *Table[T]) properties() []string {
 	out := make([]string, len(t.plan.fields))
 	for i, f := range t.plan.fields {
 		out[i] = f.name

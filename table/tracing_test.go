@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
@@ -104,7 +105,7 @@ func TestTableOperationSpans(t *testing.T) {
 		{"Table.Get", "ok", func() error { _, err := tb.Get(ctx, "Sales", "1", nil); return err }},
 		{"Table.Update", "ok", func() error { return tb.Update(ctx, v, nil) }},
 		{"Table.Upsert", "ok", func() error { return tb.Upsert(ctx, v, nil) }},
-		{"Table.Stored", "ok", func() error { _, err := tb.Stored(ctx, v, nil); return err }},
+		{"Table.Stored", "ok", func() error { _, err := tableio.For(tb).Stored(ctx, v); return err }},
 		{"Table.DeleteValue", "ok", func() error { return tb.DeleteValue(ctx, v, nil) }},
 		{"Table.Get", "error", func() error { _, err := tb.Get(ctx, "Sales", "1", nil); return err }},
 		{"Table.Delete", "error", func() error { return tb.Delete(ctx, "Sales", "1", nil) }},

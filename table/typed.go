@@ -280,7 +280,7 @@ func projectionDecoder[P, T any](ctx context.Context, t *Table[T], pp *plan) fun
 		if err := pp.decode(data, rv); err != nil {
 			return nil, err
 		}
-		rv.FieldByIndex(pp.meta).Addr().Interface().(*Meta).ReadVia(t.client)
+		rv.FieldByIndex(pp.meta).Addr().Interface().(*Meta).readVia(t.client)
 		return v, nil
 	}
 }

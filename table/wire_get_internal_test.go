@@ -48,7 +48,7 @@ func TestGetEntityWire(t *testing.T) {
 			t.Errorf("wire=%v: the body is not the service's bytes: %s", wire, body)
 		}
 		var e Entity
-		var c Codec
+		var c codec
 		if err := c.Unmarshal(body, &e); err != nil || e.RowKey != "1" || e.Properties["Salary"] != int64Value(123456789012) {
 			t.Errorf("wire=%v: %+v %v", wire, e, err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkGetEntityWire(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			client := entityClient(b, wire)
-			var c Codec
+			var c codec
 			w := &wirePath{} // as a Table holds it: known after the first read
 			b.ReportAllocs()
 			for b.Loop() {

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -181,9 +182,8 @@ func (a *Account) newTable(ctx context.Context, base string) (name string, clien
 
 // LoadPerEntity is the naive bulk load: one AddEntity per entity.
 func LoadPerEntity(ctx context.Context, client *aztables.Client, rows []*Row) error {
-	var c table.Codec
 	for _, r := range rows {
-		body, err := c.Marshal(r)
+		body, err := tableio.Marshal(r)
 		if err != nil {
 			return err
 		}
@@ -197,11 +197,10 @@ func LoadPerEntity(ctx context.Context, client *aztables.Client, rows []*Row) er
 // LoadHandLoop is the careful hand-written bulk load: transactions of 100
 // per partition, one after another.
 func LoadHandLoop(ctx context.Context, client *aztables.Client, rows []*Row) error {
-	var c table.Codec
 	byPK := map[string][]aztables.TransactionAction{}
 	var order []string
 	for _, r := range rows {
-		body, err := c.Marshal(r)
+		body, err := tableio.Marshal(r)
 		if err != nil {
 			return err
 		}

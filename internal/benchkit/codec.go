@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -68,9 +69,8 @@ func FromHand(e *aztables.EDMEntity, v *TenFields) {
 
 // ServiceJSON is Ten as the service returns it (minimal metadata).
 func ServiceJSON() []byte {
-	var c table.Codec
 	v := Ten
-	raw, _ := c.Marshal(&v)
+	raw, _ := tableio.Marshal(&v)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	m["odata.etag"] = `W/"datetime'2026-11-21T21%3A15%3A46.9047177Z'"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -49,8 +50,7 @@ const (
 // encoding of it (the annotations the service writes) with the
 // service's metadata, ETag and Timestamp in front.
 func customerJSON(b *testing.B) string {
-	var c table.Codec
-	body, err := c.Marshal(Customers(8)[7])
+	body, err := tableio.Marshal(Customers(8)[7])
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/sas"
@@ -173,7 +174,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		// entity shapes and limits
 		{"nil value", table.ErrNilValue, func(ctx context.Context) error { return emps.Add(ctx, nil, nil) }},
-		{"non-pointer value", table.ErrNotStructPointer, func(context.Context) error { var c table.Codec; _, err := c.Marshal(Employee{}); return err }},
+		{"non-pointer value", table.ErrNotStructPointer, func(context.Context) error { _, err := tableio.Marshal(Employee{}); return err }},
 		{"struct without Meta", table.ErrNoMeta, func(context.Context) error { _, err := table.New[noMeta](tc, nil); return err }},
 		{"map field without the json option", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withMap](tc, nil); return err }},
 		{"merge of an entity with encrypted fields", table.ErrMergeEncrypted, func(ctx context.Context) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -326,7 +327,7 @@ func RunModelWrites(t *testing.T, env Env) {
 		if err := employees.Add(ctx, dan, nil); err != nil {
 			t.Fatal(err)
 		}
-		old, err := employees.ClearEntity(dan)
+		old, err := tableio.For(employees).ClearEntity(dan)
 		if err != nil {
 			t.Fatal(err)
 		}

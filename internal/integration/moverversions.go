@@ -249,7 +249,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 // entity deletes the copy too.
 type withCopies struct{ *table.Table[Staff] }
 
-func (s withCopies) DeleteValue(ctx context.Context, v *Staff, _ *table.DeleteValueOptions) error {
+func (s withCopies) DeleteValue(ctx context.Context, v *Staff, _ *table.WriteOptions) error {
 	if err := s.Table.DeleteValue(ctx, v, nil); err != nil {
 		return err
 	}

@@ -95,7 +95,6 @@ func init() {
 			v.ETag = "W/\"1\""
 			return tbl(e).DeleteValue(ctx, v, nil)
 		},
-		"table.Table.Stored": func(ctx context.Context, e *env) error { _, err := tbl(e).Stored(ctx, emp(), nil); return err },
 		"table.Table.Modify": func(ctx context.Context, e *env) error {
 			_, err := tbl(e).Modify(ctx, "Sales", "empid_1", func(*Emp) error { return nil }, nil)
 			return err

@@ -101,15 +101,5 @@ func init() {
 			}
 			return errors.Join(model(e).HandleBatch(ctx, []*consistency.Message{msg})...)
 		},
-		// They send no request themselves (a KeyWrapper may): called so the
-		// table of covered names is complete.
-		"table.Table.EncodeWrite": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).EncodeWrite(ctx, emp(), nil)
-			return err
-		},
-		"table.Table.FromStored": func(ctx context.Context, e *env) error {
-			_, err := tbl(e).FromStored(ctx, &table.Entity{}, nil)
-			return err
-		},
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/benchkit"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -97,14 +98,13 @@ func run(ctx context.Context, conn string, n int, rtt time.Duration, rounds int,
 	}
 	var results []result
 
-	// Codec.
-	var codec table.Codec
+	// The codec.
 	v := benchkit.Ten
 	data := benchkit.ServiceJSON()
 	mc := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = codec.Marshal(&v)
+			_, _ = tableio.Marshal(&v)
 		}
 	})
 	mh := testing.Benchmark(func(b *testing.B) {
@@ -117,7 +117,7 @@ func run(ctx context.Context, conn string, n int, rtt time.Duration, rounds int,
 		b.ReportAllocs()
 		var out benchkit.TenFields
 		for b.Loop() {
-			_ = codec.Unmarshal(data, &out)
+			_ = tableio.Unmarshal(data, &out)
 		}
 	})
 	uh := testing.Benchmark(func(b *testing.B) {
@@ -164,7 +164,7 @@ func run(ctx context.Context, conn string, n int, rtt time.Duration, rounds int,
 	}
 	echo, err := addBench("benchaddecho", func(c *aztables.Client) func(context.Context, *benchkit.TenFields) error {
 		return func(ctx context.Context, v *benchkit.TenFields) error {
-			body, err := codec.Marshal(v)
+			body, err := tableio.Marshal(v)
 			if err == nil {
 				_, err = c.AddEntity(ctx, body, nil)
 			}

@@ -1,4 +1,8 @@
-package fake
+// Package fakedev lists where package fake's answers knowingly differ
+// from the service's. fake's replay of recorded exchanges tolerates these
+// differences by name, and conformance renders the list into
+// RELIABILITY.md, which is where a user reads it.
+package fakedev
 
 // Deviation is a way the fake's answers knowingly differ from the
 // service's: what differs, and why it stays so.
@@ -11,11 +15,11 @@ type Deviation struct {
 	Recorded bool
 }
 
-// Deviations lists every known difference between the fake's answers and
-// the service's. The replay of recorded exchanges
-// (TestReplayRecordedExchanges) fails on any difference not listed here;
+// List lists every known difference between the fake's answers and the
+// service's. The replay of recorded exchanges (fake's
+// TestReplayRecordedExchanges) fails on any difference not listed here;
 // conformance renders the list beside the capability table.
-func Deviations() []Deviation {
+func List() []Deviation {
 	return []Deviation{
 		{
 			Name: "pages of a multi-partition query end at every partition boundary",
