@@ -859,7 +859,7 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 		whole = m.cross.project[i] == nil
 		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
 	} else {
-		return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
+		return nil, m.unknown(index, "copies")
 	}
 	if err != nil || (whole && len(m.tbl.EncryptedProperties()) == 0) {
 		return v, err
@@ -926,7 +926,7 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%w: %q is no list index of model %s", ErrUnknownIndex, index, m.name)
+	return nil, m.unknown(index, "list")
 }
 
 // Handle is the consistency.Handler for MessageType: it reads each
