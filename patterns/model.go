@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -59,17 +60,45 @@ type ListDef[T any] struct {
 	MaxListUnits int
 }
 
-// RemoteListDef defines an ID list kept elsewhere (the guide's options 1
-// and 3: index entities in another partition or table, RemoteIndexEntities,
-// or blobs, BlobIndex), eventually consistent through the model's queue.
-// An ID in the list is ID(PartitionKey, RowKey) of a primary.
+// RemoteListDef defines an ID list kept elsewhere, eventually consistent
+// through the model's queue: index entities in another partition or
+// table (the guide's option 3: Table and Partition) or a blob per value
+// (option 1, for lists beyond what index entities hold: Blobs and
+// Container). Exactly one of Table and Blobs is set. IDs and
+// LookupEntities read the lists.
 type RemoteListDef[T any] struct {
-	// Name identifies the index in lookups and reports.
+	// Name identifies the index in reads and reports.
 	Name string
 	// Value is the indexed value of v; "" means v is in no list.
 	Value func(v *T) string
-	// List holds the lists.
-	List IDList
+	// Table holds the lists as index entities under Partition, each change
+	// one update guarded by its ETag; a list outgrowing one entity
+	// continues in further ones.
+	Table *table.Table[table.Entity]
+	// Partition is the PartitionKey of the lists in Table.
+	Partition string
+	// Blobs holds each value's list as a blob in Container, each change
+	// written with If-Match.
+	Blobs blobstore.Client
+	// Container is the blob container of the lists in Blobs.
+	Container string
+	// Prefix starts each list's RowKey in Table, or its blob name in Blobs.
+	// Required with Table.
+	Prefix string
+}
+
+// list is the ID list d declares; what it names is checked before any
+// request.
+func (d RemoteListDef[T]) list() (idList, error) {
+	switch {
+	case d.Table != nil && d.Blobs != nil:
+		return nil, fmt.Errorf("%w: remote list %s names both a Table and Blobs", ErrBadDefinition, d.Name)
+	case d.Table != nil:
+		return newRemoteIndexEntities(d.Table, d.Partition, d.Prefix, nil)
+	case d.Blobs != nil:
+		return newBlobIndex(d.Blobs, d.Container, d.Prefix)
+	}
+	return nil, fmt.Errorf("%w: remote list %s needs a Table or Blobs", ErrBadDefinition, d.Name)
 }
 
 // ModelOptions declare an entity model. Everything is checked by NewModel,
@@ -117,20 +146,21 @@ type Model[T any] struct {
 	tbl     *table.Table[T]
 	raw     *table.Table[table.Entity] // the primaries' table, as rows
 	primary string
-	copies  *IntraPartitionIndex[T] // nil without Copies
-	lists   []*IndexEntities[T]
+	copies  *intraPartitionIndex[T] // nil without Copies
+	lists   []*indexEntities[T]
 	listDef []ListDef[T]
-	cross   *InterPartitionIndex[T] // nil without CrossCopies
+	cross   *interPartitionIndex[T] // nil without CrossCopies
 	remote  []RemoteListDef[T]
 	// remoteIdx verify and repair RemoteLists (their writes go through
 	// the model's own message).
-	remoteIdx []*EventualIndexEntities[T]
-	sender    *consistency.Sender // nil without cross-partition indexes
-	msgType   string
-	delay     time.Duration
-	log       *slog.Logger
-	retry     table.RetryOptions
-	quotes    quoteGuard // see refuseQuotes
+	remoteIdx  []*eventualIndexEntities[T]
+	remoteList []idList            // the lists of remote, by index
+	sender     *consistency.Sender // nil without cross-partition indexes
+	msgType    string
+	delay      time.Duration
+	log        *slog.Logger
+	retry      table.RetryOptions
+	quotes     quoteGuard // see refuseQuotes
 }
 
 // NewModel declares T's model over tbl: the handle whose codec, encryption,
@@ -221,7 +251,7 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		}
 	}
 	for _, d := range opts.Lists {
-		x, err := newIndexEntities(tbl, d.Prefix, d.Value, &IndexEntitiesOptions{MaxListUnits: d.MaxListUnits})
+		x, err := newIndexEntities(tbl, d.Prefix, d.Value, &indexEntitiesOptions{MaxListUnits: d.MaxListUnits})
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", d.Name, err)
 		}
@@ -237,10 +267,15 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		if err := name(d.Name); err != nil {
 			return nil, err
 		}
-		if d.Value == nil || d.List == nil {
-			return nil, bad("remote list %s needs a Value func and a List", d.Name)
+		if d.Value == nil {
+			return nil, bad("remote list %s needs a Value func", d.Name)
 		}
-		e := NewEventualIndexEntities(tbl, d.Value, d.List, nil, &EventualIndexEntitiesOptions{Name: opts.Name + "." + d.Name})
+		list, err := d.list()
+		if err != nil {
+			return nil, err
+		}
+		m.remoteList = append(m.remoteList, list)
+		e := newEventualIndexEntities(tbl, d.Value, list, nil, &eventualIndexEntitiesOptions{Name: opts.Name + "." + d.Name})
 		e.primary = opts.Primary
 		m.remoteIdx = append(m.remoteIdx, e)
 	}
@@ -251,10 +286,13 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		m.sender = consistency.NewSender(opts.Queue, nil)
 	}
 	if len(opts.CrossCopies) > 0 {
-		if m.cross, err = newInterPartitionIndex(tbl, opts.Queue, opts.CrossCopies, &InterPartitionIndexOptions{Logger: opts.Logger}); err != nil {
+		if m.cross, err = newInterPartitionIndex(tbl, opts.Queue, opts.CrossCopies, &interPartitionIndexOptions{Logger: opts.Logger}); err != nil {
 			return nil, err
 		}
 		m.cross.primary = opts.Primary
+		for _, d := range opts.Copies {
+			m.cross.local = append(m.cross.local, d.Prefix)
+		}
 	}
 	for _, d := range opts.CrossCopies {
 		if d.Table == nil && opts.Primary == "" {
@@ -721,7 +759,8 @@ func updateKind(mode table.UpdateMode) batch.Kind {
 // over the version it read (Replace, or opts.Mode), with every index
 // brought along, going round again when another writer got there first
 // (bounded by opts). Two requests without contention and without indexes
-// outside the partition. It returns the stored value.
+// outside the partition. It returns the stored value. opts.Create is
+// refused before any request: Add creates an entity with its index rows.
 func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
 	const op = opModelModify
 	if change == nil {
@@ -729,6 +768,9 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	if err := validKeys(op, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
+	}
+	if opts != nil && opts.Create {
+		return nil, &table.InputError{Op: op, Field: "Create", Rule: table.ErrInvalidValue, Detail: "a model's Modify changes a stored entity; Add creates one with its index rows"}
 	}
 	mode := table.Replace
 	var retry *table.RetryOptions
@@ -851,11 +893,13 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 	if i, ok := m.copyIndex(index); ok {
 		d := m.copies.defs[i]
 		v, err = m.copies.Lookup(ctx, index, partitionKey, value, nil)
+		err = asModel(opModelLookup, err)
 		whole = m.copies.project[i] == nil
 		holds = func(p *T) bool { return d.Value(p) == value }
 	} else if i, ok := m.crossIndex(index); ok {
 		d := m.cross.defs[i]
 		v, err = m.cross.Lookup(ctx, index, partitionKey, value, nil)
+		err = asModel(opModelLookup, err)
 		whole = m.cross.project[i] == nil
 		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
 	} else {
@@ -898,16 +942,17 @@ func (m *Model[T]) crossIndex(name string) (int, bool) {
 func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
-			return m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
+			vs, err := m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
+			return vs, asModel(opModelLookupEntities, err)
 		}
 	}
-	for _, d := range m.remote {
+	for i, d := range m.remote {
 		if d.Name != index {
 			continue
 		}
-		ids, err := d.List.IDs(ctx, value, nil)
+		ids, err := m.remoteList[i].IDs(ctx, value, nil)
 		if err != nil {
-			return nil, err
+			return nil, asModel(opModelLookupEntities, err)
 		}
 		var out []*T
 		for _, id := range ids {
@@ -1005,7 +1050,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) 
 		return c
 	}
 	for _, r := range rows {
-		v, id := found[[2]string{r.PK, r.RK}], ID(r.PK, r.RK)
+		v, id := found[[2]string{r.PK, r.RK}], ownerRef(r.PK, r.RK)
 		for i, d := range m.remote {
 			now := ""
 			if v != nil {
@@ -1023,9 +1068,9 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) 
 			}
 		}
 	}
-	for i, d := range m.remote {
+	for i := range m.remote {
 		var first error
-		applyListChanges(ctx, d.List, lists[i], batched, func(_ string, err error) {
+		applyListChanges(ctx, m.remoteList[i], lists[i], batched, func(_ string, err error) {
 			if first == nil {
 				first = err
 			}

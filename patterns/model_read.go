@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -227,13 +228,13 @@ func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, o
 		}
 		return out, nil
 	}
-	for _, d := range m.remote {
+	for i, d := range m.remote {
 		if d.Name != index {
 			continue
 		}
-		ids, err := d.List.IDs(ctx, value, nil)
+		ids, err := m.remoteList[i].IDs(ctx, value, nil)
 		if err != nil {
-			return nil, err
+			return nil, asModel(opModelIDs, err)
 		}
 		out := make([]Owner, 0, len(ids))
 		for _, id := range ids {
@@ -246,4 +247,14 @@ func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, o
 		return out, nil
 	}
 	return nil, m.unknown(index, "list")
+}
+
+// asModel names op, the model's method the caller called, in an input
+// error that a part of the model returned.
+func asModel(op string, err error) error {
+	var ie *table.InputError
+	if errors.As(err, &ie) {
+		ie.Op = op
+	}
+	return err
 }

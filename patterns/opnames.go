@@ -53,6 +53,8 @@ const (
 	opModelFind                                = "Model.Find"
 	opModelGet                                 = "Model.Get"
 	opModelIDs                                 = "Model.IDs"
+	opModelLookup                              = "Model.Lookup"
+	opModelLookupEntities                      = "Model.LookupEntities"
 	opModelLoad                                = "Model.Load"
 	opModelModify                              = "Model.Modify"
 	opModelPrefix                              = "Model.Prefix"

@@ -129,10 +129,6 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lastNames, err := patterns.NewRemoteIndexEntities(listsTable, "lastname", "lastname_", nil)
-	if err != nil {
-		return err
-	}
 	staff, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
 		Name:    "employees",
 		Primary: "empid_",
@@ -140,7 +136,7 @@ func run(ctx context.Context, conn, account string) error {
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 		},
 		RemoteLists: []patterns.RemoteListDef[Employee]{
-			{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, List: lastNames},
+			{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastname", Prefix: "lastname_"},
 		},
 		Queue: work,
 	})

@@ -183,10 +183,6 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lists, err := patterns.NewRemoteIndexEntities(listsTable, "lastnames", "lname_", nil)
-	if err != nil {
-		return err
-	}
 	everywhere := patterns.NewEventualIndexEntities(directory, func(e *Employee) string { return e.LastName }, lists, consistency.NewSender(work, nil), nil)
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
 	if err := worker.Handle(everywhere.MessageType(), everywhere.Handle); err != nil {

@@ -74,6 +74,25 @@ func init() {
 			_, err := model(e).LookupEntities(ctx, "name", "Sales", "Ana", nil)
 			return err
 		},
+		"patterns.Model.Find": func(ctx context.Context, e *env) error {
+			return first(model(e).Find(ctx, "email", "Sales", "a@b", nil))
+		},
+		"patterns.Model.Range": func(ctx context.Context, e *env) error {
+			return first(model(e).Range(ctx, "byemail", "email", "a", "b", nil))
+		},
+		"patterns.Model.Prefix": func(ctx context.Context, e *env) error {
+			return first(model(e).Prefix(ctx, "email", "Sales", "a", nil))
+		},
+		"patterns.Model.IDs": func(ctx context.Context, e *env) error {
+			// A list in the partition, and one in blobs.
+			_, err := model(e).IDs(ctx, "name", "Sales", "Ana", nil)
+			blobs, berr := patterns.NewModel[Emp](tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
+				RemoteLists: []patterns.RemoteListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
+			if berr == nil {
+				_, berr = blobs.IDs(ctx, "name", "", "Ana", nil)
+			}
+			return errors.Join(err, berr)
+		},
 		"patterns.Model.Load": func(ctx context.Context, e *env) error {
 			_, err := model(e).Load(ctx, slices.Values([]*Emp{emp()}), nil)
 			return err
