@@ -87,7 +87,7 @@ type interPartitionIndex[T any] struct {
 	// local are the RowKey prefixes of the model's copies in the primaries'
 	// partitions: rows of the primaries' table that name an owner of their
 	// own partition under one of them are those copies, not cross copies.
-	local []string
+	local   []string
 	defs    []CrossIndexDef[T]
 	copies  []*table.Table[table.Entity]
 	project []map[string]bool

@@ -89,7 +89,9 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"intra-partition Delete (the model's) with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
 		}, anyValidation()},
-		{"intra-partition Upsert (the model's) of nil", table.ErrNilValue, func(ctx context.Context) error { return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: table.Replace}) }, inputRule(table.ErrNilValue)},
+		{"intra-partition Upsert (the model's) of nil", table.ErrNilValue, func(ctx context.Context) error {
+			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: table.Replace})
+		}, inputRule(table.ErrNilValue)},
 		{"intra-partition Upsert (the model's) of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
