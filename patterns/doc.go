@@ -56,8 +56,8 @@
 // type with an encrypted field works with every pattern. An index copy
 // holds the clear properties only (and only those its projection lists):
 // the model's reads then read the primary the copy names. Patterns of raw
-// entities (DataSeries, WideEntity, the tables of RemoteListDef.Table and
-// CrossIndexDef.Table) take a *table.Table[table.Entity] (t.Entities() of a
+// entities (DataSeries, WideEntity, the tables of ListDef.Table and
+// IndexDef.Table) take a *table.Table[table.Entity] (t.Entities() of a
 // typed handle shares its options). RollingTables, which makes a table per
 // period, takes the options for them in RollingTablesOptions.Table.
 //

@@ -11,7 +11,7 @@ func CrossCopyRowKey(value, partitionKey, rowKey string) (string, error) {
 	return crossRowKey(value, partitionKey, rowKey)
 }
 
-// NewRemoteIndexEntities is the list of a RemoteListDef with a Table, for
+// NewRemoteIndexEntities is the list of a ListDef with a Table, for
 // tests that change a list around its model.
 func NewRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix string, opts *IndexEntitiesOptions) (*remoteIndexEntities, error) {
 	return newRemoteIndexEntities(tbl, partition, prefix, opts)

@@ -21,29 +21,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// CrossIndexDef defines one index of an InterPartitionIndex: a copy of each
-// entity under another PartitionKey, in the primary's table or another.
-type CrossIndexDef[T any] struct {
-	// Name identifies the index in lookups and reports.
-	Name string
-	// Table is the table that holds the copies, as raw entities; nil means
-	// the primaries' table (its Entities view).
-	Table *table.Table[table.Entity]
-	// PartitionKey is the copy's PartitionKey (the guide's "email_" and the
-	// department: "email_Sales").
-	PartitionKey func(v *T) string
-	// Value is the indexed value (the email); "" means v has no copy in
-	// this index. Values are not unique: an index kept through a queue
-	// cannot refuse a write whose value another partition's primary holds,
-	// so every primary has a copy of its own, whose RowKey is the tuple of
-	// the value and a digest of the primary's keys (crossRowKey). Lookup
-	// of a value that several primaries hold names them all
-	// (*SharedValueError); Range returns them all.
-	Value func(v *T) string
-	// Project lists the properties a copy stores; nil stores them all.
-	Project []string
-}
-
 // messageType is the type of an index's messages: "<base>.v1" for an
 // unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
 // package's rules.
@@ -88,7 +65,7 @@ type interPartitionIndex[T any] struct {
 	// partitions: rows of the primaries' table that name an owner of their
 	// own partition under one of them are those copies, not cross copies.
 	local   []string
-	defs    []CrossIndexDef[T]
+	defs    []IndexDef[T]
 	copies  []*table.Table[table.Entity]
 	project []map[string]bool
 	byName  map[string]int
@@ -124,7 +101,7 @@ type interPartitionIndexOptions struct {
 
 // newInterPartitionIndex is NewInterPartitionIndex, also used by the
 // entity model.
-func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *interPartitionIndexOptions) (*interPartitionIndex[T], error) {
+func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []IndexDef[T], opts *interPartitionIndexOptions) (*interPartitionIndex[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: InterPartitionIndex needs the primaries' table", ErrBadDefinition)
 	}

@@ -16,24 +16,40 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// IndexDef defines one secondary index of an IntraPartitionIndex.
+// IndexDef declares a copies index of a Model: a copy of each entity that
+// has a value, found by that value. In ModelOptions.Copies it is in the
+// entity's own partition (the guide's intra-partition secondary index:
+// Prefix, Unique); in ModelOptions.CrossCopies it is under another
+// PartitionKey or in another table (the inter-partition secondary index:
+// PartitionKey, Table). NewModel refuses a field of the other kind.
 type IndexDef[T any] struct {
-	// Name identifies the index in lookups and reports.
+	// Name identifies the index in reads and reports.
 	Name string
-	// Prefix starts the RowKey of every copy of this index, as the guide's
-	// "email_". No prefix may start another.
+	// Prefix (Copies) starts the RowKey of every copy of this index, as
+	// the guide's "email_". No prefix may start another.
 	Prefix string
-	// Value is the indexed value of v; "" means v has no entry in this index.
+	// Value is the indexed value of v; "" means v has no entry in this
+	// index. A CrossCopies value is not unique: an index kept through a
+	// queue cannot refuse a write whose value another partition's primary
+	// holds, so every primary has a copy of its own, whose RowKey is the
+	// tuple of the value and a digest of the primary's keys; Lookup of a
+	// value that several primaries hold names them all (*SharedValueError).
 	Value func(v *T) string
-	// Unique allows one entity per value. A copy's RowKey is then Prefix and
-	// the value (the guide's "email_jonesj@contoso.com"), so the value must
-	// be valid in a key, and writing a value another entity holds fails
-	// with *ValueTakenError. A non-unique copy's RowKey is Prefix and the
-	// tuple encoding of (value, primary id), so equal values stay distinct
-	// and any string can be indexed.
+	// Unique (Copies) allows one entity per value. A copy's RowKey is then
+	// Prefix and the value (the guide's "email_jonesj@contoso.com"), so
+	// the value must be valid in a key, and writing a value another entity
+	// holds fails with *ValueTakenError. A non-unique copy's RowKey is
+	// Prefix and the tuple encoding of (value, primary id), so equal values
+	// stay distinct and any string can be indexed.
 	Unique bool
 	// Project lists the properties a copy stores; nil stores them all.
 	Project []string
+	// PartitionKey (CrossCopies, required) is the copy's PartitionKey (the
+	// guide's "email_" and the department: "email_Sales").
+	PartitionKey func(v *T) string
+	// Table (CrossCopies) is the table that holds the copies, as raw
+	// entities; nil means the primaries' table.
+	Table *table.Table[table.Entity]
 }
 
 // IntraPartitionIndex keeps copies of each entity under other RowKeys of the

@@ -202,7 +202,7 @@ func TestModelPublishDelay(t *testing.T) {
 	rec := &hiddenFor{Queue: q}
 	for i, delay := range []time.Duration{0, 2 * time.Second} {
 		m, err := patterns.NewModel(tableOf(table.New[person](people, nil)), &patterns.ModelOptions[person]{Name: "people", Queue: rec, PublishDelay: delay,
-			RemoteLists: []patterns.RemoteListDef[person]{{Name: "lastname", Value: func(p *person) string { return p.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lists", Prefix: "lname_"}}})
+			RemoteLists: []patterns.ListDef[person]{{Name: "lastname", Value: func(p *person) string { return p.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lists", Prefix: "lname_"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,9 +21,11 @@ import (
 
 // The entity model: one declaration of an entity type's key layout and of
 // every index on it, kept by every path that writes, loads, moves, reads,
-// verifies or repairs the entity. The indexes of this package are its
-// parts; a Model composes them so that they share one table handle, one
-// transaction per write and one queue message per write:
+// verifies or repairs the entity, and the one way to write an indexed
+// entity. Each index kind it declares has its own part (intra, inter,
+// index entities, eventual lists: unexported), which the model composes so
+// that they share one table handle, one transaction per write and one
+// queue message per write:
 //
 //   - indexes in the primary's partition (Copies: the guide's "email_" rows;
 //     Lists: its index entities, option 2) change in the primary's own
@@ -44,57 +46,49 @@ import (
 // "tablekit.model.<Name>.v1" (see Model.MessageType).
 const modelMessageType = "tablekit.model"
 
-// ListDef defines index entities in the primary's partition (the guide's
-// option 2): for each value, the RowKeys of the primaries that have it,
-// kept in the primary's transaction.
+// ListDef declares a list index of a Model: for each value, the IDs of the
+// primaries that have it. In ModelOptions.Lists the lists are index
+// entities in the primary's partition (the guide's option 2: Prefix),
+// changed in the primary's transaction. In ModelOptions.RemoteLists they
+// are kept elsewhere, eventually consistent through the model's queue:
+// index entities in another partition or table (option 3: Table and
+// Partition) or a blob per value (option 1, for lists beyond what index
+// entities hold: Blobs and Container). NewModel refuses a field of the
+// other kind.
 type ListDef[T any] struct {
-	// Name identifies the index in lookups and reports.
-	Name string
-	// Prefix starts the RowKey of every index entity of this index (the
-	// guide's "lastname_"); no row kind's prefix may start another's.
-	Prefix string
-	// Value is the indexed value of v; "" means v is in no list.
-	Value func(v *T) string
-	// MaxListUnits is IndexEntitiesOptions.MaxListUnits. Default (0):
-	// what one index entity holds (491,520).
-	MaxListUnits int
-}
-
-// RemoteListDef defines an ID list kept elsewhere, eventually consistent
-// through the model's queue: index entities in another partition or
-// table (the guide's option 3: Table and Partition) or a blob per value
-// (option 1, for lists beyond what index entities hold: Blobs and
-// Container). Exactly one of Table and Blobs is set. IDs and
-// LookupEntities read the lists.
-type RemoteListDef[T any] struct {
 	// Name identifies the index in reads and reports.
 	Name string
 	// Value is the indexed value of v; "" means v is in no list.
 	Value func(v *T) string
-	// Table holds the lists as index entities under Partition, each change
-	// one update guarded by its ETag; a list outgrowing one entity
-	// continues in further ones.
-	Table *table.Table[table.Entity]
-	// Partition is the PartitionKey of the lists in Table.
-	Partition string
-	// Blobs holds each value's list as a blob in Container, each change
-	// written with If-Match.
-	Blobs blobstore.Client
-	// Container is the blob container of the lists in Blobs.
-	Container string
-	// Prefix starts each list's RowKey in Table, or its blob name in Blobs.
-	// Required with Table.
+	// Prefix starts the RowKey of every index entity of this index (the
+	// guide's "lastname_"), or with Blobs each list's blob name. Required
+	// in Lists and with Table; in Lists no row kind's prefix may start
+	// another's.
 	Prefix string
+	// MaxListUnits caps the UTF-16 units of one index entity's list (Lists
+	// and Table): a list beyond it continues in the value's next index
+	// entity. Default (0): what one index entity holds (491,520).
+	MaxListUnits int
+	// Table (RemoteLists) holds the lists as index entities under
+	// Partition, each change one update guarded by its ETag.
+	Table *table.Table[table.Entity]
+	// Partition (RemoteLists, with Table) is the lists' PartitionKey.
+	Partition string
+	// Blobs (RemoteLists) holds each value's list as a blob in Container,
+	// each change written with If-Match.
+	Blobs blobstore.Client
+	// Container (RemoteLists, with Blobs) is the lists' blob container.
+	Container string
 }
 
-// list is the ID list d declares; what it names is checked before any
-// request.
-func (d RemoteListDef[T]) list() (idList, error) {
+// list is the ID list a RemoteLists def declares; what it names is
+// checked before any request.
+func (d ListDef[T]) list() (idList, error) {
 	switch {
 	case d.Table != nil && d.Blobs != nil:
 		return nil, fmt.Errorf("%w: remote list %s names both a Table and Blobs", ErrBadDefinition, d.Name)
 	case d.Table != nil:
-		return newRemoteIndexEntities(d.Table, d.Partition, d.Prefix, nil)
+		return newRemoteIndexEntities(d.Table, d.Partition, d.Prefix, &indexEntitiesOptions{MaxListUnits: d.MaxListUnits})
 	case d.Blobs != nil:
 		return newBlobIndex(d.Blobs, d.Container, d.Prefix)
 	}
@@ -113,17 +107,19 @@ type ModelOptions[T any] struct {
 	// keys; may be "" otherwise.
 	Primary string
 	// Copies are copies of the primary under other RowKeys of its
-	// partition (IntraPartitionIndex), written in the primary's transaction.
+	// partition (the guide's intra-partition secondary index), written in
+	// the primary's transaction.
 	Copies []IndexDef[T]
-	// Lists are index entities in the primary's partition (IndexEntities),
-	// changed in the primary's transaction.
+	// Lists are index entities in the primary's partition (the guide's
+	// option 2), changed in the primary's transaction.
 	Lists []ListDef[T]
 	// CrossCopies are copies under other PartitionKeys or in other tables
-	// (InterPartitionIndex), eventually consistent through Queue.
-	CrossCopies []CrossIndexDef[T]
-	// RemoteLists are ID lists in other partitions, tables or blobs
-	// (EventualIndexEntities), eventually consistent through Queue.
-	RemoteLists []RemoteListDef[T]
+	// (the guide's inter-partition secondary index), eventually consistent
+	// through Queue.
+	CrossCopies []IndexDef[T]
+	// RemoteLists are ID lists in other partitions, tables or blobs (the
+	// guide's options 3 and 1), eventually consistent through Queue.
+	RemoteLists []ListDef[T]
 	// Queue carries the work of CrossCopies and RemoteLists: one message a
 	// write, which a consistency.Worker hands to Handle. Required when
 	// either is declared.
@@ -150,7 +146,7 @@ type Model[T any] struct {
 	lists   []*indexEntities[T]
 	listDef []ListDef[T]
 	cross   *interPartitionIndex[T] // nil without CrossCopies
-	remote  []RemoteListDef[T]
+	remote  []ListDef[T]
 	// remoteIdx verify and repair RemoteLists (their writes go through
 	// the model's own message).
 	remoteIdx  []*eventualIndexEntities[T]
@@ -227,6 +223,9 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		if err := name(d.Name); err != nil {
 			return nil, err
 		}
+		if d.PartitionKey != nil || d.Table != nil {
+			return nil, bad("copies %s names a PartitionKey func or a Table: an index elsewhere is one of CrossCopies", d.Name)
+		}
 		prefixes["index "+d.Name] = d.Prefix
 	}
 	for _, d := range opts.Lists {
@@ -235,6 +234,9 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		}
 		if d.Prefix == "" || d.Value == nil {
 			return nil, bad("list %s needs a Prefix and a Value func", d.Name)
+		}
+		if d.Table != nil || d.Blobs != nil || d.Partition != "" || d.Container != "" {
+			return nil, bad("list %s names a Table, Partition, Blobs or Container: a list elsewhere is one of RemoteLists", d.Name)
 		}
 		prefixes["list "+d.Name] = d.Prefix
 	}
@@ -261,6 +263,9 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 	for _, d := range opts.CrossCopies {
 		if err := name(d.Name); err != nil {
 			return nil, err
+		}
+		if d.Prefix != "" || d.Unique {
+			return nil, bad("cross copies %s names a Prefix or Unique: a copy in the entity's partition is one of Copies", d.Name)
 		}
 	}
 	for _, d := range opts.RemoteLists {

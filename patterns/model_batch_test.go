@@ -45,12 +45,12 @@ func newBatchModel(t *testing.T, e batchEnv) batchModel {
 		Name:    "staff",
 		Primary: "emp'",
 		Copies:  []patterns.IndexDef[batchEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *batchEmp) string { return v.Email }}},
-		CrossCopies: []patterns.CrossIndexDef[batchEmp]{{
+		CrossCopies: []patterns.IndexDef[batchEmp]{{
 			Name: "byname", Table: copies,
 			PartitionKey: func(v *batchEmp) string { return "name_" + v.Department },
 			Value:        func(v *batchEmp) string { return v.Name },
 		}},
-		RemoteLists:  []patterns.RemoteListDef[batchEmp]{{Name: "lastname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}},
+		RemoteLists:  []patterns.ListDef[batchEmp]{{Name: "lastname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}},
 		Queue:        q,
 		PublishDelay: 30 * time.Second,
 	})

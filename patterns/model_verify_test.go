@@ -265,7 +265,7 @@ func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
 	_, _ = poison.Create(ctx, nil)
 	m, err := patterns.NewModel(tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "staff", Primary: "empid_", Queue: q,
 		Copies:      []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}},
-		CrossCopies: []patterns.CrossIndexDef[staffer]{{Name: "dept-email", PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey }, Value: func(s *staffer) string { return s.Email }}},
+		CrossCopies: []patterns.IndexDef[staffer]{{Name: "dept-email", PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey }, Value: func(s *staffer) string { return s.Email }}},
 	})
 	if err != nil {
 		t.Fatal(err)

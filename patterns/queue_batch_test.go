@@ -146,7 +146,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, poison := e.queue(t, "bidx"), e.queue(t, "bpoison")
-		x, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "bidx", Queue: q, CrossCopies: []patterns.CrossIndexDef[batchEmp]{{
+		x, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "bidx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
 			Name: "email", Table: copies,
 			PartitionKey: func(v *batchEmp) string { return "email_" + v.Department },
 			Value:        func(v *batchEmp) string { return v.Email },
@@ -259,7 +259,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, poison := e.queue(t, "beidx"), e.queue(t, "bepoison")
-		ev, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "beidx", Queue: q, RemoteLists: []patterns.RemoteListDef[batchEmp]{
+		ev, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "beidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
 			{Name: "lname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -135,7 +135,7 @@ func run(ctx context.Context, conn, account string) error {
 		Copies: []patterns.IndexDef[Employee]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 		},
-		RemoteLists: []patterns.RemoteListDef[Employee]{
+		RemoteLists: []patterns.ListDef[Employee]{
 			{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastname", Prefix: "lastname_"},
 		},
 		Queue: work,

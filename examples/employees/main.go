@@ -120,7 +120,7 @@ func run(ctx context.Context, conn, account string) error {
 		Copies: []patterns.IndexDef[Employee]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 		},
-		CrossCopies: []patterns.CrossIndexDef[Employee]{{
+		CrossCopies: []patterns.IndexDef[Employee]{{
 			Name:         "dept-email",
 			PartitionKey: func(e *Employee) string { return "email_" + e.Department },
 			Value:        func(e *Employee) string { return e.Email },

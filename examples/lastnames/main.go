@@ -192,7 +192,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	everywhere, err := patterns.NewModel(directory, &patterns.ModelOptions[Employee]{
 		Name:        "directory",
-		RemoteLists: []patterns.RemoteListDef[Employee]{{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastnames", Prefix: "lname_"}},
+		RemoteLists: []patterns.ListDef[Employee]{{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastnames", Prefix: "lname_"}},
 		Queue:       work,
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 		t.Fatal("the gap cases need a report with work in it")
 	}
 	people, _ := table.New[Staff](tc, nil)
-	eventual, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "eventual", Queue: qc, RemoteLists: []patterns.RemoteListDef[Staff]{
+	eventual, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "eventual", Queue: qc, RemoteLists: []patterns.ListDef[Staff]{
 		{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](tc, nil)), Partition: "lists", Prefix: "lname_"}}})
 	must(err)
 	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)

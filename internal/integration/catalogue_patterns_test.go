@@ -27,7 +27,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	}
 	idx, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
-	cross, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Queue: env.qc, CrossCopies: []patterns.CrossIndexDef[Staff]{
+	cross, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
 	}})
 	must(err)
@@ -103,20 +103,20 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// InterPartitionIndex
 		{"inter-partition index without a queue", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: nil, CrossCopies: []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}})
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: nil, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}})
 			return err
 		}, nil},
 		{"inter-partition index without a PartitionKey func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.CrossIndexDef[Staff]{{Name: "e", Value: emailIdx}}})
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", Value: emailIdx}}})
 			return err
 		}, nil},
 		{"two inter-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
-			d := patterns.CrossIndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.CrossIndexDef[Staff]{d, d}})
+			d := patterns.IndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{d, d}})
 			return err
 		}, nil},
 		{"inter-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}})
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}})
 			return err
 		}, nil},
 		{"inter-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -146,7 +146,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return ents.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_a#b"}, LastName: "Jones"}, nil)
 		}, anyValidation()},
 		{"remote index entities in a bad partition", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "r", Queue: env.qc, RemoteLists: []patterns.RemoteListDef[Staff]{
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "r", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "r", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](env.tc, nil)), Partition: "a/b", Prefix: "lname_"}}})
 			return err
 		}, nil},
@@ -250,7 +250,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// BlobLog and BlobIndex
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "b", Queue: env.qc, RemoteLists: []patterns.RemoteListDef[Staff]{
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "b", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "b", Value: func(s *Staff) string { return s.LastName }, Blobs: env.bc, Container: "Bad_Name", Prefix: "x"}}})
 			return err
 		}, nil},

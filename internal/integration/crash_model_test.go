@@ -28,7 +28,7 @@ func modelOf(p *crashProc) *patterns.Model[Staff] {
 	m, err := patterns.NewModel(people, &patterns.ModelOptions[Staff]{
 		Name: "staff", Primary: "empid_",
 		Copies:       []patterns.IndexDef[Staff]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Staff) string { return s.Email }}},
-		RemoteLists:  []patterns.RemoteListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), Partition: "lname", Prefix: "lname_"}},
+		RemoteLists:  []patterns.ListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), Partition: "lname", Prefix: "lname_"}},
 		Queue:        p.queue(p.names.Queue),
 		PublishDelay: time.Second,
 	})

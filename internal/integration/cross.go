@@ -41,8 +41,8 @@ func (failUpdateMessage) UpdateMessage(context0, string, string, string, *azqueu
 // RunCrossPartition runs the eventually consistent patterns.
 func RunCrossPartition(t *testing.T, env Env) {
 	ctx := t.Context()
-	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
+	emailDef := func(c table.Client) patterns.IndexDef[Emp] {
+		return patterns.IndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -52,7 +52,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, pc)
 		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(idx.MessageType(), idx.Handle)
 		// Three versions, messages handled in reverse order, each twice.
@@ -157,7 +157,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 		// A crash after the write, before the message is shown: it shows
 		// when the publish delay ends.
-		crashing, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.CrossIndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		crashing, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		v4 := v3
 		v4.Email = "d@x.com"
 		if err := crashing.Upsert(ctx, &v4, &table.UpsertOptions{Mode: table.Replace}); err != nil {
@@ -196,7 +196,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{emailDef(copies)}})
+		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}})
 		var seen []int
 		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
@@ -236,14 +236,14 @@ func RunCrossPartition(t *testing.T, env Env) {
 		t.Run("model lists elsewhere converge: "+kind, func(t *testing.T) {
 			people := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			list := patterns.RemoteListDef[Emp]{Name: "lname", Value: func(e *Emp) string { return e.LastName }}
+			list := patterns.ListDef[Emp]{Name: "lname", Value: func(e *Emp) string { return e.LastName }}
 			if kind[0] == 'i' {
 				list.Table, list.Partition, list.Prefix = tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_"
 			} else {
 				list.Blobs, list.Container = env.NewContainer(t, nil)
 				list.Prefix = "lname/"
 			}
-			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "ix", Queue: q, RemoteLists: []patterns.RemoteListDef[Emp]{list}})
+			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "ix", Queue: q, RemoteLists: []patterns.ListDef[Emp]{list}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -120,7 +120,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 		bc, container := env.NewContainer(t, c)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		b, err := patterns.NewModel(tableOf(table.New[Staff](env.NewTable(t, c), nil)), &patterns.ModelOptions[Staff]{Name: "staff", Queue: q,
-			RemoteLists: []patterns.RemoteListDef[Staff]{{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"}}})
+			RemoteLists: []patterns.ListDef[Staff]{{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 		lists := env.NewTable(t, c)
 		m, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_", Queue: env.NewQueue(t, c),
 			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}},
-			RemoteLists: []patterns.RemoteListDef[Staff]{
+			RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "remote", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"},
 				{Name: "blobs", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"},
 			}})

@@ -95,7 +95,7 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("inter-partition index", func(t *testing.T) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), &patterns.ModelOptions[Member]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Member]{
+		idx, err := patterns.NewModel(tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), &patterns.ModelOptions[Member]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Member]{
 			{Name: "email", Table: tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), PartitionKey: func(m *Member) string { return "email_" + m.Department }, Value: func(m *Member) string { return m.Email }},
 		}, PublishDelay: time.Second})
 		if err != nil {
@@ -181,14 +181,14 @@ func runIndexCore(t *testing.T, env Env) {
 		t.Run("eventual "+kind+", verified and repaired", func(t *testing.T) {
 			people := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			list := patterns.RemoteListDef[Member]{Name: "lname", Value: func(m *Member) string { return m.LastName }}
+			list := patterns.ListDef[Member]{Name: "lname", Value: func(m *Member) string { return m.LastName }}
 			if kind[0] == 'r' {
 				list.Table, list.Partition, list.Prefix = tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_"
 			} else {
 				list.Blobs, list.Container = env.NewContainer(t, nil)
 				list.Prefix = "lname/"
 			}
-			ix, err := patterns.NewModel(tableOf(table.New[Member](people, nil)), &patterns.ModelOptions[Member]{Name: "core", Queue: q, RemoteLists: []patterns.RemoteListDef[Member]{list}})
+			ix, err := patterns.NewModel(tableOf(table.New[Member](people, nil)), &patterns.ModelOptions[Member]{Name: "core", Queue: q, RemoteLists: []patterns.ListDef[Member]{list}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,8 +16,8 @@ import (
 // its copies as orphans.
 func RunIndexMove(t *testing.T, env Env) {
 	ctx := t.Context()
-	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
+	emailDef := func(c table.Client) patterns.IndexDef[Emp] {
+		return patterns.IndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -31,7 +31,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			copies := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,7 +60,7 @@ func workerModelQ(t *testing.T, env Env, c *reqcount.Counter, withLastNames bool
 	if withLastNames {
 		q, poison := env.NewQueue(t, c), env.NewQueue(t, nil)
 		def.Queue, queue = q, q
-		def.RemoteLists = []patterns.RemoteListDef[DirEmp]{{Name: "lastname", Value: func(e *DirEmp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), Partition: "lastname", Prefix: "lastname_"}}
+		def.RemoteLists = []patterns.ListDef[DirEmp]{{Name: "lastname", Value: func(e *DirEmp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), Partition: "lastname", Prefix: "lastname_"}}
 		w = consistency.NewWorker(q, poison, quick(nil))
 		drain = func() { drainAll(t, q, w) }
 	}

@@ -25,7 +25,7 @@ func RunModelDefects(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		m, err := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: time.Second,
 			Copies:      []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
-			RemoteLists: []patterns.RemoteListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastname", Prefix: "lastname_"}},
+			RemoteLists: []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastname", Prefix: "lastname_"}},
 		})
 		if err != nil {
 			t.Fatal(err)

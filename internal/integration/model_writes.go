@@ -249,7 +249,7 @@ func RunModelWrites(t *testing.T, env Env) {
 		// The directory's cross-department email index: every copy in
 		// one partition, keyed by the email.
 		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: 2 * time.Second,
-			CrossCopies: []patterns.CrossIndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
+			CrossCopies: []patterns.IndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func RunModelWrites(t *testing.T, env Env) {
 		}
 		q := env.NewQueue(t, nil)
 		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q,
-			CrossCopies: []patterns.CrossIndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
+			CrossCopies: []patterns.IndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,8 +61,8 @@ func RunPatternDefects(t *testing.T, env Env) {
 	ctx := t.Context()
 	t.Run("index core", func(t *testing.T) { runIndexCore(t, env) })
 	t.Run("index entities: a change whose transaction's answer was lost", func(t *testing.T) { runIndexEntitiesChangeLost(t, env) })
-	nickDef := func(c table.Client) patterns.CrossIndexDef[Nicked] {
-		return patterns.CrossIndexDef[Nicked]{Name: "email", Table: copiesIn(c),
+	nickDef := func(c table.Client) patterns.IndexDef[Nicked] {
+		return patterns.IndexDef[Nicked]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Nicked) string { return "email_" + e.Department },
 			Value:        func(e *Nicked) string { return e.Email }}
 	}
@@ -74,7 +74,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Nicked](primary, nil)), &patterns.ModelOptions[Nicked]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Nicked]{nickDef(copies)}, PublishDelay: time.Second})
+		idx, err := patterns.NewModel(tableOf(table.New[Nicked](primary, nil)), &patterns.ModelOptions[Nicked]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Nicked]{nickDef(copies)}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		// The primaries' RowKeys ("000123") all start with "000".
-		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "000", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "email",
+		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "000", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			PartitionKey: func(e *Emp) string { return "mail_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}}, PublishDelay: time.Second})
 		if err != nil {
@@ -366,9 +366,9 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inter, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "inter", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "email",
+		inter, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "inter", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "email_" + e.Department }, Value: func(e *Emp) string { return e.Email }}},
-			RemoteLists: []patterns.RemoteListDef[Emp]{
+			RemoteLists: []patterns.ListDef[Emp]{
 				{Name: "remote", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"},
 				{Name: "blobs", Value: func(e *Emp) string { return e.LastName }, Blobs: bc, Container: container, Prefix: "lname/"},
 			}})
@@ -424,13 +424,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		byEmail, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "byemail", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "email",
+		byEmail, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "byemail", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value: func(e *Emp) string { return e.Email }}}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "bylastname", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "lastname",
+		byName, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "bylastname", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "lastname",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "lname_" + e.Department },
 			Value: func(e *Emp) string { return e.LastName + "_" + e.RowKey }}}, PublishDelay: time.Second})
 		if err != nil {
@@ -463,7 +463,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if n := queueLen(t, poison); n != 0 {
 			t.Fatalf("%d messages in the poison queue", n)
 		}
-		if _, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "no spaces", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "e",
+		if _, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "no spaces", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "e",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "e" }, Value: func(e *Emp) string { return e.Email }}}}); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("a model name that makes no message type: %v", err)
 		}

@@ -66,7 +66,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
-	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
+	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
 	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
 	// default back-off and polling): the soak shows what a user running
 	// NewWorker with nil options gets, not what test-tuned options get.
@@ -274,7 +274,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
-	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}})
+	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}})
 	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("Verify: %+v %v", crep, err)
@@ -290,8 +290,8 @@ func soakListModel() *patterns.ModelOptions[Staff] {
 		Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}}
 }
 
-func soakEmailIndex(copies *aztables.Client) patterns.CrossIndexDef[Emp] {
-	return patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
+func soakEmailIndex(copies *aztables.Client) patterns.IndexDef[Emp] {
+	return patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
 }

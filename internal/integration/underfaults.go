@@ -307,10 +307,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			primary, copies := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			def := patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
+			def := patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 				PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 				Value:        func(e *Emp) string { return e.Email }}
-			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.CrossIndexDef[Emp]{def}, PublishDelay: time.Second})
+			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -348,7 +348,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
 			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "people", Queue: q, PublishDelay: 2 * time.Second,
-				RemoteLists: []patterns.RemoteListDef[Emp]{{Name: "lname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}}})
+				RemoteLists: []patterns.ListDef[Emp]{{Name: "lname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,7 +379,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			tb, _ := table.New[Emp](people, nil)
 			m, err := patterns.NewModel(tb, &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_",
 				Copies:       []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
-				RemoteLists:  []patterns.RemoteListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}},
+				RemoteLists:  []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}},
 				Queue:        q,
 				PublishDelay: 2 * time.Second})
 			if err != nil {

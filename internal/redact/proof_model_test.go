@@ -17,7 +17,7 @@ import (
 func modelOpts(copies *aztables.Client, q consistency.Queue) *patterns.ModelOptions[Emp] {
 	return &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_", Copies: emailDefs(),
 		Lists:       []patterns.ListDef[Emp]{{Name: "name", Prefix: "name_", Value: func(v *Emp) string { return v.Name }}},
-		CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "byemail", Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
+		CrossCopies: []patterns.IndexDef[Emp]{{Name: "byemail", Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
 		Queue:       q, PublishDelay: time.Second}
 }
 
@@ -87,7 +87,7 @@ func init() {
 			// A list in the partition, and one in blobs.
 			_, err := model(e).IDs(ctx, "name", "Sales", "Ana", nil)
 			blobs, berr := patterns.NewModel[Emp](tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
-				RemoteLists: []patterns.RemoteListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
+				RemoteLists: []patterns.ListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
 			if berr == nil {
 				_, berr = blobs.IDs(ctx, "name", "", "Ana", nil)
 			}
