@@ -287,12 +287,3 @@ func RunCrossPartition(t *testing.T, env Env) {
 		})
 	}
 }
-
-func cut2(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
-}
