@@ -23,22 +23,22 @@ import (
 // lists beyond what index entities hold. A change reads the blob and writes
 // it back with If-Match (If-None-Match: * when it is new), retrying lost
 // races.
-type BlobIndex struct {
+type blobIndex struct {
 	blobs     blobstore.Client
 	container string
 	prefix    string
 	retry     table.RetryOptions
 }
 
-// NewBlobIndex keeps lists in container under names that start with prefix.
-func NewBlobIndex(blobs blobstore.Client, container, prefix string) (*BlobIndex, error) {
+// newBlobIndex keeps lists in container under names that start with prefix.
+func newBlobIndex(blobs blobstore.Client, container, prefix string) (*blobIndex, error) {
 	if err := keys.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	return &BlobIndex{blobs: blobs, container: container, prefix: prefix, retry: listRetry()}, nil
+	return &blobIndex{blobs: blobs, container: container, prefix: prefix, retry: listRetry()}, nil
 }
 
-func (b *BlobIndex) name(value string) (string, error) {
+func (b *blobIndex) name(value string) (string, error) {
 	enc, err := keys.EncodeTuple(value)
 	if err != nil {
 		return "", err
@@ -48,7 +48,7 @@ func (b *BlobIndex) name(value string) (string, error) {
 }
 
 // read returns the list and its ETag ("" when the blob does not exist).
-func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
+func (b *blobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
 	blob, err := blobstore.Read(ctx, b.blobs, b.container, name, nil)
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
@@ -69,7 +69,7 @@ func (b *BlobIndex) read(ctx context.Context, name string) ([]string, azcore.ETa
 	return ids, blob.ETag, nil
 }
 
-func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
+func (b *blobIndex) change(ctx context.Context, op, value string, f func([]string) ([]string, bool)) error {
 	name, err := b.name(value)
 	if err != nil {
 		return &table.InputError{Op: op, Field: "value", Rule: err}
@@ -105,7 +105,7 @@ func (b *BlobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *BlobIndex) Add(ctx context.Context, value, id string, options *WriteOptions) error {
+func (b *blobIndex) Add(ctx context.Context, value, id string, options *WriteOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: opBlobIndexAdd, Field: "id", Rule: err}
 	}
@@ -118,7 +118,7 @@ func (b *BlobIndex) Add(ctx context.Context, value, id string, options *WriteOpt
 }
 
 // Remove takes id out of value's list.
-func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
+func (b *blobIndex) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
 	return b.change(ctx, opBlobIndexRemove, value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
@@ -129,7 +129,7 @@ func (b *BlobIndex) Remove(ctx context.Context, value, id string, options *Write
 }
 
 // IDs returns value's list: one request.
-func (b *BlobIndex) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
+func (b *blobIndex) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
 		return nil, &table.InputError{Op: opBlobIndexIDs, Field: "value", Rule: err}

@@ -2,15 +2,13 @@ package patterns
 
 import (
 	"context"
-	"fmt"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -27,10 +25,10 @@ type listMessage struct {
 // and HandleBatches does so for 32 messages at a time.
 // The window of inconsistency is the queue's latency; after the queue
 // drains, every list holds exactly the entities with that value.
-type EventualIndexEntities[T any] struct {
+type eventualIndexEntities[T any] struct {
 	tbl     *table.Table[T]
 	primary string // the primaries' RowKey prefix within a Model; "" alone
-	list    IDList
+	list    idList
 	value   func(*T) string
 	sender  *consistency.Sender
 	delay   time.Duration
@@ -38,9 +36,9 @@ type EventualIndexEntities[T any] struct {
 	badName error // a Name that makes no message type, refused by Write
 }
 
-// EventualIndexEntitiesOptions configure NewEventualIndexEntities. nil
+// EventualIndexEntitiesOptions configure newEventualIndexEntities. nil
 // means the defaults.
-type EventualIndexEntitiesOptions struct {
+type eventualIndexEntitiesOptions struct {
 	// PublishDelay hides a change's message until Write has run the write
 	// (Write then shows it at once); after a crash in between, or when the
 	// SDK retried the enqueue after a lost response, a message appears
@@ -54,9 +52,9 @@ type EventualIndexEntitiesOptions struct {
 	Name string
 }
 
-// NewEventualIndexEntities indexes the entities of tbl by value into list.
-func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list IDList, sender *consistency.Sender, opts *EventualIndexEntitiesOptions) *EventualIndexEntities[T] {
-	e := &EventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: defaultPublishDelay}
+// newEventualIndexEntities indexes the entities of tbl by value into list.
+func newEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string, list idList, sender *consistency.Sender, opts *eventualIndexEntitiesOptions) *eventualIndexEntities[T] {
+	e := &eventualIndexEntities[T]{tbl: tbl, list: list, value: value, sender: sender, delay: defaultPublishDelay}
 	var name string
 	if opts != nil {
 		if opts.PublishDelay > 0 {
@@ -68,67 +66,9 @@ func NewEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string,
 	return e
 }
 
-// MessageType is the type of this index's messages: register Handle under
-// it (Worker.Handle(e.MessageType(), e.Handle)).
-func (e *EventualIndexEntities[T]) MessageType() string { return e.msgType }
-
-// ID names an entity in the lists: the tuple of its keys.
-func ID(partitionKey, rowKey string) string { return ownerRef(partitionKey, rowKey) }
-
 // defaultPublishDelay is the default time a change's message stays hidden if the
 // process dies between writing the entity and showing the message.
 const defaultPublishDelay = 30 * time.Second
-
-// Write runs write (the change of one entity: add, update or delete) with
-// its message sent around it, crash-safe (consistency.Sender.SendAround):
-// old is the value the entity had before, "" if none. Three requests
-// besides the write's.
-func (e *EventualIndexEntities[T]) Write(ctx context.Context, partitionKey, rowKey, old string, write func() error, options *WriteOptions) error {
-	if e.badName != nil {
-		return e.badName
-	}
-	// The keys are checked before the message goes out: a key the table
-	// refuses would otherwise leave a message behind for a write that
-	// never happened.
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
-		return &table.InputError{Op: opEventualIndexEntitiesWrite, Field: "PartitionKey", Rule: err}
-	}
-	if err := keys.ValidateRowKey(rowKey); err != nil {
-		return &table.InputError{Op: opEventualIndexEntitiesWrite, Field: "RowKey", Rule: err}
-	}
-	return e.sender.SendAround(ctx, e.msgType, messageKey(partitionKey, rowKey), listMessage{PK: partitionKey, RK: rowKey, Old: old}, e.delay, write, nil)
-}
-
-// Handle is the consistency.Handler for MessageType. A message of another
-// type (another index's) is refused as permanent, never applied here.
-func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Message) error {
-	if m.Type != e.msgType {
-		return consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
-	}
-	var msg listMessage
-	if err := m.Decode(&msg); err != nil {
-		return err
-	}
-	id := ID(msg.PK, msg.RK)
-	v, err := e.tbl.Get(ctx, msg.PK, msg.RK, nil)
-	current := ""
-	switch {
-	case table.Is(err, table.ErrNotFound):
-	case err != nil:
-		return err
-	default:
-		current = e.value(v)
-	}
-	if current != "" {
-		if err := e.list.Add(ctx, current, id, nil); err != nil {
-			return err
-		}
-	}
-	if msg.Old != "" && msg.Old != current {
-		return e.list.Remove(ctx, msg.Old, id, nil)
-	}
-	return nil
-}
 
 // Verify reads the entities of opts.Partition (every one when it is "")
 // and the lists, and reports each entity missing from its value's list
@@ -140,7 +80,7 @@ func (e *EventualIndexEntities[T]) Handle(ctx context.Context, m *consistency.Me
 // Lists of values that no entity has are found when the list can
 // enumerate its values (RemoteIndexEntities); a BlobIndex, whose port
 // cannot list blobs, is checked for the values the entities have.
-func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+func (e *eventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
 	if err := checkVerifyOptions(opEventualIndexEntitiesVerify, opts); err != nil {
 		return nil, err
 	}
@@ -157,7 +97,7 @@ func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 			}
 			r.Primaries++
 			if value := e.value(v); value != "" {
-				want[value] = append(want[value], ID(row.PartitionKey, row.RowKey))
+				want[value] = append(want[value], ownerRef(row.PartitionKey, row.RowKey))
 			}
 		}
 		return nil
@@ -224,7 +164,7 @@ func (e *EventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 // since Verify is left to the queue); a duplicate is removed once.
 // opts.Progress, when set, is called per issue fixed; PerTransaction does
 // not apply (each list change is its own request).
-func (e *EventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
+func (e *eventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
 	if err := checkReport(opEventualIndexEntitiesRepair, e, r); err != nil {
 		return sum, err
 	}

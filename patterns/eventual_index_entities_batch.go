@@ -22,7 +22,7 @@ const maxValuesPerRead = 7
 // HandleBatches drains queue, a queue of this index's messages only, as
 // consistency.HandleBatches does: each dequeue takes 32 messages and
 // HandleBatch applies them together. It returns when the queue is empty.
-func (e *EventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
+func (e *eventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
 	if e.badName != nil {
 		return consistency.Stats{}, e.badName
 	}
@@ -42,7 +42,7 @@ type idChange struct{ add, remove []string }
 // applies again); other lists are changed an ID at a time, as Handle
 // does. Every change is idempotent, so a message delivered again
 // converges to the same lists.
-func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+func (e *eventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
 	errs := make([]error, len(msgs))
 	bodies := make([]listMessage, len(msgs))
 	live := make([]bool, len(msgs))
@@ -87,7 +87,7 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 		if v := found[[2]string{b.PK, b.RK}]; v != nil {
 			current = e.value(v)
 		}
-		id := ID(b.PK, b.RK)
+		id := ownerRef(b.PK, b.RK)
 		if current != "" {
 			if c := change(current); !slices.Contains(c.add, id) {
 				c.add = append(c.add, id)
@@ -122,11 +122,11 @@ func (e *EventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*cons
 // value's read and write alone. fail is called for each value whose
 // change failed: every value when a shared write failed. Each change is
 // idempotent.
-func applyListChanges(ctx context.Context, list IDList, changes map[string]*idChange, together bool, fail func(value string, err error)) {
+func applyListChanges(ctx context.Context, list idList, changes map[string]*idChange, together bool, fail func(value string, err error)) {
 	if len(changes) == 0 {
 		return
 	}
-	if r, ok := list.(*RemoteIndexEntities); ok && together {
+	if r, ok := list.(*remoteIndexEntities); ok && together {
 		if err := r.applyChanges(ctx, changes); err != nil {
 			for value := range changes {
 				fail(value, err)
@@ -162,7 +162,7 @@ func applyListChanges(ctx context.Context, list IDList, changes map[string]*idCh
 // would: the lists read with one query per maxValuesPerRead values, and
 // written in the fewest transactions, each index entity guarded by the
 // ETag it was read at; a lost race reads and applies again.
-func (r *RemoteIndexEntities) applyChanges(ctx context.Context, changes map[string]*idChange) error {
+func (r *remoteIndexEntities) applyChanges(ctx context.Context, changes map[string]*idChange) error {
 	values := slices.Sorted(mapKeys(changes))
 	prefixes := make([]string, len(values))
 	for i, value := range values {
@@ -226,7 +226,7 @@ func (r *RemoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 // fill the last part as far as it holds, then new parts. Each part is
 // changed once (its last state), guarded by the ETag it was read at. IDs
 // already listed are not added again.
-func (x *IndexEntities[T]) rewriteIDs(pk, value string, add, remove []string, parts []indexPart) ([]batch.Op, error) {
+func (x *indexEntities[T]) rewriteIDs(pk, value string, add, remove []string, parts []indexPart) ([]batch.Op, error) {
 	type state struct {
 		indexPart
 		existed, changed, grew bool

@@ -3,7 +3,6 @@ package patterns_test
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -130,10 +129,12 @@ func ExampleReferenceCache() {
 }
 
 // An email index in other partitions than the employees, kept by a queue:
-// Put writes the employee with a message around it, a worker writes the copy.
-func ExampleInterPartitionIndex() {
+// Add writes the employee with a message around it, a worker writes the copy.
+func ExampleModel_crossCopies() {
 	ctx := context.Background()
 	_, client := newClient("Employees")
+	copies := fake.NewTableService(nil).NewClient("EmailCopies", nil)
+	_, _ = copies.CreateTable(ctx, nil)
 	queues := fake.NewQueueService(nil)
 	q, poison := queues.NewQueueClient("index", nil), queues.NewQueueClient("index-poison", nil)
 	_, _ = q.Create(ctx, nil)
@@ -143,24 +144,29 @@ func ExampleInterPartitionIndex() {
 	if err != nil {
 		panic(err)
 	}
-	byEmail, err := patterns.NewInterPartitionIndex[Person](personTable, q, []patterns.CrossIndexDef[Person]{{
+	copyTable, err := table.New[table.Entity](copies, nil)
+	if err != nil {
+		panic(err)
+	}
+	people, err := patterns.NewModel(personTable, &patterns.ModelOptions[Person]{Name: "people", Queue: q, CrossCopies: []patterns.IndexDef[Person]{{
 		Name:         "email",
+		Table:        copyTable,
 		PartitionKey: func(p *Person) string { return "email_" + p.Department },
 		Value:        func(p *Person) string { return p.Email },
-	}}, nil)
+	}}})
 	if err != nil {
 		panic(err)
 	}
 	ben := &Person{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000223"}, Department: "Sales", FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}
-	if err := byEmail.Put(ctx, ben, nil); err != nil {
+	if err := people.Add(ctx, ben, nil); err != nil {
 		panic(err)
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(byEmail.MessageType(), byEmail.Handle)
+	_ = worker.Handle(people.MessageType(), people.Handle)
 	if _, err := worker.Drain(ctx, nil); err != nil { // in production: worker.Run on its own
 		panic(err)
 	}
-	found, err := byEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
+	found, err := people.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
 	if err != nil {
 		panic(err)
 	}
@@ -168,14 +174,17 @@ func ExampleInterPartitionIndex() {
 	// Output: empid_Sales 000223 Ben Jones
 }
 
-// Last-name lists kept in another table (option 3 of the guide), eventually
-// consistent with the employees through a queue.
-func ExampleEventualIndexEntities() {
+// Last-name lists kept in another table (option 3 of the guide), or in a
+// blob per value (option 1), eventually consistent with the employees
+// through a queue.
+func ExampleModel_remoteLists() {
 	ctx := context.Background()
 	tables := fake.NewTableService(nil)
 	people, lists := tables.NewClient("Employees", nil), tables.NewClient("LastNames", nil)
 	_, _ = people.CreateTable(ctx, nil)
 	_, _ = lists.CreateTable(ctx, nil)
+	bc := fake.NewBlobService(nil).NewClient(nil)
+	_, _ = bc.CreateContainer(ctx, "indexes", nil)
 	queues := fake.NewQueueService(nil)
 	q, poison := queues.NewQueueClient("lastnames", nil), queues.NewQueueClient("lastnames-poison", nil)
 	_, _ = q.Create(ctx, nil)
@@ -185,46 +194,33 @@ func ExampleEventualIndexEntities() {
 	if err != nil {
 		panic(err)
 	}
-	byLastName, err := patterns.NewRemoteIndexEntities(listsTable, "lastnames", "lname_", nil)
+	personTable, _ := table.New[Person](people, nil)
+	lastName := func(p *Person) string { return p.LastName }
+	employees, err := patterns.NewModel(personTable, &patterns.ModelOptions[Person]{Name: "employees", Queue: q, RemoteLists: []patterns.ListDef[Person]{
+		{Name: "lastname", Value: lastName, Table: listsTable, Partition: "lastnames", Prefix: "lname_"},
+		{Name: "lastname-blobs", Value: lastName, Blobs: bc, Container: "indexes", Prefix: "lname/"},
+	}})
 	if err != nil {
 		panic(err)
 	}
-	employees, _ := table.New[Person](people, nil)
-	index := patterns.NewEventualIndexEntities(employees, func(p *Person) string { return p.LastName }, byLastName, consistency.NewSender(q, nil), nil)
 	for _, p := range []*Person{
 		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, LastName: "Jones"},
 		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000223"}, LastName: "Jones"},
 	} {
-		if err := index.Write(ctx, p.PartitionKey, p.RowKey, "", func() error { return employees.Add(ctx, p, nil) }, nil); err != nil {
+		if err := employees.Add(ctx, p, nil); err != nil {
 			panic(err)
 		}
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(index.MessageType(), index.Handle)
+	_ = worker.Handle(employees.MessageType(), employees.Handle)
 	if _, err := worker.Drain(ctx, nil); err != nil {
 		panic(err)
 	}
-	ids, _ := byLastName.IDs(ctx, "Jones", nil)
-	slices.Sort(ids)
-	fmt.Println(len(ids), slices.Contains(ids, patterns.ID("Sales", "000152")), slices.Contains(ids, patterns.ID("Marketing", "000223")))
-	// Output: 2 true true
-}
-
-// A last-name list kept as one blob per value (option 1 of the guide):
-// each change is a read and a conditional write of that blob.
-func ExampleBlobIndex() {
-	ctx := context.Background()
-	blobs := fake.NewBlobService(nil)
-	bc := blobs.NewClient(nil)
-	_, _ = bc.CreateContainer(ctx, "indexes", nil)
-	byLastName, err := patterns.NewBlobIndex(bc, "indexes", "lname/")
-	if err != nil {
-		panic(err)
+	for _, index := range []string{"lastname", "lastname-blobs"} {
+		ids, _ := employees.IDs(ctx, index, "", "Jones", nil)
+		fmt.Println(index, len(ids))
 	}
-	_ = byLastName.Add(ctx, "Jones", "000152", nil)
-	_ = byLastName.Add(ctx, "Jones", "000223", nil)
-	_ = byLastName.Remove(ctx, "Jones", "000152", nil)
-	ids, _ := byLastName.IDs(ctx, "Jones", nil)
-	fmt.Println(ids, blobs.Names("indexes")) // the value is tuple-encoded in the name
-	// Output: [000223] [lname/Jones!]
+	// Output:
+	// lastname 2
+	// lastname-blobs 2
 }

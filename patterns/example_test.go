@@ -3,6 +3,7 @@ package patterns_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/patterns"
@@ -16,7 +17,9 @@ type Employee struct {
 	Email     string
 }
 
-func ExampleIntraPartitionIndex() {
+// A unique email copy in the employee's partition, written in the
+// employee's transaction and read back by Lookup.
+func ExampleModel_Lookup() {
 	ctx := context.Background()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Employees", nil)
@@ -26,10 +29,9 @@ func ExampleIntraPartitionIndex() {
 	if err != nil {
 		panic(err)
 	}
-	employees, err := patterns.NewIntraPartitionIndex[Employee](employeeTable, "empid_", []patterns.IndexDef[Employee]{
+	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	}, nil)
-
+	}})
 	if err != nil {
 		panic(err)
 	}
@@ -48,7 +50,9 @@ func ExampleIntraPartitionIndex() {
 	// requests: 2
 }
 
-func ExampleIndexEntities() {
+// Index entities in the employees' partition (the guide's option 2): a
+// last name's list of RowKeys, changed in each employee's transaction.
+func ExampleModel_IDs() {
 	ctx := context.Background()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Employees", nil)
@@ -58,20 +62,58 @@ func ExampleIndexEntities() {
 	if err != nil {
 		panic(err)
 	}
-	byLastName, err := patterns.NewIndexEntities[Employee](employeeTable, "lname_", func(e *Employee) string { return e.LastName }, nil)
+	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Lists: []patterns.ListDef[Employee]{
+		{Name: "lastname", Prefix: "lname_", Value: func(e *Employee) string { return e.LastName }},
+	}})
 	if err != nil {
 		panic(err)
 	}
 	for _, id := range []string{"000152", "000223"} {
-		if _, err := byLastName.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, LastName: "Jones"}, nil); err != nil {
+		if err := employees.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_" + id}, LastName: "Jones"}, nil); err != nil {
 			panic(err)
 		}
 	}
-	ids, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
+	ids, err := employees.IDs(ctx, "lastname", "Sales", "Jones", nil)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(ids)
 	// Output:
-	// [000152 000223]
+	// [{Sales empid_000152} {Sales empid_000223}]
+}
+
+// A non-unique first-name copy that stores two properties: Find reads the
+// copies of a value, then each employee whole.
+func ExampleModel_Find() {
+	ctx := context.Background()
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("Employees", nil)
+	_, _ = client.CreateTable(ctx, nil)
+
+	employeeTable, err := table.New[Employee](client, nil)
+	if err != nil {
+		panic(err)
+	}
+	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
+		{Name: "first", Prefix: "first_", Value: func(e *Employee) string { return e.FirstName }, Project: []string{"FirstName", "LastName"}},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	for i, last := range []string{"Jones", "Hall", "Cao"} {
+		e := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", i)}, FirstName: "Ann", LastName: last, Email: strings.ToLower(last) + "@contoso.com"}
+		if err := employees.Add(ctx, e, nil); err != nil {
+			panic(err)
+		}
+	}
+	for e, err := range employees.Find(ctx, "first", "Sales", "Ann", nil) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(e.RowKey, e.LastName, e.Email)
+	}
+	// Output:
+	// empid_000000 Jones jones@contoso.com
+	// empid_000001 Hall hall@contoso.com
+	// empid_000002 Cao cao@contoso.com
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +15,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -34,7 +33,7 @@ const maxChunks = 15
 const maxListUnits = maxChunks * chunkUnits
 
 // IndexEntitiesOptions configure IndexEntities. nil means the defaults.
-type IndexEntitiesOptions struct {
+type indexEntitiesOptions struct {
 	// MaxListUnits caps the JSON ID list of one index entity, in UTF-16
 	// units; a list that would outgrow it continues in another index
 	// entity of the same value. Default (0) and maximum: what one entity
@@ -70,7 +69,7 @@ type IndexEntitiesOptions struct {
 // them and a lookup is still one range query. (The alternative, the blob
 // of option 1, gives up that consistency; it belongs with the
 // cross-partition patterns.)
-type IndexEntities[T any] struct {
+type indexEntities[T any] struct {
 	tbl    *table.Table[T]
 	raw    *table.Table[table.Entity] // the same table, for index entities
 	client table.Client
@@ -85,15 +84,8 @@ type IndexEntities[T any] struct {
 	tr      trace.OpTracer
 }
 
-// NewIndexEntities indexes T by value(v) under RowKeys that start with
-// prefix, in tbl (whose codec, encryption, name, logger and tracing the
-// index entities share). No request is sent.
-func NewIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
-	return newIndexEntities(tbl, prefix, value, opts)
-}
-
 // newIndexEntities is NewIndexEntities, also used by the entity model.
-func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *IndexEntitiesOptions) (*IndexEntities[T], error) {
+func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *indexEntitiesOptions) (*indexEntities[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: IndexEntities needs a table", ErrBadDefinition)
 	}
@@ -104,7 +96,7 @@ func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) 
 	if err := keys.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
-	x := &IndexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: maxListUnits,
+	x := &indexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: maxListUnits,
 		retry: listRetry(), par: 8}
 	if opts != nil {
 		if opts.MaxListUnits < 0 || opts.MaxListUnits > maxListUnits {
@@ -131,9 +123,6 @@ func listRetry() table.RetryOptions {
 	return table.RetryOptions{MaxAttempts: 64, BaseDelay: 5 * time.Millisecond, MaxDelay: 500 * time.Millisecond}
 }
 
-// Table is the typed table of the indexed entities.
-func (x *IndexEntities[T]) Table() *table.Table[T] { return x.tbl }
-
 // indexPart is one index entity as read.
 type indexPart struct {
 	rowKey string
@@ -141,7 +130,7 @@ type indexPart struct {
 	ids    []string
 }
 
-func (x *IndexEntities[T]) valuePrefix(value string) (string, error) {
+func (x *indexEntities[T]) valuePrefix(value string) (string, error) {
 	enc, err := keys.EncodeTuple(value)
 	if err != nil {
 		return "", err
@@ -149,7 +138,7 @@ func (x *IndexEntities[T]) valuePrefix(value string) (string, error) {
 	return x.prefix + enc, nil
 }
 
-func (x *IndexEntities[T]) partKey(value string, n int) (string, error) {
+func (x *indexEntities[T]) partKey(value string, n int) (string, error) {
 	p, err := x.valuePrefix(value)
 	if err != nil {
 		return "", err
@@ -167,7 +156,7 @@ func (x *IndexEntities[T]) partKey(value string, n int) (string, error) {
 
 // read returns every index entity of value, in part order: one request.
 // op names the operation in errors.
-func (x *IndexEntities[T]) read(ctx context.Context, op, pk, value string) ([]indexPart, error) {
+func (x *indexEntities[T]) read(ctx context.Context, op, pk, value string) ([]indexPart, error) {
 	p, err := x.valuePrefix(value)
 	if err != nil {
 		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
@@ -219,7 +208,7 @@ var errPartFull = errors.New("patterns: the ID list outgrows its index entity")
 // list takes more than limit UTF-16 units. The IDs are RowKeys, which the
 // keys' validation keeps valid UTF-8, or IDs RemoteIndexEntities.Add
 // checked; an invalid one is still refused rather than stored as another.
-func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string, limit int) (*table.Entity, error) {
+func (x *indexEntities[T]) encodePart(pk, rk, value string, ids []string, limit int) (*table.Entity, error) {
 	list, err := idlist.Encode(ids)
 	if err != nil {
 		return nil, err
@@ -236,7 +225,7 @@ func (x *IndexEntities[T]) encodePart(pk, rk, value string, ids []string, limit 
 }
 
 // addTo returns the operation that puts id into value's list.
-func (x *IndexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch.Op, error) {
+func (x *indexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch.Op, error) {
 	if len(parts) > 0 {
 		last := parts[len(parts)-1]
 		e, err := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id), x.max)
@@ -280,7 +269,7 @@ func partNumber(rk string) (int, error) {
 
 // removeFrom returns the operation that takes id out of value's list, or
 // nil when no part holds it. A part left empty is deleted.
-func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (*batch.Op, error) {
+func (x *indexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (*batch.Op, error) {
 	for _, p := range parts {
 		i := slices.Index(p.ids, id)
 		if i < 0 {
@@ -305,74 +294,6 @@ func (x *IndexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 	return nil, nil
 }
 
-// transact runs round with retries on lost races on index entities. A
-// failure of the entity's own operation (at index 0) is not a race: it
-// ends the loop with that error. It returns the rounds it took, as
-// table.RetryOnConflict does: 1 without contention.
-func (x *IndexEntities[T]) transact(ctx context.Context, round func() (*batch.Transaction, error)) (int, error) {
-	var final error
-	attempts, err := table.RetryOnConflict(ctx, func(int) error {
-		tx, err := round()
-		if err != nil {
-			return err
-		}
-		if tx == nil {
-			return nil
-		}
-		_, err = tx.Submit(ctx, x.client, nil)
-		var te *batch.TransactionError
-		if errors.As(err, &te) && te.Index == 0 {
-			final = err
-			return nil
-		}
-		return err
-	}, &x.retry)
-	if err == nil {
-		err = final
-	}
-	return attempts, err
-}
-
-// Add inserts v and adds its RowKey to the index entity of its value, in
-// one transaction: a read of the index entity, then the transaction (two
-// requests without contention). It fails with table.ErrAlreadyExists if v
-// exists; with opts.Idempotent, v already stored exactly as sent is a
-// success (one more read), as after a retry whose first response was
-// lost. nil opts means the defaults. It returns the rounds the write took,
-// 1 without contention (a lost race on the index entity reads it again),
-// as Remove and Change do.
-func (x *IndexEntities[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (attempts int, err error) {
-	ctx, end := x.tr.Start(ctx, opIndexEntitiesAdd, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	if v == nil {
-		return 0, &table.InputError{Op: opIndexEntitiesAdd, Rule: table.ErrNilValue}
-	}
-	m := x.tbl.Meta(v)
-	value := x.value(v)
-	st, err := x.transact(ctx, func() (*batch.Transaction, error) {
-		tx := batch.NewTransaction(nil)
-		if err := tx.Append(batch.Add(v)); err != nil {
-			return nil, err
-		}
-		parts, err := x.read(ctx, opIndexEntitiesAdd, m.PartitionKey, value)
-		if err != nil {
-			return nil, err
-		}
-		if containsID(parts, m.RowKey) {
-			return tx, nil
-		}
-		op, err := x.addTo(m.PartitionKey, value, m.RowKey, parts)
-		if err != nil {
-			return nil, err
-		}
-		return tx, tx.Append(op)
-	})
-	if err != nil && storedAlready(ctx, x.tbl, v, err, opts) {
-		err = nil
-	}
-	return st, err
-}
-
 func containsID(parts []indexPart, id string) bool {
 	for _, p := range parts {
 		if slices.Contains(p.ids, id) {
@@ -382,126 +303,7 @@ func containsID(parts []indexPart, id string) bool {
 	return false
 }
 
-// Remove deletes v (guarded by its ETag when it has one) and takes its
-// RowKey out of its value's index entity, in one transaction: a read and
-// the transaction.
-func (x *IndexEntities[T]) Remove(ctx context.Context, v *T, options *WriteOptions) (attempts int, err error) {
-	ctx, end := x.tr.Start(ctx, opIndexEntitiesRemove, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	if v == nil {
-		return 0, &table.InputError{Op: opIndexEntitiesRemove, Rule: table.ErrNilValue}
-	}
-	m := x.tbl.Meta(v)
-	value := x.value(v)
-	return x.transact(ctx, func() (*batch.Transaction, error) {
-		tx := batch.NewTransaction(nil)
-		del := batch.Delete(m.PartitionKey, m.RowKey)
-		if m.ETag != "" {
-			del = batch.DeleteValue(v)
-		}
-		if err := tx.Append(del); err != nil {
-			return nil, err
-		}
-		parts, err := x.read(ctx, opIndexEntitiesRemove, m.PartitionKey, value)
-		if err != nil {
-			return nil, err
-		}
-		op, err := x.removeFrom(m.PartitionKey, value, m.RowKey, parts)
-		if err != nil || op == nil {
-			return tx, err
-		}
-		return tx, tx.Append(*op)
-	})
-}
-
-// Change writes next over prev (guarded by prev's ETag) and, when the
-// indexed value changed, moves the RowKey from the old value's index entity
-// to the new one's: three entities in one transaction, after reading both
-// index entities (three requests; one when the value did not change). A
-// transaction whose answer was lost meets 412 on the SDK's retry; with
-// opts.Idempotent Change settles it by reading the primary (one more
-// request): stored exactly as next, the change counts as this call's, and
-// next gets the stored ETag.
-func (x *IndexEntities[T]) Change(ctx context.Context, prev, next *T, options *ChangeOptions) (attempts int, err error) {
-	ctx, end := x.tr.Start(ctx, opIndexEntitiesChange, partitionOf(x.tbl, next), 1)
-	defer func() { end(err) }()
-	if prev == nil || next == nil {
-		return 0, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrNilValue}
-	}
-	pm, nm := x.tbl.Meta(prev), x.tbl.Meta(next)
-	if pm.PartitionKey != nm.PartitionKey || pm.RowKey != nm.RowKey {
-		return 0, &table.InputError{Op: opIndexEntitiesChange, Rule: table.ErrInvalidValue, Detail: "prev and next are different entities"}
-	}
-	if pm.ETag == "" {
-		return 0, &table.InputError{Op: opIndexEntitiesChange, Field: "ETag", Rule: table.ErrNoETag, Detail: "prev must be the stored entity, with its ETag"}
-	}
-	callerETag := nm.ETag
-	nm.ETag = pm.ETag // the guard: the version the change was made from
-	oldV, newV := x.value(prev), x.value(next)
-	st, err := x.transact(ctx, func() (*batch.Transaction, error) {
-		tx := batch.NewTransaction(nil)
-		if err := tx.Append(batch.Update(next, table.Replace)); err != nil {
-			return nil, err
-		}
-		if oldV == newV {
-			return tx, nil
-		}
-		oldParts, err := x.read(ctx, opIndexEntitiesChange, pm.PartitionKey, oldV)
-		if err != nil {
-			return nil, err
-		}
-		newParts, err := x.read(ctx, opIndexEntitiesChange, pm.PartitionKey, newV)
-		if err != nil {
-			return nil, err
-		}
-		op, err := x.removeFrom(pm.PartitionKey, oldV, pm.RowKey, oldParts)
-		if err != nil {
-			return nil, err
-		}
-		if op != nil {
-			if err := tx.Append(*op); err != nil {
-				return nil, err
-			}
-		}
-		if !containsID(newParts, pm.RowKey) {
-			op, err := x.addTo(pm.PartitionKey, newV, pm.RowKey, newParts)
-			if err != nil {
-				return nil, err
-			}
-			if err := tx.Append(op); err != nil {
-				return nil, err
-			}
-		}
-		return tx, nil
-	})
-	// With Idempotent, a 412 at the primary may be this very change: its
-	// transaction committed, its answer was lost, and the SDK's retry met
-	// the ETag the change itself moved. The transaction is atomic, so if
-	// the primary is stored exactly as next, the index parts changed with
-	// it: a success (one more request). Stored also gives next the stored
-	// ETag.
-	var te *batch.TransactionError
-	if options != nil && options.Idempotent && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusPreconditionFailed {
-		if ok, rerr := tableio.For(x.tbl).Stored(ctx, next); rerr == nil && ok {
-			return st, nil
-		}
-	}
-	if err != nil {
-		nm.ETag = callerETag
-	}
-	return st, err
-}
-
-// Lookup returns the RowKeys of the entities with value in a partition:
-// one range query over the value's index entities (one request, unless the
-// list spans so many parts that the service pages it). It is a range
-// query, not a point query, because a long list continues in further
-// parts, which a single read would miss.
-func (x *IndexEntities[T]) Lookup(ctx context.Context, partitionKey, value string, options *ReadOptions) ([]string, error) {
-	return x.lookup(ctx, opIndexEntitiesLookup, partitionKey, value)
-}
-
-func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
+func (x *indexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
@@ -519,8 +321,8 @@ func (x *IndexEntities[T]) lookup(ctx context.Context, op, partitionKey, value s
 // LookupEntities returns the entities with value: Lookup, then one point
 // query per ID, LookupParallelism at a time, in the order of the list.
 // IDs whose entity has gone are skipped.
-func (x *IndexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *ReadOptions) ([]*T, error) {
-	ids, err := x.Lookup(ctx, partitionKey, value, nil)
+func (x *indexEntities[T]) LookupEntities(ctx context.Context, partitionKey, value string, options *ReadOptions) ([]*T, error) {
+	ids, err := x.lookup(ctx, opModelLookupEntities, partitionKey, value)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +367,7 @@ type listState struct {
 // prefix are this index's entities; the primaries are the rows under the
 // primary prefix (within a Model) or, alone, every row that no index of
 // this package wrote (copies and other lists are left alone).
-func (x *IndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+func (x *indexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
 	if err := checkVerifyOptions(opIndexEntitiesVerify, opts); err != nil {
 		return nil, err
 	}
@@ -581,7 +383,7 @@ func (x *IndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*In
 }
 
 // verifyPartition adds to r what the rows of one partition show.
-func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
+func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
 	lists := map[string]*listState{}
 	list := func(value string) *listState {
 		l := lists[value]
@@ -659,7 +461,7 @@ func (x *IndexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 // that changed since (an Add, Remove or Change) makes that value's repair
 // fail instead of losing the change: run Verify again. The values of a
 // partition share transactions (see RepairOptions).
-func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
+func (x *indexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
 	if err := checkReport(opIndexEntitiesRepair, x, r); err != nil {
 		return RepairSummary{}, err
 	}
@@ -683,7 +485,7 @@ func (x *IndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *Rep
 // relist is the operations that make one value's index entities hold
 // exactly l.want: the parts renumbered from 0, each filled as far as it
 // holds, the old ones updated or deleted under their ETags.
-func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
+func (x *indexEntities[T]) relist(l *listState) (repairGroup, error) {
 	var g repairGroup
 	pk := l.pk
 	// Chunk the list greedily into parts that fit.
@@ -737,22 +539,11 @@ func (x *IndexEntities[T]) relist(l *listState) (repairGroup, error) {
 	return g, nil
 }
 
-// ChangeOptions configure IndexEntities.Change; nil means the defaults.
-type ChangeOptions struct {
-	// Idempotent makes a 412 at the primary a success when the primary is
-	// stored exactly as next (one more request, a read): what the SDK's
-	// retry meets after the first attempt's transaction committed and its
-	// answer was lost. Without it such a 412 is reported, as for any stale
-	// prev: a repeated Change from the same prev cannot be told from a lost
-	// answer. Default: false, as in table.AddOptions.Idempotent.
-	Idempotent bool
-}
-
 // appendIDs returns the operations that add ids to value's list, as they
 // stand after parts: the last part filled as far as it holds, then new
 // parts; each part changed once (its last state), guarded by the ETag it
 // was read at. IDs already listed are left.
-func (x *IndexEntities[T]) appendIDs(pk, value string, ids []string, parts []indexPart) ([]batch.Op, error) {
+func (x *indexEntities[T]) appendIDs(pk, value string, ids []string, parts []indexPart) ([]batch.Op, error) {
 	type state struct {
 		indexPart
 		existed, changed bool

@@ -23,7 +23,7 @@ func TestFullIndexEntityFitsTheService(t *testing.T) {
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	x, err := NewIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", func(p *person) string { return p.LastName }, nil)
+	x, err := newIndexEntities[person](tableOf(table.New[person](client, nil)), "lname_", func(p *person) string { return p.LastName }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ type staffer struct {
 
 // backfillOfFive adds five employees, then a unique email index over them:
 // Verify reports five missing copies.
-func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *IntraPartitionIndex[staffer], *IndexReport) {
+func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *intraPartitionIndex[staffer], *IndexReport) {
 	t.Helper()
 	ctx := t.Context()
 	svc := fake.NewTableService(nil)
@@ -78,7 +78,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *I
 			t.Fatal(err)
 		}
 	}
-	idx, err := NewIntraPartitionIndex[staffer](tableOf(table.New[staffer](client, nil)), "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}, nil)
+	idx, err := newIntraPartitionIndex[staffer](tableOf(table.New[staffer](client, nil)), "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"iter"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"log/slog"
 	"maps"
 	"slices"
@@ -17,35 +17,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/msgtype"
-	"github.com/tablekit/tablekit/internal/redact"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
-
-// CrossIndexDef defines one index of an InterPartitionIndex: a copy of each
-// entity under another PartitionKey, in the primary's table or another.
-type CrossIndexDef[T any] struct {
-	// Name identifies the index in lookups and reports.
-	Name string
-	// Table is the table that holds the copies, as raw entities; nil means
-	// the primaries' table (its Entities view).
-	Table *table.Table[table.Entity]
-	// PartitionKey is the copy's PartitionKey (the guide's "email_" and the
-	// department: "email_Sales").
-	PartitionKey func(v *T) string
-	// Value is the indexed value (the email); "" means v has no copy in
-	// this index. Values are not unique: an index kept through a queue
-	// cannot refuse a write whose value another partition's primary holds,
-	// so every primary has a copy of its own, whose RowKey is the tuple of
-	// the value and a digest of the primary's keys (crossRowKey). Lookup
-	// of a value that several primaries hold names them all
-	// (*SharedValueError); Range returns them all.
-	Value func(v *T) string
-	// Project lists the properties a copy stores; nil stores them all.
-	Project []string
-}
 
 // messageType is the type of an index's messages: "<base>.v1" for an
 // unnamed index, "<base>.<name>.v1" otherwise, checked by the consistency
@@ -84,10 +59,14 @@ type copyAddr struct {
 // the time from Put to the message's handling (the queue's latency, or the
 // publish delay after a crash); after the queue drains, the copies equal the
 // primaries, which a test shows under redelivery and faults.
-type InterPartitionIndex[T any] struct {
+type interPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	primary string // the primaries' RowKey prefix within a Model; "" alone
-	defs    []CrossIndexDef[T]
+	// local are the RowKey prefixes of the model's copies in the primaries'
+	// partitions: rows of the primaries' table that name an owner of their
+	// own partition under one of them are those copies, not cross copies.
+	local   []string
+	defs    []IndexDef[T]
 	copies  []*table.Table[table.Entity]
 	project []map[string]bool
 	byName  map[string]int
@@ -99,7 +78,7 @@ type InterPartitionIndex[T any] struct {
 }
 
 // InterPartitionIndexOptions configure an InterPartitionIndex.
-type InterPartitionIndexOptions struct {
+type interPartitionIndexOptions struct {
 	// Name names the index in its message type ("tablekit.index.<Name>.v1",
 	// see MessageType), so several indexes can share one queue and one
 	// worker; letters, digits, "_", "-" and ".". Default: "", and the
@@ -121,15 +100,9 @@ type InterPartitionIndexOptions struct {
 	Logger *slog.Logger
 }
 
-// NewInterPartitionIndex defines the indexes of T, whose primaries live in
-// tbl; updates travel on queue. No request is sent.
-func NewInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
-	return newInterPartitionIndex(tbl, queue, defs, opts)
-}
-
 // newInterPartitionIndex is NewInterPartitionIndex, also used by the
 // entity model.
-func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []CrossIndexDef[T], opts *InterPartitionIndexOptions) (*InterPartitionIndex[T], error) {
+func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []IndexDef[T], opts *interPartitionIndexOptions) (*interPartitionIndex[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: InterPartitionIndex needs the primaries' table", ErrBadDefinition)
 	}
@@ -141,7 +114,7 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 	if slices.Contains(props, indexOfProperty) {
 		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, indexOfProperty)
 	}
-	x := &InterPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
+	x := &interPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
 	var name string
 	if opts != nil {
 		if opts.PublishDelay > 0 {
@@ -185,13 +158,6 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 	return x, nil
 }
 
-// Table is the typed table of the primaries.
-func (x *InterPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
-
-// MessageType is the type of this index's messages: register Handle under
-// it (Worker.Handle(x.MessageType(), x.Handle)).
-func (x *InterPartitionIndex[T]) MessageType() string { return x.msgType }
-
 // ownerDigestBytes is how much of the SHA-256 of a primary's reference
 // a copy's RowKey carries: 96 bits, 24 hex digits.
 const ownerDigestBytes = 12
@@ -207,17 +173,9 @@ func crossRowKey(value, pk, rk string) (string, error) {
 	return keys.EncodeTuple(value, hex.EncodeToString(sum[:ownerDigestBytes]))
 }
 
-// CrossCopyRowKey is the RowKey of the copy that the primary
-// (partitionKey, rowKey) has of value in a CrossIndexDef's index (in the
-// PartitionKey the def gives it), for operators and tests that address
-// copies directly.
-func CrossCopyRowKey(value, partitionKey, rowKey string) (string, error) {
-	return crossRowKey(value, partitionKey, rowKey)
-}
-
 // addrs are v's copies, one per index (zero addr for none); op names the
 // operation in errors.
-func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
+func (x *interPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	out := make([]copyAddr, len(x.defs))
 	m := x.tbl.Meta(v)
 	for i, d := range x.defs {
@@ -239,133 +197,7 @@ func (x *InterPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 	return out, nil
 }
 
-// Put writes the primary and has its copies brought along: enqueue a
-// hidden message, write the primary, show the message (three requests; four
-// without opts.Current). A crash after the enqueue leaves a message that
-// appears after PublishDelay and converges to whatever the primary is then.
-func (x *InterPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, opInterPartitionIndexPut, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	if v == nil {
-		return &table.InputError{Op: opInterPartitionIndexPut, Rule: table.ErrNilValue}
-	}
-	next, err := x.addrs(opInterPartitionIndexPut, v)
-	if err != nil {
-		return err
-	}
-	if _, err := x.tbl.Encode(v); err != nil {
-		return err // refuse a bad entity before the message goes out
-	}
-	m := x.tbl.Meta(v)
-	var cur *T
-	if opts != nil && opts.Current != nil {
-		cm := x.tbl.Meta(opts.Current)
-		if err := checkCurrent(opInterPartitionIndexPut, m.PartitionKey, m.RowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
-			return err
-		}
-		cur = opts.Current
-	} else if got, err := x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil); err == nil {
-		cur = got
-	} else if !table.Is(err, table.ErrNotFound) {
-		return err
-	}
-	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
-	if cur != nil {
-		prev, err := x.addrs(opInterPartitionIndexPut, cur)
-		if err != nil {
-			return err
-		}
-		for i := range prev {
-			if prev[i].RK != "" && prev[i] != next[i] {
-				msg.Stale = append(msg.Stale, prev[i])
-			}
-		}
-	}
-	return x.publish(ctx, msg, func() error {
-		if cur != nil && x.tbl.Meta(cur).ETag != "" {
-			m.ETag = x.tbl.Meta(cur).ETag
-			return x.tbl.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace})
-		}
-		return x.tbl.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
-	})
-}
-
-// Delete removes the primary and has its copies removed: the same three
-// steps as Put, and no read. The copies removed are the ones the stored
-// entity's values call for: those of opts.Current when given, else v's,
-// so pass the entity as stored. The delete is guarded by opts.Current's
-// ETag, else by v's when it has one (table.ErrPreconditionFailed if the
-// entity changed since; the message then converges to the unchanged
-// entity). A missing primary is table.ErrNotFound, or a success with
-// opts.IfExists; either way the message removes any copy left behind.
-func (x *InterPartitionIndex[T]) Delete(ctx context.Context, v *T, opts *DeleteOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, opInterPartitionIndexDelete, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	if v == nil {
-		return &table.InputError{Op: opInterPartitionIndexDelete, Rule: table.ErrNilValue}
-	}
-	m := x.tbl.Meta(v)
-	if err := validKeys(opInterPartitionIndexDelete, m.PartitionKey, "RowKey", m.RowKey); err != nil {
-		return err // before the message goes out: its handler could never read the entity
-	}
-	stored, etag := v, m.ETag
-	if opts != nil && opts.Current != nil {
-		cm := x.tbl.Meta(opts.Current)
-		if err := checkCurrent(opInterPartitionIndexDelete, m.PartitionKey, m.RowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
-			return err
-		}
-		stored, etag = opts.Current, cm.ETag
-	}
-	prev, err := x.addrs(opInterPartitionIndexDelete, stored)
-	if err != nil {
-		return err
-	}
-	msg := indexMessage{PK: m.PartitionKey, RK: m.RowKey}
-	for _, a := range prev {
-		if a.RK != "" {
-			msg.Stale = append(msg.Stale, a)
-		}
-	}
-	return x.publish(ctx, msg, func() error {
-		// A missing primary fails the write (not found, unless IfExists)
-		// and leaves the message, which removes any copy left behind.
-		do := &table.DeleteOptions{IfExists: opts != nil && opts.IfExists}
-		if etag != "" {
-			do.IfMatch = &etag
-		}
-		return x.tbl.Delete(ctx, m.PartitionKey, m.RowKey, do)
-	})
-}
-
-// publish sends msg around write (see consistency.Sender.SendAround).
-func (x *InterPartitionIndex[T]) publish(ctx context.Context, msg indexMessage, write func() error) error {
-	return x.sender.SendAround(ctx, x.msgType, messageKey(msg.PK, msg.RK), msg, x.delay, write, nil)
-}
-
-// Handle is the consistency.Handler for MessageType: it reads the primary
-// and makes every copy match it, deleting the copies the message names as
-// stale when they still belong to this primary. A message of another type
-// (another index's) is refused as permanent, never applied to this index.
-func (x *InterPartitionIndex[T]) Handle(ctx context.Context, m *consistency.Message) (err error) {
-	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandle, "", 1)
-	defer func() { end(err) }()
-	if m.Type != x.msgType {
-		return consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.Handle: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
-	}
-	var msg indexMessage
-	if err := m.Decode(&msg); err != nil {
-		return err
-	}
-	if err := x.converge(ctx, msg.PK, msg.RK, msg.Stale); err != nil {
-		if x.log != nil {
-			x.log.WarnContext(ctx, "tablekit: InterPartitionIndex.Handle could not converge the copies; the message returns to the queue", "type", x.msgType, "partition", msg.PK, "row", msg.RK, "error", redact.Error(err))
-		}
-		return err
-	}
-	return nil
-}
-
-func (x *InterPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
+func (x *interPartitionIndex[T]) converge(ctx context.Context, pk, rk string, stale []copyAddr) error {
 	v, err := x.tbl.Get(ctx, pk, rk, nil)
 	if table.Is(err, table.ErrNotFound) {
 		v = nil
@@ -394,7 +226,7 @@ type wantedCopy struct {
 
 // wanted is the copies v calls for (none when v is nil: the primary is
 // gone).
-func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
+func (x *interPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -418,7 +250,7 @@ func (x *InterPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
 
 // removeStale removes the copies a previous version had and v (nil: gone)
 // no longer calls for, each only while it still belongs to (pk, rk).
-func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string, v *T, stale []copyAddr) error {
+func (x *interPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string, v *T, stale []copyAddr) error {
 	want := make([]copyAddr, len(x.defs))
 	if v != nil {
 		var err error
@@ -438,13 +270,13 @@ func (x *InterPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string,
 }
 
 // copyOf is v's copy in index i, at a.
-func (x *InterPartitionIndex[T]) copyOf(i int, v *T, a copyAddr) (*table.Entity, error) {
+func (x *interPartitionIndex[T]) copyOf(i int, v *T, a copyAddr) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
 	return copyEntity(x.tbl, v, x.project[i], a.PK, a.RK, ownerRef(m.PartitionKey, m.RowKey))
 }
 
 // decodeCopy decodes a copy into T under its primary's keys (no ETag).
-func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
+func (x *interPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 	ref, _ := ownerOf(e)
 	pk, rk, ok := ownerKeys(ref)
 	if !ok {
@@ -460,7 +292,7 @@ func (x *InterPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // *SharedValueError naming them. The query also reads a copy stored at
 // the value itself, the RowKey of copies written before each owner had
 // its own row (Verify reports those, and Repair rewrites them).
-func (x *InterPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
+func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
@@ -539,33 +371,6 @@ func validKeys(op, pk, rkField, rk string) error {
 	return nil
 }
 
-// Range returns the entities whose copies in an index partition have values
-// in [lo, hi) (hi "" for no bound), in value order, every owner of a value
-// (in the order of their digests): one query per page.
-func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *ReadOptions) iter.Seq2[*T, error] {
-	i, ok := x.byName[index]
-	if !ok {
-		return errSeq[T](fmt.Errorf("%w: %q", ErrUnknownIndex, index))
-	}
-	upper := ""
-	if hi != "" {
-		upper = tupleComponentPrefix(hi)
-	}
-	f := table.RowRange(partitionKey, tupleComponentPrefix(lo), upper)
-	return func(yield func(*T, error) bool) {
-		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: f}) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			v, err := x.decodeCopy(c)
-			if !yield(v, err) || err != nil {
-				return
-			}
-		}
-	}
-}
-
 // Verify reads the primaries of opts.Partition (all of them when it is "")
 // and every copy in the indexes' tables, and reports missing, orphaned and
 // stale copies. Index rows kept in the primaries' own table (copies, which
@@ -573,7 +378,7 @@ func (x *InterPartitionIndex[T]) Range(ctx context.Context, index, partitionKey,
 // partition's Verify judges every copy whose owner is in that partition,
 // so it finds the orphans of primaries deleted there as a whole-table
 // Verify does.
-func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+func (x *interPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
 	if err := checkVerifyOptions(opInterPartitionIndexVerify, opts); err != nil {
 		return nil, err
 	}
@@ -629,6 +434,9 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 			}
 			tick()
 			of, _ := ownerOf(c)
+			if x.defs[i].Table == nil && x.isLocalCopy(c, of) {
+				continue
+			}
 			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
 			v, ok := expected[a]
 			if !ok {
@@ -669,8 +477,26 @@ func (x *InterPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 	return r, nil
 }
 
+// isLocalCopy reports a row of the primaries' table that is a copy in its
+// owner's partition (the model's Copies), whose owner reference is of.
+func (x *interPartitionIndex[T]) isLocalCopy(c *table.Entity, of string) bool {
+	pk, _, ok := ownerKeys(of)
+	if !ok {
+		pk = c.PartitionKey // a copy naming its owner by RowKey alone is of its partition
+	}
+	if pk != c.PartitionKey {
+		return false
+	}
+	for _, p := range x.local {
+		if strings.HasPrefix(c.RowKey, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // reportName names the index in its reports: its indexes' names.
-func (x *InterPartitionIndex[T]) reportName() string {
+func (x *interPartitionIndex[T]) reportName() string {
 	names := make([]string, len(x.defs))
 	for i, d := range x.defs {
 		names[i] = d.Name
@@ -684,7 +510,7 @@ func (x *InterPartitionIndex[T]) reportName() string {
 // its ETag). Backfilling a new index is Verify then Repair.
 // opts.Progress, when set, is called per item fixed; PerTransaction does
 // not apply (copies in other partitions take a request each).
-func (x *InterPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
+func (x *interPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
 	if err := checkReport(opInterPartitionIndexRepair, x, r); err != nil {
 		return sum, err
 	}

@@ -29,7 +29,7 @@ const (
 // share a partition: 1 for the message's delete, plus 1/32 for the
 // dequeue, 3/32 for the reads of the primaries and 1/32 for the copies'
 // transaction.
-func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
+func (x *interPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
 	return consistency.HandleBatches(ctx, queue, poison, x.msgType, x.HandleBatch, opts)
 }
 
@@ -44,7 +44,7 @@ func (x *InterPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poiso
 // transaction is refused (a copy changed since it was read), the messages
 // behind it are applied one by one as Handle does. Every step is
 // idempotent: a message delivered again converges to the same copies.
-func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+func (x *interPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
 	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandleBatch, "", len(msgs))
 	errs := make([]error, len(msgs))
 	bodies := make([]indexMessage, len(msgs))
@@ -92,7 +92,7 @@ func (x *InterPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consis
 // calls for is overwritten instead of deleted. When a transaction is
 // refused (a copy changed since it was read), the bodies behind it are
 // applied one by one as Handle does.
-func (x *InterPartitionIndex[T]) applyCopies(ctx context.Context, bodies []indexMessage, live []bool, found map[[2]string]*T, readErrs map[string]error, errs []error) {
+func (x *interPartitionIndex[T]) applyCopies(ctx context.Context, bodies []indexMessage, live []bool, found map[[2]string]*T, readErrs map[string]error, errs []error) {
 	// What the current primaries call for, and which messages stand behind
 	// each index partition's work.
 	type group struct {

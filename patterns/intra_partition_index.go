@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -18,24 +17,40 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// IndexDef defines one secondary index of an IntraPartitionIndex.
+// IndexDef declares a copies index of a Model: a copy of each entity that
+// has a value, found by that value. In ModelOptions.Copies it is in the
+// entity's own partition (the guide's intra-partition secondary index:
+// Prefix, Unique); in ModelOptions.CrossCopies it is under another
+// PartitionKey or in another table (the inter-partition secondary index:
+// PartitionKey, Table). NewModel refuses a field of the other kind.
 type IndexDef[T any] struct {
-	// Name identifies the index in lookups and reports.
+	// Name identifies the index in reads and reports.
 	Name string
-	// Prefix starts the RowKey of every copy of this index, as the guide's
-	// "email_". No prefix may start another.
+	// Prefix (Copies) starts the RowKey of every copy of this index, as
+	// the guide's "email_". No prefix may start another.
 	Prefix string
-	// Value is the indexed value of v; "" means v has no entry in this index.
+	// Value is the indexed value of v; "" means v has no entry in this
+	// index. A CrossCopies value is not unique: an index kept through a
+	// queue cannot refuse a write whose value another partition's primary
+	// holds, so every primary has a copy of its own, whose RowKey is the
+	// tuple of the value and a digest of the primary's keys; Lookup of a
+	// value that several primaries hold names them all (*SharedValueError).
 	Value func(v *T) string
-	// Unique allows one entity per value. A copy's RowKey is then Prefix and
-	// the value (the guide's "email_jonesj@contoso.com"), so the value must
-	// be valid in a key, and writing a value another entity holds fails
-	// with *ValueTakenError. A non-unique copy's RowKey is Prefix and the
-	// tuple encoding of (value, primary id), so equal values stay distinct
-	// and any string can be indexed.
+	// Unique (Copies) allows one entity per value. A copy's RowKey is then
+	// Prefix and the value (the guide's "email_jonesj@contoso.com"), so
+	// the value must be valid in a key, and writing a value another entity
+	// holds fails with *ValueTakenError. A non-unique copy's RowKey is
+	// Prefix and the tuple encoding of (value, primary id), so equal values
+	// stay distinct and any string can be indexed.
 	Unique bool
 	// Project lists the properties a copy stores; nil stores them all.
 	Project []string
+	// PartitionKey (CrossCopies, required) is the copy's PartitionKey (the
+	// guide's "email_" and the department: "email_Sales").
+	PartitionKey func(v *T) string
+	// Table (CrossCopies) is the table that holds the copies, as raw
+	// entities; nil means the primaries' table.
+	Table *table.Table[table.Entity]
 }
 
 // IntraPartitionIndex keeps copies of each entity under other RowKeys of the
@@ -43,7 +58,7 @@ type IndexDef[T any] struct {
 // one entity group transaction, so they never disagree ("Intra-partition
 // secondary index pattern"). The primary entity's RowKey is the primary
 // prefix and its id (the guide's "empid_000123").
-type IntraPartitionIndex[T any] struct {
+type intraPartitionIndex[T any] struct {
 	tbl     *table.Table[T]
 	client  table.Client
 	raw     *table.Table[table.Entity] // the same table, for copies
@@ -52,12 +67,11 @@ type IntraPartitionIndex[T any] struct {
 	project []map[string]bool
 	byName  map[string]int
 	tr      trace.OpTracer
-	quotes  quoteGuard
 }
 
 // IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
 // defaults.
-type IntraPartitionIndexOptions struct {
+type intraPartitionIndexOptions struct {
 	// TracingProvider opens the pattern's spans (see "Tracing" in the
 	// package documentation). Default: zero, no spans.
 	TracingProvider tracing.Provider
@@ -66,19 +80,9 @@ type IntraPartitionIndexOptions struct {
 	TableName string
 }
 
-// NewIntraPartitionIndex defines the indexes of T in tbl, whose codec,
-// encryption, name, logger and tracing the copies share. Every rule is
-// checked here, before any request: prefixes non-empty and none the start
-// of another, names unique, projections naming T's properties, and the
-// largest transaction a change can need (the entity, plus a delete and a
-// write per index) within the service's 100 operations.
-func NewIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
-	return newIntraPartitionIndex(tbl, primaryPrefix, defs, opts)
-}
-
 // newIntraPartitionIndex is NewIntraPartitionIndex, also used by the
 // entity model.
-func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *IntraPartitionIndexOptions) (*IntraPartitionIndex[T], error) {
+func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *intraPartitionIndexOptions) (*intraPartitionIndex[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: IntraPartitionIndex needs a table", ErrBadDefinition)
 	}
@@ -94,7 +98,7 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 		return nil, bad("%s is a field of the type; it is reserved for index copies", indexOfProperty)
 	}
 	prefixes := []string{primaryPrefix}
-	x := &IntraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
+	x := &intraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
 	if opts != nil {
 		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 	}
@@ -141,10 +145,7 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 	return x, nil
 }
 
-// Table is the typed table of the primary entities.
-func (x *IntraPartitionIndex[T]) Table() *table.Table[T] { return x.tbl }
-
-func (x *IntraPartitionIndex[T]) primaryID(op string, m *table.Meta) (string, error) {
+func (x *intraPartitionIndex[T]) primaryID(op string, m *table.Meta) (string, error) {
 	id, ok := strings.CutPrefix(m.RowKey, x.primary)
 	if !ok {
 		return "", &table.InputError{Op: op, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the prefix %q", m.RowKey, x.primary)}
@@ -153,7 +154,7 @@ func (x *IntraPartitionIndex[T]) primaryID(op string, m *table.Meta) (string, er
 }
 
 // copyKey is the RowKey of v's copy in index i, or "" when v has none.
-func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error) {
+func (x *intraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error) {
 	d := x.defs[i]
 	val := d.Value(v)
 	if val == "" {
@@ -177,23 +178,8 @@ func (x *IntraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error)
 	return d.Prefix + enc, nil
 }
 
-// refuseQuotes refuses, before any request, keys of v that the batch
-// updates of its later changes could not send on the index's client (see
-// quoteGuard): its primary's keys and its copies' RowKeys (copies, as
-// plan gives them).
-func (x *IntraPartitionIndex[T]) refuseQuotes(op string, v *T, copies []string) error {
-	m := x.tbl.Meta(v)
-	ks := []quotedKey{{x.client, "PartitionKey", m.PartitionKey}, {x.client, "RowKey", m.RowKey}}
-	for i, rk := range copies {
-		if rk != "" {
-			ks = append(ks, quotedKey{x.client, x.defs[i].Name, rk})
-		}
-	}
-	return x.quotes.check(op, ks...)
-}
-
 // copyOf is v's copy for index i under RowKey rk.
-func (x *IntraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
+func (x *intraPartitionIndex[T]) copyOf(i int, v *T, rk string) (*table.Entity, error) {
 	m := x.tbl.Meta(v)
 	return copyEntity(x.tbl, v, x.project[i], m.PartitionKey, rk, ownerRef(m.PartitionKey, m.RowKey))
 }
@@ -209,7 +195,7 @@ func copyOp(c *table.Entity, mustBeNew bool) batch.Op {
 
 // plan is the copies a value needs: RowKey per index ("" for none). op
 // names the operation in errors.
-func (x *IntraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
+func (x *intraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 	if v == nil {
 		return nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
@@ -227,65 +213,6 @@ func (x *IntraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 	return out, nil
 }
 
-// submit sends tx and turns a unique copy's conflict into *ValueTakenError.
-func (x *IntraPartitionIndex[T]) submit(ctx context.Context, tx *batch.Transaction, uniqueAt map[int]int, v *T) error {
-	_, err := tx.Submit(ctx, x.client, nil)
-	var te *batch.TransactionError
-	if errors.As(err, &te) && te.StatusCode == http.StatusConflict {
-		if i, ok := uniqueAt[te.Index]; ok {
-			return &ValueTakenError{Index: x.defs[i].Name, Value: x.defs[i].Value(v), PartitionKey: x.tbl.Meta(v).PartitionKey, Err: te.Err}
-		}
-	}
-	return err
-}
-
-// Add inserts a new entity and its copies in one transaction: one request.
-// It fails with table.ErrAlreadyExists if the entity exists, and with
-// *ValueTakenError if a unique value is taken. On a client that cannot
-// send a batch update on a key with a single quote (one built without
-// table.ClientOptions), such a key of the entity or of a copy is refused
-// before any request (batch.ErrQuoteInKey): every later Put would need
-// one. With opts.Idempotent an
-// entity already stored exactly as v is a success (one more request, a
-// read): what a retry meets after the first attempt's response was lost;
-// its copies were in the same transaction. nil opts means the defaults.
-func (x *IntraPartitionIndex[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
-	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexAdd, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	copies, err := x.plan(opIntraPartitionIndexAdd, v)
-	if err != nil {
-		return err
-	}
-	if err := x.refuseQuotes(opIntraPartitionIndexAdd, v, copies); err != nil {
-		return err
-	}
-	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.Add(v)); err != nil {
-		return err
-	}
-	uniqueAt := map[int]int{}
-	for i, rk := range copies {
-		if rk == "" {
-			continue
-		}
-		c, err := x.copyOf(i, v, rk)
-		if err != nil {
-			return err
-		}
-		if x.defs[i].Unique {
-			uniqueAt[tx.Len()] = i
-		}
-		if err := tx.Append(copyOp(c, x.defs[i].Unique)); err != nil {
-			return err
-		}
-	}
-	err = x.submit(ctx, tx, uniqueAt, v)
-	if err != nil && storedAlready(ctx, x.tbl, v, err, opts) {
-		return nil
-	}
-	return err
-}
-
 // PutOptions are the options of the Put of IntraPartitionIndex,
 // InterPartitionIndex, LargeEntity and WideEntity (PutOptions[Wide]).
 type PutOptions[T any] struct {
@@ -297,178 +224,6 @@ type PutOptions[T any] struct {
 	// only guards its write. Default: nil, and Put reads first
 	// (LargeEntity: writes whatever the stored version).
 	Current *T
-}
-
-// Put writes v over the stored entity and brings every copy along in one
-// transaction guarded by the stored entity's ETag: copies whose value
-// changed are deleted and rewritten, the others rewritten in place. With
-// opts.Current it costs one request; otherwise a read and the transaction,
-// two. If the entity does not exist it is added. If another writer changed
-// the entity since Current was read, Put fails with table.ErrPreconditionFailed
-// and writes nothing; Modify retries that for you.
-func (x *IntraPartitionIndex[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexPut, partitionOf(x.tbl, v), 1)
-	defer func() { end(err) }()
-	next, err := x.plan(opIntraPartitionIndexPut, v)
-	if err != nil {
-		return err
-	}
-	if err := x.refuseQuotes(opIntraPartitionIndexPut, v, next); err != nil {
-		return err
-	}
-	m := x.tbl.Meta(v)
-	var cur *T
-	if opts != nil {
-		cur = opts.Current
-	}
-	if cur == nil {
-		cur, err = x.tbl.Get(ctx, m.PartitionKey, m.RowKey, nil)
-		if table.Is(err, table.ErrNotFound) {
-			return x.Add(ctx, v, &table.AddOptions{Idempotent: true}) // Put is idempotent
-		}
-		if err != nil {
-			return err
-		}
-	}
-	cm := x.tbl.Meta(cur)
-	if cm.PartitionKey != m.PartitionKey || cm.RowKey != m.RowKey {
-		return &table.InputError{Op: opIntraPartitionIndexPut, Field: "Current", Rule: table.ErrInvalidValue, Detail: "Current is another entity"}
-	}
-	if cm.ETag == "" {
-		return &table.InputError{Op: opIntraPartitionIndexPut, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
-	}
-	prev, err := x.plan(opIntraPartitionIndexPut, cur)
-	if err != nil {
-		return err
-	}
-	callerETag := m.ETag
-	m.ETag = cm.ETag // the guard: the version the change was made from
-	err = sendWithoutGoneCopies(func(gone map[string]bool) (map[int]string, error) {
-		tx, uniqueAt, deleteAt, err := x.changeTx(v, prev, next, gone)
-		if err != nil {
-			return nil, err
-		}
-		return deleteAt, x.submit(ctx, tx, uniqueAt, v)
-	})
-	if err != nil {
-		m.ETag = callerETag
-	}
-	return err
-}
-
-// sendWithoutGoneCopies runs send, which builds and submits a transaction
-// that deletes old copies (deleteAt: operation index → the copy's RowKey)
-// leaving out those in gone. A copy the service answers 404 for was removed
-// around tablekit: there is nothing left to delete, so it joins gone and
-// the transaction is sent again. Any other outcome is returned.
-func sendWithoutGoneCopies(send func(gone map[string]bool) (deleteAt map[int]string, err error)) error {
-	gone := map[string]bool{}
-	for {
-		deleteAt, err := send(gone)
-		var te *batch.TransactionError
-		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
-			if rk, ok := deleteAt[te.Index]; ok {
-				gone[rk] = true
-				continue
-			}
-		}
-		return err
-	}
-}
-
-// changeTx is the transaction that moves the stored entity (copies at prev)
-// to v (copies at next); gone lists old copies known to be missing.
-func (x *IntraPartitionIndex[T]) changeTx(v *T, prev, next []string, gone map[string]bool) (*batch.Transaction, map[int]int, map[int]string, error) {
-	m := x.tbl.Meta(v)
-	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.Update(v, table.Replace)); err != nil {
-		return nil, nil, nil, err
-	}
-	uniqueAt, deleteAt := map[int]int{}, map[int]string{}
-	for i := range x.defs {
-		if prev[i] != "" && prev[i] != next[i] && !gone[prev[i]] {
-			deleteAt[tx.Len()] = prev[i]
-			if err := tx.Append(batch.Delete(m.PartitionKey, prev[i])); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-		if next[i] == "" {
-			continue
-		}
-		c, err := x.copyOf(i, v, next[i])
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		isNew := x.defs[i].Unique && next[i] != prev[i] // a value new to this entity must be free
-		if isNew {
-			uniqueAt[tx.Len()] = i
-		}
-		if err := tx.Append(copyOp(c, isNew)); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return tx, uniqueAt, deleteAt, nil
-}
-
-// Modify reads the entity, applies change and Puts the result with the
-// ETag it read, retrying lost races with jittered back-off (opts'
-// MaxAttempts, BaseDelay, MaxDelay): two requests without contention. It
-// returns the stored value. opts.Mode is ignored (the primary and its
-// copies are always written whole); opts.Create is refused with
-// table.ErrInvalidValue before any request: Add a new entity instead.
-func (x *IntraPartitionIndex[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
-	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexModify, partitionKey, 1)
-	defer func() { end(err) }()
-	if change == nil {
-		return nil, &table.InputError{Op: opIntraPartitionIndexModify, Rule: table.ErrNilValue, Detail: "change func is nil"}
-	}
-	var retry *table.RetryOptions
-	if opts != nil {
-		if opts.Create {
-			return nil, &table.InputError{Op: opIntraPartitionIndexModify, Field: "Create", Rule: table.ErrInvalidValue,
-				Detail: "an intra-partition index cannot create in Modify; use Add"}
-		}
-		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
-	}
-	var out *T
-	_, err = table.RetryOnConflict(ctx, func(int) error {
-		cur, err := x.tbl.Get(ctx, partitionKey, rowKey, nil)
-		if err != nil {
-			return err
-		}
-		// change gets a copy of cur, but a shallow one: a pointer, slice or
-		// map field is shared, and a change through it would change the
-		// version Put compares with. So Put compares with a snapshot taken
-		// through the codec, which shares nothing.
-		snap, err := x.snapshot(cur)
-		if err != nil {
-			return err
-		}
-		next := *cur
-		if err := change(&next); err != nil {
-			return err
-		}
-		if err := x.Put(ctx, &next, &PutOptions[T]{Current: snap}); err != nil {
-			return err
-		}
-		out = &next
-		return nil
-	}, retry)
-	return out, err
-}
-
-// snapshot is a deep copy of v as the codec sees it, Meta included.
-func (x *IntraPartitionIndex[T]) snapshot(v *T) (*T, error) {
-	body, err := x.tbl.Encode(v)
-	if err != nil {
-		return nil, err
-	}
-	out := new(T)
-	if err := x.tbl.Decode(body, out); err != nil {
-		return nil, err
-	}
-	*x.tbl.Meta(out) = *x.tbl.Meta(v)
-	return out, nil
 }
 
 // DeleteOptions configure the Delete of IntraPartitionIndex,
@@ -504,66 +259,7 @@ func checkCurrent(op, pk, rk, curPK, curRK string, etag azcore.ETag) error {
 	return nil
 }
 
-// Delete removes the entity and every copy in one transaction, guarded by
-// the entity's ETag: a read and the transaction, or with opts.Current the
-// transaction alone. A copy already missing (removed around tablekit) is
-// left out and the transaction sent again.
-func (x *IntraPartitionIndex[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
-	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexDelete, partitionKey, 1)
-	defer func() { end(err) }()
-	var cur *T
-	if opts != nil {
-		cur = opts.Current
-	}
-	if cur == nil {
-		var err error
-		cur, err = x.tbl.Get(ctx, partitionKey, rowKey, nil)
-		if err != nil {
-			if opts != nil && opts.IfExists && table.Is(err, table.ErrNotFound) {
-				return nil
-			}
-			return err
-		}
-	} else {
-		cm := x.tbl.Meta(cur)
-		if err := checkCurrent(opIntraPartitionIndexDelete, partitionKey, rowKey, cm.PartitionKey, cm.RowKey, cm.ETag); err != nil {
-			return err
-		}
-	}
-	prev, err := x.plan(opIntraPartitionIndexDelete, cur)
-	if err != nil {
-		return err
-	}
-	err = sendWithoutGoneCopies(func(gone map[string]bool) (map[int]string, error) {
-		tx := batch.NewTransaction(nil)
-		if err := tx.Append(batch.DeleteValue(cur)); err != nil {
-			return nil, err
-		}
-		deleteAt := map[int]string{}
-		for _, rk := range prev {
-			if rk != "" && !gone[rk] {
-				deleteAt[tx.Len()] = rk
-				if err := tx.Append(batch.Delete(partitionKey, rk)); err != nil {
-					return nil, err
-				}
-			}
-		}
-		_, err := tx.Submit(ctx, x.client, nil)
-		return deleteAt, err
-	})
-	var te *batch.TransactionError
-	if opts != nil && opts.IfExists && errors.As(err, &te) && te.Index == 0 && te.StatusCode == http.StatusNotFound {
-		return nil // the entity itself is gone
-	}
-	return err
-}
-
-// Get reads the primary entity: one request.
-func (x *IntraPartitionIndex[T]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*T, error) {
-	return x.tbl.Get(ctx, partitionKey, rowKey, nil)
-}
-
-func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
+func (x *intraPartitionIndex[T]) def(name string) (int, error) {
 	i, ok := x.byName[name]
 	if !ok {
 		return 0, fmt.Errorf("%w: %q", ErrUnknownIndex, name)
@@ -573,7 +269,7 @@ func (x *IntraPartitionIndex[T]) def(name string) (int, error) {
 
 // decodeCopy decodes an index copy into T with the primary's keys; its
 // ETag is left empty, since the copy's version is not the primary's.
-func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
+func (x *intraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 	of, ok := ownerOf(c)
 	if !ok || of == "" {
 		return nil, fmt.Errorf("patterns: entity %q is not an index copy (no %s)", c.RowKey, indexOfProperty)
@@ -585,7 +281,7 @@ func (x *IntraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 // query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
+func (x *intraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -607,80 +303,6 @@ func (x *IntraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	return x.decodeCopy(c)
 }
 
-// Find returns the entities whose value in an index equals value, in the
-// index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Find(ctx context.Context, index, partitionKey, value string, options *ReadOptions) iter.Seq2[*T, error] {
-	i, err := x.def(index)
-	if err != nil {
-		return errSeq[T](err)
-	}
-	d := x.defs[i]
-	if d.Unique {
-		return func(yield func(*T, error) bool) {
-			v, err := x.Lookup(ctx, index, partitionKey, value, nil)
-			if table.Is(err, table.ErrNotFound) {
-				return
-			}
-			yield(v, err)
-		}
-	}
-	enc, err := keys.EncodeTuple(value)
-	if err != nil {
-		return errSeq[T](err)
-	}
-	return x.scan(ctx, table.RowPrefix(partitionKey, d.Prefix+enc))
-}
-
-// Range returns the entities whose value in an index lies in [lo, hi), in
-// the index's order (hi "" means no upper bound): one range query per page.
-func (x *IntraPartitionIndex[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, options *ReadOptions) iter.Seq2[*T, error] {
-	i, err := x.def(index)
-	if err != nil {
-		return errSeq[T](err)
-	}
-	d := x.defs[i]
-	enc := func(s string) string { return d.Prefix + s }
-	if !d.Unique {
-		enc = func(s string) string { return d.Prefix + tupleComponentPrefix(s) + "!" }
-	}
-	_, end := keys.PrefixRange(d.Prefix)
-	upper := end
-	if hi != "" {
-		upper = enc(hi)
-	}
-	return x.scan(ctx, table.RowRange(partitionKey, enc(lo), upper))
-}
-
-// Prefix returns the entities whose value in an index starts with prefix,
-// in the index's order: one range query per page.
-func (x *IntraPartitionIndex[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, options *ReadOptions) iter.Seq2[*T, error] {
-	i, err := x.def(index)
-	if err != nil {
-		return errSeq[T](err)
-	}
-	d := x.defs[i]
-	p := d.Prefix + prefix
-	if !d.Unique {
-		p = d.Prefix + tupleComponentPrefix(prefix)
-	}
-	return x.scan(ctx, table.RowPrefix(partitionKey, p))
-}
-
-func (x *IntraPartitionIndex[T]) scan(ctx context.Context, f table.Filter) iter.Seq2[*T, error] {
-	return func(yield func(*T, error) bool) {
-		for c, err := range x.raw.Query(ctx, &table.QueryOptions{Filter: f}) {
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			v, err := x.decodeCopy(c)
-			if !yield(v, err) || err != nil {
-				return
-			}
-		}
-	}
-}
-
 func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
@@ -689,7 +311,7 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 // per page either way) and reports every copy that is missing, orphaned or
 // stale. Rows of other kinds (no primary prefix, no copy prefix) are left
 // alone.
-func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+func (x *intraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
 	if err := checkVerifyOptions(opIntraPartitionIndexVerify, opts); err != nil {
 		return nil, err
 	}
@@ -705,7 +327,7 @@ func (x *IntraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 }
 
 // reportName names the index in its reports: its copy indexes' names.
-func (x *IntraPartitionIndex[T]) reportName() string {
+func (x *intraPartitionIndex[T]) reportName() string {
 	names := make([]string, len(x.defs))
 	for i, d := range x.defs {
 		names[i] = d.Name
@@ -714,7 +336,7 @@ func (x *IntraPartitionIndex[T]) reportName() string {
 }
 
 // verifyPartition adds to r what the rows of one partition show.
-func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
+func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
 	type copyRow struct {
 		index int
 		e     *table.Entity
@@ -806,7 +428,7 @@ func (x *IntraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 // by one so the others still are. Orphans of missing primaries are deleted
 // guarded by their own ETags. Backfilling a new index is Verify then Repair:
 // about one request per 50 entities.
-func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
+func (x *intraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
 	if err := checkReport(opIntraPartitionIndexRepair, x, r); err != nil {
 		return RepairSummary{}, err
 	}
@@ -861,7 +483,7 @@ func (x *IntraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 }
 
 // repairOps builds one primary's repair: the guard, then its copies.
-func (x *IntraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
+func (x *intraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue) (repairGroup, error) {
 	var g repairGroup
 	v, err := tableio.For(x.tbl).FromStored(context.Background(), p)
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// TestInterPartitionIndexLogsAFailedConverge: a copy table that does not
-// exist fails every Handle; the message returns to the queue and the
-// failure is logged at Warn with its keys.
-func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
+// TestModelLogsAFailedConverge: a cross copies table that does not exist
+// fails every Handle; the message returns to the queue and the failure is
+// logged at Warn with the model's name.
+func TestModelLogsAFailedConverge(t *testing.T) {
 	deadline(t, workerDeadline)
 	ctx := t.Context()
 	tables := fake.NewTableService(nil)
@@ -28,21 +28,24 @@ func TestInterPartitionIndexLogsAFailedConverge(t *testing.T) {
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
 	var logs bytes.Buffer
-	x, err := NewInterPartitionIndex[traced](tableOf(table.New[traced](client, nil)), q, []CrossIndexDef[traced]{{
-		Name: "email", Table: tableOf(table.New[table.Entity](missing, nil)), PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
-	}}, &InterPartitionIndexOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	m, err := NewModel(tableOf(table.New[traced](client, nil)), &ModelOptions[traced]{
+		Name: "traced", Queue: q, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		CrossCopies: []IndexDef[traced]{{
+			Name: "email", Table: tableOf(table.New[table.Entity](missing, nil)), PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
+		}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Put(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Email: "a@x.com"}, nil); err != nil {
+	if err := m.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Email: "a@x.com"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	w := consistency.NewWorker(q, poison, nil)
-	if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+	if err := w.Handle(m.MessageType(), m.Handle); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = w.Drain(ctx, nil)
-	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "could not converge") || !strings.Contains(out, "partition=Sales") {
-		t.Fatalf("logs: %q, want a Warn naming the partition", out)
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "could not converge") || !strings.Contains(out, "model=traced") {
+		t.Fatalf("logs: %q, want a Warn naming the model", out)
 	}
 }

@@ -57,8 +57,8 @@ func TestBlobIndexLostRaceIsErrLostRace(t *testing.T) {
 	if _, err := bc.CreateContainer(ctx, "index", nil); err != nil {
 		t.Fatal(err)
 	}
-	newIndex := func(before func(context.Context)) *BlobIndex {
-		b, err := NewBlobIndex(&interleaved{Client: bc, before: before}, "index", "byname/")
+	newIndex := func(before func(context.Context)) *blobIndex {
+		b, err := newBlobIndex(&interleaved{Client: bc, before: before}, "index", "byname/")
 		if err != nil {
 			t.Fatal(err)
 		}

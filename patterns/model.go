@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -14,16 +15,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/tableio"
+	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
 // The entity model: one declaration of an entity type's key layout and of
 // every index on it, kept by every path that writes, loads, moves, reads,
-// verifies or repairs the entity. The indexes of this package are its
-// parts; a Model composes them so that they share one table handle, one
-// transaction per write and one queue message per write:
+// verifies or repairs the entity, and the one way to write an indexed
+// entity. Each index kind it declares has its own part (intra, inter,
+// index entities, eventual lists: unexported), which the model composes so
+// that they share one table handle, one transaction per write and one
+// queue message per write:
 //
 //   - indexes in the primary's partition (Copies: the guide's "email_" rows;
 //     Lists: its index entities, option 2) change in the primary's own
@@ -44,33 +47,53 @@ import (
 // "tablekit.model.<Name>.v1" (see Model.MessageType).
 const modelMessageType = "tablekit.model"
 
-// ListDef defines index entities in the primary's partition (the guide's
-// option 2): for each value, the RowKeys of the primaries that have it,
-// kept in the primary's transaction.
+// ListDef declares a list index of a Model: for each value, the IDs of the
+// primaries that have it. In ModelOptions.Lists the lists are index
+// entities in the primary's partition (the guide's option 2: Prefix),
+// changed in the primary's transaction. In ModelOptions.RemoteLists they
+// are kept elsewhere, eventually consistent through the model's queue:
+// index entities in another partition or table (option 3: Table and
+// Partition) or a blob per value (option 1, for lists beyond what index
+// entities hold: Blobs and Container). NewModel refuses a field of the
+// other kind.
 type ListDef[T any] struct {
-	// Name identifies the index in lookups and reports.
+	// Name identifies the index in reads and reports.
 	Name string
-	// Prefix starts the RowKey of every index entity of this index (the
-	// guide's "lastname_"); no row kind's prefix may start another's.
-	Prefix string
 	// Value is the indexed value of v; "" means v is in no list.
 	Value func(v *T) string
-	// MaxListUnits is IndexEntitiesOptions.MaxListUnits. Default (0):
-	// what one index entity holds (491,520).
+	// Prefix starts the RowKey of every index entity of this index (the
+	// guide's "lastname_"), or with Blobs each list's blob name. Required
+	// in Lists and with Table; in Lists no row kind's prefix may start
+	// another's.
+	Prefix string
+	// MaxListUnits caps the UTF-16 units of one index entity's list (Lists
+	// and Table): a list beyond it continues in the value's next index
+	// entity. Default (0): what one index entity holds (491,520).
 	MaxListUnits int
+	// Table (RemoteLists) holds the lists as index entities under
+	// Partition, each change one update guarded by its ETag.
+	Table *table.Table[table.Entity]
+	// Partition (RemoteLists, with Table) is the lists' PartitionKey.
+	Partition string
+	// Blobs (RemoteLists) holds each value's list as a blob in Container,
+	// each change written with If-Match.
+	Blobs blobstore.Client
+	// Container (RemoteLists, with Blobs) is the lists' blob container.
+	Container string
 }
 
-// RemoteListDef defines an ID list kept elsewhere (the guide's options 1
-// and 3: index entities in another partition or table, RemoteIndexEntities,
-// or blobs, BlobIndex), eventually consistent through the model's queue.
-// An ID in the list is ID(PartitionKey, RowKey) of a primary.
-type RemoteListDef[T any] struct {
-	// Name identifies the index in lookups and reports.
-	Name string
-	// Value is the indexed value of v; "" means v is in no list.
-	Value func(v *T) string
-	// List holds the lists.
-	List IDList
+// list is the ID list a RemoteLists def declares; what it names is
+// checked before any request.
+func (d ListDef[T]) list() (idList, error) {
+	switch {
+	case d.Table != nil && d.Blobs != nil:
+		return nil, fmt.Errorf("%w: remote list %s names both a Table and Blobs", ErrBadDefinition, d.Name)
+	case d.Table != nil:
+		return newRemoteIndexEntities(d.Table, d.Partition, d.Prefix, &indexEntitiesOptions{MaxListUnits: d.MaxListUnits})
+	case d.Blobs != nil:
+		return newBlobIndex(d.Blobs, d.Container, d.Prefix)
+	}
+	return nil, fmt.Errorf("%w: remote list %s needs a Table or Blobs", ErrBadDefinition, d.Name)
 }
 
 // ModelOptions declare an entity model. Everything is checked by NewModel,
@@ -85,17 +108,19 @@ type ModelOptions[T any] struct {
 	// keys; may be "" otherwise.
 	Primary string
 	// Copies are copies of the primary under other RowKeys of its
-	// partition (IntraPartitionIndex), written in the primary's transaction.
+	// partition (the guide's intra-partition secondary index), written in
+	// the primary's transaction.
 	Copies []IndexDef[T]
-	// Lists are index entities in the primary's partition (IndexEntities),
-	// changed in the primary's transaction.
+	// Lists are index entities in the primary's partition (the guide's
+	// option 2), changed in the primary's transaction.
 	Lists []ListDef[T]
 	// CrossCopies are copies under other PartitionKeys or in other tables
-	// (InterPartitionIndex), eventually consistent through Queue.
-	CrossCopies []CrossIndexDef[T]
-	// RemoteLists are ID lists in other partitions, tables or blobs
-	// (EventualIndexEntities), eventually consistent through Queue.
-	RemoteLists []RemoteListDef[T]
+	// (the guide's inter-partition secondary index), eventually consistent
+	// through Queue.
+	CrossCopies []IndexDef[T]
+	// RemoteLists are ID lists in other partitions, tables or blobs (the
+	// guide's options 3 and 1), eventually consistent through Queue.
+	RemoteLists []ListDef[T]
 	// Queue carries the work of CrossCopies and RemoteLists: one message a
 	// write, which a consistency.Worker hands to Handle. Required when
 	// either is declared.
@@ -118,20 +143,21 @@ type Model[T any] struct {
 	tbl     *table.Table[T]
 	raw     *table.Table[table.Entity] // the primaries' table, as rows
 	primary string
-	copies  *IntraPartitionIndex[T] // nil without Copies
-	lists   []*IndexEntities[T]
+	copies  *intraPartitionIndex[T] // nil without Copies
+	lists   []*indexEntities[T]
 	listDef []ListDef[T]
-	cross   *InterPartitionIndex[T] // nil without CrossCopies
-	remote  []RemoteListDef[T]
+	cross   *interPartitionIndex[T] // nil without CrossCopies
+	remote  []ListDef[T]
 	// remoteIdx verify and repair RemoteLists (their writes go through
 	// the model's own message).
-	remoteIdx []*EventualIndexEntities[T]
-	sender    *consistency.Sender // nil without cross-partition indexes
-	msgType   string
-	delay     time.Duration
-	log       *slog.Logger
-	retry     table.RetryOptions
-	quotes    quoteGuard // see refuseQuotes
+	remoteIdx  []*eventualIndexEntities[T]
+	remoteList []idList            // the lists of remote, by index
+	sender     *consistency.Sender // nil without cross-partition indexes
+	msgType    string
+	delay      time.Duration
+	log        *slog.Logger
+	retry      table.RetryOptions
+	quotes     quoteGuard // see refuseQuotes
 }
 
 // NewModel declares T's model over tbl: the handle whose codec, encryption,
@@ -198,6 +224,9 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		if err := name(d.Name); err != nil {
 			return nil, err
 		}
+		if d.PartitionKey != nil || d.Table != nil {
+			return nil, bad("copies %s names a PartitionKey func or a Table: an index elsewhere is one of CrossCopies", d.Name)
+		}
 		prefixes["index "+d.Name] = d.Prefix
 	}
 	for _, d := range opts.Lists {
@@ -206,6 +235,9 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		}
 		if d.Prefix == "" || d.Value == nil {
 			return nil, bad("list %s needs a Prefix and a Value func", d.Name)
+		}
+		if d.Table != nil || d.Blobs != nil || d.Partition != "" || d.Container != "" {
+			return nil, bad("list %s names a Table, Partition, Blobs or Container: a list elsewhere is one of RemoteLists", d.Name)
 		}
 		prefixes["list "+d.Name] = d.Prefix
 	}
@@ -222,7 +254,7 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		}
 	}
 	for _, d := range opts.Lists {
-		x, err := newIndexEntities(tbl, d.Prefix, d.Value, &IndexEntitiesOptions{MaxListUnits: d.MaxListUnits})
+		x, err := newIndexEntities(tbl, d.Prefix, d.Value, &indexEntitiesOptions{MaxListUnits: d.MaxListUnits})
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", d.Name, err)
 		}
@@ -233,15 +265,23 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		if err := name(d.Name); err != nil {
 			return nil, err
 		}
+		if d.Prefix != "" || d.Unique {
+			return nil, bad("cross copies %s names a Prefix or Unique: a copy in the entity's partition is one of Copies", d.Name)
+		}
 	}
 	for _, d := range opts.RemoteLists {
 		if err := name(d.Name); err != nil {
 			return nil, err
 		}
-		if d.Value == nil || d.List == nil {
-			return nil, bad("remote list %s needs a Value func and a List", d.Name)
+		if d.Value == nil {
+			return nil, bad("remote list %s needs a Value func", d.Name)
 		}
-		e := NewEventualIndexEntities(tbl, d.Value, d.List, nil, &EventualIndexEntitiesOptions{Name: opts.Name + "." + d.Name})
+		list, err := d.list()
+		if err != nil {
+			return nil, err
+		}
+		m.remoteList = append(m.remoteList, list)
+		e := newEventualIndexEntities(tbl, d.Value, list, nil, &eventualIndexEntitiesOptions{Name: opts.Name + "." + d.Name})
 		e.primary = opts.Primary
 		m.remoteIdx = append(m.remoteIdx, e)
 	}
@@ -252,10 +292,13 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 		m.sender = consistency.NewSender(opts.Queue, nil)
 	}
 	if len(opts.CrossCopies) > 0 {
-		if m.cross, err = newInterPartitionIndex(tbl, opts.Queue, opts.CrossCopies, &InterPartitionIndexOptions{Logger: opts.Logger}); err != nil {
+		if m.cross, err = newInterPartitionIndex(tbl, opts.Queue, opts.CrossCopies, &interPartitionIndexOptions{Logger: opts.Logger}); err != nil {
 			return nil, err
 		}
 		m.cross.primary = opts.Primary
+		for _, d := range opts.Copies {
+			m.cross.local = append(m.cross.local, d.Prefix)
+		}
 	}
 	for _, d := range opts.CrossCopies {
 		if d.Table == nil && opts.Primary == "" {
@@ -722,7 +765,8 @@ func updateKind(mode table.UpdateMode) batch.Kind {
 // over the version it read (Replace, or opts.Mode), with every index
 // brought along, going round again when another writer got there first
 // (bounded by opts). Two requests without contention and without indexes
-// outside the partition. It returns the stored value.
+// outside the partition. It returns the stored value. opts.Create is
+// refused before any request: Add creates an entity with its index rows.
 func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
 	const op = opModelModify
 	if change == nil {
@@ -730,6 +774,9 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	}
 	if err := validKeys(op, partitionKey, "RowKey", rowKey); err != nil {
 		return nil, err
+	}
+	if opts != nil && opts.Create {
+		return nil, &table.InputError{Op: op, Field: "Create", Rule: table.ErrInvalidValue, Detail: "a model's Modify changes a stored entity; Add creates one with its index rows"}
 	}
 	mode := table.Replace
 	var retry *table.RetryOptions
@@ -852,15 +899,17 @@ func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string
 	if i, ok := m.copyIndex(index); ok {
 		d := m.copies.defs[i]
 		v, err = m.copies.Lookup(ctx, index, partitionKey, value, nil)
+		err = asModel(opModelLookup, err)
 		whole = m.copies.project[i] == nil
 		holds = func(p *T) bool { return d.Value(p) == value }
 	} else if i, ok := m.crossIndex(index); ok {
 		d := m.cross.defs[i]
 		v, err = m.cross.Lookup(ctx, index, partitionKey, value, nil)
+		err = asModel(opModelLookup, err)
 		whole = m.cross.project[i] == nil
 		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
 	} else {
-		return nil, fmt.Errorf("%w: %q is no copies index of model %s", ErrUnknownIndex, index, m.name)
+		return nil, m.unknown(index, "copies")
 	}
 	if err != nil || (whole && len(tableio.For(m.tbl).EncryptedProperties()) == 0) {
 		return v, err
@@ -899,16 +948,17 @@ func (m *Model[T]) crossIndex(name string) (int, bool) {
 func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]*T, error) {
 	for i, d := range m.listDef {
 		if d.Name == index {
-			return m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
+			vs, err := m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
+			return vs, asModel(opModelLookupEntities, err)
 		}
 	}
-	for _, d := range m.remote {
+	for i, d := range m.remote {
 		if d.Name != index {
 			continue
 		}
-		ids, err := d.List.IDs(ctx, value, nil)
+		ids, err := m.remoteList[i].IDs(ctx, value, nil)
 		if err != nil {
-			return nil, err
+			return nil, asModel(opModelLookupEntities, err)
 		}
 		var out []*T
 		for _, id := range ids {
@@ -927,7 +977,7 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%w: %q is no list index of model %s", ErrUnknownIndex, index, m.name)
+	return nil, m.unknown(index, "list")
 }
 
 // Handle is the consistency.Handler for MessageType: it reads each
@@ -1006,7 +1056,7 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) 
 		return c
 	}
 	for _, r := range rows {
-		v, id := found[[2]string{r.PK, r.RK}], ID(r.PK, r.RK)
+		v, id := found[[2]string{r.PK, r.RK}], ownerRef(r.PK, r.RK)
 		for i, d := range m.remote {
 			now := ""
 			if v != nil {
@@ -1024,9 +1074,9 @@ func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) 
 			}
 		}
 	}
-	for i, d := range m.remote {
+	for i := range m.remote {
 		var first error
-		applyListChanges(ctx, d.List, lists[i], batched, func(_ string, err error) {
+		applyListChanges(ctx, m.remoteList[i], lists[i], batched, func(_ string, err error) {
 			if first == nil {
 				first = err
 			}

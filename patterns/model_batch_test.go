@@ -22,7 +22,6 @@ type batchModel struct {
 	m      *patterns.Model[batchEmp]
 	people *table.Table[batchEmp]
 	copies *table.Table[table.Entity]
-	lists  *patterns.RemoteIndexEntities
 	q      consistency.Queue
 	poison consistency.Queue
 }
@@ -41,28 +40,24 @@ func newBatchModel(t *testing.T, e batchEnv) batchModel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists, err := patterns.NewRemoteIndexEntities(listTable, "lname", "lname_", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	q, poison := e.queue(t, "bmq"), e.queue(t, "bmpoison")
 	m, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{
 		Name:    "staff",
 		Primary: "emp'",
 		Copies:  []patterns.IndexDef[batchEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *batchEmp) string { return v.Email }}},
-		CrossCopies: []patterns.CrossIndexDef[batchEmp]{{
+		CrossCopies: []patterns.IndexDef[batchEmp]{{
 			Name: "byname", Table: copies,
 			PartitionKey: func(v *batchEmp) string { return "name_" + v.Department },
 			Value:        func(v *batchEmp) string { return v.Name },
 		}},
-		RemoteLists:  []patterns.RemoteListDef[batchEmp]{{Name: "lastname", Value: func(v *batchEmp) string { return v.LastName }, List: lists}},
+		RemoteLists:  []patterns.ListDef[batchEmp]{{Name: "lastname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}},
 		Queue:        q,
 		PublishDelay: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return batchModel{m, people, copies, lists, q, poison}
+	return batchModel{m, people, copies, q, poison}
 }
 
 // check: the model's indexes hold exactly live — one cross copy per live
@@ -98,9 +93,13 @@ func (b batchModel) check(t *testing.T, live []*batchEmp, lastNames []string) {
 		t.Fatalf("cross copies %q, want %q", got, want)
 	}
 	for _, name := range lastNames {
-		ids, err := b.lists.IDs(ctx, name, nil)
+		owners, err := b.m.IDs(ctx, "lastname", "", name, nil)
 		if err != nil && !table.Is(err, table.ErrNotFound) {
 			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range owners {
+			ids = append(ids, patterns.ID(o.PartitionKey, o.RowKey))
 		}
 		slices.Sort(ids)
 		w := byLast[name]

@@ -94,7 +94,7 @@ func (m *Model[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptio
 		if part.OK() {
 			continue
 		}
-		v, ok := part.owner.(Verifier)
+		v, ok := part.owner.(verifier)
 		if !ok {
 			continue
 		}

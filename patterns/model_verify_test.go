@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -245,4 +247,48 @@ func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
 func isForeignReport(err error) bool {
 	var ie *table.InputError
 	return errors.As(err, &ie) && ie.Field == "report" && errors.Is(err, table.ErrInvalidValue)
+}
+
+// A model whose same-partition copies and cross-partition copies both
+// live in the primaries' table verifies clean: the cross index's Verify
+// does not take the partition's copies (rows that name their owner too)
+// for orphans of its own, which its Repair would delete.
+func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
+	ctx := t.Context()
+	client := fake.NewTableService(nil).NewClient("staff", nil)
+	if _, err := client.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	queues := fake.NewQueueService(nil)
+	q, poison := queues.NewQueueClient("staff", nil), queues.NewQueueClient("staff-poison", nil)
+	_, _ = q.Create(ctx, nil)
+	_, _ = poison.Create(ctx, nil)
+	m, err := patterns.NewModel(tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "staff", Primary: "empid_", Queue: q,
+		Copies:      []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}},
+		CrossCopies: []patterns.IndexDef[staffer]{{Name: "dept-email", PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey }, Value: func(s *staffer) string { return s.Email }}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := consistency.NewWorker(q, poison, nil)
+	if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*staffer{staffOf("Sales", 1, "Ann", "Hall", "ann@contoso.com"), staffOf("Sales", 2, "Bob", "Jones", "bob@contoso.com")} {
+		if err := m.Add(ctx, s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Drain(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []*patterns.VerifyOptions{nil, {Partition: "Sales"}} {
+		r, err := m.Verify(ctx, opts)
+		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 4 {
+			t.Fatalf("Verify(%+v): %+v, %v; want 2 primaries, 4 copies, nothing to repair", opts, r, err)
+		}
+	}
+	if got, err := m.Lookup(ctx, "email", "Sales", "ann@contoso.com", nil); err != nil || got.RowKey != "empid_000001" {
+		t.Fatalf("the partition's copy: %+v, %v", got, err)
+	}
 }

@@ -92,10 +92,6 @@ func newDirectory(t *testing.T, cross bool) *directory {
 	}
 	if cross {
 		d.copies, d.lists = newTable("EmailCopies"), newTable("LastNames")
-		remote, err := patterns.NewRemoteIndexEntities(d.lists, "lastnames", "ln_", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		queues := fake.NewQueueService(nil)
 		qopts := &azqueue.ClientOptions{}
 		d.l.Attach(&qopts.ClientOptions, ledger.Queue)
@@ -110,12 +106,12 @@ func newDirectory(t *testing.T, cross bool) *directory {
 		// A failed write leaves its hidden message to appear when the
 		// delay ends: short here, so that drain sees it.
 		def.Queue, def.PublishDelay = d.q, 300*time.Millisecond
-		def.CrossCopies = []patterns.CrossIndexDef[staffer]{{
+		def.CrossCopies = []patterns.IndexDef[staffer]{{
 			Name: "email-all", Table: d.copies,
 			PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey },
 			Value:        func(s *staffer) string { return s.Email },
 		}}
-		def.RemoteLists = []patterns.RemoteListDef[staffer]{{Name: "lastname-all", Value: func(s *staffer) string { return s.LastName }, List: remote}}
+		def.RemoteLists = []patterns.ListDef[staffer]{{Name: "lastname-all", Value: func(s *staffer) string { return s.LastName }, Table: d.lists, Partition: "lastnames", Prefix: "ln_"}}
 		d.w = consistency.NewWorker(d.q, poison, &consistency.WorkerOptions{
 			Visibility: time.Second, Backoff: func(int64) time.Duration { return 0 },
 			PollInterval: 20 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond,
@@ -720,10 +716,6 @@ func TestNewModelRefusesABadDeclaration(t *testing.T) {
 	for i := range many {
 		many[i] = copyDef(fmt.Sprintf("i%d", i), fmt.Sprintf("i%02d_", i))
 	}
-	remote, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](fake.NewTableService(nil).NewClient("L", nil), nil)), "p", "ln_", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for name, c := range map[string]struct {
 		opts *patterns.ModelOptions[staffer]
 		says string
@@ -742,16 +734,19 @@ func TestNewModelRefusesABadDeclaration(t *testing.T) {
 		"a list without a prefix":                  {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Value: email}}}, "Prefix and a Value"},
 		"a list without a value":                   {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Prefix: "l_"}}}, "Prefix and a Value"},
 		"too many same-partition indexes":          {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: many}, "the service allows 100"},
-		"a remote list without a List":             {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.RemoteListDef[staffer]{{Name: "r", Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a Value func and a List"},
-		"a remote list without a Value":            {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.RemoteListDef[staffer]{{Name: "r", List: remote}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a Value func and a List"},
-		"a remote list without a Queue":            {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.RemoteListDef[staffer]{{Name: "r", Value: email, List: remote}}}, "set Queue"},
-		"a cross copy without a Queue":             {&patterns.ModelOptions[staffer]{Name: "m", CrossCopies: []patterns.CrossIndexDef[staffer]{{Name: "c", PartitionKey: email, Value: email}}}, "set Queue"},
-		"a cross copy without a PartitionKey func": {&patterns.ModelOptions[staffer]{Name: "m", CrossCopies: []patterns.CrossIndexDef[staffer]{{Name: "c", Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a PartitionKey"},
+		"a remote list without a Table or Blobs":   {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.ListDef[staffer]{{Name: "r", Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a Table or Blobs"},
+		"a remote list without a Value":            {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.ListDef[staffer]{{Name: "r", Table: tableOf(table.New[table.Entity](fake.NewTableService(nil).NewClient("L", nil), nil)), Partition: "p", Prefix: "ln_"}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a Value func"},
+		"a remote list without a Queue":            {&patterns.ModelOptions[staffer]{Name: "m", RemoteLists: []patterns.ListDef[staffer]{{Name: "r", Value: email, Table: tableOf(table.New[table.Entity](fake.NewTableService(nil).NewClient("L", nil), nil)), Partition: "p", Prefix: "ln_"}}}, "set Queue"},
+		"a cross copy without a Queue":             {&patterns.ModelOptions[staffer]{Name: "m", CrossCopies: []patterns.IndexDef[staffer]{{Name: "c", PartitionKey: email, Value: email}}}, "set Queue"},
+		"a cross copy without a PartitionKey func": {&patterns.ModelOptions[staffer]{Name: "m", CrossCopies: []patterns.IndexDef[staffer]{{Name: "c", Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "a PartitionKey"},
 		"a copy without a Value func":              {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{{Name: "e", Prefix: "e_"}}}, "no Value func"},
 		"a copy projecting no property":            {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{{Name: "e", Prefix: "e_", Value: email, Project: []string{"Nope"}}}}, "Nope"},
 		"a list with MaxListUnits out of range":    {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Prefix: "l_", Value: email, MaxListUnits: -1}}}, "MaxListUnits"},
 		"a list prefix no RowKey holds":            {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Prefix: "l/", Value: email}}}, "list l"},
-		"a cross copy named as a copy":             {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{copyDef("e", "e_")}, CrossCopies: []patterns.CrossIndexDef[staffer]{{Name: "e", PartitionKey: email, Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "two indexes named e"},
+		"a copy with a PartitionKey func":          {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{{Name: "e", Prefix: "e_", Value: email, PartitionKey: email}}}, "one of CrossCopies"},
+		"a cross copy with a Prefix":               {&patterns.ModelOptions[staffer]{Name: "m", CrossCopies: []patterns.IndexDef[staffer]{{Name: "c", Prefix: "c_", PartitionKey: email, Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "one of Copies"},
+		"a list with a Table":                      {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Prefix: "l_", Value: email, Partition: "elsewhere"}}}, "one of RemoteLists"},
+		"a cross copy named as a copy":             {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{copyDef("e", "e_")}, CrossCopies: []patterns.IndexDef[staffer]{{Name: "e", PartitionKey: email, Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "two indexes named e"},
 	} {
 		_, err := patterns.NewModel(tbl, c.opts)
 		if !errors.Is(err, patterns.ErrBadDefinition) || !strings.Contains(err.Error(), c.says) {

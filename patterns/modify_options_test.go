@@ -14,19 +14,18 @@ type modified struct {
 	Email string
 }
 
-// TestIntraPartitionIndexModifyTakesModifyOptions: Modify takes the same
-// *table.ModifyOptions as every other Modify (table, LargeEntity, Model);
-// its retry bounds apply, and Create, which this index cannot honour, is
+// TestModelModifyTakesModifyOptions: Modify takes the same
+// *table.ModifyOptions as every other Modify (table, LargeEntity); its
+// retry bounds apply, and Create, which the model cannot honour, is
 // refused before any request instead of being ignored.
-func TestIntraPartitionIndexModifyTakesModifyOptions(t *testing.T) {
+func TestModelModifyTakesModifyOptions(t *testing.T) {
 	ctx := t.Context()
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Modified", nil)
 	if _, err := client.CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	idx, err := patterns.NewIntraPartitionIndex(tableOf(table.New[modified](client, nil)), "id_",
-		[]patterns.IndexDef[modified]{{Name: "email", Prefix: "email_", Value: func(v *modified) string { return v.Email }}}, nil)
+	idx, err := patterns.NewModel(tableOf(table.New[modified](client, nil)), &patterns.ModelOptions[modified]{Name: "idx", Primary: "id_", Copies: []patterns.IndexDef[modified]{{Name: "email", Prefix: "email_", Value: func(v *modified) string { return v.Email }}}})
 	if err != nil {
 		t.Fatal(err)
 	}

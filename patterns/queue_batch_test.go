@@ -146,11 +146,11 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, poison := e.queue(t, "bidx"), e.queue(t, "bpoison")
-		x, err := patterns.NewInterPartitionIndex(people, q, []patterns.CrossIndexDef[batchEmp]{{
+		x, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "bidx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
 			Name: "email", Table: copies,
 			PartitionKey: func(v *batchEmp) string { return "email_" + v.Department },
 			Value:        func(v *batchEmp) string { return v.Email },
-		}}, &patterns.InterPartitionIndexOptions{Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		}}, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 		emps := make([]*batchEmp, n)
 		for i := range n {
 			emps[i] = &batchEmp{Meta: table.Meta{PartitionKey: dept, RowKey: fmt.Sprintf("emp'%03d", i)}, Name: "Don O'Brien", Email: fmt.Sprintf("don'%03d@contoso.com", i), Department: dept}
-			if err := x.Put(ctx, emps[i], nil); err != nil {
+			if err := x.Add(ctx, emps[i], nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -181,14 +181,14 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 			}
 			switch {
 			case i%6 == 5:
-				if err := x.Delete(ctx, cur, nil); err != nil {
+				if err := x.Delete(ctx, cur.PartitionKey, cur.RowKey, nil); err != nil {
 					t.Fatal(err)
 				}
 				continue
 			case i%3 == 0:
 				next := *cur
 				next.Email = fmt.Sprintf("don.obrien'%03d@contoso.com", i)
-				if err := x.Put(ctx, &next, &patterns.PutOptions[batchEmp]{Current: cur}); err != nil {
+				if err := x.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
 					t.Fatal(err)
 				}
 				cur = &next
@@ -199,7 +199,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 		a2, b2 := *a, *b
 		a2.Email, b2.Email = b.Email, a.Email
 		for _, p := range [][2]*batchEmp{{&a2, a}, {&b2, b}} {
-			if err := x.Put(ctx, p[0], &patterns.PutOptions[batchEmp]{Current: p[1]}); err != nil {
+			if err := x.Update(ctx, p[0], &table.UpdateOptions{Mode: table.Replace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -218,7 +218,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 
 // checkCopies: exactly one copy per live entity, holding its email, and a
 // clean Verify.
-func checkCopies(t *testing.T, x *patterns.InterPartitionIndex[batchEmp], copies *table.Table[table.Entity], live []*batchEmp) {
+func checkCopies(t *testing.T, x *patterns.Model[batchEmp], copies *table.Table[table.Entity], live []*batchEmp) {
 	t.Helper()
 	ctx := t.Context()
 	all, err := table.Collect(copies.Query(ctx, nil))
@@ -258,19 +258,19 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lists, err := patterns.NewRemoteIndexEntities(listTable, "lname", "lname_", nil)
+		q, poison := e.queue(t, "beidx"), e.queue(t, "bepoison")
+		ev, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "beidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
+			{Name: "lname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, poison := e.queue(t, "beidx"), e.queue(t, "bepoison")
-		ev := patterns.NewEventualIndexEntities(people, func(v *batchEmp) string { return v.LastName }, lists, consistency.NewSender(q, nil), nil)
 		const n = 96
 		names := []string{"O'Brien", "D'Arcy", "Jones"}
 		emps := make([]*batchEmp, n)
 		for i := range n {
 			v := &batchEmp{Meta: table.Meta{PartitionKey: "Smith's", RowKey: fmt.Sprintf("emp'%03d", i)}, LastName: names[i%3]}
 			emps[i] = v
-			if err := ev.Write(ctx, v.PartitionKey, v.RowKey, "", func() error { return people.Add(ctx, v, nil) }, nil); err != nil {
+			if err := ev.Add(ctx, v, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -280,7 +280,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 		if perMsg > 1.25 {
 			t.Fatalf("%.3f requests a message, want at most 1.25", perMsg)
 		}
-		checkLists(t, ev, lists, emps, append(names, "Hall"))
+		checkLists(t, ev, emps, append(names, "Hall"))
 
 		// A third change name (some to a new one), a sixth are deleted;
 		// the messages are handled, then delivered again.
@@ -290,7 +290,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			switch {
 			case i%6 == 5:
 				changes++
-				if err := ev.Write(ctx, v.PartitionKey, v.RowKey, v.LastName, func() error { return people.Delete(ctx, v.PartitionKey, v.RowKey, nil) }, nil); err != nil {
+				if err := ev.Delete(ctx, v.PartitionKey, v.RowKey, nil); err != nil {
 					t.Fatal(err)
 				}
 				continue
@@ -301,9 +301,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 				if i%4 == 0 {
 					next.LastName = "Hall"
 				}
-				if err := ev.Write(ctx, v.PartitionKey, v.RowKey, v.LastName, func() error {
-					return people.Upsert(ctx, &next, &table.UpsertOptions{Mode: table.Replace})
-				}, nil); err != nil {
+				if err := ev.Upsert(ctx, &next, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 					t.Fatal(err)
 				}
 				v = &next
@@ -314,16 +312,16 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			return ev.HandleBatches(ctx, keepMessages{q}, poison, keepOpts)
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
-		checkLists(t, ev, lists, live, append(names, "Hall"))
+		checkLists(t, ev, live, append(names, "Hall"))
 		time.Sleep(2100 * time.Millisecond)
 		drainBatches(t, e, func() (consistency.Stats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
-		checkLists(t, ev, lists, live, append(names, "Hall"))
+		checkLists(t, ev, live, append(names, "Hall"))
 	})
 }
 
 // checkLists: each value's list holds exactly the live entities with that
 // value, and Verify is clean.
-func checkLists(t *testing.T, ev *patterns.EventualIndexEntities[batchEmp], lists *patterns.RemoteIndexEntities, live []*batchEmp, values []string) {
+func checkLists(t *testing.T, ev *patterns.Model[batchEmp], live []*batchEmp, values []string) {
 	t.Helper()
 	ctx := t.Context()
 	want := map[string][]string{}
@@ -331,9 +329,13 @@ func checkLists(t *testing.T, ev *patterns.EventualIndexEntities[batchEmp], list
 		want[v.LastName] = append(want[v.LastName], patterns.ID(v.PartitionKey, v.RowKey))
 	}
 	for _, value := range values {
-		ids, err := lists.IDs(ctx, value, nil)
+		owners, err := ev.IDs(ctx, "lname", "", value, nil)
 		if err != nil && !table.Is(err, table.ErrNotFound) {
 			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range owners {
+			ids = append(ids, patterns.ID(o.PartitionKey, o.RowKey))
 		}
 		slices.Sort(ids)
 		w := want[value]

@@ -14,7 +14,7 @@ import (
 // IDList is where a value's list of entity IDs lives, for the eventually
 // consistent index-entity options: RemoteIndexEntities (option 3, an index
 // table) or BlobIndex (option 1, a blob per value).
-type IDList interface {
+type idList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
 	Add(ctx context.Context, value, id string, options *WriteOptions) error
@@ -29,16 +29,16 @@ type IDList interface {
 // are as in IndexEntities, and a list outgrowing 1 MiB continues in further
 // index entities of the value. Each change of a list is one update guarded
 // by its ETag.
-type RemoteIndexEntities struct {
+type remoteIndexEntities struct {
 	client    table.Client
 	partition string
-	x         *IndexEntities[table.Entity]
+	x         *indexEntities[table.Entity]
 	retry     table.RetryOptions
 }
 
-// NewRemoteIndexEntities stores lists in tbl under partition, with RowKeys
+// newRemoteIndexEntities stores lists in tbl under partition, with RowKeys
 // that start with prefix.
-func NewRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix string, opts *IndexEntitiesOptions) (*RemoteIndexEntities, error) {
+func newRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix string, opts *indexEntitiesOptions) (*remoteIndexEntities, error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: RemoteIndexEntities needs the lists' table", ErrBadDefinition)
 	}
@@ -51,10 +51,10 @@ func NewRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix st
 	if err != nil {
 		return nil, err
 	}
-	return &RemoteIndexEntities{client: tbl.Client(), partition: partition, x: x, retry: x.retry}, nil
+	return &remoteIndexEntities{client: tbl.Client(), partition: partition, x: x, retry: x.retry}, nil
 }
 
-func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
+func (r *remoteIndexEntities) change(ctx context.Context, name string, op func(parts []indexPart) (*batch.Op, error), value string) error {
 	_, err := table.RetryOnConflict(ctx, func(int) error {
 		parts, err := r.x.read(ctx, name, r.partition, value)
 		if err != nil {
@@ -70,7 +70,7 @@ func (r *RemoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options *WriteOptions) error {
+func (r *remoteIndexEntities) Add(ctx context.Context, value, id string, options *WriteOptions) error {
 	if err := idlist.CheckID(id); err != nil {
 		return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
 	}
@@ -86,7 +86,7 @@ func (r *RemoteIndexEntities) Add(ctx context.Context, value, id string, options
 // addIDs puts ids in value's list as many Adds would, in one transaction
 // (a read and a write): how the entity model's handler applies a message
 // that names many entities of one value.
-func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []string) error {
+func (r *remoteIndexEntities) addIDs(ctx context.Context, value string, ids []string) error {
 	for _, id := range ids {
 		if err := idlist.CheckID(id); err != nil {
 			return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
@@ -108,21 +108,21 @@ func (r *RemoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *RemoteIndexEntities) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
+func (r *remoteIndexEntities) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
 	return r.change(ctx, opRemoteIndexEntitiesRemove, func(parts []indexPart) (*batch.Op, error) {
 		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
 // IDs returns value's list: one query.
-func (r *RemoteIndexEntities) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
+func (r *remoteIndexEntities) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
 	return r.x.lookup(ctx, opRemoteIndexEntitiesIDs, r.partition, value)
 }
 
 // lists returns every value's list of the partition: one query per page.
 // EventualIndexEntities.Verify uses it to find lists of values no
 // entity has any more.
-func (r *RemoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
+func (r *remoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
 	out := map[string][]string{}
 	for e, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(r.partition, r.x.prefix)}) {
 		if err != nil {

@@ -6,8 +6,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
@@ -86,64 +84,9 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	}
 	tp := rec.Provider()
 
-	intra, err := NewIntraPartitionIndex[traced](tableOf(table.New[traced](client, nil)), "id_", []IndexDef[traced]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *traced) string { return v.Email }}},
-		&IntraPartitionIndexOptions{TracingProvider: tp, TableName: "Traced"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_1"}, Email: "a@x.com"}
-	from := len(rec.Spans())
-	err = intra.Add(ctx, v, nil)
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Add", "Sales", err != nil)
-	from = len(rec.Spans())
-	v.Email = "b@x.com"
-	err = intra.Put(ctx, v, nil)
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Put", "Sales", err != nil)
-	from = len(rec.Spans())
-	_, err = intra.Modify(ctx, "Sales", "id_1", func(v *traced) error { v.Email = "c@x.com"; return nil }, nil)
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Modify", "Sales", err != nil)
-	from = len(rec.Spans())
-	err = intra.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_1"}, Email: "d@x.com"}, nil)
-	if !table.Is(err, table.ErrLostRace) {
-		t.Fatalf("adding id_1 again: %v, want a conflict", err)
-	}
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Add", "Sales", true)
-	// A primary written around the index lacks its copy: Repair has work.
-	plain, _ := table.New[traced](client, nil)
-	if err := plain.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "id_2"}, Email: "e@x.com"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := intra.Verify(ctx, &VerifyOptions{Partition: "Sales"})
-	if err != nil || rep.problems() != 1 {
-		t.Fatalf("Verify: %v, %d problems, want the one missing copy", err, rep.problems())
-	}
-	from = len(rec.Spans())
-	_, err = intra.Repair(ctx, rep, nil)
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Repair", "", err != nil)
-	from = len(rec.Spans())
-	err = intra.Delete(ctx, "Sales", "id_1", nil)
-	checkSpan(t, &rec, from, "IntraPartitionIndex.Delete", "Sales", err != nil)
-
-	ie, err := NewIndexEntities[traced](tableOf(table.New[traced](client, nil)), "mail_", func(v *traced) string { return v.Email }, &IndexEntitiesOptions{TracingProvider: tp, TableName: "Traced"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &traced{Meta: table.Meta{PartitionKey: "Ops", RowKey: "w1"}, Email: "x@x.com"}
-	from = len(rec.Spans())
-	_, err = ie.Add(ctx, w, nil)
-	checkSpan(t, &rec, from, "IndexEntities.Add", "Ops", err != nil)
-	next := *w
-	next.Email = "y@x.com"
-	from = len(rec.Spans())
-	_, err = ie.Change(ctx, w, &next, nil)
-	checkSpan(t, &rec, from, "IndexEntities.Change", "Ops", err != nil)
-	from = len(rec.Spans())
-	_, err = ie.Remove(ctx, &next, nil)
-	checkSpan(t, &rec, from, "IndexEntities.Remove", "Ops", err != nil)
-
 	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)), &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
-	from = len(rec.Spans())
-	err = wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
+	from := len(rec.Spans())
+	err := wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
 	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
 
 	le, err := NewLargeEntity[traced](tableOf(table.New[traced](client, nil)), blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
@@ -178,51 +121,4 @@ func TestNoProviderNoSpans(t *testing.T) {
 			t.Fatalf("a span %+v without a TracingProvider", s)
 		}
 	}
-}
-
-// TestInterPartitionIndexSpans: Put and Delete each open one span around
-// the table and queue requests; Handle, run by the worker, one around the
-// copy writes.
-func TestInterPartitionIndexSpans(t *testing.T) {
-	deadline(t, workerDeadline)
-	var rec trace.Recorder
-	ctx := t.Context()
-	copts := &aztables.ClientOptions{}
-	copts.TracingProvider = rec.Provider()
-	client := fake.NewTableService(nil).NewClient("Traced", copts)
-	if _, err := client.CreateTable(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	qopts := &azqueue.ClientOptions{}
-	qopts.TracingProvider = rec.Provider()
-	queues := fake.NewQueueService(nil)
-	q, poison := queues.NewQueueClient("index", qopts), queues.NewQueueClient("index-poison", nil)
-	_, _ = q.Create(ctx, nil)
-	_, _ = poison.Create(ctx, nil)
-	x, err := NewInterPartitionIndex[traced](tableOf(table.New[traced](client, nil)), q, []CrossIndexDef[traced]{{
-		Name: "email", PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },
-	}}, &InterPartitionIndexOptions{TracingProvider: rec.Provider(), TableName: "Traced"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &traced{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, Email: "a@x.com"}
-	from := len(rec.Spans())
-	err = x.Put(ctx, v, nil)
-	checkSpan(t, &rec, from, "InterPartitionIndex.Put", "Sales", err != nil)
-	w := consistency.NewWorker(q, poison, nil)
-	if err := w.Handle(x.MessageType(), x.Handle); err != nil {
-		t.Fatal(err)
-	}
-	from = len(rec.Spans())
-	if _, err := w.Drain(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	checkSpan(t, &rec, from, "InterPartitionIndex.Handle", "", false)
-	cur, err := x.Table().Get(ctx, "Sales", "1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from = len(rec.Spans())
-	err = x.Delete(ctx, cur, nil)
-	checkSpan(t, &rec, from, "InterPartitionIndex.Delete", "Sales", err != nil)
 }

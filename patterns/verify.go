@@ -13,7 +13,7 @@ import (
 // the entity model share: Verify reads and reports, Repair fixes what its
 // own Verify reported. A report names the index (or model) it came from;
 // Repair refuses another's report with a typed error before any request.
-type Verifier interface {
+type verifier interface {
 	Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error)
 	Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error)
 }

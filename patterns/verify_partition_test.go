@@ -17,7 +17,7 @@ type indexedPerson struct {
 	LastName string
 }
 
-// Every index kind's Verify refuses a Partition that no PartitionKey can
+// The model's Verify, over every index kind, refuses a Partition that no PartitionKey can
 // be (a '/'), naming the option, before any request: a query for it would
 // find nothing and report a partition that cannot exist as clean.
 func TestEveryVerifyRefusesABadPartitionBeforeAnyRequest(t *testing.T) {
@@ -28,15 +28,16 @@ func TestEveryVerifyRefusesABadPartitionBeforeAnyRequest(t *testing.T) {
 	}
 	people := tableOf(table.New[indexedPerson](client, nil))
 	email := func(p *indexedPerson) string { return p.Email }
-	intra, err := patterns.NewIntraPartitionIndex(people, "empid_", []patterns.IndexDef[indexedPerson]{{Name: "email", Prefix: "email_", Value: email}}, nil)
+	intra, err := patterns.NewModel(people, &patterns.ModelOptions[indexedPerson]{Name: "intra", Primary: "empid_", Copies: []patterns.IndexDef[indexedPerson]{{Name: "email", Prefix: "email_", Value: email}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists, err := patterns.NewIndexEntities(people, "lname_", func(p *indexedPerson) string { return p.LastName }, nil)
+	lists, err := patterns.NewModel(tableOf(table.New[indexedPerson](client, nil)), &patterns.ModelOptions[indexedPerson]{Name: "lists", Primary: "empid_",
+		Lists: []patterns.ListDef[indexedPerson]{{Name: "lname", Prefix: "lname_", Value: func(p *indexedPerson) string { return p.LastName }}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	verifiers := map[string]patterns.Verifier{"IntraPartitionIndex": intra, "IndexEntities": lists}
+	verifiers := map[string]*patterns.Model[indexedPerson]{"copies": intra, "lists": lists}
 	for name, v := range verifiers {
 		c.Reset()
 		r, err := v.Verify(t.Context(), &patterns.VerifyOptions{Partition: "a/b"})

@@ -407,7 +407,7 @@ func busyModel(t *testing.T, tbl *table.Table[busyRow], copies *aztables.Client,
 	}
 	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[busyRow]{
 		Name: "busy",
-		CrossCopies: []patterns.CrossIndexDef[busyRow]{{
+		CrossCopies: []patterns.IndexDef[busyRow]{{
 			Name: "byn", Table: ct,
 			PartitionKey: func(v *busyRow) string { return fmt.Sprintf("team%03d", v.N%100) },
 			Value:        func(v *busyRow) string { return keys.Uint64(uint64(v.N)) },

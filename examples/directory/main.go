@@ -129,18 +129,14 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lastNames, err := patterns.NewRemoteIndexEntities(listsTable, "lastname", "lastname_", nil)
-	if err != nil {
-		return err
-	}
 	staff, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
 		Name:    "employees",
 		Primary: "empid_",
 		Copies: []patterns.IndexDef[Employee]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 		},
-		RemoteLists: []patterns.RemoteListDef[Employee]{
-			{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, List: lastNames},
+		RemoteLists: []patterns.ListDef[Employee]{
+			{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastname", Prefix: "lastname_"},
 		},
 		Queue: work,
 	})

@@ -1,12 +1,14 @@
-// Command employees looks the guide's employees up by email, through two
-// secondary indexes of the Table Storage design guide:
+// Command employees looks the guide's employees up by email, through the
+// two secondary indexes of the Table Storage design guide, both declared on
+// one entity model (patterns.Model):
 //
-//   - the intra-partition secondary index: a copy of each employee under the
-//     RowKey "email_<address>" in its own partition, written in the same
-//     entity group transaction as the employee, so the two never disagree;
-//   - the inter-partition secondary index: a copy under the PartitionKey
-//     "email_<department>", which no transaction can reach, kept eventually
-//     consistent by a queue and a worker.
+//   - the intra-partition secondary index (Copies): a copy of each employee
+//     under the RowKey "email_<address>" in its own partition, written in
+//     the same entity group transaction as the employee, so the two never
+//     disagree;
+//   - the inter-partition secondary index (CrossCopies): a copy under the
+//     PartitionKey "email_<department>", which no transaction can reach,
+//     kept eventually consistent by a queue and a worker.
 //
 // Run it:
 //
@@ -107,24 +109,37 @@ func run(ctx context.Context, conn, account string) error {
 	client := tables.NewClient(name)
 	step("create the table %s and two queues", name)
 
-	fmt.Println("\nintra-partition secondary index (Sales / empid_… and Sales / email_…)")
+	fmt.Println("\nthe entity model: an intra-partition index (Sales / email_…) and an inter-partition one (email_Sales / …)")
 	employees, err := table.New[Employee](client, nil)
 	if err != nil {
 		return err
 	}
-	byEmail, err := patterns.NewIntraPartitionIndex[Employee](employees, "empid_", []patterns.IndexDef[Employee]{
-		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	}, nil)
-
+	model, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
+		Name:    "employees",
+		Primary: "empid_",
+		Copies: []patterns.IndexDef[Employee]{
+			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
+		},
+		CrossCopies: []patterns.IndexDef[Employee]{{
+			Name:         "dept-email",
+			PartitionKey: func(e *Employee) string { return "email_" + e.Department },
+			Value:        func(e *Employee) string { return e.Email },
+		}},
+		Queue: work,
+	})
 	if err != nil {
 		return err
 	}
-	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Department: "Sales", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
-	if err := byEmail.Add(ctx, don, nil); err != nil {
+	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
+	if err := worker.Handle(model.MessageType(), model.Handle); err != nil {
 		return err
 	}
-	step("add empid_000123 and its copy email_donh@contoso.com in one transaction")
-	found, err := byEmail.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil)
+	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Department: "Sales", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}
+	if err := model.Add(ctx, don, nil); err != nil {
+		return err
+	}
+	step("add empid_000123 and its copy email_donh@contoso.com in one transaction, a hidden message around it")
+	found, err := model.Lookup(ctx, "email", "Sales", "donh@contoso.com", nil)
 	if err != nil {
 		return err
 	}
@@ -134,63 +149,44 @@ func run(ctx context.Context, conn, account string) error {
 	step("look up donh@contoso.com: %s %s %s, one point query", found.RowKey, found.FirstName, found.LastName)
 	changed := *don
 	changed.Email = "don.hall@contoso.com"
-	if err := byEmail.Put(ctx, &changed, &patterns.PutOptions[Employee]{Current: don}); err != nil {
+	if err := model.Update(ctx, &changed, &table.UpdateOptions{Mode: table.Replace}); err != nil {
 		return err
 	}
-	step("change the email: the employee, the old copy's delete and the new copy in one transaction")
+	step("change the email: a read, then the employee, the old copy's delete and the new copy in one transaction")
 	jun := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000152"}, Department: "Sales", FirstName: "Jun", LastName: "Cao", Email: "don.hall@contoso.com"}
 	var taken *patterns.ValueTakenError
-	if err := byEmail.Add(ctx, jun, nil); !errors.As(err, &taken) {
+	if err := model.Add(ctx, jun, nil); !errors.As(err, &taken) {
 		return fmt.Errorf("adding a second employee with Don's email: want *patterns.ValueTakenError, got %v", err)
 	}
-	step("add empid_000152 with Don's new email: refused whole (%s), nothing written", taken.Value)
-	report, err := byEmail.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
-	if err != nil {
-		return err
+	step("add empid_000152 with Don's new email: refused whole (%s), no employee written", taken.Value)
+	if _, err := model.Lookup(ctx, "dept-email", "email_Sales", "don.hall@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
+		return fmt.Errorf("the copy in email_Sales exists before the worker ran: %v", err)
 	}
-	if !report.OK() {
-		return fmt.Errorf("the index disagrees with its employees: %+v", report)
-	}
-	step("verify the partition: %d employee, %d copy, consistent = %v", report.Primaries, report.Copies, report.OK())
-
-	fmt.Println("\ninter-partition secondary index (empid_Sales / … and email_Sales / …)")
-	byDeptEmail, err := patterns.NewInterPartitionIndex[Employee](employees, work, []patterns.CrossIndexDef[Employee]{{
-		Name:         "email",
-		PartitionKey: func(e *Employee) string { return "email_" + e.Department },
-		Value:        func(e *Employee) string { return e.Email },
-	}}, nil)
-	if err != nil {
-		return err
-	}
-	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(byDeptEmail.MessageType(), byDeptEmail.Handle); err != nil {
-		return err
-	}
-	ben := &Employee{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000223"}, Department: "Sales", FirstName: "Ben", LastName: "Jones", Email: "jonesj@contoso.com"}
-	if err := byDeptEmail.Put(ctx, ben, nil); err != nil {
-		return err
-	}
-	step("put empid_Sales / 000223: a hidden message, the employee, then the message shown")
-	if _, err := byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
-		return fmt.Errorf("the copy exists before the worker ran: %v", err)
-	}
-	step("look up jonesj@contoso.com at once: not found yet (the window of inconsistency)")
+	step("look up don.hall@contoso.com in email_Sales at once: not found yet (the window of inconsistency)")
 	stats, err := worker.Drain(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if stats.Processed != 1 {
-		return fmt.Errorf("the worker processed %d messages, want 1", stats.Processed)
+	if stats.Processed != 2 {
+		return fmt.Errorf("the worker processed %d messages, want 2", stats.Processed)
 	}
-	step("the worker handles the message: reads the employee, writes email_Sales / jonesj@contoso.com")
-	found, err = byDeptEmail.Lookup(ctx, "email", "email_Sales", "jonesj@contoso.com", nil)
+	step("the worker handles the two messages: reads the employee, makes email_Sales match it")
+	found, err = model.Lookup(ctx, "dept-email", "email_Sales", "don.hall@contoso.com", nil)
 	if err != nil {
 		return err
 	}
-	if found.PartitionKey != "empid_Sales" || found.RowKey != "000223" {
-		return fmt.Errorf("lookup of jonesj@contoso.com found %s / %s", found.PartitionKey, found.RowKey)
+	if found.PartitionKey != "Sales" || found.RowKey != "empid_000123" {
+		return fmt.Errorf("lookup of don.hall@contoso.com found %s / %s", found.PartitionKey, found.RowKey)
 	}
-	step("look up jonesj@contoso.com again: %s / %s %s %s", found.PartitionKey, found.RowKey, found.FirstName, found.LastName)
+	step("look up don.hall@contoso.com in email_Sales again: %s / %s %s %s", found.PartitionKey, found.RowKey, found.FirstName, found.LastName)
+	report, err := model.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	if err != nil {
+		return err
+	}
+	if !report.OK() {
+		return fmt.Errorf("the indexes disagree with their employees: %+v", report)
+	}
+	step("verify the partition's employees and every index row of theirs: %d employee, %d copies, consistent = %v", report.Primaries, report.Copies, report.OK())
 	return nil
 }
 

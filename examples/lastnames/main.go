@@ -1,7 +1,8 @@
 // Command lastnames finds the guide's employees by last name, a value many
-// employees share, with the index entities pattern: an index entity per last
-// name ("lname_Jones") holds the list of their IDs, so finding every Jones
-// is one point query. Two of the guide's options:
+// employees share, with the index entities pattern, declared on an entity
+// model (patterns.Model): an index entity per last name ("lname_Jones")
+// holds the list of their IDs, so finding every Jones is one point query.
+// Two of the guide's options:
 //
 //   - option 2, in the employees' own partition: the employee and its index
 //     entity change in one entity group transaction, guarded by ETags, so
@@ -41,7 +42,6 @@ import (
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -109,72 +109,79 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("create the tables %s and %s and two queues", name, other)
 
-	fmt.Println("\noption 2: index entities in the employees' partition")
+	fmt.Println("\noption 2: index entities in the employees' partition (an entity model's Lists)")
 	employees, err := table.New[Employee](tables.NewClient(name), nil)
 	if err != nil {
 		return err
 	}
-	byLastName, err := patterns.NewIndexEntities[Employee](employees, "lname_", func(e *Employee) string { return e.LastName }, nil)
+	model, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
+		Name:    "employees",
+		Primary: "empid_",
+		Lists:   []patterns.ListDef[Employee]{{Name: "lastname", Prefix: "lname_", Value: func(e *Employee) string { return e.LastName }}},
+	})
 	if err != nil {
 		return err
 	}
-
 	staff := []*Employee{
-		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Don", LastName: "Hall"},
-		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000152"}, FirstName: "Jun", LastName: "Jones"},
-		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000223"}, FirstName: "Ben", LastName: "Jones"},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", LastName: "Hall"},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000152"}, FirstName: "Jun", LastName: "Jones"},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, FirstName: "Ben", LastName: "Jones"},
 	}
 	for _, e := range staff {
-		if _, err := byLastName.Add(ctx, e, nil); err != nil {
+		if err := model.Add(ctx, e, nil); err != nil {
 			return err
 		}
 	}
 	step("add 3 employees, each with its ID added to lname_<LastName>: a read and one transaction each")
-	ids, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
+	rowKeys := func(index, pk, value string) ([]string, error) {
+		ids, err := model.IDs(ctx, index, pk, value, nil)
+		var out []string
+		for _, id := range ids {
+			out = append(out, id.RowKey)
+		}
+		return out, err
+	}
+	ids, err := rowKeys("lastname", "Sales", "Jones")
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(ids, []string{"000152", "000223"}) {
+	if !slices.Equal(ids, []string{"empid_000152", "empid_000223"}) {
 		return fmt.Errorf("the Joneses of Sales: %v", ids)
 	}
 	step("EmployeeIDs of Jones in Sales: %v, one point query on lname_Jones", ids)
-	joneses, err := byLastName.LookupEntities(ctx, "Sales", "Jones", nil)
+	joneses, err := model.LookupEntities(ctx, "lastname", "Sales", "Jones", nil)
 	if err != nil {
 		return err
 	}
 	step("the Joneses themselves: %s %s and %s %s, one more point query each", joneses[0].FirstName, joneses[0].LastName, joneses[1].FirstName, joneses[1].LastName)
-
-	married := *staff[2]
-	married.LastName = "Smith"
-	if _, err := byLastName.Change(ctx, staff[2], &married, nil); err != nil {
+	if _, err := model.Modify(ctx, "Sales", "empid_000223", func(e *Employee) error { e.LastName = "Smith"; return nil }, nil); err != nil {
 		return err
 	}
-	jones, err := byLastName.Lookup(ctx, "Sales", "Jones", nil)
+	jones, err := rowKeys("lastname", "Sales", "Jones")
 	if err != nil {
 		return err
 	}
-	smith, err := byLastName.Lookup(ctx, "Sales", "Smith", nil)
+	smith, err := rowKeys("lastname", "Sales", "Smith")
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(jones, []string{"000152"}) || !slices.Equal(smith, []string{"000223"}) {
+	if !slices.Equal(jones, []string{"empid_000152"}) || !slices.Equal(smith, []string{"empid_000223"}) {
 		return fmt.Errorf("after the change: Jones %v, Smith %v", jones, smith)
 	}
-	step("Ben Jones becomes Ben Smith: read both lists, write employee and lists in one transaction; look up Jones %v, Smith %v", jones, smith)
-
-	if _, err := byLastName.Remove(ctx, staff[1], nil); err != nil {
+	step("Ben Jones becomes Ben Smith: read him and both lists, write employee and lists in one transaction; Jones %v, Smith %v", jones, smith)
+	if err := model.Delete(ctx, "Sales", "empid_000152", nil); err != nil {
 		return err
 	}
-	jones, err = byLastName.Lookup(ctx, "Sales", "Jones", nil)
+	jones, err = rowKeys("lastname", "Sales", "Jones")
 	if err != nil {
 		return err
 	}
 	if len(jones) != 0 {
 		return fmt.Errorf("after the last one left, Jones still lists %v", jones)
 	}
-	step("remove Jun Jones: read the list, delete the employee and its ID in one transaction; Jones now %v", jones)
+	step("delete Jun Jones: read him and the list, delete the employee and its ID in one transaction; Jones now %v", jones)
 
-	fmt.Println("\noption 3: one list per last name across departments, kept by a queue")
+	fmt.Println("\noption 3: one list per last name across departments, kept by a queue (an entity model's RemoteLists)")
 	directory, err := table.New[Employee](tables.NewClient(other), nil)
 	if err != nil {
 		return err
@@ -183,11 +190,14 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	lists, err := patterns.NewRemoteIndexEntities(listsTable, "lastnames", "lname_", nil)
+	everywhere, err := patterns.NewModel(directory, &patterns.ModelOptions[Employee]{
+		Name:        "directory",
+		RemoteLists: []patterns.ListDef[Employee]{{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastnames", Prefix: "lname_"}},
+		Queue:       work,
+	})
 	if err != nil {
 		return err
 	}
-	everywhere := patterns.NewEventualIndexEntities(directory, func(e *Employee) string { return e.LastName }, lists, consistency.NewSender(work, nil), nil)
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
 	if err := worker.Handle(everywhere.MessageType(), everywhere.Handle); err != nil {
 		return err
@@ -197,13 +207,13 @@ func run(ctx context.Context, conn, account string) error {
 		{Meta: table.Meta{PartitionKey: "Marketing", RowKey: "000301"}, FirstName: "Ana", LastName: "Jones"},
 	} {
 		// The write runs between the message's enqueue and its showing, so
-		// a crash in between still updates the list ("" : no old value).
-		if err := everywhere.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return directory.Add(ctx, e, nil) }, nil); err != nil {
+		// a crash in between still updates the list.
+		if err := everywhere.Add(ctx, e, nil); err != nil {
 			return err
 		}
 	}
 	step("add Jun Jones (Sales) and Ana Jones (Marketing): a hidden message, the employee, the message shown")
-	if ids, err := lists.IDs(ctx, "Jones", nil); err != nil || len(ids) != 0 {
+	if ids, err := everywhere.IDs(ctx, "lastname", "", "Jones", nil); err != nil || len(ids) != 0 {
 		return fmt.Errorf("the Jones list before the worker ran: %v, %v", ids, err)
 	}
 	step("the Jones list at once: empty (the window of inconsistency)")
@@ -215,21 +225,17 @@ func run(ctx context.Context, conn, account string) error {
 		return fmt.Errorf("the worker processed %d messages, want 2", stats.Processed)
 	}
 	step("the worker handles both messages: reads each employee, adds its ID to lname_Jones")
-	ids, err = lists.IDs(ctx, "Jones", nil)
+	owners, err := everywhere.IDs(ctx, "lastname", "", "Jones", nil)
 	if err != nil {
 		return err
 	}
-	slices.Sort(ids) // a list keeps the order the worker added the IDs in
-	if !slices.Equal(ids, []string{patterns.ID("Marketing", "000301"), patterns.ID("Sales", "000152")}) {
-		return fmt.Errorf("the Jones list after the worker: %v", ids)
-	}
 	var shown []string
-	for _, id := range ids {
-		k, err := keys.DecodeTuple(id) // an ID is the tuple of the entity's keys
-		if err != nil {
-			return err
-		}
-		shown = append(shown, k[0]+"/"+k[1])
+	for _, o := range owners {
+		shown = append(shown, o.PartitionKey+"/"+o.RowKey)
+	}
+	slices.Sort(shown) // a list keeps the order the worker added the IDs in
+	if !slices.Equal(shown, []string{"Marketing/000301", "Sales/000152"}) {
+		return fmt.Errorf("the Jones list after the worker: %v", shown)
 	}
 	step("the Jones list, one point query: %v", shown)
 	return nil

@@ -22,15 +22,11 @@ var exceptions = map[string]string{
 
 	// Handle methods are consistency.Handler values, a func type whose
 	// signature the Worker defines: a Worker calls them, users do not.
-	"patterns.InterPartitionIndex.Handle":   "a consistency.Handler",
-	"patterns.EventualIndexEntities.Handle": "a consistency.Handler",
-	"patterns.Model.Handle":                 "a consistency.Handler",
-	"consistency.Mover.Handle":              "a consistency.Handler",
+	"patterns.Model.Handle":    "a consistency.Handler",
+	"consistency.Mover.Handle": "a consistency.Handler",
 
 	// HandleBatch methods are consistency.BatchHandler values, as above.
-	"patterns.InterPartitionIndex.HandleBatch":   "a consistency.BatchHandler",
-	"patterns.EventualIndexEntities.HandleBatch": "a consistency.BatchHandler",
-	"patterns.Model.HandleBatch":                 "a consistency.BatchHandler",
+	"patterns.Model.HandleBatch": "a consistency.BatchHandler",
 
 	// Target is the port a user implements for where the Mover writes;
 	// the Mover is its only caller, so options would be a parameter every

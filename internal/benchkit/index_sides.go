@@ -12,8 +12,8 @@ import (
 )
 
 // IndexRow is an employee of the index scenarios: its email is copied to
-// another partition (InterPartitionIndex) and its last name listed in
-// index entities (EventualIndexEntities).
+// another partition (a model's CrossCopies) and its last name listed in
+// index entities elsewhere (a model's RemoteLists).
 type IndexRow struct {
 	table.Meta
 	Email, Department, LastName string
@@ -72,20 +72,20 @@ func indexEmployee(i int) *IndexRow {
 	return &IndexRow{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, Email: "e" + rk + "@contoso.com", Department: "Sales", LastName: indexLastNames[i%len(indexLastNames)]}
 }
 
-// crossIndex is the email index of a round, with n employees Put (their
-// messages queued).
-func (a *Account) crossIndex(ctx context.Context, n int) (*indexRound, *patterns.InterPartitionIndex[IndexRow], error) {
+// crossIndex is a model of a round with the email copied to another
+// table (CrossCopies), with n employees added (their messages queued).
+func (a *Account) crossIndex(ctx context.Context, n int) (*indexRound, *patterns.Model[IndexRow], error) {
 	r, people, copies, err := a.indexRound(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	x, err := patterns.NewInterPartitionIndex(people, r.q, []patterns.CrossIndexDef[IndexRow]{{
+	x, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{Name: "benchcross", Queue: r.q, CrossCopies: []patterns.IndexDef[IndexRow]{{
 		Name: "email", Table: copies,
 		PartitionKey: func(v *IndexRow) string { return "email_" + v.Department },
 		Value:        func(v *IndexRow) string { return v.Email },
-	}}, nil)
+	}}})
 	for i := 0; err == nil && i < n; i++ {
-		err = x.Put(ctx, indexEmployee(i), &patterns.PutOptions[IndexRow]{Current: nil})
+		err = x.Add(ctx, indexEmployee(i), nil)
 	}
 	if err != nil {
 		r.cleanup()
@@ -94,28 +94,23 @@ func (a *Account) crossIndex(ctx context.Context, n int) (*indexRound, *patterns
 	return r, x, nil
 }
 
-// listIndex is the last-name lists of a round (RemoteIndexEntities in
-// another table), with n employees added through Write.
-func (a *Account) listIndex(ctx context.Context, n int) (*indexRound, *patterns.EventualIndexEntities[IndexRow], error) {
+// listIndex is a model of a round with the last names listed in another
+// table (RemoteLists), with n employees added (their messages queued).
+func (a *Account) listIndex(ctx context.Context, n int) (*indexRound, *patterns.Model[IndexRow], error) {
 	r, people, lists, err := a.indexRound(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	remote, err := patterns.NewRemoteIndexEntities(lists, "lname", "lname_", nil)
-	if err != nil {
-		r.cleanup()
-		return nil, nil, err
-	}
-	ev := patterns.NewEventualIndexEntities(people, func(v *IndexRow) string { return v.LastName }, remote, consistency.NewSender(r.q, nil), nil)
+	m, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{Name: "benchlists", Queue: r.q, RemoteLists: []patterns.ListDef[IndexRow]{
+		{Name: "lastname", Value: func(v *IndexRow) string { return v.LastName }, Table: lists, Partition: "lname", Prefix: "lname_"}}})
 	for i := 0; err == nil && i < n; i++ {
-		v := indexEmployee(i)
-		err = ev.Write(ctx, v.PartitionKey, v.RowKey, "", func() error { return people.Add(ctx, v, nil) }, nil)
+		err = m.Add(ctx, indexEmployee(i), nil)
 	}
 	if err != nil {
 		r.cleanup()
 		return nil, nil, err
 	}
-	return r, ev, nil
+	return r, m, nil
 }
 
 // workerDrain is the timed work of a per-message side: a Worker of
@@ -147,22 +142,17 @@ func batchesDrain(f func(ctx context.Context) (consistency.Stats, error)) func(c
 
 // modelIndex is the model of a round: the guide's employees, an email
 // copy in the partition and the last names listed in another table
-// (RemoteIndexEntities), with n employees added (their messages queued).
+// (RemoteLists), with n employees added (their messages queued).
 func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns.Model[IndexRow], error) {
 	r, people, lists, err := a.indexRound(ctx)
 	if err != nil {
-		return nil, nil, err
-	}
-	remote, err := patterns.NewRemoteIndexEntities(lists, "lname", "lname_", nil)
-	if err != nil {
-		r.cleanup()
 		return nil, nil, err
 	}
 	m, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{
 		Name:        "benchstaff",
 		Primary:     "empid_",
 		Copies:      []patterns.IndexDef[IndexRow]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *IndexRow) string { return v.Email }}},
-		RemoteLists: []patterns.RemoteListDef[IndexRow]{{Name: "lastname", Value: func(v *IndexRow) string { return v.LastName }, List: remote}},
+		RemoteLists: []patterns.ListDef[IndexRow]{{Name: "lastname", Value: func(v *IndexRow) string { return v.LastName }, Table: lists, Partition: "lname", Prefix: "lname_"}},
 		Queue:       r.q,
 	})
 	for i := 0; err == nil && i < n; i++ {
@@ -214,8 +204,8 @@ func batchesSide(name string, conc int, setup queueScenario) Side {
 	}}
 }
 
-// crossScenario: n InterPartitionIndex messages (new employees, one
-// partition).
+// crossScenario: n messages of a model with cross copies (new employees,
+// one partition).
 func (a *Account) crossScenario(n int) queueScenario {
 	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
 		r, x, err := a.crossIndex(ctx, n)
@@ -226,15 +216,15 @@ func (a *Account) crossScenario(n int) queueScenario {
 	}
 }
 
-// listScenario: n EventualIndexEntities messages (new employees of three
-// last names).
+// listScenario: n messages of a model with remote lists (new employees of
+// three last names).
 func (a *Account) listScenario(n int) queueScenario {
 	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
-		r, ev, err := a.listIndex(ctx, n)
+		r, m, err := a.listIndex(ctx, n)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return r, ev.MessageType(), ev.Handle, ev.HandleBatches, nil
+		return r, m.MessageType(), m.Handle, m.HandleBatches, nil
 	}
 }
 
@@ -249,24 +239,24 @@ func (a *Account) modelScenario(n int) queueScenario {
 	}
 }
 
-// CrossIndexWorker and CrossIndexBatches: the inter-partition index.
+// CrossIndexWorker and CrossIndexBatches: a model with cross copies.
 func (a *Account) CrossIndexWorker(n, conc int) Side {
-	return workerSide("InterPartitionIndex", conc, a.crossScenario(n))
+	return workerSide("Model with cross copies", conc, a.crossScenario(n))
 }
 
 // CrossIndexBatches: see CrossIndexWorker.
 func (a *Account) CrossIndexBatches(n, conc int) Side {
-	return batchesSide("InterPartitionIndex", conc, a.crossScenario(n))
+	return batchesSide("Model with cross copies", conc, a.crossScenario(n))
 }
 
-// ListIndexWorker and ListIndexBatches: the eventual index entities.
+// ListIndexWorker and ListIndexBatches: a model with remote lists.
 func (a *Account) ListIndexWorker(n, conc int) Side {
-	return workerSide("EventualIndexEntities", conc, a.listScenario(n))
+	return workerSide("Model with remote lists", conc, a.listScenario(n))
 }
 
 // ListIndexBatches: see ListIndexWorker.
 func (a *Account) ListIndexBatches(n, conc int) Side {
-	return batchesSide("EventualIndexEntities", conc, a.listScenario(n))
+	return batchesSide("Model with remote lists", conc, a.listScenario(n))
 }
 
 // ModelWorker and ModelBatches: the entity model's own queue.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -41,7 +40,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	// so a Repair has work and would send.
 	plain, _ := table.New[Staff](tc, nil)
 	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
-	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](tc, nil)), "empid_", staffIndexes(), nil)
+	idx, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
 	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	must(err)
@@ -49,9 +48,9 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 		t.Fatal("the gap cases need a report with work in it")
 	}
 	people, _ := table.New[Staff](tc, nil)
-	lists, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](tc, nil)), "lists", "lname_", nil)
+	eventual, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "eventual", Queue: qc, RemoteLists: []patterns.ListDef[Staff]{
+		{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](tc, nil)), Partition: "lists", Prefix: "lname_"}}})
 	must(err)
-	eventual := patterns.NewEventualIndexEntities[Staff](people, func(s *Staff) string { return s.LastName }, lists, consistency.NewSender(qc, nil), nil)
 	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
 	must(err)
 	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](tc, nil)), "events", 4)
@@ -81,10 +80,9 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	queues.ResetCounts()
 	blobs.ResetCounts()
 	requests = func() int { return tables.Total() + queues.Total() + blobs.Total() }
-	noop := func() error { return nil }
 	return []badCase{
-		{"EventualIndexEntities.Write with a number sign in its RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			return eventual.Write(ctx, "Sales", "a#b", "", noop, nil)
+		{"Model.Add, with a list elsewhere, of a number sign in its RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			return eventual.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "a#b"}, LastName: "Jones"}, nil)
 		}, nil},
 		{"BlobLog to read from an invalid container name", keys.ErrInvalidName, func(ctx context.Context) error {
 			_, err := patterns.NewBlobLog(bc, "Bad_Name", "logs", nil)
@@ -97,8 +95,9 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			_, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 0)
 			return err
 		}, nil},
-		{"IndexEntitiesOptions.MaxListUnits above what one entity holds", table.ErrBadOption, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, &patterns.IndexEntitiesOptions{MaxListUnits: 15*table.MaxStringUTF16 + 1})
+		{"ListDef.MaxListUnits above what one entity holds", table.ErrBadOption, func(context.Context) error {
+			_, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{
+				{Name: "l", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }, MaxListUnits: 15*table.MaxStringUTF16 + 1}}})
 			return err
 		}, option("MaxListUnits")},
 		{"BlobLogOptions.MaxBytes below 0", table.ErrBadOption, func(context.Context) error {

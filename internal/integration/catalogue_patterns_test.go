@@ -25,13 +25,14 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			t.Fatal(err)
 		}
 	}
-	idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", staffIndexes(), nil)
+	idx, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
-	cross, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{
+	cross, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
-	}, nil)
+	}})
 	must(err)
-	ents, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+	ents, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "ents", Primary: "empid_",
+		Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 	must(err)
 	ds, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](env.tc, nil)), "H", 24)
 	must(err)
@@ -56,21 +57,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	return []badCase{
 		// IntraPartitionIndex
 		{"intra-partition index without a name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}})
 			return err
 		}, nil},
 		{"two intra-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{
-				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{
+				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}})
 
 			return err
 		}, nil},
 		{"intra-partition index without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}})
 			return err
 		}, nil},
 		{"intra-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), "empid_", []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}})
 			return err
 		}, nil},
 		{"intra-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -85,14 +86,16 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			_, err := table.Collect(idx.Find(ctx, "phone", "Sales", "555", nil))
 			return err
 		}, nil},
-		{"intra-partition Delete with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
+		{"intra-partition Delete (the model's) with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
 		}, anyValidation()},
-		{"intra-partition Put of nil", table.ErrNilValue, func(ctx context.Context) error { return idx.Put(ctx, nil, nil) }, inputRule(table.ErrNilValue)},
-		{"intra-partition Put of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
+		{"intra-partition Upsert (the model's) of nil", table.ErrNilValue, func(ctx context.Context) error {
+			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: table.Replace})
+		}, inputRule(table.ErrNilValue)},
+		{"intra-partition Upsert (the model's) of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
-			return idx.Put(ctx, v, nil)
+			return idx.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
 		}, nil},
 		{"intra-partition unique value that is not a valid key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1), nil)
@@ -100,20 +103,20 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// InterPartitionIndex
 		{"inter-partition index without a queue", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), nil, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: nil, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}})
 			return err
 		}, nil},
 		{"inter-partition index without a PartitionKey func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", Value: emailIdx}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", Value: emailIdx}}})
 			return err
 		}, nil},
 		{"two inter-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
-			d := patterns.CrossIndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
-			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{d, d}, nil)
+			d := patterns.IndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{d, d}})
 			return err
 		}, nil},
 		{"inter-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewInterPartitionIndex[Staff](tableOf(table.New[Staff](env.tc, nil)), env.qc, []patterns.CrossIndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}})
 			return err
 		}, nil},
 		{"inter-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -124,27 +127,27 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			_, err := table.Collect(cross.Range(ctx, "phone", "Sales", "a", "b", nil))
 			return err
 		}, nil},
-		{"inter-partition Put with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
+		{"inter-partition Upsert (the model's) with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			v := staff("1", "a", "b", "c@x.com", 1)
 			v.PartitionKey = "Sa/les"
-			return cross.Put(ctx, v, nil)
+			return cross.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
 		}, anyValidation()},
 
 		// IndexEntities and RemoteIndexEntities
 		{"index entities without a prefix", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "", func(s *Staff) string { return s.LastName }, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Value: func(s *Staff) string { return s.LastName }}}})
 			return err
 		}, nil},
 		{"index entities without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](env.tc, nil)), "lname_", nil, nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Prefix: "lname_"}}})
 			return err
 		}, nil},
 		{"index entities Add of a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			_, err := ents.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "a#b"}, LastName: "Jones"}, nil)
-			return err
+			return ents.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_a#b"}, LastName: "Jones"}, nil)
 		}, anyValidation()},
 		{"remote index entities in a bad partition", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.tc, nil)), "a/b", "lname_", nil)
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "r", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
+				{Name: "r", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](env.tc, nil)), Partition: "a/b", Prefix: "lname_"}}})
 			return err
 		}, nil},
 
@@ -247,7 +250,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// BlobLog and BlobIndex
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewBlobIndex(env.bc, "Bad_Name", "x")
+			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "b", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
+				{Name: "b", Value: func(s *Staff) string { return s.LastName }, Blobs: env.bc, Container: "Bad_Name", Prefix: "x"}}})
 			return err
 		}, nil},
 
@@ -274,12 +278,11 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			}
 			return d.Update(ctx, staff("1", "a", "b", "c@x.com", 1), []string{"t/1"}, nil)
 		}, anyValidation()},
-		{"index entities Change that moves the entity to other keys", table.ErrInvalidValue, func(ctx context.Context) error {
-			_, err := ents.Change(ctx, staff("1", "a", "Jones", "c@x.com", 1), staff("2", "a", "Smith", "c@x.com", 1), nil)
-			return err
-		}, inputRule(table.ErrInvalidValue)},
-		{"index entities lookup in a bad partition", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			_, err := ents.Lookup(ctx, "Sa/les", "Jones", nil)
+		{"index entities Update (the model's) of a value without an ETag", table.ErrNoETag, func(ctx context.Context) error {
+			return ents.Update(ctx, staff("1", "a", "Jones", "c@x.com", 1), nil)
+		}, inputRule(table.ErrNoETag)},
+		{"index entities IDs (the model's) in a bad partition", keys.ErrForbiddenChar, func(ctx context.Context) error {
+			_, err := ents.IDs(ctx, "lname", "Sa/les", "Jones", nil)
 			return err
 		}, anyValidation()},
 		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {

@@ -2,13 +2,10 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -62,14 +59,6 @@ func modelBatches(p *crashProc) func(ctx context.Context, q, poison consistency.
 	}
 }
 
-func eventualBatches(p *crashProc) func(ctx context.Context, q, poison consistency.Queue) error {
-	ev, _, _ := eventualOf(p)
-	return func(ctx context.Context, q, poison consistency.Queue) error {
-		_, err := ev.HandleBatches(ctx, q, poison, crashBatchOpts)
-		return err
-	}
-}
-
 // crossBatchWant is the index after the batched scenario's changes: Ann
 // and Bo changed emails (Bo took Ann's old one), Cy was deleted, Di and
 // Ed in Ops are new.
@@ -119,7 +108,7 @@ var batchedCrashScenarios = []crashScenario{{
 		x := crossOf(p)
 		ann, bo, cy := emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), emp("Sales", "000002", "Bo", "Hall", "bo@contoso.com"), emp("Sales", "000003", "Cy", "Ng", "cy@contoso.com")
 		for _, v := range []*Emp{ann, bo, cy} {
-			if err := x.Put(ctx, v, nil); err != nil {
+			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 				return err
 			}
 		}
@@ -133,7 +122,7 @@ var batchedCrashScenarios = []crashScenario{{
 			emp("Ops", "000004", "Di", "Fox", "di@contoso.com"),
 			emp("Ops", "000005", "Ed", "Orr", "ed@contoso.com"),
 		} {
-			if err := x.Put(ctx, v, nil); err != nil {
+			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 				return err
 			}
 		}
@@ -141,7 +130,7 @@ var batchedCrashScenarios = []crashScenario{{
 		if err != nil {
 			return err
 		}
-		return x.Delete(ctx, cur, nil)
+		return x.Delete(ctx, cur.PartitionKey, cur.RowKey, nil)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		return crossBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison))
@@ -155,59 +144,6 @@ var batchedCrashScenarios = []crashScenario{{
 			if err != nil || got.RowKey != id {
 				t.Fatalf("Lookup %s: %+v %v, want %s", email, got, err, id)
 			}
-		}
-	},
-}, {
-	name: "eventual index entities batched handle",
-	ack:  0, // the changes were acknowledged before the handler ran
-	setup: func(ctx context.Context, p *crashProc) error {
-		ev, _, people := eventualOf(p)
-		for i, last := range []string{"Jones", "Jones", "Lee"} {
-			s := staff(fmt.Sprintf("00000%d", i+1), "F", last, "f@contoso.com", 30)
-			if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
-				return err
-			}
-		}
-		if _, err := ev.HandleBatches(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison), crashBatchOpts); err != nil {
-			return err
-		}
-		// 000001 Jones → Hall, 000003 deleted, 000004 Lee is new.
-		s1 := staff("000001", "F", "Hall", "f@contoso.com", 30)
-		if err := ev.Write(ctx, s1.PartitionKey, s1.RowKey, "Jones", func() error {
-			return people.Upsert(ctx, s1, &table.UpsertOptions{Mode: table.Replace})
-		}, nil); err != nil {
-			return err
-		}
-		if err := ev.Write(ctx, "Sales", "empid_000003", "Lee", func() error { return people.Delete(ctx, "Sales", "empid_000003", nil) }, nil); err != nil {
-			return err
-		}
-		s4 := staff("000004", "F", "Lee", "f@contoso.com", 30)
-		return ev.Write(ctx, s4.PartitionKey, s4.RowKey, "", func() error { return people.Add(ctx, s4, nil) }, nil)
-	},
-	run: func(ctx context.Context, p *crashProc) error {
-		return eventualBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison))
-	},
-	recover: func(t *testing.T, p *crashProc) { drainBatched(t, p, eventualBatches(p)) },
-	check: func(t *testing.T, p *crashProc, acked bool) {
-		_, lists, _ := eventualOf(p)
-		want := map[string][]string{
-			"Hall":  {patterns.ID("Sales", "empid_000001")},
-			"Jones": {patterns.ID("Sales", "empid_000002")},
-			"Lee":   {patterns.ID("Sales", "empid_000004")},
-		}
-		for name, w := range want {
-			ids, err := lists.IDs(t.Context(), name, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(ids, w) {
-				t.Fatalf("list %s holds %q, want %q", name, ids, w)
-			}
-		}
-		ev, _, _ := eventualOf(p)
-		r, err := ev.Verify(t.Context(), nil)
-		if err != nil || !r.OK() || r.Primaries != 3 {
-			t.Fatalf("Verify: %+v %v", r, err)
 		}
 	},
 }}

@@ -25,11 +25,10 @@ func init() { crashScenarios = append(crashScenarios, modelCrashScenarios...) }
 // index in the partition and a last-name list in Lists.
 func modelOf(p *crashProc) *patterns.Model[Staff] {
 	people, _ := table.New[Staff](p.table(p.names.Current), nil)
-	lists, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), "lname", "lname_", nil)
 	m, err := patterns.NewModel(people, &patterns.ModelOptions[Staff]{
 		Name: "staff", Primary: "empid_",
 		Copies:       []patterns.IndexDef[Staff]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Staff) string { return s.Email }}},
-		RemoteLists:  []patterns.RemoteListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, List: lists}},
+		RemoteLists:  []patterns.ListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), Partition: "lname", Prefix: "lname_"}},
 		Queue:        p.queue(p.names.Queue),
 		PublishDelay: time.Second,
 	})
@@ -76,13 +75,16 @@ func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
 		if err != nil || got.Email != s.Email || got.LastName != s.LastName {
 			t.Fatalf("primary %s: %+v %v, want %+v", rk, got, err, s)
 		}
-		byLast[s.LastName] = append(byLast[s.LastName], patterns.ID("Sales", rk))
+		byLast[s.LastName] = append(byLast[s.LastName], listID("Sales", rk))
 	}
-	_, lists, _ := eventualOf(p)
 	for _, name := range []string{"Lee", "Hall", "Jones"} {
-		ids, err := lists.IDs(ctx, name, nil)
+		owners, err := m.IDs(ctx, "lastname", "", name, nil)
 		if err != nil && !table.Is(err, table.ErrNotFound) {
 			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range owners {
+			ids = append(ids, listID(o.PartitionKey, o.RowKey))
 		}
 		slices.Sort(ids)
 		w := byLast[name]

@@ -276,19 +276,12 @@ func largeOf(p *crashProc) *patterns.LargeEntity[Profile] {
 	return le
 }
 
-func crossOf(p *crashProc) *patterns.InterPartitionIndex[Emp] {
-	def := patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](p.table(p.names.Copies), nil)),
+func crossOf(p *crashProc) *patterns.Model[Emp] {
+	def := patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](p.table(p.names.Copies), nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
-	x, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](p.table(p.names.Current), nil)), p.queue(p.names.Queue), []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+	x, _ := patterns.NewModel(tableOf(table.New[Emp](p.table(p.names.Current), nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: p.queue(p.names.Queue), CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
 	return x
-}
-
-func eventualOf(p *crashProc) (*patterns.EventualIndexEntities[Staff], *patterns.RemoteIndexEntities, *table.Table[Staff]) {
-	people, _ := table.New[Staff](p.table(p.names.Current), nil)
-	lists, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), "lname", "lname_", nil)
-	ev := patterns.NewEventualIndexEntities[Staff](people, func(s *Staff) string { return s.LastName }, lists, consistency.NewSender(p.queue(p.names.Queue), nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: time.Second})
-	return ev, lists, people
 }
 
 func drainWith(t *testing.T, p *crashProc, handlers map[string]consistency.Handler) {
@@ -508,7 +501,7 @@ var crashScenarios = []crashScenario{{
 	ack:  4, // read the primary, enqueue (hidden), write, show
 	setup: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
@@ -516,7 +509,7 @@ var crashScenarios = []crashScenario{{
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), nil); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
@@ -539,10 +532,10 @@ var crashScenarios = []crashScenario{{
 	},
 }, {
 	name: "inter-partition index delete",
-	ack:  3, // enqueue (hidden), delete, show
+	ack:  4, // read the primary, enqueue (hidden), delete, show
 	setup: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Put(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
@@ -550,7 +543,7 @@ var crashScenarios = []crashScenario{{
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Delete(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), nil); err != nil {
+		if err := x.Delete(ctx, "empid_Sales", "000001", nil); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
@@ -572,61 +565,10 @@ var crashScenarios = []crashScenario{{
 			t.Fatalf("primary: %v (delete acknowledged: %v)", err, acked)
 		}
 	},
-}, {
-	name: "eventual index entities",
-	ack:  3, // enqueue (hidden), the entity's update, show
-	setup: func(ctx context.Context, p *crashProc) error {
-		ev, _, people := eventualOf(p)
-		s := staff("000007", "Bo", "Jones", "bo@contoso.com", 30)
-		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "", func() error { return people.Add(ctx, s, nil) }, nil); err != nil {
-			return err
-		}
-		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
-		return err
-	},
-	run: func(ctx context.Context, p *crashProc) error {
-		ev, _, people := eventualOf(p)
-		s := staff("000007", "Bo", "Hall", "bo@contoso.com", 30)
-		if err := ev.Write(ctx, s.PartitionKey, s.RowKey, "Jones", func() error {
-			return people.Upsert(ctx, s, &table.UpsertOptions{Mode: table.Replace})
-		}, nil); err != nil {
-			return err
-		}
-		_, err := crashWorker(p, map[string]consistency.Handler{ev.MessageType(): ev.Handle}).Drain(ctx, nil)
-		return err
-	},
-	recover: func(t *testing.T, p *crashProc) {
-		ev, _, _ := eventualOf(p)
-		drainWith(t, p, map[string]consistency.Handler{ev.MessageType(): ev.Handle})
-	},
-	check: func(t *testing.T, p *crashProc, acked bool) {
-		_, lists, people := eventualOf(p)
-		got, err := people.Get(t.Context(), "Sales", "empid_000007", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.LastName != "Hall" && (acked || got.LastName != "Jones") {
-			t.Fatalf("last name %q (change acknowledged: %v)", got.LastName, acked)
-		}
-		id := patterns.ID("Sales", "empid_000007")
-		for _, name := range []string{"Hall", "Jones"} {
-			ids, err := lists.IDs(t.Context(), name, nil)
-			if err != nil && !table.Is(err, table.ErrNotFound) {
-				t.Fatal(err)
-			}
-			want := []string(nil)
-			if name == got.LastName {
-				want = []string{id}
-			}
-			if !slices.Equal(ids, want) {
-				t.Fatalf("list %s holds %q, want %q (entity's last name %s)", name, ids, want, got.LastName)
-			}
-		}
-	},
 }}
 
 // checkCross verifies the index against its primaries and lists its copies.
-func checkCross(t *testing.T, p *crashProc, x *patterns.InterPartitionIndex[Emp], want []string) {
+func checkCross(t *testing.T, p *crashProc, x *patterns.Model[Emp], want []string) {
 	t.Helper()
 	rep, err := x.Verify(t.Context(), nil)
 	if err != nil {

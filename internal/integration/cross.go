@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
@@ -40,8 +41,8 @@ func (failUpdateMessage) UpdateMessage(context0, string, string, string, *azqueu
 // RunCrossPartition runs the eventually consistent patterns.
 func RunCrossPartition(t *testing.T, env Env) {
 	ctx := t.Context()
-	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
+	emailDef := func(c table.Client) patterns.IndexDef[Emp] {
+		return patterns.IndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -51,7 +52,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, pc)
 		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		_ = w.Handle(idx.MessageType(), idx.Handle)
 		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
 		for _, e := range staffList {
-			if err := idx.Put(ctx, e, nil); err != nil {
+			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -78,16 +79,16 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if !slices.Equal(r, []string{"000123", "000223"}) {
 			t.Fatalf("Range = %q", r)
 		}
-		// Change with the current value in hand: one table request.
+		// Change at the version in hand: a read and the write.
 		cur, _ := idx.Table().Get(ctx, "empid_Sales", "000123", nil)
 		next := *cur
 		next.Email = "don.hall@contoso.com"
 		pc.Reset()
-		if err := idx.Put(ctx, &next, &patterns.PutOptions[Emp]{Current: cur}); err != nil {
+		if err := idx.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
-		wantRequests(t, pc, 1, "Put with Current (primary table)")
-		if err := idx.Delete(ctx, staffList[2], nil); err != nil {
+		wantRequests(t, pc, 2, "Update (primary table)")
+		if err := idx.Delete(ctx, staffList[2].PartitionKey, staffList[2].RowKey, nil); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -108,23 +109,24 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 	t.Run("inter-partition index: duplicates, reordering and crashes converge", func(t *testing.T) {
 		primary := env.NewTable(t, &reqcount.Counter{})
+		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(idx.MessageType(), idx.Handle)
 		// Three versions, messages handled in reverse order, each twice.
 		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
-		if err := idx.Put(ctx, v1, nil); err != nil {
+		if err := idx.Upsert(ctx, v1, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
 		v2 := *v1
 		v2.Email = "b@x.com"
-		if err := idx.Put(ctx, &v2, nil); err != nil {
+		if err := idx.Upsert(ctx, &v2, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
 		v3 := v2
 		v3.Email = "c@x.com"
-		if err := idx.Put(ctx, &v3, nil); err != nil {
+		if err := idx.Upsert(ctx, &v3, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
 		var msgs []*azqueue.DequeuedMessage
@@ -155,10 +157,10 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 		// A crash after the write, before the message is shown: it shows
 		// when the publish delay ends.
-		crashing, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), failUpdateMessage{q}, []patterns.CrossIndexDef[Emp]{emailDef(nil)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+		crashing, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		v4 := v3
 		v4.Email = "d@x.com"
-		if err := crashing.Put(ctx, &v4, nil); err != nil {
+		if err := crashing.Upsert(ctx, &v4, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			t.Fatal(err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
@@ -169,10 +171,9 @@ func RunCrossPartition(t *testing.T, env Env) {
 		// A write that fails after the enqueue: the message converges to the
 		// unchanged primary.
 		bad := v4
-		bad.RowKey = "000999"
 		bad.Email = "e@x.com"
-		bad.ETag = `W/"datetime'2000-01-01T00%3A00%3A00Z'"` // a version that never was
-		if err := idx.Put(ctx, &bad, &patterns.PutOptions[Emp]{Current: &bad}); !table.Is(err, table.ErrPreconditionFailed) && !table.Is(err, table.ErrNotFound) {
+		etag := azcore.ETag(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`) // a version that never was
+		if err := idx.Update(ctx, &bad, &table.UpdateOptions{Mode: table.Replace, IfMatch: &etag}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("a failed write: %v", err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
@@ -195,7 +196,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		idx, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, nil)
+		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}})
 		var seen []int
 		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
@@ -232,61 +233,52 @@ func RunCrossPartition(t *testing.T, env Env) {
 	})
 
 	for _, kind := range []string{"index table (option 3)", "blob per value (option 1)"} {
-		t.Run("index entities elsewhere converge: "+kind, func(t *testing.T) {
+		t.Run("model lists elsewhere converge: "+kind, func(t *testing.T) {
 			people := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			var list patterns.IDList
+			list := patterns.ListDef[Emp]{Name: "lname", Value: func(e *Emp) string { return e.LastName }}
 			if kind[0] == 'i' {
-				l, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				list = l
+				list.Table, list.Partition, list.Prefix = tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), "lastnames", "lname_"
 			} else {
-				bc, container := env.NewContainer(t, nil)
-				l, err := patterns.NewBlobIndex(bc, container, "lname/")
-				if err != nil {
-					t.Fatal(err)
-				}
-				list = l
+				list.Blobs, list.Container = env.NewContainer(t, nil)
+				list.Prefix = "lname/"
 			}
-			tb, _ := table.New[Emp](people, nil)
-			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), nil)
+			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "ix", Queue: q, RemoteLists: []patterns.ListDef[Emp]{list}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
 			_ = w.Handle(ix.MessageType(), ix.Handle)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
 			for _, e := range all {
-				if err := ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Add(ctx, e, nil) }, nil); err != nil {
+				if err := ix.Add(ctx, e, nil); err != nil {
 					t.Fatal(err)
 				}
 			}
 			drainAll(t, q, w)
 			check := func(value string, want ...string) {
 				t.Helper()
-				ids, err := list.IDs(ctx, value, nil)
+				owners, err := ix.IDs(ctx, "lname", "", value, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sort.Strings(ids)
-				var ws []string
-				for _, k := range want {
-					pk, rk, _ := cut2(k)
-					ws = append(ws, patterns.ID(pk, rk))
+				var ids []string
+				for _, o := range owners {
+					ids = append(ids, o.PartitionKey+"/"+o.RowKey)
 				}
-				sort.Strings(ws)
-				if !slices.Equal(ids, ws) {
-					t.Fatalf("%s: %q, want %q", value, ids, ws)
+				sort.Strings(ids)
+				sort.Strings(want)
+				if !slices.Equal(ids, want) {
+					t.Fatalf("%s: %q, want %q", value, ids, want)
 				}
 			}
 			check("Jones", "empid_Sales/000152", "empid_Marketing/000223")
 			check("O'Brien", "empid_HR/000777")
 			// Don Hall becomes Jones; Ben Jones leaves.
-			don, _ := tb.Get(ctx, "empid_Sales", "000123", nil)
-			don.LastName = "Jones"
-			if err := ix.Write(ctx, don.PartitionKey, don.RowKey, "Hall", func() error { return tb.Update(ctx, don, nil) }, nil); err != nil {
+			if _, err := ix.Modify(ctx, "empid_Sales", "000123", func(e *Emp) error { e.LastName = "Jones"; return nil }, nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := ix.Write(ctx, "empid_Marketing", "000223", "Jones", func() error { return tb.Delete(ctx, "empid_Marketing", "000223", nil) }, nil); err != nil {
+			if err := ix.Delete(ctx, "empid_Marketing", "000223", nil); err != nil {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)
@@ -294,13 +286,4 @@ func RunCrossPartition(t *testing.T, env Env) {
 			check("Hall")
 		})
 	}
-}
-
-func cut2(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
@@ -25,57 +23,15 @@ import (
 func RunDeleteOptions(t *testing.T, env Env) {
 	ctx := t.Context()
 
-	t.Run("intra-partition index: a Current of another entity or without an ETag is refused before any request", func(t *testing.T) {
-		c := &reqcount.Counter{}
-		idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](env.NewTable(t, c), nil)), "empid_", staffIndexes(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []*Staff{staff("000123", "Don", "Hall", "donh@contoso.com", 34), staff("000223", "Ben", "Jones", "jonesj@contoso.com", 65)} {
-			if err := idx.Add(ctx, s, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ben, err := idx.Get(ctx, "Sales", "empid_000223", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		noETag := *ben
-		noETag.ETag = ""
-		c.Reset()
-		for _, tc := range []struct {
-			name  string
-			rk    string
-			cur   *Staff
-			field string
-			rule  error
-		}{
-			{"another entity's Current", "empid_000123", ben, "Current", table.ErrInvalidValue},
-			{"a Current without an ETag", "empid_000223", &noETag, "Current.ETag", table.ErrNoETag},
-		} {
-			err := idx.Delete(ctx, "Sales", tc.rk, &patterns.DeleteOptions[Staff]{Current: tc.cur})
-			wantInputError(t, err, "IntraPartitionIndex.Delete", tc.field, tc.rule, tc.name)
-			wantOps(t, c, nil, "Delete with "+tc.name)
-		}
-		for _, rk := range []string{"empid_000123", "empid_000223"} {
-			if _, err := idx.Get(ctx, "Sales", rk, nil); err != nil {
-				t.Fatalf("%s after the refused Deletes: %v", rk, err)
-			}
-		}
-		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() || rep.Primaries != 2 {
-			t.Fatalf("Verify after the refused Deletes: %+v %v", rep, err)
-		}
-	})
-
-	t.Run("intra-partition index: a copy missing does not stop Delete, nor pass for a missing entity", func(t *testing.T) {
+	t.Run("model: a copy missing does not stop Delete, nor pass for a missing entity", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
+		idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		plain := tableOf(table.New[table.Entity](client, nil))
-		for _, o := range []*patterns.DeleteOptions[Staff]{nil, {IfExists: true}} {
+		for _, o := range []*table.DeleteOptions{nil, {IfExists: true}} {
 			don := staff("000123", "Don", "Hall", "donh@contoso.com", 34)
 			if err := idx.Add(ctx, don, nil); err != nil {
 				t.Fatal(err)
@@ -98,120 +54,6 @@ func RunDeleteOptions(t *testing.T, env Env) {
 				t.Fatalf("Verify after Delete: %+v %v", rep, err)
 			}
 		}
-	})
-
-	t.Run("inter-partition index: Current guards the delete and names the copies; no read either way", func(t *testing.T) {
-		c := &reqcount.Counter{}
-		primary, copies := env.NewTable(t, c), env.NewTable(t, c)
-		q, poison := env.NewQueue(t, c), env.NewQueue(t, nil)
-		idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{{
-			Name: "email", Table: copiesIn(copies),
-			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
-			Value:        func(e *Emp) string { return e.Email },
-		}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
-			t.Fatal(err)
-		}
-		don, ben := emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")
-		for _, e := range []*Emp{don, ben} {
-			if err := idx.Put(ctx, e, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		drainAll(t, q, w)
-		keysOf := func(e *Emp) *Emp { return &Emp{Meta: table.Meta{PartitionKey: e.PartitionKey, RowKey: e.RowKey}} }
-		deleted := map[string]int{"queue/EnqueueMessage": 1, "table/DeleteEntity": 1, "queue/UpdateMessage": 1}
-
-		// Bad input: refused before the message goes out.
-		stale, err := idx.Table().Get(ctx, ben.PartitionKey, ben.RowKey, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		noETag := *stale
-		noETag.ETag = ""
-		c.Reset()
-		wantInputError(t, idx.Delete(ctx, keysOf(don), &patterns.DeleteOptions[Emp]{Current: stale}), "InterPartitionIndex.Delete", "Current", table.ErrInvalidValue, "another entity's Current")
-		wantInputError(t, idx.Delete(ctx, keysOf(ben), &patterns.DeleteOptions[Emp]{Current: &noETag}), "InterPartitionIndex.Delete", "Current.ETag", table.ErrNoETag, "a Current without an ETag")
-		badKeys := &Emp{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000/223"}}
-		wantInputError(t, idx.Delete(ctx, badKeys, nil), "InterPartitionIndex.Delete", "RowKey", keys.ErrForbiddenChar, "a RowKey with a '/'")
-		wantOps(t, c, nil, "the refused Deletes")
-		// Put's Current is checked the same way: another entity's would
-		// name that entity's copies as this one's stale ones.
-		changed := *don
-		changed.Email = "don.hall@contoso.com"
-		wantInputError(t, idx.Put(ctx, &changed, &patterns.PutOptions[Emp]{Current: stale}), "InterPartitionIndex.Put", "Current", table.ErrInvalidValue, "another entity's Current")
-		wantInputError(t, idx.Put(ctx, ben, &patterns.PutOptions[Emp]{Current: &noETag}), "InterPartitionIndex.Put", "Current.ETag", table.ErrNoETag, "a Current without an ETag")
-		wantOps(t, c, nil, "the refused Puts")
-
-		// A Current that is no longer the stored version: nothing deleted,
-		// and the message converges to the unchanged entity.
-		moved := *stale
-		moved.Email = "ben.jones@contoso.com"
-		if err := idx.Put(ctx, &moved, &patterns.PutOptions[Emp]{Current: stale}); err != nil {
-			t.Fatal(err)
-		}
-		drainAll(t, q, w)
-		c.Reset()
-		if err := idx.Delete(ctx, keysOf(ben), &patterns.DeleteOptions[Emp]{Current: stale}); !table.Is(err, table.ErrPreconditionFailed) {
-			t.Fatalf("Delete with a stale Current: %v", err)
-		}
-		wantOps(t, c, map[string]int{"queue/EnqueueMessage": 1, "table/DeleteEntity": 1}, "Delete with a stale Current")
-		drainAll(t, q, w)
-		if v, err := idx.Lookup(ctx, "email", "email_Sales", "ben.jones@contoso.com", nil); err != nil || v.RowKey != ben.RowKey {
-			t.Fatalf("after the refused Delete, Ben's copy: %+v %v", v, err)
-		}
-
-		// The stored entity as Current: v needs only the keys, and
-		// Current's email names the copy to remove. The same requests as
-		// a Delete of the stored entity itself.
-		cur, err := idx.Table().Get(ctx, ben.PartitionKey, ben.RowKey, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		storedDon, err := idx.Table().Get(ctx, don.PartitionKey, don.RowKey, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Reset()
-		if err := idx.Delete(ctx, keysOf(ben), &patterns.DeleteOptions[Emp]{Current: cur}); err != nil {
-			t.Fatal(err)
-		}
-		wantOps(t, c, deleted, "Delete with Current")
-		if err := idx.Delete(ctx, storedDon, nil); err != nil {
-			t.Fatal(err)
-		}
-		wantOps(t, c, deleted, "Delete of the stored entity")
-		drainAll(t, q, w)
-		for _, email := range []string{"ben.jones@contoso.com", "donh@contoso.com"} {
-			if _, err := idx.Lookup(ctx, "email", "email_Sales", email, nil); !table.Is(err, table.ErrNotFound) {
-				t.Fatalf("the copy of %s is still there: %v", email, err)
-			}
-		}
-		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() || rep.Primaries != 0 || rep.Copies != 0 {
-			t.Fatalf("Verify after the Deletes: %+v %v", rep, err)
-		}
-
-		// A missing primary is not found by default, as the table's Delete
-		// says (its message stays, and converges to no copies), and a
-		// success with IfExists.
-		c.Reset()
-		for _, o := range []*patterns.DeleteOptions[Emp]{nil, {Current: cur}} {
-			if err := idx.Delete(ctx, keysOf(ben), o); !table.Is(err, table.ErrNotFound) {
-				t.Fatalf("Delete of a missing primary (%+v): %v, want not found", o, err)
-			}
-			wantOps(t, c, map[string]int{"queue/EnqueueMessage": 1, "table/DeleteEntity": 1}, "Delete of a missing primary")
-		}
-		for _, o := range []*patterns.DeleteOptions[Emp]{{IfExists: true}, {IfExists: true, Current: cur}} {
-			if err := idx.Delete(ctx, keysOf(ben), o); err != nil {
-				t.Fatalf("Delete of a missing primary (%+v): %v", o, err)
-			}
-			wantOps(t, c, deleted, "Delete IfExists of a missing primary")
-		}
-		drainAll(t, q, w)
 	})
 
 	t.Run("large entity: Delete with Current removes only that version, with its blobs", func(t *testing.T) {

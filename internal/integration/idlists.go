@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -69,10 +69,12 @@ func RunIDListFormat(t *testing.T, env Env) {
 	t.Run("index entities written by the old writer", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		x, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+		x, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_",
+			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		raw, _ := table.New[table.Entity](client, nil)
 		enc, _ := keys.EncodeTuple("Jones")
 		old := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "lname_" + enc + "0000"}}
 		old.Set("Value", table.ValueOf("Jones"))
@@ -83,17 +85,21 @@ func RunIDListFormat(t *testing.T, env Env) {
 		for i, ch := range chunks {
 			old.Set(fmt.Sprintf("IDs%02d", i), table.ValueOf(ch))
 		}
-		if err := x.Table().Entities().Add(ctx, old, nil); err != nil {
+		if err := raw.Add(ctx, old, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := x.Lookup(ctx, "Sales", "Jones", nil)
+		owners, err := x.IDs(ctx, "lname", "Sales", "Jones", nil)
+		var got []string
+		for _, o := range owners {
+			got = append(got, o.RowKey)
+		}
 		if err != nil || !slices.Equal(got, ids) {
-			t.Fatalf("Lookup of an old list: %d IDs (first %q), %v; want %d", len(got), first(got), err, len(ids))
+			t.Fatalf("IDs of an old list: %d IDs (first %q), %v; want %d", len(got), first(got), err, len(ids))
 		}
-		if _, err := x.Add(ctx, staff("new", "Ann", "Jones", "ann@contoso.com", 30), nil); err != nil {
+		if err := x.Add(ctx, staff("new", "Ann", "Jones", "ann@contoso.com", 30), nil); err != nil {
 			t.Fatal(err)
 		}
-		stored, err := x.Table().Entities().Get(ctx, "Sales", old.RowKey, nil)
+		stored, err := raw.Get(ctx, "Sales", old.RowKey, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,29 +118,41 @@ func RunIDListFormat(t *testing.T, env Env) {
 	t.Run("index blob written by the old writer", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		bc, container := env.NewContainer(t, c)
-		b, err := patterns.NewBlobIndex(bc, container, "lname/")
+		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
+		b, err := patterns.NewModel(tableOf(table.New[Staff](env.NewTable(t, c), nil)), &patterns.ModelOptions[Staff]{Name: "staff", Queue: q,
+			RemoteLists: []patterns.ListDef[Staff]{{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		w := consistency.NewWorker(q, poison, quick(nil))
+		_ = w.Handle(b.MessageType(), b.Handle)
 		enc, _ := keys.EncodeTuple("Jones")
-		short := ids[:5]
+		var short []string
+		for _, id := range ids[:5] {
+			short = append(short, listID("Sales", id))
+		}
 		if _, err := bc.UploadBuffer(ctx, container, "lname/"+enc, []byte(oldIDList(t, short)), nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := b.IDs(ctx, "Jones", nil)
+		owners, err := b.IDs(ctx, "lname", "", "Jones", nil)
+		var got []string
+		for _, o := range owners {
+			got = append(got, listID(o.PartitionKey, o.RowKey))
+		}
 		if err != nil || !slices.Equal(got, short) {
 			t.Fatalf("IDs of an old blob: %q, %v; want %q", got, err, short)
 		}
-		if err := b.Add(ctx, "Jones", "Sales|x", nil); err != nil {
+		if err := b.Add(ctx, staff("x", "Ann", "Jones", "ann@contoso.com", 30), nil); err != nil {
 			t.Fatal(err)
 		}
+		drainAll(t, q, w)
 		resp, err := bc.DownloadStream(ctx, container, "lname/"+enc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		data, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if want := oldIDList(t, append(slices.Clone(short), "Sales|x")); string(data) != want {
+		if want := oldIDList(t, append(slices.Clone(short), listID("Sales", "empid_x"))); string(data) != want {
 			t.Fatalf("blob after Add:\n%s\nthe old writer's:\n%s", data, want)
 		}
 		// A blob that is not a list is an error that says so, not an empty list.
@@ -142,36 +160,33 @@ func RunIDListFormat(t *testing.T, env Env) {
 		if _, err := bc.UploadBuffer(ctx, container, "lname/"+enc, []byte(`{"ids":["a"]}`), nil); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := b.IDs(ctx, "Broken", nil); err == nil || !strings.Contains(err.Error(), "not an array") {
+		if got, err := b.IDs(ctx, "lname", "", "Broken", nil); err == nil || !strings.Contains(err.Error(), "not an array") {
 			t.Fatalf("IDs of a malformed blob: %q, %v", got, err)
 		}
 	})
 
 	t.Run("an ID that is not UTF-8 is refused before any request", func(t *testing.T) {
+		// An ID is the tuple of a primary's keys, and keys are valid UTF-8:
+		// a primary whose key is not is refused before any request, with
+		// every kind of list declared.
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		bc, container := env.NewContainer(t, c)
-		x, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
-		remote, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](client, nil)), "lastnames", "lname_", nil)
-		blobs, _ := patterns.NewBlobIndex(bc, container, "lname/")
-		bad := "emp\xff"
-		// IndexEntities' IDs are RowKeys, which the key validation refuses
-		// (the error comes from batch, hence no Op check for it).
-		calls := map[string]func() error{
-			"IndexEntities.Add": func() error {
-				_, err := x.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: bad}, LastName: "Jones"}, nil)
-				return err
-			},
-			"RemoteIndexEntities.Add": func() error { return remote.Add(ctx, "Jones", bad, nil) },
-			"BlobIndex.Add":           func() error { return blobs.Add(ctx, "Jones", bad, nil) },
+		lists := env.NewTable(t, c)
+		m, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_", Queue: env.NewQueue(t, c),
+			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}},
+			RemoteLists: []patterns.ListDef[Staff]{
+				{Name: "remote", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"},
+				{Name: "blobs", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"},
+			}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, op := range slices.Sorted(maps.Keys(calls)) {
-			c.Reset()
-			err := calls[op]()
-			var ie *table.InputError
-			if !errors.As(err, &ie) || (ie.Op != op && op != "IndexEntities.Add") || !errors.Is(err, keys.ErrInvalidUTF8) || c.N() != 0 {
-				t.Errorf("%s with a non-UTF-8 ID: %v after %d requests; want an *table.InputError of %s (keys.ErrInvalidUTF8) before any request", op, err, c.N(), op)
-			}
+		c.Reset()
+		err = m.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_emp\xff"}, LastName: "Jones"}, nil)
+		var ie *table.InputError
+		if !errors.As(err, &ie) || !errors.Is(err, keys.ErrInvalidUTF8) || c.N() != 0 {
+			t.Errorf("Add with a non-UTF-8 key: %v after %d requests; want an *table.InputError (keys.ErrInvalidUTF8) before any request", err, c.N())
 		}
 	})
 }

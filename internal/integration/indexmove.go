@@ -16,8 +16,8 @@ import (
 // its copies as orphans.
 func RunIndexMove(t *testing.T, env Env) {
 	ctx := t.Context()
-	emailDef := func(c table.Client) patterns.CrossIndexDef[Emp] {
-		return patterns.CrossIndexDef[Emp]{Name: "email", Table: copiesIn(c),
+	emailDef := func(c table.Client) patterns.IndexDef[Emp] {
+		return patterns.IndexDef[Emp]{Name: "email", Table: copiesIn(c),
 			PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}
 	}
@@ -31,7 +31,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			copies := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{emailDef(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			_ = w.Handle(idx.MessageType(), idx.Handle)
 			_ = w.Handle(mover.Type(), mover.Handle)
 			for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
-				if err := idx.Put(ctx, e, nil); err != nil {
+				if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -86,7 +86,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			client := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
+			idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 			if err != nil {
 				t.Fatal(err)
 			}

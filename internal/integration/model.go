@@ -58,13 +58,9 @@ func workerModelQ(t *testing.T, env Env, c *reqcount.Counter, withLastNames bool
 	var queue consistency.Queue
 	drain := func() {}
 	if withLastNames {
-		lists, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), "lastname", "lastname_", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		q, poison := env.NewQueue(t, c), env.NewQueue(t, nil)
 		def.Queue, queue = q, q
-		def.RemoteLists = []patterns.RemoteListDef[DirEmp]{{Name: "lastname", Value: func(e *DirEmp) string { return e.LastName }, List: lists}}
+		def.RemoteLists = []patterns.ListDef[DirEmp]{{Name: "lastname", Value: func(e *DirEmp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), Partition: "lastname", Prefix: "lastname_"}}
 		w = consistency.NewWorker(q, poison, quick(nil))
 		drain = func() { drainAll(t, q, w) }
 	}

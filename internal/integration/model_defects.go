@@ -19,36 +19,31 @@ import (
 // the user met it.
 func RunModelDefects(t *testing.T, env Env) {
 	ctx := t.Context()
-	t.Run("EventualIndexEntities.Verify does not take an intra-partition copy for a primary", func(t *testing.T) {
+	t.Run("a remote list's Verify does not take an intra-partition copy for a primary", func(t *testing.T) {
 		primaries := env.NewTable(t, &reqcount.Counter{})
 		lists := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), "empid_", []patterns.IndexDef[Emp]{
-			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
-		}, nil)
+		m, err := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: time.Second,
+			Copies:      []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
+			RemoteLists: []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastname", Prefix: "lastname_"}},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		remote, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastname", "lastname_", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		byLast := patterns.NewEventualIndexEntities(byEmail.Table(), func(e *Emp) string { return e.LastName }, remote, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(byLast.MessageType(), byLast.Handle); err != nil {
+		if err := w.Handle(m.MessageType(), m.Handle); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{
 			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"},
 			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, LastName: "Jones", Email: "jonesj@contoso.com"},
 		} {
-			err := byLast.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return byEmail.Add(ctx, e, nil) }, nil)
-			if err != nil {
+			if err := m.Add(ctx, e, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		drainAll(t, q, w)
-		r, err := byLast.Verify(ctx, nil)
+		r, err := m.Verify(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,18 +119,19 @@ func RunModelDefects(t *testing.T, env Env) {
 	t.Run("a Repair refuses another index's report, before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		byEmail, err := patterns.NewIntraPartitionIndex[Emp](tableOf(table.New[Emp](client, nil)), "empid_", []patterns.IndexDef[Emp]{
+		byEmail, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Emp]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
-		}, nil)
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		byLast, err := patterns.NewIndexEntities[Emp](tableOf(table.New[Emp](client, nil)), "lastname_", func(e *Emp) string { return e.LastName }, nil)
+		byLast, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "bylast", Primary: "empid_",
+			Lists: []patterns.ListDef[Emp]{{Name: "lastname", Prefix: "lastname_", Value: func(e *Emp) string { return e.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"}
-		if _, err := byLast.Add(ctx, e, nil); err != nil { // an entity the email index has not seen
+		if err := byLast.Add(ctx, e, nil); err != nil { // an entity the email index has not seen
 			t.Fatal(err)
 		}
 		r, err := byLast.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
@@ -145,7 +141,7 @@ func RunModelDefects(t *testing.T, env Env) {
 		before := c.N()
 		_, err = byEmail.Repair(ctx, r, nil)
 		if !foreignReport(err) {
-			t.Fatalf("the email index's Repair of the last-name index's report: %v; want an InputError on the report", err)
+			t.Fatalf("the email model's Repair of the last-name model's report: %v; want an InputError on the report", err)
 		}
 		if n := c.N() - before; n != 0 {
 			t.Fatalf("the refused repair sent %d requests; want 0", n)

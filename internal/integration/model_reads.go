@@ -42,7 +42,7 @@ func secretDirectory(t *testing.T, env Env, c *reqcount.Counter) (*patterns.Mode
 		Lists: []patterns.ListDef[SecretEmp]{
 			{Name: "lastname", Prefix: "lastname_", Value: func(e *SecretEmp) string { return e.LastName }},
 		},
-		CrossCopies: []patterns.CrossIndexDef[SecretEmp]{
+		CrossCopies: []patterns.IndexDef[SecretEmp]{
 			{Name: "anyemail", PartitionKey: func(*SecretEmp) string { return "email" }, Value: func(e *SecretEmp) string { return e.Email }},
 		},
 		Queue:        q,

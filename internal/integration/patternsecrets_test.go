@@ -10,13 +10,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
 
 // TestPatternBlobErrorsRedactTheSAS sends the blob requests of the
-// patterns (BlobLog, LargeEntity, BlobIndex) to broken endpoints
+// patterns (BlobLog, LargeEntity, a model's blob lists) to broken endpoints
 // through a client whose URL carries a SAS token, and scans every error for
 // the signature: the transport's error names the URL, token included, so a
 // pattern that returns it raw leaks it.
@@ -68,12 +69,12 @@ func TestPatternBlobErrorsRedactTheSAS(t *testing.T) {
 		}
 		errs["LargeEntity.Put"] = large.Put(ctx, &Photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Image: make([]byte, 64)}, nil)
 		_, errs["LargeEntity.Sweep"] = large.Sweep(ctx, patterns.MinSweepGrace, nil)
-		bi, err := patterns.NewBlobIndex(blobs, "lists", "lname")
+		bi, err := patterns.NewModel(tableOf(table.New[Photo](tc, nil)), &patterns.ModelOptions[Photo]{Name: "photos", Queue: fake.NewQueueService(nil).NewQueueClient("q", nil),
+			RemoteLists: []patterns.ListDef[Photo]{{Name: "lname", Value: func(*Photo) string { return "Jones" }, Blobs: blobs, Container: "lists", Prefix: "lname"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, errs["BlobIndex.IDs"] = bi.IDs(ctx, "Jones", nil)
-		errs["BlobIndex.Add"] = bi.Add(ctx, "Jones", "1", nil)
+		_, errs["Model.IDs of a blob list"] = bi.IDs(ctx, "lname", "", "Jones", nil)
 		for call, err := range errs {
 			if err == nil {
 				t.Errorf("%s at a %s succeeded", call, where)

@@ -11,7 +11,7 @@ func tableOf[T any](t *table.Table[T], err error) *table.Table[T] {
 	return t
 }
 
-// copiesIn is CrossIndexDef.Table for copies in c's table; nil for a nil c,
+// copiesIn is IndexDef.Table for copies in c's table; nil for a nil c,
 // the primaries' table.
 func copiesIn(c table.Client) *table.Table[table.Entity] {
 	if c == nil {

@@ -61,12 +61,12 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 		return faults.Stats{}, err
 	}
 	ctx := t.Context()
-	ix, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](people, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](staffTable, nil)), "empid_", staffIndexes(), nil)
+	ix, _ := patterns.NewModel(tableOf(table.New[Staff](people, nil)), soakListModel())
+	idx, _ := patterns.NewModel(tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
-	cross, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, &patterns.InterPartitionIndexOptions{PublishDelay: 2 * time.Second})
+	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
 	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
 	// default back-off and polling): the soak shows what a user running
 	// NewWorker with nil options gets, not what test-tuned options get.
@@ -84,7 +84,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 				e := emp("Sales", fmt.Sprintf("%06d", (g*3+k)%soakCross), "F", "L", fmt.Sprintf("p%dg%dk%02d@contoso.com", proc, g, k))
 				// Put reads the primary and writes over that version: a lost
 				// race (or a lost response) is a conflict, so go round.
-				_, err := table.RetryOnConflict(ctx, func(int) error { return cross.Put(ctx, e, nil) }, &table.RetryOptions{MaxAttempts: 100})
+				_, err := table.RetryOnConflict(ctx, func(int) error { return cross.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) }, &table.RetryOptions{MaxAttempts: 100})
 				if err != nil {
 					errs <- fmt.Errorf("inter-partition Put %s: %w", e.RowKey, err)
 					return
@@ -98,7 +98,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 			defer wg.Done()
 			for k := 0; k < soakOpsEach; k++ {
 				s := staff(fmt.Sprintf("p%dg%dk%02d", proc, g, k), "F", surnames[(g+k)%4], "", k)
-				if _, err := ix.Add(ctx, s, idempotent); err != nil {
+				if err := ix.Add(ctx, s, idempotent); err != nil {
 					errs <- fmt.Errorf("index entities Add %s: %w", s.RowKey, err)
 					return
 				}
@@ -196,7 +196,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	q, poison := newQueue(), newQueue()
 	primaries, copies := newTable(), newTable()
 
-	idx, _ := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](staffTable, nil)), "empid_", staffIndexes(), nil)
+	idx, _ := patterns.NewModel(tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	for i := 0; i < soakStaff; i++ {
 		if err := idx.Add(ctx, staff(fmt.Sprintf("%06d", i), "F", "Jones", fmt.Sprintf("start%d@contoso.com", i), i), nil); err != nil {
 			t.Fatal(err)
@@ -237,15 +237,15 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	drainAll(t, q, consistency.NewWorker(q, poison, quick(nil))) // nothing left for it, or the test fails below
 
 	// Index entities: every ID of both processes, once, under its value.
-	ix, _ := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](people, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+	ix, _ := patterns.NewModel(tableOf(table.New[Staff](people, nil)), soakListModel())
 	seen := map[string]int{}
 	for _, last := range surnames {
-		ids, err := ix.Lookup(ctx, "Sales", last, nil)
+		ids, err := ix.IDs(ctx, "lname", "Sales", last, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
-			seen[id]++
+			seen[id.RowKey]++
 		}
 	}
 	want := 2 * soakGoroutines * soakOpsEach
@@ -274,7 +274,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
-	cross, _ := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primaries, nil)), q, []patterns.CrossIndexDef[Emp]{soakEmailIndex(copies)}, nil)
+	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}})
 	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("Verify: %+v %v", crep, err)
@@ -284,8 +284,14 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 		len(seen), soakStaff, want, soakCross, 2*soakPutters*soakOpsEach, soakMoves)
 }
 
-func soakEmailIndex(copies *aztables.Client) patterns.CrossIndexDef[Emp] {
-	return patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
+// soakListModel is the model of the soak's last-name lists.
+func soakListModel() *patterns.ModelOptions[Staff] {
+	return &patterns.ModelOptions[Staff]{Name: "soak", Primary: "empid_",
+		Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}}
+}
+
+func soakEmailIndex(copies *aztables.Client) patterns.IndexDef[Emp] {
+	return patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
 }

@@ -235,7 +235,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 21, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			idx, err := patterns.NewIntraPartitionIndex[Staff](tableOf(table.New[Staff](client, nil)), "empid_", staffIndexes(), nil)
+			idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +246,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			for i := 0; i < 12; i++ {
 				s := staff(fmt.Sprintf("%06d", 100+i), "F", surnames[(i+1)%4], fmt.Sprintf("f%d@contoso.com", i), 20+i)
-				r.do("Put", func() error { return idx.Put(ctx, s, nil) })
+				r.do("Put", func() error { return idx.Upsert(ctx, s, &table.UpsertOptions{Mode: table.Replace}) })
 			}
 			for i := 12; i < 18; i++ {
 				r.do("Modify", func() error {
@@ -260,7 +260,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			for i := 20; i < 24; i++ {
 				r.do("Delete", func() error {
-					return idx.Delete(ctx, "Sales", fmt.Sprintf("empid_%06d", 100+i), &patterns.DeleteOptions[Staff]{IfExists: true})
+					return idx.Delete(ctx, "Sales", fmt.Sprintf("empid_%06d", 100+i), &table.DeleteOptions{IfExists: true})
 				})
 			}
 			r.stop()
@@ -274,29 +274,29 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		})
 	})
 
-	t.Run("index entities", func(t *testing.T) {
+	t.Run("model lists in the partition", func(t *testing.T) {
 		underFaults(t, env, svc, 22, func(r *faultRun) state {
 			return oneTable(r, "people", func(ctx context.Context, client *aztables.Client) {
-				ix, err := patterns.NewIndexEntities[Staff](tableOf(table.New[Staff](client, nil)), "lname_", func(s *Staff) string { return s.LastName }, nil)
+				ix, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "people", Primary: "empid_",
+					Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				all := make([]*Staff, 30)
 				for i := range all {
 					all[i] = staff(fmt.Sprintf("%06d", 200+i), "F", surnames[i%4], fmt.Sprintf("e%d@contoso.com", i), i)
-					r.do("Add", func() error { _, err := ix.Add(ctx, all[i], idempotent); return err })
+					r.do("Add", func() error { return ix.Add(ctx, all[i], idempotent) })
 				}
 				for i := 0; i < 10; i++ {
-					next := *all[i]
-					next.Meta = table.Meta{PartitionKey: next.PartitionKey, RowKey: next.RowKey}
-					next.LastName = surnames[(i+1)%4]
-					r.do("Change", func() error {
-						_, err := ix.Change(ctx, all[i], &next, &patterns.ChangeOptions{Idempotent: true})
+					r.do("Modify", func() error {
+						_, err := ix.Modify(ctx, all[i].PartitionKey, all[i].RowKey, func(s *Staff) error { s.LastName = surnames[(i+1)%4]; return nil }, nil)
 						return err
 					})
 				}
 				for i := 25; i < 30; i++ {
-					r.do("Remove", func() error { _, err := ix.Remove(ctx, all[i], nil); return err })
+					r.do("Delete", func() error {
+						return ix.Delete(ctx, all[i].PartitionKey, all[i].RowKey, &table.DeleteOptions{IfExists: true})
+					})
 				}
 			})
 		})
@@ -307,10 +307,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			primary, copies := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			def := patterns.CrossIndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
+			def := patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 				PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 				Value:        func(e *Emp) string { return e.Email }}
-			idx, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](primary, nil)), q, []patterns.CrossIndexDef[Emp]{def}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
+			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,15 +320,15 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			r.start()
 			for i := 0; i < 16; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "F", surnames[i%4], fmt.Sprintf("e%d@contoso.com", i))
-				r.do("Put new", func() error { return idx.Put(ctx, e, nil) })
+				r.do("Put new", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) })
 			}
 			for i := 0; i < 6; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "F", surnames[i%4], fmt.Sprintf("g%d@contoso.com", i))
-				r.do("Put change", func() error { return idx.Put(ctx, e, nil) })
+				r.do("Put change", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) })
 			}
 			for i := 13; i < 16; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "", "", "")
-				r.do("Delete", func() error { return idx.Delete(ctx, e, nil) })
+				r.do("Delete", func() error { return idx.Delete(ctx, e.PartitionKey, e.RowKey, &table.DeleteOptions{IfExists: true}) })
 			}
 			r.drain(q, poison, w)
 			rep, err := idx.Verify(ctx, nil)
@@ -342,31 +342,26 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		})
 	})
 
-	t.Run("eventual index entities through the queue", func(t *testing.T) {
+	t.Run("model lists across partitions through the queue", func(t *testing.T) {
 		underFaults(t, env, svc, 24, func(r *faultRun) state {
 			ctx := r.t.Context()
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			list, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastnames", "lname_", nil)
+			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "people", Queue: q, PublishDelay: 2 * time.Second,
+				RemoteLists: []patterns.ListDef[Emp]{{Name: "lname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			tb, _ := table.New[Emp](people, nil)
-			ix := patterns.NewEventualIndexEntities(tb, func(e *Emp) string { return e.LastName }, list, consistency.NewSender(q, nil), &patterns.EventualIndexEntitiesOptions{PublishDelay: 2 * time.Second})
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 			_ = w.Handle(ix.MessageType(), ix.Handle)
 			r.start()
 			for i := 0; i < 16; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[i%4], "")
-				r.do("Write", func() error {
-					return ix.Write(ctx, e.PartitionKey, e.RowKey, "", func() error { return tb.Upsert(ctx, e, nil) }, nil)
-				})
+				r.do("Upsert", func() error { return ix.Upsert(ctx, e, nil) })
 			}
 			for i := 0; i < 6; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[(i+2)%4], "")
-				r.do("Write change", func() error {
-					return ix.Write(ctx, e.PartitionKey, e.RowKey, surnames[i%4], func() error { return tb.Upsert(ctx, e, nil) }, nil)
-				})
+				r.do("Upsert change", func() error { return ix.Upsert(ctx, e, nil) })
 			}
 			r.drain(q, poison, w)
 			s := state{}
@@ -381,14 +376,10 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			list, err := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](lists, nil)), "lastnames", "lname_", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
 			tb, _ := table.New[Emp](people, nil)
 			m, err := patterns.NewModel(tb, &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_",
 				Copies:       []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
-				RemoteLists:  []patterns.RemoteListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, List: list}},
+				RemoteLists:  []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}},
 				Queue:        q,
 				PublishDelay: 2 * time.Second})
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 func modelOpts(copies *aztables.Client, q consistency.Queue) *patterns.ModelOptions[Emp] {
 	return &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_", Copies: emailDefs(),
 		Lists:       []patterns.ListDef[Emp]{{Name: "name", Prefix: "name_", Value: func(v *Emp) string { return v.Name }}},
-		CrossCopies: []patterns.CrossIndexDef[Emp]{{Name: "byemail", Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
+		CrossCopies: []patterns.IndexDef[Emp]{{Name: "byemail", Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}},
 		Queue:       q, PublishDelay: time.Second}
 }
 
@@ -73,6 +73,25 @@ func init() {
 		"patterns.Model.LookupEntities": func(ctx context.Context, e *env) error {
 			_, err := model(e).LookupEntities(ctx, "name", "Sales", "Ana", nil)
 			return err
+		},
+		"patterns.Model.Find": func(ctx context.Context, e *env) error {
+			return first(model(e).Find(ctx, "email", "Sales", "a@b", nil))
+		},
+		"patterns.Model.Range": func(ctx context.Context, e *env) error {
+			return first(model(e).Range(ctx, "byemail", "email", "a", "b", nil))
+		},
+		"patterns.Model.Prefix": func(ctx context.Context, e *env) error {
+			return first(model(e).Prefix(ctx, "email", "Sales", "a", nil))
+		},
+		"patterns.Model.IDs": func(ctx context.Context, e *env) error {
+			// A list in the partition, and one in blobs.
+			_, err := model(e).IDs(ctx, "name", "Sales", "Ana", nil)
+			blobs, berr := patterns.NewModel[Emp](tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
+				RemoteLists: []patterns.ListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
+			if berr == nil {
+				_, berr = blobs.IDs(ctx, "name", "", "Ana", nil)
+			}
+			return errors.Join(err, berr)
 		},
 		"patterns.Model.Load": func(ctx context.Context, e *env) error {
 			_, err := model(e).Load(ctx, slices.Values([]*Emp{emp()}), nil)

@@ -67,14 +67,14 @@ func compareAll(ctx context.Context, acct *benchkit.Account, n, rounds int, only
 		{"archive 300 through the queue, concurrency 1: MoveBatches", acct.ArchiveHand(300, 1), acct.ArchiveBatches(300, 1), atLeast(1.8)},
 		{"archive 500 through the queue, concurrency 8: Mover on a Worker", acct.ArchiveHand(500, 8), acct.ArchiveMover(500, 8), nil},
 		{"archive 500 through the queue, concurrency 8: MoveBatches", acct.ArchiveHand(500, 8), acct.ArchiveBatches(500, 8), atLeast(1.8)},
-		{"inter-partition index, 320 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(320, 8), acct.CrossIndexBatches(320, 8), queueGoal},
-		{"eventual index entities, 320 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(320, 8), acct.ListIndexBatches(320, 8), queueGoal},
+		{"model with cross copies, 320 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(320, 8), acct.CrossIndexBatches(320, 8), queueGoal},
+		{"model with remote lists, 320 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(320, 8), acct.ListIndexBatches(320, 8), queueGoal},
 		{"model (email copy, last-name lists), 320 new entities, concurrency 8: HandleBatches", acct.ModelWorker(320, 8), acct.ModelBatches(320, 8), queueGoal},
 		// The same three at four times the messages: 320 are ten dequeues
 		// of 32 over eight handlers, so their start and their last,
 		// partial wave weigh on msgs/s; 1,280 are forty.
-		{"inter-partition index, 1,280 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(1280, 8), acct.CrossIndexBatches(1280, 8), queueGoal},
-		{"eventual index entities, 1,280 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(1280, 8), acct.ListIndexBatches(1280, 8), queueGoal},
+		{"model with cross copies, 1,280 new entities, concurrency 8: HandleBatches", acct.CrossIndexWorker(1280, 8), acct.CrossIndexBatches(1280, 8), queueGoal},
+		{"model with remote lists, 1,280 new entities, concurrency 8: HandleBatches", acct.ListIndexWorker(1280, 8), acct.ListIndexBatches(1280, 8), queueGoal},
 		{"model (email copy, last-name lists), 1,280 new entities, concurrency 8: HandleBatches", acct.ModelWorker(1280, 8), acct.ModelBatches(1280, 8), queueGoal},
 	}
 	fmt.Printf("A/B comparisons: %d rounds each, A and B interleaved (A B, B A, …); throughput and ratio as median (min–max);\n", rounds)

@@ -31,9 +31,9 @@ func Example_operatorBinary() {
 	if err != nil {
 		os.Exit(cli.ExitUsage)
 	}
-	emails, err := patterns.NewIntraPartitionIndex[Employee](employees, "empid_", []patterns.IndexDef[Employee]{
+	staff, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
-	}, nil)
+	}})
 	if err != nil {
 		os.Exit(cli.ExitUsage)
 	}
@@ -47,7 +47,7 @@ func Example_operatorBinary() {
 		return patterns.NewLargeEntity[Employee](employees, b, "photos", []string{"Photo"}, 0, nil)
 	})
 	code := cli.Main(context.Background(), []string{"index", "verify", "-help"}, &cli.Options{
-		Registrations: []cli.Registration{cli.Index("emails", emails), photos},
+		Registrations: []cli.Registration{cli.Index("staff", staff), photos},
 	})
 	_ = code // os.Exit(code) in a real main
 }

@@ -18,22 +18,33 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 )
 
-// Registration is an index (or entity model) or a large entity under the
-// name the command line uses for it: Index and Large make one, and
+// Registration is an entity model or a large entity under the name the
+// command line uses for it: Index and Large make one, and
 // Options.Registrations takes both.
 type Registration struct {
 	name  string
-	idx   patterns.Verifier // made by Index
-	large *largeEntity      // made by Large
+	idx   verifier     // made by Index
+	large *largeEntity // made by Large
 }
 
-// Index registers v as -index name for Main's index commands. Every index
-// kind of package patterns, and the entity model, is a patterns.Verifier:
-// one Verify (of one partition, or of the whole table) and the Repair of
-// its report. v reads and writes through the clients the program built it
-// with, so the index commands take no -conn or -account: they refuse them
-// rather than seem to honour them.
-func Index(name string, v patterns.Verifier) Registration {
+// verifier is what the index commands use of a model: one Verify (of one
+// partition, or of the whole table) and the Repair of its report.
+type verifier interface {
+	Verify(ctx context.Context, opts *patterns.VerifyOptions) (*patterns.IndexReport, error)
+	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
+}
+
+// Index registers the entity model m as -index name for Main's index
+// commands, which verify and repair every index m declares. m reads and
+// writes through the clients the program built it with, so the index
+// commands take no -conn or -account: they refuse them rather than seem to
+// honour them.
+func Index[T any](name string, m *patterns.Model[T]) Registration {
+	return indexOf(name, m)
+}
+
+// indexOf registers v as -index name.
+func indexOf(name string, v verifier) Registration {
 	return Registration{name: name, idx: v}
 }
 
@@ -56,14 +67,14 @@ func (f *indexFlags) register(fs *flag.FlagSet) {
 // resolve checks the flags: the index and the partitions, in order, once each.
 // No partitions means the whole table: one partitionless Verify, which
 // also finds the index rows of partitions no primary is in.
-func (f *indexFlags) resolve(c *cli, args []string) (patterns.Verifier, []string, error) {
+func (f *indexFlags) resolve(c *cli, args []string) (verifier, []string, error) {
 	if len(args) != 0 {
 		return nil, nil, usagef("unexpected arguments %q", args)
 	}
 	if len(c.indexes) == 0 {
 		return nil, nil, usagef("no index is registered in this binary: tablekit cannot know your Go index definitions; build your own with package github.com/tablekit/tablekit/cli and cli.Index")
 	}
-	var idx patterns.Verifier
+	var idx verifier
 	var names []string
 	for _, r := range c.indexes {
 		names = append(names, r.name)
@@ -400,7 +411,7 @@ examples:
 // repairOne verifies the scope p and, with act, repairs what it found.
 // Without act the result lists the repair's work: each missing or stale
 // row is a write, each orphan a delete.
-func repairOne(ctx context.Context, idx patterns.Verifier, p string, act bool) (partitionResult, error) {
+func repairOne(ctx context.Context, idx verifier, p string, act bool) (partitionResult, error) {
 	r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p})
 	if err != nil {
 		return emptyResult(p), err

@@ -20,7 +20,7 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// memIndex is an in-memory patterns.Verifier: per partition, the index
+// memIndex is an in-memory verifier: per partition, the index
 // rows that are missing, orphaned or stale. Verify of one partition
 // reports that partition; of "" every partition. Repair fixes what its
 // report names. It counts its calls, so tests can prove what ran.
@@ -36,7 +36,7 @@ type memIndex struct {
 	failRepairOf string
 }
 
-var _ patterns.Verifier = (*memIndex)(nil)
+var _ verifier = (*memIndex)(nil)
 
 // damaged has one missing copy in Sales and HR, and an orphan in Ops, a
 // partition with no primary left.
@@ -108,9 +108,9 @@ func (m *memIndex) Repair(ctx context.Context, r *patterns.IndexReport, o *patte
 }
 
 // runIndex runs the CLI with idx registered as "emails".
-func runIndex(t *testing.T, idx patterns.Verifier, args ...string) (string, string, int) {
+func runIndex(t *testing.T, idx verifier, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, nil, nil, Index("emails", idx))
+	code := run(t.Context(), args, &out, &errOut, func(string) string { return "" }, nil, nil, indexOf("emails", idx))
 	return out.String(), errOut.String(), code
 }
 
@@ -239,7 +239,7 @@ func TestIndexProgressOnATerminal(t *testing.T) {
 		p.done()
 	}
 	var out bytes.Buffer
-	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes"}, &out, tty, func(string) string { return "" }, nil, nil, Index("emails", damaged()))
+	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes"}, &out, tty, func(string) string { return "" }, nil, nil, indexOf("emails", damaged()))
 	if code != exitOK || strings.Count(out.String(), "repaired: 1 written") != 2 {
 		t.Fatalf("repair with a bar: exit %d, %s", code, out.String())
 	}
@@ -249,14 +249,8 @@ func TestIndexProgressOnATerminal(t *testing.T) {
 	}
 }
 
-// Every index kind and the entity model fit the index commands.
-var (
-	_ patterns.Verifier = (*patterns.IntraPartitionIndex[member])(nil)
-	_ patterns.Verifier = (*patterns.IndexEntities[member])(nil)
-	_ patterns.Verifier = (*patterns.InterPartitionIndex[member])(nil)
-	_ patterns.Verifier = (*patterns.EventualIndexEntities[member])(nil)
-	_ patterns.Verifier = (*patterns.Model[member])(nil)
-)
+// The entity model fits the index commands.
+var _ verifier = (*patterns.Model[member])(nil)
 
 type member struct {
 	table.Meta
@@ -267,9 +261,9 @@ type member struct {
 // table: two partitions, each with one primary whose copy was lost.
 func testRealIndex(t *testing.T, client *aztables.Client) {
 	ctx := t.Context()
-	idx, err := patterns.NewIntraPartitionIndex[member](tableOf(table.New[member](client, nil)), "emp_", []patterns.IndexDef[member]{
+	idx, err := patterns.NewModel(tableOf(table.New[member](client, nil)), &patterns.ModelOptions[member]{Name: "members", Primary: "emp_", Copies: []patterns.IndexDef[member]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
-	}, nil)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +273,7 @@ func testRealIndex(t *testing.T, client *aztables.Client) {
 				t.Fatal(err)
 			}
 		}
-		if err := idx.Table().Entities().Delete(ctx, pk, "email_"+pk+"1@x", nil); err != nil {
+		if err := tableOf(table.New[table.Entity](client, nil)).Delete(ctx, pk, "email_"+pk+"1@x", nil); err != nil {
 			t.Fatal(err)
 		}
 	}

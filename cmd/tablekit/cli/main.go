@@ -5,9 +5,9 @@
 //
 //	func main() {
 //		employees, _ := table.New[Employee](client, opts)
-//		emails, _ := patterns.NewIntraPartitionIndex[Employee](employees, ...)
+//		staff, _ := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{...})
 //		os.Exit(cli.Main(context.Background(), os.Args[1:], &cli.Options{
-//			Registrations: []cli.Registration{cli.Index("emails", emails)},
+//			Registrations: []cli.Registration{cli.Index("staff", staff)},
 //		}))
 //	}
 //
