@@ -170,21 +170,10 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }
 
-// SendOptions configure Sender.Send and ShardedSender.Send. It has no
-// fields yet: nil is the only value today (the sender's own settings are
-// its SenderOptions), and the parameter lets per-message options be added
-// without breaking callers.
-type SendOptions struct{}
-
-// SendAroundOptions configure Sender.SendAround and
-// ShardedSender.SendAround. It has no fields yet: nil is the only value
-// today.
-type SendAroundOptions struct{}
-
 // Send enqueues payload (any JSON-encodable value) under msgType and key:
 // one request, or two when the payload goes to a blob first (the blob is
 // written before the message, so a message never names a missing blob).
-func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *SendOptions) error {
+func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *WriteOptions) error {
 	env, err := s.envelope(msgType, key, payload)
 	if err != nil {
 		return err
@@ -223,7 +212,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 // state, finds either the old state or the new one; if write fails, the
 // message stays and converges to the unchanged state. A message sent after
 // the write instead would be lost by a crash between the two.
-func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
+func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *WriteOptions) error {
 	// The transport's error names the queue's URL, a SAS signature
 	// included: redacted, with the error itself still in the chain.
 	return redact.Error(s.sendAround(ctx, msgType, key, payload, delay, write))

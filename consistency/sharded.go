@@ -33,11 +33,11 @@ func NewShardedSender(queues []Queue, opts *SenderOptions) (*ShardedSender, erro
 func (s *ShardedSender) QueueFor(key string) int { return keys.ShardBucket(key, len(s.senders)) }
 
 // Send is Sender.Send on the queue of key.
-func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any, o *SendOptions) error {
+func (s *ShardedSender) Send(ctx context.Context, msgType, key string, payload any, o *WriteOptions) error {
 	return s.senders[s.QueueFor(key)].Send(ctx, msgType, key, payload, o)
 }
 
 // SendAround is Sender.SendAround on the queue of key.
-func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
+func (s *ShardedSender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *WriteOptions) error {
 	return s.senders[s.QueueFor(key)].SendAround(ctx, msgType, key, payload, delay, write, o)
 }

@@ -342,12 +342,12 @@ var crashScenarios = []crashScenario{{
 		if err := m.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{m.Type(): m.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{m.MessageType(): m.Process}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		m := moverOf(p)
-		drainWith(t, p, map[string]consistency.Handler{m.Type(): m.Handle})
+		drainWith(t, p, map[string]consistency.Handler{m.MessageType(): m.Process})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		cur, arc := rowKeys(t, p.table(p.names.Current)), rowKeys(t, p.table(p.names.Archive))
@@ -385,23 +385,9 @@ var crashScenarios = []crashScenario{{
 		return nil
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		_, err := moverOf(p).MoveBatches(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second, Concurrency: 1})
-		return err
+		return moverBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison))
 	},
-	recover: func(t *testing.T, p *crashProc) {
-		q := p.queue(p.names.Queue)
-		for deadline := time.Now().Add(time.Minute); queueLen(t, q) > 0; time.Sleep(300 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the queue did not drain")
-			}
-			if _, err := moverOf(p).MoveBatches(t.Context(), q, p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n := queueLen(t, p.queue(p.names.Poison)); n != 0 {
-			t.Fatalf("%d messages poisoned", n)
-		}
-	},
+	recover: func(t *testing.T, p *crashProc) { drainBatched(t, p, moverBatches(p)) },
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		cur, arc := rowKeys(t, p.table(p.names.Current)), rowKeys(t, p.table(p.names.Archive))
 		want := []string{"Ops/empid_000001", "Ops/empid_000003", "Ops/empid_000005", "Sales/empid_000000", "Sales/empid_000002", "Sales/empid_000004"}

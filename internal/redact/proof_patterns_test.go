@@ -3,7 +3,6 @@ package redact_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -243,28 +242,6 @@ func init() {
 			}
 			return inter(e).Handle(ctx, msg)
 		},
-		"patterns.InterPartitionIndex.HandleBatches": func(ctx context.Context, e *env) error {
-			_, err := inter(e).HandleBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
-			return err
-		},
-		"patterns.InterPartitionIndex.HandleBatch": func(ctx context.Context, e *env) error {
-			// The message as Put sends it, as for Handle above.
-			q := fakeQueue(ctx)
-			c := fakeTable(ctx, e, "proofinterb")
-			good, err := patterns.NewInterPartitionIndex[Emp](tableOf(table.New[Emp](c, nil)), q, []patterns.CrossIndexDef[Emp]{{Name: "email", Table: tableOf(table.New[table.Entity](c, nil)),
-				PartitionKey: func(*Emp) string { return "email" }, Value: func(v *Emp) string { return v.Email }}}, &patterns.InterPartitionIndexOptions{PublishDelay: time.Second})
-			if err != nil {
-				return err
-			}
-			if err := good.Put(ctx, emp(), nil); err != nil {
-				return err
-			}
-			msg, err := dequeue(ctx, q)
-			if err != nil {
-				return err
-			}
-			return errors.Join(inter(e).HandleBatch(ctx, []*consistency.Message{msg})...)
-		},
 		"patterns.InterPartitionIndex.Lookup": func(ctx context.Context, e *env) error {
 			_, err := inter(e).Lookup(ctx, "email", "email", "a@b", nil)
 			return err
@@ -333,25 +310,6 @@ func init() {
 				return err
 			}
 			return eventual(e).Handle(ctx, msg)
-		},
-		"patterns.EventualIndexEntities.HandleBatches": func(ctx context.Context, e *env) error {
-			_, err := eventual(e).HandleBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
-			return err
-		},
-		"patterns.EventualIndexEntities.HandleBatch": func(ctx context.Context, e *env) error {
-			q := fakeQueue(ctx)
-			c := fakeTable(ctx, e, "prooflistb")
-			t, _ := table.New[Emp](c, nil)
-			list, _ := patterns.NewRemoteIndexEntities(tableOf(table.New[table.Entity](c, nil)), "names", "name_", nil)
-			good := patterns.NewEventualIndexEntities[Emp](t, func(v *Emp) string { return v.Name }, list, consistency.NewSender(q, nil), nil)
-			if err := good.Write(ctx, "Sales", "empid_000001", "", func() error { return t.Upsert(ctx, emp(), nil) }, nil); err != nil {
-				return err
-			}
-			msg, err := dequeue(ctx, q)
-			if err != nil {
-				return err
-			}
-			return errors.Join(eventual(e).HandleBatch(ctx, []*consistency.Message{msg})...)
 		},
 		"patterns.EventualIndexEntities.Verify": func(ctx context.Context, e *env) error {
 			_, err := eventual(e).Verify(ctx, nil)
