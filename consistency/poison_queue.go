@@ -22,9 +22,9 @@ type PoisonClient interface {
 
 var _ PoisonClient = (*azqueue.QueueClient)(nil)
 
-// MaxPeekMessages is the most messages one Peek Messages call returns
+// maxPeekMessages is the most messages one Peek Messages call returns
 // (Queue service REST API, Peek Messages: numofmessages 1 to 32).
-const MaxPeekMessages = 32
+const maxPeekMessages = 32
 
 // maxGetMessages is the most messages one Get Messages call returns (Queue
 // service REST API, Get Messages: numofmessages 1 to 32).
@@ -89,8 +89,8 @@ func poisoned(id, text string) Poisoned {
 
 // PeekOptions configure Peek. nil means the defaults.
 type PeekOptions struct {
-	// Max is how many messages to return, 1 to MaxPeekMessages (the
-	// service's limit). Default: MaxPeekMessages.
+	// Max is how many messages to return, 1 to maxPeekMessages (the
+	// service's limit). Default: maxPeekMessages.
 	Max int
 }
 
@@ -103,7 +103,7 @@ type PoisonPeek struct {
 }
 
 // Peek returns the first messages of the poison queue without changing
-// them (the service shows at most MaxPeekMessages at a time), and the
+// them (the service shows at most maxPeekMessages at a time), and the
 // queue's approximate length. It costs two requests.
 func (q *PoisonQueue) Peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
 	p, err := q.peek(ctx, opts)
@@ -111,12 +111,12 @@ func (q *PoisonQueue) Peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek,
 }
 
 func (q *PoisonQueue) peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
-	n := MaxPeekMessages
+	n := maxPeekMessages
 	if opts != nil && opts.Max != 0 {
 		n = opts.Max
 	}
-	if n < 1 || n > MaxPeekMessages {
-		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadOption, n, MaxPeekMessages)
+	if n < 1 || n > maxPeekMessages {
+		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadOption, n, maxPeekMessages)
 	}
 	props, err := q.poison.GetProperties(ctx, nil)
 	if err != nil {

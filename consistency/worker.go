@@ -821,7 +821,7 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, c *c
 		rec.Raw = text
 	}
 	b, _ := json.Marshal(rec)
-	for xmlLen(string(b)) > MaxMessageBytes {
+	for xmlLen(string(b)) > maxMessageBytes {
 		// Keep what fits: the error first, then as much of the message as we can.
 		rec.Raw, rec.Envelope = truncate(text, len(text)/2), nil
 		text = rec.Raw

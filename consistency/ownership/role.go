@@ -1,6 +1,6 @@
 // Package ownership shares a set of queues among worker processes through
 // blob leases: the guide's worker roles, each owning a partition set. A
-// consistency.ShardedSender routes every message of a key to one queue of
+// consistency.NewShardedSender routes every message of a key to one queue of
 // the set (a stable hash of the key); a Role runs in each process, takes
 // its fair share of the queues, each held by a renewable lease, and runs a
 // consistency.Worker on each queue it holds. Roles give queues up when a
@@ -112,7 +112,7 @@ type RoleOptions struct {
 
 // Role is one of the guide's worker roles owning a set of partitions: a
 // process that runs a consistency.Worker on each queue it owns, where the queues of a
-// set (one per partition set, messages routed by consistency.ShardedSender) are shared
+// set (one per partition set, messages routed by consistency.NewShardedSender) are shared
 // among all the roles running on the same container. Ownership of each
 // queue is a renewable blob lease; a role also holds a lease on its own
 // member blob, so every role can count the live ones. Each role aims at

@@ -124,7 +124,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
 		{"poison peek of 33 messages", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: consistency.MaxPeekMessages + 1})
+			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: 33 /* the service shows at most 32 */})
 			return err
 		}, nil},
 		{"poison peek of a negative count", consistency.ErrBadOption, func(ctx context.Context) error {

@@ -157,20 +157,6 @@ func init() {
 		"consistency.Sender.SendAround": func(ctx context.Context, e *env) error {
 			return consistency.NewSender(e.q, nil).SendAround(ctx, "proof.v1", "k", 1, time.Second, func() error { return nil }, nil)
 		},
-		"consistency.ShardedSender.Send": func(ctx context.Context, e *env) error {
-			s, err := consistency.NewShardedSender([]consistency.Queue{e.q, e.poison}, nil)
-			if err != nil {
-				return err
-			}
-			return s.Send(ctx, "proof.v1", "k", 1, nil)
-		},
-		"consistency.ShardedSender.SendAround": func(ctx context.Context, e *env) error {
-			s, err := consistency.NewShardedSender([]consistency.Queue{e.q, e.poison}, nil)
-			if err != nil {
-				return err
-			}
-			return s.SendAround(ctx, "proof.v1", "k", 1, time.Second, func() error { return nil }, nil)
-		},
 		"consistency.Worker.Drain": func(ctx context.Context, e *env) error { _, err := worker(e).Drain(ctx, nil); return err },
 		"consistency.Worker.Run": func(ctx context.Context, e *env) error {
 			ctx, cancel := short(ctx)
