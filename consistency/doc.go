@@ -10,8 +10,13 @@
 // of long-running work, deletes a message only after its handler succeeds,
 // lets a failed one reappear after a back-off that grows with its dequeue
 // count (the message carries its last error), and moves one that failed too
-// often, or can never succeed, to a poison queue. Mover is the guide's
-// archive scenario built in.
+// often, or can never succeed, to a poison queue. A type's handler is
+// registered with Handle (a Handler, one message at a time) or HandleBatch
+// (a BatchHandler, the type's messages of one dequeue together, so their
+// table work can share reads and transactions); one Worker runs both kinds
+// on one queue, and every batched message is held, renewed, deleted,
+// retried or poisoned by its own outcome as a single one is. Mover is the
+// guide's archive scenario built in.
 //
 // A worker dequeues only as many messages as it has free handler slots, so
 // no message waits out its visibility for a slot, and it sleeps while all
@@ -33,7 +38,7 @@
 // readers can see the source and the target disagree, and the guide warns
 // that this pattern gives no isolation. To scale out, run more workers (in
 // as many processes and machines as needed) on the same queue; or spread
-// keys over a set of queues with ShardedSender (a stable hash of the key)
+// keys over a set of queues with NewShardedSender (a stable hash of the key)
 // and run an ownership.Role (package consistency/ownership) in each
 // process: the roles share the set through blob
 // leases, one lease per queue, each taking its fair share, giving queues
@@ -56,8 +61,8 @@
 // newer version. If the source changes between the write and the delete,
 // the target keeps the requested version and the source the newer one.
 //
-// Mover.MoveBatches and RunBatches move a queue's messages 32 at a time,
-// grouped by partition: the sources of a partition are read with one query
+// Mover.ProcessBatch, registered with Worker.HandleBatch, moves a dequeue's
+// messages together, grouped by partition: the sources of a partition are read with one query
 // per 14 keys, written to the target in one transaction per 100 entities
 // and deleted from the source the same way (each delete guarded by the
 // version its message names), and then the messages are deleted. Every

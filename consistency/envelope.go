@@ -19,9 +19,9 @@ import (
 // maxKeyBytes bounds an idempotency key, so a key leaves room for the payload.
 const maxKeyBytes = 1024
 
-// MaxMessageBytes is the largest queue message, 64 KiB ("Put Message"),
+// maxMessageBytes is the largest queue message, 64 KiB ("Put Message"),
 // measured here as the XML-escaped text the request carries.
-const MaxMessageBytes = 64 * 1024
+const maxMessageBytes = 64 * 1024
 
 // Errors of bad messages, raised before anything is sent.
 var (
@@ -39,9 +39,9 @@ var (
 	// function, a cycle, a NaN); the encoder's error is wrapped with it.
 	ErrBadPayload = errors.New("consistency: payload cannot be encoded as JSON")
 	// ErrBadOption: an option is outside its documented range, refused
-	// before any request instead of silently defaulted: a Worker's or
-	// HandleBatches' options (Run, Drain), a poison queue's Peek, Replay or
-	// Purge, a ShardedSender without queues, or a Role (package
+	// before any request instead of silently defaulted: a Worker's
+	// options (Run, Drain), a poison queue's Peek, Replay or
+	// Purge, NewShardedSender without queues, or a Role (package
 	// consistency/ownership) with a bad queue set, name or lease timing.
 	ErrBadOption = errors.New("consistency: option out of range")
 )
@@ -102,7 +102,7 @@ func (e *Envelope) encode() (string, error) {
 		return "", err
 	}
 	s := string(b)
-	if xmlLen(s) > MaxMessageBytes {
+	if xmlLen(s) > maxMessageBytes {
 		return s, ErrMessageTooLarge
 	}
 	return s, nil
@@ -133,15 +133,16 @@ type SenderOptions struct {
 	Now func() time.Time
 }
 
-// Sender puts typed messages on a queue.
+// Sender puts typed messages on a queue, or on one queue of a set by their
+// key (NewShardedSender).
 type Sender struct {
-	queue Queue
-	opts  SenderOptions
+	queues []Queue
+	opts   SenderOptions
 }
 
 // NewSender returns a Sender for queue.
 func NewSender(queue Queue, opts *SenderOptions) *Sender {
-	s := &Sender{queue: queue}
+	s := &Sender{queues: []Queue{queue}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -170,21 +171,10 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }
 
-// SendOptions configure Sender.Send and ShardedSender.Send. It has no
-// fields yet: nil is the only value today (the sender's own settings are
-// its SenderOptions), and the parameter lets per-message options be added
-// without breaking callers.
-type SendOptions struct{}
-
-// SendAroundOptions configure Sender.SendAround and
-// ShardedSender.SendAround. It has no fields yet: nil is the only value
-// today.
-type SendAroundOptions struct{}
-
 // Send enqueues payload (any JSON-encodable value) under msgType and key:
 // one request, or two when the payload goes to a blob first (the blob is
 // written before the message, so a message never names a missing blob).
-func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *SendOptions) error {
+func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *WriteOptions) error {
 	env, err := s.envelope(msgType, key, payload)
 	if err != nil {
 		return err
@@ -212,7 +202,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 	}
 	// The transport's error names the queue's URL, a SAS signature
 	// included: redacted, with the error itself still in the chain.
-	_, err = s.queue.EnqueueMessage(ctx, text, nil)
+	_, err = s.queueFor(key).EnqueueMessage(ctx, text, nil)
 	return redact.Error(err)
 }
 
@@ -223,7 +213,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 // state, finds either the old state or the new one; if write fails, the
 // message stays and converges to the unchanged state. A message sent after
 // the write instead would be lost by a crash between the two.
-func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *SendAroundOptions) error {
+func (s *Sender) SendAround(ctx context.Context, msgType, key string, payload any, delay time.Duration, write func() error, o *WriteOptions) error {
 	// The transport's error names the queue's URL, a SAS signature
 	// included: redacted, with the error itself still in the chain.
 	return redact.Error(s.sendAround(ctx, msgType, key, payload, delay, write))
@@ -239,7 +229,8 @@ func (s *Sender) sendAround(ctx context.Context, msgType, key string, payload an
 		return err
 	}
 	secs := int32(max(delay, time.Second) / time.Second)
-	resp, err := s.queue.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{VisibilityTimeout: &secs})
+	q := s.queueFor(key)
+	resp, err := q.EnqueueMessage(ctx, text, &azqueue.EnqueueMessageOptions{VisibilityTimeout: &secs})
 	if err != nil {
 		return err
 	}
@@ -249,7 +240,7 @@ func (s *Sender) sendAround(ctx context.Context, msgType, key string, payload an
 	if len(resp.Messages) == 1 && resp.Messages[0].MessageID != nil && resp.Messages[0].PopReceipt != nil {
 		zero := int32(0)
 		// If this fails the message shows when delay ends.
-		_, _ = s.queue.UpdateMessage(ctx, *resp.Messages[0].MessageID, *resp.Messages[0].PopReceipt, text, &azqueue.UpdateMessageOptions{VisibilityTimeout: &zero})
+		_, _ = q.UpdateMessage(ctx, *resp.Messages[0].MessageID, *resp.Messages[0].PopReceipt, text, &azqueue.UpdateMessageOptions{VisibilityTimeout: &zero})
 	}
 	return nil
 }

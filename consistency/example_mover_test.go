@@ -45,7 +45,7 @@ func ExampleMover_changedSource() {
 
 	quiet := slog.New(slog.DiscardHandler) // a poisoned message logs at Warn; default: slog.Default()
 	worker := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Logger: quiet})
-	if err := worker.Handle(mover.Type(), mover.Handle); err != nil {
+	if err := worker.Handle(mover.MessageType(), mover.Process); err != nil {
 		panic(err)
 	}
 	stats, err := worker.Drain(ctx, nil)

@@ -35,7 +35,7 @@ func ExampleMover() {
 	_ = mover.Request(ctx, "Sales", "000456", nil)
 
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(mover.Type(), mover.Handle)
+	_ = worker.Handle(mover.MessageType(), mover.Process)
 	stats, _ := worker.Drain(ctx, nil)
 
 	_, errCur := current.Get(ctx, "Sales", "000456", nil)

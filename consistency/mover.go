@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -107,7 +104,7 @@ var _ Source[table.Meta] = (*table.Table[table.Meta])(nil)
 
 // Mover moves entities out of a table (the guide's Current → Archive, or to
 // a blob), eventually consistently: Request enqueues the keys and the
-// version to move, and Handle, run by a Worker, reads the source, writes
+// version to move, and Process, run by a Worker, reads the source, writes
 // that version to the target (insert-or-replace), deletes the source if it
 // still is that version, and returns so the worker deletes the message.
 // A message whose key holds another version by then moves nothing and
@@ -127,12 +124,11 @@ type Mover[T any] struct {
 
 // MoverOptions configure a Mover. nil means the defaults.
 type MoverOptions struct {
-	// TracingProvider opens a "Mover.move" span per message Handle moves
-	// (attributes: partition and outcome) and a "Mover.MoveBatches" span
-	// per MoveBatches call and per round of RunBatches (attributes: the
-	// messages dequeued, moved, poisoned and retried, and the outcome);
-	// see "Tracing" in package table's documentation. Default: zero, no
-	// spans.
+	// TracingProvider opens a "Mover.move" span per message Process moves
+	// (attributes: partition and outcome) and a "Mover.ProcessBatch" span
+	// per batch (attributes: the messages, and how many were moved,
+	// poisoned and retried); see "Tracing" in package table's
+	// documentation. Default: zero, no spans.
 	TracingProvider tracing.Provider
 }
 
@@ -152,22 +148,15 @@ func (m *Mover[T]) setAttributes(ctx context.Context, attrs ...tracing.Attribute
 	m.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(attrs...)
 }
 
-// Type is the message type to register Handle under.
-func (m *Mover[T]) Type() string { return m.msgType }
-
-// RequestOptions configure Mover.Request. It has no fields yet: nil
-// is the only value today.
-type RequestOptions struct{}
-
-// RequestValueOptions configure Mover.RequestValue. It has no fields
-// yet: nil is the only value today.
-type RequestValueOptions struct{}
+// MessageType is the type of the Mover's messages: register Process (or
+// ProcessBatch) under it.
+func (m *Mover[T]) MessageType() string { return m.msgType }
 
 // Request asks for the entity under the keys to be moved, at its current
 // version: two requests (a read, for the version, and the enqueue). A
 // missing entity is table.ErrNotFound and sends nothing. When you have
 // just read the entity, RequestValue saves the read.
-func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *RequestOptions) error {
+func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *WriteOptions) error {
 	if err := validMoveKeys(partitionKey, rowKey); err != nil {
 		return err
 	}
@@ -181,7 +170,7 @@ func (m *Mover[T]) Request(ctx context.Context, partitionKey, rowKey string, o *
 // RequestValue asks for v's entity to be moved at the version v was read
 // at (its ETag): one request (the enqueue). Without an ETag in v it fails
 // with table.ErrNoETag before any request.
-func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *RequestValueOptions) error {
+func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *WriteOptions) error {
 	if v == nil {
 		return &table.InputError{Op: opMoverRequest, Rule: table.ErrNilValue}
 	}
@@ -206,11 +195,11 @@ func validMoveKeys(partitionKey, rowKey string) error {
 	return nil
 }
 
-// Handle moves the entity a message names: a read, the target write and a
-// delete (three requests), or one read when it has already moved. It is a
-// Handler (register it with Worker.Handle under Type), so it has the
-// Handler's signature and no options parameter.
-func (m *Mover[T]) Handle(ctx context.Context, msg *Message) (err error) {
+// Process moves the entity a message names: a read, the target write and a
+// delete (three requests), or one read when it has already moved. It is
+// the Handler for MessageType (register it with Worker.Handle), so it has
+// the Handler's signature and no options parameter.
+func (m *Mover[T]) Process(ctx context.Context, msg *Message) (err error) {
 	ctx, end := m.tracer.Start(ctx, "Mover.move")
 	defer func() { end(err) }()
 	return m.move(ctx, msg)
@@ -249,25 +238,9 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	return err
 }
 
-// BatchOptions configure Mover.MoveBatches. nil means the defaults.
-type BatchOptions struct {
-	// Visibility hides the dequeued messages while their batch is moved,
-	// in whole seconds (at least 1 s). Default: 30 s.
-	Visibility time.Duration
-	// Concurrency bounds the requests of one batch in flight (its
-	// partitions' reads and transactions, its message deletes). It does
-	// not bound the batch: every dequeue asks for 32 messages. Default: 8.
-	Concurrency int
-	// MaxDequeues: a message delivered more often goes to the poison queue.
-	// Default: 5.
-	MaxDequeues int64
-	// PollInterval is RunBatches' first wait after an empty dequeue; it
-	// doubles up to MaxPollInterval while the queue stays empty. Defaults:
-	// 100 ms and 5 s, as the Worker's.
-	PollInterval, MaxPollInterval time.Duration
-	// Logger records poisoned and retried moves. Default: none.
-	Logger *slog.Logger
-}
+// moveRequestsInFlight bounds the requests of one ProcessBatch in flight:
+// its partitions' reads and transactions.
+const moveRequestsInFlight = 8
 
 // maxDequeueBatch is the most messages one dequeue returns ("Get
 // Messages": numofmessages 1 to 32).
@@ -282,105 +255,55 @@ const maxRowKeysPerQuery = 14
 type moveItem struct {
 	msg *Message
 	req moveRequest
-	// outcome: done (its message is deleted; gone when there was nothing
-	// to move), poison (permanent, with why), or neither: retry (left to
-	// reappear), with why in retry when there is one.
-	done, gone    bool
+	// outcome: done (its message is deleted), poison (permanent, with
+	// why), or neither: retry (left to reappear), with why in retry when
+	// there is one.
+	done          bool
 	poison, retry error
 }
 
-// MoveBatches drains queue, a queue of this Mover's messages only, in
-// batches: each dequeue takes 32 messages whatever the concurrency, and the
-// moves are grouped by partition into one read query per 14 keys and one
-// transaction per 100 entities for the target writes and for the source
-// deletes ("Moving entities" in the package documentation has the steps,
-// their crash safety and their cost). It returns when a dequeue finds the
-// queue empty.
-//
-// It needs a *table.Table[T] source and a TableTarget; with any other
-// source or target (an index-aware Source, a BlobTarget) each message is
-// handled as Handle does. Messages of other types go to poison: give the
-// batched mover its own queue.
-func (m *Mover[T]) MoveBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (Stats, error) {
-	var st Stats
-	err := m.moveBatches(ctx, queue, poison, batchDefaults(opts), &st)
-	return st, redact.Error(err)
-}
-
-// RunBatches is MoveBatches for a long-running process: when the queue is
-// empty it waits (PollInterval, doubling up to MaxPollInterval) and looks
-// again, until ctx ends; then it returns the counts and nil. A failed
-// dequeue is retried after the same back-off, and the last such error is
-// returned if ctx ends while they persist.
-func (m *Mover[T]) RunBatches(ctx context.Context, queue, poison Queue, opts *BatchOptions) (Stats, error) {
-	o := batchDefaults(opts)
-	var st Stats
-	poll := o.PollInterval
-	var last error
-	for ctx.Err() == nil {
-		before := st.Dequeued
-		err := m.moveBatches(ctx, queue, poison, o, &st)
-		switch {
-		case ctx.Err() != nil:
-		case err != nil:
-			last = err
-			if o.Logger != nil {
-				o.Logger.WarnContext(ctx, "tablekit: dequeue of moves failed", "err", redact.Error(err))
-			}
-		case st.Dequeued > before:
-			last, poll = nil, o.PollInterval
-			continue
-		default:
-			last = nil
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
-		}
-		poll = min(2*poll, o.MaxPollInterval)
-	}
-	return st, redact.Error(last)
-}
-
-func batchDefaults(opts *BatchOptions) *BatchOptions {
-	o := BatchOptions{Visibility: defaultVisibility, Concurrency: 8, MaxDequeues: defaultMaxDequeues, PollInterval: 100 * time.Millisecond, MaxPollInterval: 5 * time.Second}
-	if opts != nil {
-		if opts.Visibility >= time.Second {
-			o.Visibility = opts.Visibility
-		}
-		if opts.Concurrency > 0 {
-			o.Concurrency = opts.Concurrency
-		}
-		if opts.MaxDequeues > 0 {
-			o.MaxDequeues = opts.MaxDequeues
-		}
-		if opts.PollInterval > 0 {
-			o.PollInterval = opts.PollInterval
-		}
-		if opts.MaxPollInterval > 0 {
-			o.MaxPollInterval = opts.MaxPollInterval
-		}
-		o.Logger = opts.Logger
-	}
-	return &o
-}
-
-// moveBatches dequeues and moves batches until the queue is empty.
-func (m *Mover[T]) moveBatches(ctx context.Context, queue, poison Queue, o *BatchOptions, st *Stats) (err error) {
-	ctx, end := m.tracer.Start(ctx, opMoverMoveBatches)
-	before := *st
+// ProcessBatch is the BatchHandler for MessageType (register it with
+// Worker.HandleBatch): it moves the entities msgs name, grouped by
+// partition, with one read query per 14 keys and one transaction per 100
+// entities for the target writes and for the source deletes ("Moving
+// entities" in the package documentation has the steps, their crash
+// safety and their cost). It needs a *table.Table[T] source and a
+// TableTarget; with any other source or target (an index-aware Source, a
+// BlobTarget) each message is moved as Process moves it. Its signature is
+// BatchHandler's, so it takes no options.
+func (m *Mover[T]) ProcessBatch(ctx context.Context, msgs []*Message) (errs []error) {
+	ctx, end := m.tracer.Start(ctx, opMoverProcessBatch)
 	defer func() {
+		var moved, poisoned, retried int64
+		var perm permanent
+		for _, err := range errs {
+			switch {
+			case err == nil:
+			case errors.As(err, &perm):
+				poisoned++
+			default:
+				retried++
+			}
+		}
+		moved = int64(len(msgs)) - poisoned - retried
 		m.setAttributes(ctx,
-			trace.Attr(attrMessages, st.Dequeued-before.Dequeued),
-			trace.Attr(attrMoved, (st.Processed-st.Gone)-(before.Processed-before.Gone)),
-			trace.Attr(attrPoisoned, st.Poisoned-before.Poisoned),
-			trace.Attr(attrRetried, st.Retried-before.Retried))
-		end(err)
+			trace.Attr(attrMessages, int64(len(msgs))),
+			trace.Attr(attrMoved, moved),
+			trace.Attr(attrPoisoned, poisoned),
+			trace.Attr(attrRetried, retried))
+		var first error
+		for _, err := range errs {
+			if err != nil {
+				first = err
+				break
+			}
+		}
+		end(first)
 	}()
-	return m.moveBatchesOnce(ctx, queue, poison, o, st)
+	return m.processBatch(ctx, msgs)
 }
 
-// Span attributes of Mover.MoveBatches besides trace's own.
+// Span attributes of Mover.ProcessBatch besides trace's own.
 const (
 	attrMessages = "tablekit.messages"
 	attrMoved    = "tablekit.moved"
@@ -388,36 +311,26 @@ const (
 	attrRetried  = "tablekit.retried"
 )
 
-func (m *Mover[T]) moveBatchesOnce(ctx context.Context, queue, poison Queue, o *BatchOptions, st *Stats) error {
-	return handleBatches(ctx, queue, poison, m.msgType, func(ctx context.Context, msgs []*Message) []error {
-		return m.moveMessages(ctx, msgs, o, &st.Gone)
-	}, o, st)
-}
-
-// moveMessages is the Mover's BatchHandler: it moves msgs (all of the
-// Mover's type, none with a payload in a blob) and says what became of
-// each; gone counts those found with nothing left to move.
-func (m *Mover[T]) moveMessages(ctx context.Context, msgs []*Message, o *BatchOptions, gone *int64) []error {
+func (m *Mover[T]) processBatch(ctx context.Context, msgs []*Message) []error {
 	items := make([]*moveItem, len(msgs))
 	for i, msg := range msgs {
 		it := &moveItem{msg: msg}
-		if err := json.Unmarshal(msg.Payload, &it.req); err != nil {
+		if msg.Type != m.msgType {
+			it.poison = Permanent(fmt.Errorf("%w: a %s message reached the mover of %s", ErrBadType, msg.Type, m.msgType))
+		} else if err := json.Unmarshal(msg.Payload, &it.req); err != nil {
 			it.poison = Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 		} else if err := validMoveKeys(it.req.PartitionKey, it.req.RowKey); err != nil {
 			it.poison = Permanent(fmt.Errorf("%w: move payload: %v", ErrMalformed, err))
 		}
 		items[i] = it
 	}
-	m.moveBatch(ctx, items, o)
+	m.moveBatch(ctx, items)
 	errs := make([]error, len(items))
 	for i, it := range items {
 		switch {
 		case it.poison != nil:
 			errs[i] = it.poison
 		case it.done:
-			if it.gone {
-				*gone++
-			}
 		case it.retry != nil:
 			errs[i] = it.retry
 		default:
@@ -433,7 +346,7 @@ func (m *Mover[T]) moveMessages(ctx context.Context, msgs []*Message, o *BatchOp
 var errMoveRetried = errors.New("consistency: move left for its next delivery")
 
 // moveBatch moves the batch's valid items, partition by partition.
-func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOptions) {
+func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem) {
 	src, okSrc := m.from.(*table.Table[T])
 	dst, okDst := m.to.(TableTarget[T])
 	byPK := map[string][]*moveItem{}
@@ -452,7 +365,7 @@ func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOpt
 		}
 		byPK[pk] = append(byPK[pk], it)
 	}
-	sem := make(chan struct{}, o.Concurrency)
+	sem := make(chan struct{}, moveRequestsInFlight)
 	var wg sync.WaitGroup
 	for _, pk := range order {
 		wg.Add(1)
@@ -466,9 +379,9 @@ func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem, o *BatchOpt
 	wg.Wait()
 }
 
-// single handles one message as Handle does.
+// single moves one message as Process does.
 func (m *Mover[T]) single(ctx context.Context, it *moveItem) {
-	err := m.Handle(ctx, it.msg)
+	err := m.Process(ctx, it.msg)
 	var perm permanent
 	switch {
 	case err == nil:
@@ -549,7 +462,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 		v := found[it.req.RowKey]
 		switch {
 		case v == nil:
-			it.done, it.gone = true, true // already moved, or never there
+			it.done = true // already moved, or never there
 		case it.req.ETag != "" && src.Meta(v).ETag != it.req.ETag:
 			it.poison = Permanent(fmt.Errorf("%w: move of (%q, %q) asked for version %s, the key now holds %s; nothing moved", ErrSourceChanged, pk, it.req.RowKey, it.req.ETag, src.Meta(v).ETag))
 		case moved[it.req.RowKey]:

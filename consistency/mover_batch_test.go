@@ -99,7 +99,8 @@ func archiveSetup(b *testing.B, cs string, n int, c *counting) (cur, arc *aztabl
 }
 
 // BenchmarkMoveBatches compares, on Azurite at equal concurrency, the
-// batched mover with a hand-written queue loop (conc goroutines, each
+// batched mover (Mover.ProcessBatch on a Worker) with a hand-written queue
+// loop (conc goroutines, each
 // dequeuing 32 and, per message, reading, upserting, deleting the source
 // and the message: internal/benchkit's ArchiveHand) and with the
 // per-message Mover on a Worker. Run with -benchtime 1x; the figures are
@@ -108,7 +109,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 	cs := testenv.ConnectionString(b)
 	const n = 320
 	for _, conc := range []int{1, 8} {
-		for _, side := range []string{"hand loop", "Mover on a Worker", "MoveBatches"} {
+		for _, side := range []string{"hand loop", "Mover on a Worker", "Mover.ProcessBatch on a Worker"} {
 			b.Run(fmt.Sprintf("%s/concurrency=%d", side, conc), func(b *testing.B) {
 				var elapsed time.Duration
 				var requests int64
@@ -141,10 +142,12 @@ func BenchmarkMoveBatches(b *testing.B) {
 						err = handLoop(ctx, cur, arc, q, conc)
 					case "Mover on a Worker":
 						w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: conc})
-						_ = w.Handle(mover.Type(), mover.Handle)
+						_ = w.Handle(mover.MessageType(), mover.Process)
 						_, err = w.Drain(ctx, nil)
 					default:
-						_, err = mover.MoveBatches(ctx, q, poison, &consistency.BatchOptions{Concurrency: conc})
+						w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: conc})
+						_ = w.HandleBatch(mover.MessageType(), mover.ProcessBatch)
+						_, err = w.Drain(ctx, nil)
 					}
 					elapsed += time.Since(start)
 					b.StopTimer()
@@ -212,12 +215,12 @@ func handLoop(ctx context.Context, cur, arc *aztables.Client, q *azqueue.QueueCl
 	}
 }
 
-// TestRunBatches: a long-running batched mover moves what arrives while it
-// waits on an empty queue, and returns nil when its context ends. In
-// virtual time: the fakes' clocks are time.Now.
-func TestRunBatches(t *testing.T) { synctest.Test(t, runBatches) }
+// TestWorkerRunsTheBatchedMover: a Worker running the Mover's ProcessBatch
+// moves what arrives while it waits on an empty queue, and returns nil
+// when its context ends. In virtual time: the fakes' clocks are time.Now.
+func TestWorkerRunsTheBatchedMover(t *testing.T) { synctest.Test(t, runBatchedMover) }
 
-func runBatches(t *testing.T) {
+func runBatchedMover(t *testing.T) {
 	ctx := t.Context()
 	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
 	cur, arc := tables.NewClient("current", nil), tables.NewClient("archive", nil)
@@ -235,16 +238,13 @@ func runBatches(t *testing.T) {
 	current, _ := table.New[employee](cur, nil)
 	archive, _ := table.New[employee](arc, nil)
 	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
-	runCtx, stop := context.WithCancel(ctx)
-	type result struct {
-		st  consistency.Stats
-		err error
+	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
+	if err := w.HandleBatch(mover.MessageType(), mover.ProcessBatch); err != nil {
+		t.Fatal(err)
 	}
-	done := make(chan result, 1)
-	go func() {
-		st, err := mover.RunBatches(runCtx, q, poison, &consistency.BatchOptions{PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
-		done <- result{st, err}
-	}()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx, nil) }()
 	for burst := range 2 {
 		for i := range 40 {
 			e := &employee{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%d-%02d", burst, i)}}
@@ -269,9 +269,10 @@ func runBatches(t *testing.T) {
 		}
 	}
 	stop()
-	r := <-done
-	if r.err != nil || (r.st.Processed-r.st.Gone) != 80 || r.st.Poisoned != 0 {
-		t.Fatalf("RunBatches: %+v, %v", r.st, r.err)
+	err := <-done
+	st := w.Stats()
+	if err != nil || st.Processed != 80 || st.Poisoned != 0 || st.Batches == 0 {
+		t.Fatalf("Run: %+v, %v", st, err)
 	}
 	moved, err := table.Collect(archive.Query(ctx, nil))
 	if err != nil || len(moved) != 80 {

@@ -21,14 +21,14 @@ type quoteRow struct {
 	N    int
 }
 
-// TestMoveBatchesQuotedKeys: MoveBatches moves entities whose keys hold
+// TestProcessBatchQuotedKeys: the Mover's ProcessBatch on a Worker moves entities whose keys hold
 // an apostrophe (O'Brien & Sons), which the SDK's $batch cannot upsert: on
 // clients built the default way its transactions take tablekit's wire
 // path, so every message is moved, at most 1.25 requests a message. Before
 // the wire path was the default, each such move failed its upsert
 // (batch.ErrQuoteInKey) and its message came back until poisoned. On the
 // fake and, with TABLEKIT_CONNECTION_STRING, on Azurite.
-func TestMoveBatchesQuotedKeys(t *testing.T) {
+func TestProcessBatchQuotedKeys(t *testing.T) {
 	t.Run("fake", func(t *testing.T) {
 		c := &counting{}
 		paging := fake.FriendlyPaging() // one page per read: requests measure batching
@@ -96,12 +96,16 @@ func moveQuoted(t *testing.T, tables *aztables.ServiceClient, queues *azqueue.Se
 		want = append(want, pk+"/"+v.RowKey)
 	}
 	c.n.Store(0)
-	st, err := mover.MoveBatches(ctx, q, poison, &consistency.BatchOptions{Concurrency: 1})
+	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 1})
+	if err := w.HandleBatch(mover.MessageType(), mover.ProcessBatch); err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.Drain(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requests := c.n.Load()
-	if (st.Processed-st.Gone) != 96 || st.Poisoned != 0 || st.Retried != 0 {
+	if st.Processed != 96 || st.Poisoned != 0 || st.Retried != 0 {
 		t.Fatalf("stats %+v, want 96 moved", st)
 	}
 	left, err := table.Collect(current.Query(ctx, nil))

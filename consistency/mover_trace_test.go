@@ -47,7 +47,7 @@ func TestMoverSpans(t *testing.T) {
 	mover := consistency.NewMover[Employee](current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(q, nil),
 		&consistency.MoverOptions{TracingProvider: rec.Provider()})
 
-	// Handle on its own: a root Mover.move span over the read, write, delete.
+	// Process on its own: a root Mover.move span over the read, write, delete.
 	if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestMoverSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := len(rec.Spans())
-	if err := mover.Handle(ctx, &consistency.Message{Envelope: env}); err != nil {
+	if err := mover.Process(ctx, &consistency.Message{Envelope: env}); err != nil {
 		t.Fatal(err)
 	}
 	spans := rec.Spans()
@@ -73,19 +73,23 @@ func TestMoverSpans(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// MoveBatches: one span over its dequeue, reads, transactions, deletes.
+	// ProcessBatch on a Worker: one span over its reads and transactions.
 	if err := mover.Request(ctx, "Sales", "000457", nil); err != nil {
 		t.Fatal(err)
 	}
 	before = len(rec.Spans())
-	st, err := mover.MoveBatches(ctx, q, poison, nil)
-	if err != nil || (st.Processed-st.Gone) != 1 {
+	w := consistency.NewWorker(q, poison, nil)
+	if err := w.HandleBatch(mover.MessageType(), mover.ProcessBatch); err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.Drain(ctx, nil)
+	if err != nil || st.Processed != 1 || st.Batches != 1 {
 		t.Fatal(st, err)
 	}
 	spans = rec.Spans()
-	got = spansNamed(t, spans, "Mover.MoveBatches")
+	got = spansNamed(t, spans, "Mover.ProcessBatch")
 	if len(got) != 1 || got[0] < before || spans[got[0]].Attributes["tablekit.moved"] != int64(1) ||
 		spans[got[0]].Attributes["tablekit.messages"] != int64(1) || spans[got[0]].Status == tracing.SpanStatusError {
-		t.Fatalf("Mover.MoveBatches spans %v of %+v: want one, 1 message, 1 moved, ok", got, spans[before:])
+		t.Fatalf("Mover.ProcessBatch spans %v of %+v: want one, 1 message, 1 moved, ok", got, spans[before:])
 	}
 }

@@ -22,9 +22,9 @@ type PoisonClient interface {
 
 var _ PoisonClient = (*azqueue.QueueClient)(nil)
 
-// MaxPeekMessages is the most messages one Peek Messages call returns
+// maxPeekMessages is the most messages one Peek Messages call returns
 // (Queue service REST API, Peek Messages: numofmessages 1 to 32).
-const MaxPeekMessages = 32
+const maxPeekMessages = 32
 
 // maxGetMessages is the most messages one Get Messages call returns (Queue
 // service REST API, Get Messages: numofmessages 1 to 32).
@@ -87,13 +87,6 @@ func poisoned(id, text string) Poisoned {
 	return p
 }
 
-// PeekOptions configure Peek. nil means the defaults.
-type PeekOptions struct {
-	// Max is how many messages to return, 1 to MaxPeekMessages (the
-	// service's limit). Default: MaxPeekMessages.
-	Max int
-}
-
 // PoisonPeek is what Peek saw: the first messages and the queue's
 // approximate length.
 type PoisonPeek struct {
@@ -103,20 +96,20 @@ type PoisonPeek struct {
 }
 
 // Peek returns the first messages of the poison queue without changing
-// them (the service shows at most MaxPeekMessages at a time), and the
+// them (the service shows at most maxPeekMessages at a time), and the
 // queue's approximate length. It costs two requests.
-func (q *PoisonQueue) Peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
+func (q *PoisonQueue) Peek(ctx context.Context, opts *PoisonQueueOptions) (*PoisonPeek, error) {
 	p, err := q.peek(ctx, opts)
 	return p, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek, error) {
-	n := MaxPeekMessages
+func (q *PoisonQueue) peek(ctx context.Context, opts *PoisonQueueOptions) (*PoisonPeek, error) {
+	n := maxPeekMessages
 	if opts != nil && opts.Max != 0 {
 		n = opts.Max
 	}
-	if n < 1 || n > MaxPeekMessages {
-		return nil, fmt.Errorf("%w: PeekOptions.Max %d, want 1 to %d", ErrBadOption, n, MaxPeekMessages)
+	if n < 1 || n > maxPeekMessages {
+		return nil, fmt.Errorf("%w: PoisonQueueOptions.Max %d, want 1 to %d", ErrBadOption, n, maxPeekMessages)
 	}
 	props, err := q.poison.GetProperties(ctx, nil)
 	if err != nil {
@@ -136,11 +129,14 @@ func (q *PoisonQueue) peek(ctx context.Context, opts *PeekOptions) (*PoisonPeek,
 	return out, nil
 }
 
-// PoisonFilterOptions choose the messages Replay and Purge act on. nil
-// means every message.
-type PoisonFilterOptions struct {
-	// Match, when set, is asked about each message; false leaves it in
-	// the poison queue. Default: every message matches.
+// PoisonQueueOptions configure a PoisonQueue's Peek, Replay and Purge. nil
+// means the defaults: every message, the most Peek can show.
+type PoisonQueueOptions struct {
+	// Max is how many messages Peek returns, 1 to 32 (the service's limit
+	// for Peek Messages). Default: 32.
+	Max int
+	// Match, when set, is asked by Replay and Purge about each message;
+	// false leaves it in the poison queue. Default: every message matches.
 	Match func(*Poisoned) bool
 	// Visibility hides a message while it is examined, in whole seconds
 	// (at least 1 s), as WorkerOptions.Visibility does. Default (0): 60 s.
@@ -148,13 +144,13 @@ type PoisonFilterOptions struct {
 	Visibility time.Duration
 }
 
-// defaultPoisonVisibility is PoisonFilterOptions.Visibility's default:
+// defaultPoisonVisibility is PoisonQueueOptions.Visibility's default:
 // long enough to replay a batch of 32 messages.
 const defaultPoisonVisibility = 60 * time.Second
 
 // withDefaults checks o and fills in its defaults; nil is the defaults.
-func (o *PoisonFilterOptions) withDefaults() (PoisonFilterOptions, error) {
-	var out PoisonFilterOptions
+func (o *PoisonQueueOptions) withDefaults() (PoisonQueueOptions, error) {
+	var out PoisonQueueOptions
 	if o != nil {
 		out = *o
 	}
@@ -162,7 +158,7 @@ func (o *PoisonFilterOptions) withDefaults() (PoisonFilterOptions, error) {
 	case out.Visibility == 0:
 		out.Visibility = defaultPoisonVisibility
 	case out.Visibility < time.Second:
-		return out, fmt.Errorf("%w: PoisonFilterOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, out.Visibility)
+		return out, fmt.Errorf("%w: PoisonQueueOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, out.Visibility)
 	}
 	return out, nil
 }
@@ -186,12 +182,12 @@ type PoisonSummary struct {
 // source's current state (as every tablekit handler does) make harmless.
 // Messages that do not match are hidden while the queue is read and made
 // visible again at the end (or after Visibility if the process dies).
-func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
 	sum, err := q.replay(ctx, opts)
 	return sum, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
 	return q.each(ctx, opts, func(p *Poisoned) (bool, error) {
 		text, ok, err := p.original()
 		if err != nil || !ok {
@@ -204,12 +200,12 @@ func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonFilterOptions) (Po
 
 // Purge deletes matching messages from the poison queue. With no Match it
 // clears the queue in one request.
-func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
 	sum, err := q.purge(ctx, opts)
 	return sum, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (PoisonSummary, error) {
+func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
 	// The options are checked the same with or without Match: a bad value
 	// must not clear the queue.
 	if _, err := opts.withDefaults(); err != nil {
@@ -235,7 +231,7 @@ func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonFilterOptions) (Poi
 // each dequeues the whole poison queue in batches; act decides, for each
 // matching message, whether it is done (then it is deleted). The others are
 // shown again once the queue has been read.
-func (q *PoisonQueue) each(ctx context.Context, opts *PoisonFilterOptions, act func(*Poisoned) (bool, error)) (PoisonSummary, error) {
+func (q *PoisonQueue) each(ctx context.Context, opts *PoisonQueueOptions, act func(*Poisoned) (bool, error)) (PoisonSummary, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return PoisonSummary{}, err

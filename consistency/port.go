@@ -31,22 +31,9 @@ var _ Queue = (*azqueue.QueueClient)(nil)
 // chain of the errors it returns.
 type BlobStore interface {
 	// Put writes data to the blob, replacing what is there.
-	Put(ctx context.Context, container, name string, data []byte, o *BlobPutOptions) error
+	Put(ctx context.Context, container, name string, data []byte, o *WriteOptions) error
 	// Get reads the whole blob.
-	Get(ctx context.Context, container, name string, o *BlobGetOptions) ([]byte, error)
+	Get(ctx context.Context, container, name string, o *ReadOptions) ([]byte, error)
 	// Delete removes the blob.
-	Delete(ctx context.Context, container, name string, o *BlobDeleteOptions) error
+	Delete(ctx context.Context, container, name string, o *WriteOptions) error
 }
-
-// BlobPutOptions configure BlobStore.Put. It has no fields yet: nil is the
-// only value today, and the parameter lets options be added without
-// breaking implementations' callers.
-type BlobPutOptions struct{}
-
-// BlobGetOptions configure BlobStore.Get. It has no fields yet: nil is the
-// only value today.
-type BlobGetOptions struct{}
-
-// BlobDeleteOptions configure BlobStore.Delete. It has no fields yet: nil
-// is the only value today.
-type BlobDeleteOptions struct{}

@@ -169,8 +169,9 @@ type Worker struct {
 	queue    Queue
 	poison   Queue
 	opts     WorkerOptions
-	hmu      sync.RWMutex // guards handlers
+	hmu      sync.RWMutex // guards handlers and batchers
 	handlers map[string]Handler
+	batchers map[string]BatchHandler
 	mu       sync.Mutex // guards stats
 	stats    Stats
 	log      *slog.Logger
@@ -192,7 +193,7 @@ type Worker struct {
 // NewWorker returns a worker for queue that moves messages it cannot
 // process to poison.
 func NewWorker(queue, poison Queue, opts *WorkerOptions) *Worker {
-	w := &Worker{queue: queue, poison: poison, handlers: map[string]Handler{}}
+	w := &Worker{queue: queue, poison: poison, handlers: map[string]Handler{}, batchers: map[string]BatchHandler{}}
 	if opts != nil {
 		w.opts = *opts
 	}
@@ -260,23 +261,47 @@ func queueName(q Queue) string {
 	return s[strings.LastIndexByte(s, '/')+1:]
 }
 
-// Handle registers h for messages of msgType ("archive.v1"). A type has
-// one handler: a second registration returns ErrDuplicateHandler and
-// changes nothing, so give each index (or other handler instance) a type of
-// its own. Safe to call while the worker runs.
+// Handle registers h for messages of msgType ("archive.v1"): each message
+// of the type is handed to h on its own. A type has one handler, per
+// message or batched: a second registration returns ErrDuplicateHandler
+// and changes nothing, so give each index (or other handler instance) a
+// type of its own. Safe to call while the worker runs.
 func (w *Worker) Handle(msgType string, h Handler) error {
+	if h == nil {
+		return w.register(msgType, nil)
+	}
+	return w.register(msgType, func() { w.handlers[msgType] = h })
+}
+
+// HandleBatch registers h for messages of msgType: the messages of the type
+// that one dequeue returns are handed to h together, so that their table
+// work can share reads and transactions. Each message is held, renewed,
+// deleted, retried or poisoned as a Handle handler's is. The rules of Handle
+// about one handler per type apply.
+func (w *Worker) HandleBatch(msgType string, h BatchHandler) error {
+	if h == nil {
+		return w.register(msgType, nil)
+	}
+	return w.register(msgType, func() { w.batchers[msgType] = h })
+}
+
+// register checks msgType and, unless set is nil (a nil handler) or the
+// type already has a handler, calls set under the lock.
+func (w *Worker) register(msgType string, set func()) error {
 	if err := checkType(msgType); err != nil {
 		return err
 	}
-	if h == nil {
+	if set == nil {
 		return fmt.Errorf("%w for %s", ErrNilHandler, msgType)
 	}
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	if _, ok := w.handlers[msgType]; ok {
+	_, single := w.handlers[msgType]
+	_, batched := w.batchers[msgType]
+	if single || batched {
 		return fmt.Errorf("%w: %q", ErrDuplicateHandler, msgType)
 	}
-	w.handlers[msgType] = h
+	set()
 	return nil
 }
 
@@ -284,6 +309,20 @@ func (w *Worker) handler(msgType string) Handler {
 	w.hmu.RLock()
 	defer w.hmu.RUnlock()
 	return w.handlers[msgType]
+}
+
+// batcher returns the BatchHandler of msgType, or nil.
+func (w *Worker) batcher(msgType string) BatchHandler {
+	w.hmu.RLock()
+	defer w.hmu.RUnlock()
+	return w.batchers[msgType]
+}
+
+// batching reports whether any BatchHandler is registered.
+func (w *Worker) batching() bool {
+	w.hmu.RLock()
+	defer w.hmu.RUnlock()
+	return len(w.batchers) > 0
 }
 
 // Stats returns the counts so far.
@@ -315,22 +354,13 @@ func (w *Worker) count(f func(*Stats)) {
 	w.mu.Unlock()
 }
 
-// RunOptions configure Worker.Run. It has no fields yet: nil is the
-// only value today (the worker's own settings are its WorkerOptions), and
-// the parameter lets per-call options be added without breaking callers.
-type RunOptions struct{}
-
-// DrainOptions configure Worker.Drain. It has no fields yet: nil is
-// the only value today.
-type DrainOptions struct{}
-
 // Run processes messages until ctx ends, then lets running handlers finish
 // for ShutdownGrace before cancelling them (their messages simply reappear).
 // It returns a *FailureReport of the messages that failed while it ran
 // (each failure was also logged at Warn as it happened), joined with the
 // last dequeue error if dequeues were still failing; nil when nothing
 // failed.
-func (w *Worker) Run(ctx context.Context, o *RunOptions) error {
+func (w *Worker) Run(ctx context.Context, o *WriteOptions) error {
 	if w.optErr != nil {
 		return w.optErr
 	}
@@ -347,7 +377,7 @@ func (w *Worker) Run(ctx context.Context, o *RunOptions) error {
 // itself when nothing else went wrong, so a loop that expects some
 // failures can test err.(*FailureReport)), joined with a dequeue error
 // that ended it; nil when everything succeeded.
-func (w *Worker) Drain(ctx context.Context, o *DrainOptions) (Stats, error) {
+func (w *Worker) Drain(ctx context.Context, o *WriteOptions) (Stats, error) {
 	if w.optErr != nil {
 		return Stats{}, w.optErr
 	}
@@ -361,6 +391,10 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	defer cancelHandlers()
 	var wg sync.WaitGroup
 	var held atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	// active counts the goroutines of messages and batches not yet
+	// settled: a batch's messages stop counting as held once its handler
+	// returned, but a failure among them may still make one visible.
+	var active atomic.Int64
 	slots := make(chan struct{}, w.opts.Concurrency)
 	// freed wakes the loop when a handler finishes. One buffered signal is
 	// enough: a finish between the loop's count and its wait stays in the
@@ -386,11 +420,18 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	// waits, so nothing costs renewals, and other workers on the queue get
 	// the messages this one could not start.
 	sizing := func() (limit, refill int64) {
-		c := int64(w.opts.Concurrency)
+		c, b := int64(w.opts.Concurrency), int64(w.opts.BatchSize)
 		if time.Duration(w.meanRun.Load()) < w.opts.Visibility/3 {
-			return 2 * c, min(c, int64(w.opts.BatchSize))
+			limit, refill = 2*c, min(c, b)
+		} else {
+			limit, refill = c, max(1, min(c, b)/2)
 		}
-		return c, max(1, min(c, int64(w.opts.BatchSize))/2)
+		if w.batching() {
+			// A batch handler is one handler however many messages it
+			// holds: hold a whole dequeue for it, so batches stay full.
+			limit = max(limit, b)
+		}
+		return limit, refill
 	}
 	poll := w.opts.PollInterval
 	var loopErr error
@@ -408,7 +449,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		n := int32(min(free, int64(w.opts.BatchSize)))
 		// Whether handlers ran during the dequeue: one that failed meanwhile
 		// made its message visible after the queue answered.
-		busy := held.Load() > 0
+		busy := active.Load() > 0
 		// The queue hid the messages at some moment between sending the
 		// dequeue and its answer: their first renewal counts from the
 		// send, the earliest it can have been, so a slow answer does not
@@ -436,7 +477,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		loopErr = nil
 		if len(resp.Messages) == 0 {
 			if drain {
-				if busy || held.Load() > 0 {
+				if busy || active.Load() > 0 {
 					// Handlers running during the dequeue or still running may
 					// have failed and made their messages visible again: wait
 					// for them, then look once more.
@@ -451,19 +492,43 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		}
 		poll = w.opts.PollInterval
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
+		release := func(n int64) {
+			held.Add(-n)
+			select {
+			case freed <- struct{}{}:
+			default:
+			}
+		}
+		batches, types := map[string][]*azqueue.DequeuedMessage{}, []string(nil)
 		for _, dm := range resp.Messages {
 			held.Add(1)
+			if t := w.batchedType(dm); t != "" {
+				if batches[t] == nil {
+					types = append(types, t)
+				}
+				batches[t] = append(batches[t], dm)
+				continue
+			}
 			wg.Add(1)
+			active.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() {
-					held.Add(-1)
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
-				}()
+				defer active.Add(-1)
+				defer release(1)
 				w.process(handlerCtx, dm, sent, failed, slots)
+			}()
+		}
+		for _, t := range types {
+			dms := batches[t]
+			wg.Add(1)
+			active.Add(1)
+			go func() {
+				defer wg.Done()
+				defer active.Add(-1)
+				var once sync.Once
+				done := func() { once.Do(func() { release(int64(len(dms))) }) }
+				defer done()
+				w.processBatch(handlerCtx, t, dms, sent, failed, slots, done)
 			}()
 		}
 	}
@@ -548,21 +613,34 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 	err = w.run(c.ctx, h, msg)
 	<-slots
 	w.observe(time.Since(start))
+	disposition := w.outcome(ctx, failed, msg, c, err)
+	if disposition == "lost" {
+		err = errors.Join(c.lostErr(), err)
+	}
+	return env.Type, disposition, err
+}
+
+// outcome settles a held message after its handler returned err: it
+// deletes a processed message, poisons a permanent failure, retries any
+// other, or reports that the claim was lost or the handler abandoned by
+// shutdown. It returns what became of the message.
+func (w *Worker) outcome(ctx context.Context, failed *tally, msg *Message, c *claim, err error) string {
+	env := &msg.Envelope
 	var perm permanent
 	switch {
 	case c.lostErr() != nil:
 		// Lost while the handler ran (its context said so): the queue
 		// would refuse the receipt to a delete or a retry.
-		return env.Type, "lost", errors.Join(c.lostErr(), err)
+		return "lost"
 	case err == nil:
 		derr := c.settle(ctx, func(receipt string) error {
 			_, err := w.queue.DeleteMessage(ctx, c.id, receipt, nil)
 			return err
 		})
-		if lost := c.lostErr(); lost != nil {
+		if c.lostErr() != nil {
 			// Refused for its receipt: another consumer has the message
 			// and runs its handler again.
-			return env.Type, "lost", lost
+			return "lost"
 		}
 		if derr != nil {
 			// The message will reappear and its handler run again: harmless,
@@ -577,34 +655,43 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 		if w.opts.OnProcessed != nil {
 			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
-		return env.Type, "processed", nil
+		return "processed"
 	case errors.As(err, &perm):
 		w.toPoison(ctx, failed, msg, c, err)
-		return env.Type, "poisoned", err
+		return "poisoned"
 	case ctx.Err() != nil && !isPanic(err):
 		// Shutdown cancelled the handler past ShutdownGrace: not the
 		// message's failure; it reappears after its visibility timeout.
 		w.count(func(s *Stats) { s.Abandoned++ })
-		return env.Type, "abandoned", err
+		return "abandoned"
 	default:
 		w.retry(ctx, failed, msg, c, err)
-		return env.Type, "retried", err
+		return "retried"
 	}
 }
 
 // run reads a payload kept in a blob, then calls the handler.
 func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
-	if msg.PayloadBlob != nil {
-		if w.opts.Blobs == nil {
-			return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
-		}
-		raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name, nil)
-		if err != nil {
-			return fmt.Errorf("consistency: payload blob: %w", err)
-		}
-		msg.Payload = raw
+	if err := w.payload(ctx, msg); err != nil {
+		return err
 	}
 	return w.call(ctx, h, msg)
+}
+
+// payload reads into msg a payload its sender kept in a blob.
+func (w *Worker) payload(ctx context.Context, msg *Message) error {
+	if msg.PayloadBlob == nil {
+		return nil
+	}
+	if w.opts.Blobs == nil {
+		return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
+	}
+	raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name, nil)
+	if err != nil {
+		return fmt.Errorf("consistency: payload blob: %w", err)
+	}
+	msg.Payload = raw
+	return nil
 }
 
 // observe folds a handler's run time into the running mean that decides
@@ -734,7 +821,7 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, c *c
 		rec.Raw = text
 	}
 	b, _ := json.Marshal(rec)
-	for xmlLen(string(b)) > MaxMessageBytes {
+	for xmlLen(string(b)) > maxMessageBytes {
 		// Keep what fits: the error first, then as much of the message as we can.
 		rec.Raw, rec.Envelope = truncate(text, len(text)/2), nil
 		text = rec.Raw

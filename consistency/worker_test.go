@@ -241,7 +241,7 @@ func TestMoveToBlob(t *testing.T) {
 		}
 	}
 	w := consistency.NewWorker(q, p, nil)
-	_ = w.Handle(mover.Type(), mover.Handle)
+	_ = w.Handle(mover.MessageType(), mover.Process)
 	if st, err := w.Drain(ctx, nil); err != nil || st.Processed != 2 {
 		t.Fatalf("drain: %+v %v", st, err)
 	}

@@ -21,8 +21,7 @@ type listMessage struct {
 // EventualIndexEntities keeps an IDList (index entities elsewhere, or
 // blobs) eventually consistent with a table of entities: Notify enqueues
 // keys and the value the entity had; Handle reads the entity and makes the
-// lists match it (its ID in its current value's list, out of the old one),
-// and HandleBatches does so for 32 messages at a time.
+// lists match it (its ID in its current value's list, out of the old one).
 // The window of inconsistency is the queue's latency; after the queue
 // drains, every list holds exactly the entities with that value.
 type eventualIndexEntities[T any] struct {

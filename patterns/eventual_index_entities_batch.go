@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -19,97 +18,8 @@ import (
 // RowKey range (two comparisons) per value.
 const maxValuesPerRead = 7
 
-// HandleBatches drains queue, a queue of this index's messages only, as
-// consistency.HandleBatches does: each dequeue takes 32 messages and
-// HandleBatch applies them together. It returns when the queue is empty.
-func (e *eventualIndexEntities[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
-	if e.badName != nil {
-		return consistency.Stats{}, e.badName
-	}
-	return consistency.HandleBatches(ctx, queue, poison, e.msgType, e.HandleBatch, opts)
-}
-
 // idChange is what a batch does to one value's list.
 type idChange struct{ add, remove []string }
-
-// HandleBatch is the consistency.BatchHandler for MessageType: it applies
-// several messages as Handle applies one, sharing the work. The entities
-// of one partition are read with one query per 14 keys; each ID goes into
-// its current value's list and out of the old values' the messages name.
-// With RemoteIndexEntities every list the batch changes is read with one
-// query per 7 values and changed in entity group transactions, each index
-// entity guarded by the ETag it was read at (a lost race reads and
-// applies again); other lists are changed an ID at a time, as Handle
-// does. Every change is idempotent, so a message delivered again
-// converges to the same lists.
-func (e *eventualIndexEntities[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
-	errs := make([]error, len(msgs))
-	bodies := make([]listMessage, len(msgs))
-	live := make([]bool, len(msgs))
-	var ks [][2]string
-	for i, m := range msgs {
-		if m.Type != e.msgType {
-			errs[i] = consistency.Permanent(fmt.Errorf("%w: EventualIndexEntities.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, m.Type, e.msgType))
-			continue
-		}
-		if err := m.Decode(&bodies[i]); err != nil {
-			errs[i] = err
-			continue
-		}
-		if err := validKeys(opEventualIndexEntitiesHandleBatch, bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
-			errs[i] = consistency.Permanent(err)
-			continue
-		}
-		live[i] = true
-		ks = append(ks, [2]string{bodies[i].PK, bodies[i].RK})
-	}
-	found, failed := readPrimaries(ctx, e.tbl, ks)
-	changes := map[string]*idChange{}
-	behind := map[string][]int{}
-	change := func(value string) *idChange {
-		c := changes[value]
-		if c == nil {
-			c = &idChange{}
-			changes[value] = c
-		}
-		return c
-	}
-	for i := range msgs {
-		if !live[i] {
-			continue
-		}
-		b := bodies[i]
-		if err := failed[b.PK]; err != nil {
-			errs[i] = err
-			continue
-		}
-		current := ""
-		if v := found[[2]string{b.PK, b.RK}]; v != nil {
-			current = e.value(v)
-		}
-		id := ownerRef(b.PK, b.RK)
-		if current != "" {
-			if c := change(current); !slices.Contains(c.add, id) {
-				c.add = append(c.add, id)
-			}
-			behind[current] = append(behind[current], i)
-		}
-		if b.Old != "" && b.Old != current {
-			if c := change(b.Old); !slices.Contains(c.remove, id) {
-				c.remove = append(c.remove, id)
-			}
-			behind[b.Old] = append(behind[b.Old], i)
-		}
-	}
-	applyListChanges(ctx, e.list, changes, true, func(value string, err error) {
-		for _, i := range behind[value] {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-		}
-	})
-	return errs
-}
 
 // applyListChanges makes changes (by value) to list. together is for a
 // batched handler, the only writer of its lists while it runs: with

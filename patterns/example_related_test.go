@@ -162,7 +162,7 @@ func ExampleModel_crossCopies() {
 		panic(err)
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(people.MessageType(), people.Handle)
+	_ = worker.Handle(people.MessageType(), people.Process)
 	if _, err := worker.Drain(ctx, nil); err != nil { // in production: worker.Run on its own
 		panic(err)
 	}
@@ -212,7 +212,7 @@ func ExampleModel_remoteLists() {
 		}
 	}
 	worker := consistency.NewWorker(q, poison, nil)
-	_ = worker.Handle(employees.MessageType(), employees.Handle)
+	_ = worker.Handle(employees.MessageType(), employees.Process)
 	if _, err := worker.Drain(ctx, nil); err != nil {
 		panic(err)
 	}

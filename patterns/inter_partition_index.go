@@ -54,8 +54,8 @@ type copyAddr struct {
 // in other tables ("Inter-partition secondary index pattern"), which no
 // transaction can span, eventually consistent through a queue
 // (consistency). Put writes the primary and a message; a Worker running
-// Handle makes the copies match the primary, or HandleBatches does so for
-// 32 messages at a time (about 1.2 requests a message instead of 3). The window of inconsistency is
+// Handle makes the copies match the primary (a Model's ProcessBatch does
+// so for 32 messages at a time). The window of inconsistency is
 // the time from Put to the message's handling (the queue's latency, or the
 // publish delay after a crash); after the queue drains, the copies equal the
 // primaries, which a test shows under redelivery and faults.

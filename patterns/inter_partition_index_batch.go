@@ -2,14 +2,11 @@ package patterns
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -21,65 +18,6 @@ const (
 	maxRowKeysPerRead  = 14
 	batchReadsInFlight = 8
 )
-
-// HandleBatches drains queue, a queue of this index's messages only, as
-// consistency.HandleBatches does: each dequeue takes 32 messages and
-// HandleBatch applies them together. It returns when the queue is empty.
-// Requests per message for 32 new entities of one partition whose copies
-// share a partition: 1 for the message's delete, plus 1/32 for the
-// dequeue, 3/32 for the reads of the primaries and 1/32 for the copies'
-// transaction.
-func (x *interPartitionIndex[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
-	return consistency.HandleBatches(ctx, queue, poison, x.msgType, x.HandleBatch, opts)
-}
-
-// HandleBatch is the consistency.BatchHandler for MessageType: it applies
-// several messages as Handle applies one, sharing the work. The primaries
-// of one partition are read with one query per 14 keys; every copy the
-// current primaries call for is written whole (Replace) and every stale
-// copy still owned by the primary that had it is deleted, guarded by the
-// ETag it was read at, the copies of one index partition together in
-// entity group transactions. A stale copy that another primary of the
-// batch now calls for is overwritten instead of deleted. When a
-// transaction is refused (a copy changed since it was read), the messages
-// behind it are applied one by one as Handle does. Every step is
-// idempotent: a message delivered again converges to the same copies.
-func (x *interPartitionIndex[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
-	ctx, end := x.tr.Start(ctx, opInterPartitionIndexHandleBatch, "", len(msgs))
-	errs := make([]error, len(msgs))
-	bodies := make([]indexMessage, len(msgs))
-	var keys [][2]string
-	live := make([]bool, len(msgs))
-	for i, m := range msgs {
-		if m.Type != x.msgType {
-			errs[i] = consistency.Permanent(fmt.Errorf("%w: InterPartitionIndex.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, m.Type, x.msgType))
-			continue
-		}
-		if err := m.Decode(&bodies[i]); err != nil {
-			errs[i] = err
-			continue
-		}
-		if err := validKeys(opInterPartitionIndexHandleBatch, bodies[i].PK, "RowKey", bodies[i].RK); err != nil {
-			errs[i] = consistency.Permanent(err)
-			continue
-		}
-		live[i] = true
-		keys = append(keys, [2]string{bodies[i].PK, bodies[i].RK})
-	}
-	found, readErrs := readPrimaries(ctx, x.tbl, keys)
-	x.applyCopies(ctx, bodies, live, found, readErrs, errs)
-	var firstErr error
-	for i, err := range errs {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-		if err != nil && x.log != nil {
-			x.log.WarnContext(ctx, "tablekit: InterPartitionIndex.HandleBatch could not converge the copies; the message returns to the queue", "type", x.msgType, "partition", bodies[i].PK, "row", bodies[i].RK, "error", redact.Error(err))
-		}
-	}
-	end(firstErr)
-	return errs
-}
 
 // applyCopies makes the copies match the primaries found (their current
 // state, by keys; a key missing from found has no primary) for the live

@@ -41,7 +41,7 @@ func TestModelLogsAFailedConverge(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := consistency.NewWorker(q, poison, nil)
-	if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+	if err := w.Handle(m.MessageType(), m.Process); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = w.Drain(ctx, nil)

@@ -35,7 +35,7 @@ import (
 //     other tables; RemoteLists: ID lists in other partitions, tables or
 //     blobs, options 1 and 3) are brought along by one queue message sent
 //     hidden before the transaction and shown after it, which the worker's
-//     Handle turns into the current state of every such index (level
+//     Process turns into the current state of every such index (level
 //     triggered: a message late, twice or out of order is harmless).
 //
 // Every row kind the model writes into the primaries' table has a RowKey
@@ -122,7 +122,7 @@ type ModelOptions[T any] struct {
 	// guide's options 3 and 1), eventually consistent through Queue.
 	RemoteLists []ListDef[T]
 	// Queue carries the work of CrossCopies and RemoteLists: one message a
-	// write, which a consistency.Worker hands to Handle. Required when
+	// write, which a consistency.Worker hands to Process. Required when
 	// either is declared.
 	Queue consistency.Queue
 	// PublishDelay hides a write's message until the write is done (it is
@@ -321,8 +321,9 @@ func (m *Model[T]) Table() *table.Table[T] { return m.tbl }
 // Name is the model's name, as its reports carry it.
 func (m *Model[T]) Name() string { return m.name }
 
-// MessageType is the type of the model's messages: register Handle under
-// it (Worker.Handle(m.MessageType(), m.Handle)). A model without
+// MessageType is the type of the model's messages: register Process or
+// ProcessBatch under it (w.Handle(m.MessageType(), m.Process) or
+// w.HandleBatch(m.MessageType(), m.ProcessBatch)). A model without
 // cross-partition indexes sends none.
 func (m *Model[T]) MessageType() string { return m.msgType }
 
@@ -980,33 +981,33 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 	return nil, m.unknown(index, "list")
 }
 
-// Handle is the consistency.Handler for MessageType: it reads each
+// Process is the consistency.Handler for MessageType: it reads each
 // primary the message names (one request each) and makes every index
 // outside the partition match it: copies written whole, those of one
 // partition together in entity group transactions; stale copies removed
 // while still the primary's; each ID in its value's list (the IDs of one
 // value added in one change where the list allows it) and out of the old
 // value's. A message of another type is refused as permanent.
-func (m *Model[T]) Handle(ctx context.Context, msg *consistency.Message) error {
+func (m *Model[T]) Process(ctx context.Context, msg *consistency.Message) error {
 	if msg.Type != m.msgType {
-		return consistency.Permanent(fmt.Errorf("%w: Model.Handle: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
+		return consistency.Permanent(fmt.Errorf("%w: Model.Process: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
 	}
 	var body modelMessage
 	if err := msg.Decode(&body); err != nil {
 		return err
 	}
 	if err := m.converge(ctx, body.Rows, false); err != nil {
-		m.warnUnconverged(ctx, "Model.Handle", len(body.Rows), err)
+		m.warnUnconverged(ctx, "Model.Process", len(body.Rows), err)
 		return err
 	}
 	return nil
 }
 
 // converge brings the indexes outside the partition to the current state
-// of rows' primaries: the cross copies as InterPartitionIndex.HandleBatch
-// applies its messages (the copies of an index partition and the stale
-// ones' guarded deletes in shared transactions), then the lists' changes,
-// all of a list table's together when batched (HandleBatch), a value at a
+// of rows' primaries: the cross copies with applyCopies (the copies of an
+// index partition and the stale ones' guarded deletes in shared
+// transactions), then the lists' changes,
+// all of a list table's together when batched (ProcessBatch), a value at a
 // time otherwise (applyListChanges says why).
 func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) error {
 	current, err := m.readRows(ctx, rows)

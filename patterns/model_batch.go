@@ -8,40 +8,26 @@ import (
 	"github.com/tablekit/tablekit/internal/redact"
 )
 
-// HandleBatches drains queue, a queue of this model's messages only, as
-// consistency.HandleBatches does: each dequeue takes 32 messages and
-// HandleBatch applies them together. It returns when the queue is empty.
-// A queue the model shares with other message types (a Mover's, say) is
-// drained by a consistency.Worker with Handle instead.
-//
-// Requests per message for 32 new entities of one partition whose cross
-// copies share a partition and whose lists are RemoteIndexEntities: 1 for
-// the message's delete, plus 1/32 each for the dequeue, the read of the
-// primaries, the copies' transaction, and each list table's read and
-// transaction.
-func (m *Model[T]) HandleBatches(ctx context.Context, queue, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error) {
-	return consistency.HandleBatches(ctx, queue, poison, m.msgType, m.HandleBatch, opts)
-}
-
-// HandleBatch is the consistency.BatchHandler for MessageType: it applies
-// several messages as Handle applies one, in one convergence of all the
+// ProcessBatch is the consistency.BatchHandler for MessageType (register
+// it with Worker.HandleBatch): it applies several messages as Process
+// applies one, in one convergence of all the
 // rows they name. The primaries of a partition are read together; the
 // cross copies of an index partition are written in shared entity group
 // transactions, each copy once (its primary's current state); each
 // RemoteIndexEntities list table is read with one query per 7 values and
 // written in the fewest transactions. When that convergence fails, each
-// message is applied on its own, as Handle applies it, so that a failure
+// message is applied on its own, as Process applies it, so that a failure
 // (a message another writer raced, a list that refuses an ID) stays with
 // the messages behind it. Every step is idempotent: a message delivered
 // again converges to the same indexes.
-func (m *Model[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message) []error {
+func (m *Model[T]) ProcessBatch(ctx context.Context, msgs []*consistency.Message) []error {
 	errs := make([]error, len(msgs))
 	bodies := make([]modelMessage, len(msgs))
 	var live []int
 	var rows []modelRow
 	for i, msg := range msgs {
 		if msg.Type != m.msgType {
-			errs[i] = consistency.Permanent(fmt.Errorf("%w: Model.HandleBatch: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
+			errs[i] = consistency.Permanent(fmt.Errorf("%w: Model.ProcessBatch: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
 			continue
 		}
 		if err := msg.Decode(&bodies[i]); err != nil {
@@ -60,12 +46,12 @@ func (m *Model[T]) HandleBatch(ctx context.Context, msgs []*consistency.Message)
 	}
 	if len(live) == 1 {
 		errs[live[0]] = err
-		m.warnUnconverged(ctx, "Model.HandleBatch", len(rows), err)
+		m.warnUnconverged(ctx, "Model.ProcessBatch", len(rows), err)
 		return errs
 	}
 	for _, i := range live {
 		if errs[i] = m.converge(ctx, bodies[i].Rows, true); errs[i] != nil {
-			m.warnUnconverged(ctx, "Model.HandleBatch", len(bodies[i].Rows), errs[i])
+			m.warnUnconverged(ctx, "Model.ProcessBatch", len(bodies[i].Rows), errs[i])
 		}
 	}
 	return errs

@@ -2,6 +2,7 @@ package patterns_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -12,7 +13,8 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// Model.HandleBatches: the model's own queue drained in batches, on the
+// Model.ProcessBatch on a consistency.Worker: the model's own queue drained
+// in batches, on the
 // fake and on Azurite, with every kind of index declared at once (a copy
 // in the partition, a copy in another table, a list in another table),
 // keys that hold apostrophes, and clients built as the README builds them.
@@ -114,7 +116,7 @@ func (b batchModel) check(t *testing.T, live []*batchEmp, lastNames []string) {
 	}
 }
 
-func TestModelHandleBatches(t *testing.T) {
+func TestModelProcessBatch(t *testing.T) {
 	batchBackends(t, func(t *testing.T, e batchEnv) {
 		ctx := t.Context()
 		b := newBatchModel(t, e)
@@ -133,7 +135,7 @@ func TestModelHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, b.m, b.q, b.poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		// Per 32 messages: the dequeue, one read of their primaries, one
@@ -188,12 +190,12 @@ func TestModelHandleBatches(t *testing.T) {
 			*p.v = *next
 		}
 		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
-			return b.m.HandleBatches(ctx, keepMessages{b.q}, b.poison, keepOpts) // handled, then delivered again below
+			return drainModel(ctx, b.m, keepMessages{b.q}, b.poison, keepOpts) // handled, then delivered again below
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		b.check(t, live, append(lastNames, "Hall"))
 		time.Sleep(2100 * time.Millisecond) // the visibility timeout ends: every message is delivered again
-		reqs = drainBatches(t, e, func() (consistency.Stats, error) { return b.m.HandleBatches(ctx, b.q, b.poison, batchOpts) }, changes, false)
+		reqs = drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, b.m, b.q, b.poison, batchOpts) }, changes, false)
 		t.Logf("the changes delivered again: %d requests for %d messages, %.3f a message", reqs, changes, float64(reqs)/float64(changes))
 		b.check(t, live, append(lastNames, "Hall"))
 	})
@@ -203,7 +205,7 @@ func TestModelHandleBatches(t *testing.T) {
 // another type and one whose payload is no model message fail, and the
 // others in the same batch are applied; drained from the queue, the
 // garbled one goes to poison at once (permanent) beside the applied ones.
-func TestModelHandleBatchKeepsFailuresToTheirMessages(t *testing.T) {
+func TestModelProcessBatchKeepsFailuresToTheirMessages(t *testing.T) {
 	batchBackends(t, func(t *testing.T, e batchEnv) {
 		ctx := t.Context()
 		b := newBatchModel(t, e)
@@ -222,7 +224,7 @@ func TestModelHandleBatchKeepsFailuresToTheirMessages(t *testing.T) {
 		}
 		other := consistency.Message{Envelope: consistency.Envelope{Type: "archive.v1", Key: "k", Payload: good.Payload}}
 		garbled := consistency.Message{Envelope: consistency.Envelope{Type: b.m.MessageType(), Key: "k", Payload: json.RawMessage(`{"rows": 7}`)}}
-		errs := b.m.HandleBatch(ctx, []*consistency.Message{&other, &good, &garbled})
+		errs := b.m.ProcessBatch(ctx, []*consistency.Message{&other, &good, &garbled})
 		if len(errs) != 3 || errs[0] == nil || errs[1] != nil || errs[2] == nil {
 			t.Fatalf("errors %v: want the foreign and the garbled message refused and the model's own applied", errs)
 		}
@@ -241,9 +243,9 @@ func TestModelHandleBatchKeepsFailuresToTheirMessages(t *testing.T) {
 		if err := b.m.Add(ctx, di, nil); err != nil {
 			t.Fatal(err)
 		}
-		st, err := b.m.HandleBatches(ctx, b.q, b.poison, batchOpts)
-		if err != nil || st.Processed != 1 || st.Poisoned != 1 || st.Retried != 0 {
-			t.Fatalf("HandleBatches: %+v %v; want 1 handled, 1 poisoned (on its first delivery)", st, err)
+		st, err := drainModel(ctx, b.m, b.q, b.poison, batchOpts)
+		if rep := (*consistency.FailureReport)(nil); !errors.As(err, &rep) || rep.Poisoned != 1 || st.Processed != 1 || st.Poisoned != 1 || st.Retried != 0 {
+			t.Fatalf("drain: %+v %v; want 1 handled, 1 poisoned (on its first delivery)", st, err)
 		}
 		b.check(t, []*batchEmp{cy, di}, []string{"Ng"})
 	})

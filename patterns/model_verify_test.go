@@ -271,7 +271,7 @@ func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := consistency.NewWorker(q, poison, nil)
-	if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+	if err := w.Handle(m.MessageType(), m.Process); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*staffer{staffOf("Sales", 1, "Ann", "Hall", "ann@contoso.com"), staffOf("Sales", 2, "Bob", "Jones", "bob@contoso.com")} {

@@ -123,7 +123,7 @@ func newDirectory(t *testing.T, cross bool) *directory {
 	}
 	d.m = m
 	if d.w != nil {
-		if err := d.w.Handle(m.MessageType(), m.Handle); err != nil {
+		if err := d.w.Handle(m.MessageType(), m.Process); err != nil {
 			t.Fatal(err)
 		}
 	}

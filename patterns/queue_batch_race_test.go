@@ -51,7 +51,7 @@ func raceTables(p *beforeBatch) (handler, other *aztables.ServiceClient) {
 	return svc.NewServiceClient(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{p}}}), svc.NewServiceClient(nil)
 }
 
-func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) {
+func TestModelProcessBatchSettlesARefusedTransaction(t *testing.T) {
 	ctx := t.Context()
 	p := &beforeBatch{}
 	mine, theirs := raceTables(p)
@@ -74,12 +74,12 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &consistency.BatchOptions{Visibility: 30 * time.Second}
+	opts := consistency.WorkerOptions{Visibility: 30 * time.Second, MaxDequeues: 100}
 	ann := &batchEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "001"}, Email: "ann@contoso.com", Department: "Sales"}
 	if err := x.Add(ctx, ann, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.HandleBatches(ctx, q, poison, opts); err != nil {
+	if _, err := drainModel(ctx, x, q, poison, opts); err != nil {
 		t.Fatal(err)
 	}
 	cur, err := people.Get(ctx, "Sales", "001", nil)
@@ -107,7 +107,7 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: table.Replace})
 	}
 	p.armed.Store(true)
-	st, err := x.HandleBatches(ctx, q, poison, opts)
+	st, err := drainModel(ctx, x, q, poison, opts)
 	if err != nil || p.err != nil {
 		t.Fatal(err, p.err)
 	}
@@ -120,7 +120,7 @@ func TestInterPartitionIndexHandleBatchSettlesARefusedTransaction(t *testing.T) 
 	checkCopies(t, x, copies, []*batchEmp{&next})
 }
 
-func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
+func TestModelProcessBatchRetriesALostListRace(t *testing.T) {
 	ctx := t.Context()
 	p := &beforeBatch{}
 	mine, theirs := raceTables(p)
@@ -140,7 +140,7 @@ func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &consistency.BatchOptions{Visibility: 30 * time.Second}
+	opts := consistency.WorkerOptions{Visibility: 30 * time.Second, MaxDequeues: 100}
 	add := func(rk string) {
 		v := &batchEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, LastName: "Jones"}
 		if err := ev.Add(ctx, v, nil); err != nil {
@@ -148,7 +148,7 @@ func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
 		}
 	}
 	add("001")
-	if _, err := ev.HandleBatches(ctx, q, poison, opts); err != nil {
+	if _, err := drainModel(ctx, ev, q, poison, opts); err != nil {
 		t.Fatal(err)
 	}
 	add("002")
@@ -163,7 +163,7 @@ func TestEventualIndexEntitiesHandleBatchRetriesALostListRace(t *testing.T) {
 		return theirTable.Update(ctx, parts[0], &table.UpdateOptions{Mode: table.Replace})
 	}
 	p.armed.Store(true)
-	st, err := ev.HandleBatches(ctx, q, poison, opts)
+	st, err := drainModel(ctx, ev, q, poison, opts)
 	if err != nil || p.err != nil {
 		t.Fatal(err, p.err)
 	}

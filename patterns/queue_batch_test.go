@@ -22,13 +22,10 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// The batched handlers of the queue-driven index patterns
-// (InterPartitionIndex.HandleBatches, EventualIndexEntities.HandleBatches):
-// on the fake and, with TABLEKIT_CONNECTION_STRING, on Azurite, with
-// clients built as the README builds them and keys that hold apostrophes.
-// Each test asserts the requests a message (at most 1.25), the exact
-// state after the queue drains, and that every message delivered again
-// leaves that state as it was.
+// The helpers of the tests of the model's batched handler (ProcessBatch
+// on a consistency.Worker): on the fake and, with
+// TABLEKIT_CONNECTION_STRING, on Azurite, with clients built as the README
+// builds them and keys that hold apostrophes.
 
 // batchReq counts every request of the clients built with it.
 type batchReq struct{ n atomic.Int64 }
@@ -122,9 +119,18 @@ func drainBatches(t *testing.T, e batchEnv, handle func() (consistency.Stats, er
 // once; keepOpts lets the messages of a keepMessages pass reappear soon
 // (and maybe more than once during it) for the redelivery pass.
 var (
-	batchOpts = &consistency.BatchOptions{Visibility: 30 * time.Second, MaxDequeues: 100}
-	keepOpts  = &consistency.BatchOptions{Visibility: 2 * time.Second, MaxDequeues: 100}
+	batchOpts = consistency.WorkerOptions{Visibility: 30 * time.Second, MaxDequeues: 100}
+	keepOpts  = consistency.WorkerOptions{Visibility: 2 * time.Second, MaxDequeues: 100}
 )
+
+// drainModel drains q with m's ProcessBatch on a Worker of options o.
+func drainModel(ctx context.Context, m *patterns.Model[batchEmp], q, poison consistency.Queue, o consistency.WorkerOptions) (consistency.Stats, error) {
+	w := consistency.NewWorker(q, poison, &o)
+	if err := w.HandleBatch(m.MessageType(), m.ProcessBatch); err != nil {
+		return consistency.Stats{}, err
+	}
+	return w.Drain(ctx, nil)
+}
 
 type batchEmp struct {
 	table.Meta
@@ -134,7 +140,7 @@ type batchEmp struct {
 	LastName   string
 }
 
-func TestInterPartitionIndexHandleBatches(t *testing.T) {
+func TestModelCrossCopiesProcessBatch(t *testing.T) {
 	batchBackends(t, func(t *testing.T, e batchEnv) {
 		ctx := t.Context()
 		people, err := table.New[batchEmp](e.table(t, "bpeople"), nil)
@@ -163,7 +169,7 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, x, q, poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		if perMsg > 1.25 {
@@ -206,12 +212,12 @@ func TestInterPartitionIndexHandleBatches(t *testing.T) {
 		live[1], live[2] = &a2, &b2
 		changes := int64(n/3 + n/6 + 2)
 		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
-			return x.HandleBatches(ctx, keepMessages{q}, poison, keepOpts) // handled, then delivered again below
+			return drainModel(ctx, x, keepMessages{q}, poison, keepOpts) // handled, then delivered again below
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		checkCopies(t, x, copies, live)
 		time.Sleep(2100 * time.Millisecond) // the visibility timeout ends: every message is delivered again
-		drainBatches(t, e, func() (consistency.Stats, error) { return x.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
+		drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, x, q, poison, batchOpts) }, changes, false)
 		checkCopies(t, x, copies, live)
 	})
 }
@@ -247,7 +253,7 @@ func checkCopies(t *testing.T, x *patterns.Model[batchEmp], copies *table.Table[
 	}
 }
 
-func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
+func TestModelRemoteListsProcessBatch(t *testing.T) {
 	batchBackends(t, func(t *testing.T, e batchEnv) {
 		ctx := t.Context()
 		people, err := table.New[batchEmp](e.table(t, "bepeople"), nil)
@@ -274,7 +280,7 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, n, false)
+		reqs := drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, ev, q, poison, batchOpts) }, n, false)
 		perMsg := float64(reqs) / n
 		t.Logf("new entities, 3 values: %d requests for %d messages, %.3f a message", reqs, n, perMsg)
 		if perMsg > 1.25 {
@@ -309,12 +315,12 @@ func TestEventualIndexEntitiesHandleBatches(t *testing.T) {
 			live = append(live, v)
 		}
 		reqs = drainBatches(t, e, func() (consistency.Stats, error) {
-			return ev.HandleBatches(ctx, keepMessages{q}, poison, keepOpts)
+			return drainModel(ctx, ev, keepMessages{q}, poison, keepOpts)
 		}, changes, true)
 		t.Logf("changes: %d requests for %d messages, %.3f a message (the message deletes, which keepMessages drops, not counted)", reqs, changes, float64(reqs)/float64(changes))
 		checkLists(t, ev, live, append(names, "Hall"))
 		time.Sleep(2100 * time.Millisecond)
-		drainBatches(t, e, func() (consistency.Stats, error) { return ev.HandleBatches(ctx, q, poison, batchOpts) }, changes, false)
+		drainBatches(t, e, func() (consistency.Stats, error) { return drainModel(ctx, ev, q, poison, batchOpts) }, changes, false)
 		checkLists(t, ev, live, append(names, "Hall"))
 	})
 }

@@ -310,17 +310,26 @@ const busyMoveRun = 100
 // drains' own round trips, bounds them.
 const busyDrainers = 4
 
-// drainMover drains queue, a queue of m's moves, with the batched mover:
-// one call, so that the harness follows the mover's batch API in one
-// place.
+// drainMover drains queue, a queue of m's moves, with a Worker running
+// the batched mover.
 func drainMover(ctx context.Context, m *consistency.Mover[busyRow], queue, poison consistency.Queue) (consistency.Stats, error) {
-	return m.MoveBatches(ctx, queue, poison, nil)
+	return drainBatched(ctx, queue, poison, m.MessageType(), m.ProcessBatch)
 }
 
-// drainModel drains queue, a queue of m's messages, with the model's
-// batched handler: one call, as drainMover.
+// drainModel drains queue, a queue of m's messages, with a Worker running
+// the model's batched handler.
 func drainModel(ctx context.Context, m *patterns.Model[busyRow], queue, poison consistency.Queue) (consistency.Stats, error) {
-	return m.HandleBatches(ctx, queue, poison, nil)
+	return drainBatched(ctx, queue, poison, m.MessageType(), m.ProcessBatch)
+}
+
+// drainBatched drains queue with a Worker at its defaults carrying h for
+// msgType.
+func drainBatched(ctx context.Context, queue, poison consistency.Queue, msgType string, h consistency.BatchHandler) (consistency.Stats, error) {
+	w := consistency.NewWorker(queue, poison, nil)
+	if err := w.HandleBatch(msgType, h); err != nil {
+		return consistency.Stats{}, err
+	}
+	return w.Drain(ctx, nil)
 }
 
 // drainAll runs busyDrainers drains of one queue at once and fails t on

@@ -1,6 +1,6 @@
 // Package ownership shares a set of queues among worker processes through
 // blob leases: the guide's worker roles, each owning a partition set. A
-// consistency.ShardedSender routes every message of a key to one queue of
+// consistency.NewShardedSender routes every message of a key to one queue of
 // the set (a stable hash of the key); a Role runs in each process, takes
 // its fair share of the queues, each held by a renewable lease, and runs a
 // consistency.Worker on each queue it holds. Roles give queues up when a
@@ -112,7 +112,7 @@ type RoleOptions struct {
 
 // Role is one of the guide's worker roles owning a set of partitions: a
 // process that runs a consistency.Worker on each queue it owns, where the queues of a
-// set (one per partition set, messages routed by consistency.ShardedSender) are shared
+// set (one per partition set, messages routed by consistency.NewShardedSender) are shared
 // among all the roles running on the same container. Ownership of each
 // queue is a renewable blob lease; a role also holds a lease on its own
 // member blob, so every role can count the live ones. Each role aims at
@@ -134,7 +134,7 @@ type Role struct {
 	log       *slog.Logger
 
 	hmu      sync.Mutex
-	handlers map[string]consistency.Handler
+	handlers map[string]func(*consistency.Worker) error
 
 	mu       sync.Mutex
 	owned    map[string]*ownedRun // by queue name
@@ -151,7 +151,7 @@ type ownedRun struct {
 
 // NewRole returns a role for queues whose leases live in container.
 func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *RoleOptions) (*Role, error) {
-	r := &Role{store: store, container: container, queues: slices.Clone(queues), handlers: map[string]consistency.Handler{}, owned: map[string]*ownedRun{}}
+	r := &Role{store: store, container: container, queues: slices.Clone(queues), handlers: map[string]func(*consistency.Worker) error{}, owned: map[string]*ownedRun{}}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -213,10 +213,29 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 // with consistency.ErrDuplicateHandler. Register every handler before Run: a queue's
 // worker gets the handlers registered when the role takes the queue.
 func (r *Role) Handle(msgType string, h consistency.Handler) error {
+	if h == nil {
+		return r.register(msgType, nil)
+	}
+	return r.register(msgType, func(w *consistency.Worker) error { return w.Handle(msgType, h) })
+}
+
+// HandleBatch registers the batched handler h for messages of msgType on
+// every queue the role comes to own, as consistency.Worker.HandleBatch
+// does; the rules of Handle apply.
+func (r *Role) HandleBatch(msgType string, h consistency.BatchHandler) error {
+	if h == nil {
+		return r.register(msgType, nil)
+	}
+	return r.register(msgType, func(w *consistency.Worker) error { return w.HandleBatch(msgType, h) })
+}
+
+// register checks msgType and keeps add, which registers the type's
+// handler on a worker; a nil add is a nil handler.
+func (r *Role) register(msgType string, add func(*consistency.Worker) error) error {
 	if !msgtype.Valid(msgType) {
 		return fmt.Errorf("%w: %q", consistency.ErrBadType, msgType)
 	}
-	if h == nil {
+	if add == nil {
 		return fmt.Errorf("%w for %s", consistency.ErrNilHandler, msgType)
 	}
 	r.hmu.Lock()
@@ -224,7 +243,7 @@ func (r *Role) Handle(msgType string, h consistency.Handler) error {
 	if _, ok := r.handlers[msgType]; ok {
 		return fmt.Errorf("%w: %q", consistency.ErrDuplicateHandler, msgType)
 	}
-	r.handlers[msgType] = h
+	r.handlers[msgType] = add
 	return nil
 }
 
@@ -240,16 +259,14 @@ func (r *Role) Owned() []string {
 	return out
 }
 
-// RoleRunOptions configure Role.Run. It has no fields yet: nil is the only
-// value today (the role's own settings are its RoleOptions).
-type RoleRunOptions struct{}
-
 // Run joins the roles of the container and works on the queues it owns
 // until ctx ends (call it once per Role); then it stops its workers (each
 // within its ShutdownGrace) and releases its leases, so the others take
 // over at once rather than after LeaseDuration. It returns the workers'
 // *consistency.FailureReport values joined, or nil when no message failed.
-func (r *Role) Run(ctx context.Context, o *RoleRunOptions) error {
+// Its options are its workers' Run's (the role's own settings are its
+// RoleOptions).
+func (r *Role) Run(ctx context.Context, o *consistency.WriteOptions) error {
 	member, err := r.opts.LeaseFor(memberPrefix+r.opts.Name, r.leaseID)
 	if err != nil {
 		return err
@@ -496,8 +513,8 @@ func (r *Role) ensure(ctx context.Context, state map[string]lease.StateType, nam
 func (r *Role) start(ctx context.Context, q OwnedQueue, l Lease) {
 	w := consistency.NewWorker(q.Queue, q.Poison, r.opts.Worker)
 	r.hmu.Lock()
-	for t, h := range r.handlers {
-		_ = w.Handle(t, h) // checked by Role.Handle already
+	for _, add := range r.handlers {
+		_ = add(w) // checked by Role.Handle and HandleBatch already
 	}
 	r.hmu.Unlock()
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -260,8 +260,8 @@ func TestScaleOutChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var done atomic.Int64
-	_ = role.Handle(mover.Type(), func(ctx context.Context, m *consistency.Message) error {
-		err := mover.Handle(ctx, m)
+	_ = role.Handle(mover.MessageType(), func(ctx context.Context, m *consistency.Message) error {
+		err := mover.Process(ctx, m)
 		if err == nil {
 			done.Add(1)
 		}

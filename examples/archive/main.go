@@ -119,7 +119,7 @@ func run(ctx context.Context, conn, account string) error {
 	step("the client asks for the move twice (a retry after a lost answer): two messages with the keys")
 
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(mover.Type(), mover.Handle); err != nil {
+	if err := worker.Handle(mover.MessageType(), mover.Process); err != nil {
 		return err
 	}
 	stats, err := worker.Drain(ctx, nil)

@@ -149,8 +149,8 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	mover := consistency.NewMover(staff.MoveSource(), consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(work, nil), nil)
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	_ = worker.Handle(staff.MessageType(), staff.Handle)
-	_ = worker.Handle(mover.Type(), mover.Handle)
+	_ = worker.Handle(staff.MessageType(), staff.Process)
+	_ = worker.Handle(mover.MessageType(), mover.Process)
 	drain := func() error { _, err := worker.Drain(ctx, nil); return err }
 
 	// Bulk load 500 employees over 5 departments, every index kept.

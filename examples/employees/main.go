@@ -131,7 +131,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(model.MessageType(), model.Handle); err != nil {
+	if err := worker.Handle(model.MessageType(), model.Process); err != nil {
 		return err
 	}
 	don := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, Department: "Sales", FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}

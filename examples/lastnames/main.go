@@ -199,7 +199,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
-	if err := worker.Handle(everywhere.MessageType(), everywhere.Handle); err != nil {
+	if err := worker.Handle(everywhere.MessageType(), everywhere.Process); err != nil {
 		return err
 	}
 	for _, e := range []*Employee{

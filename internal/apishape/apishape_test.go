@@ -20,13 +20,15 @@ var exceptions = map[string]string{
 	"table.LocalKeys.WrapKey":    "implements table.KeyWrapper",
 	"table.LocalKeys.UnwrapKey":  "implements table.KeyWrapper",
 
-	// Handle methods are consistency.Handler values, a func type whose
-	// signature the Worker defines: a Worker calls them, users do not.
-	"patterns.Model.Handle":    "a consistency.Handler",
-	"consistency.Mover.Handle": "a consistency.Handler",
+	// Handle and Process methods are consistency.Handler values, a func
+	// type whose signature the Worker defines: a Worker calls them, users
+	// do not.
+	"patterns.Model.Process":                "a consistency.Handler",
+	"consistency.Mover.Process":             "a consistency.Handler",
 
-	// HandleBatch methods are consistency.BatchHandler values, as above.
-	"patterns.Model.HandleBatch": "a consistency.BatchHandler",
+	// ProcessBatch methods are consistency.BatchHandler values, as above.
+	"patterns.Model.ProcessBatch":    "a consistency.BatchHandler",
+	"consistency.Mover.ProcessBatch": "a consistency.BatchHandler",
 
 	// Target is the port a user implements for where the Mover writes;
 	// the Mover is its only caller, so options would be a parameter every

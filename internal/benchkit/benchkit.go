@@ -272,7 +272,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	var ws []*consistency.Worker
 	for i := 0; i < workers; i++ {
 		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: concurrency})
-		if err := w.Handle(mover.Type(), mover.Handle); err != nil {
+		if err := w.Handle(mover.MessageType(), mover.Process); err != nil {
 			return 0, err
 		}
 		ws = append(ws, w)

@@ -169,15 +169,14 @@ func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns
 
 // queueScenario builds one round of a queue-driven scenario: n new
 // employees written (untimed), their messages queued in r.q, and the
-// handlers that drain them one at a time and in batches.
-type queueScenario func(ctx context.Context) (r *indexRound, msgType string, handle consistency.Handler, batches batchesFunc, err error)
-
-type batchesFunc func(ctx context.Context, q, poison consistency.Queue, opts *consistency.BatchOptions) (consistency.Stats, error)
+// handlers that take them one at a time and in batches (nil when the
+// scenario has no batched handler).
+type queueScenario func(ctx context.Context) (r *indexRound, msgType string, handle consistency.Handler, batch consistency.BatchHandler, err error)
 
 // workerSide handles a scenario's messages one at a time with its Handler
-// on a Worker of concurrency conc: the path before HandleBatches.
+// on a Worker of concurrency conc.
 func workerSide(name string, conc int, setup queueScenario) Side {
-	return Side{Name: fmt.Sprintf("%s.Handle on a Worker, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+	return Side{Name: fmt.Sprintf("%s.Process on a Worker, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
 		r, msgType, handle, _, err := setup(ctx)
 		if err != nil {
 			return nil, nil, err
@@ -191,72 +190,66 @@ func workerSide(name string, conc int, setup queueScenario) Side {
 	}}
 }
 
-// batchesSide handles the same messages with HandleBatches.
+// batchesSide handles the same messages with the scenario's BatchHandler
+// registered with HandleBatch on a Worker of concurrency conc.
 func batchesSide(name string, conc int, setup queueScenario) Side {
-	return Side{Name: fmt.Sprintf("%s.HandleBatches, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
-		r, _, _, batches, err := setup(ctx)
+	return Side{Name: fmt.Sprintf("%s.ProcessBatch on a Worker, concurrency %d", name, conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+		r, msgType, _, batch, err := setup(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		return batchesDrain(func(ctx context.Context) (consistency.Stats, error) {
-			return batches(ctx, r.q, r.poison, &consistency.BatchOptions{Concurrency: conc})
-		}), r.cleanup, nil
+		w := consistency.NewWorker(r.q, r.poison, &consistency.WorkerOptions{Concurrency: conc})
+		if err := w.HandleBatch(msgType, batch); err != nil {
+			r.cleanup()
+			return nil, nil, err
+		}
+		return batchesDrain(func(ctx context.Context) (consistency.Stats, error) { return w.Drain(ctx, nil) }), r.cleanup, nil
 	}}
 }
 
 // crossScenario: n messages of a model with cross copies (new employees,
 // one partition).
 func (a *Account) crossScenario(n int) queueScenario {
-	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, consistency.BatchHandler, error) {
 		r, x, err := a.crossIndex(ctx, n)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return r, x.MessageType(), x.Handle, x.HandleBatches, nil
+		return r, x.MessageType(), x.Process, x.ProcessBatch, nil
 	}
 }
 
 // listScenario: n messages of a model with remote lists (new employees of
 // three last names).
 func (a *Account) listScenario(n int) queueScenario {
-	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, consistency.BatchHandler, error) {
 		r, m, err := a.listIndex(ctx, n)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return r, m.MessageType(), m.Handle, m.HandleBatches, nil
+		return r, m.MessageType(), m.Process, m.ProcessBatch, nil
 	}
 }
 
 // modelScenario: n Model messages (new employees of three last names).
 func (a *Account) modelScenario(n int) queueScenario {
-	return func(ctx context.Context) (*indexRound, string, consistency.Handler, batchesFunc, error) {
+	return func(ctx context.Context) (*indexRound, string, consistency.Handler, consistency.BatchHandler, error) {
 		r, m, err := a.modelIndex(ctx, n)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return r, m.MessageType(), m.Handle, m.HandleBatches, nil
+		return r, m.MessageType(), m.Process, m.ProcessBatch, nil
 	}
 }
 
-// CrossIndexWorker and CrossIndexBatches: a model with cross copies.
+// CrossIndexWorker: a model with cross copies.
 func (a *Account) CrossIndexWorker(n, conc int) Side {
 	return workerSide("Model with cross copies", conc, a.crossScenario(n))
 }
 
-// CrossIndexBatches: see CrossIndexWorker.
-func (a *Account) CrossIndexBatches(n, conc int) Side {
-	return batchesSide("Model with cross copies", conc, a.crossScenario(n))
-}
-
-// ListIndexWorker and ListIndexBatches: a model with remote lists.
+// ListIndexWorker: a model with remote lists.
 func (a *Account) ListIndexWorker(n, conc int) Side {
 	return workerSide("Model with remote lists", conc, a.listScenario(n))
-}
-
-// ListIndexBatches: see ListIndexWorker.
-func (a *Account) ListIndexBatches(n, conc int) Side {
-	return batchesSide("Model with remote lists", conc, a.listScenario(n))
 }
 
 // ModelWorker and ModelBatches: the entity model's own queue.

@@ -406,11 +406,11 @@ func (a *Account) ArchiveHand(n, conc int) Side {
 	}}
 }
 
-// ArchiveBatches moves n rows Current → Archive with Mover.MoveBatches:
-// 32 messages a dequeue, one transaction per partition, conc requests of
-// a batch in flight.
+// ArchiveBatches moves n rows Current → Archive with Mover.ProcessBatch
+// registered with HandleBatch on a Worker of concurrency conc: 32 messages
+// a dequeue, one transaction per partition.
 func (a *Account) ArchiveBatches(n, conc int) Side {
-	return Side{Name: fmt.Sprintf("Mover.MoveBatches, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
+	return Side{Name: fmt.Sprintf("Mover.ProcessBatch on a Worker, concurrency %d", conc), Round: func(ctx context.Context) (func(context.Context) (int, error), func(), error) {
 		r, err := a.archiveRound(ctx, n, func(*azqueue.QueueClient, *aztables.Client, string) error { return nil })
 		if err != nil {
 			return nil, nil, err
@@ -431,10 +431,12 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 					_, err = poison.Create(ctx, nil)
 				}
 				if err == nil {
+					w := consistency.NewWorker(r.q, poison, &consistency.WorkerOptions{Concurrency: conc})
+					_ = w.HandleBatch(mover.MessageType(), mover.ProcessBatch)
 					cleanup := func() { r.cleanup(); _, _ = poison.Delete(context.Background(), nil) }
 					return func(ctx context.Context) (int, error) {
-						st, err := mover.MoveBatches(ctx, r.q, poison, &consistency.BatchOptions{Concurrency: conc})
-						return int(st.Processed - st.Gone), err
+						st, err := w.Drain(ctx, nil)
+						return int(st.Processed), err
 					}, cleanup, nil
 				}
 			}
@@ -479,7 +481,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 			return nil, nil, err
 		}
 		w := consistency.NewWorker(r.q, poison, &consistency.WorkerOptions{Concurrency: conc})
-		if err := w.Handle(mover.Type(), mover.Handle); err != nil {
+		if err := w.Handle(mover.MessageType(), mover.Process); err != nil {
 			r.cleanup()
 			return nil, nil, err
 		}

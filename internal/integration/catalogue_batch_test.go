@@ -124,23 +124,23 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
 		{"poison peek of 33 messages", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: consistency.MaxPeekMessages + 1})
+			_, err := poison.Peek(ctx, &consistency.PoisonQueueOptions{Max: 33 /* the service shows at most 32 */})
 			return err
 		}, nil},
 		{"poison peek of a negative count", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Peek(ctx, &consistency.PeekOptions{Max: -1})
+			_, err := poison.Peek(ctx, &consistency.PoisonQueueOptions{Max: -1})
 			return err
 		}, nil},
 		{"poison replay with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{Visibility: -time.Second})
+			_, err := poison.Replay(ctx, &consistency.PoisonQueueOptions{Visibility: -time.Second})
 			return err
 		}, nil},
 		{"poison purge of matching messages with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(*consistency.Poisoned) bool { return true }, Visibility: -5 * time.Second})
+			_, err := poison.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(*consistency.Poisoned) bool { return true }, Visibility: -5 * time.Second})
 			return err
 		}, nil},
 		{"poison replay with a visibility under a second", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Replay(ctx, &consistency.PoisonFilterOptions{Visibility: 500 * time.Millisecond})
+			_, err := poison.Replay(ctx, &consistency.PoisonQueueOptions{Visibility: 500 * time.Millisecond})
 			return err
 		}, nil},
 		{"move request with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {

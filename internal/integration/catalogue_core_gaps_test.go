@@ -126,7 +126,7 @@ func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 	}
 	queues.ResetCounts()
 	for _, v := range []time.Duration{-time.Second, 500 * time.Millisecond} {
-		_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonFilterOptions{Visibility: v})
+		_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonQueueOptions{Visibility: v})
 		if !errors.Is(err, consistency.ErrBadOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
 			t.Errorf("Purge with Visibility %v: %v, %d requests, %d messages left; want ErrBadOption, none sent, the message kept",
 				v, err, queues.Total(), queues.Len("gaps-poison"))

@@ -104,7 +104,7 @@ func RunConsistency(t *testing.T, env Env) {
 		cc.Reset()
 		ac.Reset()
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(mover.Type(), mover.Handle); err != nil {
+		if err := w.Handle(mover.MessageType(), mover.Process); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -157,7 +157,7 @@ func RunConsistency(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(queue, poison, quick(nil))
-			_ = w.Handle(mover.Type(), mover.Handle)
+			_ = w.Handle(mover.MessageType(), mover.Process)
 			drainAll(t, q, w)
 			if got := keysIn(t, current); len(got) != 0 {
 				t.Fatalf("still in Current: %q", got)
@@ -254,7 +254,7 @@ func RunConsistency(t *testing.T, env Env) {
 			// faults lose and duplicate nothing; the poison threshold under
 			// a normal failure rate is the "bad messages" case's business.
 			w := consistency.NewWorker(faultyQueue{Queue: q, c: c}, faultyQueue{Queue: poison, c: c}, quick(&consistency.WorkerOptions{Concurrency: 8, MaxDequeues: 50, Logger: quiet}))
-			_ = w.Handle(mover.Type(), mover.Handle)
+			_ = w.Handle(mover.MessageType(), mover.Process)
 			workers = append(workers, w)
 			defer func() {
 				t.Logf("%s worker %d: %+v; faults: %d before, %d after the service", env.Name, i, w.Stats(), c.before, c.after)

@@ -46,7 +46,7 @@ func modelArchiveOf(p *crashProc, m *patterns.Model[Staff]) *consistency.Mover[S
 func modelHandlers(p *crashProc) map[string]consistency.Handler {
 	m := modelOf(p)
 	mv := modelArchiveOf(p, m)
-	return map[string]consistency.Handler{m.MessageType(): m.Handle, mv.Type(): mv.Handle}
+	return map[string]consistency.Handler{m.MessageType(): m.Process, mv.MessageType(): mv.Process}
 }
 
 func runModelWorker(ctx context.Context, p *crashProc) error {

@@ -335,12 +335,12 @@ var crashScenarios = []crashScenario{{
 		if err := m.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{m.Type(): m.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{m.MessageType(): m.Process}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		m := moverOf(p)
-		drainWith(t, p, map[string]consistency.Handler{m.Type(): m.Handle})
+		drainWith(t, p, map[string]consistency.Handler{m.MessageType(): m.Process})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		cur, arc := rowKeys(t, p.table(p.names.Current)), rowKeys(t, p.table(p.names.Archive))
@@ -378,23 +378,9 @@ var crashScenarios = []crashScenario{{
 		return nil
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		_, err := moverOf(p).MoveBatches(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second, Concurrency: 1})
-		return err
+		return moverBatches(p)(ctx, p.queue(p.names.Queue), p.queue(p.names.Poison))
 	},
-	recover: func(t *testing.T, p *crashProc) {
-		q := p.queue(p.names.Queue)
-		for deadline := time.Now().Add(time.Minute); queueLen(t, q) > 0; time.Sleep(300 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the queue did not drain")
-			}
-			if _, err := moverOf(p).MoveBatches(t.Context(), q, p.queue(p.names.Poison), &consistency.BatchOptions{Visibility: time.Second}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n := queueLen(t, p.queue(p.names.Poison)); n != 0 {
-			t.Fatalf("%d messages poisoned", n)
-		}
-	},
+	recover: func(t *testing.T, p *crashProc) { drainBatched(t, p, moverBatches(p)) },
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		cur, arc := rowKeys(t, p.table(p.names.Current)), rowKeys(t, p.table(p.names.Archive))
 		want := []string{"Ops/empid_000001", "Ops/empid_000003", "Ops/empid_000005", "Sales/empid_000000", "Sales/empid_000002", "Sales/empid_000004"}
@@ -504,7 +490,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -512,12 +498,12 @@ var crashScenarios = []crashScenario{{
 		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Process})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)
@@ -538,7 +524,7 @@ var crashScenarios = []crashScenario{{
 		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
 		return err
 	},
 	run: func(ctx context.Context, p *crashProc) error {
@@ -546,12 +532,12 @@ var crashScenarios = []crashScenario{{
 		if err := x.Delete(ctx, "empid_Sales", "000001", nil); err != nil {
 			return err
 		}
-		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Handle}).Drain(ctx, nil)
+		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
 		return err
 	},
 	recover: func(t *testing.T, p *crashProc) {
 		x := crossOf(p)
-		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Handle})
+		drainWith(t, p, map[string]consistency.Handler{x.MessageType(): x.Process})
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		x := crossOf(p)

@@ -57,7 +57,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(idx.MessageType(), idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Process)
 		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
 		for _, e := range staffList {
 			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
@@ -113,7 +113,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(idx.MessageType(), idx.Handle)
+		_ = w.Handle(idx.MessageType(), idx.Process)
 		// Three versions, messages handled in reverse order, each twice.
 		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
 		if err := idx.Upsert(ctx, v1, &table.UpsertOptions{Mode: table.Replace}); err != nil {
@@ -248,7 +248,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 8}))
-			_ = w.Handle(ix.MessageType(), ix.Handle)
+			_ = w.Handle(ix.MessageType(), ix.Process)
 			all := []*Emp{emp("Sales", "000152", "Jun", "Jones", ""), emp("Marketing", "000223", "Ben", "Jones", ""), emp("Sales", "000123", "Don", "Hall", ""), emp("HR", "000777", "Ann", "O'Brien", "")}
 			for _, e := range all {
 				if err := ix.Add(ctx, e, nil); err != nil {

@@ -125,7 +125,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(b.MessageType(), b.Handle)
+		_ = w.Handle(b.MessageType(), b.Process)
 		enc, _ := keys.EncodeTuple("Jones")
 		var short []string
 		for _, id := range ids[:5] {

@@ -102,7 +102,7 @@ func runIndexCore(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Process); err != nil {
 			t.Fatal(err)
 		}
 		all := []*Member{member("1", "a@x", "Hall"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")}
@@ -193,7 +193,7 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(nil))
-			if err := w.Handle(ix.MessageType(), ix.Handle); err != nil {
+			if err := w.Handle(ix.MessageType(), ix.Process); err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range []*Member{member("1", "a@x", "Jones"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao"), member("9", "z@x", "Jones")} {

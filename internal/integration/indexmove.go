@@ -42,8 +42,8 @@ func RunIndexMove(t *testing.T, env Env) {
 			to, _ := table.New[Emp](archive, nil)
 			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
-			_ = w.Handle(idx.MessageType(), idx.Handle)
-			_ = w.Handle(mover.Type(), mover.Handle)
+			_ = w.Handle(idx.MessageType(), idx.Process)
+			_ = w.Handle(mover.MessageType(), mover.Process)
 			for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
 				if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 					t.Fatal(err)
@@ -102,7 +102,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			to, _ := table.New[Staff](archive, nil)
 			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
-			_ = w.Handle(mover.Type(), mover.Handle)
+			_ = w.Handle(mover.MessageType(), mover.Process)
 			if err := mover.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 				t.Fatal(err)
 			}

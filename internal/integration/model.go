@@ -69,7 +69,7 @@ func workerModelQ(t *testing.T, env Env, c *reqcount.Counter, withLastNames bool
 		t.Fatal(err)
 	}
 	if w != nil {
-		if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+		if err := w.Handle(m.MessageType(), m.Process); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,7 +187,7 @@ func RunModel(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		mover := consistency.NewMover(m.MoveSource(), consistency.TableTarget[DirEmp]{Table: archiveTbl}, consistency.NewSender(queue, nil), nil)
-		if err := w.Handle(mover.Type(), mover.Handle); err != nil {
+		if err := w.Handle(mover.MessageType(), mover.Process); err != nil {
 			t.Fatal(err)
 		}
 		var departed []*DirEmp

@@ -31,7 +31,7 @@ func RunModelDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+		if err := w.Handle(m.MessageType(), m.Process); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{

@@ -52,7 +52,7 @@ func secretDirectory(t *testing.T, env Env, c *reqcount.Counter) (*patterns.Mode
 		t.Fatal(err)
 	}
 	w := consistency.NewWorker(q, poison, quick(nil))
-	if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+	if err := w.Handle(m.MessageType(), m.Process); err != nil {
 		t.Fatal(err)
 	}
 	return m, employees, func() { drainAll(t, q, w) }

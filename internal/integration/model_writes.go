@@ -255,7 +255,7 @@ func RunModelWrites(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(m.MessageType(), m.Handle); err != nil {
+		if err := w.Handle(m.MessageType(), m.Process); err != nil {
 			t.Fatal(err)
 		}
 		alice, bob := workerOf("Sales", 1), workerOf("HR", 2)

@@ -55,7 +55,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		rq := &recordingQueue{Queue: q}
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(rq, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(mover.Type(), mover.Handle)
+		_ = w.Handle(mover.MessageType(), mover.Process)
 
 		if err := current.Add(ctx, staff("000001", "Old", "Hire", "old@contoso.com", 60), nil); err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(mover.Type(), mover.Handle)
+		_ = w.Handle(mover.MessageType(), mover.Process)
 		v := staff("000002", "Ann", "Lee", "ann@contoso.com", 30)
 		if err := current.Add(ctx, v, nil); err != nil {
 			t.Fatal(err)
@@ -149,7 +149,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		_ = w.Handle(indexed.Type(), indexed.Handle)
+		_ = w.Handle(indexed.MessageType(), indexed.Process)
 		drainAll(t, q, w)
 		if got := keysIn(t, current); len(got) != 0 {
 			t.Fatalf("left in Current: %q", got)
@@ -211,8 +211,12 @@ func RunMoverVersions(t *testing.T, env Env) {
 		cc.Reset()
 		ac.Reset()
 		qc.Reset()
-		st, err := mover.MoveBatches(ctx, q, poison, &consistency.BatchOptions{Concurrency: 1})
-		if err != nil {
+		w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 1})
+		if err := w.HandleBatch(mover.MessageType(), mover.ProcessBatch); err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.Drain(ctx, nil)
+		if rep := (*consistency.FailureReport)(nil); err != nil && (!errors.As(err, &rep) || rep.Poisoned != 2 || rep.Retried != 0) {
 			t.Fatal(err)
 		}
 		// The mover's own requests, before the checks below query.

@@ -233,7 +233,7 @@ func RunOwnership(t *testing.T, env Env) {
 			open := make(chan struct{})
 			var victimQueues map[string]bool // c's queues at its kill
 			takenOver := 0                   // messages of those queues that a and b processed after it
-			var sender *consistency.ShardedSender
+			var sender *consistency.Sender
 			newRole := func(name string, k *killSwitch) *ownership.Role {
 				var set []ownership.OwnedQueue
 				for i, q := range qs {

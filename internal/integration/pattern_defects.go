@@ -79,7 +79,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Process); err != nil {
 			t.Fatal(err)
 		}
 		nick := "Donnie"
@@ -129,7 +129,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
-		if err := w.Handle(idx.MessageType(), idx.Handle); err != nil {
+		if err := w.Handle(idx.MessageType(), idx.Process); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
@@ -441,7 +441,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		w := consistency.NewWorker(q, poison, quick(nil))
 		for _, x := range []*patterns.Model[Emp]{byEmail, byName} {
-			if err := w.Handle(x.MessageType(), x.Handle); err != nil {
+			if err := w.Handle(x.MessageType(), x.Process); err != nil {
 				t.Fatal(err)
 			}
 		}

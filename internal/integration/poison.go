@@ -64,13 +64,13 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	if want := []string{"b1", "b2", "b3", "s1", "s2"}; !slices.Equal(keys, want) {
 		t.Errorf("poisoned keys %v, want %v", keys, want)
 	}
-	if _, err := pq.Peek(ctx, &consistency.PeekOptions{Max: 33}); !errors.Is(err, consistency.ErrBadOption) {
+	if _, err := pq.Peek(ctx, &consistency.PoisonQueueOptions{Max: 33}); !errors.Is(err, consistency.ErrBadOption) {
 		t.Errorf("Peek with Max 33: %v, want ErrBadOption", err)
 	}
 
 	// Replay the bills: they go back to the work queue as first sent; the
 	// shipments stay in the poison queue, visible at once with their text.
-	sum, err := pq.Replay(ctx, &consistency.PoisonFilterOptions{Match: func(p *consistency.Poisoned) bool { return p.Type() == "bill.v1" }})
+	sum, err := pq.Replay(ctx, &consistency.PoisonQueueOptions{Match: func(p *consistency.Poisoned) bool { return p.Type() == "bill.v1" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	}
 
 	// Purge with a filter deletes what matches; without one it clears.
-	sum, err = pq.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(p *consistency.Poisoned) bool { return p.Record.Envelope.Key == "s1" }})
+	sum, err = pq.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(p *consistency.Poisoned) bool { return p.Record.Envelope.Key == "s1" }})
 	if err != nil || sum != (consistency.PoisonSummary{Done: 1, Kept: 1}) {
 		t.Errorf("purge s1: %+v, %v; want 1 done, 1 kept", sum, err)
 	}

@@ -71,8 +71,8 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	// default back-off and polling): the soak shows what a user running
 	// NewWorker with nil options gets, not what test-tuned options get.
 	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{Concurrency: 4})
-	_ = w.Handle(mover.Type(), mover.Handle)
-	_ = w.Handle(cross.MessageType(), cross.Handle)
+	_ = w.Handle(mover.MessageType(), mover.Process)
+	_ = w.Handle(cross.MessageType(), cross.Process)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*soakGoroutines+soakPutters+1)

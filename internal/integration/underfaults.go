@@ -315,7 +315,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(idx.MessageType(), idx.Handle)
+			_ = w.Handle(idx.MessageType(), idx.Process)
 			depts := []string{"Sales", "Marketing"}
 			r.start()
 			for i := 0; i < 16; i++ {
@@ -353,7 +353,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(ix.MessageType(), ix.Handle)
+			_ = w.Handle(ix.MessageType(), ix.Process)
 			r.start()
 			for i := 0; i < 16; i++ {
 				e := emp("Sales", fmt.Sprintf("%06d", 400+i), "F", surnames[i%4], "")
@@ -386,7 +386,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				t.Fatal(err)
 			}
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(m.MessageType(), m.Handle)
+			_ = w.Handle(m.MessageType(), m.Process)
 			person := func(i int, email string) *Emp {
 				return &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: fmt.Sprintf("empid_%06d", 500+i)}, Department: "Sales", FirstName: "F", LastName: surnames[i%4], Email: email}
 			}
@@ -639,7 +639,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
-			_ = w.Handle(mover.Type(), mover.Handle)
+			_ = w.Handle(mover.MessageType(), mover.Process)
 			r.start()
 			for i := 0; i < 30; i += 2 {
 				r.do("Request", func() error { return mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", 600+i), nil) })

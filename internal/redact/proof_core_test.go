@@ -156,20 +156,6 @@ func init() {
 		"consistency.Sender.SendAround": func(ctx context.Context, e *env) error {
 			return consistency.NewSender(e.q, nil).SendAround(ctx, "proof.v1", "k", 1, time.Second, func() error { return nil }, nil)
 		},
-		"consistency.ShardedSender.Send": func(ctx context.Context, e *env) error {
-			s, err := consistency.NewShardedSender([]consistency.Queue{e.q, e.poison}, nil)
-			if err != nil {
-				return err
-			}
-			return s.Send(ctx, "proof.v1", "k", 1, nil)
-		},
-		"consistency.ShardedSender.SendAround": func(ctx context.Context, e *env) error {
-			s, err := consistency.NewShardedSender([]consistency.Queue{e.q, e.poison}, nil)
-			if err != nil {
-				return err
-			}
-			return s.SendAround(ctx, "proof.v1", "k", 1, time.Second, func() error { return nil }, nil)
-		},
 		"consistency.Worker.Drain": func(ctx context.Context, e *env) error { _, err := worker(e).Drain(ctx, nil); return err },
 		"consistency.Worker.Run": func(ctx context.Context, e *env) error {
 			ctx, cancel := short(ctx)
@@ -194,25 +180,15 @@ func init() {
 			v.ETag = "W/\"1\""
 			return mover(e).RequestValue(ctx, v, nil)
 		},
-		"consistency.Mover.Handle": func(ctx context.Context, e *env) error {
+		"consistency.Mover.Process": func(ctx context.Context, e *env) error {
 			m := mover(e)
 			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
-			return m.Handle(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: m.Type(), Key: "k", Payload: payload}})
+			return m.Process(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: payload}})
 		},
-		"consistency.HandleBatches": func(ctx context.Context, e *env) error {
-			h := func(ctx context.Context, msgs []*consistency.Message) []error { return make([]error, len(msgs)) }
-			_, err := consistency.HandleBatches(ctx, e.q, e.poison, "proof.batch", h, &consistency.BatchOptions{Logger: e.log})
-			return err
-		},
-		"consistency.Mover.MoveBatches": func(ctx context.Context, e *env) error {
-			_, err := mover(e).MoveBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
-			return err
-		},
-		"consistency.Mover.RunBatches": func(ctx context.Context, e *env) error {
-			ctx, cancel := short(ctx)
-			defer cancel()
-			_, err := mover(e).RunBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
-			return err
+		"consistency.Mover.ProcessBatch": func(ctx context.Context, e *env) error {
+			m := mover(e)
+			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
+			return errors.Join(m.ProcessBatch(ctx, []*consistency.Message{{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: payload}}})...)
 		},
 		"consistency.TableTarget.Put": func(ctx context.Context, e *env) error {
 			return consistency.TableTarget[Emp]{Table: tbl(e)}.Put(ctx, emp())

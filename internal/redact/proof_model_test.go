@@ -102,23 +102,19 @@ func init() {
 			_, err := model(e).Repair(ctx, &patterns.IndexReport{Index: "emp"}, nil)
 			return err
 		},
-		"patterns.Model.Handle": func(ctx context.Context, e *env) error {
+		"patterns.Model.Process": func(ctx context.Context, e *env) error {
 			msg, err := addMessage(ctx, e, "proofmodel")
 			if err != nil {
 				return err
 			}
-			return model(e).Handle(ctx, msg)
+			return model(e).Process(ctx, msg)
 		},
-		"patterns.Model.HandleBatches": func(ctx context.Context, e *env) error {
-			_, err := model(e).HandleBatches(ctx, e.q, e.poison, &consistency.BatchOptions{Logger: e.log})
-			return err
-		},
-		"patterns.Model.HandleBatch": func(ctx context.Context, e *env) error {
+		"patterns.Model.ProcessBatch": func(ctx context.Context, e *env) error {
 			msg, err := addMessage(ctx, e, "proofmodelb")
 			if err != nil {
 				return err
 			}
-			return errors.Join(model(e).HandleBatch(ctx, []*consistency.Message{msg})...)
+			return errors.Join(model(e).ProcessBatch(ctx, []*consistency.Message{msg})...)
 		},
 	})
 }

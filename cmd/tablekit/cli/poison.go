@@ -192,7 +192,7 @@ examples:
 					if err != nil {
 						return err
 					}
-					opts := &consistency.PoisonFilterOptions{Match: p.match()}
+					opts := &consistency.PoisonQueueOptions{Match: p.match()}
 					var sum consistency.PoisonSummary
 					if *dry {
 						matched := 0
@@ -256,7 +256,7 @@ examples:
 					// that would be) is listed; without -yes none is taken.
 					out := purgeOutput{DryRun: !*yes, Purged: []poisonRow{}}
 					want := p.match()
-					sum, err := pq.Purge(ctx, &consistency.PoisonFilterOptions{Match: func(m *consistency.Poisoned) bool {
+					sum, err := pq.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(m *consistency.Poisoned) bool {
 						if want != nil && !want(m) {
 							return false
 						}

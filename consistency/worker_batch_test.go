@@ -1,0 +1,249 @@
+package consistency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+)
+
+// countedQueues is queues whose work queue's requests c counts.
+func countedQueues(t *testing.T, c *counting) (*fake.QueueService, *azqueue.QueueClient, *azqueue.QueueClient) {
+	svc := fake.NewQueueService(nil)
+	q := svc.NewQueueClient("work", &azqueue.ClientOptions{ClientOptions: c.opts()})
+	p := svc.NewQueueClient("poison", nil)
+	for _, cl := range []*azqueue.QueueClient{q, p} {
+		if _, err := cl.Create(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.n.Store(0)
+	return svc, q, p
+}
+
+func send(t *testing.T, q consistency.Queue, msgType string, keys ...string) {
+	t.Helper()
+	s := consistency.NewSender(q, nil)
+	for _, k := range keys {
+		if err := s.Send(t.Context(), msgType, k, k, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func keysOf(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%03d", prefix, i)
+	}
+	return out
+}
+
+// TestHandleBatchGetsADequeuesMessagesTogether: the messages of a batched
+// type that one dequeue returns reach its BatchHandler in one call, the
+// other types' their Handler one at a time, every message once; a batched
+// message costs its delete and its share of a dequeue of 32.
+func TestHandleBatchGetsADequeuesMessagesTogether(t *testing.T) {
+	c := &counting{}
+	svc, q, p := countedQueues(t, c)
+	send(t, q, "batch.v1", keysOf("b", 64)...)
+	c.n.Store(0)
+	w := consistency.NewWorker(q, p, nil)
+	var mu sync.Mutex
+	var sizes []int
+	seen := map[string]int{}
+	if err := w.HandleBatch("batch.v1", func(ctx context.Context, msgs []*consistency.Message) []error {
+		mu.Lock()
+		defer mu.Unlock()
+		sizes = append(sizes, len(msgs))
+		for _, m := range msgs {
+			seen[m.Key]++
+		}
+		return make([]error, len(msgs))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st := drain(t, w)
+	if len(sizes) != 2 || sizes[0] != 32 || sizes[1] != 32 || len(seen) != 64 || st.Processed != 64 || st.Batches != 2 || svc.Len("work") != 0 {
+		t.Fatalf("batches %v, %d keys seen, stats %+v, %d left", sizes, len(seen), st, svc.Len("work"))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s handled %d times", k, n)
+		}
+	}
+	// 64 deletes, two dequeues of 32, and the empty ones: one that found
+	// the last batch's deletes still running, one after them.
+	if got := c.n.Load(); got > 68 {
+		t.Fatalf("%d requests for 64 batched messages, want at most 68", got)
+	}
+
+	// Mixed with a per-message type on the same queue.
+	send(t, q, "batch.v1", keysOf("c", 20)...)
+	send(t, q, "one.v1", keysOf("o", 5)...)
+	var ones atomic.Int32
+	if err := w.Handle("one.v1", func(ctx context.Context, m *consistency.Message) error { ones.Add(1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sizes = nil
+	st = drain(t, w)
+	if len(sizes) != 1 || sizes[0] != 20 || ones.Load() != 5 || st.Processed != 64+25 || svc.Len("work") != 0 {
+		t.Fatalf("batches %v, %d single, stats %+v", sizes, ones.Load(), st)
+	}
+}
+
+// TestBatchOutcomesAreEachMessagesOwn: of one batch, the message whose
+// error is nil is deleted, the Permanent one poisoned, the one with
+// another error and the one the handler gave no outcome retried, each with
+// its error in LastError on its next delivery, where they succeed.
+func TestBatchOutcomesAreEachMessagesOwn(t *testing.T) {
+	svc, q, p := queues(t)
+	send(t, q, "batch.v1", "ok", "bad", "later", "short")
+	var mu sync.Mutex
+	lastErr := map[string]string{}
+	calls := 0
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Backoff: func(int64) time.Duration { return 0 }, Logger: quiet})
+	_ = w.HandleBatch("batch.v1", func(ctx context.Context, msgs []*consistency.Message) []error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		var errs []error
+		for _, m := range msgs {
+			if m.DequeueCount > 1 {
+				lastErr[m.Key] = m.LastError
+				errs = append(errs, nil)
+				continue
+			}
+			switch m.Key {
+			case "ok":
+				errs = append(errs, nil)
+			case "bad":
+				errs = append(errs, consistency.Permanent(errors.New("never")))
+			case "later":
+				errs = append(errs, errors.New("not yet"))
+			}
+		}
+		return errs // "short" has none when it is last
+	})
+	st, err := w.Drain(t.Context(), nil)
+	var rep *consistency.FailureReport
+	if !errors.As(err, &rep) || rep.Poisoned != 1 || rep.Retried < 1 {
+		t.Fatalf("Drain: %v", err)
+	}
+	if st.Processed != 3 || st.Poisoned != 1 || svc.Len("work") != 0 || svc.Len("poison") != 1 {
+		t.Fatalf("stats %+v; %d left, %d poisoned", st, svc.Len("work"), svc.Len("poison"))
+	}
+	if !strings.Contains(lastErr["later"], "not yet") || !strings.Contains(lastErr["short"], "no outcome") || len(lastErr) != 2 {
+		t.Fatalf("last errors %q", lastErr)
+	}
+}
+
+// TestBatchHandlerPanicFailsItsBatchOnly: a panicking BatchHandler fails
+// its messages with a *PanicError, retried like any failure; the worker
+// goes on and they succeed on their next delivery.
+func TestBatchHandlerPanicFailsItsBatchOnly(t *testing.T) {
+	svc, q, p := queues(t)
+	send(t, q, "batch.v1", "a", "b")
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Backoff: func(int64) time.Duration { return 0 }, Logger: quiet})
+	_ = w.HandleBatch("batch.v1", func(ctx context.Context, msgs []*consistency.Message) []error {
+		if msgs[0].DequeueCount == 1 {
+			panic("boom")
+		}
+		return make([]error, len(msgs))
+	})
+	st, err := w.Drain(t.Context(), nil)
+	var pe *consistency.PanicError
+	if !errors.As(err, &pe) || st.Panicked != 2 || st.Processed != 2 || svc.Len("work") != 0 {
+		t.Fatalf("stats %+v, err %v", st, err)
+	}
+}
+
+// TestBatchedMessageOverMaxDequeuesIsPoisoned: a batched message that keeps
+// failing reaches its BatchHandler MaxDequeues times, then goes to poison.
+func TestBatchedMessageOverMaxDequeuesIsPoisoned(t *testing.T) {
+	svc, q, p := queues(t)
+	send(t, q, "batch.v1", "a")
+	var calls atomic.Int32
+	w := consistency.NewWorker(q, p, &consistency.WorkerOptions{MaxDequeues: 2, Backoff: func(int64) time.Duration { return 0 }, Logger: quiet})
+	_ = w.HandleBatch("batch.v1", func(ctx context.Context, msgs []*consistency.Message) []error {
+		calls.Add(1)
+		return []error{errors.New("no")}
+	})
+	st, _ := w.Drain(t.Context(), nil)
+	if calls.Load() != 2 || st.Poisoned != 1 || svc.Len("work") != 0 || svc.Len("poison") != 1 {
+		t.Fatalf("%d calls, stats %+v", calls.Load(), st)
+	}
+}
+
+// TestHandleBatchRefusesBadRegistrations: a type has one handler, per
+// message or batched; a nil handler and a bad type are refused.
+func TestHandleBatchRefusesBadRegistrations(t *testing.T) {
+	_, q, p := queues(t)
+	w := consistency.NewWorker(q, p, nil)
+	ok := func(context.Context, []*consistency.Message) []error { return nil }
+	if err := w.HandleBatch("noversion", ok); !errors.Is(err, consistency.ErrBadType) {
+		t.Fatal(err)
+	}
+	if err := w.HandleBatch("x.v1", nil); !errors.Is(err, consistency.ErrNilHandler) {
+		t.Fatal(err)
+	}
+	if err := w.Handle("x.v1", func(context.Context, *consistency.Message) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.HandleBatch("x.v1", ok); !errors.Is(err, consistency.ErrDuplicateHandler) {
+		t.Fatalf("a batched handler beside x.v1's handler: %v", err)
+	}
+	if err := w.HandleBatch("y.v1", ok); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Handle("y.v1", func(context.Context, *consistency.Message) error { return nil }); !errors.Is(err, consistency.ErrDuplicateHandler) {
+		t.Fatalf("a handler beside y.v1's batched handler: %v", err)
+	}
+}
+
+// TestLongBatchKeepsItsMessages: a BatchHandler that runs past the
+// visibility keeps every message of its batch hidden by renewing each, so
+// a second worker never gets them, and each is deleted with its newest
+// receipt. Virtual time (synctest).
+func TestLongBatchKeepsItsMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, q, p := queues(t)
+		send(t, q, "slow.v1", "a", "b", "c")
+		var runs atomic.Int32
+		slow := func(ctx context.Context, msgs []*consistency.Message) []error {
+			runs.Add(int32(len(msgs)))
+			time.Sleep(5 * time.Second) // 2.5 visibility timeouts
+			return make([]error, len(msgs))
+		}
+		opts := func() *consistency.WorkerOptions {
+			return &consistency.WorkerOptions{Visibility: 2 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 50 * time.Millisecond}
+		}
+		a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
+		_ = a.HandleBatch("slow.v1", slow)
+		_ = b.HandleBatch("slow.v1", slow)
+		ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, w := range []*consistency.Worker{a, b} {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = w.Run(ctx, nil) }()
+		}
+		wg.Wait()
+		sa, sb := a.Stats(), b.Stats()
+		if runs.Load() != 3 || svc.Len("work") != 0 || sa.Processed+sb.Processed != 3 || sa.ClaimsLost+sb.ClaimsLost != 0 {
+			t.Fatalf("handled %d times; %d messages left; stats %+v %+v", runs.Load(), svc.Len("work"), sa, sb)
+		}
+		if sa.Renewed+sb.Renewed < 6 {
+			t.Fatalf("renewals: %d + %d, want two a message at least", sa.Renewed, sb.Renewed)
+		}
+	})
+}
