@@ -23,8 +23,8 @@ var exceptions = map[string]string{
 	// Handle and Process methods are consistency.Handler values, a func
 	// type whose signature the Worker defines: a Worker calls them, users
 	// do not.
-	"patterns.Model.Process":                "a consistency.Handler",
-	"consistency.Mover.Process":             "a consistency.Handler",
+	"patterns.Model.Process":    "a consistency.Handler",
+	"consistency.Mover.Process": "a consistency.Handler",
 
 	// ProcessBatch methods are consistency.BatchHandler values, as above.
 	"patterns.Model.ProcessBatch":    "a consistency.BatchHandler",
