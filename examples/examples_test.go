@@ -82,9 +82,9 @@ var wants = map[string][]string{
 		"1  join in the client: 100 department lookups",
 	},
 	"lastnames": {
-		"EmployeeIDs of Jones in Sales: [000152 000223]",
+		"EmployeeIDs of Jones in Sales: [empid_000152 empid_000223]",
 		"the Joneses themselves: Jun Jones and Ben Jones",
-		"look up Jones [000152], Smith [000223]",
+		"Jones [empid_000152], Smith [empid_000223]",
 		"Jones now []",
 		"the Jones list at once: empty",
 		"the Jones list, one point query: [Marketing/000301 Sales/000152]",
@@ -111,10 +111,10 @@ var wants = map[string][]string{
 		"refused before sending",
 	},
 	"employees": {
-		"refused whole (don.hall@contoso.com), nothing written",
+		"refused whole (don.hall@contoso.com), no employee written",
 		"consistent = true",
 		"not found yet (the window of inconsistency)",
-		"look up jonesj@contoso.com again: empid_Sales / 000223 Ben Jones",
+		"look up don.hall@contoso.com in email_Sales again: Sales / empid_000123 Don Hall",
 	},
 }
 

@@ -12,12 +12,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-type listMessage struct {
-	PK  string `json:"pk"`
-	RK  string `json:"rk"`
-	Old string `json:"old,omitempty"` // the value before the change, if it had one
-}
-
 // EventualIndexEntities keeps an IDList (index entities elsewhere, or
 // blobs) eventually consistent with a table of entities: Notify enqueues
 // keys and the value the entity had; Handle reads the entity and makes the

@@ -3,7 +3,6 @@ package patterns
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
@@ -184,57 +183,6 @@ func submitOps(ctx context.Context, client table.Client, ops []batch.Op) error {
 		}
 	}
 	return nil
-}
-
-// readPrimaries reads the entities under keys: a partition's keys with one
-// query per 14 (a point read for a partition with one key), up to
-// batchReadsInFlight queries at a time. Found entities map to their
-// value; a key missing from found has no entity. A partition whose read
-// failed has its error in failed, and nothing in found.
-func readPrimaries[T any](ctx context.Context, tbl *table.Table[T], keys [][2]string) (found map[[2]string]*T, failed map[string]error) {
-	byPK := map[string][]string{}
-	var order []string
-	for _, k := range keys {
-		if _, ok := byPK[k[0]]; !ok {
-			order = append(order, k[0])
-		}
-		if !slices.Contains(byPK[k[0]], k[1]) {
-			byPK[k[0]] = append(byPK[k[0]], k[1])
-		}
-	}
-	found, failed = map[[2]string]*T{}, map[string]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, batchReadsInFlight)
-	for _, pk := range order {
-		for chunk := range slices.Chunk(byPK[pk], maxRowKeysPerRead) {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				got, err := readRows(ctx, tbl, pk, chunk)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					failed[pk] = err
-					return
-				}
-				for rk, v := range got {
-					found[[2]string{pk, rk}] = v
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	for pk := range failed {
-		for k := range found {
-			if k[0] == pk {
-				delete(found, k)
-			}
-		}
-	}
-	return found, failed
 }
 
 // readRows reads the rows rks (at most maxRowKeysPerRead) of partition pk:

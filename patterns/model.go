@@ -680,18 +680,10 @@ func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error 
 	}
 	err := m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
 	if err != nil && storedAlready(ctx, m.tbl, v, err, opts) {
-		m.settle(ctx, v)
+		// The check that found v stored gave v the stored ETag.
 		return nil
 	}
 	return err
-}
-
-// settle gives v the stored ETag after an idempotent Add found it stored.
-func (m *Model[T]) settle(ctx context.Context, v *T) {
-	km := m.tbl.Meta(v)
-	if got, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil); err == nil {
-		km.ETag = m.tbl.Meta(got).ETag
-	}
 }
 
 // Update writes v over the stored entity at the version of v's ETag (or

@@ -196,17 +196,21 @@ func TestMetaHasNoMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, filepath.Join(root, "table"), func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	entries, err := os.ReadDir(filepath.Join(root, "table"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []*ast.File
-	for _, p := range pkgs {
-		for _, f := range p.Files {
-			files = append(files, f)
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
 		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, "table", n), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
 	}
 	p, err := doc.NewFromFiles(fset, files, "github.com/tablekit/tablekit/table")
 	if err != nil {

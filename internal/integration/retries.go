@@ -336,7 +336,7 @@ func RunRetries(t *testing.T, env Env) {
 			arm()
 			return sender.Send(ctx, "retries.v1", "k", map[string]int{"n": 1}, nil)
 		}},
-		{name: "patterns IntraPartitionIndex.Add Idempotent", want: func(int) int { return 2 + 1 }, ok: true, run: func(t *testing.T, arm func()) error {
+		{name: "patterns Model.Add Idempotent", want: func(int) int { return 2 + 1 }, ok: true, run: func(t *testing.T, arm func()) error {
 			lostOnce("Batch")
 			arm()
 			return idx.Add(ctx, newStaff(), &table.AddOptions{Idempotent: true})
