@@ -230,14 +230,7 @@ func TestLongBatchKeepsItsMessages(t *testing.T) {
 		a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
 		_ = a.HandleBatch("slow.v1", slow)
 		_ = b.HandleBatch("slow.v1", slow)
-		ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for _, w := range []*consistency.Worker{a, b} {
-			wg.Add(1)
-			go func() { defer wg.Done(); _ = w.Run(ctx, nil) }()
-		}
-		wg.Wait()
+		runFor(t, 7*time.Second, a, b)
 		sa, sb := a.Stats(), b.Stats()
 		if runs.Load() != 3 || svc.Len("work") != 0 || sa.Processed+sb.Processed != 3 || sa.ClaimsLost+sb.ClaimsLost != 0 {
 			t.Fatalf("handled %d times; %d messages left; stats %+v %+v", runs.Load(), svc.Len("work"), sa, sb)

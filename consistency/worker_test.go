@@ -58,14 +58,7 @@ func TestLongHandlerKeepsItsMessage(t *testing.T) {
 		a, b := consistency.NewWorker(q, p, opts()), consistency.NewWorker(q, p, opts())
 		_ = a.Handle("slow.v1", slow)
 		_ = b.Handle("slow.v1", slow)
-		ctx, cancel := context.WithTimeout(t.Context(), 7*time.Second)
-		defer cancel()
-		var wg sync.WaitGroup
-		for _, w := range []*consistency.Worker{a, b} {
-			wg.Add(1)
-			go func() { defer wg.Done(); _ = w.Run(ctx, nil) }()
-		}
-		wg.Wait()
+		runFor(t, 7*time.Second, a, b)
 		if runs.Load() != 1 || svc.Len("work") != 0 {
 			t.Fatalf("handler ran %d times; %d messages left", runs.Load(), svc.Len("work"))
 		}
@@ -304,4 +297,16 @@ func TestSlowHandlersPoisonNothing(t *testing.T) {
 			t.Fatalf("stats %+v, %v; want each of %d messages dequeued once and processed", st, err, n)
 		}
 	})
+}
+
+// runFor runs every worker until d has passed.
+func runFor(t *testing.T, d time.Duration, workers ...*consistency.Worker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { _ = w.Run(ctx, nil) })
+	}
+	wg.Wait()
 }
