@@ -52,23 +52,26 @@ func (m *Model[T]) copiesIndex(op, index, partitionKey string) (copiesRead[T], e
 
 // unknown is the error for an index that is not of the kind asked for.
 func (m *Model[T]) unknown(index, kind string) error {
+	declared := ""
 	for _, d := range m.listDef {
 		if d.Name == index {
-			return fmt.Errorf("%w: %q is a list index of model %s, not a %s index", ErrUnknownIndex, index, m.name, kind)
+			declared = "list"
 		}
 	}
 	for _, d := range m.remote {
 		if d.Name == index {
-			return fmt.Errorf("%w: %q is a list index of model %s, not a %s index", ErrUnknownIndex, index, m.name, kind)
+			declared = "list"
 		}
 	}
-	if _, ok := m.copyIndex(index); ok {
-		return fmt.Errorf("%w: %q is a copies index of model %s, not a %s index", ErrUnknownIndex, index, m.name, kind)
+	_, intra := m.copyIndex(index)
+	_, cross := m.crossIndex(index)
+	if intra || cross {
+		declared = "copies"
 	}
-	if _, ok := m.crossIndex(index); ok {
-		return fmt.Errorf("%w: %q is a copies index of model %s, not a %s index", ErrUnknownIndex, index, m.name, kind)
+	if declared == "" {
+		return fmt.Errorf("%w: model %s declares no index %q", ErrUnknownIndex, m.name, index)
 	}
-	return fmt.Errorf("%w: model %s declares no index %q", ErrUnknownIndex, m.name, index)
+	return fmt.Errorf("%w: %q is a %s index of model %s, not a %s index", ErrUnknownIndex, index, declared, m.name, kind)
 }
 
 // scanCopies yields the primary of each copy that f selects, whole: the

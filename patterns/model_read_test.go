@@ -4,6 +4,7 @@ import (
 	"errors"
 	"iter"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/keys"
@@ -193,6 +194,15 @@ func TestModelIndexReadsRefuseBadIndexesBeforeAnyRequest(t *testing.T) {
 	} {
 		if !errors.Is(err, patterns.ErrUnknownIndex) {
 			t.Errorf("%s: %v, want ErrUnknownIndex", name, err)
+		}
+	}
+	for got, want := range map[error]string{
+		first(d.m.Find(ctx, "nope", "Sales", "x", nil)):                                       `declares no index "nope"`,
+		first(d.m.Find(ctx, "lastname", "Sales", "x", nil)):                                   `"lastname" is a list index of model`,
+		func() error { _, err := d.m.IDs(ctx, "email-all", "Sales", "x", nil); return err }(): `"email-all" is a copies index of model`,
+	} {
+		if got == nil || !strings.Contains(got.Error(), want) {
+			t.Errorf("error %v, want it to say %s", got, want)
 		}
 	}
 	for name, err := range map[string]error{
