@@ -7,7 +7,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +81,9 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 	if index, ferr := s.transactionFault(len(ops)); ferr != nil {
 		return fail(index, ferr)
 	}
-	scratch := &tableData{name: t.name, rows: slices.Clone(t.rows)}
+	// The transaction writes a copy of its partition, which replaces the
+	// stored one only once every operation succeeded.
+	scratch := &tableData{name: t.name, rows: *t.rows.partitionCopy(ops[0].pk)}
 	s.batchTime = s.tick()
 	defer func() { s.batchTime = time.Time{} }()
 	results := make([]batchResult, len(ops))
@@ -107,7 +108,7 @@ func (s *TableService) batch(req *http.Request, body []byte) *http.Response {
 		}
 		results[i] = batchResult{status: st, header: h, body: body}
 	}
-	t.rows = scratch.rows
+	t.rows.adopt(ops[0].pk, &scratch.rows)
 	return batchResponse(req, results, -1, nil)
 }
 

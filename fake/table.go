@@ -173,7 +173,7 @@ func (s *TableService) pagingOf(lower string) Paging {
 
 type tableData struct {
 	name     string
-	rows     []*entity      // sorted by PartitionKey, RowKey in the service's order
+	rows     rows           // the entities, by partition in the service's order
 	policies []storedPolicy // stored access policies (Set Table ACL)
 	pages    int            // query responses served, for Paging.EmptyPageEvery
 }
@@ -241,7 +241,7 @@ func (s *TableService) Len(table string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t := s.tables[strings.ToLower(table)]; t != nil {
-		return len(t.rows)
+		return t.rows.len()
 	}
 	return 0
 }
@@ -492,30 +492,6 @@ func etagOf(ts time.Time) string {
 	return `W/"datetime'` + strings.ReplaceAll(ts.Format(edmDateTimeFormat), ":", "%3A") + `'"`
 }
 
-func (t *tableData) find(pk, rk string) (int, bool) {
-	return sort.Find(len(t.rows), func(i int) int {
-		if c := keys.Compare(pk, t.rows[i].pk); c != 0 {
-			return c
-		}
-		return keys.Compare(rk, t.rows[i].rk)
-	})
-}
-
-func (t *tableData) put(e *entity) {
-	i, found := t.find(e.pk, e.rk)
-	if found {
-		t.rows[i] = e
-		return
-	}
-	t.rows = slices.Insert(t.rows, i, e)
-}
-
-func (t *tableData) remove(pk, rk string) {
-	if i, found := t.find(pk, rk); found {
-		t.rows = slices.Delete(t.rows, i, i+1)
-	}
-}
-
 // answer is what shapes a response besides its data: the service's base
 // URL as the request named it (for odata.metadata, Location and
 // odata.id), the account, and the metadata level the request asked for.
@@ -603,15 +579,14 @@ func (s *TableService) serve(a answer, op Operation, tg target, h http.Header, q
 		if err != nil {
 			return 0, nil, nil, err
 		}
-		i, found := t.find(tg.pk, tg.rk)
-		if !found {
+		e := t.rows.get(tg.pk, tg.rk)
+		if e == nil {
 			return 0, nil, nil, errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
 		}
 		sel, serr := parseSelect(q.Get("$select"))
 		if serr != nil {
 			return 0, nil, nil, serr
 		}
-		e := t.rows[i]
 		hdr := http.Header{}
 		hdr.Set("ETag", e.etag)
 		hdr.Set("Content-Type", a.contentType())
@@ -680,11 +655,7 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 	if in != nil {
 		pk, rk = in.pk, in.rk
 	}
-	i, found := t.find(pk, rk)
-	var cur *entity
-	if found {
-		cur = t.rows[i]
-	}
+	cur := t.rows.get(pk, rk)
 	ifMatch := h.Get("If-Match")
 	notFound := errf(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
 	mismatch := errf(http.StatusPreconditionFailed, "UpdateConditionNotSatisfied", "The update condition specified in the request was not satisfied.")
@@ -703,7 +674,7 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 		if ifMatch != "*" && ifMatch != cur.etag {
 			return 0, "", nil, mismatch
 		}
-		t.remove(pk, rk)
+		t.rows.remove(pk, rk)
 		return http.StatusNoContent, "", nil, nil
 	case OpUpdateEntity, OpMergeEntity:
 		if ifMatch != "" {
@@ -733,7 +704,7 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 		in.ts = s.tick()
 	}
 	in.etag = etagOf(in.ts)
-	t.put(in)
+	t.rows.put(in)
 	if op == OpInsertEntity && !strings.Contains(h.Get("Prefer"), "return-no-content") {
 		return http.StatusCreated, in.etag, in, nil
 	}
@@ -978,13 +949,12 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 	}
 	// A filter that names one partition (or one entity) is served from
 	// the index: only that key range is read, and only it costs budget.
-	start, end := 0, len(t.rows)
+	// A continuation token moves the start on, never back.
+	var fromPK, fromRK string
+	inRange := func(*entity) bool { return true }
 	if pk, rk, ok := keyRange(filter); ok {
-		start, _ = t.find(pk, rk)
-		end = start
-		for end < len(t.rows) && t.rows[end].pk == pk && (rk == "" || t.rows[end].rk == rk) {
-			end++
-		}
+		fromPK, fromRK = pk, rk
+		inRange = func(e *entity) bool { return e.pk == pk && (rk == "" || e.rk == rk) }
 	}
 	if npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey"); npk != "" || nrk != "" {
 		pk, ok1 := decodeCont(npk)
@@ -992,16 +962,23 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 		if !ok1 || !ok2 {
 			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad continuation token.")
 		}
-		from, _ := t.find(pk, rk)
-		start = max(start, from)
-		end = max(end, start)
+		if c := keys.Compare(pk, fromPK); c > 0 || c == 0 && keys.Compare(rk, fromRK) > 0 {
+			fromPK, fromRK = pk, rk
+		}
 	}
 	t.pages++
 	hdr := http.Header{}
 	hdr.Set("Content-Type", a.contentType())
 	b := append(a.open(t.name), `"value":[`...)
 	n := 0
-	i := start
+	// at is the entity at c if the query's range holds it, else nil.
+	at := func(c cursor) *entity {
+		if e := t.rows.at(c); e != nil && inRange(e) {
+			return e
+		}
+		return nil
+	}
+	c := t.rows.seek(fromPK, fromRK)
 	empty := paging.EmptyPageEvery > 0 && t.pages%paging.EmptyPageEvery == 0
 	// The server budget: what the examined entities cost, or what the
 	// clock says passed, whichever is more.
@@ -1012,8 +989,11 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 	}
 	outOfTime := false
 	var lastPK string
-	for examined := 0; i < end && !empty; i++ {
-		e := t.rows[i]
+	for examined := 0; !empty; c = t.rows.next(c) {
+		e := at(c)
+		if e == nil {
+			break
+		}
 		if paging.SplitAtPartitions && n > 0 && e.pk != lastPK {
 			break
 		}
@@ -1042,17 +1022,19 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 	if outOfTime {
 		// The service cannot know whether anything further matches: it
 		// hands back where it stopped.
-		hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(t.rows[i].pk))
-		hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(t.rows[i].rk))
+		e := at(c)
+		hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(e.pk))
+		hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(e.rk))
 		return http.StatusOK, hdr, b, nil
 	}
 	// More to come only if some later entity could match.
-	for ; i < end; i++ {
-		if filter == nil || filter.eval(t.rows[i].get) {
-			hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(t.rows[i].pk))
-			hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(t.rows[i].rk))
+	for e := at(c); e != nil; e = at(c) {
+		if filter == nil || filter.eval(e.get) {
+			hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(e.pk))
+			hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(e.rk))
 			break
 		}
+		c = t.rows.next(c)
 	}
 	return http.StatusOK, hdr, b, nil
 }
