@@ -94,9 +94,13 @@ type QueueService struct {
 }
 
 type queueData struct {
-	msgs     []*message     // in insertion order
-	meta     http.Header    // x-ms-meta-* headers as the creator sent them
-	policies []storedPolicy // stored access policies (Set Queue ACL)
+	msgs []*message // in insertion order
+	// firstExpiry is at or before the earliest expiry of msgs (zero: no
+	// message): until then, no message has expired and expire need not
+	// look.
+	firstExpiry time.Time
+	meta        http.Header    // x-ms-meta-* headers as the creator sent them
+	policies    []storedPolicy // stored access policies (Set Queue ACL)
 }
 
 // queueMeta keeps the request's metadata headers.
@@ -122,6 +126,19 @@ func sameMeta(a, b http.Header) bool {
 		}
 	}
 	return true
+}
+
+// removeAt deletes the i-th message, moving the shorter side of the
+// queue: a consumer deletes near the head, so deleting costs what it
+// skipped over, not the queue's length.
+func (q *queueData) removeAt(i int) {
+	if i < len(q.msgs)/2 {
+		copy(q.msgs[1:i+1], q.msgs[:i])
+		q.msgs[0] = nil
+		q.msgs = q.msgs[1:]
+		return
+	}
+	q.msgs = slices.Delete(q.msgs, i, i+1)
 }
 
 type message struct {
@@ -232,7 +249,16 @@ func (s *QueueService) newReceipt() string {
 // expire drops messages past their time to live. s.mu must be held.
 func (s *QueueService) expire(q *queueData) {
 	now := s.now()
+	if q.firstExpiry.IsZero() || now.Before(q.firstExpiry) {
+		return
+	}
 	q.msgs = slices.DeleteFunc(q.msgs, func(m *message) bool { return !now.Before(m.expires) })
+	q.firstExpiry = time.Time{}
+	for _, m := range q.msgs {
+		if q.firstExpiry.IsZero() || m.expires.Before(q.firstExpiry) {
+			q.firstExpiry = m.expires
+		}
+	}
 }
 
 func rfc1123(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
@@ -380,6 +406,9 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		}
 		m := &message{id: s.newID(), text: text, inserted: now, expires: expires, visible: visible, popReceipt: s.newReceipt()}
 		qd.msgs = append(qd.msgs, m)
+		if qd.firstExpiry.IsZero() || expires.Before(qd.firstExpiry) {
+			qd.firstExpiry = expires
+		}
 		var b bytes.Buffer
 		b.WriteString(`<?xml version="1.0" encoding="utf-8"?><QueueMessagesList><QueueMessage>`)
 		fmt.Fprintf(&b, "<MessageId>%s</MessageId><InsertionTime>%s</InsertionTime><ExpirationTime>%s</ExpirationTime><PopReceipt>%s</PopReceipt><TimeNextVisible>%s</TimeNextVisible>",
@@ -442,7 +471,7 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		return xmlError(req, http.StatusNotFound, "MessageNotFound", "The specified message does not exist."), nil
 	}
 	if op == OpDeleteMessage {
-		qd.msgs = slices.Delete(qd.msgs, i, i+1)
+		qd.removeAt(i)
 		return response(req, http.StatusNoContent, nil, nil), nil
 	}
 	vt, bad := intParam("visibilitytimeout", -1, 0, maxVisibilitySeconds)
