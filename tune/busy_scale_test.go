@@ -30,9 +30,10 @@ import (
 	"github.com/tablekit/tablekit/tune"
 )
 
-// The loads at scale: a million entities through the batch.Writer, and
-// queues drained by the batched mover and the model's batched handler,
-// each on a busy account four ways side by side (busySides). Each side
+// The loads at scale: a million entities through the batch.Writer, a
+// million moved by the batched mover and a million indexed by the model's
+// batched handler, each on a busy account four ways side by side
+// (busySides), one subtest a side. Each side
 // runs in a testing/synctest bubble (virtual time, each try holding
 // loadLatency), so a run costs the CPU of its requests, not the minutes
 // of virtual time it spans.
@@ -283,23 +284,21 @@ func TestBusyWriterMillion(t *testing.T) {
 		t.Skip("a million entities four ways: run with -args -busy")
 	}
 	for _, side := range busySides {
-		r := writerLoad(t, side, 1_000_000, 100)
-		t.Log(r)
-		if side.name == "tune.Adaptive" {
-			checkAdaptive(t, r)
-		}
+		t.Run(side.name, func(t *testing.T) {
+			r := writerLoad(t, side, 1_000_000, 100)
+			t.Log(r)
+			if side.name == "tune.Adaptive" {
+				checkAdaptive(t, r)
+			}
+		})
 	}
 }
 
 // busyMoved and busyIndexed are how many entities the mover and the
-// model's handler drain, over 100 partitions: the fake keeps a table's
-// rows in one sorted slice, so tens of thousands of rows moved in and out
-// of it, not a million, keep a run within a minute of CPU. The handler's
-// load is the larger so that the throttled start, before Adaptive's first
-// decrease, is not most of what its few hundred requests show.
+// model's handler drain, over 100 partitions.
 const (
-	busyMoved   = 30_000
-	busyIndexed = 60_000
+	busyMoved   = 1_000_000
+	busyIndexed = 1_000_000
 )
 
 // busyMoveRun is how many moves of one partition are requested in a row.
@@ -461,8 +460,9 @@ func mustTable(t *testing.T, c *aztables.Client) *table.Table[busyRow] {
 	return tbl
 }
 
-// The batched mover draining 30,000 moves over 100 partitions, requested
-// a hundred of a partition at a time, with 4 drains at once, on the busy account: with tune.Adaptive it reaches at
+// The batched mover draining 1,000,000 moves over 100 partitions,
+// requested a hundred of a partition at a time, with 4 drains at once, on
+// the busy account: with tune.Adaptive it reaches at
 // least 90 % of the account's target with at most 2 % of its requests
 // throttled and nothing failed. Run with -args -busy.
 func TestBusyMoverDrain(t *testing.T) {
@@ -470,15 +470,17 @@ func TestBusyMoverDrain(t *testing.T) {
 		t.Skip("the batched mover four ways: run with -args -busy")
 	}
 	for _, side := range busySides {
-		r := moverDrain(t, side, busyMoved, 100)
-		t.Log(r)
-		if side.name == "tune.Adaptive" {
-			checkAdaptive(t, r)
-		}
+		t.Run(side.name, func(t *testing.T) {
+			r := moverDrain(t, side, busyMoved, 100)
+			t.Log(r)
+			if side.name == "tune.Adaptive" {
+				checkAdaptive(t, r)
+			}
+		})
 	}
 }
 
-// The model's batched handler draining the messages of a 60,000-entity
+// The model's batched handler draining the messages of a 1,000,000-entity
 // Model.Load over 100 partitions, with 4 drains at once, on the busy
 // account: with tune.Adaptive
 // it reaches at least 90 % of the account's target with at most 2 % of
@@ -488,10 +490,12 @@ func TestBusyModelDrain(t *testing.T) {
 		t.Skip("the model's batched handler four ways: run with -args -busy")
 	}
 	for _, side := range busySides {
-		r := modelDrain(t, side, busyIndexed, 100)
-		t.Log(r)
-		if side.name == "tune.Adaptive" {
-			checkAdaptive(t, r)
-		}
+		t.Run(side.name, func(t *testing.T) {
+			r := modelDrain(t, side, busyIndexed, 100)
+			t.Log(r)
+			if side.name == "tune.Adaptive" {
+				checkAdaptive(t, r)
+			}
+		})
 	}
 }
