@@ -151,10 +151,10 @@ func BenchmarkTableRows(b *testing.B) {
 				before := heapInUse()
 				var r rows
 				for i, k := range ks {
-					r.put(&entity{pk: string([]byte(k[0])), rk: k[1], etag: etagOf(time.Unix(int64(i), 0)), props: map[string]value{
+					r.put(&entity{pk: string([]byte(k[0])), rk: k[1], etag: etagOf(time.Unix(int64(i), 0)), props: propsOf(map[string]value{
 						"Payload": {typ: edmString, s: "the quick brown fox jumps over the lazy dog"},
 						"N":       {typ: edmInt64, i: int64(i)},
-					}})
+					})})
 				}
 				b.ReportMetric(float64(heapInUse()-before)/float64(n), "bytes/entity")
 				for _, k := range ks {

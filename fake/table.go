@@ -182,7 +182,7 @@ type entity struct {
 	pk, rk string
 	ts     time.Time
 	etag   string
-	props  map[string]value
+	props  props
 }
 
 // NewTableService returns an empty service.
@@ -687,13 +687,13 @@ func (s *TableService) write(t *tableData, op Operation, tg target, h http.Heade
 		}
 		if op == OpMergeEntity && cur != nil {
 			merged := make(map[string]value, len(cur.props)+len(in.props))
-			for k, v := range cur.props {
-				merged[k] = v
+			for _, p := range cur.props {
+				merged[p.name] = p.v
 			}
-			for k, v := range in.props {
-				merged[k] = v
+			for _, p := range in.props {
+				merged[p.name] = p.v
 			}
-			in.props = merged
+			in.props = propsOf(merged)
 			if err := in.validate(); err != nil {
 				return 0, "", nil, err
 			}
@@ -758,22 +758,19 @@ func (a answer) entityJSON(table string, e *entity, sel []string) []byte {
 		// Only full metadata annotates Timestamp: its type is known.
 		b = value{typ: edmDateTime, t: e.ts}.appendJSON(b, "Timestamp", a.level == fullMetadata)
 	}
-	names := make([]string, 0, len(e.props))
 	if sel == nil {
-		for n := range e.props {
-			names = append(names, n)
+		for _, p := range e.props {
+			sep()
+			b = p.v.appendJSON(b, p.name, annotate)
 		}
-		sort.Strings(names)
-	} else {
-		for _, n := range sel {
-			if n != "PartitionKey" && n != "RowKey" && n != "Timestamp" {
-				names = append(names, n)
-			}
-		}
+		return append(b, '}')
 	}
-	for _, n := range names {
+	for _, n := range sel {
+		if n == "PartitionKey" || n == "RowKey" || n == "Timestamp" {
+			continue
+		}
 		sep()
-		v, ok := e.props[n]
+		v, ok := e.props.get(n)
 		if !ok {
 			b = appendString(b, n)
 			b = append(b, ":null"...)
@@ -805,7 +802,8 @@ func parseEntity(body []byte) (*entity, *svcError) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, errf(http.StatusBadRequest, "InvalidInput", "The request body is not a JSON object: %v", err)
 	}
-	e := &entity{props: map[string]value{}}
+	e := &entity{}
+	props := map[string]value{}
 	for name, r := range raw {
 		if strings.HasSuffix(name, "@odata.type") || strings.HasPrefix(name, "odata.") {
 			continue
@@ -838,8 +836,9 @@ func parseEntity(body []byte) (*entity, *svcError) {
 		if !ok {
 			return nil, errf(http.StatusBadRequest, "InvalidInput", "The value of property %q is not a valid %s.", name, orString(ann))
 		}
-		e.props[name] = v
+		props[name] = v
 	}
+	e.props = propsOf(props)
 	if _, ok := raw["PartitionKey"]; !ok {
 		return nil, errf(http.StatusBadRequest, "PropertiesNeedValue", "PartitionKey is missing.")
 	}
@@ -879,7 +878,8 @@ func (e *entity) validate() *svcError {
 		return errf(http.StatusBadRequest, "TooManyProperties", "The entity has %d properties; at most %d are allowed.", len(e.props), maxUserProperties)
 	}
 	size := 4 + 2*keys.UTF16Len(e.pk) + 2*keys.UTF16Len(e.rk) + 8 + 2*len("Timestamp") + 8
-	for name, v := range e.props {
+	for _, p := range e.props {
+		name, v := p.name, p.v
 		if err := keys.ValidatePropertyName(name); err != nil {
 			if keys.UTF16Len(name) > 255 {
 				return errf(http.StatusBadRequest, "PropertyNameTooLong", "The property name %q is too long.", name)
@@ -906,8 +906,35 @@ func (e *entity) get(name string) (value, bool) {
 	case "Timestamp":
 		return value{typ: edmDateTime, t: e.ts}, true
 	}
-	v, ok := e.props[name]
-	return v, ok
+	return e.props.get(name)
+}
+
+// prop is one stored property.
+type prop struct {
+	name string
+	v    value
+}
+
+// props are an entity's properties sorted by name: a slice holds what
+// it holds, where a map of a few entries takes a group of eight slots.
+type props []prop
+
+// propsOf is m's properties, sorted.
+func propsOf(m map[string]value) props {
+	ps := make(props, 0, len(m))
+	for n, v := range m {
+		ps = append(ps, prop{name: n, v: v})
+	}
+	slices.SortFunc(ps, func(a, b prop) int { return strings.Compare(a.name, b.name) })
+	return ps
+}
+
+// get is the property named name.
+func (ps props) get(name string) (value, bool) {
+	if i, ok := slices.BinarySearchFunc(ps, name, func(p prop, n string) int { return strings.Compare(p.name, n) }); ok {
+		return ps[i].v, true
+	}
+	return value{}, false
 }
 
 // Continuation tokens are opaque to clients; these are base64 of the key.
