@@ -145,6 +145,7 @@ type command struct {
 
 func commands() []command {
 	all := indexCommands()
+	all = append(all, evolveCommands()...)
 	all = append(all, largeCommands()...)
 	all = append(all, keysCommands()...)
 	all = append(all, poisonCommands()...)
