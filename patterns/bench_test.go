@@ -135,7 +135,7 @@ func BenchmarkLookupEntities(b *testing.B) {
 
 // benchListModel is a model of emp with a last-name list in the partition.
 func benchListModel(b *testing.B, client table.Client) *patterns.Model[emp] {
-	m, err := patterns.NewModel(tableOf(table.New[emp](client, nil)), &patterns.ModelOptions[emp]{Name: "bench", Primary: "empid_",
+	m, err := patterns.OpenModel(context.Background(), tableOf(table.New[emp](client, nil)), &patterns.ModelOptions[emp]{Name: "bench", Primary: "empid_",
 		Lists: []patterns.ListDef[emp]{{Name: "lastname", Prefix: "lname_", Value: func(e *emp) string { return e.LastName }}}})
 	if err != nil {
 		b.Fatal(err)
@@ -159,7 +159,7 @@ func BenchmarkIntraPartitionAdd(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	idx, err := patterns.NewModel(tableOf(table.New[benchStaff](client, nil)), &patterns.ModelOptions[benchStaff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[benchStaff]{
+	idx, err := patterns.OpenModel(context.Background(), tableOf(table.New[benchStaff](client, nil)), &patterns.ModelOptions[benchStaff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[benchStaff]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(s *benchStaff) string { return s.Email }},
 		{Name: "lname", Prefix: "lname_", Value: func(s *benchStaff) string { return s.LastName }, Project: []string{"FirstName", "LastName"}},
 	}})

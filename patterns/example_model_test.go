@@ -23,7 +23,7 @@ func ExampleModel() {
 	if err != nil {
 		panic(err)
 	}
-	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{
+	employees, err := patterns.OpenModel(ctx, employeeTable, &patterns.ModelOptions[Employee]{
 		Name:    "employee",
 		Primary: "empid_",
 		Copies: []patterns.IndexDef[Employee]{

@@ -148,7 +148,7 @@ func ExampleModel_crossCopies() {
 	if err != nil {
 		panic(err)
 	}
-	people, err := patterns.NewModel(personTable, &patterns.ModelOptions[Person]{Name: "people", Queue: q, CrossCopies: []patterns.IndexDef[Person]{{
+	people, err := patterns.OpenModel(ctx, personTable, &patterns.ModelOptions[Person]{Name: "people", Queue: q, CrossCopies: []patterns.IndexDef[Person]{{
 		Name:         "email",
 		Table:        copyTable,
 		PartitionKey: func(p *Person) string { return "email_" + p.Department },
@@ -196,7 +196,7 @@ func ExampleModel_remoteLists() {
 	}
 	personTable, _ := table.New[Person](people, nil)
 	lastName := func(p *Person) string { return p.LastName }
-	employees, err := patterns.NewModel(personTable, &patterns.ModelOptions[Person]{Name: "employees", Queue: q, RemoteLists: []patterns.ListDef[Person]{
+	employees, err := patterns.OpenModel(ctx, personTable, &patterns.ModelOptions[Person]{Name: "employees", Queue: q, RemoteLists: []patterns.ListDef[Person]{
 		{Name: "lastname", Value: lastName, Table: listsTable, Partition: "lastnames", Prefix: "lname_"},
 		{Name: "lastname-blobs", Value: lastName, Blobs: bc, Container: "indexes", Prefix: "lname/"},
 	}})

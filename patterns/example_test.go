@@ -29,7 +29,7 @@ func ExampleModel_Lookup() {
 	if err != nil {
 		panic(err)
 	}
-	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
+	employees, err := patterns.OpenModel(ctx, employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 	}})
 	if err != nil {
@@ -44,7 +44,7 @@ func ExampleModel_Lookup() {
 		panic(err)
 	}
 	fmt.Println(found.RowKey, found.FirstName, found.LastName)
-	fmt.Println("requests:", svc.Total()-1) // not counting CreateTable
+	fmt.Println("requests:", svc.Total()-2) // not counting CreateTable and OpenModel's read of the indexes' state
 	// Output:
 	// empid_000223 Ben Jones
 	// requests: 2
@@ -62,7 +62,7 @@ func ExampleModel_IDs() {
 	if err != nil {
 		panic(err)
 	}
-	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Lists: []patterns.ListDef[Employee]{
+	employees, err := patterns.OpenModel(ctx, employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Lists: []patterns.ListDef[Employee]{
 		{Name: "lastname", Prefix: "lname_", Value: func(e *Employee) string { return e.LastName }},
 	}})
 	if err != nil {
@@ -94,7 +94,7 @@ func ExampleModel_Find() {
 	if err != nil {
 		panic(err)
 	}
-	employees, err := patterns.NewModel(employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
+	employees, err := patterns.OpenModel(ctx, employeeTable, &patterns.ModelOptions[Employee]{Name: "employees", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
 		{Name: "first", Prefix: "first_", Value: func(e *Employee) string { return e.FirstName }, Project: []string{"FirstName", "LastName"}},
 	}})
 	if err != nil {

@@ -146,8 +146,8 @@ func TestPatternsRefuseANilHandle(t *testing.T) {
 	if _, err := patterns.NewSharded[sealed](nil, "events", 2); !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Errorf("NewSharded(nil): %v, want ErrBadDefinition", err)
 	}
-	if _, err := patterns.NewModel[sealed](nil, &patterns.ModelOptions[sealed]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
-		t.Errorf("NewModel(nil): %v, want ErrBadDefinition", err)
+	if _, err := patterns.OpenModel[sealed](context.Background(), nil, &patterns.ModelOptions[sealed]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("OpenModel(ctx, nil): %v, want ErrBadDefinition", err)
 	}
 	if _, err := patterns.NewDataSeries[int64](nil, "H", 24); !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Errorf("NewDataSeries(nil): %v, want ErrBadDefinition", err)

@@ -22,7 +22,7 @@ import (
 // entity's own partition (the guide's intra-partition secondary index:
 // Prefix, Unique); in ModelOptions.CrossCopies it is under another
 // PartitionKey or in another table (the inter-partition secondary index:
-// PartitionKey, Table). NewModel refuses a field of the other kind.
+// PartitionKey, Table). OpenModel refuses a field of the other kind.
 type IndexDef[T any] struct {
 	// Name identifies the index in reads and reports.
 	Name string

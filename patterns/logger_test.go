@@ -28,7 +28,7 @@ func TestModelLogsAFailedConverge(t *testing.T) {
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
 	var logs bytes.Buffer
-	m, err := NewModel(tableOf(table.New[traced](client, nil)), &ModelOptions[traced]{
+	m, err := OpenModel(ctx, tableOf(table.New[traced](client, nil)), &ModelOptions[traced]{
 		Name: "traced", Queue: q, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		CrossCopies: []IndexDef[traced]{{
 			Name: "email", Table: tableOf(table.New[table.Entity](missing, nil)), PartitionKey: func(v *traced) string { return "email_" + v.PartitionKey }, Value: func(v *traced) string { return v.Email },

@@ -45,22 +45,23 @@ func TestModelAddAfterALostResponse(t *testing.T) {
 		return &person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"}
 	}
 
-	// Without the option the SDK's retry meets the committed transaction.
-	svc, client := lossyTable(t, 1)
-	idx, _ := patterns.NewModel(tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "idx", Primary: "empid_", Copies: defs})
+	// Without the option the SDK's retry meets the committed transaction
+	// (request 2: the first is OpenModel's read of the indexes' state).
+	svc, client := lossyTable(t, 2)
+	idx, _ := patterns.OpenModel(context.Background(), tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "idx", Primary: "empid_", Copies: defs})
 	if err := idx.Add(t.Context(), don(), nil); !table.Is(err, table.ErrAlreadyExists) || svc.Len("people") != 2 {
 		t.Fatalf("plain Add: %v, %d stored", err, svc.Len("people"))
 	}
 
-	svc, client = lossyTable(t, 1)
-	idx, _ = patterns.NewModel(tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "idx", Primary: "empid_", Copies: defs})
+	svc, client = lossyTable(t, 2)
+	idx, _ = patterns.OpenModel(context.Background(), tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "idx", Primary: "empid_", Copies: defs})
 	v := don()
 	if err := idx.Add(t.Context(), v, &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
 	}
-	// The transaction, the SDK's retry of it, and the read that finds v
-	// stored and gives it the stored ETag.
-	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity) != 1 || svc.Total() != 3 {
+	// OpenModel's read of the state, the transaction, the SDK's retry of
+	// it, and the read that finds v stored and gives it the stored ETag.
+	if svc.Count(fake.OpBatch) != 2 || svc.Count(fake.OpGetEntity) != 2 || svc.Total() != 4 {
 		t.Fatalf("requests: %v", svc.Counts())
 	}
 	stored, _ := idx.Get(t.Context(), "Sales", "empid_000123", nil)
@@ -80,7 +81,7 @@ func TestModelAddAfterALostResponse(t *testing.T) {
 
 func TestModelListAddAfterALostResponse(t *testing.T) {
 	model := func(client table.Client) *patterns.Model[person] {
-		m, err := patterns.NewModel(tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "people", Primary: "empid_",
+		m, err := patterns.OpenModel(context.Background(), tableOf(table.New[person](client, nil)), &patterns.ModelOptions[person]{Name: "people", Primary: "empid_",
 			Lists: []patterns.ListDef[person]{{Name: "lastname", Prefix: "lname_", Value: func(p *person) string { return p.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -90,18 +91,18 @@ func TestModelListAddAfterALostResponse(t *testing.T) {
 	ben := func() *person {
 		return &person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000223"}, LastName: "Jones"}
 	}
-	// A lost response of the first request, the read of the index entity,
-	// is harmless: the SDK reads again.
-	_, client := lossyTable(t, 1)
+	// A lost response of the first request after OpenModel's read of the
+	// state, the read of the index entity, is harmless: the SDK reads again.
+	_, client := lossyTable(t, 2)
 	if err := model(client).Add(t.Context(), ben(), nil); err != nil {
 		t.Fatalf("Add after a lost read: %v", err)
 	}
-	// The second request is the transaction: its retry meets the commit.
-	_, client = lossyTable(t, 2)
+	// The next request is the transaction: its retry meets the commit.
+	_, client = lossyTable(t, 3)
 	if err := model(client).Add(t.Context(), ben(), nil); !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("plain Add after a lost transaction response: %v", err)
 	}
-	svc, client := lossyTable(t, 2)
+	svc, client := lossyTable(t, 3)
 	m := model(client)
 	if err := m.Add(t.Context(), ben(), &table.AddOptions{Idempotent: true}); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestModelPublishDelay(t *testing.T) {
 	_, _ = q.Create(ctx, nil)
 	rec := &hiddenFor{Queue: q}
 	for i, delay := range []time.Duration{0, 2 * time.Second} {
-		m, err := patterns.NewModel(tableOf(table.New[person](people, nil)), &patterns.ModelOptions[person]{Name: "people", Queue: rec, PublishDelay: delay,
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[person](people, nil)), &patterns.ModelOptions[person]{Name: "people", Queue: rec, PublishDelay: delay,
 			RemoteLists: []patterns.ListDef[person]{{Name: "lastname", Value: func(p *person) string { return p.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lists", Prefix: "lname_"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -54,7 +54,7 @@ const modelMessageType = "tablekit.model"
 // are kept elsewhere, eventually consistent through the model's queue:
 // index entities in another partition or table (option 3: Table and
 // Partition) or a blob per value (option 1, for lists beyond what index
-// entities hold: Blobs and Container). NewModel refuses a field of the
+// entities hold: Blobs and Container). OpenModel refuses a field of the
 // other kind.
 type ListDef[T any] struct {
 	// Name identifies the index in reads and reports.
@@ -96,7 +96,7 @@ func (d ListDef[T]) list() (idList, error) {
 	return nil, fmt.Errorf("%w: remote list %s needs a Table or Blobs", ErrBadDefinition, d.Name)
 }
 
-// ModelOptions declare an entity model. Everything is checked by NewModel,
+// ModelOptions declare an entity model. Everything is checked by OpenModel,
 // before any request.
 type ModelOptions[T any] struct {
 	// Name names the model in its message type ("tablekit.model.<Name>.v1")
@@ -132,12 +132,21 @@ type ModelOptions[T any] struct {
 	// Logger receives the failures the model leaves to a later run (a
 	// message that returns to the queue), at Warn. Default: no logging.
 	Logger *slog.Logger
+	// StateRefresh is how old a process's copy of the indexes' stored
+	// state (see IndexState) may be before a write or an index read reads
+	// it again (one request). A Build or Drop waits twice as long before it
+	// scans, so every process has seen the new state first. Default: 30 s.
+	StateRefresh time.Duration
+	// RangeSize is the entities of one range of a Build or Drop: one queue
+	// message and one checkpoint row each; a large partition is cut into
+	// several ranges by RowKey. Default: 5,000.
+	RangeSize int
 }
 
 // Model is an entity type with its key layout and every index on it, over
 // one table handle. Its writes keep every index; its reads see primaries
 // only; Verify and Repair cover every index at once. Build it with
-// NewModel.
+// OpenModel.
 type Model[T any] struct {
 	name    string
 	tbl     *table.Table[T]
@@ -158,11 +167,22 @@ type Model[T any] struct {
 	log        *slog.Logger
 	retry      table.RetryOptions
 	quotes     quoteGuard // see refuseQuotes
+	// The indexes' stored state (model_state.go) and what this process
+	// declares of each index.
+	state     stateHolder
+	decl      map[string]indexDecl
+	queue     consistency.Queue // ModelOptions.Queue, for builds
+	rangeSize int
+	// beforeBackfill, set by tests only, runs between a range page's read
+	// and its writes.
+	beforeBackfill func()
 }
 
-// NewModel declares T's model over tbl: the handle whose codec, encryption,
-// logger, tracing and name every part of the model uses. Every rule is
-// checked here, before any request: names unique across all indexes,
+// OpenModel declares T's model over tbl, the handle whose codec,
+// encryption, logger, tracing and name every part of the model uses, and
+// reads its indexes' stored state (one request; none without a Primary
+// prefix, whose model has no states: every declared index is active).
+// Every rule is checked first, before any request: names unique across all indexes,
 // prefixes non-empty and none the start of another, a Primary prefix when
 // index rows share the primaries' table, projections naming clear
 // properties of T, a Queue when an index lives outside the partition, and
@@ -171,7 +191,21 @@ type Model[T any] struct {
 // primaries only (table.Table.OnlyRowPrefix): its Query skips every index
 // row, and its Get and writes refuse their RowKeys, so no code that holds
 // it reads an index row as a T or writes a T over one.
-func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], error) {
+func OpenModel[T any](ctx context.Context, tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], error) {
+	m, err := declareModel(tbl, opts)
+	if err != nil {
+		return nil, err
+	}
+	if m.evolves() {
+		if _, err := m.loadState(ctx); err != nil {
+			return nil, fmt.Errorf("patterns: OpenModel %s: reading the indexes' state: %w", m.name, err)
+		}
+	}
+	return m, nil
+}
+
+// declareModel checks opts and builds the model; nothing is sent.
+func declareModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: model: %s", ErrBadDefinition, fmt.Sprintf(format, args...))
 	}
@@ -181,8 +215,42 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 	if opts == nil || opts.Name == "" {
 		return nil, bad("a model needs a Name")
 	}
-	m := &Model[T]{name: opts.Name, tbl: tbl, raw: tbl.Entities(), primary: opts.Primary, listDef: opts.Lists,
-		remote: opts.RemoteLists, delay: defaultPublishDelay, log: opts.Logger, retry: listRetry()}
+	m := &Model[T]{name: opts.Name, tbl: tbl, raw: tbl.Entities(), primary: opts.Primary,
+		delay: defaultPublishDelay, log: opts.Logger, retry: listRetry(), queue: opts.Queue,
+		decl: map[string]indexDecl{}, rangeSize: defaultRangeSize}
+	m.state.refresh = defaultStateRefresh
+	if opts.StateRefresh > 0 {
+		m.state.refresh = opts.StateRefresh
+	}
+	if opts.RangeSize > 0 {
+		m.rangeSize = opts.RangeSize
+	}
+	if opts.Primary != "" && strings.HasPrefix(controlRowPrefix, opts.Primary) {
+		return nil, bad("the Primary prefix %q starts the RowKey of the model's control row (%s…)", opts.Primary, controlRowPrefix)
+	}
+	// Every part sees an index's Value through gate: while the stored state
+	// says writes no longer maintain an index (dropping, dropped), each
+	// primary is in none of its rows.
+	copies, lists, cross, remote := slices.Clone(opts.Copies), slices.Clone(opts.Lists), slices.Clone(opts.CrossCopies), slices.Clone(opts.RemoteLists)
+	for i, d := range copies {
+		copies[i].Value = m.gate(d.Name, d.Value)
+		m.decl[d.Name] = indexDecl{kind: "copies", fingerprint: indexFingerprint("copies", d)}
+	}
+	for i, d := range lists {
+		lists[i].Value = m.gate(d.Name, d.Value)
+		m.decl[d.Name] = indexDecl{kind: "list", fingerprint: listFingerprint("list", d)}
+	}
+	for i, d := range cross {
+		cross[i].Value = m.gate(d.Name, d.Value)
+		m.decl[d.Name] = indexDecl{kind: "cross", fingerprint: indexFingerprint("cross", d)}
+	}
+	for i, d := range remote {
+		remote[i].Value = m.gate(d.Name, d.Value)
+		m.decl[d.Name] = indexDecl{kind: "remote", fingerprint: listFingerprint("remote", d)}
+	}
+	m.listDef, m.remote = lists, remote
+	opts = &ModelOptions[T]{Name: opts.Name, Primary: opts.Primary, Copies: copies, Lists: lists, CrossCopies: cross,
+		RemoteLists: remote, Queue: opts.Queue, PublishDelay: opts.PublishDelay, Logger: opts.Logger}
 	var err error
 	if m.msgType, err = messageType(modelMessageType, opts.Name); err != nil {
 		return nil, err
@@ -314,7 +382,7 @@ func NewModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], err
 	return m, nil
 }
 
-// Table is the handle of the primaries, the one NewModel was given: with a
+// Table is the handle of the primaries, the one OpenModel was given: with a
 // Primary prefix it reads and writes the primaries' rows only.
 func (m *Model[T]) Table() *table.Table[T] { return m.tbl }
 
@@ -333,6 +401,8 @@ func (m *Model[T]) MessageType() string { return m.msgType }
 // had and the new one does not.
 type modelMessage struct {
 	Rows []modelRow `json:"rows"`
+	// Build is a step of a Build or Drop (model_build.go) instead of rows.
+	Build *buildStep `json:"build,omitempty"`
 }
 
 type modelRow struct {
@@ -484,7 +554,10 @@ func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.Update
 			return err
 		}
 	}
-	return m.refuseQuotes(op, v)
+	if err := m.refuseQuotes(op, v); err != nil {
+		return err
+	}
+	return m.checkDeclaration(ctx, op)
 }
 
 // localTx is the transaction of one write in the primary's partition: the
@@ -655,6 +728,9 @@ func (m *Model[T]) commit(ctx context.Context, op string, primary func() (batch.
 // write is every model write: check next, send the cross-partition message
 // around the partition's transaction.
 func (m *Model[T]) write(ctx context.Context, op string, primary func() (batch.Op, error), cur, next *T) error {
+	if err := m.checkDeclaration(ctx, op); err != nil {
+		return err
+	}
 	row, err := m.crossRow(op, cur, next)
 	if err != nil {
 		return err
@@ -885,6 +961,9 @@ func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq
 // changed after the copy was read, or a cross copy is not yet brought up
 // to date) is table.ErrNotFound.
 func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.ReadOptions) (*T, error) {
+	if err := m.readable(ctx, opModelLookup, index); err != nil {
+		return nil, err
+	}
 	var v *T
 	var err error
 	var whole bool
@@ -939,6 +1018,9 @@ func (m *Model[T]) crossIndex(name string) (int, bool) {
 // each whole, read from the primaries' table (one read of the list, then a
 // point read a primary; IDs whose primary is gone are skipped).
 func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]*T, error) {
+	if err := m.readable(ctx, opModelLookupEntities, index); err != nil {
+		return nil, err
+	}
 	for i, d := range m.listDef {
 		if d.Name == index {
 			vs, err := m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
@@ -988,6 +1070,9 @@ func (m *Model[T]) Process(ctx context.Context, msg *consistency.Message) error 
 	if err := msg.Decode(&body); err != nil {
 		return err
 	}
+	if body.Build != nil {
+		return m.processBuild(ctx, body.Build)
+	}
 	if err := m.converge(ctx, body.Rows, false); err != nil {
 		m.warnUnconverged(ctx, "Model.Process", len(body.Rows), err)
 		return err
@@ -1002,6 +1087,11 @@ func (m *Model[T]) Process(ctx context.Context, msg *consistency.Message) error 
 // all of a list table's together when batched (ProcessBatch), a value at a
 // time otherwise (applyListChanges says why).
 func (m *Model[T]) converge(ctx context.Context, rows []modelRow, batched bool) error {
+	// A worker with an older declaration leaves the message to one that
+	// maintains every index the stored state lists.
+	if err := m.checkDeclaration(ctx, "Model.Process"); err != nil {
+		return err
+	}
 	current, err := m.readRows(ctx, rows)
 	if err != nil {
 		return err

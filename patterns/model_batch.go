@@ -34,6 +34,10 @@ func (m *Model[T]) ProcessBatch(ctx context.Context, msgs []*consistency.Message
 			errs[i] = err
 			continue
 		}
+		if bodies[i].Build != nil { // a step of a Build or Drop, on its own
+			errs[i] = m.processBuild(ctx, bodies[i].Build)
+			continue
+		}
 		live = append(live, i)
 		rows = append(rows, bodies[i].Rows...)
 	}

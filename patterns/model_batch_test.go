@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func newBatchModel(t *testing.T, e batchEnv) batchModel {
 		t.Fatal(err)
 	}
 	q, poison := e.queue(t, "bmq"), e.queue(t, "bmpoison")
-	m, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{
+	m, err := patterns.OpenModel(context.Background(), people, &patterns.ModelOptions[batchEmp]{
 		Name:    "staff",
 		Primary: "emp'",
 		Copies:  []patterns.IndexDef[batchEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *batchEmp) string { return v.Email }}},

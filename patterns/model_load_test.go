@@ -438,7 +438,7 @@ func TestModelLoadReportsATransactionThatFailedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := tableOf(table.New[staffer](client, nil))
-	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
+	m, err := patterns.OpenModel(context.Background(), tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
 		Copies: []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}})
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestModelLoadReportsATransactionThatFailedWhole(t *testing.T) {
 func TestModelLoadNamesTheTakenIndexAmongSeveral(t *testing.T) {
 	d := newDirectory(t, false)
 	ctx := t.Context()
-	m, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
+	m, err := patterns.OpenModel(ctx, d.tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_",
 		Copies: []patterns.IndexDef[staffer]{
 			{Name: "first", Prefix: "first_", Value: func(s *staffer) string { return s.FirstName }},
 			{Name: "last", Prefix: "last_", Value: func(s *staffer) string { return s.LastName }},
@@ -527,7 +527,7 @@ func TestModelLoadSplitsATransactionAtTheRequestSizeLimit(t *testing.T) {
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.NewModel(tableOf(table.New[bulky](client, nil)), &patterns.ModelOptions[bulky]{Name: "big"})
+	m, err := patterns.OpenModel(context.Background(), tableOf(table.New[bulky](client, nil)), &patterns.ModelOptions[bulky]{Name: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +562,7 @@ func TestModelLoadHoldsTenThousandEntitiesByDefault(t *testing.T) {
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.NewModel(tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_"})
+	m, err := patterns.OpenModel(context.Background(), tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "m", Primary: "empid_"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,7 +620,7 @@ func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := tableOf(table.New[grouped](client, nil))
-	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[grouped]{Name: "big", Primary: "id_",
+	m, err := patterns.OpenModel(context.Background(), tbl, &patterns.ModelOptions[grouped]{Name: "big", Primary: "id_",
 		Lists: []patterns.ListDef[grouped]{{Name: "group", Prefix: "group_", Value: func(g *grouped) string { return g.Group }}}})
 	if err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func TestModelWithoutPrimaryPrefixQueriesEveryRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "plain"})
+	plain, err := patterns.OpenModel(ctx, tbl, &patterns.ModelOptions[staffer]{Name: "plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestModelFirstCrossValueRemovesNothing(t *testing.T) {
 func TestModelWithOneCopiesIndexKeepsIt(t *testing.T) {
 	d := newDirectory(t, false)
 	ctx := t.Context()
-	one, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "one", Primary: "empid_",
+	one, err := patterns.OpenModel(ctx, d.tbl, &patterns.ModelOptions[staffer]{Name: "one", Primary: "empid_",
 		Copies: []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}})
 	if err != nil {
 		t.Fatal(err)

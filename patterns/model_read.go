@@ -18,7 +18,8 @@ import (
 // (the owners' keys) and LookupEntities (the owners). Each returns whole
 // primaries: read from the copy when it stores every property, else from
 // the primary it names. An index name the model does not declare, or one
-// of the other kind, is refused before any request (ErrUnknownIndex).
+// of the other kind, is refused before any request (ErrUnknownIndex), and
+// so is an index that is not active (ErrIndexNotReady, see IndexState).
 
 // copiesRead is a copies index resolved for a read.
 type copiesRead[T any] struct {
@@ -145,6 +146,9 @@ func (m *Model[T]) Find(ctx context.Context, index, partitionKey, value string, 
 	if err != nil {
 		return errSeq[T](err)
 	}
+	if err := m.readable(ctx, opModelFind, index); err != nil {
+		return errSeq[T](err)
+	}
 	if r.unique {
 		rk := r.prefix + value
 		if err := keys.ValidateRowKey(rk); err != nil {
@@ -182,6 +186,9 @@ func (m *Model[T]) Range(ctx context.Context, index, partitionKey, lo, hi string
 	if err != nil {
 		return errSeq[T](err)
 	}
+	if err := m.readable(ctx, opModelRange, index); err != nil {
+		return errSeq[T](err)
+	}
 	enc := func(s string) string { return r.prefix + tupleComponentPrefix(s) + "!" }
 	if r.unique {
 		enc = func(s string) string { return r.prefix + s }
@@ -206,6 +213,9 @@ func (m *Model[T]) Prefix(ctx context.Context, index, partitionKey, prefix strin
 	if err != nil {
 		return errSeq[T](err)
 	}
+	if err := m.readable(ctx, opModelPrefix, index); err != nil {
+		return errSeq[T](err)
+	}
 	p := r.prefix + tupleComponentPrefix(prefix)
 	if r.unique {
 		p = r.prefix + prefix
@@ -218,6 +228,9 @@ func (m *Model[T]) Prefix(ctx context.Context, index, partitionKey, prefix strin
 // the list's order, without reading the primaries: one read of the list.
 // An index that is no list index is refused before any request.
 func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]Owner, error) {
+	if err := m.readable(ctx, opModelIDs, index); err != nil {
+		return nil, err
+	}
 	for i, d := range m.listDef {
 		if d.Name != index {
 			continue

@@ -226,7 +226,7 @@ func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
 		t.Error("Verify of a Partition no key can hold succeeded")
 	}
 	// A model with no index refuses it too, though no part checks it.
-	bare, err := patterns.NewModel(d.tbl, &patterns.ModelOptions[staffer]{Name: "bare"})
+	bare, err := patterns.OpenModel(ctx, d.tbl, &patterns.ModelOptions[staffer]{Name: "bare"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
 	q, poison := queues.NewQueueClient("staff", nil), queues.NewQueueClient("staff-poison", nil)
 	_, _ = q.Create(ctx, nil)
 	_, _ = poison.Create(ctx, nil)
-	m, err := patterns.NewModel(tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "staff", Primary: "empid_", Queue: q,
+	m, err := patterns.OpenModel(ctx, tableOf(table.New[staffer](client, nil)), &patterns.ModelOptions[staffer]{Name: "staff", Primary: "empid_", Queue: q,
 		Copies:      []patterns.IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}},
 		CrossCopies: []patterns.IndexDef[staffer]{{Name: "dept-email", PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey }, Value: func(s *staffer) string { return s.Email }}},
 	})

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -117,7 +118,7 @@ func newDirectory(t *testing.T, cross bool) *directory {
 			PollInterval: 20 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond,
 		})
 	}
-	m, err := patterns.NewModel(d.tbl, def)
+	m, err := patterns.OpenModel(ctx, d.tbl, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -703,7 +704,7 @@ func TestModelRefusesBadInputBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// NewModel refuses a declaration whose rows would mix or whose writes the
+// OpenModel refuses a declaration whose rows would mix or whose writes the
 // service cannot take, with ErrBadDefinition, naming what is wrong.
 func TestNewModelRefusesABadDeclaration(t *testing.T) {
 	modelTimeout(t)
@@ -748,27 +749,27 @@ func TestNewModelRefusesABadDeclaration(t *testing.T) {
 		"a list with a Table":                      {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Lists: []patterns.ListDef[staffer]{{Name: "l", Prefix: "l_", Value: email, Partition: "elsewhere"}}}, "one of RemoteLists"},
 		"a cross copy named as a copy":             {&patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: []patterns.IndexDef[staffer]{copyDef("e", "e_")}, CrossCopies: []patterns.IndexDef[staffer]{{Name: "e", PartitionKey: email, Value: email}}, Queue: fake.NewQueueService(nil).NewQueueClient("q", nil)}, "two indexes named e"},
 	} {
-		_, err := patterns.NewModel(tbl, c.opts)
+		_, err := patterns.OpenModel(context.Background(), tbl, c.opts)
 		if !errors.Is(err, patterns.ErrBadDefinition) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: %v; want ErrBadDefinition saying %q", name, err, c.says)
 		}
 	}
-	if _, err := patterns.NewModel[staffer](nil, &patterns.ModelOptions[staffer]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
+	if _, err := patterns.OpenModel[staffer](context.Background(), nil, &patterns.ModelOptions[staffer]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Errorf("no table: %v", err)
 	}
 	// The largest legal declaration: 49 same-partition indexes make
 	// transactions of 99 operations.
-	if _, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: many[:49]}); err != nil {
+	if _, err := patterns.OpenModel(context.Background(), tbl, &patterns.ModelOptions[staffer]{Name: "m", Primary: "p_", Copies: many[:49]}); err != nil {
 		t.Errorf("49 copies: %v", err)
 	}
 	type reserved struct {
 		table.Meta
 		TkIndexOf string
 	}
-	if _, err := patterns.NewModel(tableOf(table.New[reserved](fake.NewTableService(nil).NewClient("T", nil), nil)), &patterns.ModelOptions[reserved]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
+	if _, err := patterns.OpenModel(context.Background(), tableOf(table.New[reserved](fake.NewTableService(nil).NewClient("T", nil), nil)), &patterns.ModelOptions[reserved]{Name: "m"}); !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Errorf("a type with a TkIndexOf field: %v", err)
 	}
-	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[staffer]{Name: "staff"})
+	m, err := patterns.OpenModel(context.Background(), tbl, &patterns.ModelOptions[staffer]{Name: "staff"})
 	if err != nil || m.Name() != "staff" || m.MessageType() != "tablekit.model.staff.v1" || m.Table() != tbl {
 		t.Fatalf("a model without indexes: %v; name %q, message type %q", err, m.Name(), m.MessageType())
 	}
@@ -823,7 +824,7 @@ func TestModelModifyChangesACopyOfWhatItRead(t *testing.T) {
 	if _, err := client.CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.NewModel(tableOf(table.New[badged](client, nil)), &patterns.ModelOptions[badged]{Name: "badges", Primary: "id_",
+	m, err := patterns.OpenModel(ctx, tableOf(table.New[badged](client, nil)), &patterns.ModelOptions[badged]{Name: "badges", Primary: "id_",
 		Copies: []patterns.IndexDef[badged]{{Name: "badge", Prefix: "badge_", Unique: true, Value: func(b *badged) string { return string(b.Badge) }}}})
 	if err != nil {
 		t.Fatal(err)
@@ -863,7 +864,7 @@ func TestModelModifyKeepsAnEncryptedField(t *testing.T) {
 	}
 	enc := &table.Encryption{KeyID: "k1", Keys: table.LocalKeys{"k1": []byte("0123456789abcdef0123456789abcdef")}}
 	tbl := tableOf(table.New[secretStaffer](client, &table.Options{Encryption: enc}))
-	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[secretStaffer]{Name: "secret", Primary: "id_",
+	m, err := patterns.OpenModel(ctx, tbl, &patterns.ModelOptions[secretStaffer]{Name: "secret", Primary: "id_",
 		Copies: []patterns.IndexDef[secretStaffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *secretStaffer) string { return s.Email }}}})
 	if err != nil {
 		t.Fatal(err)

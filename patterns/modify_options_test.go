@@ -25,7 +25,7 @@ func TestModelModifyTakesModifyOptions(t *testing.T) {
 	if _, err := client.CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	idx, err := patterns.NewModel(tableOf(table.New[modified](client, nil)), &patterns.ModelOptions[modified]{Name: "idx", Primary: "id_", Copies: []patterns.IndexDef[modified]{{Name: "email", Prefix: "email_", Value: func(v *modified) string { return v.Email }}}})
+	idx, err := patterns.OpenModel(ctx, tableOf(table.New[modified](client, nil)), &patterns.ModelOptions[modified]{Name: "idx", Primary: "id_", Copies: []patterns.IndexDef[modified]{{Name: "email", Prefix: "email_", Value: func(v *modified) string { return v.Email }}}})
 	if err != nil {
 		t.Fatal(err)
 	}

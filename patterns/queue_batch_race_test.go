@@ -66,7 +66,7 @@ func TestModelProcessBatchSettlesARefusedTransaction(t *testing.T) {
 	queues := fake.NewQueueService(nil)
 	q, poison := queues.NewQueueClient("idx", nil), queues.NewQueueClient("poison", nil)
 	mustCreateQueues(t, q, poison)
-	x, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
+	x, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[batchEmp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
 		Name: "email", Table: copies,
 		PartitionKey: func(v *batchEmp) string { return "email_" + v.Department },
 		Value:        func(v *batchEmp) string { return v.Email },
@@ -135,7 +135,7 @@ func TestModelProcessBatchRetriesALostListRace(t *testing.T) {
 	queues := fake.NewQueueService(nil)
 	q, poison := queues.NewQueueClient("lidx", nil), queues.NewQueueClient("poison", nil)
 	mustCreateQueues(t, q, poison)
-	ev, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "lidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
+	ev, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[batchEmp]{Name: "lidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
 		{Name: "lname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}}})
 	if err != nil {
 		t.Fatal(err)

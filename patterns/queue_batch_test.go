@@ -152,7 +152,7 @@ func TestModelCrossCopiesProcessBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, poison := e.queue(t, "bidx"), e.queue(t, "bpoison")
-		x, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "bidx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
+		x, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[batchEmp]{Name: "bidx", Queue: q, CrossCopies: []patterns.IndexDef[batchEmp]{{
 			Name: "email", Table: copies,
 			PartitionKey: func(v *batchEmp) string { return "email_" + v.Department },
 			Value:        func(v *batchEmp) string { return v.Email },
@@ -265,7 +265,7 @@ func TestModelRemoteListsProcessBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, poison := e.queue(t, "beidx"), e.queue(t, "bepoison")
-		ev, err := patterns.NewModel(people, &patterns.ModelOptions[batchEmp]{Name: "beidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
+		ev, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[batchEmp]{Name: "beidx", Queue: q, RemoteLists: []patterns.ListDef[batchEmp]{
 			{Name: "lname", Value: func(v *batchEmp) string { return v.LastName }, Table: listTable, Partition: "lname", Prefix: "lname_"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package patterns_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -28,11 +29,11 @@ func TestEveryVerifyRefusesABadPartitionBeforeAnyRequest(t *testing.T) {
 	}
 	people := tableOf(table.New[indexedPerson](client, nil))
 	email := func(p *indexedPerson) string { return p.Email }
-	intra, err := patterns.NewModel(people, &patterns.ModelOptions[indexedPerson]{Name: "intra", Primary: "empid_", Copies: []patterns.IndexDef[indexedPerson]{{Name: "email", Prefix: "email_", Value: email}}})
+	intra, err := patterns.OpenModel(context.Background(), people, &patterns.ModelOptions[indexedPerson]{Name: "intra", Primary: "empid_", Copies: []patterns.IndexDef[indexedPerson]{{Name: "email", Prefix: "email_", Value: email}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists, err := patterns.NewModel(tableOf(table.New[indexedPerson](client, nil)), &patterns.ModelOptions[indexedPerson]{Name: "lists", Primary: "empid_",
+	lists, err := patterns.OpenModel(context.Background(), tableOf(table.New[indexedPerson](client, nil)), &patterns.ModelOptions[indexedPerson]{Name: "lists", Primary: "empid_",
 		Lists: []patterns.ListDef[indexedPerson]{{Name: "lname", Prefix: "lname_", Value: func(p *indexedPerson) string { return p.LastName }}}})
 	if err != nil {
 		t.Fatal(err)

@@ -96,7 +96,7 @@ func (t *Table[T]) Client() Client { return t.client }
 // copies): from then on Query and QueryPage read only the prefix's RowKey
 // range, and Get, Stored, Modify, Delete and every write refuse a RowKey
 // without the prefix with ErrOtherRowKind before any request, so no row of
-// another kind is decoded as T or overwritten by one. NewModel of package
+// another kind is decoded as T or overwritten by one. OpenModel of package
 // patterns calls it with the model's Primary prefix. A Table keeps one
 // prefix: the same one again is a no-op, another is refused
 // (ErrBadOption). Entities, the raw view, stays unrestricted.

@@ -413,7 +413,7 @@ func busyModel(t *testing.T, tbl *table.Table[busyRow], copies *aztables.Client,
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.NewModel(tbl, &patterns.ModelOptions[busyRow]{
+	m, err := patterns.OpenModel(context.Background(), tbl, &patterns.ModelOptions[busyRow]{
 		Name: "busy",
 		CrossCopies: []patterns.IndexDef[busyRow]{{
 			Name: "byn", Table: ct,

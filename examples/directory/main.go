@@ -129,7 +129,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	staff, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
+	staff, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[Employee]{
 		Name:    "employees",
 		Primary: "empid_",
 		Copies: []patterns.IndexDef[Employee]{

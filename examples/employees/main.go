@@ -114,7 +114,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	model, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
+	model, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[Employee]{
 		Name:    "employees",
 		Primary: "empid_",
 		Copies: []patterns.IndexDef[Employee]{

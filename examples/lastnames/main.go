@@ -114,7 +114,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	model, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{
+	model, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[Employee]{
 		Name:    "employees",
 		Primary: "empid_",
 		Lists:   []patterns.ListDef[Employee]{{Name: "lastname", Prefix: "lname_", Value: func(e *Employee) string { return e.LastName }}},
@@ -190,7 +190,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	everywhere, err := patterns.NewModel(directory, &patterns.ModelOptions[Employee]{
+	everywhere, err := patterns.OpenModel(ctx, directory, &patterns.ModelOptions[Employee]{
 		Name:        "directory",
 		RemoteLists: []patterns.ListDef[Employee]{{Name: "lastname", Value: func(e *Employee) string { return e.LastName }, Table: listsTable, Partition: "lastnames", Prefix: "lname_"}},
 		Queue:       work,

@@ -79,7 +79,7 @@ func (a *Account) crossIndex(ctx context.Context, n int) (*indexRound, *patterns
 	if err != nil {
 		return nil, nil, err
 	}
-	x, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{Name: "benchcross", Queue: r.q, CrossCopies: []patterns.IndexDef[IndexRow]{{
+	x, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[IndexRow]{Name: "benchcross", Queue: r.q, CrossCopies: []patterns.IndexDef[IndexRow]{{
 		Name: "email", Table: copies,
 		PartitionKey: func(v *IndexRow) string { return "email_" + v.Department },
 		Value:        func(v *IndexRow) string { return v.Email },
@@ -101,7 +101,7 @@ func (a *Account) listIndex(ctx context.Context, n int) (*indexRound, *patterns.
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{Name: "benchlists", Queue: r.q, RemoteLists: []patterns.ListDef[IndexRow]{
+	m, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[IndexRow]{Name: "benchlists", Queue: r.q, RemoteLists: []patterns.ListDef[IndexRow]{
 		{Name: "lastname", Value: func(v *IndexRow) string { return v.LastName }, Table: lists, Partition: "lname", Prefix: "lname_"}}})
 	for i := 0; err == nil && i < n; i++ {
 		err = m.Add(ctx, indexEmployee(i), nil)
@@ -148,7 +148,7 @@ func (a *Account) modelIndex(ctx context.Context, n int) (*indexRound, *patterns
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := patterns.NewModel(people, &patterns.ModelOptions[IndexRow]{
+	m, err := patterns.OpenModel(ctx, people, &patterns.ModelOptions[IndexRow]{
 		Name:        "benchstaff",
 		Primary:     "empid_",
 		Copies:      []patterns.IndexDef[IndexRow]{{Name: "email", Prefix: "email_", Unique: true, Value: func(v *IndexRow) string { return v.Email }}},

@@ -40,7 +40,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	// so a Repair has work and would send.
 	plain, _ := table.New[Staff](tc, nil)
 	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
-	idx, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
 	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 	must(err)
@@ -48,7 +48,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 		t.Fatal("the gap cases need a report with work in it")
 	}
 	people, _ := table.New[Staff](tc, nil)
-	eventual, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "eventual", Queue: qc, RemoteLists: []patterns.ListDef[Staff]{
+	eventual, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "eventual", Queue: qc, RemoteLists: []patterns.ListDef[Staff]{
 		{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](tc, nil)), Partition: "lists", Prefix: "lname_"}}})
 	must(err)
 	lt, err := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
@@ -96,7 +96,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			return err
 		}, nil},
 		{"ListDef.MaxListUnits above what one entity holds", table.ErrBadOption, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{
+			_, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{
 				{Name: "l", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }, MaxListUnits: 15*table.MaxStringUTF16 + 1}}})
 			return err
 		}, option("MaxListUnits")},

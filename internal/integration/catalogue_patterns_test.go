@@ -25,13 +25,13 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			t.Fatal(err)
 		}
 	}
-	idx, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	idx, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
-	cross, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{
+	cross, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{
 		{Name: "email", PartitionKey: func(s *Staff) string { return "email_" + s.PartitionKey }, Value: emailIdx},
 	}})
 	must(err)
-	ents, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "ents", Primary: "empid_",
+	ents, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "ents", Primary: "empid_",
 		Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 	must(err)
 	ds, err := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](env.tc, nil)), "H", 24)
@@ -57,21 +57,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	return []badCase{
 		// IntraPartitionIndex
 		{"intra-partition index without a name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Prefix: "email_", Value: emailIdx}}})
 			return err
 		}, nil},
 		{"two intra-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{
 				{Name: "e", Prefix: "email_", Value: emailIdx}, {Name: "e", Prefix: "mail2_", Value: emailIdx}}})
 
 			return err
 		}, nil},
 		{"intra-partition index without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_"}}})
 			return err
 		}, nil},
 		{"intra-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "e", Prefix: "email_", Value: emailIdx, Project: []string{"Salary"}}}})
 			return err
 		}, nil},
 		{"intra-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -103,20 +103,20 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// InterPartitionIndex
 		{"inter-partition index without a queue", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: nil, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: nil, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}}})
 			return err
 		}, nil},
 		{"inter-partition index without a PartitionKey func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", Value: emailIdx}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", Value: emailIdx}}})
 			return err
 		}, nil},
 		{"two inter-partition indexes of one name", patterns.ErrBadDefinition, func(context.Context) error {
 			d := patterns.IndexDef[Staff]{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx}
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{d, d}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{d, d}})
 			return err
 		}, nil},
 		{"inter-partition index projecting an unknown property", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Queue: env.qc, CrossCopies: []patterns.IndexDef[Staff]{{Name: "e", PartitionKey: func(*Staff) string { return "e" }, Value: emailIdx, Project: []string{"Salary"}}}})
 			return err
 		}, nil},
 		{"inter-partition lookup of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
@@ -135,18 +135,18 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// IndexEntities and RemoteIndexEntities
 		{"index entities without a prefix", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Value: func(s *Staff) string { return s.LastName }}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Value: func(s *Staff) string { return s.LastName }}}})
 			return err
 		}, nil},
 		{"index entities without a value func", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Prefix: "lname_"}}})
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "l", Primary: "empid_", Lists: []patterns.ListDef[Staff]{{Name: "l", Prefix: "lname_"}}})
 			return err
 		}, nil},
 		{"index entities Add of a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return ents.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_a#b"}, LastName: "Jones"}, nil)
 		}, anyValidation()},
 		{"remote index entities in a bad partition", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "r", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "r", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "r", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](env.tc, nil)), Partition: "a/b", Prefix: "lname_"}}})
 			return err
 		}, nil},
@@ -250,7 +250,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 
 		// BlobLog and BlobIndex
 		{"blob index in a badly named container", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "b", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
+			_, err := patterns.OpenModel(context.Background(), tableOf(table.New[Staff](env.tc, nil)), &patterns.ModelOptions[Staff]{Name: "b", Queue: env.qc, RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "b", Value: func(s *Staff) string { return s.LastName }, Blobs: env.bc, Container: "Bad_Name", Prefix: "x"}}})
 			return err
 		}, nil},

@@ -150,7 +150,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	ds, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](tc, nil)), "H", 24)
 	lt, _ := patterns.NewLogTail[Claim](tableOf(table.New[Claim](tc, nil)), nil)
-	idx, _ := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	none := azcore.ETag("")
 
 	plain := []plainCase{
@@ -262,11 +262,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		// patterns and options
 		{"50 intra-partition indexes", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: fifty})
+			_, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: fifty})
 			return err
 		}},
 		{"index prefixes that overlap", patterns.ErrBadDefinition, func(context.Context) error {
-			_, err := patterns.NewModel(tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}}})
+			_, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Staff]{{Name: "a", Prefix: "empid_x", Value: emailIdx}}})
 			return err
 		}},
 		{"entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {

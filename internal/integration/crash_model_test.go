@@ -25,7 +25,7 @@ func init() { crashScenarios = append(crashScenarios, modelCrashScenarios...) }
 // index in the partition and a last-name list in Lists.
 func modelOf(p *crashProc) *patterns.Model[Staff] {
 	people, _ := table.New[Staff](p.table(p.names.Current), nil)
-	m, err := patterns.NewModel(people, &patterns.ModelOptions[Staff]{
+	m, err := patterns.OpenModel(context.Background(), people, &patterns.ModelOptions[Staff]{
 		Name: "staff", Primary: "empid_",
 		Copies:       []patterns.IndexDef[Staff]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Staff) string { return s.Email }}},
 		RemoteLists:  []patterns.ListDef[Staff]{{Name: "lastname", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](p.table(p.names.Lists), nil)), Partition: "lname", Prefix: "lname_"}},

@@ -280,7 +280,7 @@ func crossOf(p *crashProc) *patterns.Model[Emp] {
 	def := patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](p.table(p.names.Copies), nil)),
 		PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 		Value:        func(e *Emp) string { return e.Email }}
-	x, _ := patterns.NewModel(tableOf(table.New[Emp](p.table(p.names.Current), nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: p.queue(p.names.Queue), CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
+	x, _ := patterns.OpenModel(context.Background(), tableOf(table.New[Emp](p.table(p.names.Current), nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: p.queue(p.names.Queue), CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
 	return x
 }
 

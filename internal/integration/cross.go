@@ -52,7 +52,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, pc)
 		copies := env.NewTable(t, &reqcount.Counter{}) // the index lives in its own table
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(idx.MessageType(), idx.Process)
 		// Three versions, messages handled in reverse order, each twice.
@@ -157,7 +157,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 
 		// A crash after the write, before the message is shown: it shows
 		// when the publish delay ends.
-		crashing, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+		crashing, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		v4 := v3
 		v4.Email = "d@x.com"
 		if err := crashing.Upsert(ctx, &v4, &table.UpsertOptions{Mode: table.Replace}); err != nil {
@@ -196,7 +196,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		idx, _ := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}})
+		idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}})
 		var seen []int
 		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
@@ -243,7 +243,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 				list.Blobs, list.Container = env.NewContainer(t, nil)
 				list.Prefix = "lname/"
 			}
-			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "ix", Queue: q, RemoteLists: []patterns.ListDef[Emp]{list}})
+			ix, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "ix", Queue: q, RemoteLists: []patterns.ListDef[Emp]{list}})
 			if err != nil {
 				t.Fatal(err)
 			}

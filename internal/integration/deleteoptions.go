@@ -26,7 +26,7 @@ func RunDeleteOptions(t *testing.T, env Env) {
 	t.Run("model: a copy missing does not stop Delete, nor pass for a missing entity", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 	t.Run("index entities written by the old writer", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		x, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_",
+		x, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_",
 			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		bc, container := env.NewContainer(t, c)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		b, err := patterns.NewModel(tableOf(table.New[Staff](env.NewTable(t, c), nil)), &patterns.ModelOptions[Staff]{Name: "staff", Queue: q,
+		b, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](env.NewTable(t, c), nil)), &patterns.ModelOptions[Staff]{Name: "staff", Queue: q,
 			RemoteLists: []patterns.ListDef[Staff]{{Name: "lname", Value: func(s *Staff) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "lname/"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -173,7 +173,7 @@ func RunIDListFormat(t *testing.T, env Env) {
 		client := env.NewTable(t, c)
 		bc, container := env.NewContainer(t, c)
 		lists := env.NewTable(t, c)
-		m, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_", Queue: env.NewQueue(t, c),
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "staff", Primary: "empid_", Queue: env.NewQueue(t, c),
 			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}},
 			RemoteLists: []patterns.ListDef[Staff]{
 				{Name: "remote", Value: func(s *Staff) string { return s.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"},

@@ -40,7 +40,7 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("intra-partition index", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		idx, err := patterns.NewModel(tableOf(table.New[Member](client, nil)), &patterns.ModelOptions[Member]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Member]{
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Member](client, nil)), &patterns.ModelOptions[Member]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Member]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(m *Member) string { return m.Email }},
 			{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }},
 		}})
@@ -95,7 +95,7 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("inter-partition index", func(t *testing.T) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), &patterns.ModelOptions[Member]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Member]{
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Member](env.NewTable(t, &reqcount.Counter{}), nil)), &patterns.ModelOptions[Member]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Member]{
 			{Name: "email", Table: tableOf(table.New[table.Entity](env.NewTable(t, &reqcount.Counter{}), nil)), PartitionKey: func(m *Member) string { return "email_" + m.Department }, Value: func(m *Member) string { return m.Email }},
 		}, PublishDelay: time.Second})
 		if err != nil {
@@ -131,7 +131,7 @@ func runIndexCore(t *testing.T, env Env) {
 
 	t.Run("index entities, verified and repaired", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		ix, err := patterns.NewModel(tableOf(table.New[Member](client, nil)), &patterns.ModelOptions[Member]{Name: "ix", Primary: "empid_",
+		ix, err := patterns.OpenModel(ctx, tableOf(table.New[Member](client, nil)), &patterns.ModelOptions[Member]{Name: "ix", Primary: "empid_",
 			Lists: []patterns.ListDef[Member]{{Name: "lname", Prefix: "lname_", Value: func(m *Member) string { return m.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -188,7 +188,7 @@ func runIndexCore(t *testing.T, env Env) {
 				list.Blobs, list.Container = env.NewContainer(t, nil)
 				list.Prefix = "lname/"
 			}
-			ix, err := patterns.NewModel(tableOf(table.New[Member](people, nil)), &patterns.ModelOptions[Member]{Name: "core", Queue: q, RemoteLists: []patterns.ListDef[Member]{list}})
+			ix, err := patterns.OpenModel(ctx, tableOf(table.New[Member](people, nil)), &patterns.ModelOptions[Member]{Name: "core", Queue: q, RemoteLists: []patterns.ListDef[Member]{list}})
 			if err != nil {
 				t.Fatal(err)
 			}

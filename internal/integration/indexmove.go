@@ -31,7 +31,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			copies := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
+			idx, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			client := env.NewTable(t, &reqcount.Counter{})
 			archive := env.NewTable(t, &reqcount.Counter{})
 			q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-			idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+			idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 			if err != nil {
 				t.Fatal(err)
 			}

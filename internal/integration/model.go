@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -64,7 +65,7 @@ func workerModelQ(t *testing.T, env Env, c *reqcount.Counter, withLastNames bool
 		w = consistency.NewWorker(q, poison, quick(nil))
 		drain = func() { drainAll(t, q, w) }
 	}
-	m, err := patterns.NewModel(employees, def)
+	m, err := patterns.OpenModel(context.Background(), employees, def)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func RunModel(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := patterns.NewModel(tbl, &patterns.ModelOptions[Declared]{Name: "declared", Primary: "empid_",
+		m, err := patterns.OpenModel(ctx, tbl, &patterns.ModelOptions[Declared]{Name: "declared", Primary: "empid_",
 			Copies: []patterns.IndexDef[Declared]{{Name: "email", Prefix: "email_", Unique: true, Value: func(d *Declared) string { return d.Email }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -390,12 +391,12 @@ func RunModel(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := patterns.NewModel(tbl, &patterns.ModelOptions[Secret]{Name: "secret", Primary: "id_",
+		m, err := patterns.OpenModel(ctx, tbl, &patterns.ModelOptions[Secret]{Name: "secret", Primary: "id_",
 			Copies: []patterns.IndexDef[Secret]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *Secret) string { return s.Email }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := patterns.NewModel(tbl, &patterns.ModelOptions[Secret]{Name: "leaky", Primary: "id_",
+		if _, err := patterns.OpenModel(ctx, tbl, &patterns.ModelOptions[Secret]{Name: "leaky", Primary: "id_",
 			Copies: []patterns.IndexDef[Secret]{{Name: "email", Prefix: "email_", Value: func(s *Secret) string { return s.Email }, Project: []string{"SSN"}}}}); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("a copy projecting the encrypted field: %v, want ErrBadDefinition", err)
 		}

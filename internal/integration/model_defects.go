@@ -23,7 +23,7 @@ func RunModelDefects(t *testing.T, env Env) {
 		primaries := env.NewTable(t, &reqcount.Counter{})
 		lists := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		m, err := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: time.Second,
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: time.Second,
 			Copies:      []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
 			RemoteLists: []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastname", Prefix: "lastname_"}},
 		})
@@ -98,11 +98,15 @@ func RunModelDefects(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+		m, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
 			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.N() != 1 {
+			t.Fatalf("OpenModel sent %d requests; want 1, the read of the indexes' state", c.N())
+		}
+		c.Reset()
 		var all []*DirEmp
 		for i := range 5 {
 			all = append(all, workerOf("Sales", i))
@@ -119,13 +123,13 @@ func RunModelDefects(t *testing.T, env Env) {
 	t.Run("a Repair refuses another index's report, before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		byEmail, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Emp]{
+		byEmail, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Emp]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }},
 		}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		byLast, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "bylast", Primary: "empid_",
+		byLast, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "bylast", Primary: "empid_",
 			Lists: []patterns.ListDef[Emp]{{Name: "lastname", Prefix: "lastname_", Value: func(e *Emp) string { return e.LastName }}}})
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func secretDirectory(t *testing.T, env Env, c *reqcount.Counter) (*patterns.Mode
 		t.Fatal(err)
 	}
 	q, poison := env.NewQueue(t, c), env.NewQueue(t, nil)
-	m, err := patterns.NewModel(employees, &patterns.ModelOptions[SecretEmp]{
+	m, err := patterns.OpenModel(context.Background(), employees, &patterns.ModelOptions[SecretEmp]{
 		Name:    "secretstaff",
 		Primary: "empid_",
 		Copies: []patterns.IndexDef[SecretEmp]{
@@ -99,7 +100,7 @@ func RunModelReads(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "projected", Primary: "empid_",
+		m, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[DirEmp]{Name: "projected", Primary: "empid_",
 			Copies: []patterns.IndexDef[DirEmp]{
 				{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }, Project: []string{"FirstName", "Email"}},
 				{Name: "whole", Prefix: "mail_", Unique: true, Value: func(e *DirEmp) string { return e.Email }},

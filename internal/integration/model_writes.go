@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"slices"
@@ -27,7 +28,7 @@ func emailModel(t *testing.T, env Env, c *reqcount.Counter) *patterns.Model[DirE
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+	m, err := patterns.OpenModel(context.Background(), employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
 		Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func RunModelWrites(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		email := []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}
-		m, err := patterns.NewModel(customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_", Copies: email})
+		m, err := patterns.OpenModel(ctx, customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_", Copies: email})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +161,7 @@ func RunModelWrites(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := patterns.NewModel(customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_",
+		m, err := patterns.OpenModel(ctx, customers, &patterns.ModelOptions[DirEmp]{Name: "customers", Primary: "cust_",
 			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +250,7 @@ func RunModelWrites(t *testing.T, env Env) {
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		// The directory's cross-department email index: every copy in
 		// one partition, keyed by the email.
-		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: 2 * time.Second,
+		m, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q, PublishDelay: 2 * time.Second,
 			CrossCopies: []patterns.IndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)
@@ -313,7 +314,7 @@ func RunModelWrites(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		q := env.NewQueue(t, nil)
-		m, err := patterns.NewModel(employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q,
+		m, err := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_", Queue: q,
 			CrossCopies: []patterns.IndexDef[DirEmp]{{Name: "email", PartitionKey: func(*DirEmp) string { return "email" }, Value: func(e *DirEmp) string { return e.Email }}}})
 		if err != nil {
 			t.Fatal(err)

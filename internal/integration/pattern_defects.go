@@ -74,7 +74,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		idx, err := patterns.NewModel(tableOf(table.New[Nicked](primary, nil)), &patterns.ModelOptions[Nicked]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Nicked]{nickDef(copies)}, PublishDelay: time.Second})
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Nicked](primary, nil)), &patterns.ModelOptions[Nicked]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Nicked]{nickDef(copies)}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		// The primaries' RowKeys ("000123") all start with "000".
-		idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "000", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "000", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			PartitionKey: func(e *Emp) string { return "mail_" + e.Department },
 			Value:        func(e *Emp) string { return e.Email }}}, PublishDelay: time.Second})
 		if err != nil {
@@ -159,7 +159,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// old unique copy was left behind.
 	t.Run("intra-partition Modify through a pointer removes the old unique copy", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		idx, err := patterns.NewModel(tableOf(table.New[Pointed](client, nil)), &patterns.ModelOptions[Pointed]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Pointed]{
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Pointed](client, nil)), &patterns.ModelOptions[Pointed]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Pointed]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(p *Pointed) string {
 				if p.Email == nil {
 					return ""
@@ -361,12 +361,12 @@ func RunPatternDefects(t *testing.T, env Env) {
 		q := env.NewQueue(t, nil)
 		bc, container := env.NewContainer(t, c)
 		c.Reset()
-		intra, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes(),
+		intra, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes(),
 			Lists: []patterns.ListDef[Staff]{{Name: "lastname", Prefix: "lastname_", Value: func(s *Staff) string { return s.LastName }}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		inter, err := patterns.NewModel(tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "inter", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
+		inter, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "inter", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "email_" + e.Department }, Value: func(e *Emp) string { return e.Email }}},
 			RemoteLists: []patterns.ListDef[Emp]{
 				{Name: "remote", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"},
@@ -375,6 +375,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		wantRequests(t, c, 1, "opening the model with a Primary prefix (the read of its indexes' state)")
 		series, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "D", 24)
 		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
 		badPK := "a/b"
@@ -424,13 +425,13 @@ func RunPatternDefects(t *testing.T, env Env) {
 		primary := env.NewTable(t, &reqcount.Counter{})
 		copies := env.NewTable(t, &reqcount.Counter{})
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		byEmail, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "byemail", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
+		byEmail, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "byemail", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "email",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 			Value: func(e *Emp) string { return e.Email }}}, PublishDelay: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "bylastname", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "lastname",
+		byName, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "bylastname", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "lastname",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "lname_" + e.Department },
 			Value: func(e *Emp) string { return e.LastName + "_" + e.RowKey }}}, PublishDelay: time.Second})
 		if err != nil {
@@ -463,7 +464,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if n := queueLen(t, poison); n != 0 {
 			t.Fatalf("%d messages in the poison queue", n)
 		}
-		if _, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "no spaces", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "e",
+		if _, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "no spaces", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{{Name: "e",
 			Table: tableOf(table.New[table.Entity](copies, nil)), PartitionKey: func(e *Emp) string { return "e" }, Value: func(e *Emp) string { return e.Email }}}}); !errors.Is(err, patterns.ErrBadDefinition) {
 			t.Fatalf("a model name that makes no message type: %v", err)
 		}
@@ -497,7 +498,7 @@ func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	ctx := t.Context()
 	gate := &gatedPolicy{p: firstBatchLost{faults.LoseResponse(1)}}
 	client := env.NewTable(t, &reqcount.Counter{Faults: gate})
-	ix, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
+	ix, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
 		Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 	if err != nil {
 		t.Fatal(err)

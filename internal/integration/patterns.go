@@ -56,11 +56,11 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("intra-partition index: writes, lookups and their request counts", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+		idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantRequests(t, c, 0, "defining the index")
+		wantRequests(t, c, 1, "opening the model (the read of its indexes' state)")
 		don := staff("000123", "Don", "Hall", "donh@contoso.com", 34)
 		if err := idx.Add(ctx, don, nil); err != nil {
 			t.Fatal(err)
@@ -164,7 +164,7 @@ func RunPatterns(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		emailOnly := staffIndexes()[:1]
-		idx, _ := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: emailOnly})
+		idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: emailOnly})
 		for i, s := range []*Staff{staff("000001", "A", "Jones", "a@x.com", 1), staff("000002", "B", "Jones", "b@x.com", 2), staff("000003", "C", "Smith", "c@x.com", 3)} {
 			if err := idx.Add(ctx, s, nil); err != nil {
 				t.Fatal(i, err)
@@ -203,7 +203,7 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
-		both, _ := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+		both, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
@@ -250,11 +250,12 @@ func RunPatterns(t *testing.T, env Env) {
 			"bad prefix":                     {{Name: "a", Prefix: "a/", Value: v}},
 		}
 		for name, defs := range cases {
-			if _, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: defs}); !errors.Is(err, patterns.ErrBadDefinition) {
+			if _, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: defs}); !errors.Is(err, patterns.ErrBadDefinition) {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		idx, _ := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+		idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+		wantRequests(t, c, 1, "opening the model (the read of its indexes' state)")
 		if err := idx.Add(ctx, &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}}, nil); !errors.Is(err, patterns.ErrNotPrimary) {
 			t.Errorf("RowKey without the primary prefix: %v", err)
 		}
@@ -278,11 +279,12 @@ func RunPatterns(t *testing.T, env Env) {
 		client := env.NewTable(t, c)
 		lastName := func(s *Staff) string { return s.LastName }
 		// A tiny list size makes the value's list continue in new parts.
-		ix, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
+		ix, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
 			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: lastName, MaxListUnits: 40}}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		wantRequests(t, c, 1, "opening the model (the read of its indexes' state)")
 		rks := func(ids []patterns.Owner, err error) []string {
 			t.Helper()
 			if err != nil {
@@ -354,7 +356,7 @@ func RunPatterns(t *testing.T, env Env) {
 	t.Run("index entities: 32 concurrent writers lose nothing", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		ix, _ := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
+		ix, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "ix", Primary: "empid_",
 			Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 		const writers = 32
 		var wg sync.WaitGroup

@@ -69,7 +69,7 @@ func TestPatternBlobErrorsRedactTheSAS(t *testing.T) {
 		}
 		errs["LargeEntity.Put"] = large.Put(ctx, &Photo{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Image: make([]byte, 64)}, nil)
 		_, errs["LargeEntity.Sweep"] = large.Sweep(ctx, patterns.MinSweepGrace, nil)
-		bi, err := patterns.NewModel(tableOf(table.New[Photo](tc, nil)), &patterns.ModelOptions[Photo]{Name: "photos", Queue: fake.NewQueueService(nil).NewQueueClient("q", nil),
+		bi, err := patterns.OpenModel(ctx, tableOf(table.New[Photo](tc, nil)), &patterns.ModelOptions[Photo]{Name: "photos", Queue: fake.NewQueueService(nil).NewQueueClient("q", nil),
 			RemoteLists: []patterns.ListDef[Photo]{{Name: "lname", Value: func(*Photo) string { return "Jones" }, Blobs: blobs, Container: "lists", Prefix: "lname"}}})
 		if err != nil {
 			t.Fatal(err)

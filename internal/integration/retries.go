@@ -145,7 +145,7 @@ func RunRetries(t *testing.T, env Env) {
 	qc := &reqcount.Counter{Faults: qfaults}
 	queue := env.NewQueue(t, qc)
 	sender := consistency.NewSender(queue, nil)
-	idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	if err != nil {
 		t.Fatal(err)
 	}

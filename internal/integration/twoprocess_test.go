@@ -61,12 +61,12 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 		return faults.Stats{}, err
 	}
 	ctx := t.Context()
-	ix, _ := patterns.NewModel(tableOf(table.New[Staff](people, nil)), soakListModel())
-	idx, _ := patterns.NewModel(tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	ix, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](people, nil)), soakListModel())
+	idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
 	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
-	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
+	cross, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
 	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
 	// default back-off and polling): the soak shows what a user running
 	// NewWorker with nil options gets, not what test-tuned options get.
@@ -196,7 +196,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	q, poison := newQueue(), newQueue()
 	primaries, copies := newTable(), newTable()
 
-	idx, _ := patterns.NewModel(tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+	idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	for i := 0; i < soakStaff; i++ {
 		if err := idx.Add(ctx, staff(fmt.Sprintf("%06d", i), "F", "Jones", fmt.Sprintf("start%d@contoso.com", i), i), nil); err != nil {
 			t.Fatal(err)
@@ -237,7 +237,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	drainAll(t, q, consistency.NewWorker(q, poison, quick(nil))) // nothing left for it, or the test fails below
 
 	// Index entities: every ID of both processes, once, under its value.
-	ix, _ := patterns.NewModel(tableOf(table.New[Staff](people, nil)), soakListModel())
+	ix, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](people, nil)), soakListModel())
 	seen := map[string]int{}
 	for _, last := range surnames {
 		ids, err := ix.IDs(ctx, "lname", "Sales", last, nil)
@@ -274,7 +274,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	}
 	// Inter-partition index: after the queue drained, every copy matches
 	// its primary and no stale copy is left.
-	cross, _ := patterns.NewModel(tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}})
+	cross, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}})
 	crep, err := cross.Verify(ctx, nil)
 	if err != nil || !crep.OK() || crep.Primaries != soakCross || crep.Copies != soakCross {
 		t.Fatalf("Verify: %+v %v", crep, err)

@@ -226,7 +226,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		// The pattern routes by Meta before it writes, and reads copies
 		// whose keys are the index's: the fields come from the copy's
 		// properties.
-		x, err := patterns.NewModel(tableOf(table.New[KeyedStaff](client, nil)), &patterns.ModelOptions[KeyedStaff]{Name: "idx", Primary: "emp_", Copies: []patterns.IndexDef[KeyedStaff]{
+		x, err := patterns.OpenModel(ctx, tableOf(table.New[KeyedStaff](client, nil)), &patterns.ModelOptions[KeyedStaff]{Name: "idx", Primary: "emp_", Copies: []patterns.IndexDef[KeyedStaff]{
 			{Name: "email", Prefix: "email_", Unique: true, Value: func(s *KeyedStaff) string { return s.Email }},
 		}})
 		if err != nil {

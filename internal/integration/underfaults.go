@@ -235,7 +235,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 		underFaults(t, env, svc, 21, func(r *faultRun) state {
 			ctx := r.t.Context()
 			client := r.table()
-			idx, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
+			idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("model lists in the partition", func(t *testing.T) {
 		underFaults(t, env, svc, 22, func(r *faultRun) state {
 			return oneTable(r, "people", func(ctx context.Context, client *aztables.Client) {
-				ix, err := patterns.NewModel(tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "people", Primary: "empid_",
+				ix, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "people", Primary: "empid_",
 					Lists: []patterns.ListDef[Staff]{{Name: "lname", Prefix: "lname_", Value: func(s *Staff) string { return s.LastName }}}})
 				if err != nil {
 					t.Fatal(err)
@@ -310,7 +310,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			def := patterns.IndexDef[Emp]{Name: "email", Table: tableOf(table.New[table.Entity](copies, nil)),
 				PartitionKey: func(e *Emp) string { return "email_" + e.Department },
 				Value:        func(e *Emp) string { return e.Email }}
-			idx, err := patterns.NewModel(tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
+			idx, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{def}, PublishDelay: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -347,7 +347,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			ctx := r.t.Context()
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
-			ix, err := patterns.NewModel(tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "people", Queue: q, PublishDelay: 2 * time.Second,
+			ix, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](people, nil)), &patterns.ModelOptions[Emp]{Name: "people", Queue: q, PublishDelay: 2 * time.Second,
 				RemoteLists: []patterns.ListDef[Emp]{{Name: "lname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}}})
 			if err != nil {
 				t.Fatal(err)
@@ -377,7 +377,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			people, lists := r.table(), r.table()
 			q, poison := r.queue(), r.queue()
 			tb, _ := table.New[Emp](people, nil)
-			m, err := patterns.NewModel(tb, &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_",
+			m, err := patterns.OpenModel(ctx, tb, &patterns.ModelOptions[Emp]{Name: "emp", Primary: "empid_",
 				Copies:       []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}},
 				RemoteLists:  []patterns.ListDef[Emp]{{Name: "lastname", Value: func(e *Emp) string { return e.LastName }, Table: tableOf(table.New[table.Entity](lists, nil)), Partition: "lastnames", Prefix: "lname_"}},
 				Queue:        q,

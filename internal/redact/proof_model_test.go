@@ -24,7 +24,7 @@ func modelOpts(copies *aztables.Client, q consistency.Queue) *patterns.ModelOpti
 func model(e *env) *patterns.Model[Emp] {
 	o := modelOpts(e.tbl2, e.q)
 	o.Logger = e.log
-	m, err := patterns.NewModel[Emp](tbl(e), o)
+	m, err := patterns.OpenModel[Emp](context.Background(), tbl(e), o)
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +37,7 @@ func model(e *env) *patterns.Model[Emp] {
 func addMessage(ctx context.Context, e *env, name string) (*consistency.Message, error) {
 	q := fakeQueue(ctx)
 	t, _ := table.New[Emp](fakeTable(ctx, e, name), nil)
-	good, err := patterns.NewModel[Emp](t, modelOpts(fakeTable(ctx, e, name+"copies"), q))
+	good, err := patterns.OpenModel[Emp](ctx, t, modelOpts(fakeTable(ctx, e, name+"copies"), q))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func init() {
 		"patterns.Model.IDs": func(ctx context.Context, e *env) error {
 			// A list in the partition, and one in blobs.
 			_, err := model(e).IDs(ctx, "name", "Sales", "Ana", nil)
-			blobs, berr := patterns.NewModel[Emp](tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
+			blobs, berr := patterns.OpenModel[Emp](ctx, tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
 				RemoteLists: []patterns.ListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
 			if berr == nil {
 				_, berr = blobs.IDs(ctx, "name", "", "Ana", nil)

@@ -320,7 +320,7 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := patterns.NewModel(staff, &patterns.ModelOptions[emp]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}})
+	idx, err := patterns.OpenModel(ctx, staff, &patterns.ModelOptions[emp]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}})
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 	if err != nil {
 		return nil, err
 	}
-	ie, err := patterns.NewModel(listed, &patterns.ModelOptions[emp]{Name: "listed", Primary: "lsid_", Lists: []patterns.ListDef[emp]{{Name: "lastname", Prefix: "lname_", Value: func(e *emp) string { return e.LastName }}}})
+	ie, err := patterns.OpenModel(ctx, listed, &patterns.ModelOptions[emp]{Name: "listed", Primary: "lsid_", Lists: []patterns.ListDef[emp]{{Name: "lastname", Prefix: "lname_", Value: func(e *emp) string { return e.LastName }}}})
 	if err != nil {
 		return nil, err
 	}
@@ -440,7 +440,7 @@ func growIndex(ctx context.Context, acct *benchkit.Account, n, per int) (time.Du
 	if err != nil {
 		return 0, err
 	}
-	idx, err := patterns.NewModel(staff, &patterns.ModelOptions[emp]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}})
+	idx, err := patterns.OpenModel(ctx, staff, &patterns.ModelOptions[emp]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *emp) string { return e.Email }}}})
 	if err != nil {
 		return 0, err
 	}

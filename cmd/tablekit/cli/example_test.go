@@ -31,7 +31,7 @@ func Example_operatorBinary() {
 	if err != nil {
 		os.Exit(cli.ExitUsage)
 	}
-	staff, err := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
+	staff, err := patterns.OpenModel(context.Background(), employees, &patterns.ModelOptions[Employee]{Name: "staff", Primary: "empid_", Copies: []patterns.IndexDef[Employee]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Employee) string { return e.Email }},
 	}})
 	if err != nil {

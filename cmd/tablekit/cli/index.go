@@ -24,6 +24,7 @@ import (
 type Registration struct {
 	name  string
 	idx   verifier     // made by Index
+	evo   evolver      // made by Index: the model's index evolution
 	large *largeEntity // made by Large
 }
 
@@ -40,7 +41,9 @@ type verifier interface {
 // commands take no -conn or -account: they refuse them rather than seem to
 // honour them.
 func Index[T any](name string, m *patterns.Model[T]) Registration {
-	return indexOf(name, m)
+	r := indexOf(name, m)
+	r.evo = m
+	return r
 }
 
 // indexOf registers v as -index name.

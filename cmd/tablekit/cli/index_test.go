@@ -261,7 +261,7 @@ type member struct {
 // table: two partitions, each with one primary whose copy was lost.
 func testRealIndex(t *testing.T, client *aztables.Client) {
 	ctx := t.Context()
-	idx, err := patterns.NewModel(tableOf(table.New[member](client, nil)), &patterns.ModelOptions[member]{Name: "members", Primary: "emp_", Copies: []patterns.IndexDef[member]{
+	idx, err := patterns.OpenModel(ctx, tableOf(table.New[member](client, nil)), &patterns.ModelOptions[member]{Name: "members", Primary: "emp_", Copies: []patterns.IndexDef[member]{
 		{Name: "email", Prefix: "email_", Unique: true, Value: func(m *member) string { return m.Email }},
 	}})
 	if err != nil {

@@ -5,7 +5,7 @@
 //
 //	func main() {
 //		employees, _ := table.New[Employee](client, opts)
-//		staff, _ := patterns.NewModel(employees, &patterns.ModelOptions[Employee]{...})
+//		staff, _ := patterns.OpenModel(ctx, employees, &patterns.ModelOptions[Employee]{...})
 //		os.Exit(cli.Main(context.Background(), os.Args[1:], &cli.Options{
 //			Registrations: []cli.Registration{cli.Index("staff", staff)},
 //		}))
@@ -145,6 +145,7 @@ type command struct {
 
 func commands() []command {
 	all := indexCommands()
+	all = append(all, evolveCommands()...)
 	all = append(all, largeCommands()...)
 	all = append(all, keysCommands()...)
 	all = append(all, poisonCommands()...)

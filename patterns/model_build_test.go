@@ -1,0 +1,495 @@
+package patterns_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// Index evolution on a live model, on the fake: a Build while writes go
+// on, writes forced between a range's read and its write, a process with
+// the old declaration, a Drop, and a worker process killed mid-build.
+
+// evolveRefresh is the models' StateRefresh here: a build's planner waits
+// twice as long (the queue's 1 s at least).
+const evolveRefresh = 500 * time.Millisecond
+
+// evolveEnv is one table and queue that several declarations of the
+// directory's model open.
+type evolveEnv struct {
+	tables        func(name string) *aztables.Client
+	q, poison     *azqueue.QueueClient
+	raw           *table.Table[table.Entity]
+	newQueue      func(name string) *azqueue.QueueClient
+	remoteClients bool // clients forward over HTTP to the parent's fakes
+}
+
+func newEvolveEnv(t *testing.T) *evolveEnv {
+	t.Helper()
+	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
+	e := &evolveEnv{
+		tables:   func(name string) *aztables.Client { return tables.NewClient(name, nil) },
+		newQueue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) },
+	}
+	e.setup(t)
+	return e
+}
+
+func (e *evolveEnv) setup(t *testing.T) {
+	ctx := t.Context()
+	c := e.tables("Staff")
+	if !e.remoteClients {
+		if _, err := c.CreateTable(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.raw = tableOf(table.New[table.Entity](c, nil))
+	e.q, e.poison = e.newQueue("staff"), e.newQueue("staff-poison")
+	if !e.remoteClients {
+		for _, q := range []*azqueue.QueueClient{e.q, e.poison} {
+			if _, err := q.Create(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// oldDecl declares the model before the new indexes: one copies index.
+func oldDecl(e *evolveEnv) *patterns.ModelOptions[staffer] {
+	return &patterns.ModelOptions[staffer]{
+		Name: "staff", Primary: "empid_", Queue: e.q, StateRefresh: evolveRefresh, RangeSize: 40,
+		Copies: []patterns.IndexDef[staffer]{
+			{Name: "first", Prefix: "first_", Value: func(s *staffer) string { return s.FirstName }},
+		},
+	}
+}
+
+// midDecl adds a unique email copy.
+func midDecl(e *evolveEnv) *patterns.ModelOptions[staffer] {
+	o := oldDecl(e)
+	o.Copies = append(o.Copies, patterns.IndexDef[staffer]{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }})
+	return o
+}
+
+// newDecl adds a last-name list to midDecl.
+func newDecl(e *evolveEnv) *patterns.ModelOptions[staffer] {
+	o := midDecl(e)
+	o.Lists = []patterns.ListDef[staffer]{{Name: "lastname", Prefix: "lastname_", Value: func(s *staffer) string { return s.LastName }}}
+	return o
+}
+
+func (e *evolveEnv) open(t *testing.T, o *patterns.ModelOptions[staffer]) *patterns.Model[staffer] {
+	t.Helper()
+	m, err := patterns.OpenModel(t.Context(), tableOf(table.New[staffer](e.raw.Client(), &table.Options{Name: "Staff"})), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (e *evolveEnv) worker(t *testing.T, m *patterns.Model[staffer]) *consistency.Worker {
+	t.Helper()
+	w := consistency.NewWorker(e.q, e.poison, &consistency.WorkerOptions{
+		Visibility: time.Second, Backoff: func(int64) time.Duration { return 0 },
+		PollInterval: 20 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond,
+	})
+	if err := w.Handle(m.MessageType(), m.Process); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// buildBoth builds email from midDecl (the model's first Build records
+// the other declared indexes active), then lastname from newDecl, and
+// returns newDecl's model.
+func (e *evolveEnv) buildBoth(t *testing.T) *patterns.Model[staffer] {
+	t.Helper()
+	if err := e.open(t, midDecl(e)).Build(t.Context(), "email", nil); err != nil {
+		t.Fatal(err)
+	}
+	m := e.open(t, newDecl(e))
+	if err := m.Build(t.Context(), "lastname", nil); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// until drains w until index is in state want.
+func until(t *testing.T, m *patterns.Model[staffer], w *consistency.Worker, index string, want patterns.IndexState) *patterns.IndexProgress {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		_, _ = w.Drain(t.Context(), nil) // failures come back; the build converges
+		p, err := m.IndexStatus(t.Context(), index, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.State == want {
+			return p
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("index %s did not become %s", index, want)
+	return nil
+}
+
+func loadStaff(t *testing.T, m *patterns.Model[staffer], n int) {
+	t.Helper()
+	for i := range n {
+		pk := []string{"Sales", "Ops", "Dev"}[i%3]
+		if i >= n/3 {
+			pk = "Dev" // a large partition: several RowKey ranges
+		}
+		s := staffOf(pk, i, fmt.Sprintf("F%d", i%7), fmt.Sprintf("L%d", i%5), fmt.Sprintf("e%d@x", i))
+		if err := m.Add(t.Context(), s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func verifyOK(t *testing.T, m *patterns.Model[staffer]) {
+	t.Helper()
+	r, err := m.Verify(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Fatalf("Verify: missing %v, orphans %v, stale %v", r.Missing, r.Orphans, r.Stale)
+	}
+}
+
+func TestModelBuildFillsANewIndexWhileWritesGoOn(t *testing.T) {
+	modelTimeoutAfter(t, time.Minute)
+	ctx := t.Context()
+	e := newEvolveEnv(t)
+	old := e.open(t, oldDecl(e))
+	loadStaff(t, old, 150)
+	m := e.buildBoth(t)
+	// Building: reads refused before any request, writes maintain it.
+	if _, err := m.Lookup(ctx, "email", "Dev", "e100@x", nil); !errors.Is(err, patterns.ErrIndexNotReady) || !errors.Is(err, patterns.ErrUnknownIndex) {
+		t.Fatalf("Lookup of a building index: %v", err)
+	}
+	if _, err := m.IDs(ctx, "lastname", "Dev", "L0", nil); !errors.Is(err, patterns.ErrIndexNotReady) {
+		t.Fatalf("IDs of a building index: %v", err)
+	}
+	if err := m.Add(ctx, staffOf("Dev", 1000, "New", "L9", "new@x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// The process with the old declaration is refused once it has read
+	// the state again, before any write request.
+	time.Sleep(evolveRefresh + 100*time.Millisecond)
+	err := old.Add(ctx, staffOf("Dev", 1001, "Old", "L9", "old@x"), nil)
+	if !errors.Is(err, patterns.ErrIndexDeclaration) || !strings.Contains(err.Error(), `"email"`) {
+		t.Fatalf("a write with the old declaration: %v", err)
+	}
+	if _, err := e.raw.Get(ctx, "Dev", "empid_001001", nil); !table.Is(err, table.ErrNotFound) {
+		t.Fatalf("the refused write was stored: %v", err)
+	}
+	w := e.worker(t, m)
+	p := until(t, m, w, "email", patterns.IndexActive)
+	until(t, m, w, "lastname", patterns.IndexActive)
+	if !p.Planned || p.Entities != 151 || len(p.Ranges) < 4 {
+		t.Fatalf("progress: planned %v, entities %d, ranges %d; want planned, 151, at least 4", p.Planned, p.Entities, len(p.Ranges))
+	}
+	verifyOK(t, m)
+	got, err := m.Lookup(ctx, "email", "Dev", "e100@x", nil)
+	if err != nil || got.RowKey != "empid_000100" {
+		t.Fatalf("Lookup after the build: %v, %v", got, err)
+	}
+	ids, err := m.IDs(ctx, "lastname", "Dev", "L9", nil)
+	if err != nil || len(ids) != 1 || ids[0].RowKey != "empid_001000" {
+		t.Fatalf("IDs after the build: %v, %v", ids, err)
+	}
+}
+
+func TestModelBuildLosesNoRowToAWriteBetweenItsReadAndItsWrite(t *testing.T) {
+	modelTimeoutAfter(t, time.Minute)
+	ctx := t.Context()
+	e := newEvolveEnv(t)
+	loadStaff(t, e.open(t, oldDecl(e)), 60)
+	m := e.open(t, newDecl(e))
+	writer := e.open(t, newDecl(e))
+	patterns.SetBeforeBackfill(m, nil)
+	var raced atomic.Int32
+	patterns.SetBeforeBackfill(m, func() {
+		// The first pages: a primary of the page changes its indexed
+		// values after the range read it, and one is deleted.
+		switch raced.Add(1) {
+		case 1:
+			if _, err := writer.Modify(ctx, "Sales", "empid_000000", func(s *staffer) error {
+				s.Email, s.LastName = "changed@x", "Changed"
+				return nil
+			}, nil); err != nil {
+				t.Error(err)
+			}
+		case 2:
+			if err := writer.Delete(ctx, "Dev", "empid_000030", nil); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err := e.open(t, midDecl(e)).Build(ctx, "email", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Build(ctx, "lastname", nil); err != nil {
+		t.Fatal(err)
+	}
+	w := e.worker(t, m)
+	until(t, m, w, "email", patterns.IndexActive)
+	until(t, m, w, "lastname", patterns.IndexActive)
+	if raced.Load() < 2 {
+		t.Fatalf("the racing writes ran %d times; want 2", raced.Load())
+	}
+	verifyOK(t, m)
+	if _, err := e.raw.Get(ctx, "Sales", "email_e0@x", nil); !table.Is(err, table.ErrNotFound) {
+		t.Fatalf("the old email's copy: %v; want none", err)
+	}
+	if _, err := e.raw.Get(ctx, "Dev", "email_e30@x", nil); !table.Is(err, table.ErrNotFound) {
+		t.Fatalf("the deleted primary's copy: %v; want none", err)
+	}
+	got, err := m.Lookup(ctx, "email", "Sales", "changed@x", nil)
+	if err != nil || got.RowKey != "empid_000000" {
+		t.Fatalf("Lookup of the changed email: %v, %v", got, err)
+	}
+}
+
+func TestModelDropRemovesTheIndexRowsWhileWritesGoOn(t *testing.T) {
+	modelTimeoutAfter(t, time.Minute)
+	ctx := t.Context()
+	e := newEvolveEnv(t)
+	m := e.open(t, newDecl(e))
+	loadStaff(t, m, 90)
+	if err := m.Drop(ctx, "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Drop(ctx, "lastname", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Lookup(ctx, "first", "Dev", "F1", nil); !errors.Is(err, patterns.ErrIndexNotReady) {
+		t.Fatalf("Lookup of a dropping index: %v", err)
+	}
+	w := e.worker(t, m)
+	until(t, m, w, "first", patterns.IndexDropped)
+	until(t, m, w, "lastname", patterns.IndexDropped)
+	// Writes after the drop keep the other indexes and no longer the
+	// dropped ones.
+	if err := m.Add(ctx, staffOf("Dev", 500, "F1", "L1", "late@x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"first_", "lastname_"} {
+		for pk := range map[string]bool{"Sales": true, "Ops": true, "Dev": true} {
+			for r, err := range e.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(pk, prefix)}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Errorf("a row of a dropped index is left: %s %s", r.PartitionKey, r.RowKey)
+			}
+		}
+	}
+	verifyOK(t, m)
+	if _, err := m.Lookup(ctx, "email", "Dev", "late@x", nil); err != nil {
+		t.Fatalf("the kept index: %v", err)
+	}
+}
+
+func TestModelBuildRefusesWhatCannotEvolveBeforeAnyRequest(t *testing.T) {
+	ctx := t.Context()
+	e := newEvolveEnv(t)
+	m := e.open(t, newDecl(e))
+	if err := m.Build(ctx, "nope", nil); !errors.Is(err, patterns.ErrUnknownIndex) {
+		t.Fatalf("Build of an undeclared index: %v", err)
+	}
+	noQueue := newDecl(e)
+	noQueue.Queue = nil
+	if err := e.open(t, noQueue).Build(ctx, "email", nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("Build without a queue: %v", err)
+	}
+	flat, err := patterns.OpenModel(ctx, tableOf(table.New[staffer](e.raw.Client(), nil)), &patterns.ModelOptions[staffer]{Name: "flat", Queue: e.q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ie *table.InputError
+	if err := flat.Build(ctx, "email", nil); !errors.As(err, &ie) || !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("Build without a Primary prefix: %v", err)
+	}
+	if p, _ := e.q.GetProperties(ctx, nil); *p.ApproximateMessagesCount != 0 {
+		t.Fatalf("%d messages sent", *p.ApproximateMessagesCount)
+	}
+	if _, err := e.raw.Get(ctx, "~tablekit", "~tablekit.model.staff", nil); !table.Is(err, table.ErrNotFound) {
+		t.Fatalf("the control row: %v; want none", err)
+	}
+}
+
+// The killed-worker test: a child process works through the build's
+// ranges on the parent's fakes, served over HTTP, and is killed with
+// SIGKILL while it holds a range; the parent's worker completes the build.
+
+const evolveChildEnv = "TABLEKIT_EVOLVE_CHILD"
+
+type evolveForward struct{ base, service string }
+
+func (f evolveForward) Do(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(f.base, "http://")
+	out.Host = out.URL.Host
+	out.RequestURI = ""
+	out.Header.Set("X-Fake-Service", f.service)
+	return http.DefaultClient.Do(out)
+}
+
+func serveEvolveFakes(t *testing.T) (string, *fake.TableService, *fake.QueueService) {
+	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
+	svcs := map[string]struct {
+		tr   policy.Transporter
+		base string
+	}{"table": {tables, fake.URL}, "queue": {queues, fake.QueueURL}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, ok := svcs[r.Header.Get("X-Fake-Service")]
+		if !ok {
+			http.Error(w, "no X-Fake-Service", http.StatusBadRequest)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimSuffix(s.base, "/")+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Header = r.Header.Clone()
+		req.ContentLength = int64(len(body))
+		resp, err := s.tr.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, tables, queues
+}
+
+// TestModelBuildChild is the worker process of the killed-worker test; it
+// runs only when that test starts it, until it is killed.
+func TestModelBuildChild(t *testing.T) {
+	base := os.Getenv(evolveChildEnv)
+	if base == "" {
+		t.Skip("a worker process of TestModelBuildCompletesAfterAWorkerIsKilled; started by it")
+	}
+	via := func(service string) azcore.ClientOptions {
+		return azcore.ClientOptions{Transport: evolveForward{base: base, service: service}}
+	}
+	e := &evolveEnv{remoteClients: true,
+		tables: func(name string) *aztables.Client {
+			s, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: via("table")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s.NewClient(name)
+		},
+		newQueue: func(name string) *azqueue.QueueClient {
+			q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return q
+		},
+	}
+	e.setup(t)
+	m := e.open(t, midDecl(e))
+	w := consistency.NewWorker(e.q, e.poison, &consistency.WorkerOptions{
+		Concurrency: 1, Visibility: 2 * time.Second, Backoff: func(int64) time.Duration { return 0 },
+		PollInterval: 20 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond,
+	})
+	// Slow, so the parent finds it in the middle of the build.
+	if err := w.Handle(m.MessageType(), func(ctx context.Context, msg *consistency.Message) error {
+		time.Sleep(300 * time.Millisecond)
+		return m.Process(ctx, msg)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("READY")
+	_ = w.Run(context.Background(), nil)
+}
+
+func TestModelBuildCompletesAfterAWorkerIsKilled(t *testing.T) {
+	modelTimeoutAfter(t, 2*time.Minute)
+	ctx := t.Context()
+	url, tables, queues := serveEvolveFakes(t)
+	e := &evolveEnv{
+		tables:   func(name string) *aztables.Client { return tables.NewClient(name, nil) },
+		newQueue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) },
+	}
+	e.setup(t)
+	loadStaff(t, e.open(t, oldDecl(e)), 300)
+	m := e.open(t, midDecl(e))
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestModelBuildChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), evolveChildEnv+"="+url)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	if err := m.Build(ctx, "email", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Kill the child once it has done part of the build, not all of it.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child made no progress; its output:\n%s", out.String())
+		}
+		p, err := m.IndexStatus(ctx, "email", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.State != patterns.IndexBuilding {
+			t.Fatalf("the build ended before the child was killed (%s); its output:\n%s", p.State, out.String())
+		}
+		if p.Entities > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-exited
+	w := e.worker(t, m)
+	p := until(t, m, w, "email", patterns.IndexActive)
+	if p.Entities != 300 {
+		t.Fatalf("the ranges did %d entities; want 300", p.Entities)
+	}
+	verifyOK(t, m)
+	raw, _ := json.Marshal(p.Ranges)
+	t.Logf("ranges: %s", raw)
+}
