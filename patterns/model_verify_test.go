@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/consistency"
@@ -331,5 +332,42 @@ func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
 	}
 	if got, err := m.Lookup(ctx, "email", "Sales", "ann@contoso.com", nil); err != nil || got.RowKey != "empid_000001" {
 		t.Fatalf("the partition's copy: %+v, %v", got, err)
+	}
+}
+
+// The summary accounts for every row Verify judged, counted from the
+// tables: each primary once, and each index row of every index once (the
+// partition's copies, the cross copies, each ID a list holds), for the
+// whole table and for one partition.
+func TestModelVerifySummaryAccountsForEveryRowRead(t *testing.T) {
+	d, _ := staffed(t)
+	count := func(pk string) (primaries, copies, cross int) {
+		for _, r := range everything(t, d) {
+			tbl, key, _ := strings.Cut(r, ":")
+			if pk != "" && !strings.HasPrefix(key, pk+"/") && tbl == "employees" {
+				continue
+			}
+			switch {
+			case tbl == "employees" && strings.Contains(key, "/empid_"):
+				primaries++
+			case tbl == "employees" && (strings.Contains(key, "/email_") || strings.Contains(key, "/first_")):
+				copies++
+			case tbl == "copies" && (pk == "" || strings.HasPrefix(key, "email_"+pk+"/")): // a cross copy is under "email_" and its owner's partition
+				cross++
+			}
+		}
+		return
+	}
+	for _, pk := range []string{"", "Sales"} {
+		_, sum, err := verified(t, d.m, &patterns.VerifyOptions{Partition: pk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		primaries, copies, cross := count(pk)
+		// Each primary is listed once in the partition's last-name list
+		// and once in the list across departments.
+		if want := copies + cross + 2*primaries; !sum.OK() || sum.Primaries != primaries || sum.IndexRows != want {
+			t.Fatalf("Verify of %q: %+v; want %d primaries and %d index rows (%d copies, %d cross copies, %d listed IDs)", pk, sum, primaries, want, copies, cross, 2*primaries)
+		}
 	}
 }
