@@ -27,9 +27,12 @@
 // model sends under its own message type (its Name, MessageType), so any
 // number of models share one queue and one worker. What can go stale is
 // what was written around tablekit (by hand, by an older version): the
-// model's Verify and Repair cover every index at once (one IndexReport of
-// missing, orphaned and stale rows), which is also how a new index is
-// backfilled. A copy is a table.Entity written whole, so a property the
+// model's Verify and Repair cover every index at once (or those named in
+// VerifyOptions.Indexes) and stream: each missing, orphaned or stale row
+// goes to VerifyOptions.Issue as its range is read, Repair repairs each
+// range right after, and a summary counts what was read and found, so
+// memory is bounded by a range (a partition, or a page), not by the
+// table. A new index is backfilled by Model.Build. A copy is a table.Entity written whole, so a property the
 // primary loses leaves its copies too; it names its owner
 // (indexOfProperty), so a copy in the primaries' own table is never taken
 // for a primary, and a copy is removed only while it still belongs to its

@@ -3,8 +3,6 @@ package patterns
 import (
 	"context"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -63,22 +61,119 @@ func newEventualIndexEntities[T any](tbl *table.Table[T], value func(*T) string,
 // process dies between writing the entity and showing the message.
 const defaultPublishDelay = 30 * time.Second
 
-// Verify reads the entities of opts.Partition (every one when it is "")
-// and the lists, and reports each entity missing from its value's list
-// (Missing), each listed ID whose entity is gone or has another value
-// (Orphans) and each ID listed twice (Stale); IndexIssue.Primary is the ID
-// and Copy the value. Rows that an index of this package wrote into the
-// entities' table (copies, index entities) are not entities and are left
-// alone. A partition's Verify judges the listed IDs of that partition.
-// Lists of values that no entity has are found when the list can
-// enumerate its values (RemoteIndexEntities); a BlobIndex, whose port
-// cannot list blobs, is checked for the values the entities have.
-func (e *eventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+// listPager is a list that can hand over every value's list, a page at
+// a time, in value order (the parts of a value together): how verify finds
+// lists of values no entity has. RemoteIndexEntities can; a BlobIndex,
+// whose port cannot list blobs, cannot.
+type listPager interface {
+	eachList(ctx context.Context, f func(value string, ids []string) error) error
+}
+
+// verify checks the lists from both sides, a page at a time, with no set
+// of the table in memory. From the entities' side it reads the entities of
+// opts.Partition (every one when it is "") page by page and, for each
+// page, each distinct value's list (one list read per value per page): an
+// entity missing from its value's list is Missing. From the lists' side it
+// reads every list (RemoteIndexEntities: its index entities page by page;
+// BlobIndex: the list of each value the entities have, once) and, for each
+// page of listed IDs, their entities (a point read per distinct ID): an ID
+// whose entity is gone or has another value is an Orphan, an ID listed
+// twice in a value's list is Stale. IndexIssue.Primary is the entity and
+// Copy the value. Memory: a page of rows, the lists of one page's values,
+// the IDs of the value whose list is being read, and for a BlobIndex the
+// values already checked. Rows that an index of this package wrote into
+// the entities' table (copies, index entities) are not entities and are
+// left alone. A partition's verify judges the listed IDs of that
+// partition.
+func (e *eventualIndexEntities[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
 	if err := checkVerifyOptions(opEventualIndexEntitiesVerify, opts); err != nil {
-		return nil, err
+		return err
 	}
-	r := newReport(e, "EventualIndexEntities("+e.msgType+")", opts)
-	want := map[string][]string{}
+	name := "EventualIndexEntities(" + e.msgType + ")"
+	scope := ""
+	if opts != nil {
+		scope = opts.Partition
+	}
+	inScope := func(id string) bool {
+		pk, _, _ := ownerKeys(id)
+		return scope == "" || pk == scope
+	}
+	pager, canPage := e.list.(listPager)
+	checked := map[string]bool{} // BlobIndex: values whose list was judged
+	// judge adds to r the issues of value's listed ids (those in scope).
+	var seenValue string
+	seen := map[string]bool{}
+	judge := func(r *verifyRange, value string, ids []string) error {
+		if value != seenValue {
+			seenValue, seen = value, map[string]bool{}
+		}
+		owners := map[string]bool{} // has the value
+		for _, id := range ids {
+			if !inScope(id) {
+				continue
+			}
+			r.Copies++
+			issue := IndexIssue{Index: r.Index, Primary: id, Copy: value}
+			if seen[id] {
+				issue.Kind = IssueStale
+				r.Stale = append(r.Stale, issue)
+				continue
+			}
+			seen[id] = true
+			has, ok := owners[id]
+			if !ok {
+				var err error
+				if has, err = e.hasValue(ctx, id, value); err != nil {
+					return err
+				}
+				owners[id] = has
+			}
+			if !has {
+				issue.Kind = IssueOrphan
+				r.Orphans = append(r.Orphans, issue)
+			}
+		}
+		return nil
+	}
+	// The entities' side.
+	type primary struct{ id, value string }
+	var page []primary
+	flush := func() error {
+		if len(page) == 0 {
+			return nil
+		}
+		r := newRange(e, name, opts)
+		lists := map[string]map[string]bool{}
+		for _, p := range page {
+			r.Primaries++
+			if p.value == "" {
+				continue
+			}
+			listed, ok := lists[p.value]
+			if !ok {
+				ids, err := e.list.IDs(ctx, p.value, nil)
+				if err != nil {
+					return err
+				}
+				listed = map[string]bool{}
+				for _, id := range ids {
+					listed[id] = true
+				}
+				lists[p.value] = listed
+				if !canPage && !checked[p.value] {
+					checked[p.value] = true
+					if err := judge(r, p.value, ids); err != nil {
+						return err
+					}
+				}
+			}
+			if !listed[p.id] {
+				r.Missing = append(r.Missing, IndexIssue{Kind: IssueMissing, Index: r.Index, Primary: p.id, Copy: p.value})
+			}
+		}
+		page = page[:0]
+		return each(r)
+	}
 	err := scanPartitions(ctx, e.tbl.Entities(), opts, func(pk string, rows []*table.Entity) error {
 		for _, row := range rows {
 			if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
@@ -88,120 +183,86 @@ func (e *eventualIndexEntities[T]) Verify(ctx context.Context, opts *VerifyOptio
 			if err != nil {
 				return err
 			}
-			r.Primaries++
-			if value := e.value(v); value != "" {
-				want[value] = append(want[value], ownerRef(row.PartitionKey, row.RowKey))
+			if page = append(page, primary{id: ownerRef(row.PartitionKey, row.RowKey), value: e.value(v)}); len(page) == verifyBatch {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	inScope := func(id string) bool {
-		pk, _, _ := ownerKeys(id)
-		return r.Partition == "" || pk == r.Partition
+	if err := flush(); err != nil {
+		return err
 	}
-	var have map[string][]string
-	if l, ok := e.list.(interface {
-		lists(context.Context) (map[string][]string, error)
-	}); ok {
-		var err error
-		if have, err = l.lists(ctx); err != nil {
-			return nil, err
-		}
-	} else {
-		have = map[string][]string{}
-		for value := range want {
-			ids, err := e.list.IDs(ctx, value, nil)
-			if err != nil {
-				return nil, err
-			}
-			have[value] = ids
-		}
+	if !canPage {
+		return nil
 	}
-	for _, value := range slices.Sorted(maps.Keys(have)) {
-		wanted := map[string]bool{}
-		for _, id := range want[value] {
-			wanted[id] = true
+	// The lists' side: each part of each value's list is a range.
+	seenValue = ""
+	return pager.eachList(ctx, func(value string, ids []string) error {
+		r := newRange(e, name, opts)
+		if err := judge(r, value, ids); err != nil {
+			return err
 		}
-		listed := map[string]bool{}
-		for _, id := range have[value] {
-			if !inScope(id) {
-				continue
-			}
-			r.Copies++
-			issue := IndexIssue{Index: r.Index, Primary: id, Copy: value}
-			switch {
-			case listed[id]:
-				r.Stale = append(r.Stale, issue)
-			case !wanted[id]:
-				r.Orphans = append(r.Orphans, issue)
-			}
-			listed[id] = true
-		}
-	}
-	for _, value := range slices.Sorted(maps.Keys(want)) {
-		for _, id := range want[value] {
-			if !slices.Contains(have[value], id) {
-				r.Missing = append(r.Missing, IndexIssue{Index: r.Index, Primary: id, Copy: value})
-			}
-		}
-	}
-	return r, nil
+		return each(r)
+	})
 }
 
-// Repair fixes what Verify found, one list change at a time (each
-// guarded by its list's ETag): a missing ID is added; an orphan is removed
-// after a read of its entity confirms it still lacks the value (a change
-// since Verify is left to the queue); a duplicate is removed once.
-// opts.Progress, when set, is called per issue fixed; PerTransaction does
-// not apply (each list change is its own request).
-func (e *eventualIndexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
-	if err := checkReport(opEventualIndexEntitiesRepair, e, r); err != nil {
-		return sum, err
+// hasValue reports whether the entity id (an owner reference) exists and
+// has value: one point read.
+func (e *eventualIndexEntities[T]) hasValue(ctx context.Context, id, value string) (bool, error) {
+	pk, rk, ok := ownerKeys(id)
+	if !ok {
+		return false, nil
 	}
-	if err := checkRepairOptions(opEventualIndexEntitiesRepair, opts); err != nil {
-		return sum, err
+	row, err := e.tbl.Entities().Get(ctx, pk, rk, nil)
+	if table.Is(err, table.ErrNotFound) {
+		return false, nil
 	}
-	total := len(r.Missing) + len(r.Orphans) + len(r.Stale)
-	done := 0
-	step := func() {
-		done++
-		if opts != nil && opts.Progress != nil {
-			opts.Progress(done, total)
-		}
+	if err != nil {
+		return false, err
 	}
+	if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
+		return false, nil
+	}
+	v, err := tableio.For(e.tbl).FromStored(ctx, row)
+	if err != nil {
+		return false, err
+	}
+	return e.value(v) == value, nil
+}
+
+// repair fixes what verify found in one range, one list change at a time
+// (each guarded by its list's ETag): a missing ID is added; an orphan is
+// removed after a read of its entity confirms it still lacks the value (a
+// change since verify is left to the queue); a duplicate is removed once.
+// PerTransaction does not apply (each list change is its own request).
+func (e *eventualIndexEntities[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (sum RepairSummary, err error) {
 	for _, is := range r.Missing {
 		if err := e.list.Add(ctx, is.Copy, is.Primary, nil); err != nil {
 			return sum, err
 		}
 		sum.Written++
-		step()
 	}
 	for _, is := range r.Orphans {
-		if pk, rk, ok := ownerKeys(is.Primary); ok {
-			v, err := e.tbl.Get(ctx, pk, rk, nil)
-			if err != nil && !table.Is(err, table.ErrNotFound) {
-				return sum, err
-			}
-			if err == nil && e.value(v) == is.Copy {
-				step() // it has the value again: not an orphan any more
-				continue
-			}
+		if has, err := e.hasValue(ctx, is.Primary, is.Copy); err != nil {
+			return sum, err
+		} else if has {
+			continue // it has the value again: not an orphan any more
 		}
 		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
 			return sum, err
 		}
 		sum.Deleted++
-		step()
 	}
 	for _, is := range r.Stale {
 		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
 			return sum, err
 		}
 		sum.Deleted++
-		step()
 	}
 	return sum, nil
 }

@@ -195,22 +195,30 @@ func (g *quoteGuard) wirePath(client table.Client) bool {
 	return has
 }
 
-// RepairSummary counts what a repair did.
+// RepairSummary is what a Repair found (its verify's summary) and did.
 type RepairSummary struct {
+	VerifySummary
 	Transactions int
 	Written      int // copies or index entities written (missing or stale)
 	Deleted      int // orphan copies or emptied index entities deleted
 }
 
-// RepairOptions configure a repair. nil means the defaults.
+// RepairOptions configure Model.Repair. nil means the defaults.
 type RepairOptions struct {
+	// VerifyOptions scope the verify that Repair runs and hear its issues
+	// and progress, as for Model.Verify.
+	VerifyOptions
 	// PerTransaction caps the operations of one repair transaction, 2 to
 	// 100; other values are refused before any request. Default (0): 100.
 	PerTransaction int
-	// Progress, when set, is called after each transaction with the
-	// entities (primaries, or values of index entities) repaired so far
-	// and their total. Default: nil.
-	Progress func(done, total int)
+}
+
+// verifyOptions is the verify part of opts (nil for nil).
+func (opts *RepairOptions) verifyOptions() *VerifyOptions {
+	if opts == nil {
+		return nil
+	}
+	return &opts.VerifyOptions
 }
 
 // repairGroup is the repair of one primary (or one value's list): its
@@ -242,15 +250,10 @@ func checkRepairOptions(op string, opts *RepairOptions) error {
 // repair instead of writing stale data: Verify again.
 func repairPacked(ctx context.Context, client table.Client, groups []repairGroup, opts *RepairOptions) (RepairSummary, error) {
 	per := batch.MaxOperations
-	var progress func(done, total int)
-	if opts != nil {
-		if opts.PerTransaction >= 2 && opts.PerTransaction < per {
-			per = opts.PerTransaction
-		}
-		progress = opts.Progress
+	if opts != nil && opts.PerTransaction >= 2 && opts.PerTransaction < per {
+		per = opts.PerTransaction
 	}
 	var sum RepairSummary
-	done := 0
 	submit := func(gs []repairGroup) error {
 		tx := batch.NewTransaction(nil)
 		for _, g := range gs {
@@ -267,10 +270,6 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 		for _, g := range gs {
 			sum.Written += g.written
 			sum.Deleted += g.deleted
-		}
-		done += len(gs)
-		if progress != nil {
-			progress(done, len(groups))
 		}
 		return nil
 	}
@@ -301,44 +300,39 @@ func repairPacked(ctx context.Context, client table.Client, groups []repairGroup
 	return sum, errors.Join(errs...)
 }
 
-// IndexIssue is one disagreement between a primary entity and its copies
-// (for IndexEntities: between an entity and its value's ID list, where
-// Copy is the RowKey of the index entity concerned).
+// IndexIssue is one disagreement between a primary entity and its index
+// rows (for a list: between an entity and its value's ID list, where Copy
+// is the RowKey of the index entity concerned, or the value).
 type IndexIssue struct {
-	Index        string
-	PartitionKey string // the copy's PartitionKey
+	Kind         IssueKind
+	Index        string // the declared index's name
+	PartitionKey string // the index row's PartitionKey
 	// PrimaryPartitionKey and Primary are the keys of the primary the
-	// issue is about: the owner that lacks its copy or has a stale one,
+	// issue is about: the owner that lacks its row or has a stale one,
 	// or the owner an orphan names ("" for a row that names none).
 	PrimaryPartitionKey string
 	Primary             string
-	Copy                string      // the copy's RowKey
-	CopyETag            azcore.ETag // the copy's version, when the copy exists
+	Copy                string      // the index row's RowKey
+	CopyETag            azcore.ETag // the index row's version, when it exists
 }
 
-// IndexReport is what a Verify found, for every index kind.
-type IndexReport struct {
-	// Index names the index (or model) whose Verify made the report; only
-	// its Repair takes it.
-	Index string
-	// Partition is VerifyOptions.Partition: "" for the whole table.
-	Partition         string
+// verifyRange is what one range of an index kind's verify found (a
+// partition, or a page of primaries or of index rows), with what that
+// kind's repair of the range needs; it is dropped once handled.
+type verifyRange struct {
+	Index             string
+	Partition         string // VerifyOptions.Partition
 	Primaries, Copies int
-	// Missing: a primary lacks the copy its value calls for (also every
-	// entity of an index added to an existing partition).
-	Missing []IndexIssue
-	// Orphans: a copy whose primary does not exist or no longer calls for it.
-	Orphans []IndexIssue
-	// Stale: a copy in its place whose values differ from its primary's.
-	Stale []IndexIssue
+	Missing           []IndexIssue
+	Orphans           []IndexIssue
+	Stale             []IndexIssue
 
-	owner     any                         // the index or model whose Verify made it
-	primaries map[[2]string]*table.Entity // by keys, as Verify read them, for Repair
-	lists     map[[2]string]*listState    // IndexEntities: by partition and value, for Repair
+	owner     any                         // the index whose verify made it
+	primaries map[[2]string]*table.Entity // by keys, as verify read them, for repair
+	lists     map[[2]string]*listState    // IndexEntities: by partition and value, for repair
 	toFix     map[[2]string]bool          // InterPartitionIndex: primaries to converge
 	orphans   []copyAddr                  // InterPartitionIndex: orphan copies
-	parts     []*IndexReport              // Model: each part's own report
 }
 
-// OK reports a partition whose copies all agree with their primaries.
-func (r *IndexReport) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }
+// OK reports a range whose index rows all agree with their primaries.
+func (r *verifyRange) OK() bool { return len(r.Missing)+len(r.Orphans)+len(r.Stale) == 0 }

@@ -57,18 +57,30 @@ func TestRepairPerTransactionRange(t *testing.T) {
 	}
 }
 
-// A report is OK only when it lists no missing, orphan or stale copy.
-func TestIndexReportOK(t *testing.T) {
+// A range, and a summary, is OK only when it holds no missing, orphan or
+// stale row; the summary counts each issue by kind and by index.
+func TestRangeAndSummaryOK(t *testing.T) {
 	issue := []IndexIssue{{Copy: "c"}}
-	for name, r := range map[string]*IndexReport{
+	for name, r := range map[string]*verifyRange{
 		"missing": {Missing: issue}, "orphans": {Orphans: issue}, "stale": {Stale: issue},
 	} {
 		if r.OK() {
-			t.Errorf("a report with %s copies is OK", name)
+			t.Errorf("a range with %s copies is OK", name)
 		}
 	}
-	if !(&IndexReport{Primaries: 3, Copies: 3}).OK() {
-		t.Error("a clean report is not OK")
+	if !(&verifyRange{Primaries: 3, Copies: 3}).OK() {
+		t.Error("a clean range is not OK")
+	}
+	for _, k := range []IssueKind{IssueMissing, IssueOrphan, IssueStale} {
+		var s VerifySummary
+		s.count(IndexIssue{Kind: k, Index: "email"})
+		s.count(IndexIssue{Kind: k, Index: "lname"})
+		if s.OK() || s.Missing+s.Orphans+s.Stale != 2 || s.ByIndex["email"][k] != 1 || s.ByIndex["lname"][k] != 1 {
+			t.Errorf("%s: %+v", k, s)
+		}
+	}
+	if s := (VerifySummary{Primaries: 3, IndexRows: 3}); !s.OK() {
+		t.Error("a clean summary is not OK")
 	}
 }
 

@@ -350,8 +350,8 @@ func (x *indexEntities[T]) LookupEntities(ctx context.Context, partitionKey, val
 	return slices.DeleteFunc(out, func(v *T) bool { return v == nil }), nil
 }
 
-// listState is one value's list as Verify read it and as its entities
-// call for it, kept for Repair.
+// listState is one value's list as verify read it and as its entities
+// call for it, kept for repair.
 type listState struct {
 	pk    string
 	value string
@@ -359,31 +359,31 @@ type listState struct {
 	want  []string    // the IDs of the entities with the value, in key order
 }
 
-// Verify reads opts.Partition (the whole table when it is "", one request
+// verify reads opts.Partition (the whole table when it is "", one request
 // per page either way) and compares every value's ID list with the
-// entities that have the value: an entity missing from its value's list
-// is Missing, an ID whose entity is gone or has another value is an
+// entities that have the value, one partition at a time (memory is
+// bounded by one partition's rows): an entity missing from its value's
+// list is Missing, an ID whose entity is gone or has another value is an
 // Orphan, an ID listed twice is Stale. Rows whose RowKey starts with the
 // prefix are this index's entities; the primaries are the rows under the
-// primary prefix (within a Model) or, alone, every row that no index of
-// this package wrote (copies and other lists are left alone).
-func (x *indexEntities[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+// primary prefix (within a Model) or every row that no index of this
+// package wrote (copies and other lists are left alone).
+func (x *indexEntities[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
 	if err := checkVerifyOptions(opIndexEntitiesVerify, opts); err != nil {
-		return nil, err
+		return err
 	}
-	r := newReport(x, "IndexEntities("+x.prefix+")", opts)
-	r.lists = map[[2]string]*listState{}
-	err := scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
-		return x.verifyPartition(ctx, pk, rows, r)
+	return scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
+		r := newRange(x, "IndexEntities("+x.prefix+")", opts)
+		r.lists = map[[2]string]*listState{}
+		if err := x.verifyPartition(ctx, pk, rows, r); err != nil {
+			return err
+		}
+		return each(r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // verifyPartition adds to r what the rows of one partition show.
-func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
+func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *verifyRange) error {
 	lists := map[string]*listState{}
 	list := func(value string) *listState {
 		l := lists[value]
@@ -429,11 +429,13 @@ func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 		listed := map[string]bool{}
 		for _, p := range l.parts {
 			for _, id := range p.ids {
-				issue := IndexIssue{Index: r.Index, PartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
+				issue := IndexIssue{Index: r.Index, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: id, Copy: p.rowKey, CopyETag: p.etag}
 				switch {
 				case listed[id]:
+					issue.Kind = IssueStale
 					r.Stale = append(r.Stale, issue)
 				case !want[id]:
+					issue.Kind = IssueOrphan
 					r.Orphans = append(r.Orphans, issue)
 				}
 				listed[id] = true
@@ -445,31 +447,25 @@ func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 				if len(l.parts) > 0 {
 					first = l.parts[0].rowKey
 				}
-				r.Missing = append(r.Missing, IndexIssue{Index: r.Index, PartitionKey: partitionKey, Primary: id, Copy: first})
+				r.Missing = append(r.Missing, IndexIssue{Kind: IssueMissing, Index: r.Index, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: id, Copy: first})
 			}
 		}
 		if len(r.Missing)+len(r.Orphans)+len(r.Stale) > issues {
-			r.lists[[2]string{partitionKey, value}] = l // Repair rewrites only the lists found wrong
+			r.lists[[2]string{partitionKey, value}] = l // repair rewrites only the lists found wrong
 		}
 	}
 	return nil
 }
 
-// Repair rewrites every list Verify found wrong to hold exactly the IDs of
-// the entities with its value, in key order: each value's index entities
-// are rewritten together, each guarded by the ETag Verify read, so a list
-// that changed since (an Add, Remove or Change) makes that value's repair
-// fail instead of losing the change: run Verify again. The values of a
-// partition share transactions (see RepairOptions).
-func (x *indexEntities[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	if err := checkReport(opIndexEntitiesRepair, x, r); err != nil {
-		return RepairSummary{}, err
-	}
+// repair rewrites every list of the partition that verify found wrong to
+// hold exactly the IDs of the entities with its value, in key order: each
+// value's index entities are rewritten together, each guarded by the ETag
+// verify read, so a list that changed since (an Add, Remove or Change)
+// makes that value's repair fail instead of losing the change: run Repair
+// again. The values of a partition share transactions (see RepairOptions).
+func (x *indexEntities[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (_ RepairSummary, err error) {
 	ctx, end := x.tr.Start(ctx, opIndexEntitiesRepair, r.Partition, r.problems())
 	defer func() { end(err) }()
-	if err := checkRepairOptions(opIndexEntitiesRepair, opts); err != nil {
-		return RepairSummary{}, err
-	}
 	var groups []repairGroup
 	values := slices.SortedFunc(maps.Keys(r.lists), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	for _, value := range values {

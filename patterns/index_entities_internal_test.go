@@ -63,7 +63,7 @@ type staffer struct {
 
 // backfillOfFive adds five employees, then a unique email index over them:
 // Verify reports five missing copies.
-func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *intraPartitionIndex[staffer], *IndexReport) {
+func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *intraPartitionIndex[staffer], *verifyRange) {
 	t.Helper()
 	ctx := t.Context()
 	svc := fake.NewTableService(nil)
@@ -82,7 +82,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *i
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
+	rep, _ := verifyAll(ctx, idx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 5 {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -100,18 +100,18 @@ func TestRepairInterruptedThenRerun(t *testing.T) {
 	// included), as if the process died there: the others commit whole.
 	// Two operations per transaction keep each primary in its own.
 	svc.FailNextAfter(fake.OpBatch, 2, 4, 500, "InternalError")
-	sum, err := idx.Repair(ctx, rep, &RepairOptions{PerTransaction: 2})
+	sum, err := idx.repair(ctx, rep, &RepairOptions{PerTransaction: 2})
 	if err == nil || sum.Transactions != 4 {
 		t.Fatalf("interrupted Repair: %+v %v", sum, err)
 	}
-	rep, _ = idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
+	rep, _ = verifyAll(ctx, idx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 1 || len(rep.Stale)+len(rep.Orphans) != 0 {
 		t.Fatalf("after the interruption: %+v", rep)
 	}
-	if _, err := idx.Repair(ctx, rep, nil); err != nil {
+	if _, err := idx.repair(ctx, rep, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := idx.Verify(ctx, &VerifyOptions{Partition: "Sales"}); !rep.OK() {
+	if rep, _ := verifyAll(ctx, idx, &VerifyOptions{Partition: "Sales"}); !rep.OK() {
 		t.Fatalf("after the rerun: %+v", rep)
 	}
 }
@@ -127,7 +127,7 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.ResetCounts()
-	sum, err := idx.Repair(ctx, rep, nil)
+	sum, err := idx.repair(ctx, rep, nil)
 	if !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("Repair with one changed primary: %v", err)
 	}
@@ -138,11 +138,11 @@ func TestRepairPackedFallsBackPerPrimary(t *testing.T) {
 	if n := svc.Count(fake.OpBatch); n != 6 || svc.Total() != 6 {
 		t.Fatalf("requests: %d batches of %d", n, svc.Total())
 	}
-	rep, _ = idx.Verify(ctx, &VerifyOptions{Partition: "Sales"})
+	rep, _ = verifyAll(ctx, idx, &VerifyOptions{Partition: "Sales"})
 	if len(rep.Missing) != 1 || rep.Missing[0].Copy != "email_new@x.com" {
 		t.Fatalf("after the fallback: %+v", rep)
 	}
-	sum, err = idx.Repair(ctx, rep, nil)
+	sum, err = idx.repair(ctx, rep, nil)
 	if err != nil || sum.Transactions != 1 {
 		t.Fatalf("rerun: %+v %v", sum, err)
 	}
@@ -155,7 +155,7 @@ func TestRepairPackedServiceFailureNoFallback(t *testing.T) {
 	svc, _, idx, rep := backfillOfFive(t)
 	svc.ResetCounts()
 	svc.FailNext(fake.OpBatch, 4, 500, "InternalError") // the SDK's try and three retries
-	sum, err := idx.Repair(t.Context(), rep, nil)
+	sum, err := idx.repair(t.Context(), rep, nil)
 	if err == nil || sum.Transactions != 0 {
 		t.Fatalf("Repair against a failing service: %+v %v", sum, err)
 	}

@@ -371,26 +371,38 @@ func validKeys(op, pk, rkField, rk string) error {
 	return nil
 }
 
-// Verify reads the primaries of opts.Partition (all of them when it is "")
-// and every copy in the indexes' tables, and reports missing, orphaned and
-// stale copies. Index rows kept in the primaries' own table (copies, which
-// name their owner, and index entities) are never taken for primaries. A
-// partition's Verify judges every copy whose owner is in that partition,
-// so it finds the orphans of primaries deleted there as a whole-table
-// Verify does.
-func (x *interPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+// verifyBatch is how many rows a range of a cross-partition verify holds:
+// a page of the service's.
+const verifyBatch = 1000
+
+// verify checks the copies from both sides, a page at a time, with no set
+// of the table in memory. From the primaries' side it reads the primaries
+// of opts.Partition (all of them when it is "") page by page and each copy
+// a primary calls for by a point read: a missing copy is Missing, one
+// whose properties differ is Stale. From the index side it reads every
+// copy of each index's table page by page and, for each page, the owners
+// its copies name (a point read per distinct owner): a copy whose owner is
+// gone or calls for no copy at that address is an Orphan. Requests: one
+// per page of the primaries' table, one per copy the primaries call for,
+// one per page of each index's copies, and one per distinct owner of each
+// such page. Memory: a page of rows and the owners it names. Index rows
+// kept in the primaries' own table (copies, which name their owner, and
+// index entities) are never taken for primaries. A partition's verify
+// judges every copy whose owner is in that partition, so it finds the
+// orphans of primaries deleted there as a whole-table verify does.
+func (x *interPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
 	if err := checkVerifyOptions(opInterPartitionIndexVerify, opts); err != nil {
-		return nil, err
+		return err
 	}
-	r := newReport(x, x.reportName(), opts)
-	r.toFix = map[[2]string]bool{}
 	var filter table.Filter
 	var progress func(int)
+	scope := ""
 	if opts != nil {
 		if opts.Partition != "" {
 			filter = table.Partition(opts.Partition)
 		}
 		progress = opts.Progress
+		scope = opts.Partition
 	}
 	read := 0
 	tick := func() {
@@ -399,11 +411,29 @@ func (x *interPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 			progress(read)
 		}
 	}
-	expected := map[copyAddr]*T{}
-	owners := map[string]bool{}
+	newRange := func() *verifyRange {
+		r := newRange(x, x.reportName(), opts)
+		r.toFix = map[[2]string]bool{}
+		return r
+	}
+	// The primaries' side.
+	var page []*T
+	flush := func() error {
+		if len(page) == 0 {
+			return nil
+		}
+		r := newRange()
+		for _, v := range page {
+			if err := x.verifyPrimary(ctx, v, r, tick); err != nil {
+				return err
+			}
+		}
+		page = page[:0]
+		return each(r)
+	}
 	for e, err := range x.tbl.Entities().Query(ctx, &table.QueryOptions{Filter: filter}) {
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tick()
 		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
@@ -411,70 +441,146 @@ func (x *interPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions
 		}
 		v, err := tableio.For(x.tbl).FromStored(ctx, e)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		owners[ownerRef(e.PartitionKey, e.RowKey)] = true
-		r.Primaries++
-		want, err := x.addrs(opInterPartitionIndexVerify, v)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range want {
-			if a.RK != "" {
-				expected[a] = v
+		if page = append(page, v); len(page) == verifyBatch {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
 	}
-	seen := map[copyAddr]bool{}
+	if err := flush(); err != nil {
+		return err
+	}
+	// The index side.
 	for i := range x.defs {
+		var copies []*table.Entity
+		flush := func() error {
+			if len(copies) == 0 {
+				return nil
+			}
+			r := newRange()
+			if err := x.judgeOwners(ctx, i, copies, r); err != nil {
+				return err
+			}
+			copies = copies[:0]
+			return each(r)
+		}
 		hasRef := table.Prop(indexOfProperty).Ge("")
 		for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: hasRef}) {
 			if err != nil {
-				return nil, err
+				return err
 			}
 			tick()
 			of, _ := ownerOf(c)
 			if x.defs[i].Table == nil && x.isLocalCopy(c, of) {
 				continue
 			}
-			a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
-			v, ok := expected[a]
-			if !ok {
-				if opk, ork, ok := ownerKeys(of); owners[of] || filter.IsZero() || opk == opts.Partition {
-					is := IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: opk, Primary: ork, CopyETag: c.ETag}
-					if !ok {
-						is.Primary = of
-					}
-					r.Orphans = append(r.Orphans, is)
-					r.orphans = append(r.orphans, a)
+			if opk, _, ok := ownerKeys(of); scope != "" && (!ok || opk != scope) {
+				continue // another partition's copy
+			}
+			if copies = append(copies, c); len(copies) == verifyBatch {
+				if err := flush(); err != nil {
+					return err
 				}
-				continue
-			}
-			r.Copies++
-			seen[a] = true
-			want, err := x.copyOf(i, v, a)
-			if err != nil {
-				return nil, err
-			}
-			if !want.SameProperties(c) {
-				m := x.tbl.Meta(v)
-				r.Stale = append(r.Stale, IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: m.PartitionKey, Primary: m.RowKey, CopyETag: c.ETag})
-				r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
 			}
 		}
-	}
-	for a, v := range expected {
-		if !seen[a] {
-			m := x.tbl.Meta(v)
-			r.Missing = append(r.Missing, IndexIssue{Index: x.defs[a.Index].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: m.PartitionKey, Primary: m.RowKey})
-			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
+		if err := flush(); err != nil {
+			return err
 		}
 	}
-	slices.SortFunc(r.Missing, compareIssues)
 	if progress != nil {
 		progress(read)
 	}
-	return r, nil
+	return nil
+}
+
+// verifyPrimary reads the copies v calls for (a point read each) and adds
+// to r those missing or stale.
+func (x *interPartitionIndex[T]) verifyPrimary(ctx context.Context, v *T, r *verifyRange, tick func()) error {
+	r.Primaries++
+	want, err := x.addrs(opInterPartitionIndexVerify, v)
+	if err != nil {
+		return err
+	}
+	m := x.tbl.Meta(v)
+	for i, a := range want {
+		if a.RK == "" {
+			continue
+		}
+		c, err := x.copies[i].Get(ctx, a.PK, a.RK, nil)
+		issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, PrimaryPartitionKey: m.PartitionKey, Primary: m.RowKey}
+		if table.Is(err, table.ErrNotFound) {
+			issue.Kind = IssueMissing
+			r.Missing = append(r.Missing, issue)
+			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		tick()
+		r.Copies++
+		wantCopy, err := x.copyOf(i, v, a)
+		if err != nil {
+			return err
+		}
+		if !wantCopy.SameProperties(c) {
+			issue.Kind, issue.CopyETag = IssueStale, c.ETag
+			r.Stale = append(r.Stale, issue)
+			r.toFix[[2]string{m.PartitionKey, m.RowKey}] = true
+		}
+	}
+	return nil
+}
+
+// judgeOwners reads the owners that a page of index i's copies name (a
+// point read per distinct owner) and adds to r each copy whose owner is
+// gone or calls for no copy at its address. A copy its owner calls for
+// was judged from the primaries' side.
+func (x *interPartitionIndex[T]) judgeOwners(ctx context.Context, i int, copies []*table.Entity, r *verifyRange) error {
+	type owner struct {
+		want []copyAddr // nil: no such primary
+	}
+	owners := map[string]owner{}
+	for _, c := range copies {
+		of, _ := ownerOf(c)
+		if _, done := owners[of]; done {
+			continue
+		}
+		var o owner
+		if pk, rk, ok := ownerKeys(of); ok {
+			e, err := x.tbl.Entities().Get(ctx, pk, rk, nil)
+			switch {
+			case table.Is(err, table.ErrNotFound):
+			case err != nil:
+				return err
+			case !isIndexRow(e) && strings.HasPrefix(e.RowKey, x.primary):
+				v, err := tableio.For(x.tbl).FromStored(ctx, e)
+				if err != nil {
+					return err
+				}
+				if o.want, err = x.addrs(opInterPartitionIndexVerify, v); err != nil {
+					return err
+				}
+			}
+		}
+		owners[of] = o
+	}
+	for _, c := range copies {
+		of, _ := ownerOf(c)
+		a := copyAddr{Index: i, PK: c.PartitionKey, RK: c.RowKey}
+		if o := owners[of]; o.want != nil && o.want[i] == a {
+			continue
+		}
+		is := IndexIssue{Kind: IssueOrphan, Index: x.defs[i].Name, PartitionKey: a.PK, Copy: a.RK, Primary: of, CopyETag: c.ETag}
+		if opk, ork, ok := ownerKeys(of); ok {
+			is.PrimaryPartitionKey, is.Primary = opk, ork
+		}
+		r.Orphans = append(r.Orphans, is)
+		r.orphans = append(r.orphans, a)
+	}
+	return nil
 }
 
 // isLocalCopy reports a row of the primaries' table that is a copy in its
@@ -504,39 +610,22 @@ func (x *interPartitionIndex[T]) reportName() string {
 	return "InterPartitionIndex(" + strings.Join(names, ",") + ")"
 }
 
-// Repair fixes what Verify found: each primary with missing or stale
-// copies is converged as Handle would (a read, and a Replace per copy),
-// and each orphan is deleted while it still has no primary (guarded by
-// its ETag). Backfilling a new index is Verify then Repair.
-// opts.Progress, when set, is called per item fixed; PerTransaction does
-// not apply (copies in other partitions take a request each).
-func (x *interPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (sum RepairSummary, err error) {
-	if err := checkReport(opInterPartitionIndexRepair, x, r); err != nil {
-		return sum, err
-	}
-	if err := checkRepairOptions(opInterPartitionIndexRepair, opts); err != nil {
-		return sum, err
-	}
-	total := len(r.toFix) + len(r.orphans)
-	done := 0
-	step := func() {
-		done++
-		if opts != nil && opts.Progress != nil {
-			opts.Progress(done, total)
-		}
-	}
+// repair fixes what verify found in one range: each primary with missing
+// or stale copies is converged as Handle would (a read, and a Replace per
+// copy), and each orphan is deleted while it still has no primary that
+// calls for it (guarded by its ETag). PerTransaction does not apply
+// (copies in other partitions take a request each).
+func (x *interPartitionIndex[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (sum RepairSummary, err error) {
 	fix := slices.SortedFunc(maps.Keys(r.toFix), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	for _, k := range fix {
 		if err := x.converge(ctx, k[0], k[1], nil); err != nil {
 			return sum, err
 		}
 		sum.Written++
-		step()
 	}
 	for _, a := range r.orphans {
 		c, err := x.copies[a.Index].Get(ctx, a.PK, a.RK, nil)
 		if table.Is(err, table.ErrNotFound) {
-			step()
 			continue
 		}
 		if err != nil {
@@ -550,7 +639,6 @@ func (x *interPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 				if err := x.converge(ctx, pk, rk, []copyAddr{a}); err != nil {
 					return sum, err
 				}
-				step()
 				continue
 			}
 		}
@@ -559,7 +647,6 @@ func (x *interPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opt
 			return sum, err
 		}
 		sum.Deleted++
-		step()
 	}
 	return sum, nil
 }

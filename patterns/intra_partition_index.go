@@ -307,23 +307,23 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) { yield(nil, err) }
 }
 
-// Verify reads opts.Partition (the whole table when it is "", one request
-// per page either way) and reports every copy that is missing, orphaned or
-// stale. Rows of other kinds (no primary prefix, no copy prefix) are left
-// alone.
-func (x *intraPartitionIndex[T]) Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error) {
+// verify reads opts.Partition (the whole table when it is "", one request
+// per page either way) and hands each partition's missing, orphaned and
+// stale copies to each, one partition at a time: memory is bounded by one
+// partition's rows. Rows of other kinds (no primary prefix, no copy
+// prefix) are left alone.
+func (x *intraPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
 	if err := checkVerifyOptions(opIntraPartitionIndexVerify, opts); err != nil {
-		return nil, err
+		return err
 	}
-	r := newReport(x, x.reportName(), opts)
-	r.primaries = map[[2]string]*table.Entity{}
-	err := scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
-		return x.verifyPartition(ctx, pk, rows, r)
+	return scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
+		r := newRange(x, x.reportName(), opts)
+		r.primaries = map[[2]string]*table.Entity{}
+		if err := x.verifyPartition(ctx, pk, rows, r); err != nil {
+			return err
+		}
+		return each(r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // reportName names the index in its reports: its copy indexes' names.
@@ -336,7 +336,7 @@ func (x *intraPartitionIndex[T]) reportName() string {
 }
 
 // verifyPartition adds to r what the rows of one partition show.
-func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *IndexReport) error {
+func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionKey string, rows []*table.Entity, r *verifyRange) error {
 	type copyRow struct {
 		index int
 		e     *table.Entity
@@ -382,9 +382,11 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 			issue := IndexIssue{Index: x.defs[i].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: m.RowKey, Copy: rk}
 			c, ok := copies[rk]
 			if !ok {
+				issue.Kind = IssueMissing
 				r.Missing = append(r.Missing, issue)
 				continue
 			}
+			issue.Kind = IssueStale
 			if c.of != m.RowKey {
 				// Another entity's copy holds this entity's unique value.
 				issue.CopyETag = c.e.ETag
@@ -406,10 +408,9 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 			continue
 		}
 		c := copies[rk]
-		r.Orphans = append(r.Orphans, IndexIssue{Index: x.defs[c.index].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
+		r.Orphans = append(r.Orphans, IndexIssue{Kind: IssueOrphan, Index: x.defs[c.index].Name, PartitionKey: partitionKey, PrimaryPartitionKey: partitionKey, Primary: c.of, Copy: rk, CopyETag: c.e.ETag})
 	}
-	// The report keeps only the primaries Repair will need, so a healthy
-	// partition's report holds no entity bodies.
+	// The range keeps only the primaries repair will need.
 	for _, is := range slices.Concat(r.Missing, r.Stale, r.Orphans) {
 		if e := primaries[is.Primary]; e != nil && is.PartitionKey == partitionKey {
 			r.primaries[[2]string{partitionKey, is.Primary}] = e
@@ -418,25 +419,19 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	return nil
 }
 
-// Repair fixes what Verify reported. Each primary's missing and stale copies
-// are rewritten, and the copies it no longer calls for deleted, together
-// with a guard on the primary's ETag as Verify read it (a merge that changes
-// nothing but the ETag), so a concurrent change of the entity makes its
-// repair fail instead of writing stale copies: run Verify again. The
-// primaries of a partition share transactions (up to 100 operations); if
-// one of a transaction's primaries changed, its primaries are repaired one
-// by one so the others still are. Orphans of missing primaries are deleted
-// guarded by their own ETags. Backfilling a new index is Verify then Repair:
-// about one request per 50 entities.
-func (x *intraPartitionIndex[T]) Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (_ RepairSummary, err error) {
-	if err := checkReport(opIntraPartitionIndexRepair, x, r); err != nil {
-		return RepairSummary{}, err
-	}
+// repair fixes what verify found in one partition. Each primary's missing
+// and stale copies are rewritten, and the copies it no longer calls for
+// deleted, together with a guard on the primary's ETag as verify read it (a
+// merge that changes nothing but the ETag), so a concurrent change of the
+// entity makes its repair fail instead of writing stale copies: run Repair
+// again. The primaries of a partition share transactions (up to 100
+// operations); if one of a transaction's primaries changed, its primaries
+// are repaired one by one so the others still are. Orphans of missing
+// primaries are deleted guarded by their own ETags. Repairing a partition
+// whose copies are all missing costs about one request per 50 entities.
+func (x *intraPartitionIndex[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (_ RepairSummary, err error) {
 	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexRepair, r.Partition, r.problems())
 	defer func() { end(err) }()
-	if err := checkRepairOptions(opIntraPartitionIndexRepair, opts); err != nil {
-		return RepairSummary{}, err
-	}
 	byPrimary := map[[2]string][]IndexIssue{}
 	var order [][2]string
 	add := func(is IndexIssue) {

@@ -325,7 +325,7 @@ func TestModelWithOneCopiesIndexKeepsIt(t *testing.T) {
 	if err != nil || got.RowKey != ann.RowKey {
 		t.Fatalf("Lookup in the model's one copies index: %+v %v", got, err)
 	}
-	if r, err := one.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 1 || r.Copies != 1 {
+	if r, err := one.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 1 || r.IndexRows != 1 {
 		t.Fatalf("Verify: %+v %v", r, err)
 	}
 }

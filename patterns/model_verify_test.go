@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tablekit/tablekit/consistency"
@@ -29,19 +30,28 @@ func everything(t *testing.T, d *directory) []string {
 	return out
 }
 
-// issues is a report's issues as "kind index pk/primary", sorted.
-func issues(r *patterns.IndexReport) []string {
-	var out []string
-	for _, k := range []struct {
-		kind string
-		is   []patterns.IndexIssue
-	}{{"missing", r.Missing}, {"orphan", r.Orphans}, {"stale", r.Stale}} {
-		for _, is := range k.is {
-			out = append(out, fmt.Sprintf("%s %s %s/%s", k.kind, is.Index, is.PartitionKey, is.Primary))
-		}
+// verified runs m's Verify with opts and returns the issues it streamed,
+// as "kind index pk/primary", sorted, and its summary, which must count
+// them.
+func verified[T any](t *testing.T, m *patterns.Model[T], opts *patterns.VerifyOptions) ([]string, patterns.VerifySummary, error) {
+	t.Helper()
+	var o patterns.VerifyOptions
+	if opts != nil {
+		o = *opts
+	}
+	out := []string{}
+	byKind := map[patterns.IssueKind]int{}
+	o.Issue = func(is patterns.IndexIssue) error {
+		out = append(out, fmt.Sprintf("%s %s %s/%s", is.Kind, is.Index, is.PartitionKey, is.Primary))
+		byKind[is.Kind]++
+		return nil
+	}
+	sum, err := m.Verify(t.Context(), &o)
+	if err == nil && (sum.Missing != byKind[patterns.IssueMissing] || sum.Orphans != byKind[patterns.IssueOrphan] || sum.Stale != byKind[patterns.IssueStale]) {
+		t.Fatalf("the summary %+v does not count the issues streamed: %v", sum, out)
 	}
 	slices.Sort(out)
-	return out
+	return out, sum, err
 }
 
 // staffed is a directory with indexes of every kind holding Ann and Bob
@@ -131,25 +141,32 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 			d, all := staffed(t)
 			clean := everything(t, d)
 			c.drift(t, d, all)
-			r, err := d.m.Verify(t.Context(), nil)
+			got, r, err := verified(t, d.m, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := issues(r); !slices.Equal(got, c.want) || r.OK() {
+			if !slices.Equal(got, c.want) || r.OK() {
 				t.Fatalf("Verify found %v, want %v", got, c.want)
 			}
 			if r.Primaries != 3 {
 				t.Fatalf("Verify counted %d primaries, want 3", r.Primaries)
 			}
-			sum, err := d.m.Repair(t.Context(), r, nil)
+			var heard []string
+			sum, err := d.m.Repair(t.Context(), &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Issue: func(is patterns.IndexIssue) error {
+				heard = append(heard, fmt.Sprintf("%s %s %s/%s", is.Kind, is.Index, is.PartitionKey, is.Primary))
+				return nil
+			}}})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if slices.Sort(heard); !slices.Equal(heard, c.want) || sum.VerifySummary.Missing != r.Missing || sum.VerifySummary.Orphans != r.Orphans || sum.VerifySummary.Stale != r.Stale {
+				t.Fatalf("Repair heard %v and counted %+v; want what Verify found, %v", heard, sum.VerifySummary, c.want)
 			}
 			if sum.Written+sum.Deleted == 0 {
 				t.Fatalf("Repair of %v: %+v, nothing done", c.want, sum)
 			}
-			if r, err := d.m.Verify(t.Context(), nil); err != nil || !r.OK() {
-				t.Fatalf("Verify after Repair: %v %v", issues(r), err)
+			if got, r, err := verified(t, d.m, nil); err != nil || !r.OK() {
+				t.Fatalf("Verify after Repair: %v %v", got, err)
 			}
 			if got := everything(t, d); !slices.Equal(got, clean) {
 				t.Fatalf("rows after Repair:\n%v\nwant the model's own:\n%v", got, clean)
@@ -168,62 +185,76 @@ func TestModelRepairBackfillsAPrimaryWrittenAroundIt(t *testing.T) {
 	if err := d.tbl.Add(ctx, dan, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "Marketing"})
+	got, r, err := verified(t, d.m, &patterns.VerifyOptions{Partition: "Marketing"})
 	if err != nil || !r.OK() || r.Partition != "Marketing" {
-		t.Fatalf("Verify of Marketing: %v %v; want clean", issues(r), err)
+		t.Fatalf("Verify of Marketing: %v %v; want clean", got, err)
 	}
-	r, err = d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	got, r, err = verified(t, d.m, &patterns.VerifyOptions{Partition: "Sales"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dk := "Sales/empid_000004"
 	want := []string{"missing email " + dk, "missing email-all email_" + dk, "missing first " + dk, "missing lastname " + dk, "missing lastname-all /empid_000004"}
-	if got := issues(r); !slices.Equal(got, want) || r.Primaries != 3 {
+	if !slices.Equal(got, want) || r.Primaries != 3 {
 		t.Fatalf("Verify of Sales: %d primaries, %v; want 3 and %v", r.Primaries, got, want)
 	}
-	if _, err := d.m.Repair(ctx, r, nil); err != nil {
+	for index, n := range map[string]int{"email": 1, "email-all": 1, "first": 1, "lastname": 1, "lastname-all": 1} {
+		if r.ByIndex[index][patterns.IssueMissing] != n || len(r.ByIndex[index]) != 1 {
+			t.Fatalf("Verify of Sales counted %v by index; want one missing row in each index", r.ByIndex)
+		}
+	}
+	// Indexes narrows Verify and Repair to the indexes named.
+	only := []string{"email", "lastname-all"}
+	got, r, err = verified(t, d.m, &patterns.VerifyOptions{Partition: "Sales", Indexes: only})
+	if want := []string{"missing email " + dk, "missing lastname-all /empid_000004"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Verify of %v: %v %v; want %v", only, got, err, want)
+	}
+	if sum, err := d.m.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: "Sales", Indexes: only}}); err != nil || sum.Written != 2 {
+		t.Fatalf("Repair of %v: %+v %v; want 2 rows written", only, sum, err)
+	}
+	got, _, err = verified(t, d.m, &patterns.VerifyOptions{Partition: "Sales"})
+	if want := []string{"missing email-all email_" + dk, "missing first " + dk, "missing lastname " + dk}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Verify after the narrow Repair: %v %v; want the other indexes' rows still missing, %v", got, err, want)
+	}
+	if _, err := d.m.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: "Sales"}}); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := d.m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 4 {
-		t.Fatalf("Verify after Repair: %v %v", issues(r), err)
+	if got, r, err := verified(t, d.m, nil); err != nil || !r.OK() || r.Primaries != 4 {
+		t.Fatalf("Verify after Repair: %v %v", got, err)
 	}
-	got, err := d.m.Lookup(ctx, "email", "Sales", "dan@contoso.com", nil)
-	if err != nil || got.RowKey != dan.RowKey {
-		t.Fatalf("Lookup of the backfilled copy: %+v %v", got, err)
+	found, err := d.m.Lookup(ctx, "email", "Sales", "dan@contoso.com", nil)
+	if err != nil || found.RowKey != dan.RowKey {
+		t.Fatalf("Lookup of the backfilled copy: %+v %v", found, err)
 	}
 	if l := lastNames(t, d, "Sales", "Hall"); len(l) != 3 {
 		t.Fatalf("the Sales Hall list after Repair: %v", l)
 	}
 }
 
-// Repair takes only the model's own report, and options in range; Verify
-// refuses a Partition no key can hold: each before any request.
+// Verify and Repair refuse an index the model does not declare, Repair
+// options out of range, and a Partition no key can hold: each before any
+// request.
 func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
 	d, _ := staffed(t)
 	ctx := t.Context()
-	other := newDirectory(t, false)
-	foreign, err := other.m.Verify(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := d.m.Verify(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d.l.Reset()
-	if _, err := d.m.Repair(ctx, foreign, nil); !isForeignReport(err) {
-		t.Errorf("Repair of another model's report: %v", err)
+	unknown := patterns.VerifyOptions{Indexes: []string{"email", "nosuch"}}
+	if _, err := d.m.Verify(ctx, &unknown); !isUnknownIndex(err) {
+		t.Errorf("Verify of an index the model does not declare: %v", err)
 	}
-	if _, err := d.m.Repair(ctx, nil, nil); err == nil {
-		t.Error("Repair of no report succeeded")
+	if _, err := d.m.Repair(ctx, &patterns.RepairOptions{VerifyOptions: unknown}); !isUnknownIndex(err) {
+		t.Errorf("Repair of an index the model does not declare: %v", err)
 	}
 	for _, n := range []int{1, 101, -1} {
-		if _, err := d.m.Repair(ctx, r, &patterns.RepairOptions{PerTransaction: n}); !errors.Is(err, table.ErrBadOption) {
+		if _, err := d.m.Repair(ctx, &patterns.RepairOptions{PerTransaction: n}); !errors.Is(err, table.ErrBadOption) {
 			t.Errorf("Repair with PerTransaction %d: %v, want ErrBadOption", n, err)
 		}
 	}
 	if _, err := d.m.Verify(ctx, &patterns.VerifyOptions{Partition: "a/b"}); err == nil {
 		t.Error("Verify of a Partition no key can hold succeeded")
+	}
+	if _, err := d.m.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: "a/b"}}); err == nil {
+		t.Error("Repair of a Partition no key can hold succeeded")
 	}
 	// A model with no index refuses it too, though no part checks it.
 	bare, err := patterns.OpenModel(ctx, d.tbl, &patterns.ModelOptions[staffer]{Name: "bare"})
@@ -236,17 +267,28 @@ func TestModelVerifyAndRepairRefuseBadInputBeforeAnyRequest(t *testing.T) {
 	if n := d.l.Total(); n != 0 {
 		t.Fatalf("refused calls sent %d requests:\n%v", n, d.l)
 	}
-	// A clean report repairs nothing and sends nothing.
-	if sum, err := d.m.Repair(ctx, r, nil); err != nil || sum != (patterns.RepairSummary{}) || d.l.Total() != 0 {
-		t.Fatalf("Repair of a clean report: %+v %v after %d requests", sum, err, d.l.Total())
+	// A clean model's Repair only reads: it writes and deletes nothing.
+	if sum, err := d.m.Repair(ctx, nil); err != nil || !sum.OK() || sum.Transactions+sum.Written+sum.Deleted != 0 || sum.Primaries != 3 {
+		t.Fatalf("Repair of a clean model: %+v %v", sum, err)
+	}
+	// An error from Issue ends the run with it.
+	stop := errors.New("stop")
+	if err := d.raw.Delete(ctx, "Sales", "email_ann@contoso.com", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.m.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Issue: func(patterns.IndexIssue) error { return stop }}}); !errors.Is(err, stop) {
+		t.Fatalf("Repair whose Issue fails: %v, want its error", err)
+	}
+	if got, _, _ := verified(t, d.m, nil); !slices.Equal(got, []string{"missing email Sales/empid_000001"}) {
+		t.Fatalf("after the stopped Repair: %v; want the issue still there (it stopped before repairing)", got)
 	}
 }
 
-// isForeignReport tells Repair's refusal of a report another index's
-// Verify made: a *table.InputError on the report, table.ErrInvalidValue.
-func isForeignReport(err error) bool {
+// isUnknownIndex tells the refusal of an index the model does not
+// declare: a *table.InputError on Indexes, patterns.ErrUnknownIndex.
+func isUnknownIndex(err error) bool {
 	var ie *table.InputError
-	return errors.As(err, &ie) && ie.Field == "report" && errors.Is(err, table.ErrInvalidValue)
+	return errors.As(err, &ie) && ie.Field == "Indexes" && errors.Is(err, patterns.ErrUnknownIndex)
 }
 
 // A model whose same-partition copies and cross-partition copies both
@@ -284,11 +326,48 @@ func TestModelVerifyKeepsCopiesAndCrossCopiesOfOneTableApart(t *testing.T) {
 	}
 	for _, opts := range []*patterns.VerifyOptions{nil, {Partition: "Sales"}} {
 		r, err := m.Verify(ctx, opts)
-		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 4 {
+		if err != nil || !r.OK() || r.Primaries != 2 || r.IndexRows != 4 {
 			t.Fatalf("Verify(%+v): %+v, %v; want 2 primaries, 4 copies, nothing to repair", opts, r, err)
 		}
 	}
 	if got, err := m.Lookup(ctx, "email", "Sales", "ann@contoso.com", nil); err != nil || got.RowKey != "empid_000001" {
 		t.Fatalf("the partition's copy: %+v, %v", got, err)
+	}
+}
+
+// The summary accounts for every row Verify judged, counted from the
+// tables: each primary once, and each index row of every index once (the
+// partition's copies, the cross copies, each ID a list holds), for the
+// whole table and for one partition.
+func TestModelVerifySummaryAccountsForEveryRowRead(t *testing.T) {
+	d, _ := staffed(t)
+	count := func(pk string) (primaries, copies, cross int) {
+		for _, r := range everything(t, d) {
+			tbl, key, _ := strings.Cut(r, ":")
+			if pk != "" && !strings.HasPrefix(key, pk+"/") && tbl == "employees" {
+				continue
+			}
+			switch {
+			case tbl == "employees" && strings.Contains(key, "/empid_"):
+				primaries++
+			case tbl == "employees" && (strings.Contains(key, "/email_") || strings.Contains(key, "/first_")):
+				copies++
+			case tbl == "copies" && (pk == "" || strings.HasPrefix(key, "email_"+pk+"/")): // a cross copy is under "email_" and its owner's partition
+				cross++
+			}
+		}
+		return
+	}
+	for _, pk := range []string{"", "Sales"} {
+		_, sum, err := verified(t, d.m, &patterns.VerifyOptions{Partition: pk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		primaries, copies, cross := count(pk)
+		// Each primary is listed once in the partition's last-name list
+		// and once in the list across departments.
+		if want := copies + cross + 2*primaries; !sum.OK() || sum.Primaries != primaries || sum.IndexRows != want {
+			t.Fatalf("Verify of %q: %+v; want %d primaries and %d index rows (%d copies, %d cross copies, %d listed IDs)", pk, sum, primaries, want, copies, cross, 2*primaries)
+		}
 	}
 }

@@ -119,24 +119,26 @@ func (r *remoteIndexEntities) IDs(ctx context.Context, value string, options *Re
 	return r.x.lookup(ctx, opRemoteIndexEntitiesIDs, r.partition, value)
 }
 
-// lists returns every value's list of the partition: one query per page.
-// EventualIndexEntities.Verify uses it to find lists of values no
-// entity has any more.
-func (r *remoteIndexEntities) lists(ctx context.Context) (map[string][]string, error) {
-	out := map[string][]string{}
+// eachList hands every value's list of the partition to f, one index
+// entity (a part of a list) at a time, in value and part order: one query
+// per page. EventualIndexEntities' verify uses it to find lists of values
+// no entity has any more.
+func (r *remoteIndexEntities) eachList(ctx context.Context, f func(value string, ids []string) error) error {
 	for e, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix(r.partition, r.x.prefix)}) {
 		if err != nil {
-			return nil, err
+			return err
 		}
 		part, err := decodePart(e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v, _ := e.Get("Value")
 		value, _ := v.AsString()
-		out[value] = append(out[value], part.ids...)
+		if err := f(value, part.ids); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // submitListOps sends a list's operations on the index entities just read

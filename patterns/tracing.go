@@ -21,8 +21,8 @@ func widePartition(v *Wide) string {
 	return v.PartitionKey
 }
 
-// problems counts the issues a Repair of r works on; 0 for a nil report.
-func (r *IndexReport) problems() int {
+// problems counts the issues a repair of r works on; 0 for nil.
+func (r *verifyRange) problems() int {
 	if r == nil {
 		return 0
 	}

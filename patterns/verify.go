@@ -9,49 +9,96 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// Verifier is the one verify-and-repair contract that every index kind and
-// the entity model share: Verify reads and reports, Repair fixes what its
-// own Verify reported. A report names the index (or model) it came from;
-// Repair refuses another's report with a typed error before any request.
+// verifier is the one verify-and-repair contract that every index kind
+// shares under the entity model: verify reads range by range (a partition,
+// or a page) and hands each range's findings to each as soon as the range
+// is read; repair fixes one such range. Nothing of a range is kept after
+// each returns, so memory is bounded by a range, not by the table.
 type verifier interface {
-	Verify(ctx context.Context, opts *VerifyOptions) (*IndexReport, error)
-	Repair(ctx context.Context, r *IndexReport, opts *RepairOptions) (RepairSummary, error)
+	verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error
+	repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (RepairSummary, error)
 }
 
-// VerifyOptions configure the Verify of every index kind and of the model.
-// nil means the defaults.
+// VerifyOptions configure Model.Verify, and Model.Repair's verify. nil
+// means the defaults.
 type VerifyOptions struct {
 	// Partition limits Verify to the primaries of one PartitionKey and to
 	// every index row that belongs to them or claims to, wherever that row
 	// is stored, so a partition's Verify finds everything a whole-table
 	// Verify finds for that partition. Default: "", every partition.
 	Partition string
+	// Indexes names the declared indexes to check; a name the model does
+	// not declare is refused before any request. Default: nil, every
+	// index.
+	Indexes []string
+	// Issue, when set, is handed each issue as it is found, in the order
+	// the ranges are read; an error it returns ends the run with that
+	// error. Issues are not kept: the summary counts them. Default: nil.
+	Issue func(IndexIssue) error
 	// Progress, when set, is called after each page read with the number of
 	// rows read so far. Default: nil.
 	Progress func(read int)
 }
 
-// newReport starts the report of owner's Verify.
-func newReport(owner any, name string, opts *VerifyOptions) *IndexReport {
-	r := &IndexReport{Index: name, owner: owner}
+// IssueKind says how an index row disagrees with its primary.
+type IssueKind string
+
+// IssueMissing: a primary lacks the index row its value calls for (also
+// every row of an index added to an existing table).
+const IssueMissing IssueKind = "missing"
+
+// IssueOrphan: an index row whose primary does not exist or no longer
+// calls for it.
+const IssueOrphan IssueKind = "orphan"
+
+// IssueStale: an index row in its place whose values differ from its
+// primary's (for a list: an ID listed twice).
+const IssueStale IssueKind = "stale"
+
+// VerifySummary is what a Verify read and found, counted: the issues
+// themselves went to VerifyOptions.Issue as they were found.
+type VerifySummary struct {
+	// Partition is VerifyOptions.Partition: "" for the whole table.
+	Partition string
+	// Primaries is the primaries verified; IndexRows the index rows
+	// judged (copies, and the IDs the lists hold).
+	Primaries, IndexRows int
+	// Missing, Orphans and Stale count the issues of each kind.
+	Missing, Orphans, Stale int
+	// ByIndex counts the issues by declared index and kind; nil when
+	// there are none.
+	ByIndex map[string]map[IssueKind]int
+}
+
+// OK reports a Verify that found no issue.
+func (s VerifySummary) OK() bool { return s.Missing+s.Orphans+s.Stale == 0 }
+
+// count adds one issue to the summary.
+func (s *VerifySummary) count(is IndexIssue) {
+	switch is.Kind {
+	case IssueMissing:
+		s.Missing++
+	case IssueOrphan:
+		s.Orphans++
+	case IssueStale:
+		s.Stale++
+	}
+	if s.ByIndex == nil {
+		s.ByIndex = map[string]map[IssueKind]int{}
+	}
+	if s.ByIndex[is.Index] == nil {
+		s.ByIndex[is.Index] = map[IssueKind]int{}
+	}
+	s.ByIndex[is.Index][is.Kind]++
+}
+
+// newRange starts the findings of one range of owner's verify.
+func newRange(owner any, name string, opts *VerifyOptions) *verifyRange {
+	r := &verifyRange{Index: name, owner: owner}
 	if opts != nil {
 		r.Partition = opts.Partition
 	}
 	return r
-}
-
-// checkReport refuses a report that owner's Verify did not make: repairing
-// with another index's (or model's) report would read nothing it needs and
-// fix nothing, so it is a *table.InputError (table.ErrInvalidValue) before
-// any request.
-func checkReport(op string, owner any, r *IndexReport) error {
-	if r == nil {
-		return &table.InputError{Op: op, Field: "report", Rule: table.ErrNilValue}
-	}
-	if r.owner != owner {
-		return &table.InputError{Op: op, Field: "report", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the report of %s, which another index's Verify made", r.Index)}
-	}
-	return nil
 }
 
 // checkVerifyOptions refuses a Partition the service would refuse.
@@ -78,7 +125,8 @@ func isIndexRow(e *table.Entity) bool {
 
 // scanPartitions reads opts.Partition, or the whole table when it is "",
 // and hands each partition's rows to f in PartitionKey order (one request
-// a page); opts.Progress hears the rows read.
+// a page); opts.Progress hears the rows read. One partition's rows are
+// held at a time.
 func scanPartitions(ctx context.Context, raw *table.Table[table.Entity], opts *VerifyOptions, f func(pk string, rows []*table.Entity) error) error {
 	q := &table.QueryOptions{}
 	var progress func(int)
@@ -116,8 +164,8 @@ func scanPartitions(ctx context.Context, raw *table.Table[table.Entity], opts *V
 	return nil
 }
 
-// compareIssues orders issues by partition, primary and copy, so a report
-// reads the same on every run.
+// compareIssues orders issues by partition, primary and copy, so a range's
+// issues come in the same order on every run.
 func compareIssues(a, b IndexIssue) int {
 	if c := strings.Compare(a.PartitionKey, b.PartitionKey); c != 0 {
 		return c
@@ -126,4 +174,18 @@ func compareIssues(a, b IndexIssue) int {
 		return c
 	}
 	return strings.Compare(a.Copy, b.Copy)
+}
+
+// checkIndexes refuses names that are not among the declared ones.
+func checkIndexes(op string, names []string, declared []string) error {
+	for _, n := range names {
+		found := false
+		for _, d := range declared {
+			found = found || d == n
+		}
+		if !found {
+			return &table.InputError{Op: op, Field: "Indexes", Rule: ErrUnknownIndex, Detail: fmt.Sprintf("%q is not an index of the model (%s)", n, strings.Join(declared, ", "))}
+		}
+	}
+	return nil
 }

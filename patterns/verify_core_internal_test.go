@@ -177,24 +177,45 @@ func sign(n int) int {
 	return 0
 }
 
-// A Repair takes only its own Verify's report; a nil report, or another's,
-// is refused with a typed error.
-func TestRepairTakesOnlyItsOwnReport(t *testing.T) {
-	a, b := new(int), new(int)
-	own := newReport(a, "A", nil)
-	if err := checkReport("Repair", a, own); err != nil {
-		t.Errorf("own report refused: %v", err)
+// verifyAll runs v's verify and gathers its ranges into one, which v's
+// repair takes: the whole scope's findings, for the tests of a kind.
+func verifyAll(ctx context.Context, v verifier, opts *VerifyOptions) (*verifyRange, error) {
+	var all *verifyRange
+	err := v.verify(ctx, opts, func(r *verifyRange) error {
+		if all == nil {
+			all = r
+			return nil
+		}
+		all.Primaries += r.Primaries
+		all.Copies += r.Copies
+		all.Missing = append(all.Missing, r.Missing...)
+		all.Orphans = append(all.Orphans, r.Orphans...)
+		all.Stale = append(all.Stale, r.Stale...)
+		all.orphans = append(all.orphans, r.orphans...)
+		for _, m := range []struct{ to, from map[[2]string]bool }{{all.toFix, r.toFix}} {
+			for k, v := range m.from {
+				m.to[k] = v
+			}
+		}
+		for k, e := range r.primaries {
+			all.primaries[k] = e
+		}
+		for k, l := range r.lists {
+			all.lists[k] = l
+		}
+		return nil
+	})
+	if err == nil && all == nil {
+		all = newRange(v, "", opts)
 	}
-	err := checkReport("Repair", b, own)
-	var ie *table.InputError
-	if !errors.Is(err, table.ErrInvalidValue) || !errors.As(err, &ie) || ie.Field != "report" || !strings.Contains(err.Error(), "the report of A") {
-		t.Errorf("another's report: %v", err)
-	}
-	if err := checkReport("Repair", a, nil); !errors.Is(err, table.ErrNilValue) {
-		t.Errorf("nil report: %v", err)
-	}
-	if r := newReport(a, "A", &VerifyOptions{Partition: "p"}); r.Partition != "p" || r.Index != "A" {
-		t.Errorf("report of a partition's Verify: %+v", r)
+	return all, err
+}
+
+// A range starts with the index's name and the verify's partition.
+func TestRangeNamesItsIndexAndPartition(t *testing.T) {
+	a := new(int)
+	if r := newRange(a, "A", &VerifyOptions{Partition: "p"}); r.Partition != "p" || r.Index != "A" || r.owner != a || !r.OK() {
+		t.Errorf("range of a partition's verify: %+v", r)
 	}
 }
 
@@ -323,8 +344,7 @@ func repairWithin(t *testing.T, client *aztables.Client, groups []repairGroup, o
 
 // Groups of one partition share a transaction up to PerTransaction
 // operations (a group is never split, so a larger one goes alone); groups
-// of different partitions never share one. Progress hears the groups done
-// after each transaction.
+// of different partitions never share one.
 func TestRepairPacksGroupsUpToPerTransaction(t *testing.T) {
 	var c reqcount.Counter
 	client := coreTable(t, &c)
@@ -338,17 +358,15 @@ func TestRepairPacksGroupsUpToPerTransaction(t *testing.T) {
 		group("a", "1", et["1"], 2), group("a", "2", et["2"], 2), group("a", "3", et["3"], 1),
 		group("a", "4", et["4"], 5), group("a", "5", et["5"], 1), group("b", "1", et["b1"], 1),
 	}
-	var heard [][2]int
 	c.Reset()
-	sum, err := repairWithin(t, client, groups, &RepairOptions{PerTransaction: 4, Progress: func(done, total int) { heard = append(heard, [2]int{done, total}) }})
+	sum, err := repairWithin(t, client, groups, &RepairOptions{PerTransaction: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// [2 2] [1] [5] [1] | [1]: a's 4+1 would be 5 > 4, the 5-operation
 	// group goes alone, and b starts its own.
-	want := [][2]int{{2, 6}, {3, 6}, {4, 6}, {5, 6}, {6, 6}}
-	if fmt.Sprint(heard) != fmt.Sprint(want) || sum.Transactions != 5 || c.N() != 5 {
-		t.Fatalf("progress %v, %d transactions, %d requests; want %v, 5 and 5", heard, sum.Transactions, c.N(), want)
+	if sum.Transactions != 5 || c.N() != 5 {
+		t.Fatalf("%d transactions, %d requests; want 5 and 5", sum.Transactions, c.N())
 	}
 	if sum.Written != 1+1+4 || sum.Deleted != 0 {
 		t.Fatalf("summary %+v", sum)

@@ -43,7 +43,7 @@ func TestEveryVerifyRefusesABadPartitionBeforeAnyRequest(t *testing.T) {
 		c.Reset()
 		r, err := v.Verify(t.Context(), &patterns.VerifyOptions{Partition: "a/b"})
 		var ie *table.InputError
-		if r != nil || !errors.As(err, &ie) || ie.Field != "Partition" || !errors.Is(err, keys.ErrForbiddenChar) {
+		if r.Primaries != 0 || !errors.As(err, &ie) || ie.Field != "Partition" || !errors.Is(err, keys.ErrForbiddenChar) {
 			t.Errorf("%s: report %v, error %v; want ErrForbiddenChar on Partition", name, r, err)
 		}
 		if c.N() != 0 {

@@ -234,7 +234,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	if !report.OK() {
-		return fmt.Errorf("verify: %d missing, %d orphans, %d stale", len(report.Missing), len(report.Orphans), len(report.Stale))
+		return fmt.Errorf("verify: %d missing, %d orphans, %d stale", report.Missing, report.Orphans, report.Stale)
 	}
 	fmt.Printf("verify: %d employees, every index row agrees\n\nrequests (package ledger):\n%s", report.Primaries, requests)
 	return nil

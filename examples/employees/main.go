@@ -186,7 +186,7 @@ func run(ctx context.Context, conn, account string) error {
 	if !report.OK() {
 		return fmt.Errorf("the indexes disagree with their employees: %+v", report)
 	}
-	step("verify the partition's employees and every index row of theirs: %d employee, %d copies, consistent = %v", report.Primaries, report.Copies, report.OK())
+	step("verify the partition's employees and every index row of theirs: %d employee, %d copies, consistent = %v", report.Primaries, report.IndexRows, report.OK())
 	return nil
 }
 

@@ -42,7 +42,7 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 	must(plain.Add(ctx, staff("000001", "A", "Jones", "a@x.com", 1), nil))
 	idx, err := patterns.OpenModel(ctx, tableOf(table.New[Staff](tc, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	must(err)
-	rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+	rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 	must(err)
 	if rep.OK() {
 		t.Fatal("the gap cases need a report with work in it")
@@ -121,11 +121,11 @@ func gapCases(t *testing.T) (cases []badCase, requests func() int) {
 			return err
 		}, option("TTL")},
 		{"RepairOptions.PerTransaction 1", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := idx.Repair(ctx, rep, &patterns.RepairOptions{PerTransaction: 1})
+			_, err := idx.Repair(ctx, repairOpts(rep, &patterns.RepairOptions{PerTransaction: 1}))
 			return err
 		}, option("PerTransaction")},
 		{"RepairOptions.PerTransaction 101", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := idx.Repair(ctx, rep, &patterns.RepairOptions{PerTransaction: 101})
+			_, err := idx.Repair(ctx, repairOpts(rep, &patterns.RepairOptions{PerTransaction: 101}))
 			return err
 		}, option("PerTransaction")},
 		{"TableSAS with StartPartitionKey after EndPartitionKey", table.ErrInvalidValue, func(context.Context) error {

@@ -93,7 +93,7 @@ func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
 			t.Fatalf("last-name list %s holds %q, want %q", name, ids, w)
 		}
 	}
-	r, err := m.Verify(ctx, nil)
+	r, err := verifyOf(ctx, m, nil)
 	if err != nil || !r.OK() || r.Primaries != len(want) {
 		t.Fatalf("Verify: %+v %v", r, err)
 	}

@@ -556,7 +556,7 @@ var crashScenarios = []crashScenario{{
 // checkCross verifies the index against its primaries and lists its copies.
 func checkCross(t *testing.T, p *crashProc, x *patterns.Model[Emp], want []string) {
 	t.Helper()
-	rep, err := x.Verify(t.Context(), nil)
+	rep, err := verifyOf(t.Context(), x, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

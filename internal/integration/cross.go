@@ -101,8 +101,8 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := idx.Lookup(ctx, "email", "email_Marketing", "junc@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("the deleted entity's copy is still there: %v", err)
 		}
-		rep, err := idx.Verify(ctx, nil)
-		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 2 {
+		rep, err := verifyOf(ctx, idx, nil)
+		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.IndexRows != 2 {
 			t.Fatalf("Verify: %+v %v", rep, err)
 		}
 	})
@@ -181,7 +181,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := idx.Lookup(ctx, "email", "email_Sales", "e@x.com", nil); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("a copy was made for a write that failed: %v", err)
 		}
-		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
+		if rep, _ := verifyOf(ctx, idx, nil); !rep.OK() {
 			t.Fatalf("Verify: %+v", rep)
 		}
 	})
@@ -198,13 +198,12 @@ func RunCrossPartition(t *testing.T, env Env) {
 		}
 		idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}})
 		var seen []int
-		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
+		rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Progress: func(n int) { seen = append(seen, n) }})
 		if err != nil || len(rep.Missing) != 150 || len(seen) == 0 {
 			t.Fatalf("backfill report: %d missing, progress %v, %v", len(rep.Missing), seen, err)
 		}
-		var done int
-		if _, err := idx.Repair(ctx, rep, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 150 {
-			t.Fatalf("Repair: %d done, %v", done, err)
+		if sum, err := idx.Repair(ctx, repairOpts(rep, nil)); err != nil || sum.Missing != 150 || sum.Written != 150 {
+			t.Fatalf("Repair: %+v, %v; want 150 missing and written", sum, err)
 		}
 		// Damage: a lost copy, a stale one, an orphan.
 		ct, _ := table.New[Emp](copies, nil)
@@ -220,14 +219,14 @@ func RunCrossPartition(t *testing.T, env Env) {
 		if _, err := copies.AddEntity(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err = idx.Verify(ctx, nil)
+		rep, err = verifyOf(ctx, idx, nil)
 		if err != nil || len(rep.Missing) != 1 || len(rep.Stale) != 1 || len(rep.Orphans) != 1 {
 			t.Fatalf("report: %+v %v", rep, err)
 		}
-		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+		if _, err := idx.Repair(ctx, repairOpts(rep, nil)); err != nil {
 			t.Fatal(err)
 		}
-		if rep, _ := idx.Verify(ctx, nil); !rep.OK() {
+		if rep, _ := verifyOf(ctx, idx, nil); !rep.OK() {
 			t.Fatalf("after repair: %+v", rep)
 		}
 	})

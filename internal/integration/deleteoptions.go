@@ -50,7 +50,7 @@ func RunDeleteOptions(t *testing.T, env Env) {
 			if _, err := idx.Get(ctx, "Sales", don.RowKey, nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("Delete (%+v) returned but the entity is still there: %v", o, err)
 			}
-			if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() || rep.Primaries != 0 || rep.Copies != 0 {
+			if rep, err := verifyOf(ctx, idx, nil); err != nil || !rep.OK() || rep.Primaries != 0 || rep.IndexRows != 0 {
 				t.Fatalf("Verify after Delete: %+v %v", rep, err)
 			}
 		}

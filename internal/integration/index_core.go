@@ -31,7 +31,7 @@ func member(id, email, last string) *Member {
 // damaged around tablekit, are verified and repaired with progress.
 func runIndexCore(t *testing.T, env Env) {
 	ctx := t.Context()
-	wantOK := func(t *testing.T, kind string, r *patterns.IndexReport, err error) {
+	wantOK := func(t *testing.T, kind string, r *report, err error) {
 		t.Helper()
 		if err != nil || !r.OK() {
 			t.Fatalf("%s: verify found %+v, %v", kind, r, err)
@@ -62,10 +62,10 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := idx.Delete(ctx, "Sales", "empid_3", nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "intra-partition", r, err)
-		if r.Primaries != 2 || r.Copies != 4 {
-			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.Copies)
+		if r.Primaries != 2 || r.IndexRows != 4 {
+			t.Fatalf("intra-partition: %d primaries, %d copies", r.Primaries, r.IndexRows)
 		}
 		// A copy written by an earlier version names its owner by RowKey
 		// alone: it still reads, verifies stale, and repair rewrites it with
@@ -82,14 +82,14 @@ func runIndexCore(t *testing.T, env Env) {
 		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x", nil); err != nil || v.RowKey != "empid_2" {
 			t.Fatalf("Lookup through a copy of the earlier format: %+v, %v", v, err)
 		}
-		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err = verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil || len(r.Stale) != 1 || r.Stale[0].Copy != "email_b2@x" {
 			t.Fatalf("a copy of the earlier format: %+v, %v", r, err)
 		}
-		if _, err := idx.Repair(ctx, r, nil); err != nil {
+		if _, err := idx.Repair(ctx, repairOpts(r, nil)); err != nil {
 			t.Fatal(err)
 		}
-		r, err = idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err = verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "intra-partition after migrating", r, err)
 	})
 
@@ -123,8 +123,8 @@ func runIndexCore(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
-		r, err := idx.Verify(ctx, nil)
-		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
+		r, err := verifyOf(ctx, idx, nil)
+		if err != nil || !r.OK() || r.Primaries != 2 || r.IndexRows != 2 {
 			t.Fatalf("inter-partition: verify found %+v, %v", r, err)
 		}
 	})
@@ -147,10 +147,10 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := ix.Delete(ctx, "Sales", "empid_3", nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err := ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err := verifyOf(ctx, ix, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "index entities", r, err)
-		if r.Primaries != 2 || r.Copies != 2 {
-			t.Fatalf("index entities: %d entities, %d IDs listed", r.Primaries, r.Copies)
+		if r.Primaries != 2 || r.IndexRows != 2 {
+			t.Fatalf("index entities: %d entities, %d IDs listed", r.Primaries, r.IndexRows)
 		}
 		// Around tablekit: an entity deleted without its list, another added
 		// without one.
@@ -161,16 +161,15 @@ func runIndexCore(t *testing.T, env Env) {
 		if err := plain.Add(ctx, member("4", "d@x", "Jones"), nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err = verifyOf(ctx, ix, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 || r.Orphans[0].Primary != "empid_2" || r.Missing[0].Primary != "empid_4" {
 			t.Fatalf("index entities after damage: %+v, %v", r, err)
 		}
-		var progress []int
-		sum, err := ix.Repair(ctx, r, &patterns.RepairOptions{Progress: func(done, total int) { progress = append(progress, done, total) }})
-		if err != nil || sum.Transactions != 1 || sum.Written != 1 || len(progress) != 2 || progress[0] != 1 || progress[1] != 1 {
-			t.Fatalf("Repair: %+v, progress %v, %v", sum, progress, err)
+		sum, err := ix.Repair(ctx, repairOpts(r, nil))
+		if err != nil || sum.Transactions != 1 || sum.Written != 1 || sum.Missing != 1 || sum.Orphans != 1 {
+			t.Fatalf("Repair: %+v, %v", sum, err)
 		}
-		r, err = ix.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		r, err = verifyOf(ctx, ix, &patterns.VerifyOptions{Partition: "Sales"})
 		wantOK(t, "index entities after repair", r, err)
 		if ids, err := ix.IDs(ctx, "lname", "Sales", "Jones", nil); err != nil || len(ids) != 1 || ids[0].RowKey != "empid_4" {
 			t.Fatalf("IDs after repair: %q, %v", ids, err)
@@ -208,10 +207,10 @@ func runIndexCore(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 			drainAll(t, q, w)
-			r, err := ix.Verify(ctx, nil)
+			r, err := verifyOf(ctx, ix, nil)
 			wantOK(t, kind, r, err)
-			if r.Primaries != 3 || r.Copies != 3 {
-				t.Fatalf("%s: %d entities, %d IDs listed", kind, r.Primaries, r.Copies)
+			if r.Primaries != 3 || r.IndexRows != 3 {
+				t.Fatalf("%s: %d entities, %d IDs listed", kind, r.Primaries, r.IndexRows)
 			}
 			// Around tablekit: an entity added with no message, one deleted
 			// with none (its ID stays listed).
@@ -222,15 +221,14 @@ func runIndexCore(t *testing.T, env Env) {
 			if err := tb.Delete(ctx, "Sales", "empid_9", nil); err != nil {
 				t.Fatal(err)
 			}
-			r, err = ix.Verify(ctx, nil)
+			r, err = verifyOf(ctx, ix, nil)
 			if err != nil || len(r.Missing) != 1 || len(r.Orphans) != 1 || r.Orphans[0].Primary != "empid_9" {
 				t.Fatalf("%s after damage: %+v, %v", kind, r, err)
 			}
-			var done int
-			if _, err := ix.Repair(ctx, r, &patterns.RepairOptions{Progress: func(d, total int) { done = d }}); err != nil || done != 2 {
-				t.Fatalf("Repair: %d done, %v", done, err)
+			if sum, err := ix.Repair(ctx, repairOpts(r, nil)); err != nil || sum.Written != 1 || sum.Deleted != 1 {
+				t.Fatalf("Repair: %+v, %v; want one written and one deleted", sum, err)
 			}
-			r, err = ix.Verify(ctx, nil)
+			r, err = verifyOf(ctx, ix, nil)
 			wantOK(t, kind+" after repair", r, err)
 		})
 	}

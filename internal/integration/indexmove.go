@@ -60,12 +60,12 @@ func RunIndexMove(t *testing.T, env Env) {
 			if _, err := idx.Table().Get(ctx, "empid_Sales", "000123", nil); !table.Is(err, table.ErrNotFound) {
 				t.Fatalf("the moved primary is still in the source: %v", err)
 			}
-			rep, err := idx.Verify(ctx, nil)
+			rep, err := verifyOf(ctx, idx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if indexAware {
-				if !rep.OK() || rep.Primaries != 1 || rep.Copies != 1 {
+				if !rep.OK() || rep.Primaries != 1 || rep.IndexRows != 1 {
 					t.Fatalf("Verify after a move over MoveSource: %+v, want clean, 1 primary, 1 copy", rep)
 				}
 				return
@@ -110,12 +110,12 @@ func RunIndexMove(t *testing.T, env Env) {
 			if _, err := to.Get(ctx, "Sales", "empid_000001", nil); err != nil {
 				t.Fatalf("archive: %v", err)
 			}
-			rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+			rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if indexAware {
-				if !rep.OK() || rep.Primaries != 1 || rep.Copies != 2 {
+				if !rep.OK() || rep.Primaries != 1 || rep.IndexRows != 2 {
 					t.Fatalf("Verify after a move over MoveSource: %+v, want clean, 1 primary, its 2 copies", rep)
 				}
 				return

@@ -43,7 +43,7 @@ func RunModelDefects(t *testing.T, env Env) {
 			}
 		}
 		drainAll(t, q, w)
-		r, err := m.Verify(ctx, nil)
+		r, err := verifyOf(ctx, m, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,14 +75,14 @@ func RunModelDefects(t *testing.T, env Env) {
 			if got, err := m.LookupEntities(ctx, "lastname", "", "Keys", nil); err != nil || len(got) != 1 || got[0].RowKey != e.RowKey {
 				t.Fatalf("LookupEntities by last name: %d %v", len(got), err)
 			}
-			if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 1 {
+			if r, err := verifyOf(ctx, m, nil); err != nil || !r.OK() || r.Primaries != 1 {
 				t.Fatalf("Verify: %+v %v; want one primary and nothing to repair", r, err)
 			}
 			if err := m.Delete(ctx, e.PartitionKey, e.RowKey, nil); err != nil {
 				t.Fatalf("Delete: %v", err)
 			}
 			drain()
-			if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Primaries != 0 {
+			if r, err := verifyOf(ctx, m, nil); err != nil || !r.OK() || r.Primaries != 0 {
 				t.Fatalf("Verify after Delete: %+v %v; want nothing left", r, err)
 			}
 		}
@@ -120,7 +120,7 @@ func RunModelDefects(t *testing.T, env Env) {
 		}
 	})
 
-	t.Run("a Repair refuses another index's report, before any request", func(t *testing.T) {
+	t.Run("Verify and Repair refuse an index the model does not declare, before any request", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		byEmail, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Primary: "empid_", Copies: []patterns.IndexDef[Emp]{
@@ -138,24 +138,27 @@ func RunModelDefects(t *testing.T, env Env) {
 		if err := byLast.Add(ctx, e, nil); err != nil { // an entity the email index has not seen
 			t.Fatal(err)
 		}
-		r, err := byLast.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
-		if err != nil {
-			t.Fatal(err)
+		r, err := verifyOf(ctx, byLast, &patterns.VerifyOptions{Partition: "Sales", Indexes: []string{"lastname"}})
+		if err != nil || !r.OK() || r.Primaries != 1 {
+			t.Fatalf("the last-name model's Verify of its index: %+v %v; want its one entity, listed", r, err)
 		}
 		before := c.N()
-		_, err = byEmail.Repair(ctx, r, nil)
-		if !foreignReport(err) {
-			t.Fatalf("the email model's Repair of the last-name model's report: %v; want an InputError on the report", err)
+		_, err = byEmail.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: "Sales", Indexes: []string{"lastname"}}})
+		if !unknownIndex(err) {
+			t.Fatalf("the email model's Repair of the last-name index: %v; want an InputError on Indexes", err)
+		}
+		if _, err := byEmail.Verify(ctx, &patterns.VerifyOptions{Indexes: []string{"email", "lastname"}}); !unknownIndex(err) {
+			t.Fatalf("the email model's Verify of the last-name index: %v; want an InputError on Indexes", err)
 		}
 		if n := c.N() - before; n != 0 {
-			t.Fatalf("the refused repair sent %d requests; want 0", n)
+			t.Fatalf("the refused Verify and Repair sent %d requests; want 0", n)
 		}
 	})
 }
 
-// foreignReport tells Repair's refusal of a report another index's Verify
-// made: a *table.InputError on the report, table.ErrInvalidValue.
-func foreignReport(err error) bool {
+// unknownIndex tells the refusal of an index the model does not declare:
+// a *table.InputError on Indexes, patterns.ErrUnknownIndex.
+func unknownIndex(err error) bool {
 	var ie *table.InputError
-	return errors.As(err, &ie) && ie.Field == "report" && errors.Is(err, table.ErrInvalidValue)
+	return errors.As(err, &ie) && ie.Field == "Indexes" && errors.Is(err, patterns.ErrUnknownIndex)
 }

@@ -280,8 +280,8 @@ func RunModelWrites(t *testing.T, env Env) {
 		if got := owners(); !slices.Equal(got, want) {
 			t.Fatalf("owners %+v, want %+v", got, want)
 		}
-		r, err := m.Verify(ctx, nil)
-		if err != nil || !r.OK() || r.Primaries != 2 || r.Copies != 2 {
+		r, err := verifyOf(ctx, m, nil)
+		if err != nil || !r.OK() || r.Primaries != 2 || r.IndexRows != 2 {
 			t.Fatalf("Verify: %+v %v; want 2 primaries, 2 copies, nothing to repair", r, err)
 		}
 		// An employee written around the model: Verify names its keys.
@@ -290,17 +290,17 @@ func RunModelWrites(t *testing.T, env Env) {
 		if err := employees.Add(ctx, carol, nil); err != nil {
 			t.Fatal(err)
 		}
-		r, err = m.Verify(ctx, nil)
+		r, err = verifyOf(ctx, m, nil)
 		if err != nil || len(r.Missing) != 1 || len(r.Stale)+len(r.Orphans) != 0 {
 			t.Fatalf("Verify: %+v %v; want Carol's copy missing, nothing else", r, err)
 		}
 		if is := r.Missing[0]; is.PrimaryPartitionKey != "Ops" || is.Primary != carol.RowKey || is.PartitionKey != "email" {
 			t.Fatalf("missing %+v; want the owner's keys (Ops, %s) and the copy's partition", is, carol.RowKey)
 		}
-		if _, err := m.Repair(ctx, r, nil); err != nil {
+		if _, err := m.Repair(ctx, repairOpts(r, nil)); err != nil {
 			t.Fatal(err)
 		}
-		if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Copies != 3 {
+		if r, err := verifyOf(ctx, m, nil); err != nil || !r.OK() || r.IndexRows != 3 {
 			t.Fatalf("Verify after Repair: %+v %v; want 3 copies and nothing to repair", r, err)
 		}
 		if got := owners(); len(got) != 3 {
@@ -335,17 +335,17 @@ func RunModelWrites(t *testing.T, env Env) {
 		if got, err := m.Lookup(ctx, "email", "email", dan.Email, nil); err != nil || got.RowKey != dan.RowKey {
 			t.Fatalf("Lookup through the old layout: %+v %v", got, err)
 		}
-		r, err := m.Verify(ctx, nil)
+		r, err := verifyOf(ctx, m, nil)
 		if err != nil || len(r.Orphans) != 1 || len(r.Missing) != 1 {
 			t.Fatalf("Verify: %+v %v; want the old row an orphan and the new one missing", r, err)
 		}
 		if is := r.Orphans[0]; is.PrimaryPartitionKey != dan.PartitionKey || is.Primary != dan.RowKey || is.Copy != dan.Email {
 			t.Fatalf("orphan %+v; want the old row naming its owner", is)
 		}
-		if _, err := m.Repair(ctx, r, nil); err != nil {
+		if _, err := m.Repair(ctx, repairOpts(r, nil)); err != nil {
 			t.Fatal(err)
 		}
-		if r, err := m.Verify(ctx, nil); err != nil || !r.OK() || r.Copies != 1 {
+		if r, err := verifyOf(ctx, m, nil); err != nil || !r.OK() || r.IndexRows != 1 {
 			t.Fatalf("Verify after Repair: %+v %v", r, err)
 		}
 		if _, err := employees.Entities().Get(ctx, "email", dan.Email, nil); !table.Is(err, table.ErrNotFound) {

@@ -99,17 +99,17 @@ func RunPatternDefects(t *testing.T, env Env) {
 		// A copy left with an extra property (by an older writer) is stale,
 		// and Repair removes the property.
 		mergeInto(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123"), map[string]any{"Nick": "Old"})
-		rep, err := idx.Verify(ctx, nil)
+		rep, err := verifyOf(ctx, idx, nil)
 		if err != nil || len(rep.Stale) != 1 {
 			t.Fatalf("Verify of a copy with a property the primary lacks: %+v, %v", rep, err)
 		}
-		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+		if _, err := idx.Repair(ctx, repairOpts(rep, nil)); err != nil {
 			t.Fatal(err)
 		}
 		if m := rawProps(t, copies, "email_Sales", crossKey(t, "donh@contoso.com", "empid_Sales", "000123")); m["Nick"] != nil {
 			t.Fatalf("Repair left Nick=%v in the copy", m["Nick"])
 		}
-		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+		if rep, err := verifyOf(ctx, idx, nil); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v, %v", rep, err)
 		}
 	})
@@ -138,18 +138,18 @@ func RunPatternDefects(t *testing.T, env Env) {
 			}
 		}
 		drainAll(t, q, w)
-		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+		if rep, err := verifyOf(ctx, idx, nil); err != nil || !rep.OK() {
 			t.Fatalf("Verify of a healthy index: %+v, %v", rep, err)
 		}
 		mergeInto(t, primary, "mail_Sales", crossKey(t, "jonesj@contoso.com", "empid_Sales", "000223"), map[string]any{"FirstName": "Wrong"})
-		rep, err := idx.Verify(ctx, nil)
-		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.Copies != 2 {
+		rep, err := verifyOf(ctx, idx, nil)
+		if err != nil || len(rep.Stale) != 1 || rep.Primaries != 2 || rep.IndexRows != 2 {
 			t.Fatalf("Verify of a stale copy in the primary's table: %d stale, %d primaries (%+v), %v", len(rep.Stale), rep.Primaries, rep, err)
 		}
-		if _, err := idx.Repair(ctx, rep, nil); err != nil {
+		if _, err := idx.Repair(ctx, repairOpts(rep, nil)); err != nil {
 			t.Fatal(err)
 		}
-		if rep, err := idx.Verify(ctx, nil); err != nil || !rep.OK() {
+		if rep, err := verifyOf(ctx, idx, nil); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v, %v", rep, err)
 		}
 	})
@@ -186,7 +186,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		if v, err := idx.Lookup(ctx, "email", "Sales", "don.hall@contoso.com", nil); err != nil || *v.Email != "don.hall@contoso.com" {
 			t.Fatalf("the new unique copy: %v, %v", v, err)
 		}
-		if rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
+		if rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
 			t.Fatalf("Verify after Modify: %+v, %v", rep, err)
 		}
 	})

@@ -154,8 +154,8 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := idx.Delete(ctx, "Sales", "empid_000223", &table.DeleteOptions{IfExists: true}); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
-		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.Copies != 4 {
+		rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
+		if err != nil || !rep.OK() || rep.Primaries != 2 || rep.IndexRows != 4 {
 			t.Fatalf("Verify after clean writes: %+v %v", rep, err)
 		}
 	})
@@ -185,7 +185,7 @@ func RunPatterns(t *testing.T, env Env) {
 		if err := kt.Add(ctx, orphan, nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,40 +194,46 @@ func RunPatterns(t *testing.T, env Env) {
 			t.Fatalf("report = %+v", rep)
 		}
 		c.Reset()
-		sum, err := idx.Repair(ctx, rep, nil)
+		sum, err := idx.Repair(ctx, repairOpts(rep, nil))
 		if err != nil || sum.Written != 2 || sum.Deleted != 1 {
 			t.Fatalf("Repair = %+v, %v", sum, err)
 		}
-		wantRequests(t, c, 2, "Repair of two primaries (one packed transaction) and one orphan")
-		if rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
+		wantRequests(t, c, 3, "Repair of two primaries and one orphan (the partition's page, one packed transaction, the orphan's delete)")
+		if rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"}); err != nil || !rep.OK() {
 			t.Fatalf("after Repair: %+v %v", rep, err)
 		}
 		// Backfill: a new index over existing data.
 		both, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](client, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
-		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+		rep, _ = verifyOf(ctx, both, &patterns.VerifyOptions{Partition: "Sales"})
 		if len(rep.Missing) != 3 || rep.Missing[0].Index != "lname" {
 			t.Fatalf("backfill report: %+v", rep)
 		}
-		if _, err := both.Repair(ctx, rep, nil); err != nil {
+		if _, err := both.Repair(ctx, repairOpts(rep, nil)); err != nil {
 			t.Fatal(err)
 		}
 		meta := func(s *Staff) *table.Meta { return &s.Meta }
 		if jones := rowKeysOf(t, both.Find(ctx, "lname", "Sales", "Jones", nil), meta); len(jones) != 2 {
 			t.Fatalf("after backfill, Jones = %q", jones)
 		}
-		// A Repair from a report older than a change of the entity fails
-		// instead of writing stale copies.
+		// An entity changed after Repair read its partition and before it
+		// repaired it (here, from the Issue callback, which runs in
+		// between) fails that repair instead of writing stale copies.
 		if err := plain.Delete(ctx, "Sales", "lname_Smith!000003!", nil); err != nil {
 			t.Fatal(err)
 		}
-		rep, _ = both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
-		if _, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil); err != nil {
-			t.Fatal(err)
+		changed := false
+		change := func(patterns.IndexIssue) error {
+			if changed {
+				return nil
+			}
+			changed = true
+			_, err := both.Modify(ctx, "Sales", "empid_000003", func(s *Staff) error { s.LastName = "Smyth"; return nil }, nil)
+			return err
 		}
-		if _, err := both.Repair(ctx, rep, nil); !table.Is(err, table.ErrPreconditionFailed) {
-			t.Fatalf("Repair from an old report: %v", err)
+		if _, err := both.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: "Sales", Issue: change}}); !changed || !table.Is(err, table.ErrPreconditionFailed) {
+			t.Fatalf("Repair of an entity changed since its partition was read: %v", err)
 		}
-		if rep, _ := both.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"}); !rep.OK() {
+		if rep, _ := verifyOf(ctx, both, &patterns.VerifyOptions{Partition: "Sales"}); !rep.OK() {
 			t.Fatalf("the guarded repair left damage: %+v", rep)
 		}
 	})

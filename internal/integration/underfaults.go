@@ -264,7 +264,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				})
 			}
 			r.stop()
-			rep, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: "Sales"})
+			rep, err := verifyOf(ctx, idx, &patterns.VerifyOptions{Partition: "Sales"})
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
@@ -331,7 +331,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				r.do("Delete", func() error { return idx.Delete(ctx, e.PartitionKey, e.RowKey, &table.DeleteOptions{IfExists: true}) })
 			}
 			r.drain(q, poison, w)
-			rep, err := idx.Verify(ctx, nil)
+			rep, err := verifyOf(ctx, idx, nil)
 			if err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
@@ -421,7 +421,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 				return err
 			})
 			r.drain(q, poison, w)
-			if rep, err := m.Verify(ctx, nil); err != nil || !rep.OK() {
+			if rep, err := verifyOf(ctx, m, nil); err != nil || !rep.OK() {
 				t.Fatalf("Verify: %+v %v", rep, err)
 			}
 			s := state{}

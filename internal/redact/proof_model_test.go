@@ -99,7 +99,7 @@ func init() {
 		},
 		"patterns.Model.Verify": func(ctx context.Context, e *env) error { _, err := model(e).Verify(ctx, nil); return err },
 		"patterns.Model.Repair": func(ctx context.Context, e *env) error {
-			_, err := model(e).Repair(ctx, &patterns.IndexReport{Index: "emp"}, nil)
+			_, err := model(e).Repair(ctx, nil)
 			return err
 		},
 		"patterns.Model.Process": func(ctx context.Context, e *env) error {

@@ -28,11 +28,12 @@ type Registration struct {
 	large *largeEntity // made by Large
 }
 
-// verifier is what the index commands use of a model: one Verify (of one
-// partition, or of the whole table) and the Repair of its report.
+// verifier is what the index commands use of a model: its Verify and its
+// Repair (of one partition, or of the whole table), each streaming the
+// issues it finds.
 type verifier interface {
-	Verify(ctx context.Context, opts *patterns.VerifyOptions) (*patterns.IndexReport, error)
-	Repair(ctx context.Context, r *patterns.IndexReport, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
+	Verify(ctx context.Context, opts *patterns.VerifyOptions) (patterns.VerifySummary, error)
+	Repair(ctx context.Context, opts *patterns.RepairOptions) (patterns.RepairSummary, error)
 }
 
 // Index registers the entity model m as -index name for Main's index
@@ -129,27 +130,40 @@ func (f *indexFlags) resolve(c *cli, args []string) (verifier, []string, error) 
 	return idx, out, nil
 }
 
-// partitionResult is one verified scope's line of output: a partition,
-// or the whole table (Partition "", shown as "(whole table)").
-type partitionResult struct {
-	Partition string      `json:"partition"`
-	Primaries int         `json:"primaries"`
-	Copies    int         `json:"copies"`
-	Missing   []issueJSON `json:"missing"`
-	Orphans   []issueJSON `json:"orphans"`
-	Stale     []issueJSON `json:"stale"`
-	// Repair is what a repair did (-yes) or would do (its dry run).
-	Repair  *repairJSON `json:"repair,omitempty"`
-	Skipped bool        `json:"skipped,omitempty"` // done by an earlier run (-checkpoint)
-	Error   string      `json:"error,omitempty"`
+// issueLine is one -json line of an issue, written as it is found.
+type issueLine struct {
+	Partition string    `json:"partition"`
+	Issue     issueJSON `json:"issue"`
 }
 
 // issueJSON is a patterns.IndexIssue with the CLI's key casing.
 type issueJSON struct {
-	Index        string `json:"index"`
-	PartitionKey string `json:"partitionKey"`
-	Primary      string `json:"primary"`
-	Copy         string `json:"copy"`
+	Kind                patterns.IssueKind `json:"kind"`
+	Index               string             `json:"index"`
+	PartitionKey        string             `json:"partitionKey"`
+	PrimaryPartitionKey string             `json:"primaryPartitionKey"`
+	Primary             string             `json:"primary"`
+	Copy                string             `json:"copy"`
+}
+
+// summaryLine is the -json line that ends a scope (a partition, or the
+// whole table, Partition ""): what was read and found, and what a repair
+// did (-yes) or would do (its dry run).
+type summaryLine struct {
+	Partition string       `json:"partition"`
+	Summary   *summaryJSON `json:"summary,omitempty"`
+	Repair    *repairJSON  `json:"repair,omitempty"`
+	Skipped   bool         `json:"skipped,omitempty"` // done by an earlier run (-checkpoint)
+	Error     string       `json:"error,omitempty"`
+}
+
+// summaryJSON is a patterns.VerifySummary with the CLI's key casing.
+type summaryJSON struct {
+	Primaries int `json:"primaries"`
+	IndexRows int `json:"indexRows"`
+	Missing   int `json:"missing"`
+	Orphans   int `json:"orphans"`
+	Stale     int `json:"stale"`
 }
 
 // repairJSON is what a repair of one scope wrote and deleted.
@@ -160,20 +174,56 @@ type repairJSON struct {
 	Deleted      int  `json:"deleted"`
 }
 
-func issues(in []patterns.IndexIssue) []issueJSON {
-	out := []issueJSON{}
-	for _, i := range in {
-		out = append(out, issueJSON{Index: i.Index, PartitionKey: i.PartitionKey, Primary: i.Primary, Copy: i.Copy})
+func summaryOf(s patterns.VerifySummary) *summaryJSON {
+	return &summaryJSON{Primaries: s.Primaries, IndexRows: s.IndexRows, Missing: s.Missing, Orphans: s.Orphans, Stale: s.Stale}
+}
+
+// issueWriter writes each issue of scope p as it is found: a -json line,
+// or a text line whose verb says what a repair does with it (verbs nil:
+// none, a verify).
+func (c *cli) issueWriter(p string, verbs map[patterns.IssueKind]string) func(patterns.IndexIssue) error {
+	return func(is patterns.IndexIssue) error {
+		if c.flags.json {
+			return json.NewEncoder(c.out).Encode(issueLine{Partition: p, Issue: issueJSON{Kind: is.Kind, Index: is.Index, PartitionKey: is.PartitionKey,
+				PrimaryPartitionKey: is.PrimaryPartitionKey, Primary: is.Primary, Copy: is.Copy}})
+		}
+		verb := ""
+		if v := verbs[is.Kind]; v != "" {
+			verb = v + " "
+		}
+		owner := ""
+		if is.Primary != "" {
+			owner = fmt.Sprintf(" (of %s/%s)", is.PrimaryPartitionKey, is.Primary)
+		}
+		_, err := fmt.Fprintf(c.out, "%s: %s%s %s row %s/%s%s\n", scopeName(p), verb, is.Kind, is.Index, is.PartitionKey, is.Copy, owner)
+		return err
 	}
-	return out
 }
 
-func resultOf(p string, r *patterns.IndexReport) partitionResult {
-	return partitionResult{Partition: p, Primaries: r.Primaries, Copies: r.Copies, Missing: issues(r.Missing), Orphans: issues(r.Orphans), Stale: issues(r.Stale)}
-}
-
-func emptyResult(p string) partitionResult {
-	return partitionResult{Partition: p, Missing: []issueJSON{}, Orphans: []issueJSON{}, Stale: []issueJSON{}}
+// endScope writes the line that ends a scope.
+func (c *cli) endScope(l summaryLine) {
+	if c.flags.json {
+		_ = json.NewEncoder(c.out).Encode(l)
+		return
+	}
+	name := scopeName(l.Partition)
+	switch {
+	case l.Skipped:
+		fmt.Fprintf(c.out, "%s: skipped (done in an earlier run, -checkpoint)\n", name)
+		return
+	case l.Error != "":
+		fmt.Fprintf(c.out, "%s: FAILED: %s\n", name, l.Error)
+	}
+	if s := l.Summary; s != nil {
+		fmt.Fprintf(c.out, "%s: %d primaries, %d index rows; %d missing, %d orphans, %d stale\n", name, s.Primaries, s.IndexRows, s.Missing, s.Orphans, s.Stale)
+	}
+	if r := l.Repair; r != nil {
+		if r.DryRun {
+			fmt.Fprintf(c.out, "%s: would write %d and delete %d\n", name, r.Written, r.Deleted)
+		} else {
+			fmt.Fprintf(c.out, "%s: repaired: %d written, %d deleted in %d transactions\n", name, r.Written, r.Deleted, r.Transactions)
+		}
+	}
 }
 
 // progress is a bar with ETA over the partitions when stderr is a
@@ -291,9 +341,13 @@ func indexCommands() []command {
 			summary:   "compare the primaries with their index rows (exit 3 when they disagree)",
 			usage: `
 Verify reads; nothing is written. Without -partition it verifies the whole
-table in one scan, which also finds index rows whose primary's partition
-holds no primary at all; with -partition it verifies each partition named,
-and finds everything for that partition that the whole-table verify finds.
+table, which also finds index rows whose primary's partition holds no
+primary at all; with -partition it verifies each partition named, and
+finds everything for that partition that the whole-table verify finds.
+Each issue is written as it is found, a line each (with -json, a JSON
+line {"partition", "issue"}); each scope ends with its summary line
+(-json: {"partition", "summary"}). Memory stays bounded by a range of the
+table, whatever its size (see patterns.Model.Verify).
 
 Exit codes: 0 the index agrees with its primaries; 3 it does not (see
 the output; index repair fixes it); 1 a verify failed; 2 usage.` + indexNoneRegistered + `
@@ -311,21 +365,20 @@ examples:
 						return err
 					}
 					bar := c.progress(ctx, "verify", len(parts))
-					var results []partitionResult
 					bad := false
 					for _, p := range parts {
 						start := time.Now()
-						r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p})
+						sum, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p, Issue: c.issueWriter(p, nil)})
 						bar.step(start)
 						if err != nil {
 							bar.done()
+							c.endScope(summaryLine{Partition: p, Error: err.Error()})
 							return fmt.Errorf("%s: %w", scopeName(p), err)
 						}
-						results = append(results, resultOf(p, r))
-						bad = bad || !r.OK()
+						c.endScope(summaryLine{Partition: p, Summary: summaryOf(sum)})
+						bad = bad || !sum.OK()
 					}
 					bar.done()
-					c.emitIndex(results)
 					if bad {
 						return errFindings
 					}
@@ -339,13 +392,15 @@ examples:
 			summary:   "list what would make the index agree with its primaries; with -yes, do it",
 			usage: `
 Each scope (the whole table, or each -partition) is verified and the
-repair it needs is listed: every missing or stale index row to write and
-every orphan to delete. Nothing is changed without -yes. With -yes the
-repair runs in transactions of up to 100 operations, each guarded so that
-a concurrent change fails its repair instead of writing stale data (run
-again), and the output lists what was written and deleted. With
--checkpoint F, every repaired scope is appended to F and a rerun skips
-those in it.
+repair it needs is listed as it is found: every missing or stale index
+row to write and every orphan to delete, then the scope's summary line.
+Nothing is changed without -yes. With -yes each range is repaired as soon
+as it is verified, in transactions of up to 100 operations, each guarded
+so that a concurrent change fails its repair instead of writing stale
+data (run again); each issue is listed as it is repaired and the summary
+line says what was written and deleted. -json writes JSON lines, as
+index verify does, the summary line with its "repair". With -checkpoint
+F, every repaired scope is appended to F and a rerun skips those in it.
 
 Exit codes: 0 the dry run listed, or the repair finished; 1 a verify or
 repair failed; 2 usage.` + indexNoneRegistered + `
@@ -374,18 +429,15 @@ examples:
 					}
 					defer cp.close()
 					bar := c.progress(ctx, "repair", len(parts))
-					var results []partitionResult
 					var errs []error
 					for _, p := range parts {
 						start := time.Now()
 						if cp.done[p] {
-							res := emptyResult(p)
-							res.Skipped = true
-							results = append(results, res)
+							c.endScope(summaryLine{Partition: p, Skipped: true})
 							bar.step(start)
 							continue
 						}
-						res, err := repairOne(ctx, idx, p, *yes)
+						res, err := c.repairOne(ctx, idx, p, *yes)
 						if err == nil && *yes {
 							err = cp.mark(p)
 						}
@@ -393,14 +445,13 @@ examples:
 							res.Error = err.Error()
 							errs = append(errs, fmt.Errorf("%s: %w", scopeName(p), err))
 						}
-						results = append(results, res)
+						c.endScope(res)
 						bar.step(start)
 						if ctx.Err() != nil {
 							break
 						}
 					}
 					bar.done()
-					c.emitIndex(results)
 					if !*yes {
 						fmt.Fprintf(c.errOut, "dry run: nothing was changed; add -yes to repair\n")
 					}
@@ -411,67 +462,25 @@ examples:
 	}
 }
 
-// repairOne verifies the scope p and, with act, repairs what it found.
-// Without act the result lists the repair's work: each missing or stale
-// row is a write, each orphan a delete.
-func repairOne(ctx context.Context, idx verifier, p string, act bool) (partitionResult, error) {
-	r, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p})
-	if err != nil {
-		return emptyResult(p), err
-	}
-	res := resultOf(p, r)
-	if r.OK() {
-		return res, nil
-	}
+// repairOne repairs the scope p (act) or lists what a repair would do:
+// each issue is written as it is found, each missing or stale row a write,
+// each orphan a delete.
+func (c *cli) repairOne(ctx context.Context, idx verifier, p string, act bool) (summaryLine, error) {
+	res := summaryLine{Partition: p}
 	if !act {
-		res.Repair = &repairJSON{DryRun: true, Written: len(r.Missing) + len(r.Stale), Deleted: len(r.Orphans)}
-		return res, nil
-	}
-	sum, err := idx.Repair(ctx, r, nil)
-	res.Repair = &repairJSON{Transactions: sum.Transactions, Written: sum.Written, Deleted: sum.Deleted}
-	return res, err
-}
-
-func (c *cli) emitIndex(results []partitionResult) {
-	if results == nil {
-		results = []partitionResult{}
-	}
-	c.emit(indexOutput{Partitions: results}, func(w io.Writer) {
-		for _, r := range results {
-			name := scopeName(r.Partition)
-			switch {
-			case r.Skipped:
-				fmt.Fprintf(w, "%s: skipped (done in an earlier run, -checkpoint)\n", name)
-				continue
-			case r.Error != "":
-				fmt.Fprintf(w, "%s: FAILED: %s\n", name, r.Error)
-			}
-			fmt.Fprintf(w, "%s: %d primaries, %d copies; %d missing, %d orphans, %d stale\n", name, r.Primaries, r.Copies, len(r.Missing), len(r.Orphans), len(r.Stale))
-			verb, del := "write", "delete"
-			if r.Repair != nil && !r.Repair.DryRun {
-				verb, del = "wrote", "deleted"
-			}
-			if r.Repair != nil {
-				for _, i := range r.Missing {
-					fmt.Fprintf(w, "  %s missing %s row %s/%s (of %s)\n", verb, i.Index, i.PartitionKey, i.Copy, i.Primary)
-				}
-				for _, i := range r.Stale {
-					fmt.Fprintf(w, "  %s stale %s row %s/%s (of %s)\n", verb, i.Index, i.PartitionKey, i.Copy, i.Primary)
-				}
-				for _, i := range r.Orphans {
-					fmt.Fprintf(w, "  %s orphan %s row %s/%s\n", del, i.Index, i.PartitionKey, i.Copy)
-				}
-				if r.Repair.DryRun {
-					fmt.Fprintf(w, "  would write %d and delete %d\n", r.Repair.Written, r.Repair.Deleted)
-				} else {
-					fmt.Fprintf(w, "  repaired: %d written, %d deleted in %d transactions\n", r.Repair.Written, r.Repair.Deleted, r.Repair.Transactions)
-				}
-			}
+		sum, err := idx.Verify(ctx, &patterns.VerifyOptions{Partition: p, Issue: c.issueWriter(p, map[patterns.IssueKind]string{
+			patterns.IssueMissing: "write", patterns.IssueStale: "write", patterns.IssueOrphan: "delete"})})
+		res.Summary = summaryOf(sum)
+		if err == nil && !sum.OK() {
+			res.Repair = &repairJSON{DryRun: true, Written: sum.Missing + sum.Stale, Deleted: sum.Orphans}
 		}
-	})
-}
-
-// indexOutput is the -json output of index verify and index repair.
-type indexOutput struct {
-	Partitions []partitionResult `json:"partitions"`
+		return res, err
+	}
+	sum, err := idx.Repair(ctx, &patterns.RepairOptions{VerifyOptions: patterns.VerifyOptions{Partition: p, Issue: c.issueWriter(p, map[patterns.IssueKind]string{
+		patterns.IssueMissing: "repair", patterns.IssueStale: "repair", patterns.IssueOrphan: "repair"})}})
+	res.Summary = summaryOf(sum.VerifySummary)
+	if !sum.OK() {
+		res.Repair = &repairJSON{Transactions: sum.Transactions, Written: sum.Written, Deleted: sum.Deleted}
+	}
+	return res, err
 }

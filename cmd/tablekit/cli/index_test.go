@@ -47,64 +47,95 @@ func damaged() *memIndex {
 		stale:   map[string][]string{}}
 }
 
-func (m *memIndex) report(p string, r *patterns.IndexReport) {
+// issues are the issues of partition p, in the order Verify finds them.
+func (m *memIndex) issues(p string) []patterns.IndexIssue {
+	var out []patterns.IndexIssue
 	for _, rk := range m.missing[p] {
-		r.Missing = append(r.Missing, patterns.IndexIssue{Index: m.name, PartitionKey: p, Primary: "emp_" + rk[len(rk)-2:], Copy: rk})
+		out = append(out, patterns.IndexIssue{Kind: patterns.IssueMissing, Index: m.name, PartitionKey: p, PrimaryPartitionKey: p, Primary: "emp_" + rk[len(rk)-2:], Copy: rk})
 	}
 	for _, rk := range m.orphans[p] {
-		r.Orphans = append(r.Orphans, patterns.IndexIssue{Index: m.name, PartitionKey: p, Copy: rk})
+		out = append(out, patterns.IndexIssue{Kind: patterns.IssueOrphan, Index: m.name, PartitionKey: p, Copy: rk})
 	}
 	for _, rk := range m.stale[p] {
-		r.Stale = append(r.Stale, patterns.IndexIssue{Index: m.name, PartitionKey: p, Primary: "emp_x", Copy: rk})
+		out = append(out, patterns.IndexIssue{Kind: patterns.IssueStale, Index: m.name, PartitionKey: p, PrimaryPartitionKey: p, Primary: "emp_x", Copy: rk})
 	}
-	r.Primaries += 2
-	r.Copies += 2 - len(m.missing[p]) + len(m.orphans[p])
+	return out
 }
 
-func (m *memIndex) Verify(ctx context.Context, o *patterns.VerifyOptions) (*patterns.IndexReport, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p := ""
+// scope streams the issues of o's scope to o.Issue and sums them up,
+// repairing each partition after it when fix is set.
+func (m *memIndex) scope(o *patterns.VerifyOptions, fix func(p string, is []patterns.IndexIssue, sum *patterns.RepairSummary) error) (patterns.RepairSummary, error) {
+	var opts patterns.VerifyOptions
 	if o != nil {
-		p = o.Partition
+		opts = *o
 	}
-	m.verified = append(m.verified, p)
-	r := &patterns.IndexReport{Index: m.name, Partition: p}
-	if p != "" {
-		m.report(p, r)
-		return r, nil
+	m.verified = append(m.verified, opts.Partition)
+	sum := patterns.RepairSummary{VerifySummary: patterns.VerifySummary{Partition: opts.Partition}}
+	ps := []string{opts.Partition}
+	if opts.Partition == "" {
+		ps = []string{"HR", "Ops", "Sales"}
 	}
-	for _, q := range []string{"HR", "Ops", "Sales"} {
-		m.report(q, r)
-	}
-	return r, nil
-}
-
-func (m *memIndex) Repair(ctx context.Context, r *patterns.IndexReport, o *patterns.RepairOptions) (patterns.RepairSummary, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r.Index != m.name {
-		return patterns.RepairSummary{}, errors.New("another index's report")
-	}
-	if m.failRepairOf != "" && r.Partition == m.failRepairOf {
-		m.failRepairOf = ""
-		return patterns.RepairSummary{}, errors.New("interrupted")
-	}
-	m.repairs++
-	var sum patterns.RepairSummary
-	for _, i := range append(slices.Clone(r.Missing), r.Stale...) {
-		sum.Written++
-		m.missing[i.PartitionKey] = slices.DeleteFunc(m.missing[i.PartitionKey], func(s string) bool { return s == i.Copy })
-		m.stale[i.PartitionKey] = slices.DeleteFunc(m.stale[i.PartitionKey], func(s string) bool { return s == i.Copy })
-	}
-	for _, i := range r.Orphans {
-		sum.Deleted++
-		m.orphans[i.PartitionKey] = slices.DeleteFunc(m.orphans[i.PartitionKey], func(s string) bool { return s == i.Copy })
-	}
-	if sum.Written+sum.Deleted > 0 {
-		sum.Transactions = 1
+	for _, p := range ps {
+		is := m.issues(p)
+		sum.Primaries += 2
+		sum.IndexRows += 2 - len(m.missing[p]) + len(m.orphans[p])
+		for _, i := range is {
+			switch i.Kind {
+			case patterns.IssueMissing:
+				sum.Missing++
+			case patterns.IssueOrphan:
+				sum.Orphans++
+			case patterns.IssueStale:
+				sum.Stale++
+			}
+			if opts.Issue != nil {
+				if err := opts.Issue(i); err != nil {
+					return sum, err
+				}
+			}
+		}
+		if fix != nil && len(is) > 0 {
+			if err := fix(p, is, &sum); err != nil {
+				return sum, err
+			}
+		}
 	}
 	return sum, nil
+}
+
+func (m *memIndex) Verify(ctx context.Context, o *patterns.VerifyOptions) (patterns.VerifySummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sum, err := m.scope(o, nil)
+	return sum.VerifySummary, err
+}
+
+func (m *memIndex) Repair(ctx context.Context, o *patterns.RepairOptions) (patterns.RepairSummary, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var vo *patterns.VerifyOptions
+	if o != nil {
+		vo = &o.VerifyOptions
+	}
+	return m.scope(vo, func(p string, is []patterns.IndexIssue, sum *patterns.RepairSummary) error {
+		if m.failRepairOf != "" && p == m.failRepairOf {
+			m.failRepairOf = ""
+			return errors.New("interrupted")
+		}
+		m.repairs++
+		for _, i := range is {
+			if i.Kind == patterns.IssueOrphan {
+				sum.Deleted++
+			} else {
+				sum.Written++
+			}
+			for _, rows := range []map[string][]string{m.missing, m.stale, m.orphans} {
+				rows[p] = slices.DeleteFunc(rows[p], func(s string) bool { return s == i.Copy })
+			}
+		}
+		sum.Transactions++
+		return nil
+	})
 }
 
 // runIndex runs the CLI with idx registered as "emails".
@@ -114,11 +145,34 @@ func runIndex(t *testing.T, idx verifier, args ...string) (string, string, int) 
 	return out.String(), errOut.String(), code
 }
 
-func parseIndex(t *testing.T, out string) indexOutput {
+// jsonLines is the -json output of an index command: its issue lines and
+// its summary lines, in order.
+type jsonLines struct {
+	issues    []issueLine
+	summaries []summaryLine
+}
+
+func parseIndex(t *testing.T, out string) jsonLines {
 	t.Helper()
-	var r indexOutput
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	var r jsonLines
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &probe); err != nil {
+			t.Fatalf("%v: %q in %s", err, l, out)
+		}
+		if _, ok := probe["issue"]; ok {
+			var i issueLine
+			if err := json.Unmarshal([]byte(l), &i); err != nil {
+				t.Fatal(err)
+			}
+			r.issues = append(r.issues, i)
+			continue
+		}
+		var sl summaryLine
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatal(err)
+		}
+		r.summaries = append(r.summaries, sl)
 	}
 	return r
 }
@@ -130,19 +184,26 @@ func TestIndexVerifyAndRepair(t *testing.T) {
 	idx := damaged()
 	out, errOut, code := runIndex(t, idx, "-json", "index", "verify", "-index", "emails")
 	r := parseIndex(t, out)
-	if code != exitFindings || len(r.Partitions) != 1 || r.Partitions[0].Partition != "" || len(r.Partitions[0].Missing) != 2 || len(r.Partitions[0].Orphans) != 1 {
+	if code != exitFindings || len(r.summaries) != 1 || r.summaries[0].Partition != "" || r.summaries[0].Summary.Missing != 2 || r.summaries[0].Summary.Orphans != 1 || len(r.issues) != 3 {
 		t.Fatalf("whole-table verify: exit %d, %s%s", code, out, errOut)
+	}
+	// One line per issue, as found, then the summary: the last line.
+	if i := r.issues[0]; i.Partition != "" || i.Issue.Kind != patterns.IssueMissing || i.Issue.PartitionKey != "HR" || i.Issue.Copy != "email_h1" || i.Issue.PrimaryPartitionKey != "HR" || i.Issue.Primary != "emp_h1" {
+		t.Fatalf("first issue line: %+v", i)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.Contains(lines[3], `"summary"`) {
+		t.Fatalf("verify's lines: %q; want three issues, then the summary", lines)
 	}
 	if strings.Contains(out, `"PartitionKey"`) || !strings.Contains(out, `"partitionKey"`) {
 		t.Errorf("-json keys are not lowerCamelCase: %s", out)
 	}
 	out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails", "-partition", "Sales", "-partition", "HR")
-	if code != exitFindings || !strings.Contains(out, "Sales: 2 primaries, 1 copies; 1 missing") || !strings.Contains(out, "HR: 2 primaries") {
+	if code != exitFindings || !strings.Contains(out, "Sales: missing emails row Sales/email_s1 (of Sales/emp_s1)\nSales: 2 primaries, 1 index rows; 1 missing") || !strings.Contains(out, "HR: 2 primaries") {
 		t.Fatalf("partition verify: exit %d, %s%s", code, out, errOut)
 	}
 	// The dry run lists each row it would write and delete; nothing changes.
 	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails")
-	for _, want := range []string{"write missing emails row Sales/email_s1", "write missing emails row HR/email_h1", "delete orphan emails row Ops/email_o9", "would write 2 and delete 1"} {
+	for _, want := range []string{"write missing emails row Sales/email_s1", "write missing emails row HR/email_h1", "delete orphan emails row Ops/email_o9", "(whole table): would write 2 and delete 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("repair dry run does not say %q:\n%s", want, out)
 		}
@@ -152,11 +213,11 @@ func TestIndexVerifyAndRepair(t *testing.T) {
 	}
 	out, errOut, code = runIndex(t, idx, "-json", "index", "repair", "-index", "emails", "-yes")
 	r = parseIndex(t, out)
-	if rp := r.Partitions[0].Repair; code != exitOK || rp == nil || rp.DryRun || rp.Written != 2 || rp.Deleted != 1 {
+	if rp := r.summaries[0].Repair; code != exitOK || rp == nil || rp.DryRun || rp.Written != 2 || rp.Deleted != 1 || len(r.issues) != 3 {
 		t.Fatalf("repair -yes: exit %d, %s%s", code, out, errOut)
 	}
 	out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails")
-	if code != exitOK || !strings.Contains(out, "(whole table): 6 primaries, 6 copies; 0 missing, 0 orphans, 0 stale") {
+	if code != exitOK || out != "(whole table): 6 primaries, 6 index rows; 0 missing, 0 orphans, 0 stale\n" {
 		t.Fatalf("verify after repair: exit %d, %s%s", code, out, errOut)
 	}
 }
@@ -169,7 +230,7 @@ func TestIndexRepairCheckpoint(t *testing.T) {
 	ckpt := filepath.Join(t.TempDir(), "repair.ckpt")
 	out, errOut, code := runIndex(t, idx, "-json", "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt, "-yes")
 	r := parseIndex(t, out)
-	if code != exitFailed || r.Partitions[0].Repair == nil || r.Partitions[0].Repair.Written != 1 || r.Partitions[1].Error == "" {
+	if code != exitFailed || len(r.summaries) != 2 || r.summaries[0].Repair == nil || r.summaries[0].Repair.Written != 1 || r.summaries[1].Error == "" {
 		t.Fatalf("repair interrupted on HR: exit %d, %s%s", code, out, errOut)
 	}
 	if b, _ := os.ReadFile(ckpt); string(b) != "\"Sales\"\n" {
@@ -177,7 +238,7 @@ func TestIndexRepairCheckpoint(t *testing.T) {
 	}
 	idx.verified = nil
 	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-checkpoint", ckpt, "-yes")
-	if code != exitOK || !strings.Contains(out, "Sales: skipped") || !strings.Contains(out, "wrote missing emails row HR/email_h1") {
+	if code != exitOK || !strings.Contains(out, "Sales: skipped") || !strings.Contains(out, "HR: repair missing emails row HR/email_h1") || !strings.Contains(out, "HR: repaired: 1 written, 0 deleted in 1 transactions") {
 		t.Fatalf("resumed repair: exit %d, %s%s", code, out, errOut)
 	}
 	if strings.Join(idx.verified, ",") != "HR" {
@@ -240,7 +301,7 @@ func TestIndexProgressOnATerminal(t *testing.T) {
 	}
 	var out bytes.Buffer
 	code := run(t.Context(), []string{"index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes"}, &out, tty, func(string) string { return "" }, nil, nil, indexOf("emails", damaged()))
-	if code != exitOK || strings.Count(out.String(), "repaired: 1 written") != 2 {
+	if code != exitOK || strings.Count(out.String(), ": repaired: 1 written") != 2 {
 		t.Fatalf("repair with a bar: exit %d, %s", code, out.String())
 	}
 	c.flags.json = true
@@ -289,7 +350,7 @@ func testRealIndex(t *testing.T, client *aztables.Client) {
 		t.Fatalf("the dry run repaired: exit %d, %s", code, out)
 	}
 	out, errOut, code = runIndex(t, idx, "index", "repair", "-index", "emails", "-partition", "Sales", "-partition", "HR", "-yes")
-	if code != exitOK || strings.Count(out, "wrote missing email row") != 2 {
+	if code != exitOK || strings.Count(out, "repair missing email row") != 2 || strings.Count(out, "repaired: 1 written") != 2 {
 		t.Fatalf("repair: exit %d, %s%s", code, out, errOut)
 	}
 	if out, errOut, code = runIndex(t, idx, "index", "verify", "-index", "emails"); code != exitOK {
