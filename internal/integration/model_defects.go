@@ -3,11 +3,14 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
@@ -154,6 +157,67 @@ func RunModelDefects(t *testing.T, env Env) {
 			t.Fatalf("the refused Verify and Repair sent %d requests; want 0", n)
 		}
 	})
+	t.Run("a Delete of any version goes round again when another writer changes the entity first", func(t *testing.T) {
+		// The other writer changes the entity (and its email copy) between
+		// Delete's read and its transaction, whose If-Match then fails. The
+		// caller asked for no version: the Delete must read again and
+		// delete the new version with its rows, as Upsert and Modify go
+		// round again, not fail with 412.
+		other := &beforeFirstBatch{}
+		c := &reqcount.Counter{Faults: other}
+		client := env.NewTable(t, c)
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[Emp](client, nil)), &patterns.ModelOptions[Emp]{Name: "staff", Primary: "empid_",
+			Copies: []patterns.IndexDef[Emp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *Emp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		don := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, LastName: "Hall", Email: "donh@contoso.com"}
+		if err := m.Add(ctx, don, nil); err != nil {
+			t.Fatal(err)
+		}
+		other.arm(func() error {
+			_, err := m.Modify(ctx, "Sales", don.RowKey, func(e *Emp) error { e.Email = "don@contoso.com"; return nil }, nil)
+			return err
+		})
+		if err := m.Delete(ctx, "Sales", don.RowKey, nil); err != nil {
+			t.Fatalf("Delete after another writer changed the entity: %v; want the newer version deleted", err)
+		}
+		if !other.fired.Load() || other.err != nil {
+			t.Fatalf("the other writer did not change the entity in between: fired %v, %v", other.fired.Load(), other.err)
+		}
+		var left []string
+		for e, err := range tableOf(table.New[table.Entity](client, nil)).Query(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, e.RowKey)
+		}
+		if len(left) != 0 {
+			t.Fatalf("rows left after the Delete: %v; want none (the primary and its newer email copy)", left)
+		}
+	})
+}
+
+// beforeFirstBatch, once armed, runs f before the next $batch request
+// goes out: another writer acting between a write's read and its
+// transaction. f's own requests pass through it unhindered.
+type beforeFirstBatch struct {
+	armed, fired atomic.Bool
+	f            func() error
+	err          error
+}
+
+func (b *beforeFirstBatch) arm(f func() error) {
+	b.f = f
+	b.armed.Store(true)
+}
+
+func (b *beforeFirstBatch) Do(req *policy.Request) (*http.Response, error) {
+	if req.Raw().Method == http.MethodPost && strings.HasSuffix(req.Raw().URL.Path, "$batch") && b.armed.CompareAndSwap(true, false) {
+		b.err = b.f()
+		b.fired.Store(true)
+	}
+	return req.Next()
 }
 
 // unknownIndex tells the refusal of an index the model does not declare:
