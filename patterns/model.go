@@ -906,25 +906,40 @@ func (m *Model[T]) snapshot(v *T) (*T, error) {
 // Delete removes the entity and every index row of it: a read (the rows
 // to remove follow from the stored value), then the transaction, around
 // which the message for the indexes outside the partition goes. With
-// opts.IfMatch only that version is deleted; with opts.IfExists a missing
-// entity is a success.
+// opts.IfMatch only that version is deleted; without it, a writer that
+// changes the entity between the read and the transaction sends it round
+// again (table.RetryOnConflict). With opts.IfExists a missing entity is a
+// success.
 func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *table.DeleteOptions) error {
 	const op = opModelDelete
 	if err := validKeys(op, partitionKey, "RowKey", rowKey); err != nil {
 		return err
 	}
-	cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
-	if table.Is(err, table.ErrNotFound) && opts != nil && opts.IfExists {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	guard := m.tbl.Meta(cur).ETag
+	ifExists := opts != nil && opts.IfExists
+	// A version asked for is deleted or refused; without one, a writer
+	// that changes the entity between the read and the transaction (whose
+	// If-Match guards the index rows read with it) sends it round again.
 	if opts != nil && opts.IfMatch != nil && *opts.IfMatch != azcore.ETagAny {
-		guard = *opts.IfMatch
+		cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
+		if table.Is(err, table.ErrNotFound) && ifExists {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return m.deleteAt(ctx, op, cur, *opts.IfMatch)
 	}
-	return m.deleteAt(ctx, op, cur, guard)
+	_, err := table.RetryOnConflict(ctx, func(int) error {
+		cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
+		if table.Is(err, table.ErrNotFound) && ifExists {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return m.deleteAt(ctx, op, cur, m.tbl.Meta(cur).ETag)
+	}, nil)
+	return err
 }
 
 func (m *Model[T]) deleteAt(ctx context.Context, op string, cur *T, guard azcore.ETag) error {
