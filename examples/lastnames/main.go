@@ -226,7 +226,7 @@ func run(ctx context.Context, conn, account string) error {
 	if stats.Processed != 2 {
 		return fmt.Errorf("the worker processed %d messages, want 2", stats.Processed)
 	}
-	step("the worker handles both messages: three dequeues (the first gets both; the others find none, while the handlers run and after), and each message's employee read, lname_Jones read, one transaction adding the ID, the message deleted")
+	step("the worker handles both messages: three dequeues (the first gets both; the others find none, while the handlers run and after), and each message's employee read, lname_Jones read, one transaction adding the ID, the message deleted; when both handlers write lname_Jones at once, the one whose ETag is stale reads it again and retries (2 more)")
 	owners, err := everywhere.IDs(ctx, "lastname", "", "Jones", nil)
 	if err != nil {
 		return err
