@@ -44,22 +44,22 @@ type claim struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex // guards receipt, settling and lost
+	mu       sync.Mutex // guards receipt, settling, lost and timer
 	receipt  string
 	settling bool  // no renewal starts any more
 	lost     error // why the claim was lost, once it was
 
-	halt      chan struct{} // closed when settling starts: wakes the renewer
-	haltOnce  sync.Once
+	// timer fires the next renewal (a goroutine only while one runs, not
+	// one per held message); nil until renew is called.
+	timer     *time.Timer
+	rctx      context.Context    // the renewals' context
 	stopRenew context.CancelFunc // cancels a renewal in flight
-	renewing  bool               // the renewer was started
-	renewed   chan struct{}      // closed when the renewer has returned
+	inflight  sync.WaitGroup     // a renewal running
 }
 
 // newClaim takes hold of dm; ctx is the worker's context for handlers.
 func (w *Worker) newClaim(ctx context.Context, dm *azqueue.DequeuedMessage) *claim {
-	c := &claim{w: w, id: deref(dm.MessageID), text: deref(dm.MessageText), receipt: deref(dm.PopReceipt),
-		halt: make(chan struct{}), renewed: make(chan struct{})}
+	c := &claim{w: w, id: deref(dm.MessageID), text: deref(dm.MessageText), receipt: deref(dm.PopReceipt)}
 	c.ctx, c.cancel = context.WithCancelCause(ctx)
 	return c
 }
@@ -74,40 +74,38 @@ func (c *claim) lostErr() error { c.mu.Lock(); defer c.mu.Unlock(); return c.los
 // the visibility after dequeued (when the dequeue was sent), each next one
 // a third of it after the previous answer.
 func (c *claim) renew(ctx context.Context, dequeued time.Time) {
-	rctx, stop := context.WithCancel(ctx)
-	c.stopRenew, c.renewing = stop, true
-	go func() {
-		defer close(c.renewed)
-		every := c.w.opts.Visibility / 3
-		t := time.NewTimer(time.Until(dequeued.Add(every)))
-		defer t.Stop()
-		for {
-			select {
-			case <-c.halt:
-				return
-			case <-rctx.Done():
-				return
-			case <-t.C:
-			}
-			if !c.renewOnce(rctx) {
-				return
-			}
-			t.Reset(every)
-		}
-	}()
+	c.rctx, c.stopRenew = context.WithCancel(ctx)
+	c.mu.Lock()
+	c.timer = time.AfterFunc(time.Until(dequeued.Add(c.w.opts.Visibility/3)), c.tick)
+	c.mu.Unlock()
 }
 
-// renewOnce sends one renewal and reports whether to go on.
-func (c *claim) renewOnce(ctx context.Context) bool {
+// tick is the timer's renewal: unless the claim settles or is lost, it
+// sends one and sets the timer for the next.
+func (c *claim) tick() {
 	c.mu.Lock()
-	// The timer and the halt may both be ready: settling wins, so no
-	// renewal starts after the handler returned.
-	if c.settling || c.lost != nil {
+	// The timer may fire as settling starts: settling wins, so no renewal
+	// starts after the handler returned.
+	if c.settling || c.lost != nil || c.rctx.Err() != nil {
 		c.mu.Unlock()
-		return false
+		return
 	}
+	c.inflight.Add(1)
 	receipt := c.receipt
 	c.mu.Unlock()
+	defer c.inflight.Done()
+	if !c.renewOnce(c.rctx, receipt) {
+		return
+	}
+	c.mu.Lock()
+	if !c.settling {
+		c.timer.Reset(c.w.opts.Visibility / 3)
+	}
+	c.mu.Unlock()
+}
+
+// renewOnce sends one renewal with receipt and reports whether to go on.
+func (c *claim) renewOnce(ctx context.Context, receipt string) bool {
 	start := time.Now()
 	resp, err := c.w.queue.UpdateMessage(ctx, c.id, receipt, c.text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(c.w.opts.Visibility / time.Second))})
 	var re *azcore.ResponseError
@@ -164,15 +162,14 @@ func (c *claim) lose(ctx context.Context, err error, settling bool) {
 func (c *claim) settle(ctx context.Context, op func(receipt string) error) error {
 	c.mu.Lock()
 	c.settling = true
-	receipt, lost := c.receipt, c.lost
+	receipt, lost, renewing := c.receipt, c.lost, c.timer != nil
 	c.mu.Unlock()
-	c.haltOnce.Do(func() { close(c.halt) })
 	if lost != nil {
 		return lost
 	}
 	err := op(receipt)
-	if err != nil && receiptRefused(err) && c.renewing {
-		<-c.renewed
+	if err != nil && receiptRefused(err) && renewing {
+		c.inflight.Wait()
 		if newer := c.get(); newer != receipt {
 			err = op(newer)
 		}
@@ -185,15 +182,16 @@ func (c *claim) settle(ctx context.Context, op func(receipt string) error) error
 }
 
 // release stops the renewals, cancelling one in flight, and waits for the
-// renewer to return. Calling it again does nothing more.
+// renewal running to return. Calling it again does nothing more.
 func (c *claim) release() {
 	c.mu.Lock()
 	c.settling = true
+	t := c.timer
 	c.mu.Unlock()
-	c.haltOnce.Do(func() { close(c.halt) })
-	if c.renewing {
+	if t != nil {
+		t.Stop()
 		c.stopRenew()
-		<-c.renewed
+		c.inflight.Wait()
 	}
 }
 

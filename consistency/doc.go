@@ -12,15 +12,16 @@
 // count (the message carries its last error), and moves one that failed too
 // often, or can never succeed, to a poison queue. A type's handler is
 // registered with Handle (a Handler, one message at a time) or HandleBatch
-// (a BatchHandler, the type's messages of one dequeue together, so their
+// (a BatchHandler, up to 32 of the type's messages together, so their
 // table work can share reads and transactions); one Worker runs both kinds
 // on one queue, and every batched message is held, renewed, deleted,
 // retried or poisoned by its own outcome as a single one is. Mover is the
 // guide's archive scenario built in.
 //
-// A worker dequeues only as many messages as it has free handler slots, so
-// no message waits out its visibility for a slot, and it sleeps while all
-// slots are busy until a handler finishes. A handler that panics fails
+// A worker holds messages for a bounded number of handler calls (a batch
+// is one call), renews each held message while it waits for a slot or
+// runs, so none waits out its visibility, and sleeps while it may hold no
+// more until a handler finishes. A handler that panics fails
 // only its own message (a *PanicError with the value and the stack, retried
 // like any failure); the worker keeps serving the others. Failures are
 // never silent: each is logged at Warn (WorkerOptions.Logger, else

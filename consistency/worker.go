@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,12 +69,15 @@ const (
 
 // WorkerOptions configure a Worker. nil means the defaults.
 type WorkerOptions struct {
-	// BatchSize is the most messages one dequeue asks for, 1 to 32.
+	// BatchSize is the most messages one dequeue asks for and one
+	// BatchHandler call is given, 1 to 32.
 	// Default (0): 32. Out of range, Run and Drain fail with ErrBadOption.
 	BatchSize int
-	// Concurrency bounds the handlers running at once. The worker holds up
-	// to twice as many messages while handlers take under a third of
-	// Visibility, and only as many otherwise. Default (0): 16; negative: ErrBadOption.
+	// Concurrency bounds the handler calls running at once; a
+	// BatchHandler's call is one, however many messages it has. The worker
+	// holds messages for up to twice as many calls while handlers take
+	// under a third of Visibility, and for only as many otherwise (see
+	// Worker). Default (0): 16; negative: ErrBadOption.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
 	// Default (0): 30 s; while the worker holds a message (waiting for a
@@ -165,6 +169,18 @@ type Stats struct {
 // ("Eventually consistent transactions pattern") as a library. Run several
 // workers, in one process or many, on the same queue: the queue hands each
 // message to one of them at a time.
+//
+// A Worker holds messages for a bounded number of handler calls: a message
+// of a Handle type is one call, a batch of a HandleBatch type is one call
+// however many messages it has. It holds up to twice Concurrency calls
+// while handlers take under a third of Visibility on average (a call that
+// waits for a slot seldom needs a renewal) and only Concurrency otherwise,
+// and dequeues only while it may hold another: up to the free calls'
+// worth of messages, or BatchSize while a BatchHandler is registered. A
+// batch gathers its type's messages over consecutive dequeues (see
+// HandleBatch), so a queue that mixes types still gives full batches. Every
+// held message is renewed from its dequeue while it waits or runs, so none
+// waits out its visibility for a slot.
 type Worker struct {
 	queue    Queue
 	poison   Queue
@@ -273,11 +289,15 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 	return w.register(msgType, func() { w.handlers[msgType] = h })
 }
 
-// HandleBatch registers h for messages of msgType: the messages of the type
-// that one dequeue returns are handed to h together, so that their table
-// work can share reads and transactions. Each message is held, renewed,
-// deleted, retried or poisoned as a Handle handler's is. The rules of Handle
-// about one handler per type apply.
+// HandleBatch registers h for messages of msgType: the type's messages are
+// handed to h together, up to BatchSize a call, so that their table work can
+// share reads and transactions. A batch takes the type's messages of the
+// dequeue that opens it and of up to three dequeues after it, and goes to
+// h once it holds BatchSize, once a dequeue returns fewer messages than it
+// asked for (the queue has no more for now), or once the worker may hold
+// no more calls; then it waits for one handler slot. Each message is held,
+// renewed, deleted, retried or poisoned as a Handle handler's is. The rules
+// of Handle about one handler per type apply.
 func (w *Worker) HandleBatch(msgType string, h BatchHandler) error {
 	if h == nil {
 		return w.register(msgType, nil)
@@ -390,16 +410,27 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
 	var wg sync.WaitGroup
-	var held atomic.Int64 // dequeued and not yet finished: running or waiting for a slot
+	// held counts the handler calls the worker holds messages for and
+	// that have not returned: a message of a Handle type, running or
+	// waiting for a slot, is one; a batch of a HandleBatch type is one,
+	// however many messages it has.
+	var held atomic.Int64
 	// active counts the goroutines of messages and batches not yet
-	// settled: a batch's messages stop counting as held once its handler
-	// returned, but a failure among them may still make one visible.
+	// settled: a batch stops counting as held once its handler returned,
+	// but a failure among its messages may still make one visible.
 	var active atomic.Int64
 	slots := make(chan struct{}, w.opts.Concurrency)
 	// freed wakes the loop when a handler finishes. One buffered signal is
 	// enough: a finish between the loop's count and its wait stays in the
 	// buffer, and extra signals only cost a recount.
 	freed := make(chan struct{}, 1)
+	release := func() {
+		held.Add(-1)
+		select {
+		case freed <- struct{}{}:
+		default:
+		}
+	}
 	wait := func() {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -410,15 +441,19 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			<-done
 		}
 	}
-	// How many messages to hold. A held message's visibility is renewed
-	// from its dequeue whether it runs or waits for a slot, so waiting never
-	// lets it expire. While handlers are quick (their mean under a third of
-	// the visibility, so a waiting message seldom needs a renewal), the
-	// worker holds up to twice Concurrency and refills once the waiting ones
-	// have all started: dequeues stay large. While they are slow it holds
-	// only as many as it has slots and refills once half are free: nothing
-	// waits, so nothing costs renewals, and other workers on the queue get
-	// the messages this one could not start.
+	// How many handler calls to hold messages for. A held message's
+	// visibility is renewed from its dequeue whether it runs or waits for
+	// a slot, so waiting never lets it expire. While handlers are quick
+	// (their mean under a third of the visibility, so a waiting message
+	// seldom needs a renewal), the worker holds up to twice Concurrency
+	// and refills once the waiting ones have all started: dequeues stay
+	// large. While they are slow it holds only as many as it has slots and
+	// refills once half are free: nothing waits, so nothing costs
+	// renewals, and other workers on the queue get the messages this one
+	// could not start. With a BatchHandler registered, a dequeue asks for
+	// BatchSize whenever one more call may be held: a batch is one call
+	// however many messages it has, so the free slots do not bound a
+	// dequeue.
 	sizing := func() (limit, refill int64) {
 		c, b := int64(w.opts.Concurrency), int64(w.opts.BatchSize)
 		if time.Duration(w.meanRun.Load()) < w.opts.Visibility/3 {
@@ -427,11 +462,41 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			limit, refill = c, max(1, min(c, b)/2)
 		}
 		if w.batching() {
-			// A batch handler is one handler however many messages it
-			// holds: hold a whole dequeue for it, so batches stay full.
-			limit = max(limit, b)
+			refill = 1
 		}
 		return limit, refill
+	}
+	// open is, by batched type, the batch that the type's messages of the
+	// next dequeue join (see openBatch): it counts as a held call.
+	open := map[string]*openBatch{}
+	var openTypes []string
+	start := func(b *openBatch) {
+		wg.Add(1)
+		active.Add(1)
+		go func() {
+			defer wg.Done()
+			defer active.Add(-1)
+			var once sync.Once
+			done := func() { once.Do(release) }
+			defer done()
+			w.processBatch(handlerCtx, b.msgType, b.items, failed, slots, done)
+		}()
+	}
+	// flush hands the open batches to their handlers: all of them when
+	// all is set, else the full ones and those open through
+	// maxBatchDequeues dequeues.
+	flush := func(all bool) {
+		kept := openTypes[:0]
+		for _, t := range openTypes {
+			b := open[t]
+			if all || len(b.items) >= w.opts.BatchSize || b.dequeues >= maxBatchDequeues {
+				delete(open, t)
+				start(b)
+				continue
+			}
+			kept = append(kept, t)
+		}
+		openTypes = kept
 	}
 	poll := w.opts.PollInterval
 	var loopErr error
@@ -440,6 +505,12 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		limit, refill := sizing()
 		free := limit - held.Load()
 		if free < refill {
+			if len(openTypes) > 0 {
+				// No dequeue before a call returns: the open batches get
+				// no more messages.
+				flush(true)
+				continue
+			}
 			select {
 			case <-ctx.Done():
 			case <-freed:
@@ -447,6 +518,9 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			continue
 		}
 		n := int32(min(free, int64(w.opts.BatchSize)))
+		if w.batching() {
+			n = int32(w.opts.BatchSize)
+		}
 		// Whether handlers ran during the dequeue: one that failed meanwhile
 		// made its message visible after the queue answered.
 		busy := active.Load() > 0
@@ -459,6 +533,11 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			NumberOfMessages:  to.Ptr(n),
 			VisibilityTimeout: to.Ptr(int32(w.opts.Visibility / time.Second)),
 		})
+		if err != nil || len(resp.Messages) < int(n) {
+			// The queue has no more for now (or no answer): the open
+			// batches wait for nothing.
+			flush(true)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -492,46 +571,45 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 		}
 		poll = w.opts.PollInterval
 		w.count(func(s *Stats) { s.Dequeued += int64(len(resp.Messages)) })
-		release := func(n int64) {
-			held.Add(-n)
-			select {
-			case freed <- struct{}{}:
-			default:
-			}
+		for _, b := range open {
+			b.dequeues++
 		}
-		batches, types := map[string][]*azqueue.DequeuedMessage{}, []string(nil)
 		for _, dm := range resp.Messages {
-			held.Add(1)
-			if t := w.batchedType(dm); t != "" {
-				if batches[t] == nil {
-					types = append(types, t)
+			env, derr := decodeEnvelope(deref(dm.MessageText))
+			if derr == nil && derefInt(dm.DequeueCount) <= w.opts.MaxDequeues && w.batcher(env.Type) != nil {
+				b := open[env.Type]
+				if b != nil && len(b.items) >= w.opts.BatchSize {
+					// Full: it goes, and a new one opens.
+					delete(open, env.Type)
+					start(b)
+					b = nil
 				}
-				batches[t] = append(batches[t], dm)
+				if b == nil {
+					b = &openBatch{msgType: env.Type}
+					open[env.Type] = b
+					if !slices.Contains(openTypes, env.Type) {
+						openTypes = append(openTypes, env.Type)
+					}
+					held.Add(1)
+				}
+				b.items = append(b.items, w.hold(handlerCtx, dm, env, sent))
 				continue
 			}
+			held.Add(1)
 			wg.Add(1)
 			active.Add(1)
 			go func() {
 				defer wg.Done()
 				defer active.Add(-1)
-				defer release(1)
-				w.process(handlerCtx, dm, sent, failed, slots)
+				defer release()
+				w.process(handlerCtx, dm, env, derr, sent, failed, slots)
 			}()
 		}
-		for _, t := range types {
-			dms := batches[t]
-			wg.Add(1)
-			active.Add(1)
-			go func() {
-				defer wg.Done()
-				defer active.Add(-1)
-				var once sync.Once
-				done := func() { once.Do(func() { release(int64(len(dms))) }) }
-				defer done()
-				w.processBatch(handlerCtx, t, dms, sent, failed, slots, done)
-			}()
-		}
+		flush(len(resp.Messages) < int(n))
 	}
+	// Shut down or drained: what is open goes to its handlers, as a
+	// held message waiting for a slot does.
+	flush(true)
 	wait()
 	if loopErr == nil && !drain {
 		loopErr = ctx.Err()
@@ -562,9 +640,9 @@ func derefInt(p *int64) int64 {
 // process handles one held message: it renews the message's visibility
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
 // retries or poisons the message, or reports that its claim was lost.
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) {
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots chan struct{}) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
-	msgType, disposition, err := w.handle(ctx, dm, dequeued, failed, slots)
+	msgType, disposition, err := w.handle(ctx, dm, env, derr, dequeued, failed, slots)
 	w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
 		trace.Attr(trace.AttrMessage, msgType), trace.Attr(attrDisposition, disposition))
 	end(err)
@@ -574,19 +652,29 @@ func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, deque
 // processed, retried, poisoned, abandoned or lost.
 const attrDisposition = "tablekit.disposition"
 
-// handle is process without its span: it returns the message's type, what
-// became of it, and the error that made it fail.
-func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
+// handle is process without its span: given the message's envelope or
+// why it has none, it returns the message's type, what became of it, and
+// the error that made it fail. A message of a HandleBatch type comes here
+// only to be poisoned, past MaxDequeues.
+func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
 	c := w.newClaim(ctx, dm)
 	defer c.end()
 	msg := &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
-	env, err := decodeEnvelope(c.text)
-	if err != nil {
-		w.toPoison(ctx, failed, msg, c, err)
-		return "", "poisoned", err
+	if derr != nil {
+		w.toPoison(ctx, failed, msg, c, derr)
+		return "", "poisoned", derr
 	}
 	msg.Envelope = *env
 	h := w.handler(env.Type)
+	if bh := w.batcher(env.Type); h == nil && bh != nil {
+		// Registered after the dequeue sorted the message: a batch of one.
+		h = func(ctx context.Context, m *Message) error {
+			if errs := bh(ctx, []*Message{m}); len(errs) > 0 {
+				return errs[0]
+			}
+			return errNoOutcome
+		}
+	}
 	switch {
 	case h == nil:
 		err := fmt.Errorf("consistency: no handler for message type %q", env.Type)
@@ -610,7 +698,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, dequeu
 		return env.Type, "abandoned", ctx.Err()
 	}
 	start := time.Now()
-	err = w.run(c.ctx, h, msg)
+	err := w.run(c.ctx, h, msg)
 	<-slots
 	w.observe(time.Since(start))
 	disposition := w.outcome(ctx, failed, msg, c, err)

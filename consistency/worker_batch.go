@@ -3,7 +3,6 @@ package consistency
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -12,8 +11,8 @@ import (
 	"github.com/tablekit/tablekit/internal/trace"
 )
 
-// BatchHandler applies the messages of one type that one dequeue returned
-// (up to 32) together, so that their table work can share reads and entity
+// BatchHandler applies messages of one type together (up to BatchSize,
+// gathered from consecutive dequeues as Worker.HandleBatch says), so that their table work can share reads and entity
 // group transactions; register it with Worker.HandleBatch. It returns one
 // error per message, in order, with the meaning of a Handler's: nil when
 // the message's work is done (the message is deleted), an error wrapped
@@ -27,18 +26,24 @@ type BatchHandler func(ctx context.Context, msgs []*Message) []error
 // returned fewer errors than messages.
 var errNoOutcome = errors.New("consistency: the batch handler returned no outcome for this message")
 
-// batchedType is the type of dm when a BatchHandler is registered for it,
-// else "" (a malformed message, or one for a Handler, goes on its own).
-func (w *Worker) batchedType(dm *azqueue.DequeuedMessage) string {
-	if !w.batching() {
-		return ""
-	}
-	env, err := decodeEnvelope(deref(dm.MessageText))
-	if err != nil || w.batcher(env.Type) == nil {
-		return ""
-	}
-	return env.Type
+// openBatch is the messages of one HandleBatch type that the dequeue loop
+// gathers for one call of its BatchHandler: those of one dequeue, joined
+// by the type's messages of the next dequeues, until it holds BatchSize,
+// has been open through maxBatchDequeues dequeues, a dequeue comes back
+// with fewer messages than it asked for (the queue has no more for now),
+// or the worker may hold no more calls (no dequeue comes before a call
+// returns). Then it goes to its handler, to wait for a slot.
+type openBatch struct {
+	msgType  string
+	items    []batchItem
+	dequeues int // dequeues since it opened
 }
+
+// maxBatchDequeues is how many dequeues after the one that opened it a
+// batch takes messages from at most: with a few batched types sharing a
+// queue, enough to fill each type's batch; with one type rare among
+// them, a short wait for its messages.
+const maxBatchDequeues = 3
 
 // batchItem is one held message of a batch.
 type batchItem struct {
@@ -46,51 +51,53 @@ type batchItem struct {
 	c   *claim
 }
 
-// processBatch handles the messages of one dequeue that msgType's
-// BatchHandler takes: it holds and renews each from its dequeue, poisons
-// those over MaxDequeues, reads payloads kept in blobs, waits for one
-// handler slot, runs the handler on the rest, calls release (the messages
-// no longer count against the worker's hold: the next dequeue may start),
-// then settles each message by its own outcome, Concurrency at a time.
-func (w *Worker) processBatch(ctx context.Context, msgType string, dms []*azqueue.DequeuedMessage, dequeued time.Time, failed *tally, slots chan struct{}, release func()) {
+// hold claims dm, a message of a HandleBatch type with its envelope env,
+// and renews its visibility from its dequeue (sent) until it is settled.
+func (w *Worker) hold(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, sent time.Time) batchItem {
+	c := w.newClaim(ctx, dm)
+	c.renew(ctx, sent)
+	return batchItem{&Message{Envelope: *env, ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}, c}
+}
+
+// processBatch waits for one handler slot for held, the messages of one
+// batch of msgType, then reads the payloads they keep in blobs, runs the
+// BatchHandler on those whose claim still holds, calls release (the batch
+// no longer counts against the worker's hold: the next dequeue may
+// start), and settles each message by its own outcome, Concurrency at a
+// time.
+func (w *Worker) processBatch(ctx context.Context, msgType string, held []batchItem, failed *tally, slots chan struct{}, release func()) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handleBatch", trace.Attr(trace.AttrQueue, w.queueName), trace.Attr(trace.AttrMessage, msgType))
-	var items []batchItem
-	for _, dm := range dms {
-		c := w.newClaim(ctx, dm)
-		defer c.end()
-		env, err := decodeEnvelope(c.text)
-		if err != nil { // decoded once already: cannot happen
-			w.toPoison(ctx, failed, &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}, c, err)
-			continue
+	defer func() {
+		for _, it := range held {
+			it.c.end()
 		}
-		msg := &Message{Envelope: *env, ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
-		if msg.DequeueCount > w.opts.MaxDequeues {
-			w.toPoison(ctx, failed, msg, c, fmt.Errorf("consistency: gave up after %d deliveries; last error: %s", msg.DequeueCount-1, env.LastError))
-			continue
-		}
-		c.renew(ctx, dequeued)
-		items = append(items, batchItem{msg, c})
-	}
-	// Payloads kept in blobs, read before the handler as for a Handler.
-	live := items[:0]
-	for _, it := range items {
-		if err := w.payload(it.c.ctx, it.msg); err != nil {
-			w.outcome(ctx, failed, it.msg, it.c, err)
-			continue
-		}
-		live = append(live, it)
-	}
-	items = live
-	if len(items) == 0 {
-		end(nil)
-		return
-	}
+	}()
 	select {
 	case slots <- struct{}{}:
 	case <-ctx.Done():
 		// Shut down while waiting for a slot: they reappear.
-		w.count(func(s *Stats) { s.Abandoned += int64(len(items)) })
+		w.count(func(s *Stats) { s.Abandoned += int64(len(held)) })
 		end(ctx.Err())
+		return
+	}
+	// A claim lost while its message waited is settled already (counted,
+	// logged; another consumer may have the message); payloads kept in
+	// blobs are read before the handler, as for a Handler.
+	items := make([]batchItem, 0, len(held))
+	for _, it := range held {
+		if it.c.lostErr() != nil {
+			continue
+		}
+		if err := w.payload(it.c.ctx, it.msg); err != nil {
+			w.outcome(ctx, failed, it.msg, it.c, err)
+			continue
+		}
+		items = append(items, it)
+	}
+	if len(items) == 0 {
+		<-slots
+		release()
+		end(nil)
 		return
 	}
 	msgs := make([]*Message, len(items))
@@ -98,8 +105,10 @@ func (w *Worker) processBatch(ctx context.Context, msgType string, dms []*azqueu
 		msgs[i] = it.msg
 	}
 	w.count(func(s *Stats) { s.Batches++ })
+	start := time.Now()
 	errs := w.callBatch(ctx, w.batcher(msgType), msgs)
 	<-slots
+	w.observe(time.Since(start))
 	release()
 	// Settle: each message by its own outcome, Concurrency at a time.
 	sem := make(chan struct{}, w.opts.Concurrency)

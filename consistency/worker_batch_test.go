@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,9 +12,12 @@ import (
 	"testing/synctest"
 	"time"
 
+	to2 "github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/ledger"
 )
 
 // countedQueues is queues whose work queue's requests c counts.
@@ -237,6 +241,76 @@ func TestLongBatchKeepsItsMessages(t *testing.T) {
 		}
 		if sa.Renewed+sb.Renewed < 6 {
 			t.Fatalf("renewals: %d + %d, want two a message at least", sa.Renewed, sb.Renewed)
+		}
+	})
+}
+
+// TestTwoBatchedTypesKeepTheirBatchesFull: one queue carrying two batched
+// types interleaved, 320 each, drained by a Worker of concurrency 8 whose
+// handlers cost three table requests a call and every request a 2 ms
+// round trip. A batch takes one handler slot whatever its size, so the
+// worker keeps dequeuing 32 while slots are busy, and a type's messages
+// join its batch still waiting for a slot: the ledger holds the drain,
+// table requests included, to 1.25 requests a message (a delete each, a
+// dequeue of 32 per 32, three table requests per batch of up to 32).
+// Virtual time (synctest).
+func TestTwoBatchedTypesKeepTheirBatchesFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, rtt = 320, 2 * time.Millisecond
+		l := ledger.New()
+		latency := &counting{delay: rtt}
+		qo := &azqueue.ClientOptions{}
+		l.Attach(&qo.ClientOptions, ledger.Queue)
+		qo.PerRetryPolicies = append(qo.PerRetryPolicies, latency)
+		qs := fake.NewQueueService(nil)
+		q, p := qs.NewQueueClient("work", qo), qs.NewQueueClient("poison", nil)
+		for _, c := range []*azqueue.QueueClient{q, p} {
+			if _, err := c.Create(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		to := &aztables.ClientOptions{}
+		l.Attach(&to.ClientOptions, ledger.Table)
+		to.PerRetryPolicies = append(to.PerRetryPolicies, latency)
+		tc := fake.NewTableService(nil).NewClient("work", to)
+		if _, err := tc.CreateTable(t.Context(), nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			send(t, q, "model.v1", fmt.Sprintf("m%03d", i))
+			send(t, q, "move.v1", fmt.Sprintf("v%03d", i))
+		}
+		var mu sync.Mutex
+		sizes := map[string][]int{}
+		batched := func(ctx context.Context, msgs []*consistency.Message) []error {
+			mu.Lock()
+			sizes[msgs[0].Type] = append(sizes[msgs[0].Type], len(msgs))
+			mu.Unlock()
+			for range 3 {
+				if _, err := tc.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to2.Ptr("PartitionKey eq 'p'")}).NextPage(ctx); err != nil {
+					return slices.Repeat([]error{err}, len(msgs))
+				}
+			}
+			return make([]error, len(msgs))
+		}
+		w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: 8, Logger: quiet})
+		for _, typ := range []string{"model.v1", "move.v1"} {
+			if err := w.HandleBatch(typ, batched); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.Reset()
+		st := drain(t, w)
+		if st.Processed != 2*n || qs.Len("work") != 0 || st.Renewed != 0 {
+			t.Fatalf("stats %+v, %d left", st, qs.Len("work"))
+		}
+		// Twenty batches of 32; twenty dequeues of 32, the empty one that
+		// finds the last batches' deletes running and the one after them.
+		table, dequeues := l.Operation(ledger.Table, "QueryEntities"), l.Operation(ledger.Queue, "DequeueMessages")
+		per := float64(l.Total()) / (2 * n)
+		if per > 1.25 || table > 3*2*n/32 || dequeues > 2*n/32+2 {
+			t.Fatalf("%.3f requests a message (want at most 1.25), %d table requests (want %d: 3 a batch of 32), %d dequeues (want at most %d); batch sizes %v\n%s",
+				per, table, 3*2*n/32, dequeues, 2*n/32+2, sizes, l)
 		}
 	})
 }
