@@ -215,8 +215,8 @@ func (e *eventualIndexEntities[T]) verify(ctx context.Context, opts *VerifyOptio
 // has value: one point read.
 func (e *eventualIndexEntities[T]) hasValue(ctx context.Context, id, value string) (bool, error) {
 	pk, rk, ok := ownerKeys(id)
-	if !ok {
-		return false, nil
+	if !ok || !strings.HasPrefix(rk, e.primary) {
+		return false, nil // no primary's reference: not read
 	}
 	row, err := e.tbl.Entities().Get(ctx, pk, rk, nil)
 	if table.Is(err, table.ErrNotFound) {

@@ -549,7 +549,8 @@ func (x *interPartitionIndex[T]) judgeOwners(ctx context.Context, i int, copies 
 			continue
 		}
 		var o owner
-		if pk, rk, ok := ownerKeys(of); ok {
+		// An owner outside the primaries' prefix is no primary: not read.
+		if pk, rk, ok := ownerKeys(of); ok && strings.HasPrefix(rk, x.primary) {
 			e, err := x.tbl.Entities().Get(ctx, pk, rk, nil)
 			switch {
 			case table.Is(err, table.ErrNotFound):

@@ -25,11 +25,12 @@ import (
 //     at a time and, per page, each distinct owner they name by a point
 //     read (to find orphans). Memory: a page and the owners it names.
 //   - RemoteLists read the primaries a page at a time and, per page, each
-//     distinct value's list; then every list, a page at a time, and, per
-//     page, each distinct listed entity by a point read. Memory: a page,
-//     the lists of its values and the IDs of the list being read (a
-//     list kept in blobs, which cannot be enumerated, is read for the
-//     values the primaries have, and the values checked are kept).
+//     distinct value's list; then every list's index entities a page at a
+//     time and, per index entity, each distinct listed entity by a point
+//     read. Memory: a page, the lists of its values and the IDs of the
+//     list being read (a list kept in blobs, which cannot be enumerated,
+//     is judged once for each value the primaries have, and the values
+//     checked are kept).
 //
 // Bad options (a Partition the service would refuse, an index the model
 // does not declare) are refused before any request.

@@ -371,3 +371,38 @@ func TestModelVerifySummaryAccountsForEveryRowRead(t *testing.T) {
 		}
 	}
 }
+
+// A cross copy, or a listed ID, naming an owner outside the primaries'
+// prefix names no primary: Verify reports it as an orphan (it does not
+// read the owner, which the primaries' table refuses) and Repair deletes
+// it.
+func TestModelVerifyReportsOwnersOutsideThePrimaryPrefixAsOrphans(t *testing.T) {
+	d, _ := staffed(t)
+	ctx := t.Context()
+	rk, err := patterns.CrossCopyRowKey("x@contoso.com", "Sales", "other_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &table.Entity{Meta: table.Meta{PartitionKey: "email_Sales", RowKey: rk}}
+	e.Set("TkIndexOf", table.ValueOf(patterns.ID("Sales", "other_1")))
+	if err := d.copies.Add(ctx, e, nil); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := patterns.NewRemoteIndexEntities(d.lists, "lastnames", "ln_", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Add(ctx, "Hall", patterns.ID("Sales", "other_2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := verified(t, d.m, nil)
+	if want := []string{"orphan email-all email_Sales/other_1", "orphan lastname-all /other_2"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Verify: %v %v; want %v", got, err, want)
+	}
+	if sum, err := d.m.Repair(ctx, nil); err != nil || sum.Deleted != 2 {
+		t.Fatalf("Repair: %+v %v; want the two deleted", sum, err)
+	}
+	if got, _, err := verified(t, d.m, nil); err != nil || len(got) != 0 {
+		t.Fatalf("Verify after Repair: %v %v", got, err)
+	}
+}
