@@ -22,6 +22,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/integration"
+	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -137,7 +139,7 @@ func (e *evolveEnv) buildBoth(t *testing.T) *patterns.Model[staffer] {
 // until drains w until index is in state want.
 func until(t *testing.T, m *patterns.Model[staffer], w *consistency.Worker, index string, want patterns.IndexState) *patterns.IndexProgress {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		_, _ = w.Drain(t.Context(), nil) // failures come back; the build converges
 		p, err := m.IndexStatus(t.Context(), index, nil)
@@ -178,10 +180,35 @@ func verifyOK(t *testing.T, m *patterns.Model[staffer]) {
 	}
 }
 
-func TestModelBuildFillsANewIndexWhileWritesGoOn(t *testing.T) {
-	modelTimeoutAfter(t, time.Minute)
+// envOf is an evolveEnv on env's backend (Azurite): a fresh table and
+// queues.
+func envOf(t *testing.T, env integration.Env) *evolveEnv {
+	t.Helper()
+	c := &reqcount.Counter{}
+	tbl, q, poison := env.NewTable(t, c), env.NewQueue(t, c), env.NewQueue(t, c)
+	e := &evolveEnv{remoteClients: true, tables: func(string) *aztables.Client { return tbl }}
+	e.newQueue = func(name string) *azqueue.QueueClient {
+		if strings.HasSuffix(name, "poison") {
+			return poison
+		}
+		return q
+	}
+	e.setup(t)
+	return e
+}
+
+func TestModelEvolutionOnAzurite(t *testing.T) {
+	env := integration.AzuriteEnv(t)
+	t.Run("build while writes go on", func(t *testing.T) { testBuildFills(t, envOf(t, env)) })
+	t.Run("a write between a range's read and its write", func(t *testing.T) { testBuildRaces(t, envOf(t, env)) })
+	t.Run("drop", func(t *testing.T) { testDrop(t, envOf(t, env)) })
+}
+
+func TestModelBuildFillsANewIndexWhileWritesGoOn(t *testing.T) { testBuildFills(t, newEvolveEnv(t)) }
+
+func testBuildFills(t *testing.T, e *evolveEnv) {
+	modelTimeoutAfter(t, 2*time.Minute)
 	ctx := t.Context()
-	e := newEvolveEnv(t)
 	old := e.open(t, oldDecl(e))
 	loadStaff(t, old, 150)
 	m := e.buildBoth(t)
@@ -223,13 +250,15 @@ func TestModelBuildFillsANewIndexWhileWritesGoOn(t *testing.T) {
 }
 
 func TestModelBuildLosesNoRowToAWriteBetweenItsReadAndItsWrite(t *testing.T) {
-	modelTimeoutAfter(t, time.Minute)
+	testBuildRaces(t, newEvolveEnv(t))
+}
+
+func testBuildRaces(t *testing.T, e *evolveEnv) {
+	modelTimeoutAfter(t, 2*time.Minute)
 	ctx := t.Context()
-	e := newEvolveEnv(t)
 	loadStaff(t, e.open(t, oldDecl(e)), 60)
 	m := e.open(t, newDecl(e))
 	writer := e.open(t, newDecl(e))
-	patterns.SetBeforeBackfill(m, nil)
 	var raced atomic.Int32
 	patterns.SetBeforeBackfill(m, func() {
 		// The first pages: a primary of the page changes its indexed
@@ -273,10 +302,11 @@ func TestModelBuildLosesNoRowToAWriteBetweenItsReadAndItsWrite(t *testing.T) {
 	}
 }
 
-func TestModelDropRemovesTheIndexRowsWhileWritesGoOn(t *testing.T) {
-	modelTimeoutAfter(t, time.Minute)
+func TestModelDropRemovesTheIndexRowsWhileWritesGoOn(t *testing.T) { testDrop(t, newEvolveEnv(t)) }
+
+func testDrop(t *testing.T, e *evolveEnv) {
+	modelTimeoutAfter(t, 2*time.Minute)
 	ctx := t.Context()
-	e := newEvolveEnv(t)
 	m := e.open(t, newDecl(e))
 	loadStaff(t, m, 90)
 	if err := m.Drop(ctx, "first", nil); err != nil {

@@ -706,7 +706,7 @@ func TestModelRefusesBadInputBeforeAnyRequest(t *testing.T) {
 
 // OpenModel refuses a declaration whose rows would mix or whose writes the
 // service cannot take, with ErrBadDefinition, naming what is wrong.
-func TestNewModelRefusesABadDeclaration(t *testing.T) {
+func TestOpenModelRefusesABadDeclaration(t *testing.T) {
 	modelTimeout(t)
 	tbl := tableOf(table.New[staffer](fake.NewTableService(nil).NewClient("T", nil), nil))
 	email := func(s *staffer) string { return s.Email }
