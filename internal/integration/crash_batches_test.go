@@ -72,13 +72,16 @@ func crossBatches(p *crashProc) func(ctx context.Context, q, poison consistency.
 }
 
 func modelBatches(p *crashProc) func(ctx context.Context, q, poison consistency.Queue) error {
-	m := modelOf(p)
 	return func(ctx context.Context, q, poison consistency.Queue) error {
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
 		w := consistency.NewWorker(q, poison, &crashBatchOpts)
 		if err := w.HandleBatch(m.MessageType(), m.ProcessBatch); err != nil {
 			return err
 		}
-		_, err := w.Drain(ctx, nil)
+		_, err = w.Drain(ctx, nil)
 		return err
 	}
 }
@@ -92,7 +95,10 @@ var batchedCrashScenarios = []crashScenario{{
 	name: "model batched handle",
 	ack:  0, // the changes were acknowledged before the handler ran
 	setup: func(ctx context.Context, p *crashProc) error {
-		m := modelOf(p)
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
 		for _, s := range []*Staff{staff("000001", "Ann", "Lee", "ann@contoso.com", 41), staff("000002", "Bo", "Lee", "bo@contoso.com", 30), staff("000003", "Cy", "Jones", "cy@contoso.com", 25)} {
 			if err := m.Add(ctx, s, nil); err != nil {
 				return err

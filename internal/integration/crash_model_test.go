@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -23,7 +24,9 @@ func init() { crashScenarios = append(crashScenarios, modelCrashScenarios...) }
 
 // modelOf is the model of a crash process: Staff in Current with an email
 // index in the partition and a last-name list in Lists.
-func modelOf(p *crashProc) *patterns.Model[Staff] {
+// modelOf opens the scenarios' model in process p: one request, the read
+// of its indexes' state, at which p can die like at any other.
+func modelOf(p *crashProc) (*patterns.Model[Staff], error) {
 	people, _ := table.New[Staff](p.table(p.names.Current), nil)
 	m, err := patterns.OpenModel(context.Background(), people, &patterns.ModelOptions[Staff]{
 		Name: "staff", Primary: "empid_",
@@ -33,7 +36,17 @@ func modelOf(p *crashProc) *patterns.Model[Staff] {
 		PublishDelay: time.Second,
 	})
 	if err != nil {
-		panic("crash test: model: " + err.Error())
+		return nil, fmt.Errorf("crash test: opening the model: %w", err)
+	}
+	return m, nil
+}
+
+// mustModel opens the model in a process that does not die.
+func mustModel(t *testing.T, p *crashProc) *patterns.Model[Staff] {
+	t.Helper()
+	m, err := modelOf(p)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
@@ -43,14 +56,30 @@ func modelArchiveOf(p *crashProc, m *patterns.Model[Staff]) *consistency.Mover[S
 	return consistency.NewMover(m.MoveSource(), consistency.TableTarget[Staff]{Table: arc}, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
 }
 
-func modelHandlers(p *crashProc) map[string]consistency.Handler {
-	m := modelOf(p)
+func modelHandlers(p *crashProc) (map[string]consistency.Handler, error) {
+	m, err := modelOf(p)
+	if err != nil {
+		return nil, err
+	}
 	mv := modelArchiveOf(p, m)
-	return map[string]consistency.Handler{m.MessageType(): m.Process, mv.MessageType(): mv.Process}
+	return map[string]consistency.Handler{m.MessageType(): m.Process, mv.MessageType(): mv.Process}, nil
+}
+
+func mustHandlers(t *testing.T, p *crashProc) map[string]consistency.Handler {
+	t.Helper()
+	h, err := modelHandlers(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func runModelWorker(ctx context.Context, p *crashProc) error {
-	_, err := crashWorker(p, modelHandlers(p)).Drain(ctx, nil)
+	h, err := modelHandlers(p)
+	if err != nil {
+		return err
+	}
+	_, err = crashWorker(p, h).Drain(ctx, nil)
 	return err
 }
 
@@ -68,7 +97,7 @@ func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
 	if got := rowKeys(t, p.table(p.names.Current)); !slices.Equal(got, rows) {
 		t.Fatalf("Current holds %q, want %q", got, rows)
 	}
-	m := modelOf(p)
+	m := mustModel(t, p)
 	byLast := map[string][]string{}
 	for rk, s := range want {
 		got, err := m.Get(ctx, "Sales", rk, nil)
@@ -101,15 +130,23 @@ func checkModel(t *testing.T, p *crashProc, want map[string]*Staff) {
 
 var modelCrashScenarios = []crashScenario{{
 	name: "model modify",
-	ack:  4, // the read, the message hidden, the transaction, the message shown
+	ack:  5, // the model opened (its state read), the read, the message hidden, the transaction, the message shown
 	setup: func(ctx context.Context, p *crashProc) error {
-		if err := modelOf(p).Add(ctx, staff("000001", "Ann", "Lee", "ann@contoso.com", 41), nil); err != nil {
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
+		if err := m.Add(ctx, staff("000001", "Ann", "Lee", "ann@contoso.com", 41), nil); err != nil {
 			return err
 		}
 		return runModelWorker(ctx, p)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		_, err := modelOf(p).Modify(ctx, "Sales", "empid_000001", func(s *Staff) error {
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
+		_, err = m.Modify(ctx, "Sales", "empid_000001", func(s *Staff) error {
 			s.LastName, s.Email = "Hall", "ann.hall@contoso.com"
 			return nil
 		}, nil)
@@ -118,9 +155,9 @@ var modelCrashScenarios = []crashScenario{{
 		}
 		return runModelWorker(ctx, p)
 	},
-	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, modelHandlers(p)) },
+	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, mustHandlers(t, p)) },
 	check: func(t *testing.T, p *crashProc, acked bool) {
-		got, err := modelOf(p).Get(t.Context(), "Sales", "empid_000001", nil)
+		got, err := mustModel(t, p).Get(t.Context(), "Sales", "empid_000001", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,9 +168,13 @@ var modelCrashScenarios = []crashScenario{{
 	},
 }, {
 	name: "model load",
-	ack:  3, // one partition: the message hidden, the transaction, the message shown
+	ack:  4, // the model opened (its state read); one partition: the message hidden, the transaction, the message shown
 	run: func(ctx context.Context, p *crashProc) error {
-		_, err := modelOf(p).Load(ctx, slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Parallelism: 1, Idempotent: true})
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
+		_, err = m.Load(ctx, slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Parallelism: 1, Idempotent: true})
 		if err != nil {
 			return err
 		}
@@ -142,10 +183,10 @@ var modelCrashScenarios = []crashScenario{{
 	setup: func(ctx context.Context, p *crashProc) error { return nil },
 	recover: func(t *testing.T, p *crashProc) {
 		// The documented recovery: run the load again, then drain.
-		if sum, err := modelOf(p).Load(t.Context(), slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Idempotent: true}); err != nil || len(sum.Failures) != 0 {
+		if sum, err := mustModel(t, p).Load(t.Context(), slices.Values(modelLoadSet()), &patterns.ModelLoadOptions{Idempotent: true}); err != nil || len(sum.Failures) != 0 {
 			t.Fatalf("Load again: %+v %v", sum, err)
 		}
-		drainWith(t, p, modelHandlers(p))
+		drainWith(t, p, mustHandlers(t, p))
 	},
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		want := map[string]*Staff{}
@@ -156,9 +197,12 @@ var modelCrashScenarios = []crashScenario{{
 	},
 }, {
 	name: "model archive move",
-	ack:  2, // Request: the read of the version, the enqueue
+	ack:  3, // the model opened (its state read); Request: the read of the version, the enqueue
 	setup: func(ctx context.Context, p *crashProc) error {
-		m := modelOf(p)
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
 		for _, s := range []*Staff{staff("000001", "Ann", "Lee", "ann@contoso.com", 41), staff("000002", "Bo", "Lee", "bo@contoso.com", 30)} {
 			if err := m.Add(ctx, s, nil); err != nil {
 				return err
@@ -167,13 +211,17 @@ var modelCrashScenarios = []crashScenario{{
 		return runModelWorker(ctx, p)
 	},
 	run: func(ctx context.Context, p *crashProc) error {
-		mv := modelArchiveOf(p, modelOf(p))
+		m, err := modelOf(p)
+		if err != nil {
+			return err
+		}
+		mv := modelArchiveOf(p, m)
 		if err := mv.Request(ctx, "Sales", "empid_000001", nil); err != nil {
 			return err
 		}
 		return runModelWorker(ctx, p)
 	},
-	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, modelHandlers(p)) },
+	recover: func(t *testing.T, p *crashProc) { drainWith(t, p, mustHandlers(t, p)) },
 	check: func(t *testing.T, p *crashProc, acked bool) {
 		bo := staff("000002", "Bo", "Lee", "bo@contoso.com", 30)
 		arc := rowKeys(t, p.table(p.names.Archive))
