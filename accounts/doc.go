@@ -10,7 +10,8 @@
 // account is kept under its own targets. Package table, batch and patterns
 // work through the Router unchanged: Table gives the *aztables.Client of the
 // key's account, Write splits a bulk write by account and runs a
-// batch.Writer per account, and Each builds one pattern value per account.
+// batch.Writer per account. A pattern value per account (an event store,
+// a model) is built over each of Accounts' clients and found by For.
 //
 // Everything of one PartitionKey stays in one account, so entity group
 // transactions (which cannot span accounts) keep working.

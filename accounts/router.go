@@ -281,37 +281,3 @@ func sum(ss []batch.Summary) batch.Summary {
 	}
 	return t
 }
-
-// Each holds one value per account, such as a pattern built over the
-// account's table client, and gives the one for a key's account.
-type Each[T any] struct {
-	r    *Router
-	vals []T
-}
-
-// NewEach builds one value per account with build.
-func NewEach[T any](r *Router, build func(*Account) (T, error)) (*Each[T], error) {
-	e := &Each[T]{r: r}
-	for _, a := range r.accounts {
-		v, err := build(a)
-		if err != nil {
-			return nil, fmt.Errorf("accounts: building for %q: %w", a.name, err)
-		}
-		e.vals = append(e.vals, v)
-	}
-	return e, nil
-}
-
-// For is the value of the account that holds partitionKey.
-func (e *Each[T]) For(partitionKey string) T { return e.vals[e.r.index(partitionKey)] }
-
-// All yields every account with its value, in the order given to New.
-func (e *Each[T]) All() iter.Seq2[*Account, T] {
-	return func(yield func(*Account, T) bool) {
-		for i, a := range e.r.accounts {
-			if !yield(a, e.vals[i]) {
-				return
-			}
-		}
-	}
-}

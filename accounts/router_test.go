@@ -222,19 +222,19 @@ func TestRouterOverTwoFakes(t *testing.T) {
 		t.Fatalf("Get through the router: %+v, %v", got, err)
 	}
 
-	// A pattern per account.
-	streams, err := accounts.NewEach(r, func(a *accounts.Account) (*eventstream.Store[ledgerEvent], error) {
-		return eventstream.New[ledgerEvent](a.Table("orders"), nil)
-	})
-	if err != nil {
-		t.Fatal(err)
+	// A pattern per account, found by the key's account.
+	streams := map[*accounts.Account]*eventstream.Store[ledgerEvent]{}
+	for _, a := range r.Accounts() {
+		if streams[a], err = eventstream.New[ledgerEvent](a.Table("orders"), nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for tnt := range 6 {
 		id := fmt.Sprintf("t%02d-stream", tnt)
-		if _, err := streams.For(id).Append(ctx, eventstream.NewHead(id), []*ledgerEvent{{Amount: 1}, {Amount: 2}}, nil); err != nil {
+		if _, err := streams[r.For(id)].Append(ctx, eventstream.NewHead(id), []*ledgerEvent{{Amount: 1}, {Amount: 2}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		h, err := streams.For(id).Open(ctx, id, nil)
+		h, err := streams[r.For(id)].Open(ctx, id, nil)
 		if err != nil || h.Version() != 2 {
 			t.Fatalf("stream %s: %v", id, err)
 		}

@@ -22,7 +22,7 @@ func plainFakeClient(t testing.TB, svc *fake.TableService, l *ledger.Ledger) *az
 	if l != nil {
 		l.Attach(&opts.ClientOptions, ledger.Table)
 	}
-	c, err := aztables.NewClientWithNoCredential(fake.URL+"events", opts)
+	c, err := aztables.NewClientWithNoCredential(svc.URL()+"events", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

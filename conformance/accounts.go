@@ -235,19 +235,21 @@ func runAccounts(t *testing.T, env twoAccounts) {
 
 	t.Run("event streams through the router", func(t *testing.T) {
 		name := newTable(t, both)
-		streams, err := accounts.NewEach(both, func(a *accounts.Account) (*eventstream.Store[deposit], error) {
-			return eventstream.New[deposit](a.Table(name), nil)
-		})
-		if err != nil {
-			t.Fatal(err)
+		streams := map[*accounts.Account]*eventstream.Store[deposit]{}
+		for _, a := range both.Accounts() {
+			s, err := eventstream.New[deposit](a.Table(name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams[a] = s
 		}
 		for i := range 8 {
 			id := fmt.Sprint("acct-", i)
-			if _, err := streams.For(id).Append(ctx, eventstream.NewHead(id), deposits("e", 3, int64(i)), nil); err != nil {
+			if _, err := streams[both.For(id)].Append(ctx, eventstream.NewHead(id), deposits("e", 3, int64(i)), nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for a, s := range streams.All() {
+		for a, s := range streams {
 			for i := range 8 {
 				id := fmt.Sprint("acct-", i)
 				h, err := s.Open(ctx, id, nil)

@@ -11,7 +11,7 @@
 // instead of passing in silence (RELIABILITY.md tabulates them for the fake and Azurite).
 //
 // It is shaped as gocloud.dev's drivertest and testing/slogtest are: one
-// entry point, RunConformanceTests, taking a *testing.T and a HarnessMaker
+// entry point, RunConformanceTests, taking a *testing.T and a function
 // that makes a fresh Harness (the backend's service clients, what the SAS
 // cases sign with, its clock and what it lacks) for each suite. tablekit's
 // own behaviour on a backend (patterns, the entity model, workers, event

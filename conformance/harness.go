@@ -70,11 +70,6 @@ type Harness struct {
 	Second *Harness
 }
 
-// HarnessMaker returns a fresh Harness for one suite: a suite may move
-// the backend's clock (Advance), which must not change what the next
-// suite sees.
-type HarnessMaker func(t *testing.T) Harness
-
 // PagingControl is a backend with a model of how the service cuts query
 // pages (after 1,000 entities, where a partition ends in a query that
 // spans partitions, when a response's 5-second budget is spent), as the

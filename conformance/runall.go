@@ -119,8 +119,10 @@ func (env backend) missing(needs []need) []string {
 // ("not run on <Name>: suite QueueAndBlob needs Harness.QueueService"); a
 // case that needs a Capability the backend lacks says "not run on <Name>:
 // <capability>: <reason>" and checks what it still can. Nothing is
-// skipped in silence. Harness.Name must be set.
-func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
+// skipped in silence. Harness.Name must be set. newHarness returns a fresh
+// Harness for each suite: a suite may move the backend's clock (Advance),
+// which must not change what the next suite sees.
+func RunConformanceTests(t *testing.T, newHarness func(t *testing.T) Harness) {
 	harness := func(t *testing.T) Harness {
 		h := newHarness(t)
 		if h.Name == "" {

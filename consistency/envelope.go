@@ -21,7 +21,7 @@ const maxKeyBytes = 1024
 
 // maxMessageBytes is the largest queue message, 64 KiB ("Put Message"),
 // measured here as the XML-escaped text the request carries.
-const maxMessageBytes = 64 * 1024
+const maxMessageBytes = msgtype.MaxTextBytes
 
 // Errors of bad messages, raised before anything is sent.
 var (
@@ -40,8 +40,8 @@ var (
 	ErrBadPayload = errors.New("consistency: payload cannot be encoded as JSON")
 	// ErrBadOption: an option is outside its documented range, refused
 	// before any request instead of silently defaulted: a Worker's
-	// options (Run, Drain), a poison queue's Peek, Replay or
-	// Purge, NewShardedSender without queues, or a Role (package
+	// options (Run, Drain), the tablekit command's poison list,
+	// replay or purge, NewShardedSender without queues, or a Role (package
 	// consistency/ownership) with a bad queue set, name or lease timing.
 	ErrBadOption = errors.New("consistency: option out of range")
 )
@@ -78,22 +78,7 @@ func checkType(t string) error {
 }
 
 // xmlLen is the length of s once XML-escaped, as the request carries it.
-func xmlLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '<', '>':
-			n += 4
-		case '&':
-			n += 5
-		case '"', '\'':
-			n += 5
-		default:
-			n++
-		}
-	}
-	return n
-}
+func xmlLen(s string) int { return msgtype.XMLLen(s) }
 
 // encode renders an envelope as message text, or reports that it is too large.
 func (e *Envelope) encode() (string, error) {

@@ -131,8 +131,13 @@ type block struct {
 	data []byte
 }
 
-// BlobURL is the endpoint the fake's blob clients use.
-const BlobURL = "https://fake.blob.core.windows.net/"
+// blobURL is the endpoint the fake's blob clients use.
+const blobURL = "https://fake.blob.core.windows.net/"
+
+// URL is the endpoint the fake's blob clients use, ending in '/': for a
+// client the fake did not make (one authorized by a SAS token, say), built
+// with this service as its transport.
+func (s *BlobService) URL() string { return blobURL }
 
 // NewBlobService returns an empty service.
 func NewBlobService(opts *BlobServiceOptions) *BlobService {
@@ -162,7 +167,7 @@ func (s *BlobService) NewClient(opts *azblob.ClientOptions) *azblob.Client {
 		o = *opts
 	}
 	serveWith(&o.ClientOptions, s)
-	c, err := azblob.NewClientWithNoCredential(BlobURL, &o)
+	c, err := azblob.NewClientWithNoCredential(blobURL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
 	}
@@ -896,7 +901,7 @@ func (s *BlobService) list(req *http.Request, container string, blobs map[string
 		items = append(items, it)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s">`, BlobURL, container)
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="%s" ContainerName="%s">`, blobURL, container)
 	// Prefix, Marker and MaxResults echo only what the request gave
 	// (recorded List Blobs answers).
 	if q.Has("prefix") {

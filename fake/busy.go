@@ -17,21 +17,21 @@ import (
 // The service's scalability targets for a standard storage account, the
 // defaults of BusyOptions.
 const (
-	// BusyPartitionTarget is the entities per second one table partition
+	// busyPartitionTarget is the entities per second one table partition
 	// serves.
-	BusyPartitionTarget = 2000
-	// BusyAccountTarget is the requests per second one account serves,
+	busyPartitionTarget = 2000
+	// busyAccountTarget is the requests per second one account serves,
 	// across its services: a table entity, a queue message and a blob
 	// request each count one.
-	BusyAccountTarget = 20000
-	// BusyQueueTarget is the messages per second one queue serves.
-	BusyQueueTarget = 2000
-	// BusyBlobTarget is the requests per second one blob serves.
-	BusyBlobTarget = 500
-	// BusyIngressTarget and BusyEgressTarget are the bytes per second an
+	busyAccountTarget = 20000
+	// busyQueueTarget is the messages per second one queue serves.
+	busyQueueTarget = 2000
+	// busyBlobTarget is the requests per second one blob serves.
+	busyBlobTarget = 500
+	// busyIngressTarget and busyEgressTarget are the bytes per second an
 	// account takes in and sends out: 60 Gbps and 120 Gbps.
-	BusyIngressTarget = 60e9 / 8
-	BusyEgressTarget  = 120e9 / 8
+	busyIngressTarget = 60e9 / 8
+	busyEgressTarget  = 120e9 / 8
 )
 
 // The service's answers when a target is exceeded: the error codes and
@@ -49,21 +49,21 @@ const (
 // partition, say) to reach them in a few requests.
 type BusyOptions struct {
 	// PerPartition is the entities per second one table partition serves.
-	// Default (zero or negative): BusyPartitionTarget.
+	// Default (zero or negative): 2,000, the service's target.
 	PerPartition float64
 	// PerAccount is the requests per second the account serves over all
 	// the services that share the Busy: one per table entity, queue
-	// message or blob request. Default: BusyAccountTarget.
+	// message or blob request. Default: 20,000, the service's target.
 	PerAccount float64
 	// PerQueue is the messages per second one queue serves. Default:
-	// BusyQueueTarget.
+	// 2,000, the service's target.
 	PerQueue float64
 	// PerBlob is the requests per second one blob serves. Default:
-	// BusyBlobTarget.
+	// 500, the service's target.
 	PerBlob float64
 	// Ingress and Egress are the request and response body bytes per
 	// second the account's blob service takes in and sends out. Defaults:
-	// BusyIngressTarget and BusyEgressTarget.
+	// the service's targets, 60 Gbps and 120 Gbps.
 	Ingress, Egress float64
 	// Burst is how much of a second's worth each target lets through at
 	// once after a quiet spell. Default (zero or negative): one second.
@@ -151,12 +151,12 @@ func NewBusy(opts *BusyOptions) *Busy {
 			*v = d
 		}
 	}
-	def(&b.opts.PerPartition, BusyPartitionTarget)
-	def(&b.opts.PerAccount, BusyAccountTarget)
-	def(&b.opts.PerQueue, BusyQueueTarget)
-	def(&b.opts.PerBlob, BusyBlobTarget)
-	def(&b.opts.Ingress, BusyIngressTarget)
-	def(&b.opts.Egress, BusyEgressTarget)
+	def(&b.opts.PerPartition, busyPartitionTarget)
+	def(&b.opts.PerAccount, busyAccountTarget)
+	def(&b.opts.PerQueue, busyQueueTarget)
+	def(&b.opts.PerBlob, busyBlobTarget)
+	def(&b.opts.Ingress, busyIngressTarget)
+	def(&b.opts.Egress, busyEgressTarget)
 	if b.opts.Burst <= 0 {
 		b.opts.Burst = time.Second
 	}

@@ -51,7 +51,7 @@ func harness(name string, adversarial bool) conformance.Harness {
 			return blobs.NewClient(o), nil
 		},
 		AccountName: "devstoreaccount1", AccountKey: devKey,
-		TableURL: fake.URL, QueueURL: fake.QueueURL, BlobURL: fake.BlobURL,
+		TableURL: tables.URL(), QueueURL: queues.URL(), BlobURL: blobs.URL(),
 		TableTransport: tables, QueueTransport: queues, BlobTransport: blobs,
 		PlainURL: func(u string) string { return "http://" + strings.TrimPrefix(u, "https://") },
 		ClientIP: netip.MustParseAddr("127.0.0.1"),

@@ -12,7 +12,7 @@ import (
 
 func TestRetryDelaysAreAVisibleOption(t *testing.T) {
 	svc := fake.NewTableService(nil)
-	if d, m := svc.RetryDelays(); d != fake.FastRetryDelay || m != fake.FastMaxRetryDelay {
+	if d, m := svc.RetryDelays(); d != time.Millisecond || m != 4*time.Millisecond {
 		t.Fatalf("default delays %v, %v", d, m)
 	}
 	if _, err := svc.NewClient("delays", nil).CreateTable(t.Context(), nil); err != nil {
@@ -35,7 +35,7 @@ func TestRetryDelaysAreAVisibleOption(t *testing.T) {
 	}
 
 	// The default again: the SDK's retry comes at once and finds the entity missing.
-	svc.SetRetryDelays(fake.FastRetryDelay, fake.FastMaxRetryDelay)
+	svc.SetRetryDelays(time.Millisecond, 4*time.Millisecond)
 	fast := svc.NewClient("delays", nil)
 	svc.ResetCounts()
 	svc.FailNext(fake.OpGetEntity, 1, http.StatusServiceUnavailable, "ServerBusy")

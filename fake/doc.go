@@ -41,8 +41,8 @@
 // behaviour suite against this fake and against Azurite.
 //
 // Retry delays: unlike an account, every fake writes short retry delays into
-// the options of the clients it hands out, by default FastRetryDelay (1 ms)
-// and FastMaxRetryDelay (4 ms) instead of the SDK's 0.8 s doubling up to
+// the options of the clients it hands out, by default 1 ms
+// doubling up to 4 ms instead of the SDK's 0.8 s doubling up to
 // 60 s, so that a test of failures runs in milliseconds. Only the waits
 // change: the SDK's retry policy still makes the same tries (MaxRetries,
 // statuses) as against the service, so request counts are true. Options

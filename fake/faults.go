@@ -21,8 +21,8 @@ type Operation string
 // 0.8 s doubling up to 60 s to these, so tests of failures run in
 // milliseconds.
 const (
-	FastRetryDelay    = time.Millisecond
-	FastMaxRetryDelay = 4 * time.Millisecond
+	fastRetryDelay    = time.Millisecond
+	fastMaxRetryDelay = 4 * time.Millisecond
 )
 
 // faults holds injected failures, request counters and the retry delays of
@@ -46,7 +46,7 @@ type faults struct {
 // leave them zero. Zero for both keeps the SDK's own defaults (0.8 s and
 // 60 s), as against a real account. It affects clients made after the
 // call; options that set a delay themselves are never changed. Default:
-// FastRetryDelay and FastMaxRetryDelay.
+// 1 ms and 4 ms.
 func (f *faults) SetRetryDelays(retryDelay, maxRetryDelay time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -59,7 +59,7 @@ func (f *faults) RetryDelays() (retryDelay, maxRetryDelay time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.delaysSet {
-		return FastRetryDelay, FastMaxRetryDelay
+		return fastRetryDelay, fastMaxRetryDelay
 	}
 	return f.delays[0], f.delays[1]
 }

@@ -151,8 +151,13 @@ type message struct {
 	popReceipt string
 }
 
-// QueueURL is the endpoint the fake's queue clients use.
-const QueueURL = "https://fake.queue.core.windows.net/"
+// queueURL is the endpoint the fake's queue clients use.
+const queueURL = "https://fake.queue.core.windows.net/"
+
+// URL is the endpoint the fake's queue clients use, ending in '/': for a
+// client the fake did not make (one authorized by a SAS token, say), built
+// with this service as its transport.
+func (s *QueueService) URL() string { return queueURL }
 
 // NewQueueService returns an empty service.
 func NewQueueService(opts *QueueServiceOptions) *QueueService {
@@ -183,7 +188,7 @@ func (s *QueueService) NewServiceClient(opts *azqueue.ClientOptions) *azqueue.Se
 		o = *opts
 	}
 	serveWith(&o.ClientOptions, s)
-	c, err := azqueue.NewServiceClientWithNoCredential(QueueURL, &o)
+	c, err := azqueue.NewServiceClientWithNoCredential(queueURL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
 	}

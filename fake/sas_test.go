@@ -91,7 +91,7 @@ func TestPolicyAndTokenOverlap(t *testing.T) {
 		}
 		o := &azqueue.ClientOptions{}
 		o.Transport = svc
-		c, _ := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+"overlap?"+tok, o)
+		c, _ := azqueue.NewQueueClientWithNoCredential(svc.URL()+"overlap?"+tok, o)
 		_, err = c.EnqueueMessage(ctx, "m", nil)
 		return err
 	}
@@ -122,7 +122,7 @@ func TestSASWindowIPAndAccountVersion(t *testing.T) {
 	read := func(tok string) error {
 		o := &aztables.ClientOptions{}
 		o.Transport = svc
-		c, _ := aztables.NewClientWithNoCredential(fake.URL+"win?"+tok, o)
+		c, _ := aztables.NewClientWithNoCredential(svc.URL()+"win?"+tok, o)
 		_, err := c.GetEntity(ctx, "p", "1", nil)
 		return err
 	}
@@ -169,7 +169,7 @@ func TestSDKSignedTokens(t *testing.T) {
 	for name, tok := range map[string]string{"account": account.Encode(), "service": service.Encode()} {
 		o := &azblob.ClientOptions{}
 		o.Transport = svc
-		c, _ := azblob.NewClientWithNoCredential(fake.BlobURL+"?"+tok, o)
+		c, _ := azblob.NewClientWithNoCredential(svc.URL()+"?"+tok, o)
 		if _, err := c.DownloadStream(ctx, "docs", "a.txt", nil); err != nil {
 			t.Errorf("%s SAS from the SDK: %v", name, err)
 		}

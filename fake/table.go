@@ -206,8 +206,13 @@ func NewTableService(opts *TableServiceOptions) *TableService {
 	return s
 }
 
-// URL is the service endpoint that the fake's clients use.
-const URL = "https://fake.table.core.windows.net/"
+// tableURL is the service endpoint that the fake's clients use.
+const tableURL = "https://fake.table.core.windows.net/"
+
+// URL is the service endpoint that the fake's clients use, ending in '/':
+// for a client the fake did not make (one authorized by a SAS token, say),
+// built with this service as its transport.
+func (s *TableService) URL() string { return tableURL }
 
 // NewServiceClient returns an official service client whose requests this
 // fake serves. opts may add policies (a request ledger, say) or retry
@@ -222,7 +227,7 @@ func (s *TableService) NewServiceClient(opts *aztables.ClientOptions) *aztables.
 	}
 	serveWith(&o.ClientOptions, s)
 	wirepolicy.Add(&o.ClientOptions)
-	c, err := aztables.NewServiceClientWithNoCredential(URL, &o)
+	c, err := aztables.NewServiceClientWithNoCredential(tableURL, &o)
 	if err != nil {
 		panic("fake: " + err.Error()) // only a malformed constant URL could cause this
 	}
@@ -514,7 +519,7 @@ const (
 // wins over Accept, and JSON without an odata parameter is minimal
 // metadata (Payload format for Table service operations).
 func newAnswer(req *http.Request) answer {
-	a := answer{base: URL, level: minimalMetadata}
+	a := answer{base: tableURL, level: minimalMetadata}
 	if req.URL != nil && req.URL.Host != "" {
 		scheme := req.URL.Scheme
 		if scheme == "" {

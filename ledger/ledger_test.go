@@ -90,7 +90,7 @@ func TestLedgerQueueAndNoSecrets(t *testing.T) {
 	topts := &aztables.ClientOptions{}
 	topts.Transport = svc
 	topts.PerRetryPolicies = []policy.Policy{tl.Policy(ledger.Table)}
-	sasClient, _ := aztables.NewClientWithNoCredential(fake.URL+"t?sv=2019-02-02&se=2099-01-01T00%3A00%3A00Z&sp=r&tn=t&sig=SECRETSIGNATURE%3D", topts)
+	sasClient, _ := aztables.NewClientWithNoCredential(svc.URL()+"t?sv=2019-02-02&se=2099-01-01T00%3A00%3A00Z&sp=r&tn=t&sig=SECRETSIGNATURE%3D", topts)
 	_, _ = sasClient.GetEntity(context.Background(), "p", "r", nil)
 	if out := tl.String() + fmt.Sprint(tl.Entries()); strings.Contains(out, "SECRET") || strings.Contains(out, "sig") {
 		t.Fatalf("the ledger kept a secret:\n%s", out)

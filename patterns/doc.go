@@ -66,10 +66,11 @@
 //
 // # Tracing
 //
-// A pattern's TracingProvider option (LargeEntityOptions,
-// WideEntityOptions, BlobLogOptions) opens one span per operation, named Type.Method, with
-// the table (the TableName option: aztables does not expose a client's
-// table name), partition, operation count and outcome as attributes,
-// around the SDK's HTTP spans, as "Tracing" in package table's
-// documentation describes.
+// A pattern over a *table.Table (LargeEntity, WideEntity) opens one span
+// per operation, named Type.Method, with the handle's tracing provider
+// (table.Options.TracingProvider) and the table's name, partition,
+// operation count and outcome as attributes, around the SDK's HTTP spans,
+// as "Tracing" in package table's documentation describes; it logs to the
+// handle's Logger. BlobLog, over a blob client and no table, takes its
+// provider and logger in BlobLogOptions.
 package patterns

@@ -18,14 +18,12 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -57,22 +55,12 @@ type LargeEntity[T any] struct {
 	threshold int
 	// now is the clock of putWindow; tests stop it.
 	now      func() time.Time
-	tr       trace.OpTracer
 	log      *slog.Logger
 	compress bool
 }
 
 // LargeEntityOptions configure a LargeEntity. nil means the defaults.
 type LargeEntityOptions struct {
-	// TracingProvider opens the pattern's spans (see "Tracing" in the
-	// package documentation). Default: zero, no spans.
-	TracingProvider tracing.Provider
-	// TableName names the table in those spans. Default: "", no table
-	// attribute.
-	TableName string
-	// Logger receives, at Warn, the orphan blobs Sweep could not delete
-	// and leaves to its next run. Default: no logging.
-	Logger *slog.Logger
 	// Compress writes each offloaded field gzip-compressed, its blob
 	// marked Content-Encoding: gzip so that a browser or azcopy
 	// --decompress shows the original bytes, and the entity records the
@@ -141,7 +129,9 @@ func (e *blobMissingError) Is(target error) bool { return target == ErrBlobMissi
 
 // NewLargeEntity offloads the named fields of T ([]byte or string) when
 // larger than threshold bytes (0 means 32 KiB), the
-// entities in tbl.
+// entities in tbl (whose name, logger and tracing apply: the logger gets,
+// at Warn, the orphan blobs Sweep could not delete and leaves to its next
+// run).
 func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, container string, fields []string, threshold int, opts *LargeEntityOptions) (*LargeEntity[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: LargeEntity needs a table", ErrBadDefinition)
@@ -159,10 +149,8 @@ func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, containe
 	if threshold <= 0 {
 		threshold = defaultLargeThreshold
 	}
-	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now}
+	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now, log: tableio.For(tbl).Logger()}
 	if opts != nil {
-		l.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
-		l.log = opts.Logger
 		l.compress = opts.Compress
 	}
 	return l, nil
@@ -290,7 +278,7 @@ const (
 // one: Put sends no read. The blobs of the version it replaces are left to
 // Sweep. v's ETag is updated.
 func (l *LargeEntity[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (err error) {
-	ctx, end := l.tr.Start(ctx, opLargeEntityPut, partitionOf(l.tbl, v), 1)
+	ctx, end := tableio.For(l.tbl).Span(ctx, opLargeEntityPut, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	if opts == nil || opts.Current == nil {
 		return l.write(ctx, opLargeEntityPut, v, upsertMode, "")
@@ -311,7 +299,7 @@ func (l *LargeEntity[T]) Put(ctx context.Context, v *T, opts *PutOptions[T]) (er
 // blobs. Without an ETag in v it fails with table.ErrNoETag before any
 // request. One request per offloaded field, plus one. v's ETag is updated.
 func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *WriteOptions) (err error) {
-	ctx, end := l.tr.Start(ctx, opLargeEntityUpdate, partitionOf(l.tbl, v), 1)
+	ctx, end := tableio.For(l.tbl).Span(ctx, opLargeEntityUpdate, partitionOf(l.tbl, v), 1)
 	defer func() { end(err) }()
 	return l.write(ctx, opLargeEntityUpdate, v, updateMode, l.tbl.Meta(v).ETag)
 }
@@ -325,7 +313,7 @@ func (l *LargeEntity[T]) Update(ctx context.Context, v *T, options *WriteOptions
 // opts.Mode is ignored (a large entity is always written whole). Without
 // contention: the reads of Get, then the requests of Update.
 func (l *LargeEntity[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
-	ctx, end := l.tr.Start(ctx, opLargeEntityModify, partitionKey, 1)
+	ctx, end := tableio.For(l.tbl).Span(ctx, opLargeEntityModify, partitionKey, 1)
 	defer func() { end(err) }()
 	if change == nil {
 		return nil, &table.InputError{Op: opLargeEntityModify, Rule: table.ErrNilValue, Detail: "change func is nil"}
@@ -675,7 +663,7 @@ func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
 // them would leave the blobs to Sweep. A missing entity is
 // table.ErrNotFound (the read's 404), or a success with opts.IfExists.
 func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[T]) (err error) {
-	ctx, end := l.tr.Start(ctx, opLargeEntityDelete, partitionKey, 1)
+	ctx, end := tableio.For(l.tbl).Span(ctx, opLargeEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	if err := validKeys(opLargeEntityDelete, partitionKey, "RowKey", rowKey); err != nil {
 		return err
@@ -740,7 +728,7 @@ func isBlobStatus(err error, status int) bool {
 // is written. It returns how many it deleted: one request per page of
 // blobs, plus one read per entity with blobs, plus one per blob deleted.
 func (l *LargeEntity[T]) Sweep(ctx context.Context, grace time.Duration, options *WriteOptions) (_ int, err error) {
-	ctx, end := l.tr.Start(ctx, opLargeEntitySweep, "", 1)
+	ctx, end := tableio.For(l.tbl).Span(ctx, opLargeEntitySweep, "", 1)
 	defer func() { end(err) }()
 	deleted := 0
 	type entityKey struct{ pk, rk string }

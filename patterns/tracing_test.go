@@ -84,12 +84,12 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	}
 	tp := rec.Provider()
 
-	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)), &WideEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	wide := NewWideEntity(tableOf(table.New[table.Entity](client, &table.Options{TracingProvider: tp, Name: "Traced"})), nil)
 	from := len(rec.Spans())
 	err := wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
 	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
 
-	le, err := NewLargeEntity[traced](tableOf(table.New[traced](client, nil)), blobs, "traced", []string{"Photo"}, 16, &LargeEntityOptions{TracingProvider: tp, TableName: "Traced"})
+	le, err := NewLargeEntity[traced](tableOf(table.New[traced](client, &table.Options{TracingProvider: tp, Name: "Traced"})), blobs, "traced", []string{"Photo"}, 16, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -58,27 +56,16 @@ type Wide struct {
 type WideEntity struct {
 	client table.Client
 	tbl    *table.Table[table.Entity]
-	tr     trace.OpTracer
 }
 
-// WideEntityOptions configure a WideEntity. nil means the defaults.
-type WideEntityOptions struct {
-	// TracingProvider opens the pattern's spans (see "Tracing" in the
-	// package documentation). Default: zero, no spans.
-	TracingProvider tracing.Provider
-	// TableName names the table in those spans. Default: "", no table
-	// attribute.
-	TableName string
-}
+// WideEntityOptions configure a WideEntity. It has no fields yet: the
+// name, logger and tracing provider are tbl's. Pass nil.
+type WideEntityOptions struct{}
 
 // NewWideEntity returns a WideEntity over the entities of tbl (whose name,
 // logger and tracing apply).
 func NewWideEntity(tbl *table.Table[table.Entity], opts *WideEntityOptions) *WideEntity {
-	w := &WideEntity{client: tbl.Client(), tbl: tbl}
-	if opts != nil {
-		w.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
-	}
-	return w
+	return &WideEntity{client: tbl.Client(), tbl: tbl}
 }
 
 // partPrefix starts the RowKey of every part of the wide entity rk, and
@@ -259,7 +246,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 // without an ETag, is refused before any request. For an entity known to be
 // new, Add costs one request and needs no Current.
 func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (err error) {
-	ctx, end := w.tr.Start(ctx, opWideEntityPut, widePartition(v), 1)
+	ctx, end := tableio.For(w.tbl).Span(ctx, opWideEntityPut, widePartition(v), 1)
 	defer func() { end(err) }()
 	prefix, parts, err := w.parts(opWideEntityPut, v)
 	if err != nil {
@@ -293,7 +280,7 @@ func (w *WideEntity) Put(ctx context.Context, v *Wide, opts *PutOptions[Wide]) (
 // of the parts): what the SDK's retry meets when the first attempt's answer
 // was lost.
 func (w *WideEntity) Add(ctx context.Context, v *Wide, opts *table.AddOptions) (err error) {
-	ctx, end := w.tr.Start(ctx, opWideEntityAdd, widePartition(v), 1)
+	ctx, end := tableio.For(w.tbl).Span(ctx, opWideEntityAdd, widePartition(v), 1)
 	defer func() { end(err) }()
 	prefix, parts, err := w.parts(opWideEntityAdd, v)
 	if err != nil {
@@ -451,7 +438,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 // request, table.ErrPreconditionFailed if the entity changed since. A
 // missing entity is table.ErrNotFound, or with opts.IfExists a success.
 func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, opts *DeleteOptions[Wide]) (err error) {
-	ctx, end := w.tr.Start(ctx, opWideEntityDelete, partitionKey, 1)
+	ctx, end := tableio.For(w.tbl).Span(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	ifExists := opts != nil && opts.IfExists
 	if err := keys.ValidatePartitionKey(partitionKey); err != nil {

@@ -53,7 +53,7 @@ func ExampleTable() {
 	}
 	opts := &aztables.ClientOptions{}
 	opts.Transport = svc // with Azure: no transport, and the table's real URL
-	alice, _ := aztables.NewClientWithNoCredential(fake.URL+"Notes?"+token, opts)
+	alice, _ := aztables.NewClientWithNoCredential(svc.URL()+"Notes?"+token, opts)
 
 	_, err = alice.AddEntity(ctx, []byte(`{"PartitionKey":"alice","RowKey":"1"}`), nil)
 	fmt.Println("add to alice:", err == nil)
@@ -83,7 +83,7 @@ func ExampleQueue() {
 	}
 	opts := &azqueue.ClientOptions{}
 	opts.Transport = svc
-	producer, _ := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+"jobs?"+token, opts)
+	producer, _ := azqueue.NewQueueClientWithNoCredential(svc.URL()+"jobs?"+token, opts)
 
 	_, err = producer.EnqueueMessage(ctx, "resize photo 42", nil)
 	fmt.Println("enqueue:", err == nil)
@@ -110,7 +110,7 @@ func ExampleBlob() {
 	}
 	opts := &azblob.ClientOptions{}
 	opts.Transport = svc
-	reader, _ := azblob.NewClientWithNoCredential(fake.BlobURL+"?"+token, opts)
+	reader, _ := azblob.NewClientWithNoCredential(svc.URL()+"?"+token, opts)
 	resp, err := reader.DownloadStream(ctx, "reports", "2026-11.csv", nil)
 	fmt.Println("download:", err == nil, *resp.ContentLength, "bytes")
 
@@ -141,7 +141,7 @@ func ExampleAccount() {
 	}
 	opts := &aztables.ClientOptions{}
 	opts.Transport = tables
-	svc, _ := aztables.NewServiceClientWithNoCredential(fake.URL+"?"+token, opts)
+	svc, _ := aztables.NewServiceClientWithNoCredential(tables.URL()+"?"+token, opts)
 	_, err = svc.NewClient("Notes").GetEntity(ctx, "p", "1", nil)
 	fmt.Println("read:", err == nil)
 	_, err = svc.CreateTable(ctx, "Other", nil)
@@ -171,7 +171,7 @@ func ExamplePolicies() {
 	token, _ := sas.Blob{Container: "shared", Identifier: "partners"}.Sign(cred)
 	opts := &container.ClientOptions{}
 	opts.Transport = svc
-	partner, _ := container.NewClientWithNoCredential(fake.BlobURL+"shared?"+token, opts)
+	partner, _ := container.NewClientWithNoCredential(svc.URL()+"shared?"+token, opts)
 	_, err = partner.NewListBlobsFlatPager(nil).NextPage(ctx)
 	fmt.Println("list:", err == nil)
 

@@ -28,8 +28,9 @@ var (
 	ErrPolicyExists = errors.New("sas: stored access policy already exists")
 )
 
-// Permissions is what a stored access policy of each kind of resource grants.
-type Permissions interface {
+// permissions is what a stored access policy of each kind of resource
+// grants: TablePermissions, QueuePermissions or BlobPermissions.
+type permissions interface {
 	TablePermissions | QueuePermissions | BlobPermissions
 	String() string
 }
@@ -38,7 +39,9 @@ type Permissions interface {
 // builders' Identifier) gets what the policy sets, and stops working when
 // the policy is revoked. A field the policy sets must not be set again in
 // the token ("Define a stored access policy").
-type Policy[P Permissions] struct {
+// P is the resource's permissions type: TablePermissions,
+// QueuePermissions or BlobPermissions.
+type Policy[P permissions] struct {
 	// ID is the signed identifier, 1 to 64 characters, unique on its resource.
 	ID string
 	// Start is when tokens of the policy become valid. Default (zero): the
@@ -82,7 +85,7 @@ type aclStore interface {
 // offers no condition on the write, so Create and Revoke read, change and
 // write back the list: two managers changing the same resource at the
 // same moment can lose one change. Keep one writer per resource.
-type Policies[P Permissions] struct {
+type Policies[P permissions] struct {
 	store aclStore
 	parse func(string) (P, error)
 	op    string

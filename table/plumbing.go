@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/tablehook"
@@ -56,6 +57,15 @@ func (p tablePlumbing[T]) Properties() []string { return p.t.properties() }
 func (p tablePlumbing[T]) EncryptedProperties() []string { return p.t.encryptedProperties() }
 
 func (p tablePlumbing[T]) OnlyRowPrefix(prefix string) error { return p.t.onlyRowPrefix(prefix) }
+
+func (p tablePlumbing[T]) Span(ctx context.Context, name, partitionKey string, ops int) (context.Context, func(error)) {
+	if !p.t.tr.Enabled() {
+		return ctx, noEnd
+	}
+	return p.t.tr.StartOn(ctx, name, p.t.spanTable(), partitionKey, ops)
+}
+
+func (p tablePlumbing[T]) Logger() *slog.Logger { return p.t.log }
 
 // PropertySize is propertySize for internal/tableio: the wide entity's
 // packer fills its parts with it.

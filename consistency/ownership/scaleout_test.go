@@ -119,16 +119,16 @@ func openScale(t testing.TB, s scaleSpec, pr *probe) scaleClients {
 	via := func(service string) azcore.ClientOptions {
 		return co(azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}})
 	}
-	tables, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: via("table")})
+	tables, err := aztables.NewServiceClientWithNoCredential(childTableURL, &aztables.ClientOptions{ClientOptions: via("table")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blobs, err := azblob.NewClientWithNoCredential(fake.BlobURL, &azblob.ClientOptions{ClientOptions: via("blob")})
+	blobs, err := azblob.NewClientWithNoCredential(childBlobURL, &azblob.ClientOptions{ClientOptions: via("blob")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return scaleClients{tables: tables, blobs: blobs, queue: func(name string) *azqueue.QueueClient {
-		q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
+		q, err := azqueue.NewQueueClientWithNoCredential(childQueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,6 +181,14 @@ func (f forward) Do(req *http.Request) (*http.Response, error) {
 	return forwardClient.Do(out)
 }
 
+// The endpoints a child process's clients name: the forwarding transport
+// sends their requests to the parent, which hands them to its fakes.
+const (
+	childTableURL = "https://fake.table.core.windows.net/"
+	childQueueURL = "https://fake.queue.core.windows.net/"
+	childBlobURL  = "https://fake.blob.core.windows.net/"
+)
+
 // serveFakes serves one fake Table, Queue and Blob service over HTTP, so
 // child processes share them, and returns the parent's own clients of
 // them (direct, without HTTP).
@@ -190,9 +198,9 @@ func serveFakes(t *testing.T) (string, scaleClients) {
 		tr   policy.Transporter
 		base string
 	}{
-		"table": {tables, fake.URL},
-		"queue": {queues, fake.QueueURL},
-		"blob":  {blobs, fake.BlobURL},
+		"table": {tables, tables.URL()},
+		"queue": {queues, queues.URL()},
+		"blob":  {blobs, blobs.URL()},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := svcs[r.Header.Get("X-Fake-Service")]

@@ -78,7 +78,7 @@ func fakeEnvPaging(name string, paging fake.Paging, adversarial bool) Env {
 			}
 			opts := &aztables.ClientOptions{}
 			opts.Transport = svc
-			scoped, err := aztables.NewClientWithNoCredential(fake.URL+name+"?"+sas("devstoreaccount1", azuriteKey, name), opts)
+			scoped, err := aztables.NewClientWithNoCredential(svc.URL()+name+"?"+sas("devstoreaccount1", azuriteKey, name), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -58,7 +59,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		rawDeletes = append(rawDeletes, raw(batch.KindDelete, "a", fmt.Sprint(i), 0))
 	}
 	sender := consistency.NewSender(env.qc, nil)
-	poison := consistency.NewPoisonQueue(env.qc, env.qc)
+	poison := poisonq.New(env.qc, env.qc)
 
 	return []badCase{
 		// transactions
@@ -124,23 +125,23 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			return s.Send(ctx, "archive.v1", "k", strings.Repeat("x", 70*1024), nil)
 		}, validation("container")},
 		{"poison peek of 33 messages", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Peek(ctx, &consistency.PoisonQueueOptions{Max: 33 /* the service shows at most 32 */})
+			_, err := poison.Peek(ctx, &poisonq.Options{Max: 33 /* the service shows at most 32 */})
 			return err
 		}, nil},
 		{"poison peek of a negative count", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Peek(ctx, &consistency.PoisonQueueOptions{Max: -1})
+			_, err := poison.Peek(ctx, &poisonq.Options{Max: -1})
 			return err
 		}, nil},
 		{"poison replay with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Replay(ctx, &consistency.PoisonQueueOptions{Visibility: -time.Second})
+			_, err := poison.Replay(ctx, &poisonq.Options{Visibility: -time.Second})
 			return err
 		}, nil},
 		{"poison purge of matching messages with a negative visibility", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(*consistency.Poisoned) bool { return true }, Visibility: -5 * time.Second})
+			_, err := poison.Purge(ctx, &poisonq.Options{Match: func(*poisonq.Poisoned) bool { return true }, Visibility: -5 * time.Second})
 			return err
 		}, nil},
 		{"poison replay with a visibility under a second", consistency.ErrBadOption, func(ctx context.Context) error {
-			_, err := poison.Replay(ctx, &consistency.PoisonQueueOptions{Visibility: 500 * time.Millisecond})
+			_, err := poison.Replay(ctx, &poisonq.Options{Visibility: 500 * time.Millisecond})
 			return err
 		}, nil},
 		{"move request with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -126,7 +127,7 @@ func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
 	}
 	queues.ResetCounts()
 	for _, v := range []time.Duration{-time.Second, 500 * time.Millisecond} {
-		_, err := consistency.NewPoisonQueue(p, q).Purge(ctx, &consistency.PoisonQueueOptions{Visibility: v})
+		_, err := poisonq.New(p, q).Purge(ctx, &poisonq.Options{Visibility: v})
 		if !errors.Is(err, consistency.ErrBadOption) || queues.Total() != 0 || queues.Len("gaps-poison") != 1 {
 			t.Errorf("Purge with Visibility %v: %v, %d requests, %d messages left; want ErrBadOption, none sent, the message kept",
 				v, err, queues.Total(), queues.Len("gaps-poison"))

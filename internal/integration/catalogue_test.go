@@ -78,7 +78,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	_, _ = qc.Create(ctx, nil)
 	bc := blobs.NewClient(nil)
 	_, _ = bc.CreateContainer(ctx, "catalogue", nil)
-	sdkClient, err := aztables.NewClientWithNoCredential(fake.URL+"catalogue", &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tables}})
+	sdkClient, err := aztables.NewClientWithNoCredential(tables.URL()+"catalogue", &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tables}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/internal/reqcount"
 )
 
 // RunPoisonQueue checks what an operator does with a worker's poison queue
-// (consistency.PoisonQueue, and the CLI's poison commands built on it):
+// (internal/poisonq, which the CLI's poison commands are built on):
 // peek without changing anything, replay what matches as first sent while
 // the rest stays, and purge. It relies on Peek Messages, Get Queue
 // Properties, Update Message with a zero visibility, and Clear Messages.
@@ -41,7 +42,7 @@ func RunPoisonQueue(t *testing.T, env Env) {
 		t.Fatalf("work queue holds %d messages after the drain, want 0", n)
 	}
 
-	pq := consistency.NewPoisonQueue(poison, work)
+	pq := poisonq.New(poison, work)
 	c.Reset()
 	peek, err := pq.Peek(ctx, nil)
 	if err != nil {
@@ -64,17 +65,17 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	if want := []string{"b1", "b2", "b3", "s1", "s2"}; !slices.Equal(keys, want) {
 		t.Errorf("poisoned keys %v, want %v", keys, want)
 	}
-	if _, err := pq.Peek(ctx, &consistency.PoisonQueueOptions{Max: 33}); !errors.Is(err, consistency.ErrBadOption) {
+	if _, err := pq.Peek(ctx, &poisonq.Options{Max: 33}); !errors.Is(err, consistency.ErrBadOption) {
 		t.Errorf("Peek with Max 33: %v, want ErrBadOption", err)
 	}
 
 	// Replay the bills: they go back to the work queue as first sent; the
 	// shipments stay in the poison queue, visible at once with their text.
-	sum, err := pq.Replay(ctx, &consistency.PoisonQueueOptions{Match: func(p *consistency.Poisoned) bool { return p.Type() == "bill.v1" }})
+	sum, err := pq.Replay(ctx, &poisonq.Options{Match: func(p *poisonq.Poisoned) bool { return p.Type() == "bill.v1" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum != (consistency.PoisonSummary{Done: 3, Kept: 2}) {
+	if sum != (poisonq.Summary{Done: 3, Kept: 2}) {
 		t.Errorf("replay: %+v, want 3 done, 2 kept", sum)
 	}
 	left, err := pq.Peek(ctx, nil)
@@ -115,8 +116,8 @@ func RunPoisonQueue(t *testing.T, env Env) {
 	}
 
 	// Purge with a filter deletes what matches; without one it clears.
-	sum, err = pq.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(p *consistency.Poisoned) bool { return p.Record.Envelope.Key == "s1" }})
-	if err != nil || sum != (consistency.PoisonSummary{Done: 1, Kept: 1}) {
+	sum, err = pq.Purge(ctx, &poisonq.Options{Match: func(p *poisonq.Poisoned) bool { return p.Record.Envelope.Key == "s1" }})
+	if err != nil || sum != (poisonq.Summary{Done: 1, Kept: 1}) {
 		t.Errorf("purge s1: %+v, %v; want 1 done, 1 kept", sum, err)
 	}
 	if sum, err = pq.Purge(ctx, nil); err != nil || sum.Done != 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/consistency/ownership"
 	"github.com/tablekit/tablekit/eventstream"
+	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
@@ -162,16 +163,16 @@ func init() {
 			defer cancel()
 			return worker(e).Run(ctx, nil)
 		},
-		"consistency.PoisonQueue.Peek": func(ctx context.Context, e *env) error {
-			_, err := consistency.NewPoisonQueue(e.poison, e.q).Peek(ctx, nil)
+		"internal/poisonq.Queue.Peek": func(ctx context.Context, e *env) error {
+			_, err := poisonq.New(e.poison, e.q).Peek(ctx, nil)
 			return err
 		},
-		"consistency.PoisonQueue.Replay": func(ctx context.Context, e *env) error {
-			_, err := consistency.NewPoisonQueue(e.poison, e.q).Replay(ctx, nil)
+		"internal/poisonq.Queue.Replay": func(ctx context.Context, e *env) error {
+			_, err := poisonq.New(e.poison, e.q).Replay(ctx, nil)
 			return err
 		},
-		"consistency.PoisonQueue.Purge": func(ctx context.Context, e *env) error {
-			_, err := consistency.NewPoisonQueue(e.poison, e.q).Purge(ctx, nil)
+		"internal/poisonq.Queue.Purge": func(ctx context.Context, e *env) error {
+			_, err := poisonq.New(e.poison, e.q).Purge(ctx, nil)
 			return err
 		},
 		"consistency.Mover.Request": func(ctx context.Context, e *env) error { return mover(e).Request(ctx, "Sales", "empid_1", nil) },

@@ -30,7 +30,7 @@ func blobLog(e *env) *patterns.BlobLog {
 }
 
 func large(e *env) *patterns.LargeEntity[Emp] {
-	l, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](e.tbl, nil)), e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+	l, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](e.tbl, &table.Options{Logger: e.log, TracingProvider: e.tp})), e.blobs, "proof", []string{"Bio"}, 1, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -62,7 +62,7 @@ func series(e *env) *patterns.DataSeries[int64] {
 }
 
 func wide(e *env) *patterns.WideEntity {
-	return patterns.NewWideEntity(tableOf(table.New[table.Entity](e.tbl, nil)), &patterns.WideEntityOptions{TracingProvider: e.tp})
+	return patterns.NewWideEntity(tableOf(table.New[table.Entity](e.tbl, &table.Options{Logger: e.log, TracingProvider: e.tp})), nil)
 }
 
 func sharded(e *env) *patterns.Sharded[Emp] {
@@ -186,7 +186,7 @@ func init() {
 			if err := good.Put(ctx, emp(), nil); err != nil {
 				return err
 			}
-			bad, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](c, nil)), e.blobs, "proof", []string{"Bio"}, 1, &patterns.LargeEntityOptions{Logger: e.log, TracingProvider: e.tp})
+			bad, err := patterns.NewLargeEntity[Emp](tableOf(table.New[Emp](c, &table.Options{Logger: e.log, TracingProvider: e.tp})), e.blobs, "proof", []string{"Bio"}, 1, nil)
 			if err != nil {
 				return err
 			}

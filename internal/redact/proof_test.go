@@ -208,7 +208,7 @@ func (c *capture) take() string {
 
 // TestEveryContextFunctionIsCovered fails when an exported ctx function or
 // method has no caller in the proof (a new function must be added to it),
-// or a caller names a function that no longer exists.
+// or a caller names a public function that no longer exists.
 func TestEveryContextFunctionIsCovered(t *testing.T) {
 	funcs, _, err := apishape.Discover("../..")
 	if err != nil {
@@ -228,7 +228,10 @@ func TestEveryContextFunctionIsCovered(t *testing.T) {
 		t.Fatalf("Discover found %d functions: the walk missed packages", len(found))
 	}
 	for name := range callers {
-		if !found[name] {
+		// Callers named internal/... prove internal packages that a public
+		// one serves (the tablekit command's poison commands): Discover
+		// walks the public packages only, and the compiler keeps them real.
+		if !found[name] && !strings.HasPrefix(name, "internal/") {
 			t.Errorf("the proof calls %s, which Discover no longer finds: remove its caller", name)
 		}
 	}

@@ -9,6 +9,7 @@ package tableio
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/tablehook"
@@ -56,6 +57,15 @@ type Table[T any] interface {
 	// (table.ErrOtherRowKind) before any request. Another prefix than the
 	// one set before is refused (table.ErrBadOption).
 	OnlyRowPrefix(prefix string) error
+	// Span opens the span of a pattern's operation over the Table, named
+	// name (Type.Method), with the Table's tracing provider and the table's
+	// name, partitionKey and ops as attributes, as the Table's own
+	// operations do (table.Options.TracingProvider and Name); the returned
+	// end records the outcome. Without a provider it opens nothing.
+	Span(ctx context.Context, name, partitionKey string, ops int) (context.Context, func(error))
+	// Logger is the Table's logger (table.Options.Logger); nil when it has
+	// none.
+	Logger() *slog.Logger
 }
 
 // For returns t's plumbing.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -34,11 +35,11 @@ func (p *poisonFlags) check() error {
 }
 
 // match is the filter the flags describe; nil when there is none.
-func (p *poisonFlags) match() func(*consistency.Poisoned) bool {
+func (p *poisonFlags) match() func(*poisonq.Poisoned) bool {
 	if p.typ == "" && p.key == "" {
 		return nil
 	}
-	return func(m *consistency.Poisoned) bool {
+	return func(m *poisonq.Poisoned) bool {
 		if p.typ != "" && m.Type() != p.typ {
 			return false
 		}
@@ -50,7 +51,7 @@ func (p *poisonFlags) match() func(*consistency.Poisoned) bool {
 }
 
 // poisonQueue opens the poison queue and, when work is named, the work queue.
-func (c *cli) poisonQueue(poison, work string) (*consistency.PoisonQueue, error) {
+func (c *cli) poisonQueue(poison, work string) (*poisonq.Queue, error) {
 	a, err := c.open()
 	if err != nil {
 		return nil, err
@@ -67,7 +68,7 @@ func (c *cli) poisonQueue(poison, work string) (*consistency.PoisonQueue, error)
 		}
 		wq = q
 	}
-	return consistency.NewPoisonQueue(pq, wq), nil
+	return poisonq.New(pq, wq), nil
 }
 
 // poisonRow is how list shows a message.
@@ -82,7 +83,7 @@ type poisonRow struct {
 	Text         string    `json:"text,omitempty"` // when it is not a worker's record
 }
 
-func rowOf(m consistency.Poisoned) poisonRow {
+func rowOf(m poisonq.Poisoned) poisonRow {
 	r := poisonRow{ID: m.ID}
 	if m.Record == nil {
 		r.Text = m.Text
@@ -192,12 +193,12 @@ examples:
 					if err != nil {
 						return err
 					}
-					opts := &consistency.PoisonQueueOptions{Match: p.match()}
-					var sum consistency.PoisonSummary
+					opts := &poisonq.Options{Match: p.match()}
+					var sum poisonq.Summary
 					if *dry {
 						matched := 0
 						want := opts.Match
-						opts.Match = func(m *consistency.Poisoned) bool {
+						opts.Match = func(m *poisonq.Poisoned) bool {
 							if want == nil || want(m) {
 								matched++
 							}
@@ -206,7 +207,7 @@ examples:
 						if sum, err = pq.Replay(ctx, opts); err != nil {
 							return err
 						}
-						sum = consistency.PoisonSummary{Done: matched, Kept: sum.Kept - matched}
+						sum = poisonq.Summary{Done: matched, Kept: sum.Kept - matched}
 					} else if sum, err = pq.Replay(ctx, opts); err != nil {
 						return err
 					}
@@ -256,7 +257,7 @@ examples:
 					// that would be) is listed; without -yes none is taken.
 					out := purgeOutput{DryRun: !*yes, Purged: []poisonRow{}}
 					want := p.match()
-					sum, err := pq.Purge(ctx, &consistency.PoisonQueueOptions{Match: func(m *consistency.Poisoned) bool {
+					sum, err := pq.Purge(ctx, &poisonq.Options{Match: func(m *poisonq.Poisoned) bool {
 						if want != nil && !want(m) {
 							return false
 						}

@@ -1,4 +1,8 @@
-package consistency
+// Package poisonq is what an operator does with a consistency Worker's
+// poison queue: look at what failed, put messages back on the work queue
+// once the cause is fixed, or drop them. The tablekit command's poison
+// commands are built on it.
+package poisonq
 
 import (
 	"context"
@@ -8,19 +12,21 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
 )
 
-// PoisonClient is the part of *azqueue.QueueClient a PoisonQueue uses on
-// the poison queue: the worker's Queue verbs plus peek and clear.
-type PoisonClient interface {
-	Queue
+// Client is the part of *azqueue.QueueClient a Queue uses on the poison
+// queue: the worker's consistency.Queue verbs plus peek and clear.
+type Client interface {
+	consistency.Queue
 	PeekMessages(ctx context.Context, o *azqueue.PeekMessagesOptions) (azqueue.PeekMessagesResponse, error)
 	ClearMessages(ctx context.Context, o *azqueue.ClearMessagesOptions) (azqueue.ClearMessagesResponse, error)
 	GetProperties(ctx context.Context, o *azqueue.GetQueuePropertiesOptions) (azqueue.GetQueuePropertiesResponse, error)
 }
 
-var _ PoisonClient = (*azqueue.QueueClient)(nil)
+var _ Client = (*azqueue.QueueClient)(nil)
 
 // maxPeekMessages is the most messages one Peek Messages call returns
 // (Queue service REST API, Peek Messages: numofmessages 1 to 32).
@@ -30,18 +36,17 @@ const maxPeekMessages = 32
 // service REST API, Get Messages: numofmessages 1 to 32).
 const maxGetMessages = 32
 
-// PoisonQueue is what an operator does with a worker's poison queue: look at
-// what failed, put messages back on the work queue once the cause is fixed,
-// or drop them.
-type PoisonQueue struct {
-	poison PoisonClient
-	work   Queue
+// Queue is a worker's poison queue with the work queue its messages came
+// from.
+type Queue struct {
+	poison Client
+	work   consistency.Queue
 }
 
-// NewPoisonQueue returns a PoisonQueue over the poison queue a Worker writes
-// to and the work queue it reads (where Replay puts messages back).
-func NewPoisonQueue(poison PoisonClient, work Queue) *PoisonQueue {
-	return &PoisonQueue{poison: poison, work: work}
+// New returns a Queue over the poison queue a Worker writes to and the
+// work queue it reads (where Replay puts messages back).
+func New(poison Client, work consistency.Queue) *Queue {
+	return &Queue{poison: poison, work: work}
 }
 
 // Poisoned is one message of the poison queue: the record the worker wrote,
@@ -50,7 +55,7 @@ type Poisoned struct {
 	// ID is the poison queue's id of this message (not the original's).
 	ID string
 	// Record is what the worker recorded; nil when Text is not a record.
-	Record *PoisonRecord
+	Record *consistency.PoisonRecord
 	// Text is the message's text as stored.
 	Text string
 }
@@ -70,7 +75,7 @@ func (p *Poisoned) original() (string, bool, error) {
 	case p.Record == nil:
 		return "", false, nil
 	case p.Record.Envelope != nil:
-		s, err := p.Record.Envelope.encode()
+		s, err := encode(p.Record.Envelope)
 		return s, true, err
 	case p.Record.Raw != "":
 		return p.Record.Raw, true, nil
@@ -80,16 +85,37 @@ func (p *Poisoned) original() (string, bool, error) {
 
 func poisoned(id, text string) Poisoned {
 	p := Poisoned{ID: id, Text: text}
-	var rec PoisonRecord
+	var rec consistency.PoisonRecord
 	if json.Unmarshal([]byte(text), &rec) == nil && rec.MessageID != "" {
 		p.Record = &rec
 	}
 	return p
 }
 
-// PoisonPeek is what Peek saw: the first messages and the queue's
+// encode renders an envelope as message text, as the Sender does, or
+// reports that it is too large for a message.
+func encode(e *consistency.Envelope) (string, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	if msgtype.XMLLen(s) > msgtype.MaxTextBytes {
+		return s, consistency.ErrMessageTooLarge
+	}
+	return s, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// Peek is what Queue.Peek saw: the first messages and the queue's
 // approximate length.
-type PoisonPeek struct {
+type Peek struct {
 	Messages []Poisoned
 	// Approximate is the service's approximate message count.
 	Approximate int
@@ -98,18 +124,18 @@ type PoisonPeek struct {
 // Peek returns the first messages of the poison queue without changing
 // them (the service shows at most maxPeekMessages at a time), and the
 // queue's approximate length. It costs two requests.
-func (q *PoisonQueue) Peek(ctx context.Context, opts *PoisonQueueOptions) (*PoisonPeek, error) {
+func (q *Queue) Peek(ctx context.Context, opts *Options) (*Peek, error) {
 	p, err := q.peek(ctx, opts)
 	return p, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) peek(ctx context.Context, opts *PoisonQueueOptions) (*PoisonPeek, error) {
+func (q *Queue) peek(ctx context.Context, opts *Options) (*Peek, error) {
 	n := maxPeekMessages
 	if opts != nil && opts.Max != 0 {
 		n = opts.Max
 	}
 	if n < 1 || n > maxPeekMessages {
-		return nil, fmt.Errorf("%w: PoisonQueueOptions.Max %d, want 1 to %d", ErrBadOption, n, maxPeekMessages)
+		return nil, fmt.Errorf("%w: Options.Max %d, want 1 to %d", consistency.ErrBadOption, n, maxPeekMessages)
 	}
 	props, err := q.poison.GetProperties(ctx, nil)
 	if err != nil {
@@ -119,7 +145,7 @@ func (q *PoisonQueue) peek(ctx context.Context, opts *PoisonQueueOptions) (*Pois
 	if err != nil {
 		return nil, err
 	}
-	out := &PoisonPeek{}
+	out := &Peek{}
 	if props.ApproximateMessagesCount != nil {
 		out.Approximate = int(*props.ApproximateMessagesCount)
 	}
@@ -129,9 +155,9 @@ func (q *PoisonQueue) peek(ctx context.Context, opts *PoisonQueueOptions) (*Pois
 	return out, nil
 }
 
-// PoisonQueueOptions configure a PoisonQueue's Peek, Replay and Purge. nil
+// Options configure a Queue's Peek, Replay and Purge. nil
 // means the defaults: every message, the most Peek can show.
-type PoisonQueueOptions struct {
+type Options struct {
 	// Max is how many messages Peek returns, 1 to 32 (the service's limit
 	// for Peek Messages). Default: 32.
 	Max int
@@ -139,18 +165,18 @@ type PoisonQueueOptions struct {
 	// false leaves it in the poison queue. Default: every message matches.
 	Match func(*Poisoned) bool
 	// Visibility hides a message while it is examined, in whole seconds
-	// (at least 1 s), as WorkerOptions.Visibility does. Default (0): 60 s.
-	// Negative or below 1 s: ErrBadOption, before any request.
+	// (at least 1 s), as consistency.WorkerOptions.Visibility does. Default (0): 60 s.
+	// Negative or below 1 s: consistency.ErrBadOption, before any request.
 	Visibility time.Duration
 }
 
-// defaultPoisonVisibility is PoisonQueueOptions.Visibility's default:
+// defaultPoisonVisibility is Options.Visibility's default:
 // long enough to replay a batch of 32 messages.
 const defaultPoisonVisibility = 60 * time.Second
 
 // withDefaults checks o and fills in its defaults; nil is the defaults.
-func (o *PoisonQueueOptions) withDefaults() (PoisonQueueOptions, error) {
-	var out PoisonQueueOptions
+func (o *Options) withDefaults() (Options, error) {
+	var out Options
 	if o != nil {
 		out = *o
 	}
@@ -158,13 +184,13 @@ func (o *PoisonQueueOptions) withDefaults() (PoisonQueueOptions, error) {
 	case out.Visibility == 0:
 		out.Visibility = defaultPoisonVisibility
 	case out.Visibility < time.Second:
-		return out, fmt.Errorf("%w: PoisonQueueOptions.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", ErrBadOption, out.Visibility)
+		return out, fmt.Errorf("%w: Options.Visibility %v: at least 1 s (the service counts whole seconds), 0 for the default", consistency.ErrBadOption, out.Visibility)
 	}
 	return out, nil
 }
 
-// PoisonSummary counts what Replay or Purge did.
-type PoisonSummary struct {
+// Summary counts what Replay or Purge did.
+type Summary struct {
 	// Done is how many messages were replayed (or purged).
 	Done int
 	// Kept is how many were left in the poison queue: not matched, or not
@@ -182,12 +208,12 @@ type PoisonSummary struct {
 // source's current state (as every tablekit handler does) make harmless.
 // Messages that do not match are hidden while the queue is read and made
 // visible again at the end (or after Visibility if the process dies).
-func (q *PoisonQueue) Replay(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
+func (q *Queue) Replay(ctx context.Context, opts *Options) (Summary, error) {
 	sum, err := q.replay(ctx, opts)
 	return sum, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
+func (q *Queue) replay(ctx context.Context, opts *Options) (Summary, error) {
 	return q.each(ctx, opts, func(p *Poisoned) (bool, error) {
 		text, ok, err := p.original()
 		if err != nil || !ok {
@@ -200,30 +226,30 @@ func (q *PoisonQueue) replay(ctx context.Context, opts *PoisonQueueOptions) (Poi
 
 // Purge deletes matching messages from the poison queue. With no Match it
 // clears the queue in one request.
-func (q *PoisonQueue) Purge(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
+func (q *Queue) Purge(ctx context.Context, opts *Options) (Summary, error) {
 	sum, err := q.purge(ctx, opts)
 	return sum, redact.Error(err) // a transport error names the URL, SAS token included
 }
 
-func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonQueueOptions) (PoisonSummary, error) {
+func (q *Queue) purge(ctx context.Context, opts *Options) (Summary, error) {
 	// The options are checked the same with or without Match: a bad value
 	// must not clear the queue.
 	if _, err := opts.withDefaults(); err != nil {
-		return PoisonSummary{}, err
+		return Summary{}, err
 	}
 	if opts == nil || opts.Match == nil {
 		props, err := q.poison.GetProperties(ctx, nil)
 		if err != nil {
-			return PoisonSummary{}, err
+			return Summary{}, err
 		}
 		if _, err := q.poison.ClearMessages(ctx, nil); err != nil {
-			return PoisonSummary{}, err
+			return Summary{}, err
 		}
 		n := 0
 		if props.ApproximateMessagesCount != nil {
 			n = int(*props.ApproximateMessagesCount)
 		}
-		return PoisonSummary{Done: n}, nil
+		return Summary{Done: n}, nil
 	}
 	return q.each(ctx, opts, func(*Poisoned) (bool, error) { return true, nil })
 }
@@ -231,16 +257,16 @@ func (q *PoisonQueue) purge(ctx context.Context, opts *PoisonQueueOptions) (Pois
 // each dequeues the whole poison queue in batches; act decides, for each
 // matching message, whether it is done (then it is deleted). The others are
 // shown again once the queue has been read.
-func (q *PoisonQueue) each(ctx context.Context, opts *PoisonQueueOptions, act func(*Poisoned) (bool, error)) (PoisonSummary, error) {
+func (q *Queue) each(ctx context.Context, opts *Options, act func(*Poisoned) (bool, error)) (Summary, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
-		return PoisonSummary{}, err
+		return Summary{}, err
 	}
 	// A kept message is shown again with its own text: Update Message
 	// replaces the text with what it is given.
 	type held struct{ id, receipt, text string }
 	var kept []held
-	var sum PoisonSummary
+	var sum Summary
 	// Show the kept ones again, also when the loop stops on an error: a
 	// fresh context, since ctx may be what ended it.
 	defer func() {
