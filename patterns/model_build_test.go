@@ -392,7 +392,7 @@ func serveEvolveFakes(t *testing.T) (string, *fake.TableService, *fake.QueueServ
 	svcs := map[string]struct {
 		tr   policy.Transporter
 		base string
-	}{"table": {tables, fake.URL}, "queue": {queues, fake.QueueURL}}
+	}{"table": {tables, tables.URL()}, "queue": {queues, queues.URL()}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := svcs[r.Header.Get("X-Fake-Service")]
 		if !ok {
@@ -435,14 +435,14 @@ func TestModelBuildChild(t *testing.T) {
 	}
 	e := &evolveEnv{remoteClients: true,
 		tables: func(name string) *aztables.Client {
-			s, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: via("table")})
+			s, err := aztables.NewServiceClientWithNoCredential(fake.NewTableService(nil).URL(), &aztables.ClientOptions{ClientOptions: via("table")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s.NewClient(name)
 		},
 		newQueue: func(name string) *azqueue.QueueClient {
-			q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
+			q, err := azqueue.NewQueueClientWithNoCredential(fake.NewQueueService(nil).URL()+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -151,12 +151,12 @@ func open(t testing.TB, s spec) clients {
 	via := func(service string) azcore.ClientOptions {
 		return azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}}
 	}
-	tables, err := aztables.NewServiceClientWithNoCredential(fake.URL, &aztables.ClientOptions{ClientOptions: via("table")})
+	tables, err := aztables.NewServiceClientWithNoCredential(fake.NewTableService(nil).URL(), &aztables.ClientOptions{ClientOptions: via("table")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return clients{tables: tables, queue: func(name string) *azqueue.QueueClient {
-		q, err := azqueue.NewQueueClientWithNoCredential(fake.QueueURL+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
+		q, err := azqueue.NewQueueClientWithNoCredential(fake.NewQueueService(nil).URL()+name, &azqueue.ClientOptions{ClientOptions: via("queue")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,8 +173,8 @@ func serveFakes(t *testing.T) (string, clients) {
 		tr   policy.Transporter
 		base string
 	}{
-		"table": {tables, fake.URL},
-		"queue": {queues, fake.QueueURL},
+		"table": {tables, tables.URL()},
+		"queue": {queues, queues.URL()},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, ok := svcs[r.Header.Get("X-Fake-Service")]
