@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -157,7 +158,7 @@ func runPaging(t *testing.T, env backend) {
 				t.Fatalf("%s through the SDK's pager: %d entities, want %d\n got %q\nwant %q", q.name, len(got), len(want), got, want)
 			}
 			// table.Query, the iterator.
-			all, err := table.Collect(tb.Query(ctx, opts))
+			all, err := seqs.Collect(tb.Query(ctx, opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,7 +218,7 @@ func runPaging(t *testing.T, env backend) {
 		if len(page.Entities) > maxPageEntities || page.NextPartitionKey == nil {
 			t.Fatalf("the first page of %d entities holds %d, token %v; want at most %d and a token", n, len(page.Entities), page.NextPartitionKey != nil, maxPageEntities)
 		}
-		all, err := table.Collect(tb.Query(ctx, nil))
+		all, err := seqs.Collect(tb.Query(ctx, nil))
 		if err != nil || len(all) != n {
 			t.Fatalf("Query: %d entities, %v; want %d", len(all), err, n)
 		}

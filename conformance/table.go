@@ -17,7 +17,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -310,7 +312,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		c.Reset()
-		all, err := table.Collect(tb.Query(ctx, nil))
+		all, err := seqs.Collect(tb.Query(ctx, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +352,7 @@ func runTable(t *testing.T, env backend) {
 		}
 
 		// Top caps the whole query.
-		top, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 7}))
+		top, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 7}))
 		if err != nil || len(top) != 7 || top[0].RowKey != keys.Int64(0) {
 			t.Fatalf("Top 7: %d, %v", len(top), err)
 		}
@@ -370,7 +372,7 @@ func runTable(t *testing.T, env backend) {
 		if err := tb.Add(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Select: []string{"Email", "Age"}}))
+		got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Select: []string{"Email", "Age"}}))
 		if err != nil || len(got) != 1 {
 			t.Fatalf("select: %v %v", got, err)
 		}
@@ -395,7 +397,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		filters := map[string]table.Filter{
-			"RowKey with a quote":   table.Point("p", "O'Brien"),
+			"RowKey with a quote":   table.Partition("p").And(table.RK().Eq("O'Brien")),
 			"string with a quote":   table.Prop("S").Eq("it's"),
 			"Int64 literal":         table.Prop("I64").Gt(int64(1 << 39)),
 			"Int32 literal":         table.Prop("I32").Eq(int32(7)),
@@ -410,7 +412,7 @@ func runTable(t *testing.T, env backend) {
 			"injection is a string": table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("x') or (RowKey ne '")),
 		}
 		for name, f := range filters {
-			got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))
+			got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))
 			if err != nil {
 				t.Fatalf("%s (%s): %v", name, f, err)
 			}
@@ -507,7 +509,7 @@ func runTable(t *testing.T, env backend) {
 		for i := 0; i < 16; i++ {
 			many = append(many, table.Prop("Name").Ne(fmt.Sprint(i)))
 		}
-		if _, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.And(many...)})); !errors.Is(err, table.ErrBadFilter) {
+		if _, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.And(many...)})); !errors.Is(err, table.ErrBadFilter) {
 			t.Errorf("16 comparisons: %v", err)
 		}
 		if _, err := tb.Get(ctx, "p", "a#b", nil); !errors.Is(err, keys.ErrForbiddenChar) {
@@ -592,7 +594,7 @@ func runTable(t *testing.T, env backend) {
 		for b := 0; b < 10; b++ {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 100; i++ {
-				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(b*100 + i))}})
+				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(b*100 + i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {
@@ -600,12 +602,12 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		c.Reset()
-		got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+		got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
 		if err != nil || len(got) != 1000 {
 			t.Fatalf("got %d, %v", len(got), err)
 		}
 		wantRequests(t, c, 1, "query of 1000 entities")
-		got, err = table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", keys.Uint64(0)[:18]), Top: 100}))
+		got, err = seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", keyrules.Uint64(0)[:18]), Top: 100}))
 		if err != nil || len(got) != 100 {
 			t.Fatalf("prefix: got %d, %v", len(got), err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
@@ -87,7 +88,7 @@ func NewWideEntity(tbl *table.Table[table.Entity], opts *WideEntityOptions) *Wid
 func partPrefix(op, rk string) (string, error) {
 	p, err := keys.EncodeTuple(rk)
 	if err == nil {
-		err = keys.ValidateRowKey(p + "00")
+		err = keyrules.ValidateRowKey(p + "00")
 	}
 	if err != nil {
 		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "a wide entity's part keys are the RowKey's tuple encoding and two digits"}
@@ -157,7 +158,7 @@ func wideValue(v any) (table.Value, bool) {
 }
 
 func encodeWideProp(op, name string, v any) (wideProp, error) {
-	if err := keys.ValidatePropertyName(name); err != nil {
+	if err := keyrules.ValidatePropertyName(name); err != nil {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
 	val, ok := wideValue(v)
@@ -170,7 +171,7 @@ func encodeWideProp(op, name string, v any) (wideProp, error) {
 	switch val.Type() {
 	case table.EdmString:
 		s, _ := val.AsString()
-		if keys.UTF16Len(s) > table.MaxStringUTF16 {
+		if keyrules.UTF16Len(s) > table.MaxStringUTF16 {
 			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrStringTooLong}
 		}
 		n += jsonStringLen(s)
@@ -320,7 +321,7 @@ func (w *WideEntity) parts(op string, v *Wide) (prefix string, parts []*table.En
 	if v == nil {
 		return "", nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
-	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(v.PartitionKey); err != nil {
 		return "", nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	if prefix, err = partPrefix(op, v.RowKey); err != nil {
@@ -399,7 +400,7 @@ func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysO
 }
 
 func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	prefix, err := partPrefix(op, rowKey)
@@ -454,7 +455,7 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	ctx, end := w.tr.Start(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	ifExists := opts != nil && opts.IfExists
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return &table.InputError{Op: opWideEntityDelete, Field: "PartitionKey", Rule: err}
 	}
 	prefix, err := partPrefix(opWideEntityDelete, rowKey)

@@ -12,7 +12,7 @@
 // table, so a foreign or edited token is an ErrBadToken input error);
 // Filter builds $filter
 // text in which every literal is typed and quoted by construction, and
-// Classify tells a point query from a table scan. Registry decodes tables
+// Filter.Kind tells a point query from a table scan. Registry decodes tables
 // that hold several entity types. Entity is the untyped form: Meta plus
 // EDM-typed Values, a T like any struct (Table[Entity], Table.Entities,
 // ToEntity, FromEntity), checked exactly like typed values.
@@ -111,12 +111,13 @@
 //	                     the guide's "Sales"): the text as it is; only as
 //	                     the last component, which needs no delimiter
 //	pad                  integers (the default): keys.Int64 for signed,
-//	                     keys.Uint64 for unsigned types, 20 characters
+//	                     keys.FixedUint(n, 20) for unsigned types, 20 characters
 //	pad:N                integers: exactly N zero-padded digits
 //	                     (keys.FixedUint); a value that does not fit, or a
 //	                     negative one, is refused at the write
-//	desc                 integers: larger numbers first (keys.DescInt64,
-//	                     keys.DescUint64; with pad:N, 10^N-1-n in N digits)
+//	desc                 integers: larger numbers first (keys.Int64 of ^n,
+//	                     keys.FixedUint(2^64-1-n, 20); with pad:N, 10^N-1-n
+//	                     in N digits)
 //	ticks                time.Time (the default): keys.Ticks, oldest first
 //	invticks             time.Time: keys.InvertedTicks, newest first (the
 //	                     log tail pattern)

@@ -3,7 +3,7 @@ package table
 import (
 	"errors"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // ErrEmptyPartitionKey: the entity's PartitionKey is empty. The service
@@ -27,13 +27,13 @@ func checkEntityKeys(op, typ, pk, rk string) error {
 	return validateKeys(op, typ, pk, rk)
 }
 
-// validateKeys checks keys as the service does (keys.ValidatePartitionKey,
-// keys.ValidateRowKey).
+// validateKeys checks keys as the service does (keyrules.ValidatePartitionKey,
+// keyrules.ValidateRowKey).
 func validateKeys(op, typ, pk, rk string) error {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
+	if err := keyrules.ValidatePartitionKey(pk); err != nil {
 		return &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
 	}
-	if err := keys.ValidateRowKey(rk); err != nil {
+	if err := keyrules.ValidateRowKey(rk); err != nil {
 		return &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
 	}
 	return nil

@@ -13,9 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -104,7 +104,7 @@ func (t *Table[T]) onlyRowPrefix(prefix string) error {
 	if prefix == "" {
 		return inputErr("OnlyRowPrefix", t.typeName(), "prefix", ErrBadOption, "the prefix is empty")
 	}
-	if err := keys.ValidateRowKey(prefix); err != nil {
+	if err := keyrules.ValidateRowKey(prefix); err != nil {
 		return &InputError{Op: "OnlyRowPrefix", Type: t.typeName(), Field: "prefix", Rule: err}
 	}
 	if t.only.CompareAndSwap(nil, &prefix) {
@@ -132,7 +132,7 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	if p == nil {
 		return f
 	}
-	lo, hi := keys.PrefixRange(*p)
+	lo, hi := keyrules.PrefixRange(*p)
 	rng := RK().Ge(lo)
 	if hi != "" {
 		rng = rng.And(RK().Lt(hi))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -89,7 +90,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 	hand.PartitionKey = "D!"
 	query := func(f table.Filter) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
+			_, err := seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
 			return err
 		}
 	}
@@ -124,7 +125,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 		{"FieldOf a field the codec skips", table.ErrBadFilter, query(table.FieldOf(func(o *skipped) *string { return &o.Scratch }).Eq(""))},
 		{"FieldOf an address outside the struct", table.ErrBadFilter, query(table.FieldOf(func(o *KeyedOrder) *string { s := ""; return &s }).Eq(""))},
 		{"projection of a property the type does not store", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.Collect(table.QueryAs[unknownProj](ctx, orders, nil))
+			_, err := seqs.Collect(table.QueryAs[unknownProj](ctx, orders, nil))
 			return err
 		}},
 		{"projection reading a property as another EDM type", table.ErrBadOption, func(ctx context.Context) error {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // poisonFlags are the flags every poison command shares.
@@ -27,7 +27,7 @@ func (p *poisonFlags) check() error {
 	if p.queue == "" {
 		return usagef("-queue is required")
 	}
-	if err := keys.ValidateQueueName(p.queue); err != nil {
+	if err := keyrules.ValidateQueueName(p.queue); err != nil {
 		return usagef("-queue %q: %v", p.queue, err)
 	}
 	return nil
@@ -185,7 +185,7 @@ examples:
 					if *work == "" {
 						return usagef("-work is required")
 					}
-					if err := keys.ValidateQueueName(*work); err != nil {
+					if err := keyrules.ValidateQueueName(*work); err != nil {
 						return usagef("-work %q: %v", *work, err)
 					}
 					pq, err := c.poisonQueue(p.queue, *work)
