@@ -129,7 +129,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 			return err
 		}},
 		{"projection reading a property as another EDM type", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.QueryPageAs[wrongProj](ctx, orders, "", nil)
+			_, err := seqs.Collect(table.QueryAs[wrongProj](ctx, orders, nil))
 			return err
 		}},
 	}
