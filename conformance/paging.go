@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/tablekit/tablekit/internal/tableio"
 	"slices"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func runPaging(t *testing.T, env backend) {
 			for from := 0; from < perPartition; from += maxBatch {
 				var actions []aztables.TransactionAction
 				for i := from; i < min(from+maxBatch, perPartition); i++ {
-					body, err := tb.Encode(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
+					body, err := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -144,7 +145,7 @@ func runPaging(t *testing.T, env backend) {
 				sizes = append(sizes, len(page.Entities))
 				for _, raw := range page.Entities {
 					var e employee
-					if err := tb.Decode(raw, &e); err != nil {
+					if err := tableio.For(tb).Decode(raw, &e); err != nil {
 						t.Fatal(err)
 					}
 					got = append(got, e.PartitionKey+"/"+e.RowKey)
@@ -204,7 +205,7 @@ func runPaging(t *testing.T, env backend) {
 		for from := 0; from < n; from += maxBatch {
 			var actions []aztables.TransactionAction
 			for i := from; i < min(from+maxBatch, n); i++ {
-				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
+				body, _ := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"math"
 	"net/http"
 	"slices"
@@ -296,7 +297,7 @@ func runTable(t *testing.T, env backend) {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 25; i++ {
 				e := &employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(24 - i))}, Age: i}
-				body, err := tb.Encode(e)
+				body, err := tableio.For(tb).Encode(e)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -594,7 +595,7 @@ func runTable(t *testing.T, env backend) {
 		for b := 0; b < 10; b++ {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 100; i++ {
-				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(b*100 + i))}})
+				body, _ := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(b*100 + i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {

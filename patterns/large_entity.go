@@ -449,7 +449,7 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 			e.Set(sizeProp(f), table.ValueOf(int64(r.size)))
 		}
 	}
-	full, err := l.raw.Encode(e)
+	full, err := tableio.For(l.raw).Encode(e)
 	if err == nil && len(full) > table.MaxEntityBytes {
 		// Within the service's count, but Azurite measures the request
 		// body, where binary is base64: keep both happy.

@@ -820,7 +820,7 @@ func (m *Model[T]) snapshot(v *T) (*T, error) {
 		return &c, nil
 	}
 	out := new(T)
-	if err := m.tbl.Decode(e, out); err != nil {
+	if err := tableio.For(m.tbl).Decode(e, out); err != nil {
 		return nil, err
 	}
 	*m.tbl.Meta(out) = *m.tbl.Meta(v)

@@ -384,8 +384,8 @@ func (w *WideEntity) storedAs(ctx context.Context, pk, prefix string, parts []*t
 		if i >= len(parts) || e.RowKey != parts[i].RowKey {
 			same = false
 		} else if same {
-			sent, err1 := w.tbl.Encode(parts[i])
-			stored, err2 := w.tbl.Encode(e)
+			sent, err1 := tableio.For(w.tbl).Encode(parts[i])
+			stored, err2 := tableio.For(w.tbl).Encode(e)
 			same = err1 == nil && err2 == nil && sameprops.Equal(sent, stored)
 		}
 		i++

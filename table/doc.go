@@ -60,8 +60,8 @@
 // (ErrDecrypt). Encrypted properties cannot be filtered on, and such
 // entities are written with Replace only: a merge would keep properties
 // sealed under a key the write replaces (ErrMergeEncrypted). Paths that
-// would carry the fields in plaintext (Encode, Decode, Registry, batch
-// operations) refuse the type (ErrEncryptedType).
+// would carry the fields in plaintext (Registry, batch operations) refuse
+// the type (ErrEncryptedType).
 //
 // # Field types
 //
@@ -133,8 +133,8 @@
 //
 // A component is stored as a property too, under its name, so that a
 // filter can compare it (FieldOf) and a copy under other keys (the index
-// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify,
-// Encode and Meta; batch operations, the Writer and the patterns) compose
+// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify
+// and Meta; batch operations, the Writer and the patterns) compose
 // the keys into Meta.
 // Reads take each component from its property, and from Meta's keys only
 // when the entity lacks the properties (written by other code). KeysOf

@@ -186,7 +186,7 @@ func TestEncryptedRefusals(t *testing.T) {
 	svc.ResetCounts()
 	_, errMarshal := tableio.Marshal(v)
 	errUnmarshal := tableio.Unmarshal([]byte(`{"PartitionKey":"a","RowKey":"b"}`), &Patient{})
-	_, errEncode := tb.Encode(v)
+	_, errEncode := tableio.For(tb).Encode(v)
 	errAppend := batch.NewTransaction(nil).Append(batch.Add(v))
 	errRegister := table.Register[Patient](table.NewRegistry(nil), "Patient")
 	_, errNew := table.New[Patient](client, nil)

@@ -255,7 +255,7 @@ func TestKeyedWriteErrorsSendNothing(t *testing.T) {
 		}, table.ErrKeyMismatch},
 		{"component changed after a read", func() error {
 			v := &keyedOrder{Customer: "C", Year: 2026, ID: "1", Placed: time.Now()}
-			if _, err := tb.Encode(v); err != nil {
+			if _, err := tableio.For(tb).Encode(v); err != nil {
 				return err
 			}
 			v.Year = 2027

@@ -19,7 +19,7 @@ var ErrEmptyPartitionKey = errors.New("empty PartitionKey (the Azure SDK cannot 
 
 // checkEntityKeys is the key check of every write and point operation of
 // Table: validateKeys, and a non-empty PartitionKey (ErrEmptyPartitionKey).
-// Encoding alone (Encode) accepts "", which the service does.
+// Encoding alone (encodeValue) accepts "", which the service does.
 func checkEntityKeys(op, typ, pk, rk string) error {
 	if pk == "" {
 		return inputErr(op, typ, "PartitionKey", ErrEmptyPartitionKey, "use a non-empty PartitionKey; Query(Partition(\"\")) reads entities stored under one")

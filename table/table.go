@@ -143,9 +143,9 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	return f.And(rng)
 }
 
-// Encode returns v as the JSON entity the service expects, after checking
+// encodeValue returns v as the JSON entity the service expects, after checking
 // every limit.
-func (t *Table[T]) Encode(v *T) ([]byte, error) {
+func (t *Table[T]) encodeValue(v *T) ([]byte, error) {
 	if v == nil {
 		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -217,8 +217,8 @@ func (t *Table[T]) encodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), props)
 }
 
-// Decode fills v from an entity as the service returns it.
-func (t *Table[T]) Decode(data []byte, v *T) error {
+// decodeValue fills v from an entity as the service returns it.
+func (t *Table[T]) decodeValue(data []byte, v *T) error {
 	if v == nil {
 		return inputErr("decode", t.plan.typ.String(), "", ErrNilValue, "")
 	}

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	read := &KeyedOrder{Customer: "C", Year: 2026, Placed: base, ID: "1"}
-	if _, err := orders.Encode(read); err != nil { // as if read: Meta holds the keys
+	if _, err := tableio.For(orders).Encode(read); err != nil { // as if read: Meta holds the keys
 		t.Fatal(err)
 	}
 	read.Year = 2027
