@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -29,7 +30,7 @@ type Event struct {
 }
 
 func ev(pk string, i int) *Event {
-	return &Event{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, Payload: "x", N: i}
+	return &Event{Meta: table.Meta{PartitionKey: pk, RowKey: keyrules.Uint64(uint64(i))}, Payload: "x", N: i}
 }
 
 func newFake(t testing.TB, opts *aztables.ClientOptions) (*fake.TableService, *aztables.Client) {
@@ -85,7 +86,7 @@ func sizeBoundsWhatIsSent(t *testing.T, sdk bool) {
 		escaped = append(escaped, batch.Upsert(e, table.Replace))
 		k := &Event{Meta: table.Meta{PartitionKey: "ü p%", RowKey: fmt.Sprintf("ключ %d", i)}}
 		quoted = append(quoted, batch.Update(k, table.Merge).IfMatch(azcore.ETagAny))
-		deletes = append(deletes, batch.Delete("d", keys.Uint64(uint64(i))))
+		deletes = append(deletes, batch.Delete("d", keyrules.Uint64(uint64(i))))
 	}
 	cases["100 small adds"], cases["HTML-escaped payloads"], cases["escaped keys"], cases["deletes"] = small, escaped, quoted, deletes
 	for name, ops := range cases {
@@ -200,7 +201,7 @@ func TestPlan(t *testing.T) {
 		pk := []string{"a", "b", "c"}[i%3]
 		ops = append(ops, batch.Upsert(ev(pk, i/3), table.Merge))
 	}
-	ops = append(ops, batch.Delete("a", keys.Uint64(0)), batch.Delete("z", "1"), batch.Delete("a", keys.Uint64(1)))
+	ops = append(ops, batch.Delete("a", keyrules.Uint64(0)), batch.Delete("z", "1"), batch.Delete("a", keyrules.Uint64(1)))
 	plan, err := batch.Plan(ops, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,7 @@ func TestWriterRetriesThrottlingOnly(t *testing.T) {
 		t.Fatalf("want one failed transaction, got %v", err)
 	}
 	f := we.Failures[0]
-	if f.Index != 0 || len(f.Ops) != 100 || f.Ops[0].RowKey() != keys.Uint64(1) || f.Op.RowKey() != keys.Uint64(1) {
+	if f.Index != 0 || len(f.Ops) != 100 || f.Ops[0].RowKey() != keyrules.Uint64(1) || f.Op.RowKey() != keyrules.Uint64(1) {
 		t.Fatalf("failure = index %d, %d ops", f.Index, len(f.Ops))
 	}
 	if sum.Failed != 1 || sum.Skipped != 51 || sum.Transactions != 2 || sum.Operations != 150 || sum.Retries != 0 {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -272,10 +272,10 @@ func validKeys(pk, rk string) error {
 		// See table.ErrEmptyPartitionKey: the SDK cannot address it after.
 		return &table.InputError{Op: "batch", Field: "PartitionKey", Rule: table.ErrEmptyPartitionKey}
 	}
-	if err := keys.ValidatePartitionKey(pk); err != nil {
+	if err := keyrules.ValidatePartitionKey(pk); err != nil {
 		return err
 	}
-	return keys.ValidateRowKey(rk)
+	return keyrules.ValidateRowKey(rk)
 }
 
 // deleteKeysJSON is a batch delete's entity: aztables v1.4.1 reads the

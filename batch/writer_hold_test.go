@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -129,7 +130,7 @@ func TestWriterSendsNothingMoreAfterAnOperationThatCanNeverBeSent(t *testing.T) 
 			}
 		}
 		bad := len(input)
-		input = append(input, batch.Add(&Event{Meta: table.Meta{PartitionKey: "c/d", RowKey: keys.Uint64(0)}}))
+		input = append(input, batch.Add(&Event{Meta: table.Meta{PartitionKey: "c/d", RowKey: keyrules.Uint64(0)}}))
 		input = append(input, batch.Add(ev("e", 0)))
 		var seq iter.Seq[batch.Op] = func(yield func(batch.Op) bool) {
 			for _, op := range input {

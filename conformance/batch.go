@@ -15,7 +15,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -29,7 +31,7 @@ func runBatch(t *testing.T, env backend) {
 		var emps []*employee
 		tx := batch.NewTransaction(nil)
 		for i := 0; i < 100; i++ {
-			e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: i}
+			e := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(i))}, Age: i}
 			emps = append(emps, e)
 			if err := tx.Append(batch.Add(e)); err != nil {
 				t.Fatal(err)
@@ -121,7 +123,7 @@ func runBatch(t *testing.T, env backend) {
 				t.Fatalf("the error lacks the operation or message: %+v", te)
 			}
 			// Nothing of the failed transaction persists.
-			all, err := table.Collect(tb.Query(ctx, nil))
+			all, err := seqs.Collect(tb.Query(ctx, nil))
 			if err != nil || len(all) != 1 || all[0].RowKey != "existing" {
 				t.Fatalf("after a failed transaction the table holds %d entities (%v)", len(all), err)
 			}
@@ -223,14 +225,14 @@ func runBatch(t *testing.T, env backend) {
 		perPartition := map[string]int{"Sales": 250, "Marketing": 100, "HR": 1}
 		for _, pk := range []string{"Sales", "Marketing", "HR"} {
 			for i := 0; i < perPartition[pk]; i++ {
-				ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}, Age: 1}))
+				ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keyrules.Uint64(uint64(i))}, Age: 1}))
 			}
 		}
 		// Later operations on the same entities: they must apply after the adds.
 		for i := 0; i < 5; i++ {
-			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
+			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
 		}
-		ops = append(ops, batch.Delete("HR", keys.Uint64(0)))
+		ops = append(ops, batch.Delete("HR", keyrules.Uint64(0)))
 		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, slices.Values(ops), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -244,7 +246,7 @@ func runBatch(t *testing.T, env backend) {
 			t.Fatalf("summary %+v, want %d transactions", sum, want)
 		}
 		wantRequests(t, c, want, "bulk write")
-		all, _ := table.Collect(tb.Query(ctx, nil))
+		all, _ := seqs.Collect(tb.Query(ctx, nil))
 		if len(all) != 350 {
 			t.Fatalf("%d entities, want 350", len(all))
 		}
@@ -253,11 +255,11 @@ func runBatch(t *testing.T, env backend) {
 			ages[e.PartitionKey+"/"+e.RowKey] = e.Age
 		}
 		for i := 0; i < 5; i++ {
-			if ages["Sales/"+keys.Uint64(uint64(i))] != 2 {
+			if ages["Sales/"+keyrules.Uint64(uint64(i))] != 2 {
 				t.Fatalf("update %d applied before its add", i)
 			}
 		}
-		if ages["Sales/"+keys.Uint64(5)] != 1 {
+		if ages["Sales/"+keyrules.Uint64(5)] != 1 {
 			t.Fatal("an unrelated entity changed")
 		}
 	})
@@ -272,7 +274,7 @@ func runBatch(t *testing.T, env backend) {
 			var ops []batch.Op
 			for p := 0; p < 10; p++ {
 				for i := 0; i < 150; i++ {
-					ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: fmt.Sprintf("dept%02d", p), RowKey: keys.Uint64(uint64(i))},
+					ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: fmt.Sprintf("dept%02d", p), RowKey: keyrules.Uint64(uint64(i))},
 						FirstName: "E", LastName: fmt.Sprint(p*1000 + i), Age: i}))
 				}
 			}
@@ -284,7 +286,7 @@ func runBatch(t *testing.T, env backend) {
 			tb, _ := table.New[employee](client, nil)
 			singles := 0
 			for i := 0; i < 60; i++ {
-				e := &employee{Meta: table.Meta{PartitionKey: "singles", RowKey: keys.Uint64(uint64(i))}, FirstName: "S", Age: i}
+				e := &employee{Meta: table.Meta{PartitionKey: "singles", RowKey: keyrules.Uint64(uint64(i))}, FirstName: "S", Age: i}
 				if err := tb.Add(ctx, e, &table.AddOptions{Idempotent: true}); err != nil {
 					t.Fatalf("faulty=%v: Add %d: %v", faulty, i, err)
 				}

@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"github.com/tablekit/tablekit/internal/tableio"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -91,7 +93,7 @@ func runPaging(t *testing.T, env backend) {
 			for from := 0; from < perPartition; from += maxBatch {
 				var actions []aztables.TransactionAction
 				for i := from; i < min(from+maxBatch, perPartition); i++ {
-					body, err := tb.Encode(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
+					body, err := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(i))}, Age: i})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -143,7 +145,7 @@ func runPaging(t *testing.T, env backend) {
 				sizes = append(sizes, len(page.Entities))
 				for _, raw := range page.Entities {
 					var e employee
-					if err := tb.Decode(raw, &e); err != nil {
+					if err := tableio.For(tb).Decode(raw, &e); err != nil {
 						t.Fatal(err)
 					}
 					got = append(got, e.PartitionKey+"/"+e.RowKey)
@@ -157,7 +159,7 @@ func runPaging(t *testing.T, env backend) {
 				t.Fatalf("%s through the SDK's pager: %d entities, want %d\n got %q\nwant %q", q.name, len(got), len(want), got, want)
 			}
 			// table.Query, the iterator.
-			all, err := table.Collect(tb.Query(ctx, opts))
+			all, err := seqs.Collect(tb.Query(ctx, opts))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +205,7 @@ func runPaging(t *testing.T, env backend) {
 		for from := 0; from < n; from += maxBatch {
 			var actions []aztables.TransactionAction
 			for i := from; i < min(from+maxBatch, n); i++ {
-				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
+				body, _ := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Int64(int64(i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {
@@ -217,7 +219,7 @@ func runPaging(t *testing.T, env backend) {
 		if len(page.Entities) > maxPageEntities || page.NextPartitionKey == nil {
 			t.Fatalf("the first page of %d entities holds %d, token %v; want at most %d and a token", n, len(page.Entities), page.NextPartitionKey != nil, maxPageEntities)
 		}
-		all, err := table.Collect(tb.Query(ctx, nil))
+		all, err := seqs.Collect(tb.Query(ctx, nil))
 		if err != nil || len(all) != n {
 			t.Fatalf("Query: %d entities, %v; want %d", len(all), err, n)
 		}

@@ -10,7 +10,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -135,7 +137,7 @@ func rawRoundTrip(t *testing.T, env backend) {
 	sameEntity(t, env, "read, written back, read", want, again)
 
 	// Query and QueryPage decode the same way.
-	all, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("raw")}))
+	all, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("raw")}))
 	if err != nil || len(all) != 1 {
 		t.Fatalf("Query: %d, %v", len(all), err)
 	}
@@ -268,11 +270,11 @@ func rawBadInput(t *testing.T, env backend) {
 	}
 	many := base()
 	for i := 0; i < table.MaxUserProperties; i++ {
-		many.Set("P"+keys.Uint64(uint64(i))[14:], table.ValueOf(int32(1)))
+		many.Set("P"+keyrules.Uint64(uint64(i))[14:], table.ValueOf(int32(1)))
 	}
 	big := base()
 	for i := 0; i < 20; i++ {
-		big.Set("S"+keys.Uint64(uint64(i))[16:], table.ValueOf(strings.Repeat("x", table.MaxStringUTF16)))
+		big.Set("S"+keyrules.Uint64(uint64(i))[16:], table.ValueOf(strings.Repeat("x", table.MaxStringUTF16)))
 	}
 	badKey := base()
 	badKey.RowKey = "a/b"
@@ -320,7 +322,7 @@ func rawBadInput(t *testing.T, env backend) {
 		t.Errorf("nil entity: %v, %d requests", err, c.N())
 	}
 	// Nothing was written.
-	all, err := table.Collect(tb.Query(ctx, nil))
+	all, err := seqs.Collect(tb.Query(ctx, nil))
 	if err != nil || len(all) != 0 {
 		t.Fatalf("bad input left %d entities (%v)", len(all), err)
 	}
@@ -417,7 +419,7 @@ func quotedKeysInBatch(t *testing.T, env backend) {
 	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete(pk, "'"), batch.DeleteValue(q2)}, nil); err != nil {
 		t.Fatalf("deletes of ' and '': %v", err)
 	}
-	all, err := table.Collect(tb.Query(ctx, nil))
+	all, err := seqs.Collect(tb.Query(ctx, nil))
 	if err != nil || len(all) != 1 || all[0].RowKey != "a'b'c" || all[0].PartitionKey != pk {
 		t.Fatalf("left %v (%v), want only a'b'c", all, err)
 	}
@@ -493,7 +495,7 @@ func etagStaysWithItsTable(t *testing.T, env backend) {
 			return b.Entities().Upsert(ctx, e, nil)
 		}},
 	} {
-		rk := keys.Uint64(uint64(i))
+		rk := keyrules.Uint64(uint64(i))
 		if err := a.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: rk}, FirstName: "Don"}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -548,7 +550,7 @@ func foreignTokens(t *testing.T, env backend) {
 	b, _ := table.New[employee](clientB, nil)
 	for i := 0; i < 5; i++ {
 		for _, tb := range []*table.Table[employee]{a, b} {
-			if err := tb.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: keys.Uint64(uint64(i))}, Age: i}, nil); err != nil {
+			if err := tb.Add(ctx, &employee{Meta: table.Meta{PartitionKey: "p", RowKey: keyrules.Uint64(uint64(i))}, Age: i}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -605,7 +607,7 @@ func foreignTokens(t *testing.T, env backend) {
 	p, err = fresh.QueryPage(ctx, first.Next, all)
 	wantBad("token of another table, table not yet known", cb, 1, err, p)
 	// Query (the iterator) never takes a token; Top still applies.
-	got, err := table.Collect(a.Query(ctx, all))
+	got, err := seqs.Collect(a.Query(ctx, all))
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Query with Top 2: %d, %v", len(got), err)
 	}
@@ -653,7 +655,7 @@ func emptyPartitionKey(t *testing.T, env backend) {
 			t.Errorf("%s with an empty PartitionKey: %v after %d requests, want ErrEmptyPartitionKey before any", name, err, c.N())
 		}
 	}
-	got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("")}))
+	got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("")}))
 	if err != nil || len(got) != 1 || got[0].RowKey != "r" {
 		t.Fatalf("Query of the empty partition: %v %v", got, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"math"
 	"net/http"
 	"slices"
@@ -17,7 +18,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -294,7 +297,7 @@ func runTable(t *testing.T, env backend) {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 25; i++ {
 				e := &employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Int64(int64(24 - i))}, Age: i}
-				body, err := tb.Encode(e)
+				body, err := tableio.For(tb).Encode(e)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -310,7 +313,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		c.Reset()
-		all, err := table.Collect(tb.Query(ctx, nil))
+		all, err := seqs.Collect(tb.Query(ctx, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +353,7 @@ func runTable(t *testing.T, env backend) {
 		}
 
 		// Top caps the whole query.
-		top, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 7}))
+		top, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Top: 7}))
 		if err != nil || len(top) != 7 || top[0].RowKey != keys.Int64(0) {
 			t.Fatalf("Top 7: %d, %v", len(top), err)
 		}
@@ -370,7 +373,7 @@ func runTable(t *testing.T, env backend) {
 		if err := tb.Add(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Select: []string{"Email", "Age"}}))
+		got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Select: []string{"Email", "Age"}}))
 		if err != nil || len(got) != 1 {
 			t.Fatalf("select: %v %v", got, err)
 		}
@@ -395,7 +398,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		filters := map[string]table.Filter{
-			"RowKey with a quote":   table.Point("p", "O'Brien"),
+			"RowKey with a quote":   table.Partition("p").And(table.RK().Eq("O'Brien")),
 			"string with a quote":   table.Prop("S").Eq("it's"),
 			"Int64 literal":         table.Prop("I64").Gt(int64(1 << 39)),
 			"Int32 literal":         table.Prop("I32").Eq(int32(7)),
@@ -410,7 +413,7 @@ func runTable(t *testing.T, env backend) {
 			"injection is a string": table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("x') or (RowKey ne '")),
 		}
 		for name, f := range filters {
-			got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))
+			got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))
 			if err != nil {
 				t.Fatalf("%s (%s): %v", name, f, err)
 			}
@@ -507,7 +510,7 @@ func runTable(t *testing.T, env backend) {
 		for i := 0; i < 16; i++ {
 			many = append(many, table.Prop("Name").Ne(fmt.Sprint(i)))
 		}
-		if _, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.And(many...)})); !errors.Is(err, table.ErrBadFilter) {
+		if _, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.And(many...)})); !errors.Is(err, table.ErrBadFilter) {
 			t.Errorf("16 comparisons: %v", err)
 		}
 		if _, err := tb.Get(ctx, "p", "a#b", nil); !errors.Is(err, keys.ErrForbiddenChar) {
@@ -592,7 +595,7 @@ func runTable(t *testing.T, env backend) {
 		for b := 0; b < 10; b++ {
 			var actions []aztables.TransactionAction
 			for i := 0; i < 100; i++ {
-				body, _ := tb.Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keys.Uint64(uint64(b*100 + i))}})
+				body, _ := tableio.For(tb).Encode(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(b*100 + i))}})
 				actions = append(actions, aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd, Entity: body})
 			}
 			if _, err := client.SubmitTransaction(ctx, actions, nil); err != nil {
@@ -600,12 +603,12 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		c.Reset()
-		got, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+		got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
 		if err != nil || len(got) != 1000 {
 			t.Fatalf("got %d, %v", len(got), err)
 		}
 		wantRequests(t, c, 1, "query of 1000 entities")
-		got, err = table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", keys.Uint64(0)[:18]), Top: 100}))
+		got, err = seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", keyrules.Uint64(0)[:18]), Top: 100}))
 		if err != nil || len(got) != 100 {
 			t.Fatalf("prefix: got %d, %v", len(got), err)
 		}

@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // maxKeyBytes bounds an idempotency key, so a key leaves room for the payload.
@@ -170,7 +170,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 		if s.opts.Blobs == nil {
 			return err
 		}
-		if err := keys.ValidateContainerName(s.opts.Container); err != nil {
+		if err := keyrules.ValidateContainerName(s.opts.Container); err != nil {
 			return err
 		}
 		var rnd [8]byte

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -76,7 +77,7 @@ func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
 		m, _ := tableio.MetaOf(v)
 		name = m.PartitionKey + "/" + m.RowKey
 	}
-	if err := keys.ValidateBlobName(name); err != nil {
+	if err := keyrules.ValidateBlobName(name); err != nil {
 		return Permanent(err)
 	}
 	return putBlob(ctx, t.Blobs, t.Container, name, body)
@@ -186,10 +187,10 @@ func (m *Mover[T]) RequestValue(ctx context.Context, v *T, o *WriteOptions) erro
 }
 
 func validMoveKeys(partitionKey, rowKey string) error {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return &table.InputError{Op: opMoverRequest, Field: "PartitionKey", Rule: err}
 	}
-	if err := keys.ValidateRowKey(rowKey); err != nil {
+	if err := keyrules.ValidateRowKey(rowKey); err != nil {
 		return &table.InputError{Op: opMoverRequest, Field: "RowKey", Rule: err}
 	}
 	return nil

@@ -21,8 +21,9 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -90,7 +91,7 @@ func archiveSetup(b *testing.B, cs string, n int, c *counting) (cur, arc *aztabl
 	}
 	var ops []batch.Op
 	for i := range n {
-		ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: "p00", RowKey: keys.Uint64(uint64(i))}, Name: fmt.Sprintf("employee %d", i)}))
+		ops = append(ops, batch.Add(&employee{Meta: table.Meta{PartitionKey: "p00", RowKey: keyrules.Uint64(uint64(i))}, Name: fmt.Sprintf("employee %d", i)}))
 	}
 	if _, err := batch.NewWriter(cur, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		b.Fatal(err)
@@ -125,9 +126,9 @@ func BenchmarkMoveBatches(b *testing.B) {
 					for i := range n {
 						var err error
 						if side == "hand loop" {
-							_, err = q.EnqueueMessage(ctx, "p00,"+keys.Uint64(uint64(i)), nil)
+							_, err = q.EnqueueMessage(ctx, "p00,"+keyrules.Uint64(uint64(i)), nil)
 						} else {
-							err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil)
+							err = mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil)
 						}
 						if err != nil {
 							b.Fatal(err)
@@ -155,7 +156,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 						b.Fatal(err)
 					}
 					requests += c.n.Load() - before
-					left, err := table.Collect(current.Query(ctx, nil))
+					left, err := seqs.Collect(current.Query(ctx, nil))
 					if err != nil || len(left) != 0 {
 						b.Fatalf("%d not moved (%v)", len(left), err)
 					}
@@ -256,7 +257,7 @@ func runBatchedMover(t *testing.T) {
 			}
 		}
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			left, err := table.Collect(current.Query(ctx, nil))
+			left, err := seqs.Collect(current.Query(ctx, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +275,7 @@ func runBatchedMover(t *testing.T) {
 	if err != nil || st.Processed != 80 || st.Poisoned != 0 || st.Batches == 0 {
 		t.Fatalf("Run: %+v, %v", st, err)
 	}
-	moved, err := table.Collect(archive.Query(ctx, nil))
+	moved, err := seqs.Collect(archive.Query(ctx, nil))
 	if err != nil || len(moved) != 80 {
 		t.Fatalf("%d archived (%v)", len(moved), err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -108,11 +109,11 @@ func moveQuoted(t *testing.T, tables *aztables.ServiceClient, queues *azqueue.Se
 	if st.Processed != 96 || st.Poisoned != 0 || st.Retried != 0 {
 		t.Fatalf("stats %+v, want 96 moved", st)
 	}
-	left, err := table.Collect(current.Query(ctx, nil))
+	left, err := seqs.Collect(current.Query(ctx, nil))
 	if err != nil || len(left) != 0 {
 		t.Fatalf("left in current: %d (%v)", len(left), err)
 	}
-	got, err := table.Collect(archive.Query(ctx, nil))
+	got, err := seqs.Collect(archive.Query(ctx, nil))
 	if err != nil || len(got) != len(want) {
 		t.Fatalf("%d in archive (%v), want %d", len(got), err, len(want))
 	}

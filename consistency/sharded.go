@@ -3,11 +3,11 @@ package consistency
 import (
 	"fmt"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // NewShardedSender returns a Sender over queues that routes each message
-// to one queue of the set by a stable hash of its key (keys.ShardBucket),
+// to one queue of the set by a stable hash of its key (FNV-1a),
 // so all messages of a key go to the same queue, and so to the same Role
 // (package consistency/ownership) while it owns that queue. Every sender
 // and role of the set must share the order of queues (the order is the
@@ -27,7 +27,7 @@ func (s *Sender) QueueFor(key string) int {
 	if len(s.queues) == 1 {
 		return 0
 	}
-	return keys.ShardBucket(key, len(s.queues))
+	return keyrules.ShardBucket(key, len(s.queues))
 }
 
 // queueFor is the queue of key.

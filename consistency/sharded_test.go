@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 func TestShardedSenderRoutesByKey(t *testing.T) {
@@ -20,7 +20,7 @@ func TestShardedSenderRoutesByKey(t *testing.T) {
 	}
 	want := map[string]int{}
 	for _, k := range []string{"a", "b", "c", "d", "e", "a"} {
-		want[[]string{"work", "poison"}[keys.ShardBucket(k, 2)]]++
+		want[[]string{"work", "poison"}[keyrules.ShardBucket(k, 2)]]++
 	}
 	if svc.Len("work") != want["work"] || svc.Len("poison") != want["poison"] {
 		t.Fatalf("queues hold %d and %d; want %v", svc.Len("work"), svc.Len("poison"), want)

@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -222,7 +223,7 @@ func eventKey(version int64) string {
 // Open reads the stream's header: one request. A stream that does not
 // exist yet has Version 0 and no ETag; the first Append creates it.
 func (s *Store[E]) Open(ctx context.Context, stream string, options *OpenOptions) (*Head, error) {
-	if err := keys.ValidatePartitionKey(stream); err != nil || stream == "" {
+	if err := keyrules.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
 	row, err := s.heads.Get(ctx, stream, streamHeadKey, nil)
@@ -471,7 +472,7 @@ func (s *Store[E]) newAppend(head *Head, events []*E, opts *AppendOptions) (*app
 	switch {
 	case head == nil:
 		return nil, bad("head", table.ErrNilValue, "no head: Open the stream first")
-	case head.stream == "" || keys.ValidatePartitionKey(head.stream) != nil:
+	case head.stream == "" || keyrules.ValidatePartitionKey(head.stream) != nil:
 		return nil, bad("head", table.ErrInvalidValue, "stream ID %q is not a valid PartitionKey", head.stream)
 	case len(events) == 0:
 		return nil, bad("events", table.ErrInvalidValue, "no events to append")
@@ -485,7 +486,7 @@ func (s *Store[E]) newAppend(head *Head, events []*E, opts *AppendOptions) (*app
 		}
 		ev := eventOf(e)
 		if ev.ID != "" {
-			if err := keys.ValidateRowKey(streamIDPrefix + ev.ID); err != nil {
+			if err := keyrules.ValidateRowKey(streamIDPrefix + ev.ID); err != nil {
 				return nil, &table.InputError{Op: "Append", Field: fmt.Sprintf("events[%d].ID", i), Rule: err, Detail: "an event ID is part of a RowKey"}
 			}
 			if j, dup := ids[ev.ID]; dup {
@@ -778,7 +779,7 @@ const rollbackPerTx = (batch.MaxOperations - 1) / 2
 // that append then fails on its next transaction.
 func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 	var rows []*eventKeyRow
-	f := table.RowBetween(h.PartitionKey, eventKey(h.Version+1), eventKey(h.Pending))
+	f := table.Partition(h.PartitionKey).And(table.RK().Ge(eventKey(h.Version+1)), table.RK().Le(eventKey(h.Pending)))
 	for row, err := range s.keys.Query(ctx, &table.QueryOptions{Filter: f, Select: []string{"StreamVersion", "EventID"}}) {
 		if err != nil {
 			return err
@@ -920,7 +921,7 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 	if err != nil {
 		return nil, err
 	}
-	if err := keys.ValidatePartitionKey(stream); err != nil || stream == "" {
+	if err := keyrules.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "ReadPage", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
 	var t readToken
@@ -952,7 +953,7 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 	}
 	page := &Page[E]{Version: t.end, Events: make([]*E, 0, hi-lo+1)}
 	want := lo
-	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.RowBetween(stream, eventKey(lo), eventKey(hi))}) {
+	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.Partition(stream).And(table.RK().Ge(eventKey(lo)), table.RK().Le(eventKey(hi)))}) {
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // Blob operations, for counters and fault injection.
@@ -383,7 +383,7 @@ func (s *BlobService) serve(req *http.Request) (*http.Response, error) {
 	if c == nil {
 		return blobError(req, http.StatusNotFound, "ContainerNotFound"), nil
 	}
-	if err := keys.ValidateBlobName(name); err != nil {
+	if err := keyrules.ValidateBlobName(name); err != nil {
 		return blobError(req, http.StatusBadRequest, "InvalidResourceName"), nil
 	}
 	cur := c.blobs[name]
@@ -792,7 +792,7 @@ func (s *BlobService) containerOp(req *http.Request, op Operation, name string, 
 	}
 	switch op {
 	case OpCreateContainer:
-		if err := keys.ValidateContainerName(name); err != nil {
+		if err := keyrules.ValidateContainerName(name); err != nil {
 			return blobError(req, http.StatusBadRequest, "InvalidResourceName")
 		}
 		if c != nil {

@@ -3,7 +3,7 @@ package fake
 import (
 	"testing"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -23,7 +23,7 @@ func FuzzFilterBuilderCannotInject(f *testing.F) {
 		if err != nil {
 			return // refused: a bad property name or invalid UTF-8
 		}
-		if keys.ValidatePropertyName(prop) != nil && prop != "PartitionKey" && prop != "RowKey" {
+		if keyrules.ValidatePropertyName(prop) != nil && prop != "PartitionKey" && prop != "RowKey" {
 			t.Fatalf("accepted a bad property name %q", prop)
 		}
 		e, err := parseFilter(text)

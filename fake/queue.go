@@ -17,7 +17,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // Queue operations, for counters and fault injection.
@@ -325,7 +325,7 @@ func (s *QueueService) Do(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if op == OpCreateQueue {
-		if err := keys.ValidateQueueName(name); err != nil {
+		if err := keyrules.ValidateQueueName(name); err != nil {
 			return xmlError(req, http.StatusBadRequest, "InvalidResourceName", "The specified resource name contains invalid characters."), nil
 		}
 		meta := queueMeta(req)

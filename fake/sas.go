@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // The fake checks a request that carries a SAS (a sig parameter) the way
@@ -275,12 +275,12 @@ func (s *TableService) checkBatchSAS(req *http.Request, ops []batchOp) *svcError
 func inSASRange(q url.Values, pk, rk string) bool {
 	spk, srk, epk, erk := q.Get("spk"), q.Get("srk"), q.Get("epk"), q.Get("erk")
 	if spk != "" {
-		if c := keys.Compare(pk, spk); c < 0 || (c == 0 && srk != "" && keys.Compare(rk, srk) < 0) {
+		if c := keyrules.Compare(pk, spk); c < 0 || (c == 0 && srk != "" && keyrules.Compare(rk, srk) < 0) {
 			return false
 		}
 	}
 	if epk != "" {
-		if c := keys.Compare(pk, epk); c > 0 || (c == 0 && erk != "" && keys.Compare(rk, erk) > 0) {
+		if c := keyrules.Compare(pk, epk); c > 0 || (c == 0 && erk != "" && keyrules.Compare(rk, erk) > 0) {
 			return false
 		}
 	}

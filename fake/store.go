@@ -3,12 +3,12 @@ package fake
 import (
 	"slices"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // rows holds a table's entities by partition: each partition's entities
 // sorted by RowKey, and the partitions sorted by PartitionKey, both in the
-// service's order (keys.Compare). A write searches and moves entities
+// service's order (keyrules.Compare). A write searches and moves entities
 // within its own partition only, so a table of a million entities over a
 // thousand partitions takes a write as cheaply as a table of one
 // partition's worth; a partition holds at least one entity.
@@ -27,12 +27,12 @@ type partition struct {
 
 // find is the index in p of rk, or where it would be inserted.
 func (p *partition) find(rk string) (int, bool) {
-	return slices.BinarySearchFunc(p.rows, rk, func(e *entity, rk string) int { return keys.Compare(e.rk, rk) })
+	return slices.BinarySearchFunc(p.rows, rk, func(e *entity, rk string) int { return keyrules.Compare(e.rk, rk) })
 }
 
 // partIndex is the index in r.order of pk, or where it would be inserted.
 func (r *rows) partIndex(pk string) (int, bool) {
-	return slices.BinarySearchFunc(r.order, pk, func(p *partition, pk string) int { return keys.Compare(p.pk, pk) })
+	return slices.BinarySearchFunc(r.order, pk, func(p *partition, pk string) int { return keyrules.Compare(p.pk, pk) })
 }
 
 // len is the number of entities.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // refRows is the model rows is checked against: one slice of every key,
@@ -17,10 +17,10 @@ type refRows [][2]string
 
 func (r refRows) find(pk, rk string) (int, bool) {
 	return slices.BinarySearchFunc(r, [2]string{pk, rk}, func(a, b [2]string) int {
-		if c := keys.Compare(a[0], b[0]); c != 0 {
+		if c := keyrules.Compare(a[0], b[0]); c != 0 {
 			return c
 		}
-		return keys.Compare(a[1], b[1])
+		return keyrules.Compare(a[1], b[1])
 	})
 }
 
@@ -144,7 +144,7 @@ func BenchmarkTableRows(b *testing.B) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			ks := make([][2]string, n)
 			for i := range ks {
-				ks[i] = [2]string{"p" + strconv.Itoa(i%1000), keys.Uint64(uint64(i))}
+				ks[i] = [2]string{"p" + strconv.Itoa(i%1000), keyrules.Uint64(uint64(i))}
 			}
 			rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
 			for b.Loop() {

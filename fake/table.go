@@ -17,8 +17,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Table operations, for counters and fault injection.
@@ -872,7 +872,7 @@ const (
 
 func (e *entity) validate() *svcError {
 	for _, k := range []string{e.pk, e.rk} {
-		if err := keys.ValidateRowKey(k); err != nil {
+		if err := keyrules.ValidateRowKey(k); err != nil {
 			if strings.Contains(err.Error(), "too long") {
 				return errf(http.StatusBadRequest, "KeyValueTooLarge", "The key is larger than 1 KiB.")
 			}
@@ -882,19 +882,19 @@ func (e *entity) validate() *svcError {
 	if len(e.props) > maxUserProperties {
 		return errf(http.StatusBadRequest, "TooManyProperties", "The entity has %d properties; at most %d are allowed.", len(e.props), maxUserProperties)
 	}
-	size := 4 + 2*keys.UTF16Len(e.pk) + 2*keys.UTF16Len(e.rk) + 8 + 2*len("Timestamp") + 8
+	size := 4 + 2*keyrules.UTF16Len(e.pk) + 2*keyrules.UTF16Len(e.rk) + 8 + 2*len("Timestamp") + 8
 	for _, p := range e.props {
 		name, v := p.name, p.v
-		if err := keys.ValidatePropertyName(name); err != nil {
-			if keys.UTF16Len(name) > 255 {
+		if err := keyrules.ValidatePropertyName(name); err != nil {
+			if keyrules.UTF16Len(name) > 255 {
 				return errf(http.StatusBadRequest, "PropertyNameTooLong", "The property name %q is too long.", name)
 			}
 			return errf(http.StatusBadRequest, "PropertyNameInvalid", "The property name %q is invalid.", name)
 		}
-		if (v.typ == edmString && keys.UTF16Len(v.s) > maxStringUTF16) || (v.typ == edmBinary && len(v.bin) > maxBinaryBytes) {
+		if (v.typ == edmString && keyrules.UTF16Len(v.s) > maxStringUTF16) || (v.typ == edmBinary && len(v.bin) > maxBinaryBytes) {
 			return errf(http.StatusBadRequest, "PropertyValueTooLarge", "The value of property %q is larger than 64 KiB.", name)
 		}
-		size += 8 + 2*keys.UTF16Len(name) + v.size()
+		size += 8 + 2*keyrules.UTF16Len(name) + v.size()
 	}
 	if size > maxEntityBytes {
 		return errf(http.StatusBadRequest, "EntityTooLarge", "The entity is %d bytes; at most %d are allowed.", size, maxEntityBytes)
@@ -994,7 +994,7 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 		if !ok1 || !ok2 {
 			return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad continuation token.")
 		}
-		if c := keys.Compare(pk, fromPK); c > 0 || c == 0 && keys.Compare(rk, fromRK) > 0 {
+		if c := keyrules.Compare(pk, fromPK); c > 0 || c == 0 && keyrules.Compare(rk, fromRK) > 0 {
 			fromPK, fromRK = pk, rk
 		}
 	}
@@ -1076,7 +1076,7 @@ func (s *TableService) createTable(a answer, h http.Header, body []byte) (int, h
 	if err := json.Unmarshal(body, &in); err != nil {
 		return 0, nil, nil, errf(http.StatusBadRequest, "InvalidInput", "Bad table creation body.")
 	}
-	if err := keys.ValidateTableName(in.TableName); err != nil {
+	if err := keyrules.ValidateTableName(in.TableName); err != nil {
 		return 0, nil, nil, errf(http.StatusBadRequest, "InvalidResourceName", "The specifed resource name contains invalid characters: %v", err)
 	}
 	lower := strings.ToLower(in.TableName)

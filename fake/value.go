@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // Edm type names.
@@ -43,7 +43,7 @@ var minDateTime = time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)
 func (v value) size() int {
 	switch v.typ {
 	case edmString:
-		return 4 + 2*keys.UTF16Len(v.s)
+		return 4 + 2*keyrules.UTF16Len(v.s)
 	case edmBoolean:
 		return 1
 	case edmInt32:
@@ -121,7 +121,7 @@ func parseValue(raw json.RawMessage, annotation string) (value, bool) {
 		return value{typ: edmDouble, f: f}, err == nil
 	case edmDateTime:
 		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil || !isStr || t.Before(minDateTime) || keys.CheckTicksRange(t) != nil {
+		if err != nil || !isStr || t.Before(minDateTime) || keyrules.CheckTicksRange(t) != nil {
 			return value{}, false
 		}
 		return value{typ: edmDateTime, t: t.UTC().Truncate(100)}, true
@@ -231,7 +231,7 @@ func compare(a, b value) (int, bool) {
 	}
 	switch a.typ {
 	case edmString:
-		return keys.Compare(a.s, b.s), true
+		return keyrules.Compare(a.s, b.s), true
 	case edmGUID:
 		return strings.Compare(a.s, b.s), true
 	case edmBoolean:

@@ -33,19 +33,6 @@ func ExampleInvertedTicks() {
 	// Output: 2516070455999999999 2026-11-21 10:00:00 +0000 UTC
 }
 
-func ExamplePrefixRange() {
-	lo, hi := keys.PrefixRange("empid_")
-	fmt.Printf("RowKey ge %q and RowKey lt %q\n", lo, hi)
-	// Output: RowKey ge "empid_" and RowKey lt "empid`"
-}
-
-func ExampleShardName() {
-	n := 16
-	name, _ := keys.ShardName("events", keys.ShardBucket("000123", n), n)
-	fmt.Println(name)
-	// Output: events_09
-}
-
 func ExamplePeriodTable() {
 	at := time.Date(2026, 11, 21, 13, 0, 0, 0, time.UTC)
 	today, _ := keys.PeriodTable("Logins", keys.Daily, at, 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/table"
 )
@@ -39,7 +40,7 @@ func TestLedgerCountsByOperationResourceAndPartition(t *testing.T) {
 	}
 	_, _ = tb.Get(ctx, "Sales", "1", nil)
 	_, _ = tb.Get(ctx, "O'Brien", "x", nil)
-	_, _ = table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", "1")}))
+	_, _ = seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", "1")}))
 	_, _ = batch.Submit(ctx, tb.Client(), []batch.Op{batch.Delete("Sales", "0"), batch.Delete("Sales", "2")}, nil)
 	// Two 503s are retried by the SDK: three tries of one call.
 	svc.FailNext(fake.OpGetEntity, 2, http.StatusServiceUnavailable, "ServerBusy")

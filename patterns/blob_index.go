@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -32,7 +33,7 @@ type blobIndex struct {
 
 // newBlobIndex keeps lists in container under names that start with prefix.
 func newBlobIndex(blobs blobstore.Client, container, prefix string) (*blobIndex, error) {
-	if err := keys.ValidateContainerName(container); err != nil {
+	if err := keyrules.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	return &blobIndex{blobs: blobs, container: container, prefix: prefix, retry: listRetry()}, nil
@@ -44,7 +45,7 @@ func (b *blobIndex) name(value string) (string, error) {
 		return "", err
 	}
 	n := b.prefix + enc
-	return n, keys.ValidateBlobName(n)
+	return n, keyrules.ValidateBlobName(n)
 }
 
 // read returns the list and its ETag ("" when the blob does not exist).

@@ -24,9 +24,9 @@ import (
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/jsonlines"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -103,7 +103,7 @@ type BlobLog struct {
 
 // NewBlobLog writes under prefix in container. No request is sent.
 func NewBlobLog(blobs blobstore.Client, container, prefix string, opts *BlobLogOptions) (*BlobLog, error) {
-	if err := keys.ValidateContainerName(container); err != nil {
+	if err := keyrules.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	l := &BlobLog{blobs: blobs, container: container, prefix: prefix, seq: map[string]int{}}
@@ -135,7 +135,7 @@ func NewBlobLog(blobs blobstore.Client, container, prefix string, opts *BlobLogO
 	if l.opts.Now == nil {
 		l.opts.Now = time.Now
 	}
-	if err := keys.ValidateBlobName(l.hourPath(time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)) + "/" + l.opts.Writer + "-000001.log"); err != nil {
+	if err := keyrules.ValidateBlobName(l.hourPath(time.Date(2014, 7, 31, 18, 0, 0, 0, time.UTC)) + "/" + l.opts.Writer + "-000001.log"); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	return l, nil

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -44,7 +44,7 @@ func NewDataSeries[V int32 | int64 | float64](tbl *table.Table[table.Entity], pr
 		return nil, fmt.Errorf("%w: a data series holds at most %d slots in one entity, not %d; use WideEntity for more", ErrBadDefinition, table.MaxUserProperties, slots)
 	}
 	width := len(strconv.Itoa(slots - 1))
-	if err := keys.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {
+	if err := keyrules.ValidatePropertyName(prefix + fmt.Sprintf("%0*d", width, 0)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	return &DataSeries[V]{tbl: tbl, prefix: prefix, slots: slots, width: width}, nil

@@ -6,8 +6,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -70,7 +70,7 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 		return err
 	}
 	for _, rk := range targetRowKeys {
-		if err := keys.ValidateRowKey(rk); err != nil {
+		if err := keyrules.ValidateRowKey(rk); err != nil {
 			return &table.InputError{Op: opDenormalizedUpdate, Field: "target", Rule: err}
 		}
 		v := new(D)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -96,7 +96,7 @@ func (r *remoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 			}
 			ranges := make([]table.Filter, len(chunk))
 			for j, i := range chunk {
-				lo, hi := keys.PrefixRange(prefixes[i])
+				lo, hi := keyrules.PrefixRange(prefixes[i])
 				ranges[j] = table.RK().Ge(lo).And(table.RK().Lt(hi))
 			}
 			for ent, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(r.partition).And(table.Or(ranges...))}) {

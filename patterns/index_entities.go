@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -93,7 +94,7 @@ func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) 
 	if value == nil || prefix == "" {
 		return nil, fmt.Errorf("%w: IndexEntities needs a prefix and a value func", ErrBadDefinition)
 	}
-	if err := keys.ValidateRowKey(prefix); err != nil {
+	if err := keyrules.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	x := &indexEntities[T]{tbl: tbl, raw: tbl.Entities(), client: client, prefix: prefix, value: value, max: maxListUnits,
@@ -148,7 +149,7 @@ func (x *indexEntities[T]) partKey(value string, n int) (string, error) {
 		return "", fmt.Errorf("patterns: value %q needs more than 10,000 index entities", value)
 	}
 	k := p + num
-	if err := keys.ValidateRowKey(k); err != nil {
+	if err := keyrules.ValidateRowKey(k); err != nil {
 		return "", err
 	}
 	return k, nil
@@ -213,7 +214,7 @@ func (x *indexEntities[T]) encodePart(pk, rk, value string, ids []string, limit 
 	if err != nil {
 		return nil, err
 	}
-	if keys.UTF16Len(list) > limit {
+	if keyrules.UTF16Len(list) > limit {
 		return nil, errPartFull
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
@@ -304,7 +305,7 @@ func containsID(parts []indexPart, id string) bool {
 }
 
 func (x *indexEntities[T]) lookup(ctx context.Context, op, partitionKey, value string) ([]string, error) {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	parts, err := x.read(ctx, op, partitionKey, value)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -184,7 +185,7 @@ func (x *interPartitionIndex[T]) addrs(op string, v *T) ([]copyAddr, error) {
 			continue
 		}
 		a := copyAddr{Index: i, PK: d.PartitionKey(v)}
-		if err := keys.ValidatePartitionKey(a.PK); err != nil {
+		if err := keyrules.ValidatePartitionKey(a.PK); err != nil {
 			return nil, &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the index's PartitionKey"}
 		}
 		rk, err := crossRowKey(val, m.PartitionKey, m.RowKey)
@@ -297,7 +298,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "PartitionKey", Rule: err}
 	}
 	enc, err := keys.EncodeTuple(value)
@@ -305,7 +306,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "value", Rule: table.ErrInvalidValue, Detail: "a value is not empty, and its encoding fits a RowKey"}
 	}
 	f := table.RowPrefix(partitionKey, enc)
-	if keys.ValidateRowKey(value) == nil {
+	if keyrules.ValidateRowKey(value) == nil {
 		f = table.Or(f, table.PK().Eq(partitionKey).And(table.RK().Eq(value)))
 	}
 	var found []*table.Entity
@@ -362,10 +363,10 @@ func (e *SharedValueError) Unwrap() error { return ErrNotUnique }
 // validKeys checks a PartitionKey and a RowKey (called rkField in errors)
 // for operation op.
 func validKeys(op, pk, rkField, rk string) error {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
+	if err := keyrules.ValidatePartitionKey(pk); err != nil {
 		return &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
-	if err := keys.ValidateRowKey(rk); err != nil {
+	if err := keyrules.ValidateRowKey(rk); err != nil {
 		return &table.InputError{Op: op, Field: rkField, Rule: err}
 	}
 	return nil

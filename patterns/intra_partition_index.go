@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -133,7 +134,7 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 		if p == "" {
 			return nil, bad("empty RowKey prefix")
 		}
-		if err := keys.ValidateRowKey(p); err != nil {
+		if err := keyrules.ValidateRowKey(p); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 		}
 		for j, q := range prefixes {
@@ -162,7 +163,7 @@ func (x *intraPartitionIndex[T]) copyKey(op string, i int, v *T) (string, error)
 	}
 	if d.Unique {
 		k := d.Prefix + val
-		if err := keys.ValidateRowKey(k); err != nil {
+		if err := keyrules.ValidateRowKey(k); err != nil {
 			return "", &table.InputError{Op: op, Field: d.Name, Rule: err, Detail: "the value of a unique index is part of its copy's RowKey"}
 		}
 		return k, nil
@@ -290,10 +291,10 @@ func (x *intraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 		return nil, fmt.Errorf("%w: %s; use Find", ErrNotUnique, index)
 	}
 	rk := x.defs[i].Prefix + value
-	if err := keys.ValidateRowKey(rk); err != nil {
+	if err := keyrules.ValidateRowKey(rk); err != nil {
 		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "value", Rule: err}
 	}
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "PartitionKey", Rule: err}
 	}
 	c, err := x.raw.Get(ctx, partitionKey, rk, nil)

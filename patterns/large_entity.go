@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/internal/gz"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
@@ -136,7 +137,7 @@ func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, containe
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: LargeEntity needs a table", ErrBadDefinition)
 	}
-	if err := keys.ValidateContainerName(container); err != nil {
+	if err := keyrules.ValidateContainerName(container); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	rt := reflect.TypeFor[T]()
@@ -191,7 +192,7 @@ func (l *LargeEntity[T]) newBlobName(op, pk, rk, field string) (string, error) {
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	name := largeBlobPrefix + "k" + b64.EncodeToString([]byte(pk)) + "/k" + b64.EncodeToString([]byte(rk)) + "/" + field + "/" + hex.EncodeToString(id[:])
-	if err := keys.ValidateBlobName(name); err != nil {
+	if err := keyrules.ValidateBlobName(name); err != nil {
 		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "keys too long for the blob names of their large fields"}
 	}
 	return name, nil
@@ -436,7 +437,7 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 			e.Set(sizeProp(f), table.ValueOf(int64(r.size)))
 		}
 	}
-	full, err := l.raw.Encode(e)
+	full, err := tableio.For(l.raw).Encode(e)
 	if err == nil && len(full) > table.MaxEntityBytes {
 		// Within the service's count, but Azurite measures the request
 		// body, where binary is base64: keep both happy.

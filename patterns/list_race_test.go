@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -81,7 +82,7 @@ func listRaceCase(t *testing.T, newClient func(*aztables.ClientOptions) *aztable
 	if err := lists.Add(ctx, "Hall", ann, nil); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := table.Collect(tbl.Query(ctx, nil))
+	stored, err := seqs.Collect(tbl.Query(ctx, nil))
 	if err != nil || len(stored) != 1 {
 		t.Fatalf("the list's entities: %d (%v), want 1", len(stored), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -14,23 +15,23 @@ import (
 // newest first and the n most recent entries are one request ($top=n): the
 // guide's "Log tail pattern" (the ten most recent expense claims of an
 // employee). Keys are .NET-compatible (keys.InvertedTicks) with a suffix that
-// keeps entries of the same tick unique and in order (keys.LogKeys); a key
+// keeps entries of the same tick unique and in order (a descending sequence); a key
 // records the instant given, so entries may be appended in any order. The
 // log may share its partition with other rows: reads skip every row whose
-// RowKey is not a log key (keys.ParseLogKey). Every
+// RowKey is not a log key. Every
 // append to a partition lands at its start, so a partition written by many
 // clients is a hot spot: keep a log's partition to one writer's worth of
 // load (2,000 entities/s), or shard it (Sharded).
 type LogTail[T any] struct {
 	tbl  *table.Table[T]
-	keys *keys.LogKeys
+	keys *keyrules.LogKeys
 	now  func() time.Time
 }
 
 // LogTailOptions configure a LogTail. nil means the defaults.
 type LogTailOptions struct {
 	// Writer tells this process's keys from other writers' in the same
-	// tick (see keys.LogKeys). Default: "".
+	// tick; it must be valid in a key and must not contain "_". Default: "".
 	Writer string
 	// Now is the clock of Append. Default: time.Now.
 	Now func() time.Time
@@ -41,7 +42,7 @@ func NewLogTail[T any](tbl *table.Table[T], opts *LogTailOptions) (*LogTail[T], 
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: LogTail needs a table", ErrBadDefinition)
 	}
-	l := &LogTail[T]{tbl: tbl, keys: &keys.LogKeys{}, now: time.Now}
+	l := &LogTail[T]{tbl: tbl, keys: &keyrules.LogKeys{}, now: time.Now}
 	if opts != nil {
 		l.keys.Writer = opts.Writer
 		if opts.Now != nil {
@@ -116,7 +117,7 @@ const (
 
 // isEntry tells the log's entries from other rows of a shared partition.
 func (l *LogTail[T]) isEntry(v *T) bool {
-	_, _, err := keys.ParseLogKey(l.tbl.Meta(v).RowKey)
+	_, _, err := keyrules.ParseLogKey(l.tbl.Meta(v).RowKey)
 	return err == nil
 }
 
@@ -140,7 +141,7 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 	// Newer entries have smaller keys: t < to is RowKey >= inv(to - 1 tick),
 	// t >= from is RowKey below every key that starts with inv(from).
 	lo := keys.InvertedTicks(to.Add(-tick))
-	_, hi := keys.PrefixRange(keys.InvertedTicks(from))
+	_, hi := keyrules.PrefixRange(keys.InvertedTicks(from))
 	if to.Before(from) {
 		return func(yield func(*T, error) bool) {
 			yield(nil, &table.InputError{Op: opLogTailBetween, Field: "to", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("to %s is before from %s", to.Format(time.RFC3339Nano), from.Format(time.RFC3339Nano))})
@@ -154,7 +155,7 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 
 // Since returns the entries written at or after since, newest first.
 func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *ReadOptions) iter.Seq2[*T, error] {
-	_, hi := keys.PrefixRange(keys.InvertedTicks(since))
+	_, hi := keyrules.PrefixRange(keys.InvertedTicks(since))
 	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -283,7 +283,7 @@ func declareModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T],
 	}
 	prefixes := map[string]string{}
 	if opts.Primary != "" {
-		if err := keys.ValidateRowKey(opts.Primary); err != nil {
+		if err := keyrules.ValidateRowKey(opts.Primary); err != nil {
 			return nil, fmt.Errorf("%w: model: the Primary prefix: %w", ErrBadDefinition, err)
 		}
 		prefixes["primary"] = opts.Primary
@@ -896,7 +896,7 @@ func (m *Model[T]) snapshot(v *T) (*T, error) {
 		return &c, nil
 	}
 	out := new(T)
-	if err := m.tbl.Decode(e, out); err != nil {
+	if err := tableio.For(m.tbl).Decode(e, out); err != nil {
 		return nil, err
 	}
 	*m.tbl.Meta(out) = *m.tbl.Meta(v)
@@ -1208,7 +1208,7 @@ func (m *Model[T]) readRows(ctx context.Context, rows []modelRow) (map[[2]string
 		}
 		found := map[[2]string]*T{}
 		seen, budget := 0, 4*len(rks)+table.MaxPageSize
-		for v, err := range m.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowBetween(pk, lo, hi)}) {
+		for v, err := range m.tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk).And(table.RK().Ge(lo), table.RK().Le(hi))}) {
 			if err != nil {
 				return nil, err
 			}

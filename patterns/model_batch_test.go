@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -69,7 +70,7 @@ func newBatchModel(t *testing.T, e batchEnv) batchModel {
 func (b batchModel) check(t *testing.T, live []*batchEmp, lastNames []string) {
 	t.Helper()
 	ctx := t.Context()
-	all, err := table.Collect(b.copies.Query(ctx, nil))
+	all, err := seqs.Collect(b.copies.Query(ctx, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

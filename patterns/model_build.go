@@ -14,8 +14,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -404,7 +404,7 @@ func (m *Model[T]) scope(s *buildStep) (lo, hi string) {
 			}
 		}
 	}
-	return keys.PrefixRange(prefix)
+	return keyrules.PrefixRange(prefix)
 }
 
 // keysFilter selects the rows with keys after from (or from itself when

@@ -7,6 +7,7 @@ import (
 	"github.com/tablekit/tablekit/internal/tableio"
 	"iter"
 
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -45,7 +46,7 @@ func (m *Model[T]) copiesIndex(op, index, partitionKey string) (copiesRead[T], e
 	} else {
 		return r, m.unknown(index, "copies")
 	}
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return r, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	return r, nil
@@ -151,7 +152,7 @@ func (m *Model[T]) Find(ctx context.Context, index, partitionKey, value string, 
 	}
 	if r.unique {
 		rk := r.prefix + value
-		if err := keys.ValidateRowKey(rk); err != nil {
+		if err := keyrules.ValidateRowKey(rk); err != nil {
 			return errSeq[T](&table.InputError{Op: opModelFind, Field: "value", Rule: err})
 		}
 		return func(yield func(*T, error) bool) {
@@ -197,7 +198,7 @@ func (m *Model[T]) Range(ctx context.Context, index, partitionKey, lo, hi string
 	}
 	upper := ""
 	if r.intra {
-		_, upper = keys.PrefixRange(r.prefix)
+		_, upper = keyrules.PrefixRange(r.prefix)
 	}
 	if hi != "" {
 		upper = enc(hi)

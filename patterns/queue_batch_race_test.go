@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -155,7 +156,7 @@ func TestModelProcessBatchRetriesALostListRace(t *testing.T) {
 	// Another writer changes the list's index entity after the handler
 	// read it: the handler's update of it loses the race on its ETag.
 	p.f = func(ctx context.Context) error {
-		parts, err := table.Collect(theirTable.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("lname", "lname_")}))
+		parts, err := seqs.Collect(theirTable.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("lname", "lname_")}))
 		if err != nil || len(parts) != 1 {
 			return fmt.Errorf("the list's index entities: %d, %v", len(parts), err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -227,7 +228,7 @@ func TestModelCrossCopiesProcessBatch(t *testing.T) {
 func checkCopies(t *testing.T, x *patterns.Model[batchEmp], copies *table.Table[table.Entity], live []*batchEmp) {
 	t.Helper()
 	ctx := t.Context()
-	all, err := table.Collect(copies.Query(ctx, nil))
+	all, err := seqs.Collect(copies.Query(ctx, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -92,7 +93,7 @@ func (c *ReferenceCache[T]) fresh(ctx context.Context) (map[[2]string]*T, []*T, 
 		c.loading = make(chan struct{})
 		c.mu.Unlock()
 
-		all, err := table.Collect(c.tbl.Query(ctx, c.query))
+		all, err := seqs.Collect(c.tbl.Query(ctx, c.query))
 		c.mu.Lock()
 		c.loads++
 		c.loadErr = err

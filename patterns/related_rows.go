@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -53,7 +54,7 @@ func (r *RelatedRows) Read(ctx context.Context, partitionKey, parentID string, o
 	if err != nil {
 		return nil, &table.InputError{Op: opRelatedRowsRead, Field: "parentID", Rule: err}
 	}
-	_, hi := keys.PrefixRange(prefix)
+	_, hi := keyrules.PrefixRange(prefix)
 	var out []any
 	for v, err := range r.registry.Query(ctx, r.client, &table.QueryOptions{Filter: table.RowRange(partitionKey, parentID, hi)}) {
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -42,7 +42,7 @@ func newRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix st
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: RemoteIndexEntities needs the lists' table", ErrBadDefinition)
 	}
-	if err := keys.ValidatePartitionKey(partition); err != nil {
+	if err := keyrules.ValidatePartitionKey(partition); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 	}
 	// The lists are kept apart from the entities, so only their keys

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -130,7 +131,7 @@ func (r *RollingTables[T]) Add(ctx context.Context, at time.Time, v *T, opts *ta
 
 // tables lists this prefix's tables with their periods, oldest first.
 func (r *RollingTables[T]) tables(ctx context.Context, op string) ([]periodTable, error) {
-	lo, hi := keys.PrefixRange(r.prefix)
+	lo, hi := keyrules.PrefixRange(r.prefix)
 	f := fmt.Sprintf("TableName ge '%s' and TableName lt '%s'", lo, hi)
 	pager := r.svc.NewListTablesPager(&aztables.ListTablesOptions{Filter: &f})
 	var out []periodTable
@@ -143,7 +144,7 @@ func (r *RollingTables[T]) tables(ctx context.Context, op string) ([]periodTable
 			if t.Name == nil {
 				continue
 			}
-			start, gen, err := keys.ParsePeriodTable(r.prefix, r.period, *t.Name)
+			start, gen, err := keyrules.ParsePeriodTable(r.prefix, r.period, *t.Name)
 			if err != nil {
 				continue // another prefix's table that shares ours
 			}

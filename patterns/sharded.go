@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"iter"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -22,8 +22,8 @@ type Sharded[T any] struct {
 	names  []string
 }
 
-// NewSharded spreads entities over n partitions named prefix_00 … (see
-// keys.ShardName). No request is sent.
+// NewSharded spreads entities over n partitions named prefix_00 …, as
+// many digits as n-1 has. No request is sent.
 func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sharded[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: Sharded needs a table", ErrBadDefinition)
@@ -34,7 +34,7 @@ func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sha
 	names := make([]string, n)
 	for b := range names {
 		var err error
-		if names[b], err = keys.ShardName(partitionPrefix, b, n); err != nil {
+		if names[b], err = keyrules.ShardName(partitionPrefix, b, n); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 		}
 	}
@@ -52,7 +52,7 @@ func (s *Sharded[T]) Append(ctx context.Context, shardKey string, v *T, opts *ta
 	if v == nil {
 		return &table.InputError{Op: opShardedAppend, Rule: table.ErrNilValue}
 	}
-	s.tbl.Meta(v).PartitionKey = s.names[keys.ShardBucket(shardKey, s.n)]
+	s.tbl.Meta(v).PartitionKey = s.names[keyrules.ShardBucket(shardKey, s.n)]
 	return s.tbl.Add(ctx, v, opts)
 }
 
@@ -77,7 +77,7 @@ type shardCursor[T any] struct {
 type cursorHeap[T any] []*shardCursor[T]
 
 func (h cursorHeap[T]) Len() int           { return len(h) }
-func (h cursorHeap[T]) Less(i, j int) bool { return keys.Compare(h[i].rk, h[j].rk) < 0 }
+func (h cursorHeap[T]) Less(i, j int) bool { return keyrules.Compare(h[i].rk, h[j].rk) < 0 }
 func (h cursorHeap[T]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *cursorHeap[T]) Push(x any)        { *h = append(*h, x.(*shardCursor[T])) }
 func (h *cursorHeap[T]) Pop() any {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -106,7 +106,7 @@ func checkVerifyOptions(op string, opts *VerifyOptions) error {
 	if opts == nil || opts.Partition == "" {
 		return nil
 	}
-	if err := keys.ValidatePartitionKey(opts.Partition); err != nil {
+	if err := keyrules.ValidatePartitionKey(opts.Partition); err != nil {
 		return &table.InputError{Op: op, Field: "Partition", Rule: err}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
@@ -74,7 +75,7 @@ func NewWideEntity(tbl *table.Table[table.Entity], opts *WideEntityOptions) *Wid
 func partPrefix(op, rk string) (string, error) {
 	p, err := keys.EncodeTuple(rk)
 	if err == nil {
-		err = keys.ValidateRowKey(p + "00")
+		err = keyrules.ValidateRowKey(p + "00")
 	}
 	if err != nil {
 		return "", &table.InputError{Op: op, Field: "RowKey", Rule: err, Detail: "a wide entity's part keys are the RowKey's tuple encoding and two digits"}
@@ -144,7 +145,7 @@ func wideValue(v any) (table.Value, bool) {
 }
 
 func encodeWideProp(op, name string, v any) (wideProp, error) {
-	if err := keys.ValidatePropertyName(name); err != nil {
+	if err := keyrules.ValidatePropertyName(name); err != nil {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
 	val, ok := wideValue(v)
@@ -157,7 +158,7 @@ func encodeWideProp(op, name string, v any) (wideProp, error) {
 	switch val.Type() {
 	case table.EdmString:
 		s, _ := val.AsString()
-		if keys.UTF16Len(s) > table.MaxStringUTF16 {
+		if keyrules.UTF16Len(s) > table.MaxStringUTF16 {
 			return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrStringTooLong}
 		}
 		n += jsonStringLen(s)
@@ -307,7 +308,7 @@ func (w *WideEntity) parts(op string, v *Wide) (prefix string, parts []*table.En
 	if v == nil {
 		return "", nil, &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
-	if err := keys.ValidatePartitionKey(v.PartitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(v.PartitionKey); err != nil {
 		return "", nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	if prefix, err = partPrefix(op, v.RowKey); err != nil {
@@ -370,8 +371,8 @@ func (w *WideEntity) storedAs(ctx context.Context, pk, prefix string, parts []*t
 		if i >= len(parts) || e.RowKey != parts[i].RowKey {
 			same = false
 		} else if same {
-			sent, err1 := w.tbl.Encode(parts[i])
-			stored, err2 := w.tbl.Encode(e)
+			sent, err1 := tableio.For(w.tbl).Encode(parts[i])
+			stored, err2 := tableio.For(w.tbl).Encode(e)
 			same = err1 == nil && err2 == nil && sameprops.Equal(sent, stored)
 		}
 		i++
@@ -386,7 +387,7 @@ func (w *WideEntity) Get(ctx context.Context, partitionKey, rowKey string, keysO
 }
 
 func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, keysOnly bool) (*Wide, error) {
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	prefix, err := partPrefix(op, rowKey)
@@ -441,7 +442,7 @@ func (w *WideEntity) Delete(ctx context.Context, partitionKey, rowKey string, op
 	ctx, end := tableio.For(w.tbl).Span(ctx, opWideEntityDelete, partitionKey, 1)
 	defer func() { end(err) }()
 	ifExists := opts != nil && opts.IfExists
-	if err := keys.ValidatePartitionKey(partitionKey); err != nil {
+	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
 		return &table.InputError{Op: opWideEntityDelete, Field: "PartitionKey", Rule: err}
 	}
 	prefix, err := partPrefix(opWideEntityDelete, rowKey)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -84,11 +84,11 @@ func (v Blob) Sign(c Credential) (string, error) {
 // Validate checks the request without signing it.
 func (v Blob) Validate() error {
 	const op = "sas.Blob"
-	if err := keys.ValidateContainerName(v.Container); err != nil {
+	if err := keyrules.ValidateContainerName(v.Container); err != nil {
 		return badName(op, "Container", err)
 	}
 	if v.Blob != "" {
-		if err := keys.ValidateBlobName(v.Blob); err != nil {
+		if err := keyrules.ValidateBlobName(v.Blob); err != nil {
 			return badName(op, "Blob", err)
 		}
 		if v.Permissions.List {

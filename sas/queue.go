@@ -3,7 +3,7 @@ package sas
 import (
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // queueVersion is the service version queue tokens are signed for: the
@@ -67,7 +67,7 @@ func (v Queue) Sign(c Credential) (string, error) {
 
 // Validate checks the request without signing it.
 func (v Queue) Validate() error {
-	if err := keys.ValidateQueueName(v.Queue); err != nil {
+	if err := keyrules.ValidateQueueName(v.Queue); err != nil {
 		return badName("sas.Queue", "Queue", err)
 	}
 	return v.grant().validate()

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -96,7 +96,7 @@ func (v Table) Sign(c Credential) (string, error) {
 // Validate checks the request without signing it: the table name, the
 // grant and the key range.
 func (v Table) Validate() error {
-	if err := keys.ValidateTableName(v.Table); err != nil {
+	if err := keyrules.ValidateTableName(v.Table); err != nil {
 		return badName("sas.Table", "Table", err)
 	}
 	if err := v.grant().validate(); err != nil {
@@ -111,12 +111,12 @@ func (v Table) grant() grant {
 
 func (r KeyRange) validate(op string) error {
 	for _, k := range []struct{ field, v string }{{"StartPartitionKey", r.StartPartitionKey}, {"EndPartitionKey", r.EndPartitionKey}} {
-		if err := keys.ValidatePartitionKey(k.v); err != nil {
+		if err := keyrules.ValidatePartitionKey(k.v); err != nil {
 			return badName(op, "KeyRange."+k.field, err)
 		}
 	}
 	for _, k := range []struct{ field, v string }{{"StartRowKey", r.StartRowKey}, {"EndRowKey", r.EndRowKey}} {
-		if err := keys.ValidateRowKey(k.v); err != nil {
+		if err := keyrules.ValidateRowKey(k.v); err != nil {
 			return badName(op, "KeyRange."+k.field, err)
 		}
 	}
@@ -130,8 +130,8 @@ func (r KeyRange) validate(op string) error {
 	// The service compares keys as strings; a reversed range would grant
 	// nothing, silently.
 	if r.StartPartitionKey != "" && r.EndPartitionKey != "" {
-		c := keys.Compare(r.StartPartitionKey, r.EndPartitionKey)
-		if c > 0 || c == 0 && r.StartRowKey != "" && r.EndRowKey != "" && keys.Compare(r.StartRowKey, r.EndRowKey) > 0 {
+		c := keyrules.Compare(r.StartPartitionKey, r.EndPartitionKey)
+		if c > 0 || c == 0 && r.StartRowKey != "" && r.EndRowKey != "" && keyrules.Compare(r.StartRowKey, r.EndRowKey) > 0 {
 			return bad(op, "KeyRange", table.ErrInvalidValue, "start (%q, %q) is after end (%q, %q)", r.StartPartitionKey, r.StartRowKey, r.EndPartitionKey, r.EndRowKey)
 		}
 	}
@@ -142,12 +142,12 @@ func (r KeyRange) validate(op string) error {
 // service's key order.
 func (r KeyRange) Contains(pk, rk string) bool {
 	if r.StartPartitionKey != "" {
-		if c := keys.Compare(pk, r.StartPartitionKey); c < 0 || (c == 0 && r.StartRowKey != "" && keys.Compare(rk, r.StartRowKey) < 0) {
+		if c := keyrules.Compare(pk, r.StartPartitionKey); c < 0 || (c == 0 && r.StartRowKey != "" && keyrules.Compare(rk, r.StartRowKey) < 0) {
 			return false
 		}
 	}
 	if r.EndPartitionKey != "" {
-		if c := keys.Compare(pk, r.EndPartitionKey); c > 0 || (c == 0 && r.EndRowKey != "" && keys.Compare(rk, r.EndRowKey) > 0) {
+		if c := keyrules.Compare(pk, r.EndPartitionKey); c > 0 || (c == 0 && r.EndRowKey != "" && keyrules.Compare(rk, r.EndRowKey) > 0) {
 			return false
 		}
 	}

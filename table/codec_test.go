@@ -10,6 +10,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -186,13 +188,13 @@ func TestQueryFollowsShortAndEmptyPages(t *testing.T) {
 		if i%2 == 0 {
 			pk = "Sales"
 		}
-		e := &employee{Meta: table.Meta{PartitionKey: pk, RowKey: keys.Uint64(uint64(i))}}
+		e := &employee{Meta: table.Meta{PartitionKey: pk, RowKey: keyrules.Uint64(uint64(i))}}
 		if err := tb.Add(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	svc.ResetCounts()
-	got, err := table.Collect(tb.Query(ctx, nil))
+	got, err := seqs.Collect(tb.Query(ctx, nil))
 	if err != nil || len(got) != 10 {
 		t.Fatalf("got %d, %v", len(got), err)
 	}

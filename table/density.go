@@ -27,7 +27,7 @@ const (
 )
 
 // QueryStats are the figures of one query: how the service will execute it
-// (Classify), the requests it spent and the entities they returned. Attach
+// (Filter.Kind), the requests it spent and the entities they returned. Attach
 // one to the query's context with WithQueryStats and read it when the
 // query is over; Table.Query and Table.QueryPage fill it. A Table whose
 // Options.Logger is set also logs, at Warn, every Query that ends at low
@@ -90,7 +90,7 @@ func queryStatsOf(ctx context.Context) *QueryStats {
 // carries one, else, when own is true (Query judges its own queries) and
 // there is a logger to warn, a private one. Nil when nobody would see the
 // figures: then a query pays nothing for them (no allocation, no
-// Classify).
+// Filter.Kind).
 func (t *Table[T]) trackQuery(ctx context.Context, opts *QueryOptions, own bool) (context.Context, *QueryStats) {
 	s := queryStatsOf(ctx)
 	if s == nil {
@@ -106,7 +106,7 @@ func (t *Table[T]) trackQuery(ctx context.Context, opts *QueryOptions, own bool)
 		if opts != nil {
 			f = opts.Filter
 		}
-		s.Kind = Classify(f)
+		s.Kind = f.Kind()
 	}
 	return ctx, s
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -76,7 +77,7 @@ func TestQueryDensityLowWarns(t *testing.T) {
 	var st table.QueryStats
 	st.Label = "lost orders"
 	ctx := table.WithQueryStats(t.Context(), &st)
-	got, err := table.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}))
+	got, err := seqs.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}))
 	if err != nil || len(got) != 10 {
 		t.Fatalf("%d orders, %v", len(got), err)
 	}
@@ -113,7 +114,7 @@ func TestQueryDensityDenseIsQuiet(t *testing.T) {
 	tbl, rec := sparse(t)
 	var st table.QueryStats
 	ctx := table.WithQueryStats(t.Context(), &st)
-	got, err := table.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition("c03")}))
+	got, err := seqs.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition("c03")}))
 	if err != nil || len(got) != 50 {
 		t.Fatalf("%d orders, %v", len(got), err)
 	}

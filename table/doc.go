@@ -12,7 +12,7 @@
 // table, so a foreign or edited token is an ErrBadToken input error);
 // Filter builds $filter
 // text in which every literal is typed and quoted by construction, and
-// Classify tells a point query from a table scan. Registry decodes tables
+// Filter.Kind tells a point query from a table scan. Registry decodes tables
 // that hold several entity types. Entity is the untyped form: Meta plus
 // EDM-typed Values, a T like any struct (Table[Entity], Table.Entities,
 // ToEntity, FromEntity), checked exactly like typed values.
@@ -60,8 +60,8 @@
 // (ErrDecrypt). Encrypted properties cannot be filtered on, and such
 // entities are written with Replace only: a merge would keep properties
 // sealed under a key the write replaces (ErrMergeEncrypted). Paths that
-// would carry the fields in plaintext (Encode, Decode, Registry, batch
-// operations) refuse the type (ErrEncryptedType).
+// would carry the fields in plaintext (Registry, batch operations) refuse
+// the type (ErrEncryptedType).
 //
 // # Field types
 //
@@ -111,12 +111,13 @@
 //	                     the guide's "Sales"): the text as it is; only as
 //	                     the last component, which needs no delimiter
 //	pad                  integers (the default): keys.Int64 for signed,
-//	                     keys.Uint64 for unsigned types, 20 characters
+//	                     keys.FixedUint(n, 20) for unsigned types, 20 characters
 //	pad:N                integers: exactly N zero-padded digits
 //	                     (keys.FixedUint); a value that does not fit, or a
 //	                     negative one, is refused at the write
-//	desc                 integers: larger numbers first (keys.DescInt64,
-//	                     keys.DescUint64; with pad:N, 10^N-1-n in N digits)
+//	desc                 integers: larger numbers first (keys.Int64 of ^n,
+//	                     keys.FixedUint(2^64-1-n, 20); with pad:N, 10^N-1-n
+//	                     in N digits)
 //	ticks                time.Time (the default): keys.Ticks, oldest first
 //	invticks             time.Time: keys.InvertedTicks, newest first (the
 //	                     log tail pattern)
@@ -132,8 +133,8 @@
 //
 // A component is stored as a property too, under its name, so that a
 // filter can compare it (FieldOf) and a copy under other keys (the index
-// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify,
-// Encode and Meta; batch operations, the Writer and the patterns) compose
+// patterns) still carries it. Writes (Table's Add, Upsert, Update, Modify
+// and Meta; batch operations, the Writer and the patterns) compose
 // the keys into Meta.
 // Reads take each component from its property, and from Meta's keys only
 // when the entity lacks the properties (written by other code). KeysOf

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // codec converts any struct that embeds Meta to and from the service's JSON
@@ -92,7 +92,7 @@ func (c *codec) Marshal(v any) ([]byte, error) {
 // UTF-16 code units.
 type sizer struct{ n int }
 
-func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keys.UTF16Len(name) + valueBytes }
+func (s *sizer) prop(name string, valueBytes int) { s.n += 8 + 2*keyrules.UTF16Len(name) + valueBytes }
 
 // encode appends the JSON of rv to b. only, when non-nil, restricts the
 // properties written to those named (for index projections).
@@ -116,7 +116,7 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 	if b == nil {
 		b = make([]byte, 0, 64+len(p.fields)*32)
 	}
-	sz := sizer{n: 4 + 2*keys.UTF16Len(meta.PartitionKey) + 2*keys.UTF16Len(meta.RowKey)}
+	sz := sizer{n: 4 + 2*keyrules.UTF16Len(meta.PartitionKey) + 2*keyrules.UTF16Len(meta.RowKey)}
 	sz.prop("Timestamp", 8)
 	b = append(b, `{"PartitionKey":`...)
 	b, _ = appendJSONString(b, meta.PartitionKey)
@@ -152,7 +152,7 @@ func (p *plan) encode(b []byte, rv reflect.Value, only map[string]bool) ([]byte,
 				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: ErrDuplicateProperty,
 					Detail: "an Extra entry has the name of a struct field; set the field, or delete the entry"}
 			}
-			if err := keys.ValidatePropertyName(name); err != nil {
+			if err := keyrules.ValidatePropertyName(name); err != nil {
 				return nil, &InputError{Op: "encode", Type: typ, Field: name, Rule: err}
 			}
 			// Checked like a typed field: a JSON scalar of its EDM type,
@@ -253,7 +253,7 @@ func (p *plan) appendField(b []byte, f *field, fv reflect.Value, sz *sizer) ([]b
 		sz.prop(f.name, 8)
 	case kTime:
 		t := fv.Interface().(time.Time)
-		if t.Unix() < minDateTimeUnix || keys.CheckTicksRange(t) != nil {
+		if t.Unix() < minDateTimeUnix || keyrules.CheckTicksRange(t) != nil {
 			return nil, inputErr("encode", typ, f.name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s; use omitempty or a *time.Time for unset times", t.UTC().Format(time.RFC3339))
 		}
 		b = append(b, '"')
@@ -305,7 +305,7 @@ const hexDigits = "0123456789abcdef"
 // appendStringProp appends s as a String property's JSON value, after the
 // service's length limit; what names it in the error ("string", "text").
 func appendStringProp(b []byte, sz *sizer, typ, name, s, what string) ([]byte, error) {
-	n := keys.UTF16Len(s)
+	n := keyrules.UTF16Len(s)
 	if n > MaxStringUTF16 {
 		return nil, inputErr("encode", typ, name, ErrStringTooLong, "%d UTF-16 code units, at most %d", n, MaxStringUTF16)
 	}

@@ -100,8 +100,8 @@ type Encryption struct {
 // Errors of encryption, matched with errors.Is.
 var (
 	// ErrEncryptedType: the operation would carry an encrypted type's
-	// fields in plaintext (Encode, Decode, Registry,
-	// batch operations); use the Table's I/O methods.
+	// fields in plaintext (Registry, batch operations); use the Table's
+	// I/O methods.
 	ErrEncryptedType = errors.New("type has encrypted fields")
 	// ErrMergeEncrypted: a merge of an entity with encrypted properties;
 	// the stored properties would keep a content key the write replaces,

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
@@ -80,7 +81,7 @@ func TestEncryptedRoundTrip(t *testing.T) {
 	}
 	// Queries decrypt too, with or without $select.
 	for _, sel := range [][]string{nil, {"SSN"}, {"Name"}} {
-		all, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Select: sel}))
+		all, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Select: sel}))
 		if err != nil || len(all) != 1 {
 			t.Fatalf("query %v: %v", sel, err)
 		}
@@ -185,7 +186,7 @@ func TestEncryptedRefusals(t *testing.T) {
 	svc.ResetCounts()
 	_, errMarshal := tableio.Marshal(v)
 	errUnmarshal := tableio.Unmarshal([]byte(`{"PartitionKey":"a","RowKey":"b"}`), &Patient{})
-	_, errEncode := tb.Encode(v)
+	_, errEncode := tableio.For(tb).Encode(v)
 	errAppend := batch.NewTransaction(nil).Append(batch.Add(v))
 	errRegister := table.Register[Patient](table.NewRegistry(nil), "Patient")
 	_, errNew := table.New[Patient](client, nil)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // Entity is an untyped entity: its keys, ETag and Timestamp in Meta, and
@@ -88,14 +88,14 @@ func encodeEntity(b []byte, e *Entity, only map[string]bool) ([]byte, error) {
 	if b == nil {
 		b = make([]byte, 0, 64+len(names)*32)
 	}
-	sz := sizer{n: 4 + 2*keys.UTF16Len(e.PartitionKey) + 2*keys.UTF16Len(e.RowKey)}
+	sz := sizer{n: 4 + 2*keyrules.UTF16Len(e.PartitionKey) + 2*keyrules.UTF16Len(e.RowKey)}
 	sz.prop("Timestamp", 8)
 	b = append(b, `{"PartitionKey":`...)
 	b, _ = appendJSONString(b, e.PartitionKey)
 	b = append(b, `,"RowKey":`...)
 	b, _ = appendJSONString(b, e.RowKey)
 	for _, name := range names {
-		if err := keys.ValidatePropertyName(name); err != nil {
+		if err := keyrules.ValidatePropertyName(name); err != nil {
 			return nil, &InputError{Op: op, Type: typ, Field: name, Rule: err}
 		}
 		var err error
@@ -145,7 +145,7 @@ func appendValue(b []byte, typ, name string, v Value, sz *sizer) ([]byte, error)
 		sz.prop(name, 8)
 	case kindDateTime:
 		t := v.time()
-		if v.s != "" || t.Unix() < minDateTimeUnix || keys.CheckTicksRange(t) != nil {
+		if v.s != "" || t.Unix() < minDateTimeUnix || keyrules.CheckTicksRange(t) != nil {
 			return nil, inputErr(op, typ, name, ErrValueOutOfRange, "Edm.DateTime holds 1601-01-01 to 9999-12-31 UTC, got %s", t.Format(time.RFC3339))
 		}
 		b = append(b, '"')
@@ -412,7 +412,7 @@ func propertySize(name string, v Value) int {
 	n := 0
 	switch v.k {
 	case kindString:
-		n = 4 + 2*keys.UTF16Len(v.s)
+		n = 4 + 2*keyrules.UTF16Len(v.s)
 	case kindBinary:
 		n = 4 + len(v.s)
 	case kindBoolean:
@@ -424,14 +424,14 @@ func propertySize(name string, v Value) int {
 	default:
 		n = 8
 	}
-	return 8 + 2*keys.UTF16Len(name) + n
+	return 8 + 2*keyrules.UTF16Len(name) + n
 }
 
 // Size is e's size as the service counts it, which writes check against
 // MaxEntityBytes: 4 bytes, 2 per UTF-16 code unit of PartitionKey and
 // RowKey, the Timestamp, and propertySize of every property.
 func (e *Entity) Size() int {
-	n := 4 + 2*keys.UTF16Len(e.PartitionKey) + 2*keys.UTF16Len(e.RowKey) + 8 + 2*len("Timestamp") + 8
+	n := 4 + 2*keyrules.UTF16Len(e.PartitionKey) + 2*keyrules.UTF16Len(e.RowKey) + 8 + 2*len("Timestamp") + 8
 	for name, v := range e.Properties {
 		n += propertySize(name, v)
 	}

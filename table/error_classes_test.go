@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -148,7 +149,7 @@ func TestStatusAndCodeOfAnError(t *testing.T) {
 // and leaves out what is not known.
 func TestTableErrorTexts(t *testing.T) {
 	reset := errors.New("connection reset")
-	keyErr := keys.ValidateRowKey("a/b")
+	keyErr := keyrules.ValidateRowKey("a/b")
 	for _, c := range []struct {
 		err  error
 		want string

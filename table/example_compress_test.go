@@ -58,8 +58,14 @@ func ExampleQueryStats() {
 		}
 	}
 	stats := table.QueryStats{Label: "lost orders"}
-	lost, _ := table.Collect(orders.Query(table.WithQueryStats(ctx, &stats), &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}))
-	fmt.Println(len(lost), stats.Kind, stats.Requests, stats.EmptyPages, stats.Entities, stats.LowDensity)
+	lost := 0
+	for _, err := range orders.Query(table.WithQueryStats(ctx, &stats), &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}) {
+		if err != nil {
+			panic(err)
+		}
+		lost++
+	}
+	fmt.Println(lost, stats.Kind, stats.Requests, stats.EmptyPages, stats.Entities, stats.LowDensity)
 	// Output:
 	// level=WARN label="lost orders" table=Orders kind="table scan" filter="Status eq 'lost'" requests=7 entities=4 empty_pages=3 done=true
 	// 4 table scan 7 3 4 true

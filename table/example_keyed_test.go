@@ -61,7 +61,7 @@ func ExampleKeyRange() {
 	in2026 := table.KeyRange(&Order{Customer: "C042", Year: 2026}, 1)
 	amount := table.FieldOf(func(o *Order) *float64 { return &o.Amount })
 	f := in2026.And(amount.Gt(50))
-	fmt.Printf("%v: %v\n", table.Classify(f), f)
+	fmt.Printf("%v: %v\n", f.Kind(), f)
 	for o, err := range table.QueryAs[OrderSummary](ctx, orders, &table.QueryOptions{Filter: f}) {
 		if err != nil {
 			panic(err)

@@ -47,8 +47,8 @@ func Example() {
 	}
 	fmt.Println("age:", updated.Age)
 
-	f := table.RowBetween("Sales", "000100", "000199")
-	fmt.Printf("%v: %v\n", table.Classify(f), f)
+	f := table.Partition("Sales").And(table.RK().Ge("000100"), table.RK().Le("000199"))
+	fmt.Printf("%v: %v\n", f.Kind(), f)
 	for e, err := range employees.Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {
 			panic(err)
@@ -67,7 +67,7 @@ func Example() {
 func ExampleFilter() {
 	f := table.And(table.Partition("Sales"), table.Prop("LastName").Eq("O'Brien"), table.Prop("Age").Ge(30))
 	fmt.Println(f)
-	fmt.Println(table.Classify(f))
+	fmt.Println(f.Kind())
 	// Output:
 	// (PartitionKey eq 'Sales') and (LastName eq 'O''Brien') and (Age ge 30L)
 	// partition scan

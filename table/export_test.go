@@ -1,6 +1,6 @@
 package table
 
-// SelectOf is the $select QueryAs and QueryPageAs send for the projection
+// SelectOf is the $select QueryAs sends for the projection
 // type P: the properties its fields are stored under.
 func SelectOf[P any]() ([]string, error) {
 	p, err := projectionPlan[P]()

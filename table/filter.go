@@ -9,14 +9,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // Filter is an OData $filter expression. Every literal in it is typed and
 // quoted by construction (strings with quotes doubled, 123L, datetime'…',
 // guid'…', X'…'), so no value can change the expression's shape. The zero
 // Filter matches everything. Build it with Prop, PK, RK, And, Or, Not and the
-// helpers Point, Partition, RowRange, RowBetween and RowPrefix.
+// helpers Partition, RowRange and RowPrefix; Kind says how the service will
+// execute it.
 type Filter struct {
 	n   *fnode
 	err error
@@ -43,7 +44,7 @@ func (p Prop) cmp(op string, v any) Filter {
 	switch name {
 	case "PartitionKey", "RowKey", "Timestamp":
 	default:
-		if err := keys.ValidatePropertyName(name); err != nil {
+		if err := keyrules.ValidatePropertyName(name); err != nil {
 			return Filter{err: &InputError{Op: "filter", Field: name, Rule: err}}
 		}
 	}
@@ -108,7 +109,7 @@ func literal(v any) (string, error) {
 	case float64:
 		return doubleLiteral(x, 64)
 	case time.Time:
-		if x.Unix() < minDateTimeUnix || keys.CheckTicksRange(x) != nil {
+		if x.Unix() < minDateTimeUnix || keyrules.CheckTicksRange(x) != nil {
 			return "", literalErr("datetime literal outside 1601-01-01..9999-12-31")
 		}
 		return "datetime'" + x.UTC().Format(dateTimeLayout) + "'", nil
@@ -250,11 +251,6 @@ func write(b *strings.Builder, n *fnode) {
 	}
 }
 
-// Point matches one entity: one request, the most efficient query.
-func Point(partitionKey, rowKey string) Filter {
-	return And(PK().Eq(partitionKey), RK().Eq(rowKey))
-}
-
 // Partition matches every entity of one partition.
 func Partition(partitionKey string) Filter { return PK().Eq(partitionKey) }
 
@@ -268,16 +264,11 @@ func RowRange(partitionKey, lo, hi string) Filter {
 	return f
 }
 
-// RowBetween matches lo <= RowKey <= hi in one partition, as in the guide's
-// (PartitionKey eq 'Sales') and (RowKey ge 'empid_000100') and (RowKey le 'empid_000199').
-func RowBetween(partitionKey, lo, hi string) Filter {
-	return And(PK().Eq(partitionKey), RK().Ge(lo), RK().Le(hi))
-}
-
 // RowPrefix matches the RowKeys of one partition that start with prefix,
-// as a range query (see keys.PrefixRange).
+// as a range query: RowKey ge prefix and lt the first string after every
+// string that starts with prefix.
 func RowPrefix(partitionKey, prefix string) Filter {
-	lo, hi := keys.PrefixRange(prefix)
+	lo, hi := keyrules.PrefixRange(prefix)
 	return RowRange(partitionKey, lo, hi)
 }
 
@@ -310,9 +301,9 @@ func (k QueryKind) String() string {
 	return "QueryKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Classify says how the service will execute a query with filter f, from
-// the comparisons joined by "and" at its top level.
-func Classify(f Filter) QueryKind {
+// Kind says how the service will execute a query with filter f, from
+// the comparisons joined by "and" at its top level; no request is sent.
+func (f Filter) Kind() QueryKind {
 	var conj []*fnode
 	switch {
 	case f.n == nil:

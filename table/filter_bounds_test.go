@@ -101,17 +101,17 @@ func TestClassifyEachRowKeyBound(t *testing.T) {
 		"lt": table.Partition("p").And(table.RK().Lt("a")),
 		"le": table.Partition("p").And(table.RK().Le("a")),
 	} {
-		if k := table.Classify(f); k != table.RangeQuery {
+		if k := f.Kind(); k != table.RangeQuery {
 			t.Errorf("%s: %v, want a range query", name, k)
 		}
 	}
-	if k := table.Classify(table.Partition("p").And(table.RK().Ne("a"))); k != table.PartitionScan {
+	if k := (table.Partition("p").And(table.RK().Ne("a"))).Kind(); k != table.PartitionScan {
 		t.Errorf("RowKey ne: %v, want a partition scan", k)
 	}
-	if k := table.Classify(table.Partition("p").And(table.Prop("RowKeyX").Eq("a"))); k != table.PartitionScan {
+	if k := (table.Partition("p").And(table.Prop("RowKeyX").Eq("a"))).Kind(); k != table.PartitionScan {
 		t.Errorf("another property: %v", k)
 	}
-	if k := table.Classify(table.PK().Ne("p").And(table.RK().Eq("a"))); k != table.TableScan {
+	if k := (table.PK().Ne("p").And(table.RK().Eq("a"))).Kind(); k != table.TableScan {
 		t.Errorf("PartitionKey ne: %v, want a table scan", k)
 	}
 	for k, want := range map[table.QueryKind]string{

@@ -18,9 +18,9 @@ func TestFilterText(t *testing.T) {
 		f    table.Filter
 		want string
 	}{
-		{"guide range", table.RowBetween("Sales", "empid_000100", "empid_000199"),
+		{"guide range", table.Partition("Sales").And(table.RK().Ge("empid_000100"), table.RK().Le("empid_000199")),
 			"(PartitionKey eq 'Sales') and (RowKey ge 'empid_000100') and (RowKey le 'empid_000199')"},
-		{"guide point", table.Point("Sales", "empid_000123"), "(PartitionKey eq 'Sales') and (RowKey eq 'empid_000123')"},
+		{"guide point", table.Partition("Sales").And(table.RK().Eq("empid_000123")), "(PartitionKey eq 'Sales') and (RowKey eq 'empid_000123')"},
 		{"partition", table.Partition("Sales"), "PartitionKey eq 'Sales'"},
 		{"quote doubling", table.Prop("LastName").Eq("O'Brien"), "LastName eq 'O''Brien'"},
 		{"injection stays a literal", table.RK().Eq("x' or 'a' eq 'a"), "RowKey eq 'x'' or ''a'' eq ''a'"},
@@ -94,8 +94,8 @@ func TestClassify(t *testing.T) {
 		f    table.Filter
 		want table.QueryKind
 	}{
-		{table.Point("Sales", "000123"), table.PointQuery},
-		{table.RowBetween("Sales", "a", "b"), table.RangeQuery},
+		{table.Partition("Sales").And(table.RK().Eq("000123")), table.PointQuery},
+		{table.Partition("Sales").And(table.RK().Ge("a"), table.RK().Le("b")), table.RangeQuery},
 		{table.RowPrefix("Sales", "empid_"), table.RangeQuery},
 		{table.Partition("Sales").And(table.Prop("Age").Gt(30)), table.PartitionScan},
 		{table.Partition("Sales"), table.PartitionScan},
@@ -106,7 +106,7 @@ func TestClassify(t *testing.T) {
 		{table.Filter{}, table.TableScan},
 	}
 	for _, tc := range tests {
-		if got := table.Classify(tc.f); got != tc.want {
+		if got := tc.f.Kind(); got != tc.want {
 			t.Errorf("Classify(%s) = %v, want %v", tc.f, got, tc.want)
 		}
 	}

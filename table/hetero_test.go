@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -83,7 +84,7 @@ func TestRegistry(t *testing.T) {
 	}
 
 	g := table.NewRegistry(&table.RegistryOptions{Generic: true})
-	all, err := table.Collect(func(yield func(*any, error) bool) {
+	all, err := seqs.Collect(func(yield func(*any, error) bool) {
 		for v, err := range g.Query(ctx, client, nil) {
 			if !yield(&v, err) {
 				return

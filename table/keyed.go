@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -27,9 +28,9 @@ type keyEnc uint8
 const (
 	encTuple keyEnc = iota + 1
 	encRaw
-	encInt      // keys.Int64 / keys.Uint64
+	encInt      // keys.Int64 / keyrules.Uint64
 	encFixed    // keys.FixedUint, width
-	encDesc     // keys.DescInt64 / keys.DescUint64
+	encDesc     // keyrules.DescInt64 / keyrules.DescUint64
 	encDescFix  // 10^width-1-n in width digits
 	encTicks    // keys.Ticks
 	encInvTicks // keys.InvertedTicks
@@ -84,7 +85,7 @@ func (p *plan) metaKeyOpts(opts string) error {
 			if v == "" {
 				return keyLayoutErr(p, "Meta", "%s wants a non-empty prefix", which)
 			}
-			if err := keys.ValidateRowKey(v); err != nil {
+			if err := keyrules.ValidateRowKey(v); err != nil {
 				return keyLayoutErr(p, "Meta", "%s:%s: %v", which, v, err)
 			}
 			l := p.layout(which == "pkprefix")
@@ -144,8 +145,8 @@ func (p *plan) keyField(sf reflect.StructField, index []int, name, opts string) 
 			pad, encOption = true, o
 			if hasVal {
 				n, err := strconv.Atoi(val)
-				if err != nil || n < 1 || n > keys.Uint64Width {
-					return true, keyLayoutErr(p, sf.Name, "pad:%s: the width is 1 to %d digits", val, keys.Uint64Width)
+				if err != nil || n < 1 || n > keyrules.Uint64Width {
+					return true, keyLayoutErr(p, sf.Name, "pad:%s: the width is 1 to %d digits", val, keyrules.Uint64Width)
 				}
 				width = n
 			}
@@ -323,13 +324,13 @@ func (kp *keyPart) appendKey(b []byte, fv reflect.Value) ([]byte, error) {
 		if kp.signed {
 			b = append(b, keys.Int64(fv.Int())...)
 		} else {
-			b = append(b, keys.Uint64(u)...)
+			b = append(b, keyrules.Uint64(u)...)
 		}
 	case encDesc:
 		if kp.signed {
-			b = append(b, keys.DescInt64(fv.Int())...)
+			b = append(b, keyrules.DescInt64(fv.Int())...)
 		} else {
-			b = append(b, keys.DescUint64(u)...)
+			b = append(b, keyrules.DescUint64(u)...)
 		}
 	case encFixed, encDescFix:
 		if neg {
@@ -349,7 +350,7 @@ func (kp *keyPart) appendKey(b []byte, fv reflect.Value) ([]byte, error) {
 		b = append(b, s...)
 	case encTicks, encInvTicks:
 		t := fv.Interface().(time.Time)
-		if err := keys.CheckTicksRange(t); err != nil {
+		if err := keyrules.CheckTicksRange(t); err != nil {
 			return b, err
 		}
 		if kp.enc == encTicks {
@@ -444,11 +445,11 @@ func (kp *keyPart) parseInto(text string, fv reflect.Value) error {
 		case kp.enc == encInt && kp.signed:
 			n, err = keys.ParseInt64(text)
 		case kp.enc == encInt:
-			u, err = keys.ParseUint64(text)
+			u, err = keyrules.ParseUint64(text)
 		case kp.enc == encDesc && kp.signed:
-			n, err = keys.ParseDescInt64(text)
+			n, err = keyrules.ParseDescInt64(text)
 		case kp.enc == encDesc:
-			u, err = keys.ParseDescUint64(text)
+			u, err = keyrules.ParseDescUint64(text)
 		default: // encFixed, encDescFix
 			u, err = keys.ParseFixedUint(text, kp.width)
 			if err == nil && kp.enc == encDescFix {
@@ -625,7 +626,7 @@ func KeyRange[T any](v *T, n int) Filter {
 	}
 	switch {
 	case n == len(p.rk.parts) && n > 0:
-		return Point(pk, prefix)
+		return Partition(pk).And(RK().Eq(prefix))
 	case prefix == "":
 		return Partition(pk)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
@@ -123,7 +124,7 @@ func TestKeyedOrderPreserved(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if got, want := keys.Compare(ka, kb), order(a, b); sign(got) != sign(want) {
+		if got, want := keyrules.Compare(ka, kb), order(a, b); sign(got) != sign(want) {
 			t.Fatalf("%+v vs %+v: keys %q %q compare %d, fields %d", a, b, ka, kb, got, want)
 		}
 		body, err := tableio.Marshal(a)
@@ -254,7 +255,7 @@ func TestKeyedWriteErrorsSendNothing(t *testing.T) {
 		}, table.ErrKeyMismatch},
 		{"component changed after a read", func() error {
 			v := &keyedOrder{Customer: "C", Year: 2026, ID: "1", Placed: time.Now()}
-			if _, err := tb.Encode(v); err != nil {
+			if _, err := tableio.For(tb).Encode(v); err != nil {
 				return err
 			}
 			v.Year = 2027
@@ -298,7 +299,7 @@ func TestKeyRange(t *testing.T) {
 	if err != nil || got != want {
 		t.Fatalf("KeyRange = %s, %v\nwant %s", got, err, want)
 	}
-	if k := table.Classify(f); k != table.RangeQuery {
+	if k := f.Kind(); k != table.RangeQuery {
 		t.Errorf("Classify = %v", k)
 	}
 	all, _ := table.KeyRange(&keyedOrder{Customer: "C042"}, 0).Build()

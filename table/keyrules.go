@@ -3,7 +3,7 @@ package table
 import (
 	"errors"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // ErrEmptyPartitionKey: the entity's PartitionKey is empty. The service
@@ -19,7 +19,7 @@ var ErrEmptyPartitionKey = errors.New("empty PartitionKey (the Azure SDK cannot 
 
 // checkEntityKeys is the key check of every write and point operation of
 // Table: validateKeys, and a non-empty PartitionKey (ErrEmptyPartitionKey).
-// Encoding alone (Encode) accepts "", which the service does.
+// Encoding alone (encodeValue) accepts "", which the service does.
 func checkEntityKeys(op, typ, pk, rk string) error {
 	if pk == "" {
 		return inputErr(op, typ, "PartitionKey", ErrEmptyPartitionKey, "use a non-empty PartitionKey; Query(Partition(\"\")) reads entities stored under one")
@@ -27,13 +27,13 @@ func checkEntityKeys(op, typ, pk, rk string) error {
 	return validateKeys(op, typ, pk, rk)
 }
 
-// validateKeys checks keys as the service does (keys.ValidatePartitionKey,
-// keys.ValidateRowKey).
+// validateKeys checks keys as the service does (keyrules.ValidatePartitionKey,
+// keyrules.ValidateRowKey).
 func validateKeys(op, typ, pk, rk string) error {
-	if err := keys.ValidatePartitionKey(pk); err != nil {
+	if err := keyrules.ValidatePartitionKey(pk); err != nil {
 		return &InputError{Op: op, Type: typ, Field: "PartitionKey", Rule: err}
 	}
-	if err := keys.ValidateRowKey(rk); err != nil {
+	if err := keyrules.ValidateRowKey(rk); err != nil {
 		return &InputError{Op: op, Type: typ, Field: "RowKey", Rule: err}
 	}
 	return nil

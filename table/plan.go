@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 type fieldKind uint8
@@ -144,7 +144,7 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 				return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "unknown tag option %q", o)
 			}
 		}
-		if err := keys.ValidatePropertyName(name); err != nil {
+		if err := keyrules.ValidatePropertyName(name); err != nil {
 			return &InputError{Op: "plan", Type: p.typ.String(), Field: sf.Name, Rule: err}
 		}
 		if name == encryptionProperty {

@@ -28,9 +28,14 @@ func init() {
 func (t *Table[T]) plumbing() any { return tablePlumbing[T]{t} }
 
 // tablePlumbing is tableio.Table[T] for one Table: the encodings the index
-// patterns and the entity model need (see index_entity.go), the lost-write
+// patterns and the entity model need (see index_entity.go) and the codec
+// of one value (Encode, Decode), the lost-write
 // check, the property lists and the row-kind restriction.
 type tablePlumbing[T any] struct{ t *Table[T] }
+
+func (p tablePlumbing[T]) Encode(v *T) ([]byte, error) { return p.t.encodeValue(v) }
+
+func (p tablePlumbing[T]) Decode(data []byte, v *T) error { return p.t.decodeValue(data, v) }
 
 func (p tablePlumbing[T]) EncodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
 	return p.t.encodeWrite(ctx, v, mode)

@@ -14,7 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // QueryOptions describe a query. nil means every entity of the table.
@@ -159,7 +159,7 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 				continue
 			case "Timestamp":
 			default:
-				if err := keys.ValidatePropertyName(s); err != nil {
+				if err := keyrules.ValidatePropertyName(s); err != nil {
 					return nil, &InputError{Op: "Query", Type: t.typeName(), Field: s, Rule: err}
 				}
 			}
@@ -368,18 +368,6 @@ func queryOf[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions, dec
 			token = p.Next
 		}
 	}
-}
-
-// Collect gathers a query's results into a slice.
-func Collect[T any](seq iter.Seq2[*T, error]) ([]*T, error) {
-	var out []*T
-	for v, err := range seq {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // queryRaw yields the entities of a query as the service's JSON, following

@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"errors"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"testing"
 
 	"github.com/tablekit/tablekit/fake"
@@ -34,10 +35,10 @@ func TestQueryRefusesEncryptedFilterBeforeSending(t *testing.T) {
 	}
 	_, err = tb.QueryPage(ctx, "", opts)
 	check("QueryPage", err)
-	_, err = Collect(tb.Query(ctx, opts))
+	_, err = seqs.Collect(tb.Query(ctx, opts))
 	check("Query", err)
 	// A plaintext filter still runs.
-	if _, err := Collect(tb.Query(ctx, &QueryOptions{Filter: Prop("Name").Eq("Don")})); err != nil || c.N() != 1 {
+	if _, err := seqs.Collect(tb.Query(ctx, &QueryOptions{Filter: Prop("Name").Eq("Don")})); err != nil || c.N() != 1 {
 		t.Fatalf("plaintext filter: %v after %d requests", err, c.N())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
@@ -36,11 +37,11 @@ func TestOnlyRowPrefix(t *testing.T) {
 	if err := tableio.For(emps).OnlyRowPrefix("email_"); !errors.Is(err, table.ErrBadOption) {
 		t.Fatalf("another prefix: %v, want ErrBadOption", err)
 	}
-	got, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+	got, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
 	if err != nil || len(got) != 2 || got[0].RowKey != "empid_000123" || got[1].RowKey != "empid_000124" {
 		t.Fatalf("Query: %v %v; want the two empid_ rows", got, err)
 	}
-	if n, err := table.Collect(all.Query(ctx, nil)); err != nil || len(n) != 3 {
+	if n, err := seqs.Collect(all.Query(ctx, nil)); err != nil || len(n) != 3 {
 		t.Fatalf("a Table of every row: %d rows %v", len(n), err)
 	}
 	svc.ResetCounts()

@@ -13,9 +13,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Table reads and writes entities of type T, a struct that embeds Meta, in
@@ -104,7 +104,7 @@ func (t *Table[T]) onlyRowPrefix(prefix string) error {
 	if prefix == "" {
 		return inputErr("OnlyRowPrefix", t.typeName(), "prefix", ErrBadOption, "the prefix is empty")
 	}
-	if err := keys.ValidateRowKey(prefix); err != nil {
+	if err := keyrules.ValidateRowKey(prefix); err != nil {
 		return &InputError{Op: "OnlyRowPrefix", Type: t.typeName(), Field: "prefix", Rule: err}
 	}
 	if t.only.CompareAndSwap(nil, &prefix) {
@@ -132,7 +132,7 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	if p == nil {
 		return f
 	}
-	lo, hi := keys.PrefixRange(*p)
+	lo, hi := keyrules.PrefixRange(*p)
 	rng := RK().Ge(lo)
 	if hi != "" {
 		rng = rng.And(RK().Lt(hi))
@@ -143,9 +143,9 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	return f.And(rng)
 }
 
-// Encode returns v as the JSON entity the service expects, after checking
+// encodeValue returns v as the JSON entity the service expects, after checking
 // every limit.
-func (t *Table[T]) Encode(v *T) ([]byte, error) {
+func (t *Table[T]) encodeValue(v *T) ([]byte, error) {
 	if v == nil {
 		return nil, inputErr("encode", t.plan.typ.String(), "", ErrNilValue, "")
 	}
@@ -217,8 +217,8 @@ func (t *Table[T]) encodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	return t.plan.encode(nil, reflect.ValueOf(v).Elem(), props)
 }
 
-// Decode fills v from an entity as the service returns it.
-func (t *Table[T]) Decode(data []byte, v *T) error {
+// decodeValue fills v from an entity as the service returns it.
+func (t *Table[T]) decodeValue(data []byte, v *T) error {
 	if v == nil {
 		return inputErr("decode", t.plan.typ.String(), "", ErrNilValue, "")
 	}

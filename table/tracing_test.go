@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
@@ -267,7 +268,7 @@ func TestQueryOpensASpanAPage(t *testing.T) {
 		return n
 	}
 	before := len(rec.Spans())
-	all, err := table.Collect(tb.Query(ctx, nil))
+	all, err := seqs.Collect(tb.Query(ctx, nil))
 	if err != nil || len(all) != 6 {
 		t.Fatalf("query: %d, %v", len(all), err)
 	}

@@ -299,23 +299,3 @@ func QueryAs[P, T any](ctx context.Context, t *Table[T], opts *QueryOptions) ite
 	}
 	return queryOf(ctx, t, o, projectionDecoder[P](ctx, t, pp))
 }
-
-// QueryPageAs is t.QueryPage with the projection of QueryAs: one request.
-func QueryPageAs[P, T any](ctx context.Context, t *Table[T], token string, opts *QueryOptions) (*Page[P], error) {
-	pp, o, err := projection[P](t, opts)
-	if err != nil {
-		return nil, err
-	}
-	lo, err := t.pageOptions(o)
-	if err != nil {
-		return nil, err
-	}
-	ctx, qs := t.trackQuery(ctx, o, false) // density.go
-	ctx, end := t.span(ctx, "QueryPage", "")
-	p, err := pageOf(ctx, t, lo, token, projectionDecoder[P](ctx, t, pp))
-	end(err)
-	if err != nil || p.Next == "" {
-		t.endQuery(ctx, qs)
-	}
-	return p, err
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -116,7 +117,7 @@ func TestQueryAsSelectsOnlyTheProjection(t *testing.T) {
 	}
 	c.Reset()
 	state := table.FieldOf(func(r *typedRow) *status { return &r.State })
-	got, err := table.Collect(table.QueryAs[typedProjection](ctx, tb, &table.QueryOptions{Filter: table.Partition("p").And(state.Eq("open"))}))
+	got, err := seqs.Collect(table.QueryAs[typedProjection](ctx, tb, &table.QueryOptions{Filter: table.Partition("p").And(state.Eq("open"))}))
 	if err != nil || len(got) != 2 || c.N() != 1 {
 		t.Fatalf("QueryAs: %d rows, %v, %d requests", len(got), err, c.N())
 	}
@@ -127,10 +128,6 @@ func TestQueryAsSelectsOnlyTheProjection(t *testing.T) {
 	}
 	if got[1].Amount != 2 {
 		t.Errorf("Amount %v", got[1].Amount)
-	}
-	page, err := table.QueryPageAs[typedProjection](ctx, tb, "", &table.QueryOptions{Top: 1})
-	if err != nil || len(page.Items) != 1 || page.Next == "" {
-		t.Fatalf("QueryPageAs: %+v %v", page, err)
 	}
 	// Bad projections: refused before any request.
 	type notStored struct {
@@ -143,13 +140,13 @@ func TestQueryAsSelectsOnlyTheProjection(t *testing.T) {
 	}
 	c.Reset()
 	for name, err := range map[string]error{
-		"not stored": func() error { _, err := table.Collect(table.QueryAs[notStored](ctx, tb, nil)); return err }(),
-		"wrong type": func() error { _, err := table.QueryPageAs[wrongType](ctx, tb, "", nil); return err }(),
+		"not stored": func() error { _, err := seqs.Collect(table.QueryAs[notStored](ctx, tb, nil)); return err }(),
+		"wrong type": func() error { _, err := seqs.Collect(table.QueryAs[wrongType](ctx, tb, nil)); return err }(),
 		"select set": func() error {
-			_, err := table.Collect(table.QueryAs[typedProjection](ctx, tb, &table.QueryOptions{Select: []string{"Name"}}))
+			_, err := seqs.Collect(table.QueryAs[typedProjection](ctx, tb, &table.QueryOptions{Select: []string{"Name"}}))
 			return err
 		}(),
-		"no meta": func() error { _, err := table.Collect(table.QueryAs[address](ctx, tb, nil)); return err }(),
+		"no meta": func() error { _, err := seqs.Collect(table.QueryAs[address](ctx, tb, nil)); return err }(),
 	} {
 		var ie *table.InputError
 		if !errors.As(err, &ie) {
@@ -173,7 +170,7 @@ func TestQueryAsDecrypts(t *testing.T) {
 		table.Meta
 		SSN string
 	}
-	got, err := table.Collect(table.QueryAs[ssnOnly](ctx, tb, nil))
+	got, err := seqs.Collect(table.QueryAs[ssnOnly](ctx, tb, nil))
 	if err != nil || len(got) != 1 || got[0].SSN != "078-05-1120" || got[0].RowKey != "000123" {
 		t.Fatalf("QueryAs of an encrypted field: %+v %v", got, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/benchkit"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -80,7 +81,7 @@ func BenchmarkQueryWireAzurite(b *testing.B) {
 				b.Fatal(err)
 			}
 			measure(b, func() (int, error) {
-				all, err := table.Collect(tb.Query(ctx, nil))
+				all, err := seqs.Collect(tb.Query(ctx, nil))
 				return len(all), err
 			})
 		})

@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
@@ -80,7 +81,7 @@ func quotedKeys(t *testing.T, c *aztables.Client) {
 	if sum, err := batch.NewWriter(c, nil).Write(ctx, slices.Values(ops), nil); err != nil || sum.Operations != 150 {
 		t.Fatalf("Writer: %+v %v", sum, err)
 	}
-	all, err := table.Collect(firms.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))
+	all, err := seqs.Collect(firms.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func quotedKeys(t *testing.T, c *aztables.Client) {
 			t.Errorf("%q: N=%d, want %d", f.RowKey, f.N, want[f.RowKey])
 		}
 	}
-	if n, err := table.Collect(firms.Query(ctx, &table.QueryOptions{Filter: table.Partition("Smith's")})); err != nil || len(n) != 150 {
+	if n, err := seqs.Collect(firms.Query(ctx, &table.QueryOptions{Filter: table.Partition("Smith's")})); err != nil || len(n) != 150 {
 		t.Fatalf("Writer's partition: %d (%v)", len(n), err)
 	}
 	if err := firms.DeleteValue(ctx, all[0], nil); err != nil {

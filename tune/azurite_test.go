@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 	"github.com/tablekit/tablekit/tune"
@@ -53,7 +54,7 @@ func TestLimiterAndAdaptiveOnAzurite(t *testing.T) {
 	if c.slept < 900*time.Millisecond || c.slept > 1100*time.Millisecond {
 		t.Fatalf("a transaction of 10 after 10 single writes on a partition at 10/s waited %v, want about 1 s", c.slept)
 	}
-	got, err := table.Collect(tb.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("p")}))
+	got, err := seqs.Collect(tb.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("p")}))
 	if err != nil || len(got) != 20 {
 		t.Fatalf("query: %d rows, %v", len(got), err)
 	}

@@ -24,7 +24,8 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 	"github.com/tablekit/tablekit/tune"
@@ -232,7 +233,7 @@ const busyRowsPerPartition = 200
 func upserts(n, parts int) iter.Seq[batch.Op] {
 	return func(yield func(batch.Op) bool) {
 		for i := range n {
-			r := &busyRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%03d", i%parts), RowKey: keys.Uint64(uint64(i / parts % busyRowsPerPartition))},
+			r := &busyRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%03d", i%parts), RowKey: keyrules.Uint64(uint64(i / parts % busyRowsPerPartition))},
 				Payload: "the quick brown fox jumps over the lazy dog", N: i}
 			if !yield(batch.Upsert(r, table.Replace)) {
 				return
@@ -349,7 +350,7 @@ func drainAll(t *testing.T, drain func() (consistency.Stats, error)) {
 func busyRows(n, parts int) []*busyRow {
 	rows := make([]*busyRow, n)
 	for i := range rows {
-		rows[i] = &busyRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%03d", i%parts), RowKey: keys.Uint64(uint64(i))},
+		rows[i] = &busyRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%03d", i%parts), RowKey: keyrules.Uint64(uint64(i))},
 			Payload: "the quick brown fox jumps over the lazy dog", N: i}
 	}
 	return rows
@@ -376,7 +377,7 @@ func moverDrain(t *testing.T, side busySide, n, parts int) busyResult {
 			t.Fatal(err)
 		}
 		cur, arc := mustTable(t, curSetup), mustTable(t, arcSetup)
-		stored, err := table.Collect(cur.Query(ctx, nil)) // with their ETags
+		stored, err := seqs.Collect(cur.Query(ctx, nil)) // with their ETags
 		if err != nil || len(stored) != n {
 			t.Fatalf("stored %d of %d: %v", len(stored), n, err)
 		}
@@ -418,7 +419,7 @@ func busyModel(t *testing.T, tbl *table.Table[busyRow], copies *aztables.Client,
 		CrossCopies: []patterns.IndexDef[busyRow]{{
 			Name: "byn", Table: ct,
 			PartitionKey: func(v *busyRow) string { return fmt.Sprintf("team%03d", v.N%100) },
-			Value:        func(v *busyRow) string { return keys.Uint64(uint64(v.N)) },
+			Value:        func(v *busyRow) string { return keyrules.Uint64(uint64(v.N)) },
 		}},
 		Queue: q,
 	})

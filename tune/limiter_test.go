@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/table"
 	"github.com/tablekit/tablekit/tune"
 )
@@ -102,7 +103,7 @@ func TestLimiterCountsAQueryPagesEntities(t *testing.T) {
 	opts := &aztables.ClientOptions{}
 	opts.PerCallPolicies = []policy.Policy{lim}
 	tb, _ := table.New[row](svc.NewClient("rows", opts), nil)
-	got, err := table.Collect(tb.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("p")}))
+	got, err := seqs.Collect(tb.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("p")}))
 	if err != nil || len(got) != 30 {
 		t.Fatalf("query: %d rows, %v", len(got), err)
 	}

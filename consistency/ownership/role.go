@@ -31,9 +31,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // Lease limits of the Blob service ("Lease Blob"): a lease lasts 15 to 60
@@ -156,7 +156,7 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		r.opts = *opts
 	}
 	o := &r.opts
-	if err := keys.ValidateContainerName(container); err != nil {
+	if err := keyrules.ValidateContainerName(container); err != nil {
 		return nil, err
 	}
 	if len(queues) == 0 {
@@ -167,7 +167,7 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 		if q.Queue == nil || q.Poison == nil {
 			return nil, fmt.Errorf("%w: queue %q needs a Queue and a Poison queue", consistency.ErrBadOption, q.Name)
 		}
-		if err := keys.ValidateBlobName(queuePrefix + q.Name); err != nil || q.Name == "" || strings.Contains(q.Name, "/") {
+		if err := keyrules.ValidateBlobName(queuePrefix + q.Name); err != nil || q.Name == "" || strings.Contains(q.Name, "/") {
 			return nil, fmt.Errorf("%w: queue name %q is not usable in a blob name", consistency.ErrBadOption, q.Name)
 		}
 		if seen[q.Name] {
@@ -178,7 +178,7 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 	if o.Name == "" {
 		o.Name = "role-" + newUUID()[:8]
 	}
-	if err := keys.ValidateBlobName(memberPrefix + o.Name); err != nil || strings.Contains(o.Name, "/") {
+	if err := keyrules.ValidateBlobName(memberPrefix + o.Name); err != nil || strings.Contains(o.Name, "/") {
 		return nil, fmt.Errorf("%w: role name %q is not usable in a blob name", consistency.ErrBadOption, o.Name)
 	}
 	if o.LeaseDuration == 0 {
@@ -407,7 +407,7 @@ func (r *Role) rebalance(ctx context.Context, member Lease, isMember bool, secs 
 	}
 	// Take free queues, starting at an offset of the role's own, so roles
 	// that start together do not all try the same queue first.
-	start := keys.ShardBucket(r.opts.Name, len(r.queues))
+	start := keyrules.ShardBucket(r.opts.Name, len(r.queues))
 	for i := range r.queues {
 		if len(owned) >= share {
 			break

@@ -133,7 +133,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("update with the ETag read before the change: refused (412 precondition failed), nothing lost")
 
-	f := table.RowBetween("Sales", "empid_000100", "empid_000199")
+	f := table.Partition("Sales").And(table.RK().Ge("empid_000100"), table.RK().Le("empid_000199"))
 	var found []string
 	for e, err := range employees.Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {
@@ -144,9 +144,9 @@ func run(ctx context.Context, conn, account string) error {
 	if len(found) != 2 {
 		return fmt.Errorf("%s found %v", f, found)
 	}
-	step("%v %s: %v", table.Classify(f), f, found)
+	step("%v %s: %v", f.Kind(), f, found)
 	scan := table.Prop("LastName").Eq("Jones")
-	step("not sent, it would be a %v: %s (index it instead: examples/employees)", table.Classify(scan), scan)
+	step("not sent, it would be a %v: %s (index it instead: examples/employees)", scan.Kind(), scan)
 
 	bad := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid/000999"}}
 	err = employees.Add(ctx, bad, nil)

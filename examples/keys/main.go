@@ -118,16 +118,19 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("add the reviews 000123_2012, 000123_2011 and 000124_2012")
-	// Prefix ranges: every key starting with a prefix, as one range query.
-	lo, hi := keys.PrefixRange(emp + "_")
-	ofEmp, err := table.Collect(readings.Query(ctx, &table.QueryOptions{Filter: table.RowRange("reviews", lo, hi)}))
-	if err != nil {
-		return err
+	// Prefixes: every key starting with a prefix, as one range query.
+	prefix := table.RowPrefix("reviews", emp+"_")
+	var ofEmp []*Reading
+	for r, err := range readings.Query(ctx, &table.QueryOptions{Filter: prefix}) {
+		if err != nil {
+			return err
+		}
+		ofEmp = append(ofEmp, r)
 	}
 	if len(ofEmp) != 2 || ofEmp[0].RowKey != emp+"_2011" {
 		return fmt.Errorf("the reviews of %s: got %d", emp, len(ofEmp))
 	}
-	step("the reviews of 000123: keys.PrefixRange(\"000123_\") = [%q, %q), one range query: %s, %s", lo, hi, ofEmp[0].RowKey, ofEmp[1].RowKey)
+	step("the reviews of 000123: table.RowPrefix(\"reviews\", \"000123_\") = %s, one range query: %s, %s", prefix, ofEmp[0].RowKey, ofEmp[1].RowKey)
 
 	// Numbers: fixed width and an offset sign make string order numeric.
 	numbers := []int64{1000, -42, 7, -1, 0}
@@ -162,9 +165,12 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("add readings at 09:00, 10:00, 11:00 under keys.InvertedTicks(t), e.g. %s", keys.InvertedTicks(base))
-	latest, err := table.Collect(readings.Query(ctx, &table.QueryOptions{Filter: table.Partition("log"), Top: 1}))
-	if err != nil {
-		return err
+	var latest []*Reading
+	for r, err := range readings.Query(ctx, &table.QueryOptions{Filter: table.Partition("log"), Top: 1}) {
+		if err != nil {
+			return err
+		}
+		latest = append(latest, r)
 	}
 	if len(latest) != 1 {
 		return fmt.Errorf("top 1 returned %d readings", len(latest))
@@ -200,16 +206,12 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("keys.EncodeTuple(\"Sales\", \"a/b?\") = %s, stored, read back and decoded to %q", tuple, parts)
 
-	// Shards and tables per period are names, built with no request.
-	shard, err := keys.ShardName("events", keys.ShardBucket("000123", 16), 16)
-	if err != nil {
-		return err
-	}
+	// Tables per period are names, built with no request.
 	day, err := keys.PeriodTable("Logins", keys.Daily, base, 0)
 	if err != nil {
 		return err
 	}
-	step("keys.ShardName(\"events\", keys.ShardBucket(\"000123\", 16), 16) = %s; keys.PeriodTable(\"Logins\", keys.Daily, …) = %s", shard, day)
+	step("keys.PeriodTable(\"Logins\", keys.Daily, …) = %s", day)
 
 	// Bad keys are refused before any request.
 	err = readings.Add(ctx, &Reading{Meta: table.Meta{PartitionKey: "numbers", RowKey: "a/b"}}, nil)

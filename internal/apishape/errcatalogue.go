@@ -11,7 +11,8 @@ import (
 )
 
 // ErrorDecls are the errors a public package declares: its exported types
-// with an Error() string method, and its exported package-level variables
+// with an Error() string method (an alias of such a type in an internal
+// package counts: the public package declares it), and its exported package-level variables
 // named Err... (sentinels). Names are pkg.Name, the package's name rather
 // than its path; directories are walked as Discover walks them.
 type ErrorDecls struct {
@@ -27,13 +28,14 @@ func DiscoverErrors(root string) (ErrorDecls, error) {
 	var d ErrorDecls
 	exported := map[string]bool{} // pkg.Type of every exported type
 	withError := map[string]bool{}
+	aliases := map[string]string{} // pkg.Type of an exported alias -> the aliased pkg.Type
 	err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
 		if de.IsDir() {
-			if rel != "." && skipDir(rel, de.Name()) {
+			if rel != "." && skipDir(rel, de.Name()) && filepath.ToSlash(rel) != "internal" {
 				return filepath.SkipDir
 			}
 			return nil
@@ -46,6 +48,9 @@ func DiscoverErrors(root string) (ErrorDecls, error) {
 			return err
 		}
 		pkg := f.Name.Name
+		// An internal package declares nothing public; its Error methods
+		// make the public aliases of its types error types.
+		internal := strings.HasPrefix(filepath.ToSlash(rel), "internal/")
 		for _, decl := range f.Decls {
 			switch decl := decl.(type) {
 			case *ast.FuncDecl:
@@ -59,11 +64,17 @@ func DiscoverErrors(root string) (ErrorDecls, error) {
 				for _, s := range decl.Specs {
 					switch s := s.(type) {
 					case *ast.TypeSpec:
-						if s.Name.IsExported() {
-							exported[pkg+"."+s.Name.Name] = true
+						if internal || !s.Name.IsExported() {
+							continue
+						}
+						exported[pkg+"."+s.Name.Name] = true
+						if sel, ok := s.Type.(*ast.SelectorExpr); ok && s.Assign.IsValid() {
+							if x, ok := sel.X.(*ast.Ident); ok {
+								aliases[pkg+"."+s.Name.Name] = x.Name + "." + sel.Sel.Name
+							}
 						}
 					case *ast.ValueSpec:
-						if decl.Tok != token.VAR {
+						if internal || decl.Tok != token.VAR {
 							continue
 						}
 						for _, n := range s.Names {
@@ -83,6 +94,11 @@ func DiscoverErrors(root string) (ErrorDecls, error) {
 	for t := range withError {
 		if exported[t] {
 			d.Types = append(d.Types, t)
+		}
+	}
+	for a, t := range aliases {
+		if withError[t] && !withError[a] {
+			d.Types = append(d.Types, a)
 		}
 	}
 	sort.Strings(d.Types)

@@ -25,6 +25,7 @@ import (
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/apishape"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -225,7 +226,7 @@ func instances(a answers) map[string][]error {
 		"consistency.PanicError":          {panicked},
 		"eventstream.ConcurrencyError":    {&eventstream.ConcurrencyError{Stream: "s", Expected: 3, Err: a.tx}},
 		"eventstream.DuplicateEventError": {&eventstream.DuplicateEventError{Stream: "s", ID: "e1", Err: a.tx}},
-		"keys.ValidationError":            {keys.ValidatePartitionKey("a/b\nc")},
+		"keys.ValidationError":            {keyrules.ValidatePartitionKey("a/b\nc")},
 		"patterns.ValueTakenError":        {&patterns.ValueTakenError{Index: "email", Value: "a\nb", PartitionKey: "p", Err: a.tx.Err}},
 		"patterns.SharedValueError":       {&patterns.SharedValueError{Index: "email", Value: "a\nb", Owners: []patterns.Owner{{PartitionKey: "Sales", RowKey: "empid_1"}, {PartitionKey: "HR", RowKey: "empid_2"}}}},
 		"table.ConflictError":             {a.conflict, &table.ConflictError{Attempts: 2, Err: transportFailure()}},

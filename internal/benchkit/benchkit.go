@@ -21,8 +21,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -39,7 +40,7 @@ type Row struct {
 func Rows(n, parts int) []*Row {
 	rows := make([]*Row, n)
 	for i := range rows {
-		rows[i] = &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keys.Uint64(uint64(i))},
+		rows[i] = &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keyrules.Uint64(uint64(i))},
 			Payload: "the quick brown fox jumps over the lazy dog", N: i}
 	}
 	return rows
@@ -265,7 +266,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	archive, _ := table.New[Row](arc, nil)
 	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil), nil)
 	for i := 0; i < n; i++ {
-		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil); err != nil {
+		if err := mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil); err != nil {
 			return 0, err
 		}
 	}
@@ -286,7 +287,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	}
 	wg.Wait()
 	took := time.Since(start)
-	left, err := table.Collect(current.Query(ctx, nil))
+	left, err := seqs.Collect(current.Query(ctx, nil))
 	if err != nil || len(left) != 0 {
 		return 0, fmt.Errorf("%d entities not moved (%v)", len(left), err)
 	}
@@ -327,12 +328,12 @@ func ReadSequential(ctx context.Context, client *aztables.Client, s *patterns.Sh
 	tbl, _ := table.New[Row](client, nil)
 	var all []*Row
 	for _, pk := range s.Partitions() {
-		part, err := table.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))
+		part, err := seqs.Collect(tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}))
 		if err != nil {
 			return 0, err
 		}
 		all = append(all, part...)
 	}
-	slices.SortFunc(all, func(x, y *Row) int { return keys.Compare(x.RowKey, y.RowKey) })
+	slices.SortFunc(all, func(x, y *Row) int { return keyrules.Compare(x.RowKey, y.RowKey) })
 	return len(all), nil
 }

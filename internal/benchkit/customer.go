@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -112,7 +112,7 @@ func Customers(n int) []*Customer {
 	cs := make([]*Customer, n)
 	day := time.Date(2021, 3, 1, 12, 0, 0, 0, time.UTC)
 	for i := range cs {
-		cs[i] = &Customer{Meta: table.Meta{PartitionKey: "p00", RowKey: keys.Uint64(uint64(i))},
+		cs[i] = &Customer{Meta: table.Meta{PartitionKey: "p00", RowKey: keyrules.Uint64(uint64(i))},
 			CustomerID:        int64(500000 + i),
 			FirstName:         "Jane",
 			MiddleName:        "Ann",

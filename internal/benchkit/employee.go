@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -54,7 +54,7 @@ func Employees(n int) []*Employee {
 	es := make([]*Employee, n)
 	hired := time.Date(2019, 4, 1, 9, 0, 0, 0, time.UTC)
 	for i := range es {
-		es[i] = &Employee{Meta: table.Meta{PartitionKey: "p00", RowKey: keys.Uint64(uint64(i))},
+		es[i] = &Employee{Meta: table.Meta{PartitionKey: "p00", RowKey: keyrules.Uint64(uint64(i))},
 			EmployeeID: int64(100000 + i), FirstName: "Jane", LastName: fmt.Sprint("Jones", i),
 			Email: fmt.Sprintf("jane.jones%d@contoso.com", i), Phone: "+44 20 7946 0000",
 			Department: "Sales", Title: "Account manager", Manager: "empid_000123",
@@ -89,7 +89,7 @@ func pointReads[R any](a *Account, name, base string, rows func() []*R, via func
 		}
 		return func(ctx context.Context) (int, error) {
 			for i := range rs {
-				if err := read(ctx, keys.Uint64(uint64(i))); err != nil {
+				if err := read(ctx, keyrules.Uint64(uint64(i))); err != nil {
 					return 0, err
 				}
 			}

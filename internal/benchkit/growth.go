@@ -12,7 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/table"
 )
@@ -52,7 +52,7 @@ func PeakHeap(f func() error) (uint64, error) {
 func Generated(n, parts int) iter.Seq[batch.Op] {
 	return func(yield func(batch.Op) bool) {
 		for i := 0; i < n; i++ {
-			r := &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keys.Uint64(uint64(i))},
+			r := &Row{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%02d", i%parts), RowKey: keyrules.Uint64(uint64(i))},
 				Payload: "the quick brown fox jumps over the lazy dog", N: i}
 			if !yield(batch.Add(r)) {
 				return

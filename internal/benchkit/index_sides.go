@@ -6,7 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -68,7 +68,7 @@ func (a *Account) indexRound(ctx context.Context) (*indexRound, *table.Table[Ind
 }
 
 func indexEmployee(i int) *IndexRow {
-	rk := keys.Uint64(uint64(i))
+	rk := keyrules.Uint64(uint64(i))
 	return &IndexRow{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, Email: "e" + rk + "@contoso.com", Department: "Sales", LastName: indexLastNames[i%len(indexLastNames)]}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -59,7 +59,7 @@ func (a *Account) mixedRound(ctx context.Context, n int) (*mixedRound, error) {
 		if err := m.Add(ctx, v, nil); err != nil {
 			return fail(err)
 		}
-		if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil); err != nil {
+		if err := mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil); err != nil {
 			return fail(err)
 		}
 	}

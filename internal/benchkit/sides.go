@@ -15,7 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -333,7 +333,7 @@ func (a *Account) archiveRound(ctx context.Context, n int, enqueue func(q *azque
 		}
 	}}
 	for i := 0; err == nil && i < n; i++ {
-		err = enqueue(q, cur, keys.Uint64(uint64(i)))
+		err = enqueue(q, cur, keyrules.Uint64(uint64(i)))
 	}
 	if err != nil {
 		r.cleanup()
@@ -421,7 +421,7 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 			if archive, err = table.New[Row](r.kitArc, nil); err == nil {
 				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 				for i := 0; err == nil && i < n; i++ {
-					err = mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil)
+					err = mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil)
 				}
 				var poison *azqueue.QueueClient
 				if err == nil {
@@ -467,7 +467,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 		}
 		mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
 		for i := range n {
-			if err := mover.Request(ctx, "p00", keys.Uint64(uint64(i)), nil); err != nil {
+			if err := mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil); err != nil {
 				r.cleanup()
 				return nil, nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -162,22 +163,22 @@ func keyCases() []badCase {
 		return func(context.Context) error { return f(s) }
 	}
 	return []badCase{
-		{"table name starting with a digit", keys.ErrBadSyntax, name(keys.ValidateTableName, "1abc"), validation("table")},
-		{"table name over 63 characters", keys.ErrTooLong, name(keys.ValidateTableName, "t"+strings.Repeat("a", 63)), validation("table")},
-		{"table name with a hyphen", keys.ErrForbiddenChar, name(keys.ValidateTableName, "my-table"), validation("table")},
-		{"queue name with two hyphens in a row", keys.ErrBadSyntax, name(keys.ValidateQueueName, "a--b"), validation("queue")},
-		{"queue name over 63 characters", keys.ErrTooLong, name(keys.ValidateQueueName, strings.Repeat("q", 64)), validation("queue")},
-		{"container name of two characters", keys.ErrTooShort, name(keys.ValidateContainerName, "ab"), validation("container")},
-		{"container name starting with a hyphen", keys.ErrBadSyntax, name(keys.ValidateContainerName, "-abc"), validation("container")},
-		{"empty blob name", keys.ErrEmpty, name(keys.ValidateBlobName, ""), validation("blob")},
-		{"blob name over 1,024 characters", keys.ErrTooLong, name(keys.ValidateBlobName, strings.Repeat("b", 1025)), validation("blob")},
-		{"property name over 255 characters", keys.ErrTooLong, name(keys.ValidatePropertyName, strings.Repeat("p", 256)), validation("property")},
-		{"shard name of bucket out of range", keys.ErrOutOfRange, func(context.Context) error { _, err := keys.ShardName("s", 5, 5); return err }, anyValidation()},
+		{"table name starting with a digit", keys.ErrBadSyntax, name(keyrules.ValidateTableName, "1abc"), validation("table")},
+		{"table name over 63 characters", keys.ErrTooLong, name(keyrules.ValidateTableName, "t"+strings.Repeat("a", 63)), validation("table")},
+		{"table name with a hyphen", keys.ErrForbiddenChar, name(keyrules.ValidateTableName, "my-table"), validation("table")},
+		{"queue name with two hyphens in a row", keys.ErrBadSyntax, name(keyrules.ValidateQueueName, "a--b"), validation("queue")},
+		{"queue name over 63 characters", keys.ErrTooLong, name(keyrules.ValidateQueueName, strings.Repeat("q", 64)), validation("queue")},
+		{"container name of two characters", keys.ErrTooShort, name(keyrules.ValidateContainerName, "ab"), validation("container")},
+		{"container name starting with a hyphen", keys.ErrBadSyntax, name(keyrules.ValidateContainerName, "-abc"), validation("container")},
+		{"empty blob name", keys.ErrEmpty, name(keyrules.ValidateBlobName, ""), validation("blob")},
+		{"blob name over 1,024 characters", keys.ErrTooLong, name(keyrules.ValidateBlobName, strings.Repeat("b", 1025)), validation("blob")},
+		{"property name over 255 characters", keys.ErrTooLong, name(keyrules.ValidatePropertyName, strings.Repeat("p", 256)), validation("property")},
+		{"shard name of bucket out of range", keys.ErrOutOfRange, func(context.Context) error { _, err := keyrules.ShardName("s", 5, 5); return err }, anyValidation()},
 		{"fixed-width number too wide for its width", keys.ErrOutOfRange, func(context.Context) error { _, err := keys.FixedUint(1000, 3); return err }, anyValidation()},
 		{"period table of an unknown period", keys.ErrOutOfRange, func(context.Context) error {
 			_, err := keys.PeriodTable("logins", keys.Period(0), time.Now(), 0)
 			return err
 		}, anyValidation()},
-		{"inverted ticks of a time before year 1", keys.ErrOutOfRange, func(context.Context) error { return keys.CheckTicksRange(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)) }, anyValidation()},
+		{"inverted ticks of a time before year 1", keys.ErrOutOfRange, func(context.Context) error { return keyrules.CheckTicksRange(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)) }, anyValidation()},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/sas"
@@ -83,7 +84,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 		{"intra-partition find in an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := table.Collect(idx.Find(ctx, "phone", "Sales", "555", nil))
+			_, err := seqs.Collect(idx.Find(ctx, "phone", "Sales", "555", nil))
 			return err
 		}, nil},
 		{"intra-partition Delete (the model's) with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {
@@ -124,7 +125,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 		{"inter-partition range of an unknown index", patterns.ErrUnknownIndex, func(ctx context.Context) error {
-			_, err := table.Collect(cross.Range(ctx, "phone", "Sales", "a", "b", nil))
+			_, err := seqs.Collect(cross.Range(ctx, "phone", "Sales", "a", "b", nil))
 			return err
 		}, nil},
 		{"inter-partition Upsert (the model's) with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
@@ -212,7 +213,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, nil},
 		{"sharded read of a negative Top", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.Collect(sh.Read(ctx, &patterns.ShardedReadOptions{Top: -1}))
+			_, err := seqs.Collect(sh.Read(ctx, &patterns.ShardedReadOptions{Top: -1}))
 			return err
 		}, inputRule(table.ErrBadOption)},
 		{"sharded append with a bad RowKey", keys.ErrForbiddenChar, func(ctx context.Context) error {

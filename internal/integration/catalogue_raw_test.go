@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -317,15 +318,15 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, inputField(table.ErrBadOption, "Top")},
 		{"negative Top for a query", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Top: -1}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Top: -1}))
 			return err
 		}, inputRule(table.ErrBadOption)},
 		{"filter on a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("bad name").Eq(1)}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("bad name").Eq(1)}))
 			return err
 		}, inputField(keys.ErrInvalidName, "bad name")},
 		{"filter string literal of invalid UTF-8", table.ErrBadFilter, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("FirstName").Eq("a\xff")}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("FirstName").Eq("a\xff")}))
 			return err
 		}, inputRule(table.ErrBadFilter)},
 		{"raw entity query: filter of 16 comparisons", table.ErrBadFilter, func(ctx context.Context) error {

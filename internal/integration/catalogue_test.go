@@ -16,6 +16,8 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -163,11 +165,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"key with a C1 control character", keys.ErrControlChar, add(e("p", "r\u0085"))},
 		{"key over 1 KiB", keys.ErrTooLong, add(e("p", strings.Repeat("k", 513)))},
 		{"key of invalid UTF-8", keys.ErrInvalidUTF8, add(e("p\xff", "r"))},
-		{"table name too short", keys.ErrTooShort, func(context.Context) error { return keys.ValidateTableName("ab") }},
-		{"reserved table name", keys.ErrReserved, func(context.Context) error { return keys.ValidateTableName("Tables") }},
-		{"queue name in capitals", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateQueueName("Archive") }},
-		{"container name with an underscore", keys.ErrForbiddenChar, func(context.Context) error { return keys.ValidateContainerName("a_b") }},
-		{"blob name ending in a slash", keys.ErrBadSyntax, func(context.Context) error { return keys.ValidateBlobName("photos/") }},
+		{"table name too short", keys.ErrTooShort, func(context.Context) error { return keyrules.ValidateTableName("ab") }},
+		{"reserved table name", keys.ErrReserved, func(context.Context) error { return keyrules.ValidateTableName("Tables") }},
+		{"queue name in capitals", keys.ErrForbiddenChar, func(context.Context) error { return keyrules.ValidateQueueName("Archive") }},
+		{"container name with an underscore", keys.ErrForbiddenChar, func(context.Context) error { return keyrules.ValidateContainerName("a_b") }},
+		{"blob name ending in a slash", keys.ErrBadSyntax, func(context.Context) error { return keyrules.ValidateBlobName("photos/") }},
 		{"compound key component holding the separator", keys.ErrForbiddenChar, func(context.Context) error { _, err := keys.Compound{}.Join("a_b", "c"); return err }},
 		{"property name with a space", keys.ErrInvalidName, func(ctx context.Context) error {
 			return kept.Add(ctx, &Kept{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"Manager Rating": {Value: []byte("1")}}}, nil)
@@ -211,11 +213,11 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"nil client", table.ErrNilValue, func(context.Context) error { _, err := table.New[Employee](nil, nil); return err }},
 		// filters and queries
 		{"filter of 16 comparisons", table.ErrBadFilter, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.And(many...)}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.And(many...)}))
 			return err
 		}},
 		{"filter literal of an unsupported type", table.ErrBadFilter, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("Age").Eq(struct{}{})}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Prop("Age").Eq(struct{}{})}))
 			return err
 		}},
 		{"Top over 1000 for a page", table.ErrBadOption, func(ctx context.Context) error {
@@ -224,7 +226,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		}},
 		{"continuation token not from Page.Next", table.ErrBadToken, func(ctx context.Context) error { _, err := emps.QueryPage(ctx, "forged", nil); return err }},
 		{"select of a bad property name", keys.ErrInvalidName, func(ctx context.Context) error {
-			_, err := table.Collect(emps.Query(ctx, &table.QueryOptions{Select: []string{"bad name"}}))
+			_, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Select: []string{"bad name"}}))
 			return err
 		}},
 		// transactions
@@ -412,7 +414,7 @@ func TestCatalogueChecksCanFail(t *testing.T) {
 	plain := fmt.Errorf("wrapped: %w", table.ErrInvalidValue)
 	field := &table.InputError{Op: "Add", Field: "A", Rule: table.ErrInvalidValue}
 	op := &batch.OpError{Index: 0, Err: field}
-	ve := keys.ValidateQueueName("Bad")
+	ve := keyrules.ValidateQueueName("Bad")
 	for name, fails := range map[string]error{
 		"inputRule of a bare sentinel":     inputRule(table.ErrInvalidValue).check(plain),
 		"inputRule of another rule":        inputRule(table.ErrNoETag).check(field),

@@ -3,12 +3,14 @@ package integration
 import (
 	"context"
 	"errors"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -81,7 +83,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 	}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	read := &KeyedOrder{Customer: "C", Year: 2026, Placed: base, ID: "1"}
-	if _, err := orders.Encode(read); err != nil { // as if read: Meta holds the keys
+	if _, err := tableio.For(orders).Encode(read); err != nil { // as if read: Meta holds the keys
 		t.Fatal(err)
 	}
 	read.Year = 2027
@@ -89,7 +91,7 @@ func TestTypedKeysCatalogue(t *testing.T) {
 	hand.PartitionKey = "D!"
 	query := func(f table.Filter) func(context.Context) error {
 		return func(ctx context.Context) error {
-			_, err := table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
+			_, err := seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
 			return err
 		}
 	}
@@ -124,11 +126,11 @@ func TestTypedKeysCatalogue(t *testing.T) {
 		{"FieldOf a field the codec skips", table.ErrBadFilter, query(table.FieldOf(func(o *skipped) *string { return &o.Scratch }).Eq(""))},
 		{"FieldOf an address outside the struct", table.ErrBadFilter, query(table.FieldOf(func(o *KeyedOrder) *string { s := ""; return &s }).Eq(""))},
 		{"projection of a property the type does not store", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.Collect(table.QueryAs[unknownProj](ctx, orders, nil))
+			_, err := seqs.Collect(table.QueryAs[unknownProj](ctx, orders, nil))
 			return err
 		}},
 		{"projection reading a property as another EDM type", table.ErrBadOption, func(ctx context.Context) error {
-			_, err := table.QueryPageAs[wrongProj](ctx, orders, "", nil)
+			_, err := seqs.Collect(table.QueryAs[wrongProj](ctx, orders, nil))
 			return err
 		}},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -75,7 +76,7 @@ func addStaff(t *testing.T, tb *table.Table[Staff], n int) {
 
 func keysIn(t *testing.T, tb *table.Table[Staff]) []string {
 	t.Helper()
-	all, err := table.Collect(tb.Query(t.Context(), nil))
+	all, err := seqs.Collect(tb.Query(t.Context(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -388,7 +389,7 @@ var crashScenarios = []crashScenario{{
 			t.Fatalf("Current %q, Archive %q", cur, arc)
 		}
 		a, _ := table.New[Staff](p.table(p.names.Archive), nil)
-		all, err := table.Collect(a.Query(t.Context(), nil))
+		all, err := seqs.Collect(a.Query(t.Context(), nil))
 		if err != nil {
 			t.Fatal(err)
 		}

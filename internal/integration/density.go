@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -114,7 +115,7 @@ func RunQueryDensity(t *testing.T, env Env) {
 	t.Run("a sparse table scan: figures, and the warning when the backend ends pages early", func(t *testing.T) {
 		rc.Reset()
 		st := table.QueryStats{Label: "lost orders"}
-		got, err := table.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}))
+		got, err := seqs.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Prop("Status").Eq("lost")}))
 		if err != nil || len(got) != 5 {
 			t.Fatalf("%d orders, %v", len(got), err)
 		}
@@ -137,7 +138,7 @@ func RunQueryDensity(t *testing.T, env Env) {
 		// One request, or two when the backend sends an empty page first.
 		w.n = 0
 		st := table.QueryStats{}
-		got, err := table.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Point("c01", "o003")}))
+		got, err := seqs.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Partition("c01").And(table.RK().Eq("o003"))}))
 		if err != nil || len(got) != 1 || st.Kind != table.PointQuery || st.Requests < 1 || st.Requests >= 5 || st.Entities != 1 || st.LowDensity || w.n != 0 {
 			t.Fatalf("%d entities, %v; stats %+v", len(got), err, st)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -154,7 +155,7 @@ func RunModelReads(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drain()
-		read, err := table.Collect(m.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Select: []string{"FirstName", "Email"}}))
+		read, err := seqs.Collect(m.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales"), Select: []string{"FirstName", "Email"}}))
 		if err != nil || len(read) != 1 {
 			t.Fatalf("projected Query: %v %v", read, err)
 		}
@@ -196,14 +197,14 @@ func RunModelReads(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		drain()
-		if got, err := table.Collect(plain.Query(ctx, nil)); err != nil || len(got) != 1 {
+		if got, err := seqs.Collect(plain.Query(ctx, nil)); err != nil || len(got) != 1 {
 			t.Fatalf("Query of a whole table of a plain type: %d rows, %v; want the one employee", len(got), err)
 		}
-		got, err := table.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+		got, err := seqs.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
 		if err != nil || len(got) != 1 || got[0].RowKey != "empid_000123" {
 			t.Fatalf("Query of Sales on the model's handle: %d rows, %v; want the one employee (not its email copy nor its last-name list)", len(got), err)
 		}
-		if got, err := table.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("email")})); err != nil || len(got) != 0 {
+		if got, err := seqs.Collect(employees.Query(ctx, &table.QueryOptions{Filter: table.Partition("email")})); err != nil || len(got) != 0 {
 			t.Fatalf("Query of the cross-department email partition on the model's handle: %d rows, %v; want none", len(got), err)
 		}
 		page, err := plain.QueryPage(ctx, "", &table.QueryOptions{Filter: table.Partition("Sales")})

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -228,7 +229,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		if got := keysIn(t, current); !slices.Equal(got, []string{changed.RowKey}) {
 			t.Fatalf("left in Current: %q", got)
 		}
-		got, err := table.Collect(archive.Query(ctx, nil))
+		got, err := seqs.Collect(archive.Query(ctx, nil))
 		if err != nil || len(got) != 99 {
 			t.Fatalf("%d in Archive (%v)", len(got), err)
 		}

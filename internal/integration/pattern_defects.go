@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -233,7 +234,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 	})
 
-	// keys.LogKeys held one "last tick" for all partitions and clamped
+	// keyrules.LogKeys held one "last tick" for all partitions and clamped
 	// every earlier instant to it, so entries appended out of time order
 	// got keys for other times, and Between missed them.
 	t.Run("log tail: AppendAt out of order keeps every instant", func(t *testing.T) {
@@ -397,8 +398,8 @@ func RunPatternDefects(t *testing.T, env Env) {
 			{"Model.IDs", func() error { _, err := intra.IDs(ctx, "lastname", "Sales", long, nil); return err }},
 			{"Model.IDs", func() error { _, err := inter.IDs(ctx, "remote", "", long, nil); return err }},
 			{"Model.IDs", func() error { _, err := inter.IDs(ctx, "blobs", "", strings.Repeat("x", 2000), nil); return err }},
-			{"Model.Find", func() error { _, err := table.Collect(intra.Find(ctx, "lname", badPK, "Jones", nil)); return err }},
-			{"Model.Range", func() error { _, err := table.Collect(inter.Range(ctx, "email", badPK, "a", "b", nil)); return err }},
+			{"Model.Find", func() error { _, err := seqs.Collect(intra.Find(ctx, "lname", badPK, "Jones", nil)); return err }},
+			{"Model.Range", func() error { _, err := seqs.Collect(inter.Range(ctx, "email", badPK, "a", "b", nil)); return err }},
 			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r", nil); return err }},
 			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
 			{"WideEntity.Put", func() error {

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -318,7 +319,7 @@ func RunPatterns(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 1, "IDs over several parts")
 		raw, _ := table.New[table.Entity](client, nil)
-		all, _ := table.Collect(raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", "lname_")}))
+		all, _ := seqs.Collect(raw.Query(ctx, &table.QueryOptions{Filter: table.RowPrefix("Sales", "lname_")}))
 		if len(all) < 2 {
 			t.Fatalf("%d index entities: the list did not continue in a new part", len(all))
 		}

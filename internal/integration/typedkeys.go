@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -138,10 +139,10 @@ func runTypedKeys(t *testing.T, env Env) {
 	t.Run("key range of a prefix: customer C/042 in 2026, newest first", func(t *testing.T) {
 		c.Reset()
 		f := table.KeyRange(&KeyedOrder{Customer: "C/042", Year: 2026}, 1)
-		if table.Classify(f) != table.RangeQuery {
-			t.Fatalf("%v is a %v", f, table.Classify(f))
+		if f.Kind() != table.RangeQuery {
+			t.Fatalf("%v is a %v", f, f.Kind())
 		}
-		got, err := table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
+		got, err := seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		if want := []string{"o-2", "o-3", "o-1"}; !slices.Equal(ids, want) {
 			t.Fatalf("orders %v, want %v (2026 only, newest first; neighbours C/04 and C/0420 excluded)", ids, want)
 		}
-		all, err := table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: table.KeyRange(&KeyedOrder{Customer: "C/042"}, 0)}))
+		all, err := seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: table.KeyRange(&KeyedOrder{Customer: "C/042"}, 0)}))
 		if err != nil || len(all) != 5 || all[0].Year != 2025 || all[4].Year != 2027 {
 			t.Fatalf("whole partition: %d orders, %v", len(all), err)
 		}
@@ -164,7 +165,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		items := table.FieldOf(func(o *KeyedOrder) *int64 { return &o.Items })
 		status := table.FieldOf(func(o *KeyedOrder) *string { return &o.Status })
 		f := table.KeyRange(&KeyedOrder{Customer: "C/042"}, 0).And(amount.Gt(50), items.Ge(2), status.Eq("paid"))
-		got, err := table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
+		got, err := seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +180,7 @@ func runTypedKeys(t *testing.T, env Env) {
 		// it across partitions (a table scan, in key order).
 		year := table.FieldOf(func(o *KeyedOrder) *int { return &o.Year })
 		f = table.And(year.Eq(2026), status.Eq("paid"))
-		got, err = table.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
+		got, err = seqs.Collect(orders.Query(ctx, &table.QueryOptions{Filter: f}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +195,7 @@ func runTypedKeys(t *testing.T, env Env) {
 
 	t.Run("projection reads only its fields", func(t *testing.T) {
 		c.Reset()
-		got, err := table.Collect(table.QueryAs[KeyedOrderAmount](ctx, orders, &table.QueryOptions{Filter: table.KeyRange(&KeyedOrder{Customer: "C/042", Year: 2026}, 1)}))
+		got, err := seqs.Collect(table.QueryAs[KeyedOrderAmount](ctx, orders, &table.QueryOptions{Filter: table.KeyRange(&KeyedOrder{Customer: "C/042", Year: 2026}, 1)}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func runTypedKeys(t *testing.T, env Env) {
 			table.Meta
 			Discount float64
 		}
-		if _, err := table.Collect(table.QueryAs[unknown](ctx, orders, nil)); !errors.Is(err, table.ErrBadOption) {
+		if _, err := seqs.Collect(table.QueryAs[unknown](ctx, orders, nil)); !errors.Is(err, table.ErrBadOption) {
 			t.Errorf("a projection of a property the type does not store: %v", err)
 		}
 		wantRequests(t, &c, 0, "a refused projection")

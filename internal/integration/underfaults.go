@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/faults"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -504,7 +505,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					t.Fatal(err)
 				}
 				for i := 0; i < 60; i++ {
-					e := &Event{Meta: table.Meta{RowKey: keys.Uint64(uint64(i))}, Source: fmt.Sprint("src", i%7), N: i}
+					e := &Event{Meta: table.Meta{RowKey: keyrules.Uint64(uint64(i))}, Source: fmt.Sprint("src", i%7), N: i}
 					r.do("Append", func() error { return sh.Append(ctx, e.Source, e, idempotent) })
 				}
 			})
@@ -532,7 +533,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			r.do("Expire", func() error { _, err := rt.Expire(ctx, nil); return err })
 			r.stop()
 			s := state{}
-			lo, hi := keys.PrefixRange(prefix)
+			lo, hi := keyrules.PrefixRange(prefix)
 			f := fmt.Sprintf("TableName ge '%s' and TableName lt '%s'", lo, hi)
 			pager := sc.NewListTablesPager(&aztables.ListTablesOptions{Filter: &f})
 			for pager.More() {

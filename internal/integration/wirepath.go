@@ -14,6 +14,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/table"
@@ -139,7 +140,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 		}
 	}
 	want := map[string]int32{"emp_O'Brien": 2, "a'b'c": 3, "'": 4, "''": 5, "new'one": 6}
-	all, err := table.Collect(tb.Query(ctx, nil))
+	all, err := seqs.Collect(tb.Query(ctx, nil))
 	if err != nil || len(all) != len(want) {
 		t.Fatalf("stored %d entities (%v), want %d", len(all), err, len(want))
 	}
@@ -373,7 +374,7 @@ func wireDifferential(t *testing.T, env Env) {
 	// without the policy, on each table), hold the same entities.
 	read := func(c *aztables.Client) []*table.Entity {
 		tb, _ := table.New[table.Entity](c, nil)
-		all, err := table.Collect(tb.Query(ctx, nil))
+		all, err := seqs.Collect(tb.Query(ctx, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

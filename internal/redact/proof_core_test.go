@@ -103,10 +103,6 @@ func init() {
 		"table.Table.Query":     func(ctx context.Context, e *env) error { return first(tbl(e).Query(ctx, nil)) },
 		"table.Table.QueryPage": func(ctx context.Context, e *env) error { _, err := tbl(e).QueryPage(ctx, "", nil); return err },
 		"table.QueryAs":         func(ctx context.Context, e *env) error { return first(table.QueryAs[Emp](ctx, tbl(e), nil)) },
-		"table.QueryPageAs": func(ctx context.Context, e *env) error {
-			_, err := table.QueryPageAs[Emp](ctx, tbl(e), "", nil)
-			return err
-		},
 		"table.Registry.Query": func(ctx context.Context, e *env) error {
 			r := table.NewRegistry(nil)
 			_ = table.Register[Emp](r, "Emp")

@@ -18,6 +18,13 @@ import (
 
 // Table is the plumbing of a *table.Table[T].
 type Table[T any] interface {
+	// Encode returns v as the JSON entity the service expects, after
+	// checking every limit. A type with encrypted fields is refused
+	// (table.ErrEncryptedType).
+	Encode(v *T) ([]byte, error)
+	// Decode fills v from an entity as the service returns it. A type
+	// with encrypted fields is refused (table.ErrEncryptedType).
+	Decode(data []byte, v *T) error
 	// EncodeWrite returns the body a write of v in mode sends, as the
 	// Table's own Add, Update and Upsert send it: declared keys composed
 	// into v's Meta, every limit checked, and the encrypted fields sealed

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/benchkit"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -303,7 +304,7 @@ func requestCounts(ctx context.Context, acct *benchkit.Account) ([]count, error)
 		{"batch.Writer: 1,000 entities in one partition", 10, func() error { return benchkit.LoadWriter(ctx, client, rows, 8) }},
 		{"table.Get", 1, func() error { _, err := tb.Get(ctx, "Sales", "000001", nil); return err }},
 		{"table.Query: 1,000 entities of one partition", 1, func() error {
-			_, err := table.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+			_, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
 			return err
 		}},
 		{"table.Modify without contention", 2, func() error {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -41,7 +42,7 @@ func keyKinds() []keyKind {
 		if err != nil {
 			return time.Time{}, usagef("want an RFC 3339 time such as 2026-11-23T10:00:00Z, or now: %v", err)
 		}
-		return t, keys.CheckTicksRange(t)
+		return t, keyrules.CheckTicksRange(t)
 	}
 	parseInt := func(args []string) (int64, error) {
 		s, err := one(args)
@@ -71,11 +72,11 @@ func keyKinds() []keyKind {
 			encode: func(a []string) (string, error) { t, err := parseTime(a); return keys.InvertedTicks(t), err }},
 		{name: "log-key", // inverted ticks followed by a suffix that keeps equal instants apart
 			decode: func(k string) (string, error) {
-				if len(k) <= keys.TicksWidth {
+				if len(k) <= keyrules.TicksWidth {
 					return "", fmt.Errorf("no suffix")
 				}
-				t, err := keys.ParseInvertedTicks(k[:keys.TicksWidth])
-				return timeText(t) + " suffix " + strconv.Quote(k[keys.TicksWidth:]), err
+				t, err := keys.ParseInvertedTicks(k[:keyrules.TicksWidth])
+				return timeText(t) + " suffix " + strconv.Quote(k[keyrules.TicksWidth:]), err
 			}},
 		{name: "ticks",
 			decode: func(k string) (string, error) { t, err := keys.ParseTicks(k); return timeText(t), err },
@@ -84,17 +85,23 @@ func keyKinds() []keyKind {
 			decode: func(k string) (string, error) { n, err := keys.ParseInt64(k); return strconv.FormatInt(n, 10), err },
 			encode: func(a []string) (string, error) { n, err := parseInt(a); return keys.Int64(n), err }},
 		{name: "desc-int64",
-			decode: func(k string) (string, error) { n, err := keys.ParseDescInt64(k); return strconv.FormatInt(n, 10), err },
-			encode: func(a []string) (string, error) { n, err := parseInt(a); return keys.DescInt64(n), err }},
-		{name: "uint64",
-			decode: func(k string) (string, error) { n, err := keys.ParseUint64(k); return strconv.FormatUint(n, 10), err },
-			encode: func(a []string) (string, error) { n, err := parseUint(a); return keys.Uint64(n), err }},
-		{name: "desc-uint64",
 			decode: func(k string) (string, error) {
-				n, err := keys.ParseDescUint64(k)
+				n, err := keyrules.ParseDescInt64(k)
+				return strconv.FormatInt(n, 10), err
+			},
+			encode: func(a []string) (string, error) { n, err := parseInt(a); return keyrules.DescInt64(n), err }},
+		{name: "uint64",
+			decode: func(k string) (string, error) {
+				n, err := keyrules.ParseUint64(k)
 				return strconv.FormatUint(n, 10), err
 			},
-			encode: func(a []string) (string, error) { n, err := parseUint(a); return keys.DescUint64(n), err }},
+			encode: func(a []string) (string, error) { n, err := parseUint(a); return keyrules.Uint64(n), err }},
+		{name: "desc-uint64",
+			decode: func(k string) (string, error) {
+				n, err := keyrules.ParseDescUint64(k)
+				return strconv.FormatUint(n, 10), err
+			},
+			encode: func(a []string) (string, error) { n, err := parseUint(a); return keyrules.DescUint64(n), err }},
 		{name: "tuple",
 			decode: func(k string) (string, error) {
 				parts, err := keys.DecodeTuple(k)

@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
-	"github.com/tablekit/tablekit/keys"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
 )
@@ -155,7 +155,7 @@ examples:
 				if *grace < 0 {
 					return usagef("-grace %v: want 0 or more", *grace)
 				}
-				if err := keys.ValidateContainerName(reg.container); err != nil {
+				if err := keyrules.ValidateContainerName(reg.container); err != nil {
 					return usagef("large entity %q: container %q: %v", *name, reg.container, err)
 				}
 				a, err := c.open()

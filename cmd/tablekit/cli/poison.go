@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/poisonq"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // poisonFlags are the flags every poison command shares.
@@ -28,7 +28,7 @@ func (p *poisonFlags) check() error {
 	if p.queue == "" {
 		return usagef("-queue is required")
 	}
-	if err := keys.ValidateQueueName(p.queue); err != nil {
+	if err := keyrules.ValidateQueueName(p.queue); err != nil {
 		return usagef("-queue %q: %v", p.queue, err)
 	}
 	return nil
@@ -186,7 +186,7 @@ examples:
 					if *work == "" {
 						return usagef("-work is required")
 					}
-					if err := keys.ValidateQueueName(*work); err != nil {
+					if err := keyrules.ValidateQueueName(*work); err != nil {
 						return usagef("-work %q: %v", *work, err)
 					}
 					pq, err := c.poisonQueue(p.queue, *work)

@@ -1,4 +1,4 @@
-package keys_test
+package keyrules_test
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	keys "github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/testenv"
-	"github.com/tablekit/tablekit/keys"
 )
 
 // TestServiceOrderMatchesEncoders writes entities whose RowKeys come from the

@@ -1,4 +1,4 @@
-package keys
+package keyrules
 
 import (
 	"unicode/utf8"
