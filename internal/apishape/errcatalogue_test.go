@@ -84,6 +84,8 @@ func sentinels() map[string]error {
 		"patterns.ErrNotUnique":           patterns.ErrNotUnique,
 		"patterns.ErrPutWindow":           patterns.ErrPutWindow,
 		"patterns.ErrStaleRead":           patterns.ErrStaleRead,
+		"patterns.ErrIndexDeclaration":    patterns.ErrIndexDeclaration,
+		"patterns.ErrIndexNotReady":       patterns.ErrIndexNotReady,
 		"patterns.ErrUnknownIndex":        patterns.ErrUnknownIndex,
 		"sas.ErrBadSAS":                   sas.ErrBadSAS,
 		"sas.ErrPolicyExists":             sas.ErrPolicyExists,
