@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,11 +14,11 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakehttp"
 	"github.com/tablekit/tablekit/internal/integration"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
@@ -376,51 +373,10 @@ func TestModelBuildRefusesWhatCannotEvolveBeforeAnyRequest(t *testing.T) {
 
 const evolveChildEnv = "TABLEKIT_EVOLVE_CHILD"
 
-type evolveForward struct{ base, service string }
-
-func (f evolveForward) Do(req *http.Request) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(f.base, "http://")
-	out.Host = out.URL.Host
-	out.RequestURI = ""
-	out.Header.Set("X-Fake-Service", f.service)
-	return http.DefaultClient.Do(out)
-}
-
 func serveEvolveFakes(t *testing.T) (string, *fake.TableService, *fake.QueueService) {
 	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
-	svcs := map[string]struct {
-		tr   policy.Transporter
-		base string
-	}{"table": {tables, tables.URL()}, "queue": {queues, queues.URL()}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := svcs[r.Header.Get("X-Fake-Service")]
-		if !ok {
-			http.Error(w, "no X-Fake-Service", http.StatusBadRequest)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimSuffix(s.base, "/")+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Header = r.Header.Clone()
-		req.ContentLength = int64(len(body))
-		resp, err := s.tr.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, tables, queues
+	url := fakehttp.Serve(t, fakehttp.Service{Name: "table", Fake: tables, URL: tables.URL()}, fakehttp.Service{Name: "queue", Fake: queues, URL: queues.URL()})
+	return url, tables, queues
 }
 
 // TestModelBuildChild is the worker process of the killed-worker test; it
@@ -431,7 +387,7 @@ func TestModelBuildChild(t *testing.T) {
 		t.Skip("a worker process of TestModelBuildCompletesAfterAWorkerIsKilled; started by it")
 	}
 	via := func(service string) azcore.ClientOptions {
-		return azcore.ClientOptions{Transport: evolveForward{base: base, service: service}}
+		return azcore.ClientOptions{Transport: fakehttp.Transport(base, service)}
 	}
 	e := &evolveEnv{remoteClients: true,
 		tables: func(name string) *aztables.Client {

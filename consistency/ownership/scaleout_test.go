@@ -2,14 +2,11 @@ package ownership_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,6 +31,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/ownership"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakehttp"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -117,7 +115,7 @@ func openScale(t testing.TB, s scaleSpec, pr *probe) scaleClients {
 		}}
 	}
 	via := func(service string) azcore.ClientOptions {
-		return co(azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}})
+		return co(azcore.ClientOptions{Transport: fakehttp.Transport(s.FakeURL, service)})
 	}
 	tables, err := aztables.NewServiceClientWithNoCredential(childTableURL, &aztables.ClientOptions{ClientOptions: via("table")})
 	if err != nil {
@@ -166,21 +164,6 @@ func (p *probe) Do(req *policy.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// forward sends a request made for a fake service to the parent process
-// that holds the fakes.
-type forward struct{ base, service string }
-
-var forwardClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-
-func (f forward) Do(req *http.Request) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(f.base, "http://")
-	out.Host = out.URL.Host
-	out.RequestURI = ""
-	out.Header.Set("X-Fake-Service", f.service)
-	return forwardClient.Do(out)
-}
-
 // The endpoints a child process's clients name: the forwarding transport
 // sends their requests to the parent, which hands them to its fakes.
 const (
@@ -190,46 +173,15 @@ const (
 )
 
 // serveFakes serves one fake Table, Queue and Blob service over HTTP, so
-// child processes share them, and returns the parent's own clients of
-// them (direct, without HTTP).
+// child processes share them, and returns the parent's own clients of them
+// (direct, without HTTP).
 func serveFakes(t *testing.T) (string, scaleClients) {
 	tables, queues, blobs := fake.NewTableService(nil), fake.NewQueueService(nil), fake.NewBlobService(nil)
-	svcs := map[string]struct {
-		tr   policy.Transporter
-		base string
-	}{
-		"table": {tables, tables.URL()},
-		"queue": {queues, queues.URL()},
-		"blob":  {blobs, blobs.URL()},
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := svcs[r.Header.Get("X-Fake-Service")]
-		if !ok {
-			http.Error(w, "no X-Fake-Service", http.StatusBadRequest)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimSuffix(s.base, "/")+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Header = r.Header.Clone()
-		req.ContentLength = int64(len(body))
-		resp, err := s.tr.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, scaleClients{tables: tables.NewServiceClient(nil), blobs: blobs.NewClient(nil),
+	url := fakehttp.Serve(t,
+		fakehttp.Service{Name: "table", Fake: tables, URL: tables.URL()},
+		fakehttp.Service{Name: "queue", Fake: queues, URL: queues.URL()},
+		fakehttp.Service{Name: "blob", Fake: blobs, URL: blobs.URL()})
+	return url, scaleClients{tables: tables.NewServiceClient(nil), blobs: blobs.NewClient(nil),
 		queue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) }}
 }
 

@@ -2,16 +2,12 @@ package evolvescale_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,11 +21,11 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/fakehttp"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/internal/tuple"
 	"github.com/tablekit/tablekit/patterns"
@@ -119,21 +115,6 @@ type clients struct {
 	queue  func(name string) *azqueue.QueueClient
 }
 
-// forward sends a request made for a fake service to the parent process
-// that holds the fakes.
-type forward struct{ base, service string }
-
-var forwardClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-
-func (f forward) Do(req *http.Request) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.URL.Scheme, out.URL.Host = "http", strings.TrimPrefix(f.base, "http://")
-	out.Host = out.URL.Host
-	out.RequestURI = ""
-	out.Header.Set("X-Fake-Service", f.service)
-	return forwardClient.Do(out)
-}
-
 func open(t testing.TB, s spec) clients {
 	if s.Conn != "" {
 		tables, err := aztables.NewServiceClientFromConnectionString(s.Conn, nil)
@@ -149,7 +130,7 @@ func open(t testing.TB, s spec) clients {
 		}}
 	}
 	via := func(service string) azcore.ClientOptions {
-		return azcore.ClientOptions{Transport: forward{base: s.FakeURL, service: service}}
+		return azcore.ClientOptions{Transport: fakehttp.Transport(s.FakeURL, service)}
 	}
 	tables, err := aztables.NewServiceClientWithNoCredential(fake.NewTableService(nil).URL(), &aztables.ClientOptions{ClientOptions: via("table")})
 	if err != nil {
@@ -169,41 +150,8 @@ func open(t testing.TB, s spec) clients {
 // (direct, without HTTP).
 func serveFakes(t *testing.T) (string, clients) {
 	tables, queues := fake.NewTableService(nil), fake.NewQueueService(nil)
-	svcs := map[string]struct {
-		tr   policy.Transporter
-		base string
-	}{
-		"table": {tables, tables.URL()},
-		"queue": {queues, queues.URL()},
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, ok := svcs[r.Header.Get("X-Fake-Service")]
-		if !ok {
-			http.Error(w, "no X-Fake-Service", http.StatusBadRequest)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, strings.TrimSuffix(s.base, "/")+r.URL.RequestURI(), bytes.NewReader(body))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Header = r.Header.Clone()
-		req.ContentLength = int64(len(body))
-		resp, err := s.tr.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, clients{tables: tables.NewServiceClient(nil),
+	url := fakehttp.Serve(t, fakehttp.Service{Name: "table", Fake: tables, URL: tables.URL()}, fakehttp.Service{Name: "queue", Fake: queues, URL: queues.URL()})
+	return url, clients{tables: tables.NewServiceClient(nil),
 		queue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) }}
 }
 
