@@ -551,18 +551,7 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 		if from == "" {
 			from, incl = s.Lo, true
 		}
-		var rows []*table.Entity
-		for e, err := range m.raw.Query(ctx, &table.QueryOptions{Filter: keysFilter(from, incl, s.Hi, rkLo, rkHi), Top: buildPage}) {
-			if err != nil {
-				return err
-			}
-			rows = append(rows, e)
-		}
-		if s.Op == opBuild {
-			err = m.backfill(ctx, s.Index, rows)
-		} else {
-			err = m.unfill(ctx, rows)
-		}
+		rows, err := m.rangePage(ctx, s, keysFilter(from, incl, s.Hi, rkLo, rkHi))
 		if err != nil {
 			return err
 		}
@@ -580,6 +569,38 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 		}
 	}
 	return m.finish(ctx, s)
+}
+
+// pageAttempts bounds the reads of one page of a range: a primary that
+// another writer (a user's write, another build's or a Repair's guard)
+// changed or deleted between the page's read and its transaction fails
+// that transaction's guard, and the page is read again and written from
+// the newer state, rather than the range failing whole and coming back.
+const pageAttempts = 8
+
+// rangePage reads the page of s's range that filter selects and writes
+// (a build) or removes (a drop) its rows of the index, reading it again
+// while a guard finds a primary changed since the read.
+func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, filter table.Filter) ([]*table.Entity, error) {
+	for attempt := 1; ; attempt++ {
+		var rows []*table.Entity
+		for e, err := range m.raw.Query(ctx, &table.QueryOptions{Filter: filter, Top: buildPage}) {
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, e)
+		}
+		var err error
+		if s.Op == opBuild {
+			err = m.backfill(ctx, s.Index, rows)
+		} else {
+			err = m.unfill(ctx, rows)
+		}
+		changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound)
+		if err == nil || !changed || attempt == pageAttempts {
+			return rows, err
+		}
+	}
 }
 
 // backfill writes rows' (primaries') rows of index name.
