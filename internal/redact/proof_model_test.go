@@ -21,14 +21,12 @@ func modelOpts(copies *aztables.Client, q consistency.Queue) *patterns.ModelOpti
 		Queue:       q, PublishDelay: time.Second}
 }
 
-func model(e *env) *patterns.Model[Emp] {
+// model opens the model over e's storage: its state read is the first
+// request that can fail.
+func model(ctx context.Context, e *env) (*patterns.Model[Emp], error) {
 	o := modelOpts(e.tbl2, e.q)
 	o.Logger = e.log
-	m, err := patterns.OpenModel[Emp](context.Background(), tbl(e), o)
-	if err != nil {
-		panic(err)
-	}
-	return m
+	return patterns.OpenModel[Emp](ctx, tbl(e), o)
 }
 
 // addMessage is the message an Add sends, from a model over working
@@ -49,43 +47,140 @@ func addMessage(ctx context.Context, e *env, name string) (*consistency.Message,
 
 func init() {
 	register(map[string]caller{
-		"patterns.Model.Add": func(ctx context.Context, e *env) error { return model(e).Add(ctx, emp(), nil) },
+		"patterns.OpenModel": func(ctx context.Context, e *env) error { _, err := model(ctx, e); return err },
+		"patterns.Model.Build": func(ctx context.Context, e *env) error {
+			m, err := model(ctx, e)
+			if err != nil {
+				return err
+			}
+			return m.Build(ctx, "email", nil)
+		},
+		"patterns.Model.Drop": func(ctx context.Context, e *env) error {
+			m, err := model(ctx, e)
+			if err != nil {
+				return err
+			}
+			return m.Drop(ctx, "email", nil)
+		},
+		"patterns.Model.Pause": func(ctx context.Context, e *env) error {
+			m, err := model(ctx, e)
+			if err != nil {
+				return err
+			}
+			return m.Pause(ctx, "email", nil)
+		},
+		"patterns.Model.Resume": func(ctx context.Context, e *env) error {
+			m, err := model(ctx, e)
+			if err != nil {
+				return err
+			}
+			return m.Resume(ctx, "email", nil)
+		},
+		"patterns.Model.IndexStatus": func(ctx context.Context, e *env) error {
+			m, err := model(ctx, e)
+			if err != nil {
+				return err
+			}
+			_, err = m.IndexStatus(ctx, "email", nil)
+			return err
+		},
+		"patterns.Model.Add": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return m.Add(ctx, emp(), nil)
+		},
 		"patterns.Model.Update": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
 			v := emp()
 			v.ETag = "W/\"1\""
-			return model(e).Update(ctx, v, nil)
+			return m.Update(ctx, v, nil)
 		},
-		"patterns.Model.Upsert": func(ctx context.Context, e *env) error { return model(e).Upsert(ctx, emp(), nil) },
+		"patterns.Model.Upsert": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return m.Upsert(ctx, emp(), nil)
+		},
 		"patterns.Model.Modify": func(ctx context.Context, e *env) error {
-			_, err := model(e).Modify(ctx, "Sales", "empid_000001", func(*Emp) error { return nil }, nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Modify(ctx, "Sales", "empid_000001", func(*Emp) error { return nil }, nil)
 			return err
 		},
-		"patterns.Model.Delete": func(ctx context.Context, e *env) error { return model(e).Delete(ctx, "Sales", "empid_000001", nil) },
+		"patterns.Model.Delete": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return m.Delete(ctx, "Sales", "empid_000001", nil)
+		},
 		"patterns.Model.Get": func(ctx context.Context, e *env) error {
-			_, err := model(e).Get(ctx, "Sales", "empid_000001", nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Get(ctx, "Sales", "empid_000001", nil)
 			return err
 		},
-		"patterns.Model.Query": func(ctx context.Context, e *env) error { return first(model(e).Query(ctx, nil)) },
+		"patterns.Model.Query": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return first(m.Query(ctx, nil))
+		},
 		"patterns.Model.Lookup": func(ctx context.Context, e *env) error {
-			_, err := model(e).Lookup(ctx, "email", "Sales", "a@b", nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Lookup(ctx, "email", "Sales", "a@b", nil)
 			return err
 		},
 		"patterns.Model.LookupEntities": func(ctx context.Context, e *env) error {
-			_, err := model(e).LookupEntities(ctx, "name", "Sales", "Ana", nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.LookupEntities(ctx, "name", "Sales", "Ana", nil)
 			return err
 		},
 		"patterns.Model.Find": func(ctx context.Context, e *env) error {
-			return first(model(e).Find(ctx, "email", "Sales", "a@b", nil))
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return first(m.Find(ctx, "email", "Sales", "a@b", nil))
 		},
 		"patterns.Model.Range": func(ctx context.Context, e *env) error {
-			return first(model(e).Range(ctx, "byemail", "email", "a", "b", nil))
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return first(m.Range(ctx, "byemail", "email", "a", "b", nil))
 		},
 		"patterns.Model.Prefix": func(ctx context.Context, e *env) error {
-			return first(model(e).Prefix(ctx, "email", "Sales", "a", nil))
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			return first(m.Prefix(ctx, "email", "Sales", "a", nil))
 		},
 		"patterns.Model.IDs": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
 			// A list in the partition, and one in blobs.
-			_, err := model(e).IDs(ctx, "name", "Sales", "Ana", nil)
+			_, err := m.IDs(ctx, "name", "Sales", "Ana", nil)
 			blobs, berr := patterns.OpenModel[Emp](ctx, tbl(e), &patterns.ModelOptions[Emp]{Name: "blobs", Queue: e.q,
 				RemoteLists: []patterns.ListDef[Emp]{{Name: "name", Value: func(v *Emp) string { return v.Name }, Blobs: e.blobs, Container: "proof", Prefix: "names/"}}})
 			if berr == nil {
@@ -94,27 +189,50 @@ func init() {
 			return errors.Join(err, berr)
 		},
 		"patterns.Model.Load": func(ctx context.Context, e *env) error {
-			_, err := model(e).Load(ctx, slices.Values([]*Emp{emp()}), nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Load(ctx, slices.Values([]*Emp{emp()}), nil)
 			return err
 		},
-		"patterns.Model.Verify": func(ctx context.Context, e *env) error { _, err := model(e).Verify(ctx, nil); return err },
+		"patterns.Model.Verify": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Verify(ctx, nil)
+			return err
+		},
 		"patterns.Model.Repair": func(ctx context.Context, e *env) error {
-			_, err := model(e).Repair(ctx, nil)
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
+			_, err := m.Repair(ctx, nil)
 			return err
 		},
 		"patterns.Model.Process": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
 			msg, err := addMessage(ctx, e, "proofmodel")
 			if err != nil {
 				return err
 			}
-			return model(e).Process(ctx, msg)
+			return m.Process(ctx, msg)
 		},
 		"patterns.Model.ProcessBatch": func(ctx context.Context, e *env) error {
+			m, merr := model(ctx, e)
+			if merr != nil {
+				return merr
+			}
 			msg, err := addMessage(ctx, e, "proofmodelb")
 			if err != nil {
 				return err
 			}
-			return errors.Join(model(e).ProcessBatch(ctx, []*consistency.Message{msg})...)
+			return errors.Join(m.ProcessBatch(ctx, []*consistency.Message{msg})...)
 		},
 	})
 }
