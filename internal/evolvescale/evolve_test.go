@@ -358,7 +358,7 @@ func (k *child) kill() {
 func TestIndexBuildOnFake(t *testing.T) {
 	n := *entitiesFlag
 	if n == 0 {
-		n = 3000
+		n = 1000
 	}
 	workers := *workersFlag
 	if workers == 0 {
@@ -372,7 +372,7 @@ func TestIndexBuildOnAzurite(t *testing.T) {
 	conn := testenv.ConnectionString(t)
 	n := *entitiesFlag
 	if n == 0 {
-		n = 3000
+		n = 1000
 	}
 	workers := *workersFlag
 	if workers == 0 {
