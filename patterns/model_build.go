@@ -574,8 +574,10 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 // pageAttempts bounds the reads of one page of a range: a primary that
 // another writer (a user's write, another build's or a Repair's guard)
 // changed or deleted between the page's read and its transaction fails
-// that transaction's guard, and the page is read again and written from
-// the newer state, rather than the range failing whole and coming back.
+// that transaction's guard, and a list entity another range of the same
+// partition created meanwhile fails its Add; the page is then read again
+// and written from the newer state, rather than the range failing whole
+// and coming back.
 const pageAttempts = 8
 
 // rangePage reads the page of s's range that filter selects and writes
@@ -596,7 +598,7 @@ func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, filter table.Fil
 		} else {
 			err = m.unfill(ctx, rows)
 		}
-		changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound)
+		changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrAlreadyExists)
 		if err == nil || !changed || attempt == pageAttempts {
 			return rows, err
 		}
