@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -188,16 +187,7 @@ func serveFakes(t *testing.T) (string, scaleClients) {
 // TestScaleOutChild is one worker process of the scale-out test; it runs
 // only when the parent starts it, until SIGTERM (or SIGKILL).
 func TestScaleOutChild(t *testing.T) {
-	raw := os.Getenv(scaleEnv)
-	if raw == "" {
-		t.Skip("a worker process of TestScaleOut*; started by it")
-	}
-	var s scaleSpec
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
-	defer stop()
+	s, ctx := fakehttp.Child[scaleSpec](t, scaleEnv, "TestScaleOut*")
 	// Warnings go to stderr, which the parent shows when the test fails.
 	logs := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	pr := &probe{start: time.UnixMilli(s.Start), log: logs}

@@ -5,10 +5,15 @@ package fakehttp
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -81,4 +86,22 @@ func (f forward) Do(req *http.Request) (*http.Response, error) {
 	out.RequestURI = ""
 	out.Header.Set(header, f.service)
 	return client.Do(out)
+}
+
+// Child is the start of a child process's test: the spec its parent put
+// in the environment variable env as JSON, and a context that ends at
+// SIGTERM. Started without it (by go test itself), the test is skipped,
+// saying it is one of what's processes.
+func Child[S any](t *testing.T, env, what string) (S, context.Context) {
+	var s S
+	raw := os.Getenv(env)
+	if raw == "" {
+		t.Skip("a process of " + what + "; started by it")
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	t.Cleanup(stop)
+	return s, ctx
 }
