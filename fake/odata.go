@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/tablekit/tablekit/internal/keyrules"
 )
 
 // The OData $filter subset the Table service supports: comparisons (eq ne
@@ -358,12 +360,25 @@ func (p *filterParser) literal() (value, error) {
 	return value{typ: edmInt32, i: n}, nil
 }
 
-// keyRange reports the partition (and, when rk is not empty, the one
-// entity) that every match of e lies in: a PartitionKey eq comparison,
-// with a RowKey eq one beside it, anywhere in e's chain of ands. The
-// service serves such a query from its index, reading nothing else.
-func keyRange(e expr) (pk, rk string, ok bool) {
-	var pks, rks []string
+// keyBounds are the keys a query's matches lie between: the service
+// reads them from the PartitionKey comparisons (and, within one partition,
+// the RowKey ones) in a filter's chain of ands, and scans only from lo to
+// hi. An unset side is the table's start or end.
+type keyBounds struct {
+	loPK, loRK     string
+	loSet, loAfter bool // loAfter: the partition loPK itself is excluded
+	hiPK, hiRK     string
+	hiSet          bool
+	hiPKIncl       bool // hiPK itself is in range (le, eq)
+	hiRKSet        bool // within partition hiPK, RowKeys up to hiRK
+	hiRKIncl       bool
+}
+
+// boundsOf collects e's key bounds; a filter with none (or an or at its
+// top) has the whole table as its range.
+func boundsOf(e expr) keyBounds {
+	var b keyBounds
+	var rks []cmpExpr
 	var walk func(e expr)
 	walk = func(e expr) {
 		switch x := e.(type) {
@@ -373,28 +388,70 @@ func keyRange(e expr) (pk, rk string, ok bool) {
 				walk(x.r)
 			}
 		case cmpExpr:
-			if x.op == "eq" && !x.negate && x.lit.typ == edmString {
-				switch x.prop {
-				case "PartitionKey":
-					pks = append(pks, x.lit.s)
-				case "RowKey":
-					rks = append(rks, x.lit.s)
-				}
+			if x.negate || x.lit.typ != edmString {
+				return
+			}
+			switch x.prop {
+			case "PartitionKey":
+				b.pk(x.op, x.lit.s)
+			case "RowKey":
+				rks = append(rks, x)
 			}
 		}
 	}
-	if e == nil {
-		return "", "", false
+	if e != nil {
+		walk(e)
 	}
-	walk(e)
-	if len(pks) != 1 {
-		return "", "", false // none, or two that contradict or repeat: scan
+	// RowKey bounds hold the scan only when one partition is in range.
+	if !b.loSet || !b.hiSet || b.loAfter || !b.hiPKIncl || b.loPK != b.hiPK {
+		return b
 	}
-	if len(rks) == 1 {
-		rk = rks[0]
-		if rk == "" {
-			return pks[0], "", true // an empty RowKey: the partition's range still holds it
+	for _, x := range rks {
+		if x.op == "eq" || x.op == "ge" || x.op == "gt" {
+			if keyrules.Compare(x.lit.s, b.loRK) > 0 {
+				b.loRK = x.lit.s
+			}
+		}
+		if x.op == "eq" || x.op == "le" || x.op == "lt" {
+			incl := x.op != "lt"
+			if c := keyrules.Compare(x.lit.s, b.hiRK); !b.hiRKSet || c < 0 || c == 0 && !incl {
+				b.hiRK, b.hiRKIncl, b.hiRKSet = x.lit.s, incl, true
+			}
 		}
 	}
-	return pks[0], rk, true
+	return b
+}
+
+// pk narrows b by the comparison PartitionKey op v.
+func (b *keyBounds) pk(op, v string) {
+	if op == "eq" || op == "ge" || op == "gt" {
+		after := op == "gt"
+		if c := keyrules.Compare(v, b.loPK); !b.loSet || c > 0 || c == 0 && after {
+			b.loPK, b.loAfter, b.loSet = v, after, true
+		}
+	}
+	if op == "eq" || op == "le" || op == "lt" {
+		incl := op != "lt"
+		if c := keyrules.Compare(v, b.hiPK); !b.hiSet || c < 0 || c == 0 && !incl {
+			b.hiPK, b.hiPKIncl, b.hiSet = v, incl, true
+		}
+	}
+}
+
+// holds reports whether e is at or before the range's end.
+func (b keyBounds) holds(e *entity) bool {
+	if !b.hiSet {
+		return true
+	}
+	c := keyrules.Compare(e.pk, b.hiPK)
+	switch {
+	case c < 0:
+		return true
+	case c > 0 || !b.hiPKIncl:
+		return false
+	case !b.hiRKSet:
+		return true
+	}
+	c = keyrules.Compare(e.rk, b.hiRK)
+	return c < 0 || c == 0 && b.hiRKIncl
 }

@@ -982,12 +982,13 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 	// A filter that names one partition (or one entity) is served from
 	// the index: only that key range is read, and only it costs budget.
 	// A continuation token moves the start on, never back.
-	var fromPK, fromRK string
-	inRange := func(*entity) bool { return true }
-	if pk, rk, ok := keyRange(filter); ok {
-		fromPK, fromRK = pk, rk
-		inRange = func(e *entity) bool { return e.pk == pk && (rk == "" || e.rk == rk) }
+	bounds := boundsOf(filter)
+	fromPK, fromRK := bounds.loPK, bounds.loRK
+	if bounds.loAfter {
+		// The first key after every key of partition loPK.
+		fromPK, fromRK = fromPK+"\x00", ""
 	}
+	inRange := bounds.holds
 	if npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey"); npk != "" || nrk != "" {
 		pk, ok1 := decodeCont(npk)
 		rk, ok2 := decodeCont(nrk)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -457,6 +458,45 @@ func TestPagingScanBudget(t *testing.T) {
 			t.Fatalf("pages %v", sizes)
 		}
 	})
+	t.Run("a key range examines only its keys", func(t *testing.T) {
+		// Three partitions of 1,200; 5 s at 5 ms an entity is 1,000
+		// examined. The service reads a query's PartitionKey and RowKey
+		// bounds from its chain of ands and scans only between them, so
+		// no page below runs out of budget before its first match or
+		// after its last.
+		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{ScanCost: 5 * time.Millisecond}})
+		fill(t, c, []string{"a", "b", "c"}, 1200, noExtra)
+		for _, q := range []struct {
+			filter string
+			sizes  []int
+			tokens []bool
+		}{
+			{"PartitionKey eq 'b' and RowKey ge '001100'", []int{100}, []bool{false}},
+			{"PartitionKey eq 'b' and RowKey gt '001100'", []int{99}, []bool{false}},
+			{"PartitionKey eq 'b' and RowKey lt '000100'", []int{100}, []bool{false}},
+			{"PartitionKey eq 'b' and RowKey le '000100' and RowKey ge '000050'", []int{51}, []bool{false}},
+			{"PartitionKey gt 'a' and PartitionKey lt 'c'", []int{1000, 200}, []bool{true, false}},
+			{"PartitionKey ge 'b' and PartitionKey le 'b' and RowKey ge '001150'", []int{50}, []bool{false}},
+			{"PartitionKey lt 'b'", []int{1000, 200}, []bool{true, false}},
+			{"PartitionKey gt 'b'", []int{1000, 200}, []bool{true, false}},
+			{"(PartitionKey eq 'b' and RowKey gt '001150') or PartitionKey eq 'c'", nil, nil}, // no bounds: a scan
+		} {
+			sizes, tokens := pageSizes(t, c, q.filter)
+			if q.sizes == nil {
+				total := 0
+				for _, n := range sizes {
+					total += n
+				}
+				if total != 49+1200 {
+					t.Errorf("%s: %d entities in pages %v, want %d", q.filter, total, sizes, 49+1200)
+				}
+				continue
+			}
+			if !slices.Equal(sizes, q.sizes) || !slices.Equal(tokens, q.tokens) {
+				t.Errorf("%s: pages %v tokens %v, want %v %v", q.filter, sizes, tokens, q.sizes, q.tokens)
+			}
+		}
+	})
 	t.Run("the clock", func(t *testing.T) {
 		// A clock that moves 1 s whenever it is read: the budget is gone
 		// after a few entities, yet the query still ends with them all.
@@ -516,4 +556,54 @@ func TestSetPagingConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// A query's key bounds only narrow the scan: over random chains of key
+// comparisons, the answer equals the one the same filter gets when an or
+// at its top leaves it no bounds (a scan of the whole table).
+func TestKeyBoundsAnswerAsAScan(t *testing.T) {
+	_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{PageSize: 7, SplitAtPartitions: true}})
+	pks := []string{"", "a", "a!", "ab", "b", "b~"}
+	fill(t, c, pks, 12, noExtra)
+	rng := rand.New(rand.NewPCG(1, 2))
+	keys := func(prop string) string {
+		if prop == "PartitionKey" {
+			return pks[rng.IntN(len(pks))] + []string{"", "", "a", " "}[rng.IntN(4)]
+		}
+		return fmt.Sprintf("%06d", rng.IntN(14)) + []string{"", "", "5"}[rng.IntN(3)]
+	}
+	ops := []string{"eq", "ne", "gt", "ge", "lt", "le"}
+	for i := 0; i < 300; i++ {
+		var cmps []string
+		for range 1 + rng.IntN(4) {
+			prop := []string{"PartitionKey", "RowKey"}[rng.IntN(2)]
+			cmps = append(cmps, fmt.Sprintf("%s %s '%s'", prop, ops[rng.IntN(len(ops))], keys(prop)))
+		}
+		filter := strings.Join(cmps, " and ")
+		got, want := allKeys(t, c, filter), allKeys(t, c, "("+filter+") or PartitionKey eq 'none'")
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s:\n got %v\nwant %v", filter, got, want)
+		}
+	}
+}
+
+// allKeys queries c with filter to the end and lists the keys it returns.
+func allKeys(t *testing.T, c *aztables.Client, filter string) []string {
+	t.Helper()
+	var out []string
+	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: &filter})
+	for pager.More() {
+		page, err := pager.NextPage(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Entities {
+			var e struct{ PartitionKey, RowKey string }
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e.PartitionKey+"/"+e.RowKey)
+		}
+	}
+	return out
 }
