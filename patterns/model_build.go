@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -407,25 +408,72 @@ func (m *Model[T]) scope(s *buildStep) (lo, hi string) {
 	return keyrules.PrefixRange(prefix)
 }
 
-// keysFilter selects the rows with keys after from (or from itself when
-// incl) and before to ("" for either: no bound), with RowKeys in
-// [rkLo, rkHi).
-func keysFilter(from string, incl bool, to string, rkLo, rkHi string) table.Filter {
-	fs := []table.Filter{table.RK().Ge(rkLo)}
-	if rkHi != "" {
-		fs = append(fs, table.RK().Lt(rkHi))
-	}
-	if pk, rk, ok := ownerKeys(from); ok {
-		after := table.RK().Gt(rk)
-		if incl {
-			after = table.RK().Ge(rk)
+// keySegments are the filters that together select, in key order, the
+// rows with keys after from (or from itself when incl) and before to (""
+// for either: no bound), with RowKeys in [rkLo, rkHi): the rest of from's
+// partition, the partitions between, and the start of to's partition.
+// Each is a chain of ands, whose key bounds the service scans between; one
+// filter or-ing them would have every read scan the table from its start.
+func keySegments(from string, incl bool, to string, rkLo, rkHi string) []table.Filter {
+	rks := func(fs ...table.Filter) table.Filter {
+		fs = append(fs, table.RK().Ge(rkLo))
+		if rkHi != "" {
+			fs = append(fs, table.RK().Lt(rkHi))
 		}
-		fs = append(fs, table.Or(table.And(table.PK().Eq(pk), after), table.PK().Gt(pk)))
+		return table.And(fs...)
 	}
-	if pk, rk, ok := ownerKeys(to); ok {
-		fs = append(fs, table.Or(table.And(table.PK().Eq(pk), table.RK().Lt(rk)), table.PK().Lt(pk)))
+	fpk, frk, fok := ownerKeys(from)
+	tpk, trk, tok := ownerKeys(to)
+	after := func() table.Filter {
+		if incl {
+			return table.RK().Ge(frk)
+		}
+		return table.RK().Gt(frk)
 	}
-	return table.And(fs...)
+	if fok && tok && fpk == tpk {
+		return []table.Filter{rks(table.PK().Eq(fpk), after(), table.RK().Lt(trk))}
+	}
+	var segs []table.Filter
+	var between []table.Filter
+	if fok {
+		segs = append(segs, rks(table.PK().Eq(fpk), after()))
+		between = append(between, table.PK().Gt(fpk))
+	}
+	if tok {
+		between = append(between, table.PK().Lt(tpk))
+	}
+	segs = append(segs, rks(between...))
+	if tok {
+		segs = append(segs, rks(table.PK().Eq(tpk), table.RK().Lt(trk)))
+	}
+	return segs
+}
+
+// keysFrom reads the rows keySegments selects, in key order: at most top
+// of them (0: all), with the properties sel names (nil: all).
+func (m *Model[T]) keysFrom(ctx context.Context, from string, incl bool, to, rkLo, rkHi string, top int, sel []string) iter.Seq2[*table.Entity, error] {
+	return func(yield func(*table.Entity, error) bool) {
+		n := 0
+		for _, f := range keySegments(from, incl, to, rkLo, rkHi) {
+			opts := &table.QueryOptions{Filter: f, Select: sel}
+			if top > 0 {
+				opts.Top = top - n
+			}
+			for e, err := range m.raw.Query(ctx, opts) {
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				n++
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if top > 0 && n >= top {
+				return
+			}
+		}
+	}
 }
 
 func rangeID(lo string) string {
@@ -462,7 +510,7 @@ func (m *Model[T]) plan(ctx context.Context, s *buildStep) error {
 scan:
 	for {
 		n := 0
-		for e, err := range m.raw.Query(ctx, &table.QueryOptions{Filter: keysFilter(lo, true, "", rkLo, rkHi), Select: []string{indexOfProperty}}) {
+		for e, err := range m.keysFrom(ctx, lo, true, "", rkLo, rkHi, 0, []string{indexOfProperty}) {
 			if err != nil {
 				return err
 			}
@@ -551,7 +599,7 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 		if from == "" {
 			from, incl = s.Lo, true
 		}
-		rows, err := m.rangePage(ctx, s, keysFilter(from, incl, s.Hi, rkLo, rkHi))
+		rows, err := m.rangePage(ctx, s, m.keysFrom(ctx, from, incl, s.Hi, rkLo, rkHi, buildPage, nil))
 		if err != nil {
 			return err
 		}
@@ -580,13 +628,13 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 // and coming back.
 const pageAttempts = 8
 
-// rangePage reads the page of s's range that filter selects and writes
+// rangePage reads the page of s's range that page yields and writes
 // (a build) or removes (a drop) its rows of the index, reading it again
 // while a guard finds a primary changed since the read.
-func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, filter table.Filter) ([]*table.Entity, error) {
+func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, page iter.Seq2[*table.Entity, error]) ([]*table.Entity, error) {
 	for attempt := 1; ; attempt++ {
 		var rows []*table.Entity
-		for e, err := range m.raw.Query(ctx, &table.QueryOptions{Filter: filter, Top: buildPage}) {
+		for e, err := range page {
 			if err != nil {
 				return nil, err
 			}
