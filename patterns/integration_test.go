@@ -88,6 +88,11 @@ func TestModelDefectsOnAzurite(t *testing.T) {
 	integration.RunModelDefects(t, integration.AzuriteEnv(t))
 }
 
+func TestNewUserDefectsOnFake(t *testing.T) { integration.RunNewUserDefects(t, integration.FakeEnv()) }
+func TestNewUserDefectsOnAzurite(t *testing.T) {
+	integration.RunNewUserDefects(t, integration.AzuriteEnv(t))
+}
+
 func TestModelReadsOnFake(t *testing.T) { integration.RunModelReads(t, integration.FakeEnv()) }
 func TestModelReadsOnAzurite(t *testing.T) {
 	integration.RunModelReads(t, integration.AzuriteEnv(t))

@@ -1,0 +1,130 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/patterns"
+	"github.com/tablekit/tablekit/table"
+)
+
+// RunNewUserDefects reproduces what a developer new to tablekit met when
+// building the guide's employee directory from the README, go doc and the
+// examples alone: each case is one answer of the directory's checks that
+// came out wrong.
+func RunNewUserDefects(t *testing.T, env Env) {
+	ctx := t.Context()
+	email := func(e *DirEmp) string { return e.Email }
+
+	t.Run("another handle of the model's table queries the primaries only", func(t *testing.T) {
+		// The model's own handle skips the email copies; a second handle
+		// of the same table, as a report or a second process builds it with
+		// table.New, must not read a copy as an employee either.
+		client := env.NewTable(t, &reqcount.Counter{})
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[DirEmp](client, nil)), &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: email}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(ctx, &DirEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com", Salary: 50000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		other := tableOf(table.New[DirEmp](client, nil))
+		var got []string
+		for e, err := range other.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}) {
+			if err != nil {
+				t.Fatalf("Query of the partition through a second handle: %v", err)
+			}
+			got = append(got, e.RowKey)
+		}
+		if !slices.Equal(got, []string{"empid_000123"}) {
+			t.Fatalf("Query of the partition through a second table.New handle yielded %q; want the one employee, empid_000123 (email_donh@contoso.com is its index copy)", got)
+		}
+	})
+
+	t.Run("another handle of an encrypted model's table queries the primaries without an integrity error", func(t *testing.T) {
+		// With an encrypted field the copies (which hold the clear fields
+		// only) fail the second handle's Query whole, with an error that
+		// calls the copy tampered with.
+		client := env.NewTable(t, &reqcount.Counter{})
+		enc := func() *table.Options {
+			return &table.Options{Encryption: &table.Encryption{KeyID: "kek-1", Keys: table.LocalKeys{"kek-1": make([]byte, 32)}}}
+		}
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[SecretEmp](client, enc())), &patterns.ModelOptions[SecretEmp]{Name: "staff", Primary: "empid_",
+			Copies: []patterns.IndexDef[SecretEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *SecretEmp) string { return e.Email }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(ctx, &SecretEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", Email: "donh@contoso.com", Salary: 50000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		other := tableOf(table.New[SecretEmp](client, enc()))
+		var got []string
+		for e, err := range other.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}) {
+			if err != nil {
+				t.Fatalf("Query of the partition through a second encrypted handle, after %q: %v", got, err)
+			}
+			if e.Salary != 50000 {
+				t.Fatalf("%s read with Salary %d, want 50000", e.RowKey, e.Salary)
+			}
+			got = append(got, e.RowKey)
+		}
+		if !slices.Equal(got, []string{"empid_000123"}) {
+			t.Fatalf("Query of the partition through a second encrypted handle yielded %q; want empid_000123 alone", got)
+		}
+	})
+
+	t.Run("Load names every entity of its input when a bad one stops it", func(t *testing.T) {
+		// [ok, ok, bad key, ok]: the summary must account for all four,
+		// written, failed or not sent, each named, so the caller knows what
+		// to load again without tracking its own input.
+		client := env.NewTable(t, &reqcount.Counter{})
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[DirEmp](client, nil)), &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: email}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := []*DirEmp{
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000001"}, Email: "a@contoso.com"},
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000002"}, Email: "b@contoso.com"},
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_bad/key"}, Email: "c@contoso.com"},
+			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000004"}, Email: "d@contoso.com"},
+		}
+		sum, loadErr := m.Load(ctx, slices.Values(in), nil)
+		named := map[string]string{}
+		for _, f := range sum.Failures {
+			named[f.RowKey] = "failed"
+		}
+		for _, f := range sum.NotSent {
+			named[f.RowKey] = "not sent"
+		}
+		written := 0
+		for _, e := range in {
+			if _, err := m.Get(ctx, e.PartitionKey, e.RowKey, nil); err == nil {
+				named[e.RowKey] = "written"
+				written++
+			}
+		}
+		accounted := sum.Entities + len(sum.Failures) + len(sum.NotSent)
+		if accounted != len(in) || len(named) != len(in) || written != sum.Entities {
+			t.Fatalf("Load of [ok, ok, bad key, ok] (error %v): written %d + failed %d + not sent %d = %d of %d entities; each entity's fate: %s; want all four named (empid_000004 too)",
+				loadErr, sum.Entities, len(sum.Failures), len(sum.NotSent), accounted, len(in), fates(in, named))
+		}
+	})
+}
+
+// fates lists each input entity's RowKey with what became of it, "—" for
+// one the summary does not name.
+func fates(in []*DirEmp, named map[string]string) string {
+	s := ""
+	for _, e := range in {
+		f, ok := named[e.RowKey]
+		if !ok {
+			f = "—"
+		}
+		s += fmt.Sprintf("[%s: %s]", e.RowKey, f)
+	}
+	return s
+}
