@@ -38,16 +38,16 @@ type LoadFailure struct {
 
 // LoadSummary accounts for every entity Load took from its input: each is
 // written (counted in Entities), a Failure (the service refused it, or it
-// is the bad entity that stopped the load), or NotSent, so Entities,
-// len(Failures) and len(NotSent) add up to the entities taken.
+// is bad input), or NotSent, so Entities, len(Failures) and len(NotSent)
+// add up to the entities taken.
 type LoadSummary struct {
 	Entities     int // primaries written (with their index rows)
 	Transactions int // entity group transactions committed
 	Messages     int // queue messages sent for the indexes outside the partition
 	Failures     []LoadFailure
 	// NotSent are the entities taken from the input and never sent
-	// because the load stopped first (a bad entity, the context's end);
-	// Err is why it stopped. Nothing of them was written: load them again.
+	// because the load stopped first (the context ended); Err is why.
+	// Nothing of them was written: load them again.
 	NotSent []LoadFailure
 }
 
@@ -58,10 +58,11 @@ type LoadSummary struct {
 // those rows are written together or not at all; the indexes outside the
 // partition get one message per transaction listing its entities, sent
 // hidden before the transaction and shown after it, as a single write's
-// is. A bad entity stops the load before any request of its own with its
-// *table.InputError, and is a Failure; what was sent before stays written,
-// and the entities still held (taken from values, not yet sent) are
-// NotSent, as they are when ctx ends the load. An entity the service
+// is. A bad entity is refused before any request of its own with its
+// *table.InputError, as a Failure, and the load goes on with the rest;
+// Load's error then wraps the first such refusal. When ctx ends the load,
+// Load takes nothing more from values, and the entities it still held
+// (taken, not yet sent) are NotSent. An entity the service
 // refuses (it exists, a unique value is taken) is a Failure; the other
 // entities of its transaction are sent again without it. Of two entities
 // that claim one row (a primary, a unique copy) the first in values is
@@ -101,10 +102,13 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 		}
 		delete(buf, pk)
 	}
-	var bad error
+	var bad, refused error
 	for v := range values {
 		if err := m.check(ctx, op, v, table.Replace); err != nil {
-			bad = err
+			// Refused before any request of its own; the load goes on.
+			if refused == nil {
+				refused = err
+			}
 			var f LoadFailure
 			if v != nil {
 				km := m.tbl.Meta(v)
@@ -114,7 +118,7 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 			l.mu.Lock()
 			l.sum.Failures = append(l.sum.Failures, f)
 			l.mu.Unlock()
-			break
+			continue
 		}
 		pk := m.tbl.Meta(v).PartitionKey
 		buf[pk] = append(buf[pk], v)
@@ -135,9 +139,7 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 			break
 		}
 	}
-	if bad == nil {
-		bad = ctx.Err()
-	}
+	bad = ctx.Err()
 	for _, pk := range slices.Sorted(mapKeys(buf)) {
 		if bad == nil {
 			flush(pk, true)
@@ -150,7 +152,10 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 		}
 	}
 	l.wg.Wait()
-	return l.sum, errors.Join(bad, l.err)
+	if refused != nil {
+		refused = fmt.Errorf("patterns: Model.Load refused bad input (see the summary's Failures): %w", refused)
+	}
+	return l.sum, errors.Join(bad, refused, l.err)
 }
 
 func mapKeys[V any](m map[string]V) iter.Seq[string] {

@@ -190,22 +190,21 @@ func TestModelLoadReportsEachRefusedEntity(t *testing.T) {
 	}
 }
 
-// A bad entity stops the load with its *table.InputError before any
-// request: the good entities before it in the same partition are not sent
-// either. Bad options are refused the same way.
+// A load of bad entities only is refused with their *table.InputError
+// before any request, each a Failure. Bad options are refused the same way.
 func TestModelLoadRefusesBadInputBeforeAnyRequest(t *testing.T) {
 	d := newDirectory(t, true)
 	ctx := t.Context()
 	bad := staffOf("Sales", 9, "F", "Hall", "a/b@contoso.com")
 	var ie *table.InputError
 	for name, vs := range map[string][]*staffer{
-		"a bad email":            {staffOf("Sales", 1, "F", "Hall", "ok@contoso.com"), bad},
+		"a bad email":            {bad},
 		"nil":                    {nil},
 		"a RowKey not a primary": {{Meta: table.Meta{PartitionKey: "Sales", RowKey: "x"}}},
 	} {
 		sum, err := d.m.Load(ctx, slices.Values(vs), nil)
-		if !errors.As(err, &ie) || sum.Entities != 0 {
-			t.Errorf("Load of %s: %+v %v, want *table.InputError", name, sum, err)
+		if !errors.As(err, &ie) || sum.Entities != 0 || len(sum.Failures) != 1 || !errors.As(sum.Failures[0].Err, &ie) {
+			t.Errorf("Load of %s: %+v %v, want one Failure with its *table.InputError", name, sum, err)
 		}
 	}
 	for _, o := range []*patterns.ModelLoadOptions{{Parallelism: -1}, {MaxBuffered: -1}} {
@@ -215,6 +214,34 @@ func TestModelLoadRefusesBadInputBeforeAnyRequest(t *testing.T) {
 	}
 	if n := d.l.Total(); n != 0 {
 		t.Fatalf("refused loads sent %d requests:\n%v", n, d.l)
+	}
+}
+
+// A bad entity among good ones is a Failure, refused before any request
+// of its own, and the load goes on: every entity of the input is written
+// or named, and the entities after the bad one are written too.
+func TestModelLoadGoesOnPastABadEntity(t *testing.T) {
+	d := newDirectory(t, false)
+	ctx := t.Context()
+	in := []*staffer{
+		staffOf("Sales", 1, "A", "Hall", "a@contoso.com"),
+		staffOf("Sales", 2, "B", "Hall", "b@contoso.com"),
+		staffOf("Sales", 3, "C", "Hall", "c/bad@contoso.com"),
+		staffOf("Sales", 4, "D", "Hall", "d@contoso.com"),
+	}
+	sum, err := d.m.Load(ctx, slices.Values(in), nil)
+	var ie *table.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "Failures") {
+		t.Fatalf("Load: %v, want the bad entity's *table.InputError, pointing at the summary", err)
+	}
+	if sum.Entities != 3 || len(sum.Failures) != 1 || len(sum.NotSent) != 0 || sum.Failures[0].RowKey != in[2].RowKey || !errors.As(sum.Failures[0].Err, &ie) {
+		t.Fatalf("Load of [ok, ok, bad, ok]: %+v; want 3 written and the bad one a Failure", sum)
+	}
+	for i, v := range in {
+		_, err := d.m.Get(ctx, v.PartitionKey, v.RowKey, nil)
+		if stored := err == nil; stored != (i != 2) {
+			t.Errorf("entity %d (%s): Get %v", i, v.RowKey, err)
+		}
 	}
 }
 
