@@ -95,14 +95,16 @@ type report struct {
 }
 
 // layout: partition 0 holds a tenth of the entities, the others share the
-// rest evenly.
+// rest evenly, each a run of consecutive i (so a load in order of i fills
+// whole transactions).
 func layout(entities, partitions int) func(i int) (pk, rk string) {
 	big := entities / 10
+	per := (entities - big + partitions - 2) / (partitions - 1)
 	return func(i int) (string, string) {
 		if i < big {
 			return "p0000", fmt.Sprintf("%s%08d", primary, i)
 		}
-		p := 1 + (i-big)%(partitions-1)
+		p := 1 + (i-big)/per
 		return fmt.Sprintf("p%04d", p), fmt.Sprintf("%s%08d", primary, i)
 	}
 }
@@ -425,6 +427,7 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 
 	v2 := openModel(ctx, t, c, s, true)
 	began = time.Now()
+	selfCPU := cpuTime(syscall.RUSAGE_SELF)
 	if err := v2.Build(ctx, indexName, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -463,6 +466,7 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	took := time.Since(began)
+	selfCPU = cpuTime(syscall.RUSAGE_SELF) - selfCPU
 	if len(killAt) > 0 {
 		t.Errorf("the build ended before every kill: %d left", len(killAt))
 	}
@@ -471,6 +475,9 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 	for _, k := range kids {
 		peaks = append(peaks, k.stop(t))
 	}
+	// Every child has been waited for: their CPU is the writer's and the
+	// workers', the killed ones' included.
+	kidsCPU := cpuTime(syscall.RUSAGE_CHILDREN)
 	if wr.Ops == 0 || wr.Errors != 0 {
 		t.Errorf("writer: %d operations, %d failed (see its stderr)", wr.Ops, wr.Errors)
 	}
@@ -484,6 +491,8 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 
 	t.Logf("build of %d entities: %v, %.0f entities/s, %.0f per worker process", n, took.Round(time.Millisecond),
 		float64(n)/took.Seconds(), float64(n)/took.Seconds()/float64(workers))
+	t.Logf("CPU during the build: %v the fake (this process), %v the workers and the writer; %.0f µs an entity in all",
+		selfCPU.Round(time.Millisecond), kidsCPU.Round(time.Millisecond), float64((selfCPU+kidsCPU).Microseconds())/float64(n))
 	var worst uint64
 	for _, r := range peaks {
 		t.Logf("peak heap %s %d: %.1f MiB", r.Role, r.ID, float64(r.PeakHeap)/(1<<20))
@@ -563,4 +572,13 @@ func verifyClean(ctx context.Context, t *testing.T, m *patterns.Model[Emp], prim
 	if !sum.OK() || sum.Primaries != primaries {
 		t.Errorf("verify: %+v, want OK over %d primaries", sum, primaries)
 	}
+}
+
+// cpuTime is the user and system CPU time getrusage reports for who.
+func cpuTime(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
