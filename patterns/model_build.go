@@ -207,7 +207,8 @@ func (m *Model[T]) Build(ctx context.Context, name string, opts *WriteOptions) e
 // primaries' table; CrossCopies, the rows of their table that name an
 // owner (less the model's Copies, and any row another CrossCopies index of
 // the model calls for); RemoteLists, the index entities under their
-// Partition and Prefix, or the blobs under their Prefix. A queued message
+// Partition and Prefix, or the blobs under their Prefix (a list in blobs
+// without a Prefix is refused before any request). A queued message
 // of a write made before the drop, processed once it is dropping, finds
 // the index no longer maintained and writes none of its rows. Changing an
 // index's projection or key layout is a Build of the new declaration under
@@ -218,6 +219,11 @@ func (m *Model[T]) Drop(ctx context.Context, name string, opts *WriteOptions) er
 	d, err := m.evolution(op, name)
 	if err != nil {
 		return err
+	}
+	for _, l := range m.remote {
+		if l.Name == name && l.Blobs != nil && l.Prefix == "" {
+			return &table.InputError{Op: op, Field: "index", Rule: ErrBadDefinition, Detail: fmt.Sprintf("the list %q keeps its blobs without a Prefix, so they cannot be told from the container's other blobs; Drop removes a list in blobs under its Prefix", name)}
+		}
 	}
 	st, err := m.loadState(ctx)
 	if err != nil {

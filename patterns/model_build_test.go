@@ -605,6 +605,14 @@ func TestModelBuildRefusesWhatCannotEvolveBeforeAnyRequest(t *testing.T) {
 	if err := flat.Build(ctx, "email", nil); !errors.As(err, &ie) || !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Fatalf("Build without a Primary prefix: %v", err)
 	}
+	// A list kept in blobs without a Prefix: its blobs cannot be told from
+	// the container's others, so Drop would delete them all.
+	bc, container := e.container(t)
+	noPrefix := newDecl(e)
+	noPrefix.RemoteLists = []patterns.ListDef[staffer]{{Name: "last-blobs", Value: func(s *staffer) string { return s.LastName }, Blobs: bc, Container: container}}
+	if err := e.open(t, noPrefix).Drop(ctx, "last-blobs", nil); !errors.As(err, &ie) || !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("Drop of a blob list without a Prefix: %v", err)
+	}
 	if p, _ := e.q.GetProperties(ctx, nil); *p.ApproximateMessagesCount != 0 {
 		t.Fatalf("%d messages sent", *p.ApproximateMessagesCount)
 	}
