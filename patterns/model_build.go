@@ -8,14 +8,19 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
@@ -36,6 +41,27 @@ import (
 // dropped). Every step is idempotent and keyed by the range's start, so a
 // message delivered twice or after a crash resumes from its checkpoint.
 //
+// A drop's rows are the index's rows wherever they are kept: Copies and
+// Lists under their prefix in the primaries' partitions; CrossCopies the
+// rows of their table that name an owner (not the model's Copies, nor a
+// copy another CrossCopies index of the model calls for, which takes a
+// read of the owner when the model has several); RemoteLists the index
+// entities under their Partition and Prefix, or, kept in blobs, one range
+// that lists and deletes the blobs under their Prefix a page at a time.
+// The rows outside the partition are also written by Process, from the
+// messages of writes: Process computes every index's rows through the
+// same state gate as writes (an index dropping or dropped has none), after
+// reading the state when its copy is older than StateRefresh. So a message
+// sent before the drop and processed after it, however late, writes no
+// row of the index; one processed meanwhile by a process whose copy still
+// said active writes its row before the planner's delay ends, and the
+// ranges delete it. Only a Process that read the state before the drop and
+// stalled between that read and its write for longer than the planner's
+// delay (twice StateRefresh) could write a row after its range passed: a
+// row no primary calls for, which Verify reports as an orphan and Repair
+// deletes (the same holds for a write of Copies or Lists that stalls so),
+// except in a list kept in blobs, which Verify cannot enumerate.
+//
 // What a crash between steps leaves:
 //   - in Build, after the planner message is sent hidden and before the
 //     state changes: the message finds no build of its id and does
@@ -49,7 +75,13 @@ import (
 //     page is written again (the writes converge to the primaries);
 //   - after the last checkpoint and before the state change: any later
 //     delivery of a step of the build finds every range done and changes
-//     the state.
+//     the state;
+//   - in a drop's range, after a page's deletes and before its checkpoint:
+//     the page is read again and finds those rows gone; a blob range
+//     lists again from its prefix's start, so a crash anywhere in it only
+//     repeats a listing;
+//   - a message of a write in flight when the state changed: see above
+//     (it writes no row of a dropping or dropped index).
 
 // defaultRangeSize is the entities of one range of a Build or Drop.
 const defaultRangeSize = 5000
@@ -172,19 +204,27 @@ func (m *Model[T]) Build(ctx context.Context, name string, opts *WriteOptions) e
 // state, reads are refused), then ranges of its rows are deleted the way a
 // Build writes them (each row guarded by the ETag it was read at), and it
 // becomes dropped. The process must still declare the index (its rows are
-// found by its declaration). Indexes in the primary's partition (Copies,
-// Lists) can be dropped; one kept elsewhere (CrossCopies, RemoteLists) is
-// refused before any request. Changing an index's projection or key
-// layout is a Build of the new declaration under a new name, reads moved
-// to it once it is active, then a Drop of the old one.
+// found by its declaration): Copies and Lists under their prefix in the
+// primaries' table; CrossCopies, the rows of their table that name an
+// owner (less the model's Copies, and any row another CrossCopies index of
+// the model calls for); RemoteLists, the index entities under their
+// Partition and Prefix, or the blobs under their Prefix (a list in blobs
+// without a Prefix is refused before any request). A queued message
+// of a write made before the drop, processed once it is dropping, finds
+// the index no longer maintained and writes none of its rows. Changing an
+// index's projection or key layout is a Build of the new declaration under
+// a new name, reads moved to it once it is active, then a Drop of the old
+// one.
 func (m *Model[T]) Drop(ctx context.Context, name string, opts *WriteOptions) error {
 	const op = "Model.Drop"
 	d, err := m.evolution(op, name)
 	if err != nil {
 		return err
 	}
-	if d.kind != "copies" && d.kind != "list" {
-		return &table.InputError{Op: op, Field: "index", Rule: ErrBadDefinition, Detail: fmt.Sprintf("%q is kept outside the primary's partition; Drop removes Copies and Lists", name)}
+	for _, l := range m.remote {
+		if l.Name == name && l.Blobs != nil && l.Prefix == "" {
+			return &table.InputError{Op: op, Field: "index", Rule: ErrBadDefinition, Detail: fmt.Sprintf("the list %q keeps its blobs without a Prefix, so they cannot be told from the container's other blobs; Drop removes a list in blobs under its Prefix", name)}
+		}
 	}
 	st, err := m.loadState(ctx)
 	if err != nil {
@@ -391,9 +431,21 @@ func (m *Model[T]) processBuild(ctx context.Context, s *buildStep) error {
 	return m.runRange(ctx, s)
 }
 
-// scope is the RowKey range a step covers: the primaries for a build, the
-// index's rows for a drop.
-func (m *Model[T]) scope(s *buildStep) (lo, hi string) {
+// rowScope is where a step's rows are: the rows of rows (of partition pk
+// when it is set) with RowKeys in [rkLo, rkHi), only those that name an
+// owner when ref; or, for a list kept in blobs, the blobs of blobs.
+type rowScope struct {
+	rows       *table.Table[table.Entity]
+	pk         string
+	rkLo, rkHi string
+	ref        bool
+	blobs      *blobIndex
+}
+
+// scope is what a step covers: the primaries for a build, the index's
+// rows for a drop.
+func (m *Model[T]) scope(s *buildStep) rowScope {
+	sc := rowScope{rows: m.raw}
 	prefix := m.primary
 	if s.Op == opDrop {
 		if i, ok := m.copyIndex(s.Index); ok {
@@ -404,8 +456,38 @@ func (m *Model[T]) scope(s *buildStep) (lo, hi string) {
 				prefix = m.lists[i].prefix
 			}
 		}
+		if i, ok := m.crossIndex(s.Index); ok {
+			sc.rows, sc.ref, prefix = m.cross.copies[i], true, ""
+		}
+		for i, d := range m.remote {
+			if d.Name != s.Index {
+				continue
+			}
+			switch l := m.remoteList[i].(type) {
+			case *remoteIndexEntities:
+				sc.rows, sc.pk, prefix = l.x.raw, l.partition, l.x.prefix
+			case *blobIndex:
+				sc.blobs = l
+			}
+		}
 	}
-	return keyrules.PrefixRange(prefix)
+	sc.rkLo, sc.rkHi = keyrules.PrefixRange(prefix)
+	return sc
+}
+
+// covers reports whether a row the scope's filter selected is one the
+// step covers, by what the row itself says: a build covers primaries; a
+// drop of cross copies, the rows that are not the model's Copies (which
+// share the primaries' table and also name their owner).
+func (m *Model[T]) covers(s *buildStep, sc rowScope, e *table.Entity) bool {
+	if s.Op == opBuild {
+		return !isIndexRow(e)
+	}
+	if sc.ref && m.cross != nil {
+		of, _ := ownerOf(e)
+		return !m.cross.isLocalCopy(e, of)
+	}
+	return true
 }
 
 // keySegments are the filters that together select, in key order, the
@@ -449,17 +531,25 @@ func keySegments(from string, incl bool, to string, rkLo, rkHi string) []table.F
 	return segs
 }
 
-// keysFrom reads the rows keySegments selects, in key order: at most top
-// of them (0: all), with the properties sel names (nil: all).
-func (m *Model[T]) keysFrom(ctx context.Context, from string, incl bool, to, rkLo, rkHi string, top int, sel []string) iter.Seq2[*table.Entity, error] {
+// read reads the scope's rows after from (or from itself when incl) and
+// before to ("" for either: no bound), in key order, segment by segment
+// (keySegments): at most top of them (0: all), with the properties sel
+// names (nil: all).
+func (sc rowScope) read(ctx context.Context, from string, incl bool, to string, top int, sel []string) iter.Seq2[*table.Entity, error] {
 	return func(yield func(*table.Entity, error) bool) {
 		n := 0
-		for _, f := range keySegments(from, incl, to, rkLo, rkHi) {
+		for _, f := range keySegments(from, incl, to, sc.rkLo, sc.rkHi) {
+			if sc.pk != "" {
+				f = table.And(table.PK().Eq(sc.pk), f)
+			}
+			if sc.ref {
+				f = table.And(f, table.Prop(indexOfProperty).Ge(""))
+			}
 			opts := &table.QueryOptions{Filter: f, Select: sel}
 			if top > 0 {
 				opts.Top = top - n
 			}
-			for e, err := range m.raw.Query(ctx, opts) {
+			for e, err := range sc.rows.Query(ctx, opts) {
 				if err != nil {
 					yield(nil, err)
 					return
@@ -505,16 +595,31 @@ func (m *Model[T]) plan(ctx context.Context, s *buildStep) error {
 		}
 		return err
 	}
-	rkLo, rkHi := m.scope(s)
+	sc := m.scope(s)
+	if sc.blobs != nil {
+		// A list kept in blobs is one range, which lists and deletes its
+		// blobs a page at a time.
+		n, err := countBlobs(ctx, sc.blobs)
+		if err != nil {
+			return err
+		}
+		if _, err := m.cut(ctx, s, "", "", n); err != nil {
+			return err
+		}
+		if err := save("", true); err != nil {
+			return err
+		}
+		return m.finish(ctx, s)
+	}
 	lo := strProp(cp, "Lo")
 scan:
 	for {
 		n := 0
-		for e, err := range m.keysFrom(ctx, lo, true, "", rkLo, rkHi, 0, []string{indexOfProperty}) {
+		for e, err := range sc.read(ctx, lo, true, "", 0, []string{indexOfProperty}) {
 			if err != nil {
 				return err
 			}
-			if s.Op == opBuild && isIndexRow(e) {
+			if !m.covers(s, sc, e) {
 				continue
 			}
 			if n < m.rangeSize {
@@ -593,22 +698,30 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 	if err != nil {
 		return err
 	}
-	rkLo, rkHi := m.scope(s)
+	sc := m.scope(s)
 	for !boolProp(cp, "Done") {
-		from, incl := strProp(cp, "Last"), false
-		if from == "" {
-			from, incl = s.Lo, true
+		var n int
+		var done bool
+		if sc.blobs != nil {
+			n, done, err = dropBlobs(ctx, sc.blobs)
+		} else {
+			from, incl := strProp(cp, "Last"), false
+			if from == "" {
+				from, incl = s.Lo, true
+			}
+			var rows []*table.Entity
+			rows, n, err = m.rangePage(ctx, s, sc, sc.read(ctx, from, incl, s.Hi, buildPage, nil))
+			if len(rows) > 0 {
+				last := rows[len(rows)-1]
+				cp.Set("Last", table.ValueOf(ownerRef(last.PartitionKey, last.RowKey)))
+			}
+			done = len(rows) < buildPage
 		}
-		rows, err := m.rangePage(ctx, s, m.keysFrom(ctx, from, incl, s.Hi, rkLo, rkHi, buildPage, nil))
 		if err != nil {
 			return err
 		}
-		if len(rows) > 0 {
-			last := rows[len(rows)-1]
-			cp.Set("Last", table.ValueOf(ownerRef(last.PartitionKey, last.RowKey)))
-		}
-		cp.Set("Entities", table.ValueOf(intProp(cp, "Entities")+int64(len(rows))))
-		cp.Set("Done", table.ValueOf(len(rows) < buildPage))
+		cp.Set("Entities", table.ValueOf(intProp(cp, "Entities")+int64(n)))
+		cp.Set("Done", table.ValueOf(done))
 		if err := m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: table.Replace}); err != nil {
 			return err // another delivery advanced it: this one reads again
 		}
@@ -630,25 +743,29 @@ const pageAttempts = 8
 
 // rangePage reads the page of s's range that page yields and writes
 // (a build) or removes (a drop) its rows of the index, reading it again
-// while a guard finds a primary changed since the read.
-func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, page iter.Seq2[*table.Entity, error]) ([]*table.Entity, error) {
+// while a guard finds a primary changed since the read. It returns the
+// rows read and how many of them the step covers.
+func (m *Model[T]) rangePage(ctx context.Context, s *buildStep, sc rowScope, page iter.Seq2[*table.Entity, error]) ([]*table.Entity, int, error) {
 	for attempt := 1; ; attempt++ {
-		var rows []*table.Entity
+		var rows, covered []*table.Entity
 		for e, err := range page {
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			rows = append(rows, e)
+			if m.covers(s, sc, e) {
+				covered = append(covered, e)
+			}
 		}
 		var err error
 		if s.Op == opBuild {
-			err = m.backfill(ctx, s.Index, rows)
+			err = m.backfill(ctx, s.Index, covered)
 		} else {
-			err = m.unfill(ctx, rows)
+			err = m.unfill(ctx, s.Index, sc, covered)
 		}
 		changed := table.Is(err, table.ErrPreconditionFailed) || table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrAlreadyExists)
 		if err == nil || !changed || attempt == pageAttempts {
-			return rows, err
+			return rows, len(covered), err
 		}
 	}
 }
@@ -811,7 +928,15 @@ func (m *Model[T]) backfillList(ctx context.Context, x *indexEntities[T], prim [
 
 // unfill deletes a dropped index's rows, each guarded by the ETag it was
 // read at (a row changed since is read again by the range's next run).
-func (m *Model[T]) unfill(ctx context.Context, rows []*table.Entity) error {
+// Cross copies another CrossCopies index of the model calls for (one table
+// may hold several indexes' copies) are left.
+func (m *Model[T]) unfill(ctx context.Context, name string, sc rowScope, rows []*table.Entity) error {
+	if i, ok := m.crossIndex(name); ok && len(m.cross.defs) > 1 {
+		var err error
+		if rows, err = m.notOthers(ctx, i, rows); err != nil {
+			return err
+		}
+	}
 	groups := make([]repairGroup, 0, len(rows))
 	for _, e := range rows {
 		etag := e.ETag
@@ -820,8 +945,98 @@ func (m *Model[T]) unfill(ctx context.Context, rows []*table.Entity) error {
 		}
 		groups = append(groups, repairGroup{ops: []batch.Op{batch.Delete(e.PartitionKey, e.RowKey).IfMatch(etag)}, deleted: 1})
 	}
-	_, err := repairPacked(ctx, m.tbl.Client(), groups, nil)
+	_, err := repairPacked(ctx, sc.rows.Client(), groups, nil)
 	return err
+}
+
+// notOthers is the copies of rows that no other CrossCopies index than i
+// calls for: it reads each distinct owner (a point read) and the copies
+// its current value calls for.
+func (m *Model[T]) notOthers(ctx context.Context, i int, rows []*table.Entity) ([]*table.Entity, error) {
+	wants := map[string][]copyAddr{}
+	var out []*table.Entity
+	for _, e := range rows {
+		of, _ := ownerOf(e)
+		want, read := wants[of]
+		if !read {
+			if pk, rk, ok := ownerKeys(of); ok && strings.HasPrefix(rk, m.primary) {
+				p, err := m.raw.Get(ctx, pk, rk, nil)
+				switch {
+				case table.Is(err, table.ErrNotFound):
+				case err != nil:
+					return nil, err
+				case !isIndexRow(p):
+					v, err := tableio.For(m.tbl).FromStored(ctx, p)
+					if err != nil {
+						return nil, err
+					}
+					if want, err = m.cross.addrs("Model.Drop", v); err != nil {
+						return nil, err
+					}
+				}
+			}
+			wants[of] = want
+		}
+		other := false
+		for j, a := range want {
+			if j != i && a.PK == e.PartitionKey && a.RK == e.RowKey {
+				other = true
+			}
+		}
+		if !other {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// countBlobs counts the blobs of a list kept in blobs: one request a page
+// of names.
+func countBlobs(ctx context.Context, b *blobIndex) (int, error) {
+	n := 0
+	pager := b.blobs.NewListBlobsFlatPager(b.container, &azblob.ListBlobsFlatOptions{Prefix: &b.prefix})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return 0, redact.Error(err)
+		}
+		n += len(page.Segment.BlobItems)
+	}
+	return n, nil
+}
+
+// dropBlobs deletes a page of the blobs of a list kept in blobs (listed
+// from the prefix's start: those deleted are gone), each with If-Match at
+// the ETag listed; one changed since is listed again by the next page. It
+// returns the blobs deleted, and done when none is left.
+func dropBlobs(ctx context.Context, b *blobIndex) (int, bool, error) {
+	pager := b.blobs.NewListBlobsFlatPager(b.container, &azblob.ListBlobsFlatOptions{Prefix: &b.prefix, MaxResults: to.Ptr(int32(buildPage))})
+	page, err := pager.NextPage(ctx)
+	if err != nil {
+		return 0, false, redact.Error(err)
+	}
+	n, changed := 0, false
+	for _, item := range page.Segment.BlobItems {
+		if item.Name == nil {
+			continue
+		}
+		var cond *blob.AccessConditions
+		if item.Properties != nil && item.Properties.ETag != nil {
+			cond = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: item.Properties.ETag}}
+		}
+		_, err := b.blobs.DeleteBlob(ctx, b.container, *item.Name, &azblob.DeleteBlobOptions{AccessConditions: cond})
+		var re *azcore.ResponseError
+		switch {
+		case err == nil:
+			n++
+		case errors.As(err, &re) && re.StatusCode == http.StatusNotFound:
+		case errors.As(err, &re) && re.StatusCode == http.StatusPreconditionFailed:
+			changed = true
+		default:
+			return n, false, redact.Error(err)
+		}
+	}
+	return n, !changed && len(page.Segment.BlobItems) < buildPage, nil
 }
 
 // finish makes the index active (a drop: dropped) when the planner and

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -41,6 +43,8 @@ type evolveEnv struct {
 	raw           *table.Table[table.Entity]
 	newQueue      func(name string) *azqueue.QueueClient
 	remoteClients bool // clients forward over HTTP to the parent's fakes
+	// container returns a blob client and a fresh container.
+	container func(t *testing.T) (*azblob.Client, string)
 }
 
 func newEvolveEnv(t *testing.T) *evolveEnv {
@@ -49,6 +53,13 @@ func newEvolveEnv(t *testing.T) *evolveEnv {
 	e := &evolveEnv{
 		tables:   func(name string) *aztables.Client { return tables.NewClient(name, nil) },
 		newQueue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) },
+		container: func(t *testing.T) (*azblob.Client, string) {
+			bc := fake.NewBlobService(nil).NewClient(nil)
+			if _, err := bc.CreateContainer(t.Context(), "lists", nil); err != nil {
+				t.Fatal(err)
+			}
+			return bc, "lists"
+		},
 	}
 	e.setup(t)
 	return e
@@ -182,12 +193,16 @@ func verifyOK(t *testing.T, m *patterns.Model[staffer]) {
 func envOf(t *testing.T, env integration.Env) *evolveEnv {
 	t.Helper()
 	c := &reqcount.Counter{}
-	tbl, q, poison := env.NewTable(t, c), env.NewQueue(t, c), env.NewQueue(t, c)
-	e := &evolveEnv{remoteClients: true, tables: func(string) *aztables.Client { return tbl }}
+	tbl := env.NewTable(t, c)
+	e := &evolveEnv{remoteClients: true, tables: func(string) *aztables.Client { return tbl },
+		container: func(t *testing.T) (*azblob.Client, string) { return env.NewContainer(t, c) }}
+	queues := map[string]*azqueue.QueueClient{}
 	e.newQueue = func(name string) *azqueue.QueueClient {
-		if strings.HasSuffix(name, "poison") {
-			return poison
+		if q, ok := queues[name]; ok {
+			return q
 		}
+		q := env.NewQueue(t, c)
+		queues[name] = q
 		return q
 	}
 	e.setup(t)
@@ -199,6 +214,7 @@ func TestModelEvolutionOnAzurite(t *testing.T) {
 	t.Run("build while writes go on", func(t *testing.T) { testBuildFills(t, envOf(t, env)) })
 	t.Run("a write between a range's read and its write", func(t *testing.T) { testBuildRaces(t, envOf(t, env)) })
 	t.Run("drop", func(t *testing.T) { testDrop(t, envOf(t, env)) })
+	t.Run("drop of indexes outside the partition", func(t *testing.T) { testDropElsewhere(t, envOf(t, env)) })
 }
 
 func TestModelBuildFillsANewIndexWhileWritesGoOn(t *testing.T) { testBuildFills(t, newEvolveEnv(t)) }
@@ -352,6 +368,223 @@ func testDrop(t *testing.T, e *evolveEnv) {
 	}
 }
 
+// elsewhereDecl keeps the first names' copies in the primary's partition
+// and three indexes outside it: cross copies of the email in the
+// primaries' table, the last names' lists as index entities in a partition
+// of their own, and as blobs.
+func elsewhereDecl(e *evolveEnv, q *azqueue.QueueClient, lists *table.Table[table.Entity], bc *azblob.Client, container string) *patterns.ModelOptions[staffer] {
+	o := oldDecl(e)
+	o.Queue = q
+	o.CrossCopies = []patterns.IndexDef[staffer]{{Name: "dept-email", PartitionKey: func(s *staffer) string { return "email_" + s.PartitionKey }, Value: func(s *staffer) string { return s.Email }}}
+	o.RemoteLists = []patterns.ListDef[staffer]{
+		{Name: "lastname-all", Value: func(s *staffer) string { return s.LastName }, Table: lists, Partition: "lastnames", Prefix: "ln_"},
+		{Name: "lastname-blobs", Value: func(s *staffer) string { return s.LastName }, Blobs: bc, Container: container, Prefix: "ln/"},
+	}
+	return o
+}
+
+// elsewhereRows counts the rows of elsewhereDecl's indexes outside the
+// partition: cross copies, index entities, blobs.
+func elsewhereRows(t *testing.T, e *evolveEnv, lt *table.Table[table.Entity], bc *azblob.Client, container string) (copies, lists, blobs int) {
+	t.Helper()
+	ctx := t.Context()
+	for r, err := range e.raw.Query(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(r.PartitionKey, "email_") {
+			copies++
+		}
+	}
+	for _, err := range lt.Query(ctx, &table.QueryOptions{Filter: table.Partition("lastnames")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists++
+	}
+	pager := bc.NewListBlobsFlatPager(container, &azblob.ListBlobsFlatOptions{Prefix: to.Ptr("ln/")})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blobs += len(page.Segment.BlobItems)
+	}
+	return copies, lists, blobs
+}
+
+func TestModelDropRemovesIndexesOutsideThePartitionWhileWritesGoOn(t *testing.T) {
+	testDropElsewhere(t, newEvolveEnv(t))
+}
+
+// testDropElsewhere drops a CrossCopies index and two RemoteLists (index
+// entities, blobs) while a writer goes on, and processes, once they are
+// dropped, messages of writes made before the drop (another queue holds
+// them meanwhile): no row of a dropped index is left or made again, and
+// the index kept in the partition verifies clean.
+func testDropElsewhere(t *testing.T, e *evolveEnv) {
+	modelTimeoutAfter(t, 3*time.Minute)
+	ctx := t.Context()
+	bc, container := e.container(t)
+	// The lists' own table (on Azurite, the env's one table).
+	lc := e.tables("StaffLists")
+	if !e.remoteClients {
+		if _, err := lc.CreateTable(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lt := tableOf(table.New[table.Entity](lc, nil))
+	m := e.open(t, elsewhereDecl(e, e.q, lt, bc, container))
+	loadStaff(t, m, 60)
+	w := e.worker(t, m)
+	if _, err := w.Drain(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	verifyOK(t, m)
+	if c, l, b := elsewhereRows(t, e, lt, bc, container); c != 60 || l == 0 || b == 0 {
+		t.Fatalf("before the drop: %d cross copies, %d index entities, %d blobs; want 60 and some", c, l, b)
+	}
+	// Writes whose messages wait in another queue until the indexes are
+	// dropped: a message in flight across the drop.
+	late := e.newQueue("staff-late")
+	if !e.remoteClients {
+		if _, err := late.Create(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := e.open(t, elsewhereDecl(e, late, lt, bc, container))
+	for i := range 5 {
+		if _, err := held.Modify(ctx, "Dev", fmt.Sprintf("empid_%06d", 30+i), func(s *staffer) error {
+			s.Email, s.LastName = fmt.Sprintf("held%d@x", i), "Held"
+			return nil
+		}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A writer goes on through the drop.
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan int)
+	go func() {
+		n := 0
+		defer func() { done <- n }()
+		for i := 0; wctx.Err() == nil; i++ {
+			var err error
+			if i%4 == 3 {
+				err = m.Add(ctx, staffOf("Ops", 2000+i, "W", fmt.Sprintf("LW%d", i%3), fmt.Sprintf("w%d@x", i)), nil)
+			} else {
+				_, err = m.Modify(ctx, "Dev", fmt.Sprintf("empid_%06d", 20+i%10), func(s *staffer) error {
+					s.Email, s.LastName = fmt.Sprintf("v%d@x", i), fmt.Sprintf("LV%d", i%4)
+					return nil
+				}, nil)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n++
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for _, name := range []string{"dept-email", "lastname-all", "lastname-blobs"} {
+		if err := m.Drop(ctx, name, nil); err != nil {
+			t.Fatalf("Drop %s: %v", name, err)
+		}
+	}
+	if _, err := m.LookupEntities(ctx, "lastname-all", "", "L1", nil); !errors.Is(err, patterns.ErrIndexNotReady) {
+		t.Fatalf("LookupEntities of a dropping index: %v", err)
+	}
+	for _, name := range []string{"dept-email", "lastname-all", "lastname-blobs"} {
+		until(t, m, w, name, patterns.IndexDropped)
+	}
+	stop()
+	if n := <-done; n == 0 {
+		t.Fatal("the writer wrote nothing during the drop")
+	}
+	if _, err := w.Drain(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The held messages, processed now, find the indexes dropped.
+	hw := consistency.NewWorker(late, e.poison, &consistency.WorkerOptions{Visibility: time.Second, Backoff: func(int64) time.Duration { return 0 }})
+	if err := hw.Handle(m.MessageType(), m.Process); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := hw.Drain(ctx, nil); err != nil || sum.Processed != 5 {
+		t.Fatalf("the held messages: %+v, %v; want 5 processed", sum, err)
+	}
+	if c, l, b := elsewhereRows(t, e, lt, bc, container); c+l+b != 0 {
+		t.Fatalf("after the drop: %d cross copies, %d index entities, %d blobs left; want none", c, l, b)
+	}
+	verifyOK(t, m)
+	found := 0
+	for _, err := range m.Find(ctx, "first", "Dev", "F1", nil) {
+		if err != nil {
+			t.Fatalf("Find through the kept index: %v", err)
+		}
+		found++
+	}
+	if found == 0 {
+		t.Fatal("Find through the kept index found nothing")
+	}
+}
+
+// Two CrossCopies indexes may keep their copies in one table, under the
+// same PartitionKeys: a Drop of one deletes only the copies no other index
+// of the model calls for.
+func TestModelDropOfCrossCopiesLeavesAnotherIndexsCopiesInTheirTable(t *testing.T) {
+	modelTimeoutAfter(t, 2*time.Minute)
+	ctx := t.Context()
+	e := newEvolveEnv(t)
+	o := oldDecl(e)
+	dept := func(s *staffer) string { return "x_" + s.PartitionKey }
+	o.CrossCopies = []patterns.IndexDef[staffer]{
+		{Name: "dept-email", PartitionKey: dept, Value: func(s *staffer) string { return s.Email }},
+		{Name: "dept-last", PartitionKey: dept, Value: func(s *staffer) string { return s.LastName }},
+	}
+	m := e.open(t, o)
+	loadStaff(t, m, 30)
+	w := e.worker(t, m)
+	if _, err := w.Drain(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	copies := func() int {
+		n := 0
+		for r, err := range e.raw.Query(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(r.PartitionKey, "x_") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := copies(); n != 60 {
+		t.Fatalf("before the drop: %d copies; want 60", n)
+	}
+	if err := m.Drop(ctx, "dept-email", nil); err != nil {
+		t.Fatal(err)
+	}
+	until(t, m, w, "dept-email", patterns.IndexDropped)
+	if n := copies(); n != 30 {
+		t.Fatalf("after the drop: %d copies; want dept-last's 30", n)
+	}
+	for _, last := range []string{"L0", "L1", "L2", "L3", "L4"} {
+		n := 0
+		for v, err := range m.Find(ctx, "dept-last", "x_Dev", last, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.LastName != last {
+				t.Fatalf("Find %s: %+v", last, v)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("Find %s through the kept dept-last: nothing", last)
+		}
+	}
+}
+
 func TestModelBuildRefusesWhatCannotEvolveBeforeAnyRequest(t *testing.T) {
 	ctx := t.Context()
 	e := newEvolveEnv(t)
@@ -371,6 +604,14 @@ func TestModelBuildRefusesWhatCannotEvolveBeforeAnyRequest(t *testing.T) {
 	var ie *table.InputError
 	if err := flat.Build(ctx, "email", nil); !errors.As(err, &ie) || !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Fatalf("Build without a Primary prefix: %v", err)
+	}
+	// A list kept in blobs without a Prefix: its blobs cannot be told from
+	// the container's others, so Drop would delete them all.
+	bc, container := e.container(t)
+	noPrefix := newDecl(e)
+	noPrefix.RemoteLists = []patterns.ListDef[staffer]{{Name: "last-blobs", Value: func(s *staffer) string { return s.LastName }, Blobs: bc, Container: container}}
+	if err := e.open(t, noPrefix).Drop(ctx, "last-blobs", nil); !errors.As(err, &ie) || !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Fatalf("Drop of a blob list without a Prefix: %v", err)
 	}
 	if p, _ := e.q.GetProperties(ctx, nil); *p.ApproximateMessagesCount != 0 {
 		t.Fatalf("%d messages sent", *p.ApproximateMessagesCount)

@@ -31,20 +31,31 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// The scenario of an index added to a live table: a table of primaries
-// written by a model that declares no index; a writer process (4
-// goroutines updating, deleting and adding at a steady rate) that opened
-// the model declaring the new index before the build started; a Build;
-// worker processes serving the model's queue, one of them killed with
-// SIGKILL and started again, twice; then, with everything stopped, the
-// model's streaming Verify and an independent raw scan of the table must
-// both find every primary with exactly its index row and no other. Each
-// child process samples its heap and reports the peak.
+// The scenarios of an index evolving on a live table, each with a writer
+// process (4 goroutines updating, deleting and adding at a steady rate)
+// that opened the model with the scenario's declaration before the first
+// step, worker processes serving the model's queue, one of them killed
+// with SIGKILL and started again, twice; then, with everything stopped,
+// the model's streaming Verify and an independent raw scan of the table
+// check the end state. Each child process samples its heap and reports the
+// peak.
 //
-// go test runs a small scenario on the fake and on Azurite. The sizes of
+//   - Build: a table of primaries written by a model that declares no
+//     index; Build "manager"; at the end every primary has exactly its
+//     index row and no other.
+//   - Drop: the table written with "manager" active; Drop it; at the end
+//     no row of it is left and every primary is there (loaded + added −
+//     deleted, as the writer counts them).
+//   - Change: "manager" active; a declaration adding "manager2", another
+//     projection under another prefix; Build manager2, read through it
+//     once active, Drop manager; at the end manager2 is whole and no row
+//     of manager is left.
+//
+// go test runs small scenarios on the fake and on Azurite. The sizes of
 // the issue run with flags:
 //
 //	go test -count=1 -timeout 60m -run TestIndexBuildOnFake -v ./internal/evolvescale/ -args -entities 1000000
+//	go test -count=1 -timeout 60m -run 'TestIndex(Drop|Change)OnFake' -v ./internal/evolvescale/ -args -entities 100000
 //	scripts/azurite run -- go test -count=1 -timeout 60m -run TestIndexBuildOnAzurite -v ./internal/evolvescale/ -args -entities 100000 -workers 2
 
 var (
@@ -63,16 +74,26 @@ type Emp struct {
 }
 
 const (
-	modelName   = "emp"
-	primary     = "e_"
-	indexName   = "manager"
-	indexPrefix = "m_"
+	modelName    = "emp"
+	primary      = "e_"
+	indexName    = "manager"
+	indexPrefix  = "m_"
+	index2Name   = "manager2"
+	index2Prefix = "n_"
+)
+
+// The declarations a scenario's processes open the model with.
+const (
+	declNone    = "none"    // no index
+	declManager = "manager" // manager: whole copies under "m_"
+	declBoth    = "both"    // manager, and manager2: Manager and Name under "n_"
 )
 
 // spec tells a child what to do and where the shared resources are.
 type spec struct {
 	Role         string // "worker" or "writer"
 	ID           int
+	Decl         string // declNone, declManager or declBoth
 	FakeURL      string // the parent's fakes, served over HTTP, or
 	Conn         string // Azurite's connection string
 	Table, Queue string
@@ -91,6 +112,8 @@ type report struct {
 	PeakHeap uint64 // bytes of live heap objects, the highest sample
 	Ops      int64  // writer: operations done
 	Errors   int64  // writer: operations that failed other than as expected
+	Adds     int64  // writer: entities added
+	Deletes  int64  // writer: entities deleted (that were there)
 	Done     bool
 }
 
@@ -156,22 +179,26 @@ func serveFakes(t *testing.T) (string, clients) {
 		queue: func(name string) *azqueue.QueueClient { return queues.NewQueueClient(name, nil) }}
 }
 
-// options declares the model: with the index (v2) or without (v1).
-func options(s spec, withIndex bool, q consistency.Queue) *patterns.ModelOptions[Emp] {
+// options declares the model as decl says.
+func options(s spec, decl string, q consistency.Queue) *patterns.ModelOptions[Emp] {
 	o := &patterns.ModelOptions[Emp]{Name: modelName, Primary: primary, Queue: q,
 		StateRefresh: s.StateRefresh, RangeSize: s.RangeSize}
-	if withIndex {
-		o.Copies = []patterns.IndexDef[Emp]{{Name: indexName, Prefix: indexPrefix, Value: func(e *Emp) string { return e.Manager }}}
+	byManager := func(e *Emp) string { return e.Manager }
+	if decl == declManager || decl == declBoth {
+		o.Copies = append(o.Copies, patterns.IndexDef[Emp]{Name: indexName, Prefix: indexPrefix, Value: byManager})
+	}
+	if decl == declBoth {
+		o.Copies = append(o.Copies, patterns.IndexDef[Emp]{Name: index2Name, Prefix: index2Prefix, Value: byManager, Project: []string{"Manager", "Name"}})
 	}
 	return o
 }
 
-func openModel(ctx context.Context, t testing.TB, c clients, s spec, withIndex bool) *patterns.Model[Emp] {
+func openModel(ctx context.Context, t testing.TB, c clients, s spec, decl string) *patterns.Model[Emp] {
 	tbl, err := table.New[Emp](c.tables.NewClient(s.Table), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := patterns.OpenModel(ctx, tbl, options(s, withIndex, c.queue(s.Queue)))
+	m, err := patterns.OpenModel(ctx, tbl, options(s, decl, c.queue(s.Queue)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,17 +228,18 @@ func (h *heapPeak) run(ctx context.Context) {
 // TestEvolveChild is a worker or writer process of the scenario; it runs
 // only when the parent starts it, until SIGTERM (or SIGKILL).
 func TestEvolveChild(t *testing.T) {
-	s, ctx := fakehttp.Child[spec](t, childEnv, "TestIndexBuildOn*")
+	s, ctx := fakehttp.Child[spec](t, childEnv, "TestIndex*On*")
 	var heap heapPeak
 	hctx, hstop := context.WithCancel(context.Background())
 	defer hstop()
 	go heap.run(hctx)
 	c := open(t, s)
-	m := openModel(context.Background(), t, c, s, true)
-	var ops, fails atomic.Int64
+	m := openModel(context.Background(), t, c, s, s.Decl)
+	var n counts
 	out := json.NewEncoder(os.Stdout)
 	say := func(done bool) {
-		_ = out.Encode(report{Role: s.Role, ID: s.ID, PeakHeap: heap.peak.Load(), Ops: ops.Load(), Errors: fails.Load(), Done: done})
+		_ = out.Encode(report{Role: s.Role, ID: s.ID, PeakHeap: heap.peak.Load(), Ops: n.ops.Load(), Errors: n.fails.Load(),
+			Adds: n.adds.Load(), Deletes: n.deletes.Load(), Done: done})
 	}
 	go func() {
 		tick := time.NewTicker(time.Second)
@@ -237,7 +265,7 @@ func TestEvolveChild(t *testing.T) {
 	case "writer":
 		var wg sync.WaitGroup
 		for g := range 4 {
-			wg.Go(func() { write(ctx, m, s, g, &ops, &fails) })
+			wg.Go(func() { write(ctx, m, s, g, &n) })
 		}
 		wg.Wait()
 	default:
@@ -246,10 +274,16 @@ func TestEvolveChild(t *testing.T) {
 	say(true)
 }
 
-// write updates, deletes and adds at s.WriteRate a second until ctx ends:
-// seven in ten operations change the indexed value of an existing entity,
-// two delete one, one adds a new one.
-func write(ctx context.Context, m *patterns.Model[Emp], s spec, g int, ops, fails *atomic.Int64) {
+// counts are a writer's operations.
+type counts struct{ ops, fails, adds, deletes atomic.Int64 }
+
+// write updates, deletes and adds at s.WriteRate a second until stop
+// ends: seven in ten operations change the indexed value of an existing
+// entity, two delete one, one adds a new one. An operation under way when
+// stop ends runs to its end, so the adds and deletes counted are those
+// stored.
+func write(stop context.Context, m *patterns.Model[Emp], s spec, g int, n *counts) {
+	ctx := context.WithoutCancel(stop)
 	at := layout(s.Entities, s.Partitions)
 	rng := rand.New(rand.NewPCG(uint64(g), uint64(s.ID)))
 	tick := time.NewTicker(time.Second / time.Duration(s.WriteRate))
@@ -257,7 +291,7 @@ func write(ctx context.Context, m *patterns.Model[Emp], s spec, g int, ops, fail
 	added := 0
 	for round := 1; ; round++ {
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 			return
 		case <-tick.C:
 		}
@@ -268,19 +302,23 @@ func write(ctx context.Context, m *patterns.Model[Emp], s spec, g int, ops, fail
 		case r < 7:
 			_, err = m.Modify(ctx, pk, rk, func(e *Emp) error { e.Manager = manager(i, round); return nil }, nil)
 		case r < 9:
-			err = m.Delete(ctx, pk, rk, &table.DeleteOptions{IfExists: true})
+			if err = m.Delete(ctx, pk, rk, nil); err == nil {
+				n.deletes.Add(1)
+			}
 		default:
 			added++
 			e := &Emp{Meta: table.Meta{PartitionKey: pk, RowKey: fmt.Sprintf("%sw%d_%d_%06d", primary, s.ID, g, added)}, Manager: manager(i, round), Name: "new"}
-			err = m.Add(ctx, e, nil)
+			if err = m.Add(ctx, e, nil); err == nil {
+				n.adds.Add(1)
+			}
 		}
 		switch {
-		case err == nil, errors.Is(err, table.ErrNotFound), ctx.Err() != nil:
+		case err == nil, errors.Is(err, table.ErrNotFound):
 		default:
-			fails.Add(1)
+			n.fails.Add(1)
 			fmt.Fprintf(os.Stderr, "writer %d.%d: %v\n", s.ID, g, err)
 		}
-		ops.Add(1)
+		n.ops.Add(1)
 	}
 }
 
@@ -347,7 +385,49 @@ func (k *child) kill() {
 	<-k.done
 }
 
-func TestIndexBuildOnFake(t *testing.T) {
+// scenario is one evolution of a live table's indexes.
+type scenario struct {
+	name  string // in the logs
+	load  string // the declaration the table is loaded with
+	decl  string // the declaration of the writer, the workers and the steps
+	steps []step
+	kept  string   // the prefix of the index every primary has a row of at the end ("" none)
+	gone  []string // the prefixes of indexes with no row left at the end
+	// check runs at the end, everything stopped, with the decl model.
+	check func(ctx context.Context, t *testing.T, m *patterns.Model[Emp], s spec)
+}
+
+// step is a Build or Drop of one index, done when the index is in state
+// want; after (when not nil) runs then, the writer still going.
+type step struct {
+	verb  string // "Build" or "Drop"
+	index string
+	want  patterns.IndexState
+	after func(ctx context.Context, t *testing.T, m *patterns.Model[Emp], s spec)
+}
+
+var (
+	buildScenario = scenario{name: "build", load: declNone, decl: declManager,
+		steps: []step{{verb: "Build", index: indexName, want: patterns.IndexActive}}, kept: indexPrefix}
+	dropScenario = scenario{name: "drop", load: declManager, decl: declManager,
+		steps: []step{{verb: "Drop", index: indexName, want: patterns.IndexDropped}}, gone: []string{indexPrefix}}
+	changeScenario = scenario{name: "change", load: declManager, decl: declBoth,
+		steps: []step{
+			{verb: "Build", index: index2Name, want: patterns.IndexActive, after: readsThroughManager2},
+			{verb: "Drop", index: indexName, want: patterns.IndexDropped},
+		},
+		kept: index2Prefix, gone: []string{indexPrefix}, check: manager2Whole}
+)
+
+func TestIndexBuildOnFake(t *testing.T)  { onFake(t, buildScenario) }
+func TestIndexDropOnFake(t *testing.T)   { onFake(t, dropScenario) }
+func TestIndexChangeOnFake(t *testing.T) { onFake(t, changeScenario) }
+
+func TestIndexBuildOnAzurite(t *testing.T)  { onAzurite(t, buildScenario) }
+func TestIndexDropOnAzurite(t *testing.T)   { onAzurite(t, dropScenario) }
+func TestIndexChangeOnAzurite(t *testing.T) { onAzurite(t, changeScenario) }
+
+func onFake(t *testing.T, sc scenario) {
 	n := *entitiesFlag
 	if n == 0 {
 		n = 1000
@@ -357,16 +437,16 @@ func TestIndexBuildOnFake(t *testing.T) {
 		workers = 4
 	}
 	url, c := serveFakes(t)
-	// Two kills at the issue's sizes; the small build of go test can end
+	// Two kills at the issue's sizes; a small step of go test can end
 	// before a restarted worker has run long enough to be killed again.
 	kills := 1
 	if n >= 100000 {
 		kills = 2
 	}
-	runBuild(t, c, spec{FakeURL: url}, n, workers, kills)
+	run(t, sc, c, spec{FakeURL: url}, n, workers, kills)
 }
 
-func TestIndexBuildOnAzurite(t *testing.T) {
+func onAzurite(t *testing.T, sc scenario) {
 	conn := testenv.ConnectionString(t)
 	n := *entitiesFlag
 	if n == 0 {
@@ -377,12 +457,12 @@ func TestIndexBuildOnAzurite(t *testing.T) {
 		workers = 2
 	}
 	s := spec{Conn: conn}
-	runBuild(t, open(t, s), s, n, workers, 1)
+	run(t, sc, open(t, s), s, n, workers, 1)
 }
 
-// runBuild runs the scenario with n entities and the given worker
-// processes, killing the first worker kills times during the build.
-func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
+// run runs sc with n entities and the given worker processes, killing the
+// first worker kills times during the steps.
+func run(t *testing.T, sc scenario, c clients, s spec, n, workers, kills int) {
 	ctx := context.Background()
 	s.Table = testenv.UniqueName("evolve")
 	s.Queue = strings.ToLower(testenv.UniqueName("evolve"))
@@ -392,6 +472,7 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 	s.StateRefresh = time.Second
 	s.RangeSize = max(200, n/200)
 	s.WriteRate = 25
+	s.Decl = sc.decl
 	if _, err := c.tables.CreateTable(ctx, s.Table, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -401,12 +482,12 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 		}
 	}
 
-	// The table as it stands before the index: n primaries, written by
-	// the model without it.
+	// The table as it stands before the steps: n primaries, written by
+	// the model with the load declaration (its indexes active).
 	began := time.Now()
-	v1 := openModel(ctx, t, c, s, false)
+	loader := openModel(ctx, t, c, s, sc.load)
 	at := layout(n, s.Partitions)
-	sum, err := v1.Load(ctx, func(yield func(*Emp) bool) {
+	sum, err := loader.Load(ctx, func(yield func(*Emp) bool) {
 		for i := range n {
 			pk, rk := at(i)
 			if !yield(&Emp{Meta: table.Meta{PartitionKey: pk, RowKey: rk}, Manager: manager(i, 0), Name: fmt.Sprint("emp", i), N: int64(i)}) {
@@ -419,56 +500,72 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 	}
 	t.Logf("loaded %d entities over %d partitions in %v", n, s.Partitions, time.Since(began).Round(time.Millisecond))
 
-	// The writers open the model declaring the index before the build.
+	// The writer opens the model with the scenario's declaration before
+	// the first step.
 	ws := s
 	ws.Role = "writer"
 	writer := start(t, ws)
 	time.Sleep(2 * time.Second)
 
-	v2 := openModel(ctx, t, c, s, true)
-	began = time.Now()
-	selfCPU := cpuTime(syscall.RUSAGE_SELF)
-	if err := v2.Build(ctx, indexName, nil); err != nil {
-		t.Fatal(err)
-	}
-	kids := make([]*child, workers)
-	for i := range kids {
-		k := s
-		k.Role, k.ID = "worker", i
-		kids[i] = start(t, k)
-	}
+	m := openModel(ctx, t, c, s, sc.decl)
+	var kids []*child
 	var peaks []report
 	killAt := []float64{0.25, 0.6}[:kills]
-	deadline := time.Now().Add(time.Duration(n/50+600) * time.Second)
-	for {
-		p, err := v2.IndexStatus(ctx, indexName, nil)
+	began = time.Now()
+	selfCPU := cpuTime(syscall.RUSAGE_SELF)
+	for _, st := range sc.steps {
+		stepBegan := time.Now()
+		var err error
+		if st.verb == "Build" {
+			err = m.Build(ctx, st.index, nil)
+		} else {
+			err = m.Drop(ctx, st.index, nil)
+		}
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s %s: %v", st.verb, st.index, err)
 		}
-		if p.State == patterns.IndexActive {
-			break
-		}
-		// Kill worker 0 once the build has passed the mark and the worker
-		// has run for a while (a restarted one too), so each kill stops
-		// one that holds ranges.
-		if len(killAt) > 0 && p.Planned && p.Total > 0 && float64(p.Entities) >= killAt[0]*float64(p.Total) && time.Since(kids[0].started) > 2*time.Second {
-			peaks = append(peaks, kids[0].report())
-			kids[0].kill()
-			t.Logf("killed worker 0 (SIGKILL) at %d of %d entities, %v into the build", p.Entities, p.Total, time.Since(began).Round(time.Millisecond))
+		for len(kids) < workers {
 			k := s
-			k.Role = "worker"
-			kids[0] = start(t, k)
-			killAt = killAt[1:]
+			k.Role, k.ID = "worker", len(kids)
+			kids = append(kids, start(t, k))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the build is not done after %v: %+v", time.Since(began), p)
+		deadline := time.Now().Add(time.Duration(n/50+600) * time.Second)
+		for {
+			p, err := m.IndexStatus(ctx, st.index, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.State == st.want {
+				break
+			}
+			// Kill worker 0 once the step has passed the mark and the
+			// worker has run for a while (a restarted one too), so each
+			// kill stops one that holds ranges.
+			if len(killAt) > 0 && p.Planned && p.Total > 0 && float64(p.Entities) >= killAt[0]*float64(p.Total) && time.Since(kids[0].started) > 2*time.Second {
+				peaks = append(peaks, kids[0].report())
+				kids[0].kill()
+				t.Logf("killed worker 0 (SIGKILL) at %d of %d entities, %v into the %s of %s", p.Entities, p.Total, time.Since(stepBegan).Round(time.Millisecond), st.verb, st.index)
+				k := s
+				k.Role = "worker"
+				kids[0] = start(t, k)
+				killAt = killAt[1:]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the %s of %s is not done after %v: %+v", st.verb, st.index, time.Since(stepBegan), p)
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		time.Sleep(200 * time.Millisecond)
+		took := time.Since(stepBegan)
+		t.Logf("%s of %s over %d entities: %v, %.0f entities/s, %.0f per worker process", st.verb, st.index, n, took.Round(time.Millisecond),
+			float64(n)/took.Seconds(), float64(n)/took.Seconds()/float64(workers))
+		if st.after != nil {
+			st.after(ctx, t, m, s)
+		}
 	}
 	took := time.Since(began)
 	selfCPU = cpuTime(syscall.RUSAGE_SELF) - selfCPU
 	if len(killAt) > 0 {
-		t.Errorf("the build ended before every kill: %d left", len(killAt))
+		t.Errorf("the %s ended before every kill: %d left", sc.name, len(killAt))
 	}
 	wr := writer.stop(t)
 	peaks = append(peaks, wr)
@@ -481,17 +578,29 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 	if wr.Ops == 0 || wr.Errors != 0 {
 		t.Errorf("writer: %d operations, %d failed (see its stderr)", wr.Ops, wr.Errors)
 	}
+	t.Logf("writer: %d operations, %d adds, %d deletes", wr.Ops, wr.Adds, wr.Deletes)
 
-	missing, stale, orphan, primaries := rawCheck(ctx, t, c, s)
-	t.Logf("raw scan: %d primaries; %d missing, %d stale, %d orphan index rows", primaries, missing, stale, orphan)
-	if missing+stale+orphan != 0 {
-		t.Errorf("raw scan: %d missing, %d stale, %d orphan index rows", missing, stale, orphan)
+	r := rawCheck(ctx, t, c, s, sc.kept, sc.gone)
+	t.Logf("raw scan: %d primaries; %d missing, %d stale, %d orphan rows of %q; rows left of dropped indexes: %v", r.primaries, r.missing, r.stale, r.orphan, sc.kept, r.left)
+	if r.missing+r.stale+r.orphan != 0 {
+		t.Errorf("raw scan: %d missing, %d stale, %d orphan index rows", r.missing, r.stale, r.orphan)
 	}
-	verifyClean(ctx, t, v2, primaries)
+	for prefix, left := range r.left {
+		if left != 0 {
+			t.Errorf("raw scan: %d rows left under %q, of a dropped index", left, prefix)
+		}
+	}
+	if want := n + int(wr.Adds) - int(wr.Deletes); r.primaries != want {
+		t.Errorf("raw scan: %d primaries; want %d loaded + %d added - %d deleted = %d", r.primaries, n, wr.Adds, wr.Deletes, want)
+	}
+	verifyClean(ctx, t, m, r.primaries)
+	if sc.check != nil {
+		sc.check(ctx, t, m, s)
+	}
 
-	t.Logf("build of %d entities: %v, %.0f entities/s, %.0f per worker process", n, took.Round(time.Millisecond),
+	t.Logf("%s of %d entities: %v, %.0f entities/s, %.0f per worker process", sc.name, n, took.Round(time.Millisecond),
 		float64(n)/took.Seconds(), float64(n)/took.Seconds()/float64(workers))
-	t.Logf("CPU during the build: %v the fake (this process), %v the workers and the writer; %.0f µs an entity in all",
+	t.Logf("CPU during the steps: %v the fake (this process), %v the workers and the writer; %.0f µs an entity in all",
 		selfCPU.Round(time.Millisecond), kidsCPU.Round(time.Millisecond), float64((selfCPU+kidsCPU).Microseconds())/float64(n))
 	var worst uint64
 	for _, r := range peaks {
@@ -503,11 +612,110 @@ func runBuild(t *testing.T, c clients, s spec, n, workers, kills int) {
 	}
 }
 
-// rawCheck scans the whole table with the SDK alone and compares the
-// index rows with the primaries: each primary with a manager must have one
-// row under the index's prefix naming it with its manager, and no other.
-func rawCheck(ctx context.Context, t *testing.T, c clients, s spec) (missing, stale, orphan, primaries int) {
+// sample is the values the change scenario reads through manager2: every
+// manager of partition p0001, and the first twenty of p0000.
+func sample(ctx context.Context, t *testing.T, m *patterns.Model[Emp]) map[[2]string]bool {
+	out := map[[2]string]bool{}
+	for _, pk := range []string{"p0000", "p0001"} {
+		for e, err := range m.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pk == "p0000" && e.Manager >= "mgr020" {
+				continue
+			}
+			out[[2]string{pk, e.Manager}] = true
+		}
+	}
+	return out
+}
+
+// readsThroughManager2: once manager2 is active, reads go through it (the
+// writer still changing managers, so each value read is checked to hold
+// the manager asked for, not compared with a scan).
+func readsThroughManager2(ctx context.Context, t *testing.T, m *patterns.Model[Emp], _ spec) {
+	read := 0
+	for k := range sample(ctx, t, m) {
+		for v, err := range m.Find(ctx, index2Name, k[0], k[1], nil) {
+			if err != nil {
+				t.Fatalf("Find through %s, %s %s: %v", index2Name, k[0], k[1], err)
+			}
+			if v.Manager != k[1] || v.PartitionKey != k[0] || !strings.HasPrefix(v.Name, "emp") && v.Name != "new" {
+				t.Errorf("Find through %s, %s %s: %+v", index2Name, k[0], k[1], v)
+			}
+			read++
+		}
+	}
+	t.Logf("read %d primaries through %s while the writer goes on", read, index2Name)
+	if read == 0 {
+		t.Error("no primary read through manager2")
+	}
+}
+
+// manager2Whole: with everything stopped, Find through manager2 returns,
+// for each value of the sample, exactly the primaries of the partition
+// that hold it, whole; manager is refused.
+func manager2Whole(ctx context.Context, t *testing.T, m *patterns.Model[Emp], _ spec) {
+	want := map[[2]string]map[string]Emp{}
+	for _, pk := range []string{"p0000", "p0001"} {
+		for e, err := range m.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk)}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := [2]string{pk, e.Manager}
+			if want[k] == nil {
+				want[k] = map[string]Emp{}
+			}
+			e.ETag = ""
+			want[k][e.RowKey] = *e
+		}
+	}
+	read := 0
+	for k := range sample(ctx, t, m) {
+		got := map[string]Emp{}
+		for v, err := range m.Find(ctx, index2Name, k[0], k[1], nil) {
+			if err != nil {
+				t.Fatalf("Find through %s, %s %s: %v", index2Name, k[0], k[1], err)
+			}
+			v.ETag = ""
+			got[v.RowKey] = *v
+			read++
+		}
+		for rk, w := range want[k] {
+			if g, ok := got[rk]; !ok || g.Manager != w.Manager || g.Name != w.Name || g.N != w.N {
+				t.Errorf("Find through %s, %s %s: %s is %+v (found %v); want %+v", index2Name, k[0], k[1], rk, g, ok, w)
+			}
+		}
+		if len(got) != len(want[k]) {
+			t.Errorf("Find through %s, %s %s: %d primaries; want %d", index2Name, k[0], k[1], len(got), len(want[k]))
+		}
+	}
+	t.Logf("read %d whole primaries through %s", read, index2Name)
+	for _, err := range m.Find(ctx, indexName, "p0001", "mgr000", nil) {
+		if !errors.Is(err, patterns.ErrIndexNotReady) {
+			t.Errorf("Find through the dropped %s: %v; want ErrIndexNotReady", indexName, err)
+		}
+		break
+	}
+}
+
+// scan is what rawCheck finds.
+type scan struct {
+	primaries              int
+	missing, stale, orphan int            // rows of the kept index
+	left                   map[string]int // rows under each dropped index's prefix
+}
+
+// rawCheck scans the whole table with the SDK alone and compares the kept
+// index's rows with the primaries (each primary with a manager must have
+// one row under its prefix naming it with its manager, and no other), and
+// counts the rows under each prefix of gone.
+func rawCheck(ctx context.Context, t *testing.T, c clients, s spec, kept string, gone []string) scan {
 	client := c.tables.NewClient(s.Table)
+	r := scan{left: map[string]int{}}
+	for _, g := range gone {
+		r.left[g] = 0
+	}
 	want := map[string]string{} // owner reference → manager
 	got := map[string][]string{}
 	pager := client.NewListEntitiesPager(nil)
@@ -526,40 +734,50 @@ func rawCheck(ctx context.Context, t *testing.T, c clients, s spec) (missing, st
 			mgr, _ := e["Manager"].(string)
 			switch {
 			case strings.HasPrefix(rk, primary):
-				primaries++
+				r.primaries++
 				if mgr != "" {
 					want[tuple.Encode(pk, rk)] = mgr
 				}
-			case strings.HasPrefix(rk, indexPrefix):
+			case kept != "" && strings.HasPrefix(rk, kept):
 				owner, _ := e["TkIndexOf"].(string)
 				got[owner] = append(got[owner], mgr)
+			default:
+				for _, g := range gone {
+					if strings.HasPrefix(rk, g) {
+						r.left[g]++
+					}
+				}
 			}
 		}
+	}
+	if kept == "" {
+		return r
 	}
 	for owner, mgr := range want {
 		rows := got[owner]
 		switch {
 		case len(rows) == 0:
-			missing++
+			r.missing++
 		case !slices.Contains(rows, mgr):
-			stale++
-			orphan += len(rows) - 1
+			r.stale++
+			r.orphan += len(rows) - 1
 		default:
-			orphan += len(rows) - 1 // rows of the owner's earlier values
+			r.orphan += len(rows) - 1 // rows of the owner's earlier values
 		}
 		delete(got, owner)
 	}
 	for _, rows := range got {
-		orphan += len(rows)
+		r.orphan += len(rows)
 	}
-	return missing, stale, orphan, primaries
+	return r
 }
 
-// verifyClean runs the model's streaming Verify of the index over the
-// whole table: it must find nothing, and have read every primary.
+// verifyClean runs the model's streaming Verify of every index it
+// declares over the whole table (a dropped one: every primary calls for no
+// row of it): it must find nothing, and have read every primary.
 func verifyClean(ctx context.Context, t *testing.T, m *patterns.Model[Emp], primaries int) {
 	shown := 0
-	sum, err := m.Verify(ctx, &patterns.VerifyOptions{Indexes: []string{indexName}, Issue: func(i patterns.IndexIssue) error {
+	sum, err := m.Verify(ctx, &patterns.VerifyOptions{Issue: func(i patterns.IndexIssue) error {
 		if shown++; shown <= 10 {
 			t.Errorf("verify: %+v", i)
 		}
