@@ -3,6 +3,7 @@ package fake
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -454,4 +455,47 @@ func (b keyBounds) holds(e *entity) bool {
 	}
 	c = keyrules.Compare(e.rk, b.hiRK)
 	return c < 0 || c == 0 && b.hiRKIncl
+}
+
+// rowKeys reports the RowKeys that e, a filter whose key bounds name one
+// partition in, matches and nothing else: e is a PartitionKey eq
+// comparison and beside it, in a chain of two ands, one RowKey eq
+// comparison or a disjunction of them (PartitionKey eq 'p' and (RowKey eq
+// 'a' or RowKey eq 'b')), the shape of a batched read. keys comes back
+// sorted in the service's order, without repeats. Any other filter (a
+// third clause, a range, ne, not) is not ok.
+func rowKeys(e expr) (pk string, keys []string, ok bool) {
+	b, isAnd := e.(boolExpr)
+	if !isAnd || b.op != "and" {
+		return "", nil, false
+	}
+	keyEq := func(e expr, prop string) (string, bool) {
+		c, ok := e.(cmpExpr)
+		if !ok || c.prop != prop || c.op != "eq" || c.negate || c.lit.typ != edmString {
+			return "", false
+		}
+		return c.lit.s, true
+	}
+	var collect func(e expr) bool
+	collect = func(e expr) bool {
+		if o, ok := e.(boolExpr); ok && o.op == "or" {
+			return collect(o.l) && collect(o.r)
+		}
+		rk, ok := keyEq(e, "RowKey")
+		keys = append(keys, rk)
+		return ok
+	}
+	pkSide, rkSide := b.l, b.r
+	pk, ok = keyEq(pkSide, "PartitionKey")
+	if !ok {
+		pkSide, rkSide = b.r, b.l
+		if pk, ok = keyEq(pkSide, "PartitionKey"); !ok {
+			return "", nil, false
+		}
+	}
+	if !collect(rkSide) {
+		return "", nil, false
+	}
+	slices.SortFunc(keys, keyrules.Compare)
+	return pk, slices.Compact(keys), true
 }

@@ -1,7 +1,9 @@
 package fake
 
 import (
+	"math"
 	"slices"
+	"time"
 
 	"github.com/tablekit/tablekit/internal/keyrules"
 )
@@ -166,4 +168,66 @@ func (r *rows) next(c cursor) cursor {
 		return cursor{part: c.part, row: c.row + 1}
 	}
 	return cursor{part: c.part + 1}
+}
+
+// keyedPage is the page that a scan of partition pk from RowKey from on
+// serves for a filter that matches the RowKeys keys (sorted, no repeats)
+// and nothing else, found by looking the keys up instead of examining the
+// entities between them: the scan's page and continuation, entity for
+// entity, which need only where the keys lie in the partition. The scan
+// examines each entity from from to the page's end, at scanCost of the
+// server's budget apiece. A page ends before the first entity past the
+// budget, after limit entities that match and keep admits, or at the
+// partition's end; an empty page ends where it begins. next is the entity
+// past the budget when the page ran out of it, else the first match after
+// the page, if any. clockGone reports the budget spent by the clock; it is
+// asked at each match, where the scan asks at each entity, which differs
+// only where the clock moves during one request (never in a synctest
+// bubble).
+func (r *rows) keyedPage(pk, from string, keys []string, limit int, empty bool, scanCost time.Duration,
+	clockGone func() bool, keep func(*entity) bool) (page []*entity, next *entity) {
+	p := r.parts[pk]
+	if p == nil {
+		return nil, nil
+	}
+	start, _ := p.find(from)
+	var at []int // where the keys at or after from lie
+	for _, k := range keys {
+		if i, ok := p.find(k); ok && i >= start {
+			at = append(at, i)
+		}
+	}
+	end := len(p.rows)
+	budget := math.MaxInt // the first entity past the budget
+	if scanCost > 0 {
+		budget = start + max(int((serverTimeBudget+scanCost-1)/scanCost), 1)
+	}
+	stop := start // the page's end
+	if !empty {
+		full := end // past the limit-th entity kept
+		for _, i := range at {
+			if full < end {
+				break
+			}
+			if i >= budget || i > start && clockGone() {
+				budget = min(budget, i)
+				break
+			}
+			if keep(p.rows[i]) {
+				if page = append(page, p.rows[i]); len(page) == limit {
+					full = i + 1
+				}
+			}
+		}
+		if budget < full && budget < end {
+			return page, p.rows[budget]
+		}
+		stop = min(end, full)
+	}
+	for _, i := range at {
+		if i >= stop {
+			return page, p.rows[i]
+		}
+	}
+	return page, nil
 }

@@ -79,6 +79,9 @@ type TableService struct {
 	// being applied: the service gives every entity of a batch the same
 	// Timestamp and ETag (recorded exchanges). Zero outside a batch.
 	batchTime time.Time
+	// scanOnly serves every query by scanning, never by looking RowKeys
+	// up: the reference a test checks the lookups against.
+	scanOnly bool
 }
 
 // Paging is how the fake cuts a query's results into pages. The service
@@ -989,6 +992,8 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 		fromPK, fromRK = fromPK+"\x00", ""
 	}
 	inRange := bounds.holds
+	// partition: the filter names one whole partition, not one entity.
+	partition := bounds.loSet && bounds.hiSet && !bounds.loAfter && bounds.hiPKIncl && bounds.loPK == bounds.hiPK && bounds.loRK == "" && !bounds.hiRKSet
 	if npk, nrk := q.Get("NextPartitionKey"), q.Get("NextRowKey"); npk != "" || nrk != "" {
 		pk, ok1 := decodeCont(npk)
 		rk, ok2 := decodeCont(nrk)
@@ -1003,73 +1008,92 @@ func (s *TableService) queryEntities(a answer, name string, q url.Values) (int, 
 	hdr := http.Header{}
 	hdr.Set("Content-Type", a.contentType())
 	b := append(a.open(t.name), `"value":[`...)
-	n := 0
+	empty := paging.EmptyPageEvery > 0 && t.pages%paging.EmptyPageEvery == 0
+	// The server budget: what the examined entities cost, or what the
+	// clock says passed, whichever is more.
+	began := s.opts.Now()
+	clockGone := func() bool { return s.opts.Now().Sub(began) >= serverTimeBudget }
+	budgetGone := func(examined int) bool {
+		return time.Duration(examined)*paging.ScanCost >= serverTimeBudget || clockGone()
+	}
+	keep := func(e *entity) bool { return q.Get("sig") == "" || inSASRange(q, e.pk, e.rk) }
+	var page []*entity
+	var next *entity
+	if pk, keys, ok := rowKeys(filter); ok && partition && pk == fromPK && !s.scanOnly {
+		// A batched read's RowKeys are looked up, not scanned for: the
+		// same page, without examining the entities between them.
+		page, next = t.rows.keyedPage(pk, fromRK, keys, limit, empty, paging.ScanCost, clockGone, keep)
+	} else {
+		page, next = t.scanPage(filter, fromPK, fromRK, inRange, paging, limit, empty, budgetGone, keep)
+	}
+	for i, e := range page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, a.entityJSON(t.name, e, sel)...)
+	}
+	b = append(b, "]}"...)
+	// After a page that ran out of time, the service cannot know whether
+	// anything further matches: it hands back where it stopped. Otherwise
+	// there is more to come only if some later entity matches.
+	if next != nil {
+		hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(next.pk))
+		hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(next.rk))
+	}
+	return http.StatusOK, hdr, b, nil
+}
+
+// scanPage is a query's page, from (fromPK, fromRK) on, over the entities
+// inRange admits (nil: all), examining each in turn: the entities that
+// match filter and keep admits, and next, the entity the continuation
+// token names, if any. The page ends after limit entities, where a
+// partition ends if paging splits there, when examining the next entity
+// would spend the server's budget (next is then that entity: the service
+// cannot know whether anything further matches), or at the range's end,
+// and next is the first entity after the page that matches filter; an
+// empty page ends where it begins.
+func (t *tableData) scanPage(filter expr, fromPK, fromRK string, inRange func(*entity) bool, paging Paging, limit int, empty bool,
+	budgetGone func(examined int) bool, keep func(*entity) bool) (page []*entity, next *entity) {
 	// at is the entity at c if the query's range holds it, else nil.
 	at := func(c cursor) *entity {
-		if e := t.rows.at(c); e != nil && inRange(e) {
+		if e := t.rows.at(c); e != nil && (inRange == nil || inRange(e)) {
 			return e
 		}
 		return nil
 	}
 	c := t.rows.seek(fromPK, fromRK)
-	empty := paging.EmptyPageEvery > 0 && t.pages%paging.EmptyPageEvery == 0
-	// The server budget: what the examined entities cost, or what the
-	// clock says passed, whichever is more.
-	began := s.opts.Now()
-	budgetGone := func(examined int) bool {
-		spent := time.Duration(examined) * paging.ScanCost
-		return spent >= serverTimeBudget || s.opts.Now().Sub(began) >= serverTimeBudget
-	}
-	outOfTime := false
 	var lastPK string
 	for examined := 0; !empty; c = t.rows.next(c) {
 		e := at(c)
 		if e == nil {
 			break
 		}
-		if paging.SplitAtPartitions && n > 0 && e.pk != lastPK {
+		if paging.SplitAtPartitions && len(page) > 0 && e.pk != lastPK {
 			break
 		}
-		if n == limit {
+		if len(page) == limit {
 			break
 		}
 		if examined > 0 && budgetGone(examined) {
-			outOfTime = true
-			break
+			return page, e
 		}
 		examined++
 		if filter != nil && !filter.eval(e.get) {
 			continue
 		}
-		if q.Get("sig") != "" && !inSASRange(q, e.pk, e.rk) {
+		if !keep(e) {
 			continue
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, a.entityJSON(t.name, e, sel)...)
-		n++
+		page = append(page, e)
 		lastPK = e.pk
 	}
-	b = append(b, "]}"...)
-	if outOfTime {
-		// The service cannot know whether anything further matches: it
-		// hands back where it stopped.
-		e := at(c)
-		hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(e.pk))
-		hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(e.rk))
-		return http.StatusOK, hdr, b, nil
-	}
-	// More to come only if some later entity could match.
 	for e := at(c); e != nil; e = at(c) {
 		if filter == nil || filter.eval(e.get) {
-			hdr.Set("X-Ms-Continuation-Nextpartitionkey", encodeCont(e.pk))
-			hdr.Set("X-Ms-Continuation-Nextrowkey", encodeCont(e.rk))
-			break
+			return page, e
 		}
 		c = t.rows.next(c)
 	}
-	return http.StatusOK, hdr, b, nil
+	return page, nil
 }
 
 func (s *TableService) createTable(a answer, h http.Header, body []byte) (int, http.Header, []byte, *svcError) {
