@@ -398,7 +398,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		filters := map[string]table.Filter{
-			"RowKey with a quote":   table.Partition("p").And(table.RK().Eq("O'Brien")),
+			"RowKey with a quote":   table.Partition("p").And(table.Prop("RowKey").Eq("O'Brien")),
 			"string with a quote":   table.Prop("S").Eq("it's"),
 			"Int64 literal":         table.Prop("I64").Gt(int64(1 << 39)),
 			"Int32 literal":         table.Prop("I32").Eq(int32(7)),
@@ -407,10 +407,10 @@ func runTable(t *testing.T, env backend) {
 			"guid literal":          table.Prop("G").Eq(g),
 			"binary literal":        table.Prop("Bin").Eq([]byte{1, 2}),
 			"bool literal":          table.Prop("B").Eq(true),
-			"not":                   table.Not(table.RK().Eq("Smith")),
-			"or":                    table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("nobody")),
+			"not":                   table.Not(table.Prop("RowKey").Eq("Smith")),
+			"or":                    table.Or(table.Prop("RowKey").Eq("O'Brien"), table.Prop("RowKey").Eq("nobody")),
 			"prefix range":          table.RowPrefix("p", "O'"),
-			"injection is a string": table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("x') or (RowKey ne '")),
+			"injection is a string": table.Or(table.Prop("RowKey").Eq("O'Brien"), table.Prop("RowKey").Eq("x') or (RowKey ne '")),
 		}
 		for name, f := range filters {
 			got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))

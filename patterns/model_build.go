@@ -411,19 +411,19 @@ func (m *Model[T]) scope(s *buildStep) (lo, hi string) {
 // incl) and before to ("" for either: no bound), with RowKeys in
 // [rkLo, rkHi).
 func keysFilter(from string, incl bool, to string, rkLo, rkHi string) table.Filter {
-	fs := []table.Filter{table.RK().Ge(rkLo)}
+	fs := []table.Filter{table.Prop("RowKey").Ge(rkLo)}
 	if rkHi != "" {
-		fs = append(fs, table.RK().Lt(rkHi))
+		fs = append(fs, table.Prop("RowKey").Lt(rkHi))
 	}
 	if pk, rk, ok := ownerKeys(from); ok {
-		after := table.RK().Gt(rk)
+		after := table.Prop("RowKey").Gt(rk)
 		if incl {
-			after = table.RK().Ge(rk)
+			after = table.Prop("RowKey").Ge(rk)
 		}
-		fs = append(fs, table.Or(table.And(table.PK().Eq(pk), after), table.PK().Gt(pk)))
+		fs = append(fs, table.Or(table.And(table.Prop("PartitionKey").Eq(pk), after), table.Prop("PartitionKey").Gt(pk)))
 	}
 	if pk, rk, ok := ownerKeys(to); ok {
-		fs = append(fs, table.Or(table.And(table.PK().Eq(pk), table.RK().Lt(rk)), table.PK().Lt(pk)))
+		fs = append(fs, table.Or(table.And(table.Prop("PartitionKey").Eq(pk), table.Prop("RowKey").Lt(rk)), table.Prop("PartitionKey").Lt(pk)))
 	}
 	return table.And(fs...)
 }
