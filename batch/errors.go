@@ -119,7 +119,7 @@ func (a operationAnswer) OperationStatus() (statusCode int, errorCode string) {
 }
 
 // OperationStatus is the service's status and error code for the failed
-// operation (table.StatusCode and table.ErrorCode report these), or for
+// operation (table.Is classifies by these), or for
 // the whole request when the service refused it as a whole; 0 and "" when
 // the service did not answer, or answered 202 without naming a failure.
 func (e *TransactionError) OperationStatus() (statusCode int, errorCode string) {
