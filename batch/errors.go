@@ -34,7 +34,7 @@ var (
 	ErrQuoteInKey   = errors.New("single quote in a key of a batch update or upsert: the SDK cannot send it; build the client with table.ClientOptions")
 	ErrBadOperation = errors.New("bad operation")
 	// ErrBadOption: an option is outside its documented range (see
-	// WriterOptions, PlanOptions); returned before any request instead of
+	// WriterOptions); returned before any request instead of
 	// silently using a default.
 	ErrBadOption = errors.New("option out of range")
 )
