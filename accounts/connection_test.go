@@ -22,6 +22,16 @@ import (
 	"github.com/tablekit/tablekit/internal/testenv"
 )
 
+// connect is the Config.Connect of cs, as a Router's caller makes it.
+func connect(t *testing.T, cs string) func(*aztables.ClientOptions) (*aztables.ServiceClient, error) {
+	t.Helper()
+	c, err := accounts.ParseConnectionString(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.TableService
+}
+
 // recordingTransport answers every request 204 and keeps the last one.
 type recordingTransport struct{ last *http.Request }
 
@@ -30,14 +40,14 @@ func (r *recordingTransport) Do(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusNoContent, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
 }
 
-// TestConnectionStringConnectsWithTheGivenOptions: the Connect it returns
-// builds a client of the connection string's endpoint and key, with the
-// options the Router gives it (here, the transport); a malformed string
-// is an error.
+// TestConnectionStringConnectsWithTheGivenOptions: a parsed string's
+// TableService, a Config.Connect, builds a client of the connection
+// string's endpoint and key, with the options the Router gives it (here,
+// the transport); a string without a key or endpoint is an error.
 func TestConnectionStringConnectsWithTheGivenOptions(t *testing.T) {
 	const cs = "DefaultEndpointsProtocol=http;AccountName=east;AccountKey=Zm9vYmFy;TableEndpoint=http://127.0.0.1:10002/east;"
 	rec := &recordingTransport{}
-	svc, err := accounts.ConnectionString(cs)(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: rec, Retry: policy.RetryOptions{MaxRetries: -1}}})
+	svc, err := connect(t, cs)(&aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: rec, Retry: policy.RetryOptions{MaxRetries: -1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +63,7 @@ func TestConnectionStringConnectsWithTheGivenOptions(t *testing.T) {
 	if auth := rec.last.Header.Get("Authorization"); !strings.HasPrefix(auth, "SharedKeyLite east:") {
 		t.Errorf("Authorization %q, want the account's shared key", auth)
 	}
-	if _, err := accounts.ConnectionString("AccountName=east")(nil); err == nil {
+	if _, err := accounts.ParseConnectionString("AccountName=east"); err == nil {
 		t.Error("a connection string without a key or endpoint connected")
 	}
 }
@@ -101,7 +111,7 @@ func TestConnectionStringSASKeepsTableEndpoint(t *testing.T) {
 	}
 
 	guard := &testenv.LocalOnly{Local: local}
-	svc, err := accounts.ConnectionString(cs)(opts(guard))
+	svc, err := connect(t, cs)(opts(guard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +300,7 @@ func TestConnectionOnAzurite(t *testing.T) {
 		}
 	}
 
-	// The same SAS string through accounts.ConnectionString reaches
+	// The same SAS string through accounts.ParseConnectionString reaches
 	// Azurite; through aztables' constructor it is sent elsewhere.
 	tableHost := strings.TrimPrefix(strings.TrimPrefix(endpoints["TableEndpoint"], "http://"), "https://")
 	tableHost, _, _ = strings.Cut(tableHost, "/")
@@ -298,7 +308,7 @@ func TestConnectionOnAzurite(t *testing.T) {
 		return &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: tr, Retry: policy.RetryOptions{MaxRetries: -1}}}
 	}
 	ours := &testenv.LocalOnly{Local: tableHost}
-	svc, err := accounts.ConnectionString(sasCS)(opts(ours))
+	svc, err := connect(t, sasCS)(opts(ours))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +323,7 @@ func TestConnectionOnAzurite(t *testing.T) {
 	}
 	_, _ = raw.NewListTablesPager(nil).NextPage(ctx)
 	if got := ours.Seen(); len(got) != 1 || got[0] != tableHost {
-		t.Errorf("accounts.ConnectionString sent to %v, want %s", got, tableHost)
+		t.Errorf("accounts.Connection sent to %v, want %s", got, tableHost)
 	}
 	if got := theirs.Seen(); len(got) != 1 || got[0] == tableHost {
 		t.Errorf("aztables sent to %v; this test expects it to ignore TableEndpoint", got)

@@ -20,7 +20,7 @@ type Order struct {
 func ExampleRouter() {
 	ctx := context.Background()
 	// Two fakes stand for two storage accounts; with real ones, Connect is
-	// accounts.ConnectionString(cs).
+	// the TableService of accounts.ParseConnectionString(cs).
 	east, west := fake.NewTableService(nil), fake.NewTableService(nil)
 	config := func(name string, svc *fake.TableService) accounts.Config {
 		return accounts.Config{Name: name, Connect: func(o *aztables.ClientOptions) (*aztables.ServiceClient, error) {

@@ -181,7 +181,7 @@ func allGone(ctx context.Context, a *Account, name string, group []*table.Entity
 	if err != nil {
 		return false, err
 	}
-	f := table.Partition(group[0].PartitionKey).And(table.RK().Ge(group[0].RowKey), table.RK().Le(group[len(group)-1].RowKey))
+	f := table.Partition(group[0].PartitionKey).And(table.Prop("RowKey").Ge(group[0].RowKey), table.Prop("RowKey").Le(group[len(group)-1].RowKey))
 	for e, err := range tb.Query(ctx, &table.QueryOptions{Filter: f, Select: []string{"RowKey"}}) {
 		if err != nil {
 			return false, err

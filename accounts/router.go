@@ -32,7 +32,8 @@ type Config struct {
 	Name string
 	// Connect returns the account's table service client built with
 	// opts: the caller's ClientOptions with the account's limiter added
-	// as a per-call policy. ConnectionString makes one.
+	// as a per-call policy. A parsed connection string's TableService is
+	// one: Connect: conn.TableService.
 	Connect func(opts *aztables.ClientOptions) (*aztables.ServiceClient, error)
 	// ClientOptions are the base options of the account's clients (retry,
 	// transport, telemetry). Default: nil, the SDK's defaults.
@@ -41,19 +42,6 @@ type Config struct {
 	// defaults, the service's targets (tune.PartitionTarget per partition,
 	// tune.AccountTarget per account).
 	Limits *tune.LimiterOptions
-}
-
-// ConnectionString is a Config.Connect from an account's connection
-// string, parsed by ParseConnectionString: its table requests go to the
-// string's TableEndpoint, with a key or a SAS alike.
-func ConnectionString(cs string) func(*aztables.ClientOptions) (*aztables.ServiceClient, error) {
-	return func(opts *aztables.ClientOptions) (*aztables.ServiceClient, error) {
-		c, err := ParseConnectionString(cs)
-		if err != nil {
-			return nil, err
-		}
-		return c.TableService(opts)
-	}
 }
 
 // Options configure a Router. nil means the defaults.

@@ -223,10 +223,6 @@ func TestPlan(t *testing.T) {
 			t.Fatal("plans differ for the same input")
 		}
 	}
-	small, _ := batch.Plan(ops[:30], &batch.PlanOptions{MaxOperations: 4})
-	if len(small) != 9 { // 10 ops per partition in 4+4+2
-		t.Fatalf("MaxOperations 4: %d transactions", len(small))
-	}
 	_, err = batch.Plan([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("a/b", 2))}, nil)
 	var oe *batch.OpError
 	if !errors.As(err, &oe) || oe.Index != 1 || !errors.Is(err, keys.ErrForbiddenChar) {

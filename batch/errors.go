@@ -34,7 +34,7 @@ var (
 	ErrQuoteInKey   = errors.New("single quote in a key of a batch update or upsert: the SDK cannot send it; build the client with table.ClientOptions")
 	ErrBadOperation = errors.New("bad operation")
 	// ErrBadOption: an option is outside its documented range (see
-	// WriterOptions, PlanOptions); returned before any request instead of
+	// WriterOptions); returned before any request instead of
 	// silently using a default.
 	ErrBadOption = errors.New("option out of range")
 )
@@ -119,7 +119,7 @@ func (a operationAnswer) OperationStatus() (statusCode int, errorCode string) {
 }
 
 // OperationStatus is the service's status and error code for the failed
-// operation (table.StatusCode and table.ErrorCode report these), or for
+// operation (table.Is classifies by these), or for
 // the whole request when the service refused it as a whole; 0 and "" when
 // the service did not answer, or answered 202 without naming a failure.
 func (e *TransactionError) OperationStatus() (statusCode int, errorCode string) {

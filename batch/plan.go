@@ -2,16 +2,8 @@ package batch
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 )
-
-// PlanOptions configure Plan. nil means the defaults.
-type PlanOptions struct {
-	// MaxOperations caps each transaction, 1 to 100. Default (0): 100;
-	// out of range, Plan fails with ErrBadOption.
-	MaxOperations int
-}
 
 // Plan splits ops, over any partitions, into valid transactions: grouped by
 // PartitionKey in order of first appearance, each at most 100 operations
@@ -25,10 +17,9 @@ type PlanOptions struct {
 //
 // An operation that can never be sent (bad keys, an entity over the limits)
 // fails the whole plan with an *OpError whose Index is its position in ops.
-func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
-	if opts != nil && (opts.MaxOperations < 0 || opts.MaxOperations > MaxOperations) {
-		return nil, fmt.Errorf("%w: PlanOptions.MaxOperations %d: 1 to %d (the service's operations per transaction), 0 for the default", ErrBadOption, opts.MaxOperations, MaxOperations)
-	}
+// Each transaction is configured by opts (nil: the defaults), as
+// NewTransaction(opts) would be.
+func Plan(ops []Op, opts *TransactionOptions) ([]*Transaction, error) {
 	p := newPlanner(opts)
 	byPK := map[string][]*Transaction{}
 	var order []string // partitions in order of first appearance
@@ -58,7 +49,7 @@ func Plan(ops []Op, opts *PlanOptions) ([]*Transaction, error) {
 
 // planner builds transactions incrementally, per partition.
 type planner struct {
-	maxOps int
+	txOpts *TransactionOptions     // each transaction's, from Plan
 	open   map[string]*Transaction // the transaction being filled, per partition
 	opened map[string]uint64       // when each open transaction was opened, for flushOpen's order
 	next   uint64
@@ -67,14 +58,8 @@ type planner struct {
 	ops    int        // operations in the open transactions
 }
 
-func newPlanner(opts *PlanOptions) *planner {
-	p := &planner{maxOps: MaxOperations, open: map[string]*Transaction{}, opened: map[string]uint64{}, wire: &wirePaths{}}
-	if opts != nil {
-		if opts.MaxOperations > 0 && opts.MaxOperations < MaxOperations {
-			p.maxOps = opts.MaxOperations
-		}
-	}
-	return p
+func newPlanner(opts *TransactionOptions) *planner {
+	return &planner{txOpts: opts, open: map[string]*Transaction{}, opened: map[string]uint64{}, wire: &wirePaths{}}
 }
 
 // add places op; it returns the transaction that op's arrival closed, if
@@ -102,7 +87,7 @@ func (p *planner) encode(op Op) (*encoded, *OpError) {
 // cost is what placing e adds to p.bytes at most: its size, and a new
 // transaction's envelope unless e joins its partition's open one.
 func (p *planner) cost(e *encoded) int {
-	if tx := p.open[e.pk]; tx != nil && tx.Len() < p.maxOps && tx.fits(e) == nil {
+	if tx := p.open[e.pk]; tx != nil && tx.Len() < MaxOperations && tx.fits(e) == nil {
 		return e.size
 	}
 	return e.size + envelope
@@ -113,14 +98,14 @@ func (p *planner) cost(e *encoded) int {
 func (p *planner) place(e *encoded) (*Transaction, *OpError) {
 	tx := p.open[e.pk]
 	var closed *Transaction
-	if tx != nil && (tx.Len() >= p.maxOps || tx.fits(e) != nil) {
+	if tx != nil && (tx.Len() >= MaxOperations || tx.fits(e) != nil) {
 		closed = tx
 		p.bytes -= tx.Size()
 		p.ops -= tx.Len()
 		tx = nil
 	}
 	if tx == nil {
-		tx = NewTransaction(nil)
+		tx = NewTransaction(p.txOpts)
 		tx.wire = p.wire
 		p.open[e.pk] = tx
 		p.opened[e.pk] = p.next

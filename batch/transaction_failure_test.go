@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -57,8 +58,8 @@ func TestTransactionFailureNamesTheFailedOperation(t *testing.T) {
 		if s, code := te.OperationStatus(); s != c.status || code != c.code {
 			t.Fatalf("%d: OperationStatus %d %s", c.status, s, code)
 		}
-		if table.StatusCode(err) != c.status || table.ErrorCode(err) != c.code {
-			t.Fatalf("%d: table.StatusCode %d, ErrorCode %q", c.status, table.StatusCode(err), table.ErrorCode(err))
+		if svcanswer.StatusCode(err) != c.status || svcanswer.ErrorCode(err) != c.code {
+			t.Fatalf("%d: StatusCode %d, ErrorCode %q", c.status, svcanswer.StatusCode(err), svcanswer.ErrorCode(err))
 		}
 		if c.class != nil && !errors.Is(err, c.class) {
 			t.Fatalf("%d: errors.Is(err, %v) is false", c.status, c.class)
@@ -224,7 +225,7 @@ func TestKindNames(t *testing.T) {
 
 // A 202 answer that names no failed operation (one tablekit could not
 // read) leaves the operation's status unknown: OperationStatus is 0 and
-// "", so table.StatusCode and table.Is fall back to the whole response's
+// "", so svcanswer.StatusCode and table.Is fall back to the whole response's
 // status, the 202, and classify it as no class of failure.
 func TestOperationStatusOfAnAnswerNamingNoFailure(t *testing.T) {
 	te := &batch.TransactionError{Index: -1, StatusCode: http.StatusAccepted,
@@ -232,8 +233,8 @@ func TestOperationStatusOfAnAnswerNamingNoFailure(t *testing.T) {
 	if s, c := te.OperationStatus(); s != 0 || c != "" {
 		t.Fatalf("OperationStatus = %d %q, want 0 \"\" (no operation's answer is known)", s, c)
 	}
-	if s := table.StatusCode(te); s != http.StatusAccepted {
-		t.Fatalf("table.StatusCode = %d, want the response's 202", s)
+	if s := svcanswer.StatusCode(te); s != http.StatusAccepted {
+		t.Fatalf("StatusCode = %d, want the response's 202", s)
 	}
 	for _, class := range []error{table.ErrBadRequest, table.ErrThrottled, table.ErrAlreadyExists, table.ErrNotFound} {
 		if table.Is(te, class) {

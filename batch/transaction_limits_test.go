@@ -166,45 +166,23 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 	}
 }
 
-// PlanOptions.MaxOperations caps each planned transaction from 1 to 100; 0
-// is the default 100; out of range fails the plan with ErrBadOption.
+// Plan cuts a partition's operations into transactions of at most
+// MaxOperations (100), the last one holding the rest.
 func TestPlanMaxOperations(t *testing.T) {
 	var ops []batch.Op
-	for i := range 150 {
+	for i := range 250 {
 		ops = append(ops, batch.Delete("p", fmt.Sprint(i)))
 	}
-	for _, c := range []struct {
-		max  int
-		lens []int
-	}{
-		{0, []int{100, 50}},
-		{1, nil},
-		{99, []int{99, 51}},
-		{100, []int{100, 50}},
-	} {
-		txs, err := batch.Plan(ops, &batch.PlanOptions{MaxOperations: c.max})
-		if err != nil {
-			t.Fatalf("MaxOperations %d: %v", c.max, err)
-		}
-		var lens []int
-		for _, tx := range txs {
-			lens = append(lens, tx.Len())
-		}
-		if c.max == 1 {
-			if len(txs) != 150 || slicesMax(lens) != 1 {
-				t.Fatalf("MaxOperations 1: %d transactions of up to %d operations, want 150 of 1", len(txs), slicesMax(lens))
-			}
-			continue
-		}
-		if fmt.Sprint(lens) != fmt.Sprint(c.lens) {
-			t.Fatalf("MaxOperations %d: transactions of %v operations, want %v", c.max, lens, c.lens)
-		}
+	txs, err := batch.Plan(ops, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bad := range []int{-1, 101} {
-		if _, err := batch.Plan(ops, &batch.PlanOptions{MaxOperations: bad}); !errors.Is(err, batch.ErrBadOption) ||
-			!strings.Contains(err.Error(), fmt.Sprint(bad)) {
-			t.Fatalf("MaxOperations %d: %v, want ErrBadOption naming the value", bad, err)
-		}
+	var lens []int
+	for _, tx := range txs {
+		lens = append(lens, tx.Len())
+	}
+	if fmt.Sprint(lens) != "[100 100 50]" || slicesMax(lens) != batch.MaxOperations {
+		t.Fatalf("transactions of %v operations, want [100 100 50]", lens)
 	}
 }
 

@@ -67,3 +67,26 @@ func TestTransactionWithoutProviderOpensNoSpan(t *testing.T) {
 		}
 	}
 }
+
+// Plan configures each transaction it cuts by its TransactionOptions, as
+// NewTransaction does: a planned transaction opens its Submit span.
+func TestPlanTakesTransactionOptions(t *testing.T) {
+	var rec trace.Recorder
+	opts := &aztables.ClientOptions{}
+	opts.TracingProvider = rec.Provider()
+	_, c := newFake(t, opts)
+	txs, err := batch.Plan([]batch.Op{batch.Add(ev("a", 1)), batch.Add(ev("b", 1))}, &batch.TransactionOptions{TracingProvider: rec.Provider()})
+	if err != nil || len(txs) != 2 {
+		t.Fatalf("plan: %d transactions, %v", len(txs), err)
+	}
+	for _, tx := range txs {
+		before := len(rec.Spans())
+		if _, err := tx.Submit(t.Context(), c, nil); err != nil {
+			t.Fatal(err)
+		}
+		s := checkSpan(t, rec.Spans(), before, "Transaction.Submit")
+		if s.Attributes[trace.AttrPartition] != tx.PartitionKey() || s.Attributes[trace.AttrOperations] != 1 {
+			t.Errorf("span %+v: want partition %s, 1 operation", s, tx.PartitionKey())
+		}
+	}
+}

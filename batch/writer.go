@@ -514,7 +514,7 @@ func (w *Writer) storedAsSent(ctx context.Context, tx *Transaction, te *Transact
 			hi = rk
 		}
 	}
-	f, err := table.Partition(tx.PartitionKey()).And(table.RK().Ge(lo), table.RK().Le(hi)).Build()
+	f, err := table.Partition(tx.PartitionKey()).And(table.Prop("RowKey").Ge(lo), table.Prop("RowKey").Le(hi)).Build()
 	if err != nil {
 		return false, 0
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/table"
 )
@@ -83,8 +84,8 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 			t.Fatalf("want a lost race, got %v", err)
 		}
 		onlyTheServicesAnswers(t, err)
-		if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ResourceNotFound" {
-			t.Errorf("StatusCode %d, ErrorCode %q: want the service's 404 ResourceNotFound", table.StatusCode(err), table.ErrorCode(err))
+		if svcanswer.StatusCode(err) != http.StatusNotFound || svcanswer.ErrorCode(err) != "ResourceNotFound" {
+			t.Errorf("StatusCode %d, ErrorCode %q: want the service's 404 ResourceNotFound", svcanswer.StatusCode(err), svcanswer.ErrorCode(err))
 		}
 	})
 
@@ -108,10 +109,10 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 			if !errors.Is(err, table.ErrAlreadyExists) {
 				t.Fatalf("%s: want EntityAlreadyExists, got %v", name, err)
 			}
-			if got := table.ErrorCode(err); got != "EntityAlreadyExists" {
+			if got := svcanswer.ErrorCode(err); got != "EntityAlreadyExists" {
 				t.Errorf("%s: ErrorCode = %q, want the failed operation's EntityAlreadyExists", name, got)
 			}
-			if got := table.StatusCode(err); got != http.StatusConflict {
+			if got := svcanswer.StatusCode(err); got != http.StatusConflict {
 				t.Errorf("%s: StatusCode = %d, want the failed operation's 409", name, got)
 			}
 			onlyTheServicesAnswers(t, err)
@@ -149,7 +150,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 				t.Errorf("%s: a missing table is reported as a missing entity: %v", name, err)
 			}
 			if !table.Is(err, table.ErrTableNotFound) || !errors.Is(err, table.ErrTableNotFound) {
-				t.Errorf("%s: want ErrTableNotFound, got code %q: %v", name, table.ErrorCode(err), err)
+				t.Errorf("%s: want ErrTableNotFound, got code %q: %v", name, svcanswer.ErrorCode(err), err)
 			}
 			onlyTheServicesAnswers(t, err)
 		}
@@ -158,7 +159,7 @@ func runErrorChain(t *testing.T, env backend, svc func(t *testing.T, c *reqcount
 		// table itself. Code that drops tables (rolling tables) relies on it.
 		sc := svc(t, &reqcount.Counter{})
 		_, err = sc.DeleteTable(ctx, testenv.UniqueName("never"), nil)
-		t.Logf("%s: DeleteTable of a missing table: %d %s", env.Name, table.StatusCode(err), table.ErrorCode(err))
+		t.Logf("%s: DeleteTable of a missing table: %d %s", env.Name, svcanswer.StatusCode(err), svcanswer.ErrorCode(err))
 		if !table.Is(err, table.ErrNotFound) && !table.Is(err, table.ErrTableNotFound) {
 			t.Errorf("DeleteTable of a missing table: %v", err)
 		}
@@ -176,20 +177,20 @@ func runMissingContainers(t *testing.T, env backend) {
 		t.Fatal(err)
 	}
 	_, err := q.EnqueueMessage(ctx, "x", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "QueueNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrQueueNotFound) {
-		t.Errorf("enqueue to a deleted queue: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+	if svcanswer.StatusCode(err) != http.StatusNotFound || svcanswer.ErrorCode(err) != "QueueNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrQueueNotFound) {
+		t.Errorf("enqueue to a deleted queue: %d %q, Is ErrNotFound %v: %v", svcanswer.StatusCode(err), svcanswer.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	blobs, container := env.NewContainer(t, nil)
 	_, err = blobs.DownloadStream(ctx, container, "absent", nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "BlobNotFound" || !table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrContainerNotFound) {
-		t.Errorf("a missing blob: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+	if svcanswer.StatusCode(err) != http.StatusNotFound || svcanswer.ErrorCode(err) != "BlobNotFound" || !table.Is(err, table.ErrNotFound) || table.Is(err, table.ErrContainerNotFound) {
+		t.Errorf("a missing blob: %d %q, Is ErrNotFound %v: %v", svcanswer.StatusCode(err), svcanswer.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 	if _, err := blobs.DeleteContainer(ctx, container, nil); err != nil {
 		t.Fatal(err)
 	}
 	_, err = blobs.UploadBuffer(ctx, container, "a", []byte("x"), nil)
-	if table.StatusCode(err) != http.StatusNotFound || table.ErrorCode(err) != "ContainerNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrContainerNotFound) {
-		t.Errorf("upload to a deleted container: %d %q, Is ErrNotFound %v: %v", table.StatusCode(err), table.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
+	if svcanswer.StatusCode(err) != http.StatusNotFound || svcanswer.ErrorCode(err) != "ContainerNotFound" || table.Is(err, table.ErrNotFound) || !table.Is(err, table.ErrContainerNotFound) {
+		t.Errorf("upload to a deleted container: %d %q, Is ErrNotFound %v: %v", svcanswer.StatusCode(err), svcanswer.ErrorCode(err), table.Is(err, table.ErrNotFound), err)
 	}
 }
 

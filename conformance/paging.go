@@ -111,7 +111,7 @@ func runPaging(t *testing.T, env backend) {
 		}{
 			{"everything", table.Filter{}, func(string, int) bool { return true }},
 			{"the last entity of each partition", table.Prop("Age").Eq(perPartition - 1), func(_ string, age int) bool { return age == perPartition-1 }},
-			{"the tail of one partition", table.PK().Eq("c").And(table.Prop("Age").Ge(140)), func(pk string, age int) bool { return pk == "c" && age >= 140 }},
+			{"the tail of one partition", table.Prop("PartitionKey").Eq("c").And(table.Prop("Age").Ge(140)), func(pk string, age int) bool { return pk == "c" && age >= 140 }},
 		} {
 			var want []string
 			for _, pk := range pks {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
 )
@@ -61,13 +62,13 @@ func runSAS(t *testing.T, env backend) {
 		if err != nil {
 			t.Fatalf("a transaction of adds in the token's range and permissions: %v", err)
 		}
-	case table.StatusCode(err) != 403:
+	case svcanswer.StatusCode(err) != 403:
 		// The backend's recorded answer is 403 for every $batch that
 		// carries a table SAS; one that now commits has the capability.
 		t.Errorf("%s is said to lack %q, but a transaction through the token answered %v, not 403", env.Name, CapBatchWithTableSAS, err)
 	}
 	_, err = batch.Submit(ctx, scoped, []batch.Op{newAlice("b3"), batch.Delete("alice", "1")}, nil)
-	if table.StatusCode(err) != 403 {
+	if svcanswer.StatusCode(err) != 403 {
 		t.Fatalf("a transaction with an operation the token may not do: %v, want 403", err)
 	}
 	if _, err := admin.GetEntity(ctx, "alice", "b3", nil); !table.Is(err, table.ErrNotFound) {
@@ -90,7 +91,7 @@ func runSAS(t *testing.T, env backend) {
 			return tok
 		})
 		_, _ = admin.AddEntity(ctx, []byte(`{"PartitionKey":"alice","RowKey":"1"}`), nil)
-		if _, err := bad.GetEntity(ctx, "alice", "1", nil); table.StatusCode(err) != 403 {
+		if _, err := bad.GetEntity(ctx, "alice", "1", nil); svcanswer.StatusCode(err) != 403 {
 			t.Errorf("%s token: %v, want 403", name, err)
 		}
 	}

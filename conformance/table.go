@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"math"
 	"net/http"
@@ -133,7 +134,7 @@ func runTable(t *testing.T, env backend) {
 			t.Fatal("Update did not write back a new ETag")
 		}
 		stale.Age = 99
-		if err := tb.Update(ctx, &stale, nil); !table.Is(err, table.ErrPreconditionFailed) || table.ErrorCode(err) != "UpdateConditionNotSatisfied" {
+		if err := tb.Update(ctx, &stale, nil); !table.Is(err, table.ErrPreconditionFailed) || svcanswer.ErrorCode(err) != "UpdateConditionNotSatisfied" {
 			t.Fatalf("Update with a stale ETag: %v", err)
 		}
 		c.Reset()
@@ -146,7 +147,7 @@ func runTable(t *testing.T, env backend) {
 		if err := tb.Update(ctx, missing, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny)}); !table.Is(err, table.ErrNotFound) {
 			t.Fatalf("Update(AnyETag) of a missing entity must not upsert: %v", err)
 		}
-		if _, err := tb.Get(ctx, "Sales", "000999", nil); !errors.Is(err, table.ErrNotFound) || table.ErrorCode(err) != "ResourceNotFound" {
+		if _, err := tb.Get(ctx, "Sales", "000999", nil); !errors.Is(err, table.ErrNotFound) || svcanswer.ErrorCode(err) != "ResourceNotFound" {
 			t.Fatalf("Get of a missing entity: %v", err)
 		}
 
@@ -398,7 +399,7 @@ func runTable(t *testing.T, env backend) {
 			}
 		}
 		filters := map[string]table.Filter{
-			"RowKey with a quote":   table.Partition("p").And(table.RK().Eq("O'Brien")),
+			"RowKey with a quote":   table.Partition("p").And(table.Prop("RowKey").Eq("O'Brien")),
 			"string with a quote":   table.Prop("S").Eq("it's"),
 			"Int64 literal":         table.Prop("I64").Gt(int64(1 << 39)),
 			"Int32 literal":         table.Prop("I32").Eq(int32(7)),
@@ -407,10 +408,10 @@ func runTable(t *testing.T, env backend) {
 			"guid literal":          table.Prop("G").Eq(g),
 			"binary literal":        table.Prop("Bin").Eq([]byte{1, 2}),
 			"bool literal":          table.Prop("B").Eq(true),
-			"not":                   table.Not(table.RK().Eq("Smith")),
-			"or":                    table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("nobody")),
+			"not":                   table.Not(table.Prop("RowKey").Eq("Smith")),
+			"or":                    table.Or(table.Prop("RowKey").Eq("O'Brien"), table.Prop("RowKey").Eq("nobody")),
 			"prefix range":          table.RowPrefix("p", "O'"),
-			"injection is a string": table.Or(table.RK().Eq("O'Brien"), table.RK().Eq("x') or (RowKey ne '")),
+			"injection is a string": table.Or(table.Prop("RowKey").Eq("O'Brien"), table.Prop("RowKey").Eq("x') or (RowKey ne '")),
 		}
 		for name, f := range filters {
 			got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: f}))
@@ -618,7 +619,7 @@ func runTable(t *testing.T, env backend) {
 	t.Run("tables: create twice, delete missing", func(t *testing.T) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
-		if _, err := client.CreateTable(ctx, nil); !table.Is(err, table.ErrAlreadyExists) || table.ErrorCode(err) != "TableAlreadyExists" {
+		if _, err := client.CreateTable(ctx, nil); !table.Is(err, table.ErrAlreadyExists) || svcanswer.ErrorCode(err) != "TableAlreadyExists" {
 			t.Fatalf("create existing table: %v", err)
 		}
 		tb, _ := table.New[employee](client, nil)

@@ -416,9 +416,9 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 	read := func(chunk []string) {
 		var eqs []table.Filter
 		for _, rk := range chunk {
-			eqs = append(eqs, table.RK().Eq(rk))
+			eqs = append(eqs, table.Prop("RowKey").Eq(rk))
 		}
-		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+		for v, err := range src.Query(ctx, &table.QueryOptions{Filter: table.Prop("PartitionKey").Eq(pk).And(table.Or(eqs...))}) {
 			mu.Lock()
 			if err != nil {
 				readErr = err

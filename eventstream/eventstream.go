@@ -779,7 +779,7 @@ const rollbackPerTx = (batch.MaxOperations - 1) / 2
 // that append then fails on its next transaction.
 func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 	var rows []*eventKeyRow
-	f := table.Partition(h.PartitionKey).And(table.RK().Ge(eventKey(h.Version+1)), table.RK().Le(eventKey(h.Pending)))
+	f := table.Partition(h.PartitionKey).And(table.Prop("RowKey").Ge(eventKey(h.Version+1)), table.Prop("RowKey").Le(eventKey(h.Pending)))
 	for row, err := range s.keys.Query(ctx, &table.QueryOptions{Filter: f, Select: []string{"StreamVersion", "EventID"}}) {
 		if err != nil {
 			return err
@@ -953,7 +953,7 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 	}
 	page := &Page[E]{Version: t.end, Events: make([]*E, 0, hi-lo+1)}
 	want := lo
-	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.Partition(stream).And(table.RK().Ge(eventKey(lo)), table.RK().Le(eventKey(hi)))}) {
+	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.Partition(stream).And(table.Prop("RowKey").Ge(eventKey(lo)), table.Prop("RowKey").Le(eventKey(hi)))}) {
 		if err != nil {
 			return nil, err
 		}

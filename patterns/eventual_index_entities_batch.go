@@ -97,9 +97,9 @@ func (r *remoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 			ranges := make([]table.Filter, len(chunk))
 			for j, i := range chunk {
 				lo, hi := keyrules.PrefixRange(prefixes[i])
-				ranges[j] = table.RK().Ge(lo).And(table.RK().Lt(hi))
+				ranges[j] = table.Prop("RowKey").Ge(lo).And(table.Prop("RowKey").Lt(hi))
 			}
-			for ent, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(r.partition).And(table.Or(ranges...))}) {
+			for ent, err := range r.x.raw.Query(ctx, &table.QueryOptions{Filter: table.Prop("PartitionKey").Eq(r.partition).And(table.Or(ranges...))}) {
 				if err != nil {
 					return err
 				}

@@ -307,7 +307,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	f := table.RowPrefix(partitionKey, enc)
 	if keyrules.ValidateRowKey(value) == nil {
-		f = table.Or(f, table.PK().Eq(partitionKey).And(table.RK().Eq(value)))
+		f = table.Or(f, table.Prop("PartitionKey").Eq(partitionKey).And(table.Prop("RowKey").Eq(value)))
 	}
 	var found []*table.Entity
 	var owners []Owner

@@ -202,9 +202,9 @@ func readRows[T any](ctx context.Context, tbl *table.Table[T], pk string, rks []
 	}
 	eqs := make([]table.Filter, len(rks))
 	for i, rk := range rks {
-		eqs[i] = table.RK().Eq(rk)
+		eqs[i] = table.Prop("RowKey").Eq(rk)
 	}
-	for v, err := range tbl.Query(ctx, &table.QueryOptions{Filter: table.PK().Eq(pk).And(table.Or(eqs...))}) {
+	for v, err := range tbl.Query(ctx, &table.QueryOptions{Filter: table.Prop("PartitionKey").Eq(pk).And(table.Or(eqs...))}) {
 		if err != nil {
 			return nil, err
 		}

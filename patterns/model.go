@@ -1208,7 +1208,7 @@ func (m *Model[T]) readRows(ctx context.Context, rows []modelRow) (map[[2]string
 		}
 		found := map[[2]string]*T{}
 		seen, budget := 0, 4*len(rks)+table.MaxPageSize
-		for v, err := range m.tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk).And(table.RK().Ge(lo), table.RK().Le(hi))}) {
+		for v, err := range m.tbl.Query(ctx, &table.QueryOptions{Filter: table.Partition(pk).And(table.Prop("RowKey").Ge(lo), table.Prop("RowKey").Le(hi))}) {
 			if err != nil {
 				return nil, err
 			}

@@ -498,9 +498,9 @@ func (m *Model[T]) covers(s *buildStep, sc rowScope, e *table.Entity) bool {
 // filter or-ing them would have every read scan the table from its start.
 func keySegments(from string, incl bool, to string, rkLo, rkHi string) []table.Filter {
 	rks := func(fs ...table.Filter) table.Filter {
-		fs = append(fs, table.RK().Ge(rkLo))
+		fs = append(fs, table.Prop("RowKey").Ge(rkLo))
 		if rkHi != "" {
-			fs = append(fs, table.RK().Lt(rkHi))
+			fs = append(fs, table.Prop("RowKey").Lt(rkHi))
 		}
 		return table.And(fs...)
 	}
@@ -508,25 +508,25 @@ func keySegments(from string, incl bool, to string, rkLo, rkHi string) []table.F
 	tpk, trk, tok := ownerKeys(to)
 	after := func() table.Filter {
 		if incl {
-			return table.RK().Ge(frk)
+			return table.Prop("RowKey").Ge(frk)
 		}
-		return table.RK().Gt(frk)
+		return table.Prop("RowKey").Gt(frk)
 	}
 	if fok && tok && fpk == tpk {
-		return []table.Filter{rks(table.PK().Eq(fpk), after(), table.RK().Lt(trk))}
+		return []table.Filter{rks(table.Prop("PartitionKey").Eq(fpk), after(), table.Prop("RowKey").Lt(trk))}
 	}
 	var segs []table.Filter
 	var between []table.Filter
 	if fok {
-		segs = append(segs, rks(table.PK().Eq(fpk), after()))
-		between = append(between, table.PK().Gt(fpk))
+		segs = append(segs, rks(table.Prop("PartitionKey").Eq(fpk), after()))
+		between = append(between, table.Prop("PartitionKey").Gt(fpk))
 	}
 	if tok {
-		between = append(between, table.PK().Lt(tpk))
+		between = append(between, table.Prop("PartitionKey").Lt(tpk))
 	}
 	segs = append(segs, rks(between...))
 	if tok {
-		segs = append(segs, rks(table.PK().Eq(tpk), table.RK().Lt(trk)))
+		segs = append(segs, rks(table.Prop("PartitionKey").Eq(tpk), table.Prop("RowKey").Lt(trk)))
 	}
 	return segs
 }
@@ -540,7 +540,7 @@ func (sc rowScope) read(ctx context.Context, from string, incl bool, to string, 
 		n := 0
 		for _, f := range keySegments(from, incl, to, sc.rkLo, sc.rkHi) {
 			if sc.pk != "" {
-				f = table.And(table.PK().Eq(sc.pk), f)
+				f = table.And(table.Prop("PartitionKey").Eq(sc.pk), f)
 			}
 			if sc.ref {
 				f = table.And(f, table.Prop(indexOfProperty).Ge(""))

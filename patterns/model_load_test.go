@@ -12,6 +12,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -705,14 +706,14 @@ func TestModelLoadFailsEveryEntityWhenAListOperationFails(t *testing.T) {
 	// 3 × (primary, email copy, first-name copy), then the list: index 9.
 	d.svc.FailTransactionOperation(9, 1, 500, "OperationTimedOut")
 	sum, err := d.m.Load(ctx, slices.Values(all), nil)
-	if err == nil || !strings.Contains(err.Error(), `3 entities of partition "Sales" not written`) || table.StatusCode(err) != 500 {
+	if err == nil || !strings.Contains(err.Error(), `3 entities of partition "Sales" not written`) || svcanswer.StatusCode(err) != 500 {
 		t.Fatalf("Load with its list's operation failed: %v; want the partition's 3 entities not written, status 500", err)
 	}
 	if sum.Entities != 0 || len(sum.Failures) != 3 {
 		t.Fatalf("summary %+v; want 3 failures", sum)
 	}
 	for i, f := range sum.Failures {
-		if f.PartitionKey != "Sales" || f.RowKey != all[i].RowKey || table.StatusCode(f.Err) != 500 {
+		if f.PartitionKey != "Sales" || f.RowKey != all[i].RowKey || svcanswer.StatusCode(f.Err) != 500 {
 			t.Errorf("failure %d: %+v", i, f)
 		}
 	}

@@ -101,7 +101,7 @@ func (r *RollingTables[T]) createOnce(ctx context.Context, op string, start time
 	switch {
 	case err == nil, table.Is(err, table.ErrAlreadyExists):
 		return name, nil
-	case table.ErrorCode(err) == "TableBeingDeleted":
+	case table.Is(err, table.ErrTableBeingDeleted):
 		// Delete Table: the name stays unusable for "at least 40 seconds".
 		return "", fmt.Errorf("patterns: %s: the table of the period from %s is still being deleted; the service frees a deleted name after at least 40 s, so run again later (a write to that period meanwhile takes the next generation's name): %w",
 			op, start.Format(time.RFC3339), &table.ServiceError{Op: op + " (create table)", Table: name, Err: err})

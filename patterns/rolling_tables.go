@@ -111,7 +111,7 @@ func (r *RollingTables[T]) create(ctx context.Context, op string, at time.Time) 
 		switch {
 		case err == nil, table.Is(err, table.ErrAlreadyExists):
 			return name, nil
-		case table.ErrorCode(err) == "TableBeingDeleted":
+		case table.Is(err, table.ErrTableBeingDeleted):
 			continue // recently dropped: take the next generation's name
 		}
 		return "", &table.ServiceError{Op: op + " (create table)", Table: name, Err: err}

@@ -115,12 +115,12 @@ func (s *Sharded[T]) Read(ctx context.Context, opts *ShardedReadOptions) iter.Se
 			go func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				f := table.And(table.PK().Eq(pk))
+				f := table.And(table.Prop("PartitionKey").Eq(pk))
 				if o.From != "" {
-					f = f.And(table.RK().Ge(o.From))
+					f = f.And(table.Prop("RowKey").Ge(o.From))
 				}
 				if o.To != "" {
-					f = f.And(table.RK().Lt(o.To))
+					f = f.And(table.Prop("RowKey").Lt(o.To))
 				}
 				next, stop := iter.Pull2(s.tbl.Query(ctx, &table.QueryOptions{Filter: f, Top: o.Top}))
 				c := &shardCursor[T]{next: next, stop: stop}

@@ -37,7 +37,7 @@ func TestRefuseEncryptedFilter(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	for _, f := range []Filter{{}, Partition("Sales"), Prop("Name").Eq("Don"), Partition("Sales").And(RK().Eq("1"))} {
+	for _, f := range []Filter{{}, Partition("Sales"), Prop("Name").Eq("Don"), Partition("Sales").And(Prop("RowKey").Eq("1"))} {
 		if err := tb.refuseEncryptedFilter(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

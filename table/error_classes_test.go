@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -128,19 +129,19 @@ func (e *opStatus) OperationStatus() (int, string) { return e.status, e.code }
 // the service did not answer.
 func TestStatusAndCodeOfAnError(t *testing.T) {
 	inner := &opStatus{status: 409, code: "EntityAlreadyExists", err: serviceAnswer(202, "")}
-	if s, c := table.StatusCode(inner), table.ErrorCode(inner); s != 409 || c != "EntityAlreadyExists" || !table.Is(inner, table.ErrAlreadyExists) {
+	if s, c := svcanswer.StatusCode(inner), svcanswer.ErrorCode(inner); s != 409 || c != "EntityAlreadyExists" || !table.Is(inner, table.ErrAlreadyExists) {
 		t.Errorf("an operation's 409 inside a 202: %d %q", s, c)
 	}
 	unnamed := &opStatus{err: serviceAnswer(400, "InvalidInput")}
-	if s, c := table.StatusCode(unnamed), table.ErrorCode(unnamed); s != 400 || c != "InvalidInput" {
+	if s, c := svcanswer.StatusCode(unnamed), svcanswer.ErrorCode(unnamed); s != 400 || c != "InvalidInput" {
 		t.Errorf("no operation status, the response's: %d %q", s, c)
 	}
 	none := errors.New("dial tcp: connection refused")
-	if s, c := table.StatusCode(none), table.ErrorCode(none); s != 0 || c != "" || table.Is(none, table.ErrNotFound) {
+	if s, c := svcanswer.StatusCode(none), svcanswer.ErrorCode(none); s != 0 || c != "" || table.Is(none, table.ErrNotFound) {
 		t.Errorf("no answer: %d %q", s, c)
 	}
 	wrapped := &table.ServiceError{Op: "Get", Table: "events", Err: serviceAnswer(404, "ResourceNotFound")}
-	if !errors.Is(wrapped, table.ErrNotFound) || errors.Is(wrapped, table.ErrTableNotFound) || table.StatusCode(wrapped) != 404 {
+	if !errors.Is(wrapped, table.ErrNotFound) || errors.Is(wrapped, table.ErrTableNotFound) || svcanswer.StatusCode(wrapped) != 404 {
 		t.Errorf("ServiceError of a 404 ResourceNotFound: %v", wrapped)
 	}
 }

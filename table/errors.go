@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/keys"
 )
 
@@ -129,7 +129,17 @@ const (
 )
 
 // ServiceError is an error the service returned for an operation. It keeps
-// the *azcore.ResponseError in the chain.
+// the *azcore.ResponseError in the chain, which gives the service's HTTP
+// status and error code:
+//
+//	var re *azcore.ResponseError
+//	if errors.As(err, &re) {
+//		log.Println(re.StatusCode, re.ErrorCode)
+//	}
+//
+// A failed transaction's response is a 202 that holds the failed
+// operation's status and code: read those from the *batch.TransactionError
+// (its StatusCode and ErrorCode). Is classifies either.
 type ServiceError struct {
 	Op           string // "Get", "Add", ...
 	Table        string
@@ -196,50 +206,12 @@ func hasClass(statusCode int, errorCode string, class error) bool {
 	return false
 }
 
-// operationStatus is an error that knows the service's answer to the one
-// operation that failed, when the response's own status says less: a
-// *batch.TransactionError, whose response is a 202 with the failed
-// operation's status and code inside.
-type operationStatus interface {
-	OperationStatus() (statusCode int, errorCode string)
-}
-
-// answer is the service's status and code for err: the failed operation's
-// when an error in the chain knows it, else the first
-// *azcore.ResponseError's; ok is false when the service did not answer.
-func answer(err error) (statusCode int, errorCode string, ok bool) {
-	var st operationStatus
-	if errors.As(err, &st) {
-		if s, c := st.OperationStatus(); s != 0 {
-			return s, c, true
-		}
-	}
-	var re *azcore.ResponseError
-	if errors.As(err, &re) {
-		return re.StatusCode, re.ErrorCode, true
-	}
-	return 0, "", false
-}
-
+// classIs classifies the service's answer in err's chain (svcanswer.Of:
+// the failed operation's inside a transaction, else the first
+// *azcore.ResponseError's).
 func classIs(err, target error) bool {
-	s, c, ok := answer(err)
+	s, c, ok := svcanswer.Of(err)
 	return ok && hasClass(s, c, target)
-}
-
-// StatusCode is the HTTP status of the service's answer in err's chain, or
-// 0 when the service did not answer. For a failed transaction it is the
-// failed operation's status, not the 202 of the whole response.
-func StatusCode(err error) int {
-	s, _, _ := answer(err)
-	return s
-}
-
-// ErrorCode is the service's error code in err's chain, or "". For a
-// failed transaction it is the failed operation's code (the whole
-// response, a 202, has none).
-func ErrorCode(err error) string {
-	_, c, _ := answer(err)
-	return c
 }
 
 // Is reports whether err belongs to class, one of the classes of service
@@ -269,7 +241,7 @@ func IsRetryable(err error) bool {
 	if errors.As(err, &ie) {
 		return false
 	}
-	status, _, answered := answer(err)
+	status, _, answered := svcanswer.Of(err)
 	if !answered {
 		// No answer from the service: connection refused, reset, timeout;
 		// but not the caller giving up.

@@ -47,7 +47,7 @@ func Example() {
 	}
 	fmt.Println("age:", updated.Age)
 
-	f := table.Partition("Sales").And(table.RK().Ge("000100"), table.RK().Le("000199"))
+	f := table.Partition("Sales").And(table.Prop("RowKey").Ge("000100"), table.Prop("RowKey").Le("000199"))
 	fmt.Printf("%v: %v\n", f.Kind(), f)
 	for e, err := range employees.Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {

@@ -30,14 +30,10 @@ type fnode struct {
 	kids []*fnode
 }
 
-// Prop names a property in a filter.
+// Prop names a property in a filter, as the service's $filter does:
+// Prop("RowKey").Ge(lo), Prop("Status").Eq("lost"). The keys and the
+// timestamp are the properties PartitionKey, RowKey and Timestamp.
 type Prop string
-
-// PK is the PartitionKey.
-func PK() Prop { return "PartitionKey" }
-
-// RK is the RowKey.
-func RK() Prop { return "RowKey" }
 
 func (p Prop) cmp(op string, v any) Filter {
 	name := string(p)
@@ -252,14 +248,14 @@ func write(b *strings.Builder, n *fnode) {
 }
 
 // Partition matches every entity of one partition.
-func Partition(partitionKey string) Filter { return PK().Eq(partitionKey) }
+func Partition(partitionKey string) Filter { return Prop("PartitionKey").Eq(partitionKey) }
 
 // RowRange matches lo <= RowKey < hi in one partition; hi == "" means no
 // upper bound.
 func RowRange(partitionKey, lo, hi string) Filter {
-	f := And(PK().Eq(partitionKey), RK().Ge(lo))
+	f := And(Prop("PartitionKey").Eq(partitionKey), Prop("RowKey").Ge(lo))
 	if hi != "" {
-		f = f.And(RK().Lt(hi))
+		f = f.And(Prop("RowKey").Lt(hi))
 	}
 	return f
 }

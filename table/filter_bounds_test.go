@@ -55,7 +55,7 @@ func TestFilterLiteralOfEachType(t *testing.T) {
 		{table.Prop("Timestamp").Gt(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)), "Timestamp gt datetime'2020-01-01T00:00:00.0000000Z'"},
 		{table.Not(table.Filter{}), ""},
 		{table.Or(table.Filter{}, table.Filter{}), ""},
-		{table.PK().Eq("a").Or(table.PK().Eq("b"), table.PK().Eq("c")), "(PartitionKey eq 'a') or (PartitionKey eq 'b') or (PartitionKey eq 'c')"},
+		{table.Prop("PartitionKey").Eq("a").Or(table.Prop("PartitionKey").Eq("b"), table.Prop("PartitionKey").Eq("c")), "(PartitionKey eq 'a') or (PartitionKey eq 'b') or (PartitionKey eq 'c')"},
 	} {
 		if got, err := c.f.Build(); err != nil || got != c.want {
 			t.Errorf("%q, %v; want %q", got, err, c.want)
@@ -66,7 +66,7 @@ func TestFilterLiteralOfEachType(t *testing.T) {
 // Comparisons counts every comparison, however deeply nested, and the
 // limit is exactly MaxFilterComparisons.
 func TestFilterComparisonsCountNested(t *testing.T) {
-	f := table.Or(table.And(table.PK().Eq("a"), table.Not(table.RK().Eq("b"))), table.Prop("N").Gt(1))
+	f := table.Or(table.And(table.Prop("PartitionKey").Eq("a"), table.Not(table.Prop("RowKey").Eq("b"))), table.Prop("N").Gt(1))
 	if n := f.Comparisons(); n != 3 {
 		t.Errorf("Comparisons() = %d, want 3", n)
 	}
@@ -96,22 +96,22 @@ func TestFilterComparisonsCountNested(t *testing.T) {
 // a range query; a RowKey ne is a partition scan.
 func TestClassifyEachRowKeyBound(t *testing.T) {
 	for name, f := range map[string]table.Filter{
-		"gt": table.Partition("p").And(table.RK().Gt("a")),
-		"ge": table.Partition("p").And(table.RK().Ge("a")),
-		"lt": table.Partition("p").And(table.RK().Lt("a")),
-		"le": table.Partition("p").And(table.RK().Le("a")),
+		"gt": table.Partition("p").And(table.Prop("RowKey").Gt("a")),
+		"ge": table.Partition("p").And(table.Prop("RowKey").Ge("a")),
+		"lt": table.Partition("p").And(table.Prop("RowKey").Lt("a")),
+		"le": table.Partition("p").And(table.Prop("RowKey").Le("a")),
 	} {
 		if k := f.Kind(); k != table.RangeQuery {
 			t.Errorf("%s: %v, want a range query", name, k)
 		}
 	}
-	if k := (table.Partition("p").And(table.RK().Ne("a"))).Kind(); k != table.PartitionScan {
+	if k := (table.Partition("p").And(table.Prop("RowKey").Ne("a"))).Kind(); k != table.PartitionScan {
 		t.Errorf("RowKey ne: %v, want a partition scan", k)
 	}
 	if k := (table.Partition("p").And(table.Prop("RowKeyX").Eq("a"))).Kind(); k != table.PartitionScan {
 		t.Errorf("another property: %v", k)
 	}
-	if k := (table.PK().Ne("p").And(table.RK().Eq("a"))).Kind(); k != table.TableScan {
+	if k := (table.Prop("PartitionKey").Ne("p").And(table.Prop("RowKey").Eq("a"))).Kind(); k != table.TableScan {
 		t.Errorf("PartitionKey ne: %v, want a table scan", k)
 	}
 	for k, want := range map[table.QueryKind]string{

@@ -18,12 +18,12 @@ func TestFilterText(t *testing.T) {
 		f    table.Filter
 		want string
 	}{
-		{"guide range", table.Partition("Sales").And(table.RK().Ge("empid_000100"), table.RK().Le("empid_000199")),
+		{"guide range", table.Partition("Sales").And(table.Prop("RowKey").Ge("empid_000100"), table.Prop("RowKey").Le("empid_000199")),
 			"(PartitionKey eq 'Sales') and (RowKey ge 'empid_000100') and (RowKey le 'empid_000199')"},
-		{"guide point", table.Partition("Sales").And(table.RK().Eq("empid_000123")), "(PartitionKey eq 'Sales') and (RowKey eq 'empid_000123')"},
+		{"guide point", table.Partition("Sales").And(table.Prop("RowKey").Eq("empid_000123")), "(PartitionKey eq 'Sales') and (RowKey eq 'empid_000123')"},
 		{"partition", table.Partition("Sales"), "PartitionKey eq 'Sales'"},
 		{"quote doubling", table.Prop("LastName").Eq("O'Brien"), "LastName eq 'O''Brien'"},
-		{"injection stays a literal", table.RK().Eq("x' or 'a' eq 'a"), "RowKey eq 'x'' or ''a'' eq ''a'"},
+		{"injection stays a literal", table.Prop("RowKey").Eq("x' or 'a' eq 'a"), "RowKey eq 'x'' or ''a'' eq ''a'"},
 		{"Int64", table.Prop("Age").Gt(30), "Age gt 30L"},
 		{"Int32", table.Prop("Age").Gt(int32(30)), "Age gt 30"},
 		{"Double", table.Prop("Rating").Ge(2.0), "Rating ge 2.0"},
@@ -32,12 +32,12 @@ func TestFilterText(t *testing.T) {
 		{"datetime", table.Prop("Hired").Lt(time.Date(2012, 1, 1, 1, 0, 0, 0, time.FixedZone("x", 3600))), "Hired lt datetime'2012-01-01T00:00:00.0000000Z'"},
 		{"guid", table.Prop("Id").Eq(g), "Id eq guid'4d3c2b1a-0f1e-2d3c-4b5a-696887766554'"},
 		{"binary", table.Prop("Hash").Eq([]byte{0xca, 0xfe}), "Hash eq X'cafe'"},
-		{"or and not", table.Or(table.RK().Eq("a"), table.Not(table.Prop("X").Ne(int32(1)))), "(RowKey eq 'a') or (not (X ne 1))"},
-		{"nested and flattens", table.And(table.PK().Eq("p"), table.And(table.RK().Ge("a"), table.RK().Lt("b"))), "(PartitionKey eq 'p') and (RowKey ge 'a') and (RowKey lt 'b')"},
-		{"and inside or", table.Or(table.And(table.PK().Eq("a"), table.RK().Eq("b")), table.PK().Eq("c")), "((PartitionKey eq 'a') and (RowKey eq 'b')) or (PartitionKey eq 'c')"},
+		{"or and not", table.Or(table.Prop("RowKey").Eq("a"), table.Not(table.Prop("X").Ne(int32(1)))), "(RowKey eq 'a') or (not (X ne 1))"},
+		{"nested and flattens", table.And(table.Prop("PartitionKey").Eq("p"), table.And(table.Prop("RowKey").Ge("a"), table.Prop("RowKey").Lt("b"))), "(PartitionKey eq 'p') and (RowKey ge 'a') and (RowKey lt 'b')"},
+		{"and inside or", table.Or(table.And(table.Prop("PartitionKey").Eq("a"), table.Prop("RowKey").Eq("b")), table.Prop("PartitionKey").Eq("c")), "((PartitionKey eq 'a') and (RowKey eq 'b')) or (PartitionKey eq 'c')"},
 		{"prefix", table.RowPrefix("Sales", "empid_"), "(PartitionKey eq 'Sales') and (RowKey ge 'empid_') and (RowKey lt 'empid`')"},
 		{"open range", table.RowRange("Sales", "a", ""), "(PartitionKey eq 'Sales') and (RowKey ge 'a')"},
-		{"zero filters ignored", table.And(table.Filter{}, table.PK().Eq("p")), "PartitionKey eq 'p'"},
+		{"zero filters ignored", table.And(table.Filter{}, table.Prop("PartitionKey").Eq("p")), "PartitionKey eq 'p'"},
 		{"zero", table.Filter{}, ""},
 	}
 	for _, tc := range tests {
@@ -76,7 +76,7 @@ func TestFilterErrors(t *testing.T) {
 		{"float32 +Inf", table.Prop("X").Eq(float32(math.Inf(1))), table.ErrBadFilter},
 		{"invalid UTF-8", table.Prop("X").Eq("\xff"), table.ErrBadFilter},
 		{"datetime out of range", table.Prop("X").Eq(time.Time{}), table.ErrBadFilter},
-		{"error survives combination", table.Or(table.PK().Eq("p"), table.Not(table.Prop("1x").Eq("y"))), keys.ErrInvalidName},
+		{"error survives combination", table.Or(table.Prop("PartitionKey").Eq("p"), table.Not(table.Prop("1x").Eq("y"))), keys.ErrInvalidName},
 	}
 	for _, tc := range tests {
 		_, err := tc.f.Build()
@@ -94,15 +94,15 @@ func TestClassify(t *testing.T) {
 		f    table.Filter
 		want table.QueryKind
 	}{
-		{table.Partition("Sales").And(table.RK().Eq("000123")), table.PointQuery},
-		{table.Partition("Sales").And(table.RK().Ge("a"), table.RK().Le("b")), table.RangeQuery},
+		{table.Partition("Sales").And(table.Prop("RowKey").Eq("000123")), table.PointQuery},
+		{table.Partition("Sales").And(table.Prop("RowKey").Ge("a"), table.Prop("RowKey").Le("b")), table.RangeQuery},
 		{table.RowPrefix("Sales", "empid_"), table.RangeQuery},
 		{table.Partition("Sales").And(table.Prop("Age").Gt(30)), table.PartitionScan},
 		{table.Partition("Sales"), table.PartitionScan},
 		{table.Prop("LastName").Eq("Jones"), table.TableScan},
-		{table.RK().Eq("000123"), table.TableScan},
+		{table.Prop("RowKey").Eq("000123"), table.TableScan},
 		{table.Or(table.Partition("Sales"), table.Partition("Marketing")), table.TableScan},
-		{table.PK().Ge("A").And(table.PK().Lt("B")), table.TableScan},
+		{table.Prop("PartitionKey").Ge("A").And(table.Prop("PartitionKey").Lt("B")), table.TableScan},
 		{table.Filter{}, table.TableScan},
 	}
 	for _, tc := range tests {

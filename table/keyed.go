@@ -626,7 +626,7 @@ func KeyRange[T any](v *T, n int) Filter {
 	}
 	switch {
 	case n == len(p.rk.parts) && n > 0:
-		return Partition(pk).And(RK().Eq(prefix))
+		return Partition(pk).And(Prop("RowKey").Eq(prefix))
 	case prefix == "":
 		return Partition(pk)
 	}

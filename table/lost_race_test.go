@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -42,7 +43,7 @@ func TestEveryLostRaceIsErrLostRace(t *testing.T) {
 	check := func(what string, err error, status int) {
 		t.Helper()
 		var re *azcore.ResponseError
-		if !errors.Is(err, table.ErrLostRace) || !table.Is(err, table.ErrLostRace) || !errors.As(err, &re) || table.StatusCode(err) != status {
+		if !errors.Is(err, table.ErrLostRace) || !table.Is(err, table.ErrLostRace) || !errors.As(err, &re) || svcanswer.StatusCode(err) != status {
 			t.Errorf("%s: %v; want errors.Is(err, table.ErrLostRace) with the service's %d in the chain", what, err, status)
 		}
 	}

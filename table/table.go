@@ -133,9 +133,9 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 		return f
 	}
 	lo, hi := keyrules.PrefixRange(*p)
-	rng := RK().Ge(lo)
+	rng := Prop("RowKey").Ge(lo)
 	if hi != "" {
-		rng = rng.And(RK().Lt(hi))
+		rng = rng.And(Prop("RowKey").Lt(hi))
 	}
 	if f.IsZero() {
 		return rng

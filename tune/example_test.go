@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/tune"
@@ -23,7 +24,7 @@ func ExampleLimiter() {
 	})
 	opts := &aztables.ClientOptions{}
 	opts.PerCallPolicies = append(opts.PerCallPolicies, lim)
-	opts.Retry = tune.ThroughputRetry()
+	opts.Retry = policy.RetryOptions{MaxRetries: 6, TryTimeout: 30 * time.Second, RetryDelay: 500 * time.Millisecond, MaxRetryDelay: 30 * time.Second}
 	svc := fake.NewTableService(nil)
 	client := svc.NewClient("Events", opts)
 	_, _ = client.CreateTable(context.Background(), nil)

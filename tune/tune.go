@@ -1,8 +1,21 @@
 // Package tune applies the Table storage performance checklist to the Go
-// SDK's clients: retry options for throughput and for latency, an optional
-// client-side limiter that keeps a process under the service's scalability
-// targets at a fixed rate, and an adaptive rate that finds what the
-// service will take.
+// SDK's clients: an optional client-side limiter that keeps a process under
+// the service's scalability targets at a fixed rate, and an adaptive rate
+// that finds what the service will take.
+//
+// Retries are the SDK's, configured once in the client's
+// policy.RetryOptions: azcore's policy backs off exponentially with jitter,
+// honours Retry-After, and retries 408, 429, 500, 502, 503 and 504, never
+// other 400-class answers. Bulk work wants more attempts and longer
+// back-off, so a throttled partition (503 Server Busy) gets time to
+// recover:
+//
+//	policy.RetryOptions{MaxRetries: 6, TryTimeout: 30 * time.Second, RetryDelay: 500 * time.Millisecond, MaxRetryDelay: 30 * time.Second}
+//
+// Requests a user waits on want few, short attempts, so a slow service
+// fails fast and the caller can degrade instead of hanging:
+//
+//	policy.RetryOptions{MaxRetries: 2, TryTimeout: 3 * time.Second, RetryDelay: 100 * time.Millisecond, MaxRetryDelay: 400 * time.Millisecond}
 //
 // Limiter holds the rates it is given (by default the targets: 2,000
 // entities a second per partition, 20,000 per account). Adaptive starts at
@@ -46,23 +59,3 @@
 // by aztables for reads of entities, which tablekit decodes by the Go
 // type's fields, so the type annotations of minimal metadata cost nothing.
 package tune
-
-import (
-	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-)
-
-// ThroughputRetry suits bulk work: more attempts and longer back-off, so a
-// throttled partition (503 Server Busy) gets time to recover. azcore's retry
-// policy backs off exponentially with jitter, honours Retry-After, and
-// retries 408, 429, 500, 502, 503 and 504, never other 400-class answers.
-func ThroughputRetry() policy.RetryOptions {
-	return policy.RetryOptions{MaxRetries: 6, TryTimeout: 30 * time.Second, RetryDelay: 500 * time.Millisecond, MaxRetryDelay: 30 * time.Second}
-}
-
-// LatencyRetry suits requests a user waits on: few, short attempts, so a
-// slow service fails fast and the caller can degrade instead of hanging.
-func LatencyRetry() policy.RetryOptions {
-	return policy.RetryOptions{MaxRetries: 2, TryTimeout: 3 * time.Second, RetryDelay: 100 * time.Millisecond, MaxRetryDelay: 400 * time.Millisecond}
-}

@@ -133,7 +133,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("update with the ETag read before the change: refused (412 precondition failed), nothing lost")
 
-	f := table.Partition("Sales").And(table.RK().Ge("empid_000100"), table.RK().Le("empid_000199"))
+	f := table.Partition("Sales").And(table.Prop("RowKey").Ge("empid_000100"), table.Prop("RowKey").Le("empid_000199"))
 	var found []string
 	for e, err := range employees.Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {

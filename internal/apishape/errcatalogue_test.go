@@ -26,6 +26,7 @@ import (
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/apishape"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/internal/testenv"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -337,7 +338,7 @@ func checkLine(t *testing.T, name string, err error) {
 	if strings.Contains(s, secretSig) {
 		t.Errorf("%s: Error() shows the SAS signature: %s", name, s)
 	}
-	status, code := table.StatusCode(err), table.ErrorCode(err)
+	status, code := svcanswer.StatusCode(err), svcanswer.ErrorCode(err)
 	if status == 0 {
 		return
 	}

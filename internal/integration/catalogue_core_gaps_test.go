@@ -99,22 +99,11 @@ func TestCoreCatalogueGaps(t *testing.T) {
 	}
 }
 
-// TestCoreCatalogueGapsPlanAndPurge: PlanOptions.MaxOperations out of 1 to
-// 100 is an error, not a silent 100; Purge without Match checks
-// Visibility as Purge with Match does, before clearing anything: a
-// negative one, and one under the second the service counts in.
-func TestCoreCatalogueGapsPlanAndPurge(t *testing.T) {
+// TestCoreCatalogueGapsPurge: Purge without Match checks Visibility as
+// Purge with Match does, before clearing anything: a negative one, and one
+// under the second the service counts in.
+func TestCoreCatalogueGapsPurge(t *testing.T) {
 	ctx := t.Context()
-	type row struct {
-		table.Meta
-		N int
-	}
-	ops := []batch.Op{batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})}
-	for _, n := range []int{101, -1} {
-		if _, err := batch.Plan(ops, &batch.PlanOptions{MaxOperations: n}); !errors.Is(err, batch.ErrBadOption) {
-			t.Errorf("Plan with MaxOperations %d: %v, want ErrBadOption", n, err)
-		}
-	}
 	queues := fake.NewQueueService(nil)
 	q, p := queues.NewQueueClient("gaps", nil), queues.NewQueueClient("gaps-poison", nil)
 	for _, c := range []*azqueue.QueueClient{q, p} {

@@ -138,7 +138,7 @@ func RunQueryDensity(t *testing.T, env Env) {
 		// One request, or two when the backend sends an empty page first.
 		w.n = 0
 		st := table.QueryStats{}
-		got, err := seqs.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Partition("c01").And(table.RK().Eq("o003"))}))
+		got, err := seqs.Collect(tbl.Query(table.WithQueryStats(ctx, &st), &table.QueryOptions{Filter: table.Partition("c01").And(table.Prop("RowKey").Eq("o003"))}))
 		if err != nil || len(got) != 1 || st.Kind != table.PointQuery || st.Requests < 1 || st.Requests >= 5 || st.Entities != 1 || st.LowDensity || w.n != 0 {
 			t.Fatalf("%d entities, %v; stats %+v", len(got), err, st)
 		}

@@ -203,7 +203,7 @@ func RunEncryption(t *testing.T, env Env) {
 			if !errors.Is(err, table.ErrIntegrity) || !errors.As(err, &ie) {
 				t.Errorf("Get = %+v, %v; want a typed integrity error", got, err)
 			}
-			all, qerr := seqs.Collect(tbA.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales").And(table.RK().Eq("000123"))}))
+			all, qerr := seqs.Collect(tbA.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales").And(table.Prop("RowKey").Eq("000123"))}))
 			if !errors.Is(qerr, table.ErrIntegrity) {
 				t.Errorf("Query = %d entities, %v; want a typed integrity error", len(all), qerr)
 			}

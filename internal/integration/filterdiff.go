@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
-	"github.com/tablekit/tablekit/table"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 )
 
 // filterDiffEntities are heterogeneous rows: every EDM type, missing
@@ -109,7 +109,7 @@ func RunFilterDifferential(t *testing.T, a, b Env, n int, seed uint64) {
 		for pg.More() {
 			page, err := pg.NextPage(ctx)
 			if err != nil {
-				return nil, table.StatusCode(err)
+				return nil, svcanswer.StatusCode(err)
 			}
 			for _, e := range page.Entities {
 				var v struct{ RowKey string }

@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqclass"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
@@ -431,9 +432,9 @@ func RunRetries(t *testing.T, env Env) {
 			faults.set(failInner503, -1, "Batch")
 			arm()
 			_, err := batch.Submit(ctx, client, []batch.Op{batch.Add(fresh("submit"))}, nil)
-			if !table.Is(err, table.ErrThrottled) || !table.IsRetryable(err) || table.StatusCode(err) != http.StatusServiceUnavailable {
+			if !table.Is(err, table.ErrThrottled) || !table.IsRetryable(err) || svcanswer.StatusCode(err) != http.StatusServiceUnavailable {
 				t.Errorf("an operation throttled inside a transaction: Is ErrThrottled %v, IsRetryable %v, StatusCode %d",
-					table.Is(err, table.ErrThrottled), table.IsRetryable(err), table.StatusCode(err))
+					table.Is(err, table.ErrThrottled), table.IsRetryable(err), svcanswer.StatusCode(err))
 			}
 			return err
 		}},

@@ -58,6 +58,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/table"
 )
@@ -290,7 +291,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 			msg = "the table does not exist (404 TableNotFound)"
 		}
 		if cl.flags.json {
-			_ = json.NewEncoder(stderr).Encode(map[string]any{"error": msg, "status": table.StatusCode(err), "code": table.ErrorCode(err)})
+			_ = json.NewEncoder(stderr).Encode(map[string]any{"error": msg, "status": svcanswer.StatusCode(err), "code": svcanswer.ErrorCode(err)})
 		} else {
 			fmt.Fprintf(stderr, "tablekit %s: %s\n", cmd.name, msg)
 		}
