@@ -66,7 +66,7 @@ func ExampleWideEntity() {
 	if err != nil {
 		panic(err)
 	}
-	w := patterns.NewWideEntity(entities, nil)
+	w := patterns.NewWideEntity(entities)
 	days := map[string]any{}
 	for d := 0; d < 365; d++ {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)

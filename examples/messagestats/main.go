@@ -110,7 +110,7 @@ func run(ctx context.Context, conn, account string) error {
 	}
 	step("the day's 24 hourly counts with one point query: H09 = %d, H14 = %d, H10 unset", day.Values[9], day.Values[14])
 
-	wide := patterns.NewWideEntity(stats, nil)
+	wide := patterns.NewWideEntity(stats)
 	year := map[string]any{}
 	for d := range 365 {
 		year[fmt.Sprintf("Day%03d", d)] = int64(1000 + d)

@@ -41,7 +41,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	must(err)
 	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.tc, nil)), "events", 4)
 	must(err)
-	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)), nil)
+	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)))
 	large, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")

@@ -198,7 +198,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// the data of another.
 	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 1, "opening the model with a Primary prefix (the read of its indexes' state)")
 		series, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "D", 24)
-		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 		badPK := "a/b"
 		long := strings.Repeat("x", 600)
 		cases := []struct {

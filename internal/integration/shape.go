@@ -138,7 +138,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("wide entity: 1,000 properties and 3 MiB in one transaction", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)))
 		stats := map[string]any{}
 		for d := 0; d < 1000; d++ {
 			stats[fmt.Sprintf("D%03d", d)] = int64(d * 7)
@@ -198,7 +198,7 @@ func RunShape(t *testing.T, env Env, newService func(t *testing.T, c *reqcount.C
 
 	t.Run("wide entity: Add writes a new one in one request; an existing one is ErrAlreadyExists, or with Idempotent a success when stored as sent", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)))
 		props := map[string]any{"Whole": 2.0, "Note": "O'Brien & Sons"}
 		for d := 0; d < 300; d++ { // two parts
 			props[fmt.Sprintf("D%03d", d)] = int64(d)
