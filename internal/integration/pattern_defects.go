@@ -400,7 +400,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			{"Model.IDs", func() error { _, err := inter.IDs(ctx, "blobs", "", strings.Repeat("x", 2000), nil); return err }},
 			{"Model.Find", func() error { _, err := seqs.Collect(intra.Find(ctx, "lname", badPK, "Jones", nil)); return err }},
 			{"Model.Range", func() error { _, err := seqs.Collect(inter.Range(ctx, "email", badPK, "a", "b", nil)); return err }},
-			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r", nil); return err }},
+			{"DataSeries.Get", func() error { _, _, err := series.Get(ctx, badPK, "r", nil); return err }},
 			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
 			{"WideEntity.Put", func() error {
 				return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"bad name": 1}}, nil)

@@ -232,7 +232,7 @@ func init() {
 			return err
 		},
 		"patterns.DataSeries.Get": func(ctx context.Context, e *env) error {
-			_, err := series(e).Get(ctx, "Sales", "s1", nil)
+			_, _, err := series(e).Get(ctx, "Sales", "s1", nil)
 			return err
 		},
 
