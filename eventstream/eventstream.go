@@ -102,7 +102,7 @@ type streamEventer interface{ streamEvent() *Event }
 // append. Its fields are read-only: a head always describes a header as it
 // was stored, so an append can never be aimed past the stream's end, and
 // every version up to a head's is committed: reads and snapshot loads as of
-// a head (ReadOptions.AsOf, LoadOptions.AsOf) give the state at it.
+// a head (ReadOptions.AsOf, for Read and Snapshots.Load) give the state at it.
 type Head struct {
 	stream           string
 	version, pending int64
@@ -838,15 +838,15 @@ type ReadOptions struct {
 	// Default: table.MaxPageSize (1,000: one request per page).
 	PageSize int
 	// AsOf is the read's upper version bound, given as the head the caller
-	// decides on (from Open, Append, AppendFunc's decide or a
-	// concurrencyError): no event past head.Version() is read, forward or
+	// decides on (from Open, Append or AppendFunc's decide): no event past head.Version() is read, forward or
 	// backward (a backward read from a later version starts at the
 	// head's), and the header is not read, since every version up to a
 	// head's is committed: a read as of a head costs one request per page,
 	// none when from is past the head. A head of another stream is refused
 	// before any request. Ignored with a token, whose read is already
 	// bounded. Default: nil, the version committed when the read begins
-	// (one request to read the header first).
+	// (one request to read the header first). Snapshots.Load takes AsOf
+	// too: see there.
 	AsOf *Head
 }
 
@@ -1056,9 +1056,17 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 }
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
-// no error when the stream has none, or, with LoadOptions.AsOf, none at or
-// before the head's version.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOptions) (*S, error) {
+// no error when the stream has none, or, with opts.AsOf, none at or before
+// the head's version.
+//
+// opts.AsOf bounds the snapshot by the head the caller decides on, as it
+// bounds Read: a snapshot stored by an append after that head (at a version
+// past head.Version()) is not returned, and Load returns nil as for a
+// stream without one, so a state rebuilt at the head (the snapshot, then
+// Read with the same options) is the state at the head, never a later one.
+// A head of another stream is refused before any request; a head at
+// version 0 costs none. Load reads no other field of opts.
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *ReadOptions) (*S, error) {
 	var asOf *Head
 	if opts != nil && opts.AsOf != nil {
 		asOf = opts.AsOf
@@ -1083,16 +1091,4 @@ func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOption
 		return nil, nil
 	}
 	return v, nil
-}
-
-// LoadOptions configure Snapshots.Load. nil means the defaults.
-type LoadOptions struct {
-	// AsOf bounds the snapshot by the head the caller decides on: a
-	// snapshot stored by an append after that head (at a version past
-	// head.Version()) is not returned, and Load returns nil as for a stream
-	// without one, so a state rebuilt at the head (the snapshot, then Read
-	// with ReadOptions.AsOf) is the state at the head, never a later one. A
-	// head of another stream is refused before any request; a head at
-	// version 0 costs none. Default: nil, the latest snapshot.
-	AsOf *Head
 }

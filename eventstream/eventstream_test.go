@@ -557,7 +557,7 @@ func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
 		t.Fatalf("Open: %+v, %v", mine, err)
 	}
 	svc.ResetCounts()
-	snap, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: mine})
+	snap, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: mine})
 	if err != nil || snap != nil {
 		t.Fatalf("Load as of version 2 while the stored snapshot is at 3: %+v, %v; want none", snap, err)
 	}
@@ -577,18 +577,18 @@ func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
 	}
 	// Unbounded, and bounded by the newer head, Load returns the latest.
 	now, _ := s.Open(ctx, "acct", nil)
-	for _, opts := range []*eventstream.LoadOptions{nil, {AsOf: now}} {
+	for _, opts := range []*eventstream.ReadOptions{nil, {AsOf: now}} {
 		if snap, err := snaps.Load(ctx, "acct", opts); err != nil || snap == nil || snap.Version != 3 || snap.Balance != 3 {
 			t.Fatalf("Load %+v: %+v, %v", opts, snap, err)
 		}
 	}
 	// A head of a new stream bounds it at version 0: no snapshot.
-	if snap, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: eventstream.NewHead("acct")}); err != nil || snap != nil {
+	if snap, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: eventstream.NewHead("acct")}); err != nil || snap != nil {
 		t.Fatalf("Load as of a new stream's head: %+v, %v", snap, err)
 	}
 	// A head of another stream is refused before any request.
 	svc.ResetCounts()
-	if _, err := snaps.Load(ctx, "acct", &eventstream.LoadOptions{AsOf: eventstream.NewHead("other")}); !errors.Is(err, table.ErrInvalidValue) || svc.Total() != 0 {
+	if _, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: eventstream.NewHead("other")}); !errors.Is(err, table.ErrInvalidValue) || svc.Total() != 0 {
 		t.Fatalf("Load as of another stream's head: %v after %d requests", err, svc.Total())
 	}
 }
