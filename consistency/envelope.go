@@ -176,7 +176,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 		var rnd [8]byte
 		_, _ = rand.Read(rnd[:])
 		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
-		if err := s.opts.Blobs.Put(ctx, ref.Container, ref.Name, raw, nil); err != nil {
+		if err := s.opts.Blobs.Put(ctx, ref.Container, ref.Name, raw); err != nil {
 			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref

@@ -29,11 +29,15 @@ var _ Queue = (*azqueue.QueueClient)(nil)
 // blobstore.New(client) makes a BlobStore of an *azblob.Client. An
 // implementation keeps the service's error (*azcore.ResponseError) in the
 // chain of the errors it returns.
+//
+// Its methods take no options parameter, as Target's: BlobStore is a port
+// that blobstore.Store or the user implements and this package alone calls,
+// so an options struct would be a value every implementation ignores.
 type BlobStore interface {
 	// Put writes data to the blob, replacing what is there.
-	Put(ctx context.Context, container, name string, data []byte, o *WriteOptions) error
+	Put(ctx context.Context, container, name string, data []byte) error
 	// Get reads the whole blob.
-	Get(ctx context.Context, container, name string, o *ReadOptions) ([]byte, error)
+	Get(ctx context.Context, container, name string) ([]byte, error)
 	// Delete removes the blob.
-	Delete(ctx context.Context, container, name string, o *WriteOptions) error
+	Delete(ctx context.Context, container, name string) error
 }

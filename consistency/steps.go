@@ -18,7 +18,7 @@ import (
 func putBlob(ctx context.Context, blobs BlobStore, container, name string, data []byte) error {
 	// A transport error names the blob's URL, SAS signature included: the
 	// store redacts it, and so does this step, for stores that do not.
-	return redact.Error(blobs.Put(ctx, container, name, data, nil))
+	return redact.Error(blobs.Put(ctx, container, name, data))
 }
 
 // ErrSourceChanged: a Mover's message names a version of its entity that

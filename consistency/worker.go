@@ -736,7 +736,7 @@ func (w *Worker) outcome(ctx context.Context, failed *tally, msg *Message, c *cl
 			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", c.id, "err", redact.Error(derr))
 		}
 		if env.PayloadBlob != nil && w.opts.Blobs != nil {
-			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name, nil)
+			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
 		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", c.id)
@@ -774,7 +774,7 @@ func (w *Worker) payload(ctx context.Context, msg *Message) error {
 	if w.opts.Blobs == nil {
 		return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
 	}
-	raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name, nil)
+	raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name)
 	if err != nil {
 		return fmt.Errorf("consistency: payload blob: %w", err)
 	}

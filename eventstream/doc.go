@@ -40,7 +40,7 @@
 // race two more: the header read (which tells a lost race from a lost
 // answer, and gives the fresh head) and the next append. decide's own
 // reads come on top, in every round. A decide that rebuilds the state as
-// of its head (Snapshots.Load with LoadOptions.AsOf, Read with
+// of its head (Snapshots.Load and Read with
 // ReadOptions.AsOf) reads no header: one request for the snapshot and one
 // per page of the events after it (none when the snapshot is at the head).
 // So a command that replays up to 1,000 events and appends costs three

@@ -56,9 +56,16 @@ var (
 	// ErrConflict: the stream is not at the version the append
 	// expected (another writer appended first), or an append in progress
 	// lost its stream to another. Nothing of the failed transaction was
-	// written. Open the stream again and decide again.
+	// written. Open the stream again and decide again (AppendFunc does).
+	// The error names the stream and the version expected, is also
+	// table.ErrLostRace (so table.RetryOnConflict retries it), and keeps
+	// the refused *batch.TransactionError and the service's
+	// *azcore.ResponseError in its chain for errors.As.
 	ErrConflict = errors.New("eventstream: stream changed")
-	// ErrDuplicateEvent: an event's ID is already in the stream.
+	// ErrDuplicateEvent: an event's ID is already in the stream; nothing of
+	// the append's transaction was written. The error names the stream and
+	// the ID, is no lost race (retry loops stop on it), and keeps the
+	// service's *azcore.ResponseError in its chain.
 	ErrDuplicateEvent = errors.New("eventstream: duplicate event ID")
 	// ErrReservedRowKey: an included operation uses a RowKey of the
 	// stream's own rows (RowPrefix).
@@ -79,8 +86,8 @@ type Event struct {
 	// Append sets it.
 	Version int64 `table:"StreamVersion"`
 	// ID identifies the event for deduplication: an append whose event
-	// has an ID already in the stream fails whole with
-	// *DuplicateEventError. "" means the event is not deduplicated (and
+	// has an ID already in the stream fails whole with an error matching
+	// ErrDuplicateEvent (its message names the ID). "" means the event is not deduplicated (and
 	// costs one operation instead of two).
 	ID string `table:"EventID,omitempty"`
 }
@@ -95,7 +102,7 @@ type streamEventer interface{ streamEvent() *Event }
 // append. Its fields are read-only: a head always describes a header as it
 // was stored, so an append can never be aimed past the stream's end, and
 // every version up to a head's is committed: reads and snapshot loads as of
-// a head (ReadOptions.AsOf, LoadOptions.AsOf) give the state at it.
+// a head (ReadOptions.AsOf, for Read and Snapshots.Load) give the state at it.
 type Head struct {
 	stream           string
 	version, pending int64
@@ -104,7 +111,7 @@ type Head struct {
 
 // NewHead is the head of a stream that does not exist yet, for a
 // writer that knows it is new: the first Append creates the stream without
-// an Open, and fails with *ConcurrencyError if it already exists.
+// an Open, and fails with ErrConflict if it already exists.
 func NewHead(stream string) *Head { return &Head{stream: stream} }
 
 // Stream is the stream's ID, its PartitionKey.
@@ -220,13 +227,14 @@ func eventKey(version int64) string {
 	return streamEventPrefix + k
 }
 
-// Open reads the stream's header: one request. A stream that does not
-// exist yet has Version 0 and no ETag; the first Append creates it.
-func (s *Store[E]) Open(ctx context.Context, stream string, options *OpenOptions) (*Head, error) {
+// Open reads the stream's header: one request, a point read whose options
+// are table.Table's Get's. A stream that does not exist yet has Version 0
+// and no ETag; the first Append creates it.
+func (s *Store[E]) Open(ctx context.Context, stream string, options *table.ReadOptions) (*Head, error) {
 	if err := keyrules.ValidatePartitionKey(stream); err != nil || stream == "" {
 		return nil, &table.InputError{Op: "Open", Field: "stream", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("stream ID %q is not a valid PartitionKey", stream)}
 	}
-	row, err := s.heads.Get(ctx, stream, streamHeadKey, nil)
+	row, err := s.heads.Get(ctx, stream, streamHeadKey, options)
 	if table.Is(err, table.ErrNotFound) {
 		return NewHead(stream), nil
 	}
@@ -259,54 +267,54 @@ type AppendOptions struct {
 	Snapshot SnapshotWrite
 }
 
-// ConcurrencyError is an append refused because the stream was not at the
-// version it expected. It wraps the refused transaction's error, so
-// errors.Is(err, ErrConflict) holds, table.Is(err, table.ErrLostRace) holds and
-// table.RetryOnConflict retries it (open again, decide again, append).
-type ConcurrencyError struct {
+// concurrencyError is an append refused because the stream was not at the
+// version it expected: it matches ErrConflict and wraps the refused
+// transaction's *batch.TransactionError (412 or 409), so
+// table.Is(err, table.ErrLostRace) holds and table.RetryOnConflict retries
+// it (open again, decide again, append).
+type concurrencyError struct {
 	Stream   string
 	Expected int64 // the version the append expected
 	// Current is the stream's head as read right after the refusal, when
 	// the header was what refused it (Append reads it to tell a lost
-	// answer from a lost race). A retry without delay can append from it
-	// without opening the stream again; after a back-off it is likely
-	// stale, so Open again, or use AppendFunc, which backs off before that
-	// read. nil when an event row refused the append, or the read failed.
+	// answer from a lost race): AppendFunc's next round starts from it
+	// after its back-off instead of opening the stream again. nil when an
+	// event row refused the append, or the read failed.
 	Current *Head
-	Err     error // the transaction's *batch.TransactionError (412 or 409)
+	Err     error
 }
 
 // Error names the stream and the version expected.
-func (e *ConcurrencyError) Error() string {
+func (e *concurrencyError) Error() string {
 	return fmt.Sprintf("eventstream: stream %q is no longer at version %d: %s", e.Stream, e.Expected, redact.Line(e.Err))
 }
 
 // Is matches ErrConflict.
-func (e *ConcurrencyError) Is(target error) bool { return target == ErrConflict }
+func (e *concurrencyError) Is(target error) bool { return target == ErrConflict }
 
 // Unwrap returns the transaction's error.
-func (e *ConcurrencyError) Unwrap() error { return e.Err }
+func (e *concurrencyError) Unwrap() error { return e.Err }
 
-// DuplicateEventError is an append refused because one of its events has
-// an ID the stream already holds. Nothing of the append's transaction was
-// written. It is not a lost race: retry loops stop on it (Unwrap returns
-// the SDK's error, not a conflict).
-type DuplicateEventError struct {
+// duplicateEventError is an append refused because one of its events has
+// an ID the stream already holds: it matches ErrDuplicateEvent and names
+// the ID. It is not a lost race: retry loops stop on it (Unwrap returns the
+// SDK's error, not a conflict).
+type duplicateEventError struct {
 	Stream string
 	ID     string
 	Err    error
 }
 
 // Error names the stream and the ID, then the service's answer.
-func (e *DuplicateEventError) Error() string {
+func (e *duplicateEventError) Error() string {
 	return fmt.Sprintf("eventstream: event ID %q is already in stream %q: %s", e.ID, e.Stream, redact.Line(e.Err))
 }
 
 // Is matches ErrDuplicateEvent.
-func (e *DuplicateEventError) Is(target error) bool { return target == ErrDuplicateEvent }
+func (e *duplicateEventError) Is(target error) bool { return target == ErrDuplicateEvent }
 
 // Unwrap returns the SDK's error (the 202 *azcore.ResponseError).
-func (e *DuplicateEventError) Unwrap() error {
+func (e *duplicateEventError) Unwrap() error {
 	var te *batch.TransactionError
 	if errors.As(e.Err, &te) {
 		return te.Err
@@ -333,7 +341,8 @@ type appendRun[E any] struct {
 
 // Append writes events after head.Version() and returns the stream's new
 // head. It commits only if the stream is still exactly as head says
-// (its ETag), else it fails with *ConcurrencyError and writes nothing.
+// (its ETag), else it fails with an error matching ErrConflict (and
+// table.ErrLostRace) and writes nothing.
 // Each event's keys and Version are set; on success their ETags too.
 //
 // Cost: one request when the events, their ID rows, the includes and the
@@ -409,7 +418,8 @@ func (s *Store[E]) append(ctx context.Context, head *Head, events []*E, opts *Ap
 // is, so that a command the state refuses reaches its caller;
 // table.ErrNoChange alone means there is nothing to append (a command
 // already applied, say), and the head is then returned with no error. A
-// *DuplicateEventError or any other failure of the append ends it too.
+// duplicate event (ErrDuplicateEvent) or any other failure of the append
+// ends it too.
 // opts nil means table.RetryOptions' defaults. What a command costs, and
 // how to size MaxAttempts for concurrent writers, is in "Commands" in the
 // package documentation.
@@ -446,7 +456,7 @@ func (s *Store[E]) AppendFunc(ctx context.Context, stream string, decide func(he
 			wait = nil // no next round to wait for
 		}
 		next, err := s.append(ctx, head, events, aopts, wait)
-		var ce *ConcurrencyError
+		var ce *concurrencyError
 		if err == nil || !errors.As(err, &ce) {
 			return next, err
 		}
@@ -745,7 +755,7 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 			r.head = *stored
 			return nil
 		}
-		ce := &ConcurrencyError{Stream: stream, Expected: r.from, Err: err}
+		ce := &concurrencyError{Stream: stream, Expected: r.from, Err: err}
 		switch {
 		case gerr == nil:
 			ce.Current = headOf(stored)
@@ -756,11 +766,11 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 	case te.Index > 0 && te.StatusCode == http.StatusConflict:
 		rk := te.Op.RowKey()
 		if id, ok := strings.CutPrefix(rk, streamIDPrefix); ok {
-			return &DuplicateEventError{Stream: stream, ID: id, Err: err}
+			return &duplicateEventError{Stream: stream, ID: id, Err: err}
 		}
 		if strings.HasPrefix(rk, streamEventPrefix) {
 			// An event row past the header: written around tablekit.
-			return &ConcurrencyError{Stream: stream, Expected: r.from, Err: err}
+			return &concurrencyError{Stream: stream, Expected: r.from, Err: err}
 		}
 	}
 	if te.Index > 0 && last && !strings.HasPrefix(te.Op.RowKey(), RowPrefix) {
@@ -808,7 +818,7 @@ func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 		if _, err := batch.Submit(ctx, s.client, ops, nil); err != nil {
 			var te *batch.TransactionError
 			if errors.As(err, &te) && te.Index == 0 {
-				return &ConcurrencyError{Stream: h.PartitionKey, Expected: from, Err: err}
+				return &concurrencyError{Stream: h.PartitionKey, Expected: from, Err: err}
 			}
 			return err
 		}
@@ -828,31 +838,19 @@ type ReadOptions struct {
 	// Default: table.MaxPageSize (1,000: one request per page).
 	PageSize int
 	// AsOf is the read's upper version bound, given as the head the caller
-	// decides on (from Open, Append, AppendFunc's decide or a
-	// ConcurrencyError): no event past head.Version() is read, forward or
+	// decides on (from Open, Append or AppendFunc's decide): no event past head.Version() is read, forward or
 	// backward (a backward read from a later version starts at the
 	// head's), and the header is not read, since every version up to a
 	// head's is committed: a read as of a head costs one request per page,
 	// none when from is past the head. A head of another stream is refused
 	// before any request. Ignored with a token, whose read is already
 	// bounded. Default: nil, the version committed when the read begins
-	// (one request to read the header first).
+	// (one request to read the header first). Snapshots.Load takes AsOf
+	// too: see there.
 	AsOf *Head
 }
 
-// Page is one page of a read.
-type Page[E any] struct {
-	// Events are in the read's direction.
-	Events []*E
-	// Next resumes the read after this page: "" when it is done. It can be
-	// stored and used after a restart.
-	Next string
-	// Version is the stream's committed version when the read began: a
-	// read never goes past it, even if the stream grows meanwhile.
-	Version int64
-}
-
-// readToken is what Page.Next encodes.
+// readToken is what a page's Next encodes.
 type readToken struct {
 	backward bool
 	next     int64 // the next version to read
@@ -916,7 +914,12 @@ func readOpts(opts *ReadOptions) (bool, int, error) {
 // unless ReadOptions.AsOf gives the cap; each page is then one range query
 // over the events' RowKeys, which hold exactly the page's versions. A
 // stream that does not exist reads as empty.
-func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*Page[E], error) {
+//
+// The page's Items are in the read's direction; its Next resumes the read
+// after it ("" when it is done) and can be stored and used after a
+// restart. A read, page after page, never goes past the version its first
+// page capped it at, even if the stream grows meanwhile.
+func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, token string, opts *ReadOptions) (*table.Page[E], error) {
 	backward, size, err := readOpts(opts)
 	if err != nil {
 		return nil, err
@@ -943,7 +946,7 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 			}
 		}
 		if head.version == 0 || (!backward && from > head.version) {
-			return &Page[E]{Version: head.version}, nil
+			return &table.Page[E]{}, nil
 		}
 		t = readToken{backward: backward, next: min(from, head.version), end: head.version}
 	}
@@ -951,7 +954,7 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 	if backward {
 		lo, hi = max(1, t.next-int64(size)+1), t.next
 	}
-	page := &Page[E]{Version: t.end, Events: make([]*E, 0, hi-lo+1)}
+	page := &table.Page[E]{Items: make([]*E, 0, hi-lo+1)}
 	want := lo
 	for e, err := range s.events.Query(ctx, &table.QueryOptions{Filter: table.Partition(stream).And(table.Prop("RowKey").Ge(eventKey(lo)), table.Prop("RowKey").Le(eventKey(hi)))}) {
 		if err != nil {
@@ -961,13 +964,13 @@ func (s *Store[E]) ReadPage(ctx context.Context, stream string, from int64, toke
 			return nil, fmt.Errorf("%w: stream %q: found version %d where %d belongs", ErrCorrupt, stream, v, want)
 		}
 		want++
-		page.Events = append(page.Events, e)
+		page.Items = append(page.Items, e)
 	}
 	if want != hi+1 {
 		return nil, fmt.Errorf("%w: stream %q: version %d is missing (committed: %d)", ErrCorrupt, stream, want, t.end)
 	}
 	if backward {
-		slices.Reverse(page.Events)
+		slices.Reverse(page.Items)
 		if lo > 1 {
 			page.Next = readToken{backward: true, next: lo - 1, end: t.end}.String()
 		}
@@ -991,7 +994,7 @@ func (s *Store[E]) Read(ctx context.Context, stream string, from int64, opts *Re
 				yield(nil, err)
 				return
 			}
-			for _, e := range page.Events {
+			for _, e := range page.Items {
 				if !yield(e, nil) {
 					return
 				}
@@ -1053,9 +1056,17 @@ func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, er
 }
 
 // Load reads the stream's latest snapshot: one request. It returns nil and
-// no error when the stream has none, or, with LoadOptions.AsOf, none at or
-// before the head's version.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOptions) (*S, error) {
+// no error when the stream has none, or, with opts.AsOf, none at or before
+// the head's version.
+//
+// opts.AsOf bounds the snapshot by the head the caller decides on, as it
+// bounds Read: a snapshot stored by an append after that head (at a version
+// past head.Version()) is not returned, and Load returns nil as for a
+// stream without one, so a state rebuilt at the head (the snapshot, then
+// Read with the same options) is the state at the head, never a later one.
+// A head of another stream is refused before any request; a head at
+// version 0 costs none. Load reads no other field of opts.
+func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *ReadOptions) (*S, error) {
 	var asOf *Head
 	if opts != nil && opts.AsOf != nil {
 		asOf = opts.AsOf
@@ -1080,19 +1091,4 @@ func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *LoadOption
 		return nil, nil
 	}
 	return v, nil
-}
-
-// OpenOptions configure Store.Open. There are none yet; pass nil.
-type OpenOptions struct{}
-
-// LoadOptions configure Snapshots.Load. nil means the defaults.
-type LoadOptions struct {
-	// AsOf bounds the snapshot by the head the caller decides on: a
-	// snapshot stored by an append after that head (at a version past
-	// head.Version()) is not returned, and Load returns nil as for a stream
-	// without one, so a state rebuilt at the head (the snapshot, then Read
-	// with ReadOptions.AsOf) is the state at the head, never a later one. A
-	// head of another stream is refused before any request; a head at
-	// version 0 costs none. Default: nil, the latest snapshot.
-	AsOf *Head
 }

@@ -187,7 +187,7 @@ func BenchmarkWidePut(b *testing.B) {
 	if _, err := client.CreateTable(context.Background(), nil); err != nil {
 		b.Fatal(err)
 	}
-	w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+	w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 	props := map[string]any{}
 	for d := 0; d < 300; d++ {
 		props[fmt.Sprintf("D%03d", d)] = int64(d)

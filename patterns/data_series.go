@@ -11,14 +11,6 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// Series is a data series as read: one value per slot.
-type Series[V int32 | int64 | float64] struct {
-	Values []V
-	// Set tells which slots hold a value (the others read as zero).
-	Set  []bool
-	ETag azcore.ETag
-}
-
 // DataSeries stores a whole series in one entity, a property per slot (the
 // guide's messages per hour: 24 properties "H00".."H23"), so the series is
 // one point query and a slot is one merge ("Data series pattern", and the
@@ -110,16 +102,18 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 	return e.ETag, nil
 }
 
-// Get reads the whole series with one point query.
-func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (*Series[V], error) {
+// Get reads the whole series with one point query: the slots that hold a
+// value, by slot number, as SetMany takes them (a slot never set is
+// absent), and the series' ETag, which Set's opts.IfMatch takes.
+func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, options *ReadOptions) (map[int]V, azcore.ETag, error) {
 	if err := validKeys(opDataSeriesGet, partitionKey, "RowKey", rowKey); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	e, err := d.tbl.Get(ctx, partitionKey, rowKey, nil)
 	if err != nil {
-		return nil, fmt.Errorf("patterns: DataSeries.Get: %w", err)
+		return nil, "", fmt.Errorf("patterns: DataSeries.Get: %w", err)
 	}
-	s := &Series[V]{Values: make([]V, d.slots), Set: make([]bool, d.slots), ETag: e.ETag}
+	values := make(map[int]V, d.slots)
 	for i := 0; i < d.slots; i++ {
 		val, ok := e.Get(d.prop(i))
 		if !ok {
@@ -135,9 +129,9 @@ func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, op
 			*p, ok = val.AsDouble()
 		}
 		if !ok {
-			return nil, fmt.Errorf("patterns: DataSeries.Get: slot %s holds %v", d.prop(i), val)
+			return nil, "", fmt.Errorf("patterns: DataSeries.Get: slot %s holds %v", d.prop(i), val)
 		}
-		s.Values[i], s.Set[i] = got, true
+		values[i] = got
 	}
-	return s, nil
+	return values, e.ETag, nil
 }

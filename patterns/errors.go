@@ -16,7 +16,10 @@ var (
 	ErrBadDefinition = errors.New("patterns: bad definition")
 	// ErrUnknownIndex: a lookup named an index that was not defined.
 	ErrUnknownIndex = errors.New("patterns: unknown index")
-	// ErrNotUnique: a point lookup was asked of a non-unique index.
+	// ErrNotUnique: a point lookup was asked of a non-unique index, or
+	// (Model.Lookup of a CrossCopies index) of a value that several
+	// primaries hold, which the error's message names; Model.Find returns
+	// them all.
 	ErrNotUnique = errors.New("patterns: index is not unique")
 	// ErrNotPrimary: the entity's RowKey does not start with the primary prefix.
 	ErrNotPrimary = errors.New("patterns: not a primary RowKey")

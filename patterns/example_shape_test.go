@@ -53,9 +53,9 @@ func ExampleDataSeries() {
 	perHour, _ := patterns.NewDataSeries[int64](entities, "H", 24)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 14, 42, nil)
 	_, _ = perHour.Set(ctx, "messages", "2026-11-21", 15, 7, nil)
-	day, _ := perHour.Get(ctx, "messages", "2026-11-21", nil)
-	fmt.Println(day.Values[14], day.Values[15], day.Set[16])
-	// Output: 42 7 false
+	day, _, _ := perHour.Get(ctx, "messages", "2026-11-21", nil)
+	fmt.Println(day)
+	// Output: map[14:42 15:7]
 }
 
 // A year of daily statistics: 365 properties over two entities, one transaction.
@@ -66,7 +66,7 @@ func ExampleWideEntity() {
 	if err != nil {
 		panic(err)
 	}
-	w := patterns.NewWideEntity(entities, nil)
+	w := patterns.NewWideEntity(entities)
 	days := map[string]any{}
 	for d := 0; d < 365; d++ {
 		days[fmt.Sprintf("Day%03d", d)] = int64(d * 10)

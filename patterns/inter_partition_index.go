@@ -289,8 +289,8 @@ func (x *interPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 // Lookup finds the entity whose copy in an index holds value in
 // partitionKey: one query on the index's table, for the value's rows. The
 // result holds what the copy stores, under the primary's keys. A value no
-// primary holds is table.ErrNotFound; one that several hold is a
-// *SharedValueError naming them. The query also reads a copy stored at
+// primary holds is table.ErrNotFound; one that several hold is
+// ErrNotUnique, naming them (a sharedValueError). The query also reads a copy stored at
 // the value itself, the RowKey of copies written before each owner had
 // its own row (Verify reports those, and Repair rewrites them).
 func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
@@ -331,7 +331,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	slices.SortFunc(owners, func(a, b Owner) int {
 		return cmp.Or(strings.Compare(a.PartitionKey, b.PartitionKey), strings.Compare(a.RowKey, b.RowKey))
 	})
-	return nil, &SharedValueError{Index: index, Value: value, Owners: owners}
+	return nil, &sharedValueError{Index: index, Value: value, Owners: owners}
 }
 
 // Owner names a primary by its keys.
@@ -339,16 +339,16 @@ type Owner struct {
 	PartitionKey, RowKey string
 }
 
-// SharedValueError is a Lookup of a value that several primaries hold in
-// a cross-partition index: there is no one answer. Owners names each of
-// them. It matches ErrNotUnique.
-type SharedValueError struct {
+// sharedValueError is a Lookup of a value that several primaries hold in
+// a cross-partition index: there is no one answer. It matches ErrNotUnique
+// and its message names each owner; Model.Find returns them all.
+type sharedValueError struct {
 	Index, Value string
 	Owners       []Owner
 }
 
 // Error names the index, the value and every owner.
-func (e *SharedValueError) Error() string {
+func (e *sharedValueError) Error() string {
 	var b strings.Builder
 	b.WriteString("patterns: value " + quote(e.Value) + " of index " + e.Index + " belongs to " + strconv.Itoa(len(e.Owners)) + " primaries:")
 	for _, o := range e.Owners {
@@ -358,7 +358,7 @@ func (e *SharedValueError) Error() string {
 }
 
 // Unwrap returns ErrNotUnique.
-func (e *SharedValueError) Unwrap() error { return ErrNotUnique }
+func (e *sharedValueError) Unwrap() error { return ErrNotUnique }
 
 // validKeys checks a PartitionKey and a RowKey (called rkField in errors)
 // for operation op.

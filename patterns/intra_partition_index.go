@@ -35,7 +35,7 @@ type IndexDef[T any] struct {
 	// queue cannot refuse a write whose value another partition's primary
 	// holds, so every primary has a copy of its own, whose RowKey is the
 	// tuple of the value and a digest of the primary's keys; Lookup of a
-	// value that several primaries hold names them all (*SharedValueError).
+	// value that several primaries hold is ErrNotUnique naming them all.
 	Value func(v *T) string
 	// Unique (Copies) allows one entity per value. A copy's RowKey is then
 	// Prefix and the value (the guide's "email_jonesj@contoso.com"), so

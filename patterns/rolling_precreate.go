@@ -3,32 +3,20 @@ package patterns
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
 
-// MaxPrecreateAhead bounds Precreate's k: a year of daily tables. It is no
+// maxPrecreateAhead bounds Precreate's k: a year of daily tables. It is no
 // service limit (an account holds any number of tables) but each period is
 // one Create Table request, and a larger k is far more likely a mistake
 // (minutes for days) than a plan.
-const MaxPrecreateAhead = 366
+const maxPrecreateAhead = 366
 
-// PrecreateOptions configure Precreate. nil means the defaults.
-type PrecreateOptions struct {
-	// From is an instant of the first period to create. Default: the
-	// RollingTables' clock (RollingTablesOptions.Now), so the current
-	// period and the k after it.
-	From time.Time
-	// Logger, when set, gets one Debug record per table created. Default:
-	// no logging.
-	Logger *slog.Logger
-}
-
-// Precreate creates the tables of the period of From (default: now) and of
-// the k periods after it, so that the first write of a new period pays no
+// Precreate creates the tables of the current period (the RollingTables'
+// clock, RollingTablesOptions.Now) and of the k periods after it, so that the first write of a new period pays no
 // Create Table and never meets a name being deleted: the guide creates a
 // period's table ahead of its first write. It lists this prefix's tables
 // once, then sends one Create Table per period that has none; periods that
@@ -43,19 +31,16 @@ type PrecreateOptions struct {
 // Expire with a wrong clock or a hand-made drop, which an operator should
 // see. The periods before it have been created; rerunning is safe.
 //
-// k outside 0..MaxPrecreateAhead is refused with a *table.InputError before
-// any request.
-func (r *RollingTables[T]) Precreate(ctx context.Context, k int, opts *PrecreateOptions) ([]string, error) {
+// Each table created is logged at Debug to the tables' Logger
+// (RollingTablesOptions.Table).
+//
+// k outside 0..366 (a year of daily tables: each period is one request, and a
+// larger k is far more likely a mistake than a plan) is refused with a
+// *table.InputError (Field "k") before any request.
+func (r *RollingTables[T]) Precreate(ctx context.Context, k int, options *WriteOptions) ([]string, error) {
 	const op = opRollingTablesPrecreate
-	if k < 0 || k > MaxPrecreateAhead {
-		return nil, &table.InputError{Op: op, Field: "k", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("%d periods ahead; want 0..%d (MaxPrecreateAhead)", k, MaxPrecreateAhead)}
-	}
-	var o PrecreateOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.From.IsZero() {
-		o.From = r.now()
+	if k < 0 || k > maxPrecreateAhead {
+		return nil, &table.InputError{Op: op, Field: "k", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("%d periods ahead; want 0..%d", k, maxPrecreateAhead)}
 	}
 	ts, err := r.tables(ctx, op)
 	if err != nil {
@@ -69,7 +54,7 @@ func (r *RollingTables[T]) Precreate(ctx context.Context, k int, opts *Precreate
 		}
 	}
 	names := make([]string, 0, k+1)
-	start := r.period.Start(o.From)
+	start := r.period.Start(r.now())
 	for i := 0; i <= k; i, start = i+1, r.period.Next(start) {
 		name := ""
 		if pt, ok := have[start]; ok {
@@ -78,8 +63,8 @@ func (r *RollingTables[T]) Precreate(ctx context.Context, k int, opts *Precreate
 			if name, err = r.createOnce(ctx, op, start, 0); err != nil {
 				return names, err
 			}
-			if o.Logger != nil {
-				o.Logger.DebugContext(ctx, "tablekit: period table created ahead", "table", name, "start", start)
+			if r.tblOpts.Logger != nil {
+				r.tblOpts.Logger.DebugContext(ctx, "tablekit: period table created ahead", "table", name, "start", start)
 			}
 		}
 		r.mu.Lock()

@@ -84,7 +84,7 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	}
 	tp := rec.Provider()
 
-	wide := NewWideEntity(tableOf(table.New[table.Entity](client, &table.Options{TracingProvider: tp, Name: "Traced"})), nil)
+	wide := NewWideEntity(tableOf(table.New[table.Entity](client, &table.Options{TracingProvider: tp, Name: "Traced"})))
 	from := len(rec.Spans())
 	err := wide.Put(ctx, &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil)
 	checkSpan(t, &rec, from, "WideEntity.Put", "Stats", err != nil)
@@ -112,7 +112,7 @@ func TestNoProviderNoSpans(t *testing.T) {
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+	wide := NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 	if err := wide.Put(t.Context(), &Wide{PartitionKey: "Stats", RowKey: "2026", Properties: map[string]any{"D001": int32(1)}}, nil); err != nil {
 		t.Fatal(err)
 	}

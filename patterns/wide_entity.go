@@ -59,13 +59,9 @@ type WideEntity struct {
 	tbl    *table.Table[table.Entity]
 }
 
-// WideEntityOptions configure a WideEntity. It has no fields yet: the
-// name, logger and tracing provider are tbl's. Pass nil.
-type WideEntityOptions struct{}
-
-// NewWideEntity returns a WideEntity over the entities of tbl (whose name,
-// logger and tracing apply).
-func NewWideEntity(tbl *table.Table[table.Entity], opts *WideEntityOptions) *WideEntity {
+// NewWideEntity returns a WideEntity over the entities of tbl, whose name,
+// logger and tracing provider it uses: it has no options of its own.
+func NewWideEntity(tbl *table.Table[table.Entity]) *WideEntity {
 	return &WideEntity{client: tbl.Client(), tbl: tbl}
 }
 

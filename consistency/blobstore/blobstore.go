@@ -157,13 +157,13 @@ func New(client Client) *Store { return &Store{client: client} }
 
 // Put uploads data as the blob (one request up to the client's block
 // size), replacing what is there.
-func (s *Store) Put(ctx context.Context, container, name string, data []byte, o *consistency.WriteOptions) error {
+func (s *Store) Put(ctx context.Context, container, name string, data []byte) error {
 	_, err := s.client.UploadBuffer(ctx, container, name, data, nil)
 	return redact.Error(err)
 }
 
 // Get reads the whole blob (Read; Put never stores one gzip-encoded).
-func (s *Store) Get(ctx context.Context, container, name string, o *consistency.ReadOptions) ([]byte, error) {
+func (s *Store) Get(ctx context.Context, container, name string) ([]byte, error) {
 	b, err := Read(ctx, s.client, container, name, nil)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (s *Store) Get(ctx context.Context, container, name string, o *consistency.
 }
 
 // Delete removes the blob.
-func (s *Store) Delete(ctx context.Context, container, name string, o *consistency.WriteOptions) error {
+func (s *Store) Delete(ctx context.Context, container, name string) error {
 	_, err := s.client.DeleteBlob(ctx, container, name, nil)
 	return redact.Error(err)
 }

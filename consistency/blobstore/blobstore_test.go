@@ -23,22 +23,22 @@ func TestStoreRoundTripAndErrors(t *testing.T) {
 	s := blobstore.New(bc)
 	ctx := t.Context()
 	data := bytes.Repeat([]byte("x"), 100_000)
-	if err := s.Put(ctx, "payloads", "a/b", data, nil); err != nil {
+	if err := s.Put(ctx, "payloads", "a/b", data); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, "payloads", "a/b", nil)
+	got, err := s.Get(ctx, "payloads", "a/b")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("Get: %d bytes, %v; want the %d put", len(got), err, len(data))
 	}
-	if err := s.Delete(ctx, "payloads", "a/b", nil); err != nil {
+	if err := s.Delete(ctx, "payloads", "a/b"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Get(ctx, "payloads", "a/b", nil)
+	_, err = s.Get(ctx, "payloads", "a/b")
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) || re.ErrorCode != "BlobNotFound" || !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("Get of a deleted blob: %v; want the service's BlobNotFound", err)
 	}
-	if err := s.Put(ctx, "missing", "a", data, nil); !table.Is(err, table.ErrContainerNotFound) {
+	if err := s.Put(ctx, "missing", "a", data); !table.Is(err, table.ErrContainerNotFound) {
 		t.Fatalf("Put into a missing container: %v; want ContainerNotFound", err)
 	}
 }

@@ -101,16 +101,16 @@ func run(ctx context.Context, conn, account string) error {
 		}
 	}
 	step("data series: the counts of 09:00 and 14:00 set with one merge each")
-	day, err := hourly.Get(ctx, "messages", "2026-11-21", nil)
+	day, _, err := hourly.Get(ctx, "messages", "2026-11-21", nil)
 	if err != nil {
 		return err
 	}
-	if day.Values[14] != 42 || day.Values[9] != 17 || day.Set[10] {
-		return fmt.Errorf("the day's counts: %v (set %v)", day.Values, day.Set)
+	if _, set := day[10]; set || day[14] != 42 || day[9] != 17 {
+		return fmt.Errorf("the day's counts: %v", day)
 	}
-	step("the day's 24 hourly counts with one point query: H09 = %d, H14 = %d, H10 unset", day.Values[9], day.Values[14])
+	step("the day's 24 hourly counts with one point query: H09 = %d, H14 = %d, H10 unset", day[9], day[14])
 
-	wide := patterns.NewWideEntity(stats, nil)
+	wide := patterns.NewWideEntity(stats)
 	year := map[string]any{}
 	for d := range 365 {
 		year[fmt.Sprintf("Day%03d", d)] = int64(1000 + d)

@@ -37,6 +37,16 @@ var exceptions = map[string]string{
 	"consistency.TableTarget.Put": "implements consistency.Target",
 	"consistency.BlobTarget.Put":  "implements consistency.Target",
 
+	// BlobStore is the same kind of port, for the blobs of payloads and of
+	// BlobTarget: blobstore.Store (or the user) implements it, and the
+	// package's Sender, Worker and BlobTarget are its only callers.
+	"consistency.BlobStore.Put":    "interface the user implements",
+	"consistency.BlobStore.Get":    "interface the user implements",
+	"consistency.BlobStore.Delete": "interface the user implements",
+	"blobstore.Store.Put":          "implements consistency.BlobStore",
+	"blobstore.Store.Get":          "implements consistency.BlobStore",
+	"blobstore.Store.Delete":       "implements consistency.BlobStore",
+
 	// A context helper, like azcore's runtime.WithCaptureResponse: it
 	// attaches a QueryStats to a context and sends nothing.
 	"table.WithQueryStats": "returns a context; sends no request",

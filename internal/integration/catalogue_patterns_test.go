@@ -41,7 +41,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	must(err)
 	sh, err := patterns.NewSharded[Event](tableOf(table.New[Event](env.tc, nil)), "events", 4)
 	must(err)
-	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)), nil)
+	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)))
 	large, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
 	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
@@ -289,7 +289,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {
 			return rel.Write(ctx, &Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, []any{&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}}, nil)
 		}, opAt(1, nil)},
-		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, err := ds.Get(ctx, "p\x00", "r", nil); return err }, anyValidation()},
+		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, _, err := ds.Get(ctx, "p\x00", "r", nil); return err }, anyValidation()},
 
 		// RelatedRows
 		{"related rows key part holding the separator", keys.ErrForbiddenChar, func(context.Context) error {

@@ -286,7 +286,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"wide entity too wide for one transaction", table.ErrEntityTooLarge, func(ctx context.Context) error {
-			return patterns.NewWideEntity(tableOf(table.New[table.Entity](tc, nil)), nil).Add(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, nil)
+			return patterns.NewWideEntity(tableOf(table.New[table.Entity](tc, nil))).Add(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: hugeWide}, nil)
 		}},
 		{"log tail of zero entries", table.ErrBadOption, func(ctx context.Context) error { _, err := lt.Latest(ctx, "p", 0, nil); return err }},
 		{"SAS without permissions", sas.ErrBadSAS, func(context.Context) error {

@@ -207,7 +207,7 @@ func RunDeleteOptions(t *testing.T, env Env) {
 
 	t.Run("wide entity: Delete with Current saves the read; IfExists and a stale Current", func(t *testing.T) {
 		c := &reqcount.Counter{}
-		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.NewTable(t, c), nil)))
 		props := map[string]any{}
 		for i := range 600 { // three parts
 			props[fmt.Sprintf("Day%03d", i)] = int32(i)

@@ -198,7 +198,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 	// the data of another.
 	t.Run("wide entity parts collide with no other row", func(t *testing.T) {
 		client := env.NewTable(t, &reqcount.Counter{})
-		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 		if err := w.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "g_p01", Properties: map[string]any{"Who": "g_p01"}}, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		wantRequests(t, c, 1, "opening the model with a Primary prefix (the read of its indexes' state)")
 		series, _ := patterns.NewDataSeries[int64](tableOf(table.New[table.Entity](client, nil)), "D", 24)
-		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+		wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 		badPK := "a/b"
 		long := strings.Repeat("x", 600)
 		cases := []struct {
@@ -400,7 +400,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			{"Model.IDs", func() error { _, err := inter.IDs(ctx, "blobs", "", strings.Repeat("x", 2000), nil); return err }},
 			{"Model.Find", func() error { _, err := seqs.Collect(intra.Find(ctx, "lname", badPK, "Jones", nil)); return err }},
 			{"Model.Range", func() error { _, err := seqs.Collect(inter.Range(ctx, "email", badPK, "a", "b", nil)); return err }},
-			{"DataSeries.Get", func() error { _, err := series.Get(ctx, badPK, "r", nil); return err }},
+			{"DataSeries.Get", func() error { _, _, err := series.Get(ctx, badPK, "r", nil); return err }},
 			{"DataSeries.Set", func() error { _, err := series.Set(ctx, "p", "r", 99, 1, nil); return err }},
 			{"WideEntity.Put", func() error {
 				return wide.Put(ctx, &patterns.Wide{PartitionKey: "p", RowKey: "r", Properties: map[string]any{"bad name": 1}}, nil)

@@ -74,7 +74,7 @@ func RunPeriods(t *testing.T, env Env, newService func(t *testing.T, c *reqcount
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []int{-1, patterns.MaxPrecreateAhead + 1} {
+		for _, k := range []int{-1, 367} {
 			_, err := r.Precreate(ctx, k, nil)
 			var ie *table.InputError
 			if !errors.As(err, &ie) || !errors.Is(err, table.ErrValueOutOfRange) || ie.Field != "k" {

@@ -239,7 +239,7 @@ func secretsInTransportFailures(t *testing.T, account, key, tableName, token str
 		if err != nil {
 			t.Fatal(err)
 		}
-		keep("blob PutBlob", blobstore.New(blobs).Put(ctx, "photos", "a.jpg", []byte("x"), nil))
+		keep("blob PutBlob", blobstore.New(blobs).Put(ctx, "photos", "a.jpg", []byte("x")))
 		for _, err := range errs {
 			texts = append(texts, err.Error(), fmt.Sprintf("%+v", err))
 		}

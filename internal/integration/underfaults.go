@@ -439,7 +439,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 	t.Run("wide entity", func(t *testing.T) {
 		underFaults(t, env, svc, 26, func(r *faultRun) state {
 			return oneTable(r, "stats", func(ctx context.Context, client *aztables.Client) {
-				w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)), nil)
+				w := patterns.NewWideEntity(tableOf(table.New[table.Entity](client, nil)))
 				days := func(n, scale int) map[string]any {
 					m := map[string]any{}
 					for d := 0; d < n; d++ {

@@ -194,14 +194,14 @@ func init() {
 			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Put(ctx, emp())
 		},
 		"blobstore.Store.Put": func(ctx context.Context, e *env) error {
-			return blobstore.New(e.blobs).Put(ctx, "proof", "b", []byte("x"), nil)
+			return blobstore.New(e.blobs).Put(ctx, "proof", "b", []byte("x"))
 		},
 		"blobstore.Store.Get": func(ctx context.Context, e *env) error {
-			_, err := blobstore.New(e.blobs).Get(ctx, "proof", "b", nil)
+			_, err := blobstore.New(e.blobs).Get(ctx, "proof", "b")
 			return err
 		},
 		"blobstore.Store.Delete": func(ctx context.Context, e *env) error {
-			return blobstore.New(e.blobs).Delete(ctx, "proof", "b", nil)
+			return blobstore.New(e.blobs).Delete(ctx, "proof", "b")
 		},
 		"ownership.Role.Run": func(ctx context.Context, e *env) error {
 			r, err := ownership.NewRole(e.blobs, "leases", []ownership.OwnedQueue{{Name: "work", Queue: e.q, Poison: e.poison}},

@@ -62,7 +62,7 @@ func series(e *env) *patterns.DataSeries[int64] {
 }
 
 func wide(e *env) *patterns.WideEntity {
-	return patterns.NewWideEntity(tableOf(table.New[table.Entity](e.tbl, &table.Options{Logger: e.log, TracingProvider: e.tp})), nil)
+	return patterns.NewWideEntity(tableOf(table.New[table.Entity](e.tbl, &table.Options{Logger: e.log, TracingProvider: e.tp})))
 }
 
 func sharded(e *env) *patterns.Sharded[Emp] {
@@ -232,7 +232,7 @@ func init() {
 			return err
 		},
 		"patterns.DataSeries.Get": func(ctx context.Context, e *env) error {
-			_, err := series(e).Get(ctx, "Sales", "s1", nil)
+			_, _, err := series(e).Get(ctx, "Sales", "s1", nil)
 			return err
 		},
 

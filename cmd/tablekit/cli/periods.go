@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -211,11 +212,8 @@ examples:
 			flags: func(fs *flag.FlagSet) func(context.Context, *cli, []string) error {
 				var p periodFlags
 				p.register(fs)
-				ahead := fs.Int("ahead", 1, fmt.Sprintf("how many periods after the current one (0..%d)", patterns.MaxPrecreateAhead))
+				ahead := fs.Int("ahead", 1, "how many periods after the current one (0 up to a year of daily tables)")
 				return func(ctx context.Context, c *cli, args []string) error {
-					if *ahead < 0 || *ahead > patterns.MaxPrecreateAhead {
-						return usagef("-ahead %d: want 0..%d", *ahead, patterns.MaxPrecreateAhead)
-					}
 					r, err := p.rolling(c, args, nil, func(period keys.Period, at time.Time) error {
 						if current := period.Start(time.Now()); at.Before(current) {
 							return usagef("-at %s is in a past period (the current one starts %s): precreate makes tables before their first write, and a past period's table may have been dropped by periods expire on purpose", at.Format(time.RFC3339), current.Format(time.RFC3339))
@@ -226,6 +224,10 @@ examples:
 						return err
 					}
 					names, err := r.Precreate(ctx, *ahead, nil)
+					if ie := (*table.InputError)(nil); errors.As(err, &ie) && ie.Field == "k" {
+						// Refused before any request: a usage error.
+						return usagef("-ahead %d: %s", *ahead, ie.Detail)
+					}
 					names = nonNil(names)
 					c.emit(precreateOutput{Tables: names}, func(w io.Writer) {
 						for _, n := range names {
