@@ -12,6 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/tuple"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
@@ -29,7 +30,7 @@ import (
 // indexOfProperty is the property every index copy carries: the reference
 // to the primary entity it copies, the tuple of its keys (ownerRef), so
 // copies can be verified and repaired.
-const indexOfProperty = "TkIndexOf"
+const indexOfProperty = rowkind.IndexOf
 
 // ownerRef names a primary in its copies and lists, for every index kind:
 // the tuple of its keys (the encoding of keys.EncodeTuple). It is stored

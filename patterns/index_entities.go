@@ -16,6 +16,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -218,6 +219,7 @@ func (x *indexEntities[T]) encodePart(pk, rk, value string, ids []string, limit 
 		return nil, errPartFull
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+	e.Set(rowkind.Property, table.ValueOf(string(rowkind.List)))
 	e.Set("Value", table.ValueOf(value))
 	for i, chunk := range idlist.Chunks(list, chunkUnits) {
 		e.Set(idsProperty(i), table.ValueOf(chunk))

@@ -88,9 +88,11 @@ func TestModelDefectsOnAzurite(t *testing.T) {
 	integration.RunModelDefects(t, integration.AzuriteEnv(t))
 }
 
-func TestNewUserDefectsOnFake(t *testing.T) { integration.RunNewUserDefects(t, integration.FakeEnv()) }
-func TestNewUserDefectsOnAzurite(t *testing.T) {
-	integration.RunNewUserDefects(t, integration.AzuriteEnv(t))
+func TestModelTableHandlesOnFake(t *testing.T) {
+	integration.RunModelTableHandles(t, integration.FakeEnv())
+}
+func TestModelTableHandlesOnAzurite(t *testing.T) {
+	integration.RunModelTableHandles(t, integration.AzuriteEnv(t))
 }
 
 func TestModelReadsOnFake(t *testing.T) { integration.RunModelReads(t, integration.FakeEnv()) }

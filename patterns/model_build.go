@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
@@ -587,6 +588,7 @@ func (m *Model[T]) plan(ctx context.Context, s *buildStep) error {
 	save := func(lo string, done bool) error {
 		cp.Set("Lo", table.ValueOf(lo))
 		cp.Set("Done", table.ValueOf(done))
+		cp.Set(rowkind.Property, table.ValueOf(string(rowkind.Checkpoint)))
 		var err error
 		if cp.ETag == "" {
 			err = m.raw.Add(ctx, cp, nil)
@@ -667,6 +669,7 @@ func (m *Model[T]) cut(ctx context.Context, s *buildStep, lo, hi string, n int) 
 	row.Set("Total", table.ValueOf(int64(n)))
 	row.Set("Entities", table.ValueOf(int64(0)))
 	row.Set("Done", table.ValueOf(false))
+	row.Set(rowkind.Property, table.ValueOf(string(rowkind.Checkpoint)))
 	err := m.raw.Add(ctx, row, nil)
 	if table.Is(err, table.ErrAlreadyExists) {
 		stored, gerr := m.raw.Get(ctx, controlPartition, rk, nil)
@@ -722,6 +725,7 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 		}
 		cp.Set("Entities", table.ValueOf(intProp(cp, "Entities")+int64(n)))
 		cp.Set("Done", table.ValueOf(done))
+		cp.Set(rowkind.Property, table.ValueOf(string(rowkind.Checkpoint)))
 		if err := m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: table.Replace}); err != nil {
 			return err // another delivery advanced it: this one reads again
 		}

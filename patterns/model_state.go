@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -292,6 +293,7 @@ func (m *Model[T]) changeState(ctx context.Context, change func(st *modelState) 
 			return err
 		}
 		e.Set(stateProperty, table.ValueOf(string(b)))
+		e.Set(rowkind.Property, table.ValueOf(string(rowkind.Control)))
 		return nil
 	}, &table.ModifyOptions{Create: true})
 	if errors.Is(err, table.ErrNoChange) {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/tablekit/tablekit/internal/rowkind"
 )
 
 // Unmarshal decodes an entity as the service returns it into v, a pointer to
@@ -264,7 +265,10 @@ func (p *plan) decode(data []byte, rv reflect.Value) error {
 			next = idx + 1
 		}
 		if !ok {
-			if p.extra != nil {
+			// The marks of tablekit's own rows are no user's property:
+			// a query's $select brings them back (null) so that such
+			// rows are left out (see Table.otherKind).
+			if p.extra != nil && !rowkind.IsReserved(string(key)) {
 				if extra == nil {
 					extra = Extra{}
 				}

@@ -42,7 +42,10 @@ var (
 	ErrPartialValue = errors.New("value read without all its properties")
 	// ErrOtherRowKind: a RowKey outside the one row kind a Table reads and
 	// writes (an entity model's Table holds its primaries only), such as
-	// an index row beside an entity model's primaries.
+	// an index row beside an entity model's primaries; or, from Get and
+	// Modify of any Table but the raw view (Entities), a stored row that
+	// tablekit keeps beside the entities (an index copy or list, a
+	// model's control row), which is never decoded as T.
 	ErrOtherRowKind = errors.New("RowKey of another row kind")
 )
 

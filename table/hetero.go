@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tablekit/tablekit/internal/rowkind"
 )
 
 // Registry decodes a table that holds entities of several types (the
@@ -98,8 +100,14 @@ func RegisterPrefix[T any](r *Registry, rowKeyPrefix string) error {
 	return nil
 }
 
-// Decode returns the entity as a pointer to its registered type.
+// Decode returns the entity as a pointer to its registered type. A row
+// tablekit keeps beside the entities (an index copy, which carries its
+// primary's type property, or list, a model's control row; see
+// Table.QueryPage) is refused with ErrOtherRowKind.
 func (r *Registry) Decode(data []byte) (any, error) {
+	if rowkind.Marked(data) {
+		return nil, inputErr("Decode", "", "", ErrOtherRowKind, "the row is one tablekit keeps beside the entities, of no registered type")
+	}
 	var typeName, pk, rk string
 	err := scanObject(data, func(key []byte, v jsonValue) error {
 		switch string(key) {
@@ -145,13 +153,18 @@ func (r *Registry) Decode(data []byte) (any, error) {
 }
 
 // Query runs a query over client and decodes every entity through the
-// registry, following continuation tokens. Each page is one request.
+// registry, following continuation tokens. Each page is one request. The
+// rows tablekit keeps beside the entities are left out, as Table.QueryPage
+// leaves them out.
 func (r *Registry) Query(ctx context.Context, client Client, opts *QueryOptions) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		for raw, err := range queryRaw(ctx, client, opts) {
 			if err != nil {
 				yield(nil, err)
 				return
+			}
+			if rowkind.Marked(raw) {
+				continue
 			}
 			v, err := r.Decode(raw)
 			if !yield(v, err) || err != nil {

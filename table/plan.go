@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 )
 
 type fieldKind uint8
@@ -149,6 +150,9 @@ func (p *plan) walk(t reflect.Type, prefix []int) error {
 		}
 		if name == encryptionProperty {
 			return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "%s is reserved for encryption", name)
+		}
+		if rowkind.IsReserved(name) {
+			return inputErr("plan", p.typ.String(), sf.Name, ErrUnsupportedType, "%s is reserved: it marks the rows tablekit keeps beside a type's entities (index copies and lists, a model's control rows)", name)
 		}
 		if f.kind == 0 {
 			ft := sf.Type

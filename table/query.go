@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 )
 
 // QueryOptions describe a query. nil means every entity of the table.
@@ -26,7 +27,10 @@ type QueryOptions struct {
 	Select []string
 	// Top caps the entities returned: in all, for Query; in the page, for
 	// QueryPage. 0 to 1000 for QueryPage; any value >= 0 for Query.
-	// Default: 0, no cap (pages of up to 1,000).
+	// Default: 0, no cap (pages of up to 1,000). The service counts the
+	// rows it sends, so a QueryPage whose page held rows tablekit keeps
+	// beside the entities (see QueryPage) returns fewer than Top; Query
+	// reads on until it has Top entities.
 	Top int
 }
 
@@ -168,6 +172,12 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 		if t.enc != nil {
 			sel = append(sel, encryptionProperty)
 		}
+		if t.plan == nil || !t.plan.raw {
+			// The marks of the rows tablekit keeps beside the
+			// entities, so that a page tells them from T's (see
+			// pageOf); a Registry's query (no plan) too.
+			sel = append(sel, rowkind.IndexOf, rowkind.Property)
+		}
 		lo.Select = to.Ptr(strings.Join(sel, ","))
 	}
 	if top > 0 {
@@ -180,6 +190,13 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 // first). The page may be short or even empty while Next is not "": the
 // service stops at partition boundaries and after 5 seconds, so loop on
 // Next, never on the page's size.
+//
+// Every Table but the raw view (Entities) leaves out of its pages the rows
+// tablekit keeps beside the entities, which carry a mark of their own: an
+// entity model's index copies and lists and its control rows, whoever
+// opened the Table. Such rows still count against Top and the page, so a
+// page may hold fewer entities than the service sent; Next still moves
+// past them. Query and QueryAs leave them out the same way.
 func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptions) (*Page[T], error) {
 	lo, err := t.pageOptions(opts)
 	if err != nil {
@@ -291,14 +308,17 @@ func pageOf[P, T any](ctx context.Context, t *Table[T], lo *aztables.ListEntitie
 	if name != "" {
 		tableHash = hashText(name)
 	}
-	p := &Page[P]{Items: make([]*P, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
+	p := &Page[P]{Items: make([]*P, 0, len(entities)), Next: encodeToken(resp.NextPartitionKey, resp.NextRowKey, query, tableHash)}
 	recordPage(ctx, lo.Filter, len(entities), p.Next == "") // density.go
-	for i, data := range entities {
+	for _, data := range entities {
+		if t.otherKind(data) {
+			continue
+		}
 		v, err := decode(data, lo.Select == nil)
 		if err != nil {
 			return nil, err
 		}
-		p.Items[i] = v
+		p.Items = append(p.Items, v)
 	}
 	return p, nil
 }

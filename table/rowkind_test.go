@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -62,5 +63,221 @@ func TestOnlyRowPrefix(t *testing.T) {
 	}
 	if e, err := emps.Entities().Get(ctx, "Sales", "email_don@contoso.com", nil); err != nil || e.RowKey != "email_don@contoso.com" {
 		t.Fatalf("the raw view reads every row: %v %v", e, err)
+	}
+}
+
+// tablekitRows writes, through the raw view, the rows tablekit keeps
+// beside a user's entities in partition "Sales": an index copy (marked
+// TkIndexOf), an index entity, a model's control row and a build's
+// checkpoint (marked TkKind), each in the shape patterns writes it.
+func tablekitRows(t *testing.T, raw *table.Table[table.Entity]) []string {
+	t.Helper()
+	rows := []*table.Entity{
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_don@contoso.com"}},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "lname_Hall!0000"}},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "~tablekit.model.staff"}},
+		{Meta: table.Meta{PartitionKey: "Sales", RowKey: "~tablekit.build.staff.x.plan"}},
+	}
+	rows[0].Set("Name", table.ValueOf("Don Hall"))
+	rows[0].Set("TkIndexOf", table.ValueOf("Sales!empid_000123!"))
+	rows[1].Set("Value", table.ValueOf("Hall"))
+	rows[1].Set("IDs00", table.ValueOf(`["empid_000123"]`))
+	rows[1].Set("TkKind", table.ValueOf("list"))
+	rows[2].Set("State", table.ValueOf(`{"format":1}`))
+	rows[2].Set("TkKind", table.ValueOf("control"))
+	rows[3].Set("Lo", table.ValueOf(""))
+	rows[3].Set("TkKind", table.ValueOf("checkpoint"))
+	var rks []string
+	for _, e := range rows {
+		if err := raw.Add(t.Context(), e, nil); err != nil {
+			t.Fatal(err)
+		}
+		rks = append(rks, e.RowKey)
+	}
+	return rks
+}
+
+// A Table of any type but Entity never yields, returns or modifies a row
+// tablekit marks as another kind (an index copy, an index entity, a
+// control or checkpoint row), whichever handle reads the table: Query,
+// QueryPage and QueryAs skip them, Get, Modify and Stored refuse them
+// with ErrOtherRowKind. The raw view reads them all.
+func TestTypedHandleSkipsTablekitRows(t *testing.T) {
+	type Employee struct {
+		table.Meta
+		Name string
+	}
+	type NameOnly struct {
+		table.Meta
+		Name string
+	}
+	_, client := newPatients(t)
+	ctx := t.Context()
+	emps, _ := table.New[Employee](client, nil)
+	marked := tablekitRows(t, emps.Entities())
+	for _, rk := range []string{"empid_000123", "empid_000124"} {
+		if err := emps.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, Name: rk}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A property that merely holds a marker's name marks nothing.
+	odd := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000125"}}
+	odd.Set("Name", table.ValueOf("TkKind"))
+	if err := emps.Entities().Add(ctx, odd, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"empid_000123", "empid_000124", "empid_000125"}
+	keysOf := func(ms []*table.Meta) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.RowKey)
+		}
+		return out
+	}
+	got, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+	var ms []*table.Meta
+	for _, e := range got {
+		ms = append(ms, &e.Meta)
+	}
+	if err != nil || !slices.Equal(keysOf(ms), want) {
+		t.Fatalf("Query: %q %v; want the employees %q only", keysOf(ms), err, want)
+	}
+	// One entity a page: the pages of marked rows come back empty, with
+	// a continuation, and the query still reaches every employee.
+	ms, pages, token := nil, 0, ""
+	for {
+		p, err := emps.QueryPage(ctx, token, &table.QueryOptions{Top: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range p.Items {
+			ms = append(ms, &e.Meta)
+		}
+		pages++
+		if token = p.Next; token == "" {
+			break
+		}
+	}
+	if !slices.Equal(keysOf(ms), want) || pages < len(want)+len(marked) {
+		t.Fatalf("QueryPage with Top 1: %q in %d pages; want %q in at least %d", keysOf(ms), pages, want, len(want)+len(marked))
+	}
+	names, err := seqs.Collect(table.QueryAs[NameOnly](ctx, emps, nil))
+	ms = nil
+	for _, e := range names {
+		ms = append(ms, &e.Meta)
+	}
+	if err != nil || !slices.Equal(keysOf(ms), want) {
+		t.Fatalf("QueryAs: %q %v; want %q", keysOf(ms), err, want)
+	}
+	if top, err := seqs.Collect(emps.Query(ctx, &table.QueryOptions{Top: 2})); err != nil || len(top) != 2 || top[0].RowKey != "empid_000123" || top[1].RowKey != "empid_000124" {
+		t.Fatalf("Query with Top 2: %v %v; want the first two employees", top, err)
+	}
+	for _, rk := range marked {
+		if v, err := emps.Get(ctx, "Sales", rk, nil); !errors.Is(err, table.ErrOtherRowKind) {
+			t.Errorf("Get of %s: %+v %v; want ErrOtherRowKind", rk, v, err)
+		}
+		if v, err := emps.Modify(ctx, "Sales", rk, func(e *Employee) error { e.Name = "x"; return nil }, nil); !errors.Is(err, table.ErrOtherRowKind) {
+			t.Errorf("Modify of %s: %+v %v; want ErrOtherRowKind", rk, v, err)
+		}
+		if ok, err := tableio.For(emps).Stored(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}}); ok || err != nil {
+			t.Errorf("Stored of %s: %v %v; want false", rk, ok, err)
+		}
+	}
+	all, err := seqs.Collect(emps.Entities().Query(ctx, nil))
+	if err != nil || len(all) != len(want)+len(marked) {
+		t.Fatalf("the raw view: %d rows %v; want all %d", len(all), err, len(want)+len(marked))
+	}
+}
+
+// An encrypted type's handle skips the marked rows (which hold clear
+// properties only, no envelope) instead of failing the query with an
+// integrity error, and refuses a Get of one with ErrOtherRowKind.
+func TestEncryptedHandleSkipsTablekitRows(t *testing.T) {
+	_, client := newPatients(t)
+	ctx := t.Context()
+	tb := encrypted(t, client, "k1", table.LocalKeys{"k1": keyOf(1)})
+	marked := tablekitRows(t, tb.Entities())
+	d := don()
+	d.RowKey = "empid_000123"
+	if err := tb.Add(ctx, d, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := seqs.Collect(tb.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+	if err != nil || len(got) != 1 || got[0].RowKey != "empid_000123" || got[0].Salary != d.Salary {
+		t.Fatalf("Query: %v %v; want empid_000123 alone, decrypted", got, err)
+	}
+	for _, rk := range marked {
+		if v, err := tb.Get(ctx, "Sales", rk, nil); !errors.Is(err, table.ErrOtherRowKind) || errors.Is(err, table.ErrIntegrity) {
+			t.Errorf("Get of %s: %+v %v; want ErrOtherRowKind", rk, v, err)
+		}
+	}
+}
+
+// The marking properties are reserved: a type that would store a field
+// under one is refused by New, since its own rows would read as another
+// kind's.
+func TestMarkingPropertiesAreReserved(t *testing.T) {
+	type copyRef struct {
+		table.Meta
+		TkIndexOf string
+	}
+	type kind struct {
+		table.Meta
+		K string `table:"TkKind"`
+	}
+	_, client := newPatients(t)
+	if _, err := table.New[copyRef](client, nil); !errors.Is(err, table.ErrUnsupportedType) {
+		t.Errorf("a TkIndexOf field: %v, want ErrUnsupportedType", err)
+	}
+	if _, err := table.New[kind](client, nil); !errors.Is(err, table.ErrUnsupportedType) {
+		t.Errorf("a field stored as TkKind: %v, want ErrUnsupportedType", err)
+	}
+}
+
+// A Registry decodes no row tablekit keeps beside the entities as a
+// registered type, though an index copy carries its primary's EntityType:
+// Query leaves such rows out, Decode refuses them with ErrOtherRowKind.
+func TestRegistrySkipsTablekitRows(t *testing.T) {
+	type Employee struct {
+		table.Meta
+		Name string
+	}
+	_, client := newPatients(t)
+	ctx := t.Context()
+	raw, _ := table.New[table.Entity](client, nil)
+	primary := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}}
+	primary.Set("EntityType", table.ValueOf("emp"))
+	primary.Set("Name", table.ValueOf("Don"))
+	cp := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_don@contoso.com"}}
+	cp.Set("EntityType", table.ValueOf("emp"))
+	cp.Set("Name", table.ValueOf("Don"))
+	cp.Set("TkIndexOf", table.ValueOf("Sales!empid_000123!"))
+	for _, e := range []*table.Entity{primary, cp} {
+		if err := raw.Add(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := table.NewRegistry(&table.RegistryOptions{Generic: true})
+	if err := table.Register[Employee](r, "emp"); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []*table.QueryOptions{nil, {Select: []string{"EntityType", "Name"}}} {
+		var got []string
+		for v, err := range r.Query(ctx, client, opts) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := v.(*Employee)
+			if !ok {
+				t.Fatalf("Registry.Query yielded %T %+v", v, v)
+			}
+			got = append(got, e.RowKey)
+		}
+		if !slices.Equal(got, []string{"empid_000123"}) {
+			t.Fatalf("Registry.Query (%+v): %q; want the employee alone", opts, got)
+		}
+	}
+	if v, err := r.Decode([]byte(`{"PartitionKey":"Sales","RowKey":"email_x","EntityType":"emp","TkIndexOf":"Sales!empid_1!"}`)); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Fatalf("Decode of a copy: %+v %v; want ErrOtherRowKind", v, err)
 	}
 }

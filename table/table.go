@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/trace"
 )
@@ -143,6 +144,15 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	return f.And(rng)
 }
 
+// otherKind reports whether data, a stored row, is one tablekit marks as
+// another kind than the user's entities (internal/rowkind): an index copy
+// or list, a model's control or checkpoint row. Every Table but the raw
+// view leaves such a row out of its queries and refuses it to Get, so
+// no handle of the table, whoever opened it, decodes one as T.
+func (t *Table[T]) otherKind(data []byte) bool {
+	return !t.plan.raw && rowkind.Marked(data)
+}
+
 // encodeValue returns v as the JSON entity the service expects, after checking
 // every limit.
 func (t *Table[T]) encodeValue(v *T) ([]byte, error) {
@@ -247,7 +257,9 @@ func (t *Table[T]) svcErr(op, pk, rk string, err error) error {
 
 func checkKeys(op, typ, pk, rk string) error { return checkEntityKeys(op, typ, pk, rk) }
 
-// Get reads one entity: one request.
+// Get reads one entity: one request. A row tablekit keeps beside the
+// entities (an index copy or list, a model's control row; see QueryPage)
+// is refused with ErrOtherRowKind by every Table but the raw view.
 func (t *Table[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *ReadOptions) (*T, error) {
 	ctx, end := t.span(ctx, "Get", partitionKey)
 	v, err := t.get(ctx, partitionKey, rowKey, opts)
@@ -265,6 +277,9 @@ func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *Read
 	resp, body, err := getEntity(ctx, t.client, &t.wire, partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
+	}
+	if t.otherKind(body) {
+		return nil, inputErr("Get", t.typeName(), "RowKey", ErrOtherRowKind, "(%q, %q) is a row tablekit keeps beside the entities (an index copy or list, a model's control row), not a %s", partitionKey, rowKey, t.typeName())
 	}
 	v := new(T)
 	if err := t.decodeFrom(ctx, body, v, true); err != nil {

@@ -1,20 +1,22 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
 )
 
-// RunNewUserDefects reproduces what a developer new to tablekit met when
-// building the guide's employee directory from the README, go doc and the
-// examples alone: each case is one answer of the directory's checks that
-// came out wrong.
-func RunNewUserDefects(t *testing.T, env Env) {
+// RunModelTableHandles checks what any handle of an entity model's table
+// reads beside the model's own: a table.New handle of the primaries' type,
+// as a report or another process opens it, sees the primaries only, never
+// an index copy or list. It also holds a case of Model.Load's summary.
+func RunModelTableHandles(t *testing.T, env Env) {
 	ctx := t.Context()
 	email := func(e *DirEmp) string { return e.Email }
 
@@ -41,6 +43,44 @@ func RunNewUserDefects(t *testing.T, env Env) {
 		}
 		if !slices.Equal(got, []string{"empid_000123"}) {
 			t.Fatalf("Query of the partition through a second table.New handle yielded %q; want the one employee, empid_000123 (email_donh@contoso.com is its index copy)", got)
+		}
+	})
+
+	t.Run("another handle of the model's table reads no index list as an employee", func(t *testing.T) {
+		// A list (value -> IDs) sits in the primaries' partition too; it
+		// carries none of DirEmp's properties but would decode as a
+		// zero-valued employee.
+		client := env.NewTable(t, &reqcount.Counter{})
+		m, err := patterns.OpenModel(ctx, tableOf(table.New[DirEmp](client, nil)), &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
+			Lists: []patterns.ListDef[DirEmp]{{Name: "lname", Prefix: "lname_", Value: func(e *DirEmp) string { return e.LastName }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(ctx, &DirEmp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000123"}, FirstName: "Don", LastName: "Hall", Email: "donh@contoso.com"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		other := tableOf(table.New[DirEmp](client, nil))
+		var got []string
+		for e, err := range other.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}) {
+			if err != nil {
+				t.Fatalf("Query of the partition through a second handle: %v", err)
+			}
+			got = append(got, e.RowKey)
+		}
+		if !slices.Equal(got, []string{"empid_000123"}) {
+			t.Fatalf("Query of the partition through a second handle yielded %q; want empid_000123 alone (lname_… is its list)", got)
+		}
+		all, err := seqs.Collect(other.Entities().Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}))
+		if err != nil || len(all) != 2 {
+			t.Fatalf("the raw view: %d rows %v; want the employee and its list", len(all), err)
+		}
+		for _, e := range all {
+			if e.RowKey == "empid_000123" {
+				continue
+			}
+			if v, err := other.Get(ctx, "Sales", e.RowKey, nil); !errors.Is(err, table.ErrOtherRowKind) {
+				t.Fatalf("Get of the list %s through a second handle: %+v %v; want ErrOtherRowKind", e.RowKey, v, err)
+			}
 		}
 	})
 

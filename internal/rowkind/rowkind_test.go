@@ -1,0 +1,35 @@
+package rowkind
+
+import "testing"
+
+func TestMarked(t *testing.T) {
+	for _, c := range []struct {
+		json   string
+		marked bool
+	}{
+		{`{"PartitionKey":"p","RowKey":"email_a","TkIndexOf":"p!empid_1!","Email":"a"}`, true},
+		{`{"PartitionKey":"p","RowKey":"lname_x!0000","Value":"x","IDs00":"[]","TkKind":"list"}`, true},
+		{`{"TkKind" : "control"}`, true},
+		{"{\"TkKind\":\n\"checkpoint\"}", true},
+		{`{"TkKind@odata.type":"Edm.String","TkKind":"list"}`, true},
+		{`{"PartitionKey":"p","RowKey":"empid_1","Name":"Don"}`, false},
+		{`{"TkKind":null,"TkIndexOf":null}`, false},
+		{`{"Name":"TkKind","Other":"TkIndexOf"}`, false},
+		{`{"Note":"\"TkKind\":\"list\""}`, false},
+		{`{"TkKindly":"x","TkIndexOff":"y","TkEncryption":"z"}`, false},
+		{`{"TkKind@odata.type":"Edm.String"}`, false},
+		{`{"Tk`, false},
+		{`{"TkKind"`, false},
+		{``, false},
+	} {
+		if got := Marked([]byte(c.json)); got != c.marked {
+			t.Errorf("Marked(%s) = %v, want %v", c.json, got, c.marked)
+		}
+	}
+}
+
+func TestIsReserved(t *testing.T) {
+	if !IsReserved(IndexOf) || !IsReserved(Property) || IsReserved("TkEncryption") || IsReserved("Kind") {
+		t.Fatal("IsReserved names exactly IndexOf and Property")
+	}
+}
