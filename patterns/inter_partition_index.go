@@ -112,9 +112,6 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 		return nil, fmt.Errorf("%w: no queue", ErrBadDefinition)
 	}
 	props := tableio.For(tbl).Properties()
-	if slices.Contains(props, indexOfProperty) {
-		return nil, fmt.Errorf("%w: %s is reserved for index copies", ErrBadDefinition, indexOfProperty)
-	}
 	x := &interPartitionIndex[T]{tbl: tbl, defs: defs, byName: map[string]int{}, sender: consistency.NewSender(queue, nil), delay: 30 * time.Second}
 	var name string
 	if opts != nil {

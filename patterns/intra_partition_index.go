@@ -95,9 +95,6 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 		return nil, bad("%d indexes need transactions of %d operations; at most %d indexes fit the service's %d", len(defs), 1+2*len(defs), (batch.MaxOperations-1)/2, batch.MaxOperations)
 	}
 	props := tableio.For(tbl).Properties()
-	if slices.Contains(props, indexOfProperty) {
-		return nil, bad("%s is a field of the type; it is reserved for index copies", indexOfProperty)
-	}
 	prefixes := []string{primaryPrefix}
 	x := &intraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
 	if opts != nil {

@@ -258,9 +258,6 @@ func declareModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T],
 	if opts.PublishDelay > 0 {
 		m.delay = opts.PublishDelay
 	}
-	if slices.Contains(tableio.For(tbl).Properties(), indexOfProperty) {
-		return nil, bad("%s is a field of the type; it is reserved for index rows", indexOfProperty)
-	}
 	names := map[string]bool{}
 	name := func(n string) error {
 		if n == "" {
