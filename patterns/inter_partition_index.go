@@ -310,7 +310,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	var owners []Owner
 	for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {
-			return nil, fmt.Errorf("patterns: InterPartitionIndex.Lookup: %w", err)
+			return nil, fmt.Errorf("patterns: Model.Lookup: %w", err)
 		}
 		ref, _ := ownerOf(c)
 		pk, rk, ok := ownerKeys(ref)

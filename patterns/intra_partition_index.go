@@ -211,32 +211,30 @@ func (x *intraPartitionIndex[T]) plan(op string, v *T) ([]string, error) {
 	return out, nil
 }
 
-// PutOptions are the options of the Put of IntraPartitionIndex,
-// InterPartitionIndex, LargeEntity and WideEntity (PutOptions[Wide]).
+// PutOptions are the options of the Put of LargeEntity and WideEntity
+// (PutOptions[Wide]).
 type PutOptions[T any] struct {
 	// Current is the value as stored (from Get, Add or a previous Put, or
 	// for a WideEntity its Parts), with its ETag. With it Put writes only
-	// over that version (table.ErrPreconditionFailed otherwise) and needs
-	// no read: IntraPartitionIndex and WideEntity one request, an
-	// InterPartitionIndex three; LargeEntity.Put never reads, and Current
-	// only guards its write. Default: nil, and Put reads first
-	// (LargeEntity: writes whatever the stored version).
+	// over that version (table.ErrPreconditionFailed otherwise): a
+	// WideEntity's Put then needs no read (one request); LargeEntity.Put
+	// never reads, and Current only guards its write. Default: nil, and
+	// a WideEntity's Put reads first, a LargeEntity's writes whatever the
+	// stored version.
 	Current *T
 }
 
-// DeleteOptions configure the Delete of IntraPartitionIndex,
-// InterPartitionIndex, LargeEntity and WideEntity (DeleteOptions[Wide]).
+// DeleteOptions configure the Delete of LargeEntity and WideEntity
+// (DeleteOptions[Wide]).
 type DeleteOptions[T any] struct {
 	// Current is the entity as stored (from Get; for a WideEntity, Get
 	// with keysOnly is enough), with its ETag. With it Delete removes
 	// only that version: table.ErrPreconditionFailed if the entity
-	// changed since. IntraPartitionIndex and WideEntity then send no read
-	// (one request); LargeEntity still reads, for the names of that
-	// version's blobs, which a T does not carry; InterPartitionIndex,
-	// which never reads, removes the copies Current's values call for. A Current of
-	// another entity, or without an ETag, is refused before any request.
-	// Default: nil, and Delete reads the entity first (InterPartitionIndex:
-	// v's ETag, when set, guards the delete).
+	// changed since. A WideEntity's Delete then sends no read (one
+	// request); LargeEntity's still reads, for the names of that
+	// version's blobs, which a T does not carry. A Current of another
+	// entity, or without an ETag, is refused before any request.
+	// Default: nil, and Delete reads the entity first.
 	Current *T
 	// IfExists makes a missing entity a success. Default: false, and a
 	// missing entity is table.ErrNotFound, as for table.Table's Delete.
@@ -296,7 +294,7 @@ func (x *intraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
-		return nil, fmt.Errorf("patterns: IntraPartitionIndex.Lookup: %w", err)
+		return nil, fmt.Errorf("patterns: Model.Lookup: %w", err)
 	}
 	return x.decodeCopy(c)
 }

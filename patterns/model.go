@@ -188,9 +188,10 @@ type Model[T any] struct {
 // properties of T, a Queue when an index lives outside the partition, and
 // the largest transaction a change can need within the service's 100
 // operations. With a Primary prefix, tbl becomes the handle of the
-// primaries only (table.Table.OnlyRowPrefix): its Query skips every index
-// row, and its Get and writes refuse their RowKeys, so no code that holds
-// it reads an index row as a T or writes a T over one.
+// primaries only: its Query skips every index row, and its Get and writes
+// refuse their RowKeys, so no code that holds it reads an index row as a
+// T or writes a T over one (any other Table of a T over the table skips
+// and refuses them by what they store).
 func OpenModel[T any](ctx context.Context, tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T], error) {
 	m, err := declareModel(tbl, opts)
 	if err != nil {
@@ -955,9 +956,8 @@ func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *t
 }
 
 // Query reads primaries only, whatever the filter: the model's handle
-// reads the Primary prefix's RowKey range only (table.Table.OnlyRowPrefix),
-// so no index row of the model, nor any other row kind outside the range,
-// is returned. One request a page. A value read with opts.Select lacks the
+// reads the Primary prefix's RowKey range only, so no index row of the
+// model, nor any other row kind outside the range, is returned. One request a page. A value read with opts.Select lacks the
 // properties left out, and every write refuses it (table.ErrPartialValue).
 func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq2[*T, error] {
 	return m.tbl.Query(ctx, opts)

@@ -51,7 +51,7 @@ type Options struct {
 	Encryption *Encryption
 	// TracingProvider opens a span per operation (Table.Get, Table.Add,
 	// Table.Upsert, Table.Update, Table.Delete, Table.DeleteValue,
-	// Table.Stored, Table.Modify; Table.QueryPage, and Table.Query once a
+	// Table.Modify; Table.QueryPage, and Table.Query once a
 	// page) with the table, the partition, the operation count and the
 	// outcome as attributes ("Tracing" in the package documentation).
 	// Default: zero, no spans.
