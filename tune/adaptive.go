@@ -306,11 +306,12 @@ func (a *Adaptive) Do(req *policy.Request) (*http.Response, error) {
 	}
 	throttled, account := throttling(resp, key.Operation == "Batch")
 	if key.Operation == "QueryEntities" && !throttled && resp.StatusCode == http.StatusOK && resp.Body != nil {
-		// The page's entities are known once it is read: the first was
-		// reserved, the rest are reserved (as debt) and counted then.
+		// The page's entities are known once it is read: those it may
+		// hold were reserved (one, or a batched read's RowKeys), any
+		// more are reserved (as debt) and all are counted then.
 		resp.Body = &pageCounter{body: resp.Body, charge: func(got int) {
-			if got > 1 {
-				a.reserve(key.Resource, pk, float64(got-1))
+			if float64(got) > n {
+				a.reserve(key.Resource, pk, float64(got)-n)
 			}
 			a.answer(key.Resource, pk, float64(max(got, 1)), sent, false, false)
 		}}
