@@ -58,8 +58,9 @@ type AdaptiveOptions struct {
 // so that it runs once per try, after the SDK's retry policy, which stays
 // the only one that retries.
 //
-// It counts entities as Limiter does: one per single-entity request and
-// per entity of a query page, one per operation of a transaction.
+// It counts entities as Limiter does: one per single-entity request, one
+// per entity of a query page (a batched read's RowKeys before it goes),
+// one per operation of a transaction.
 //
 // Safe for concurrent use; share one Adaptive among the clients of an
 // account.

@@ -38,8 +38,9 @@ type LimiterOptions struct {
 // Limiter is an azcore per-call policy for table clients that delays
 // requests so a process stays under the service's targets, so the service
 // does not have to answer 503 Server Busy. It counts entities as the
-// service does: one per single-entity request and per query page, and one
-// per operation of a transaction. Bursts of up to one second's worth pass
+// service does: one per single-entity request, one per entity of a query
+// page (a batched read's RowKeys before it goes, the rest once its page is
+// read), and one per operation of a transaction. Bursts of up to one second's worth pass
 // at once. Safe for concurrent use; share one Limiter among all the
 // clients of an account.
 type Limiter struct {
