@@ -58,8 +58,9 @@ type AdaptiveOptions struct {
 // so that it runs once per try, after the SDK's retry policy, which stays
 // the only one that retries.
 //
-// It counts entities as Limiter does: one per single-entity request and
-// per entity of a query page, one per operation of a transaction.
+// It counts entities as Limiter does: one per single-entity request, one
+// per entity of a query page (a batched read's RowKeys before it goes),
+// one per operation of a transaction.
 //
 // Safe for concurrent use; share one Adaptive among the clients of an
 // account.
@@ -306,11 +307,12 @@ func (a *Adaptive) Do(req *policy.Request) (*http.Response, error) {
 	}
 	throttled, account := throttling(resp, key.Operation == "Batch")
 	if key.Operation == "QueryEntities" && !throttled && resp.StatusCode == http.StatusOK && resp.Body != nil {
-		// The page's entities are known once it is read: the first was
-		// reserved, the rest are reserved (as debt) and counted then.
+		// The page's entities are known once it is read: those it may
+		// hold were reserved (one, or a batched read's RowKeys), any
+		// more are reserved (as debt) and all are counted then.
 		resp.Body = &pageCounter{body: resp.Body, charge: func(got int) {
-			if got > 1 {
-				a.reserve(key.Resource, pk, float64(got-1))
+			if float64(got) > n {
+				a.reserve(key.Resource, pk, float64(got)-n)
 			}
 			a.answer(key.Resource, pk, float64(max(got, 1)), sent, false, false)
 		}}

@@ -2,10 +2,15 @@ package tune_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
@@ -206,5 +211,71 @@ func TestAdaptiveForgetsIdlePartitions(t *testing.T) {
 	}
 	if got := ad.Partitions(); got > 3000 {
 		t.Fatalf("%d partition flows kept after %d partitions touched once each; want only the recently used", got, n)
+	}
+}
+
+// A batched read's RowKeys are reserved before it goes, as a
+// transaction's operations are: reads in flight to one partition at once
+// pass only as the partition's rate allows, where each passed for one
+// entity and its page was charged once read, after the others had gone.
+// At 100 entities a second the partition's bucket holds a tenth of a
+// second, 10 entities: a read of 10 RowKeys empties it, and a second,
+// sent before the first's page is read, waits 0.1 s for its 10.
+func TestAdaptiveReservesABatchedReadsRowKeys(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	svc := fake.NewTableService(&fake.TableServiceOptions{Now: c.now})
+	plain := svc.NewClient("rows", nil)
+	if _, err := plain.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	var ops []batch.Op
+	for i := range 20 {
+		ops = append(ops, batch.Add(&row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprintf("%02d", i)}}))
+	}
+	if _, err := batch.Submit(t.Context(), plain, ops, nil); err != nil {
+		t.Fatal(err)
+	}
+	ad := tune.NewAdaptive(&tune.AdaptiveOptions{PerPartition: 100, PerAccount: 1000, Now: c.now, Sleep: c.sleep})
+	pl := runtime.NewPipeline("tune", "v0", runtime.PipelineOptions{}, &policy.ClientOptions{
+		PerRetryPolicies: []policy.Policy{ad}, Transport: svc, Retry: policy.RetryOptions{MaxRetries: -1}})
+	read := func(from int) *http.Response {
+		t.Helper()
+		keys := make([]string, 10)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("(RowKey eq '%02d')", from+i)
+		}
+		filter := "(PartitionKey eq 'p') and (" + strings.Join(keys, " or ") + ")"
+		req, err := runtime.NewRequest(t.Context(), http.MethodGet, svc.URL()+"rows()?"+url.Values{"$filter": {filter}}.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Raw().Header.Set("Accept", "application/json;odata=minimalmetadata")
+		resp, err := pl.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("read of %02d to %02d: %v, %v", from, from+9, resp, err)
+		}
+		return resp
+	}
+	first := read(0)
+	if c.slept != 0 {
+		t.Fatalf("the first read of 10 waited %v, want none: the bucket held 10", c.slept)
+	}
+	second := read(10)
+	if c.slept < 99*time.Millisecond || c.slept > 101*time.Millisecond {
+		t.Fatalf("a read of 10 RowKeys sent while another's page was unread waited %v, want 0.1 s", c.slept)
+	}
+	// Each page holds the 10 reserved: reading them adds no debt.
+	for _, resp := range []*http.Response{first, second} {
+		if _, err := io.ReadAll(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	c.slept = 0
+	resp := read(5)
+	_, _ = io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if c.slept < 99*time.Millisecond || c.slept > 101*time.Millisecond {
+		t.Fatalf("a third read of 10 waited %v, want 0.1 s: its 10 and nothing owed for the pages before it", c.slept)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,8 +38,9 @@ type LimiterOptions struct {
 // Limiter is an azcore per-call policy for table clients that delays
 // requests so a process stays under the service's targets, so the service
 // does not have to answer 503 Server Busy. It counts entities as the
-// service does: one per single-entity request and per query page, and one
-// per operation of a transaction. Bursts of up to one second's worth pass
+// service does: one per single-entity request, one per entity of a query
+// page (a batched read's RowKeys before it goes, the rest once its page is
+// read), and one per operation of a transaction. Bursts of up to one second's worth pass
 // at once. Safe for concurrent use; share one Limiter among all the
 // clients of an account.
 type Limiter struct {
@@ -116,11 +119,16 @@ var (
 // entities names a table request as the service counts it: its
 // classification (with, for a transaction, the table its operations
 // name), its partition (read from the body for a transaction or an
-// insert) and its entities (one per operation of a transaction, else
-// one; a query's page is counted as it is read).
+// insert) and its entities (one per operation of a transaction, as many
+// as a query's page may hold when its filter names its RowKeys, else
+// one; a query's page is counted as it is read, and what it holds past
+// this is charged then).
 func entities(req *policy.Request) (key reqclass.Request, pk string, n float64) {
 	key = reqclass.Classify(reqclass.Table, req.Raw())
 	n, pk = 1.0, key.Partition
+	if key.Operation == "QueryEntities" {
+		n = float64(max(keyedPage(req.Raw().URL.Query()), 1))
+	}
 	if key.Operation == "Batch" || key.Operation == "InsertEntity" {
 		if body := req.Body(); body != nil {
 			b, _ := io.ReadAll(body)
@@ -149,6 +157,24 @@ func entities(req *policy.Request) (key reqclass.Request, pk string, n float64) 
 	return key, pk, n
 }
 
+// rowKeyEq marks one RowKey a filter names.
+const rowKeyEq = "RowKey eq '"
+
+// keyedPage is the most entities a query's page may hold when its filter
+// names RowKeys (a batched read: PartitionKey eq 'p' and (RowKey eq 'a'
+// or …)): one per RowKey named, no more than $top. It is 0 for a filter
+// that names none, whose page is known only once read. Reserving a
+// batched read's entities before it goes, as a transaction's are, keeps
+// reads in flight at once from overrunning a partition's rate: each would
+// otherwise pass for one entity and bring back as many as it names.
+func keyedPage(q url.Values) int {
+	n := strings.Count(q.Get("$filter"), rowKeyEq)
+	if top, err := strconv.Atoi(q.Get("$top")); err == nil && top > 0 {
+		n = min(n, top)
+	}
+	return n
+}
+
 // Do waits as long as the request's entities need, then sends it.
 func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
 	key, pk, n := entities(req)
@@ -160,9 +186,9 @@ func (l *Limiter) Do(req *policy.Request) (*http.Response, error) {
 	}
 	resp, err := req.Next()
 	if err == nil && key.Operation == "QueryEntities" && resp.Body != nil && resp.StatusCode == http.StatusOK {
-		resp.Body = &pageCounter{body: resp.Body, charge: func(n int) {
-			if n > 1 {
-				l.Reserve(key.Resource, pk, float64(n-1))
+		resp.Body = &pageCounter{body: resp.Body, charge: func(got int) {
+			if float64(got) > n {
+				l.Reserve(key.Resource, pk, float64(got)-n)
 			}
 		}}
 	}

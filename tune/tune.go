@@ -22,7 +22,10 @@
 // those rates as ceilings and follows the service's answers, in the manner
 // of aws-sdk-go-v2's adaptive retry mode. Each partition and the account
 // have a token bucket whose fill rate is the flow's rate; every try waits
-// for its entities' tokens in both. A throttling answer (503 ServerBusy,
+// for its entities' tokens in both (a query's page is charged as it is
+// read, except that a batched read, whose filter names its RowKeys,
+// reserves one per RowKey before it goes, so that reads in flight at once
+// do not overrun a partition). A throttling answer (503 ServerBusy,
 // 429, 500 OperationTimedOut, or one of those inside a transaction's 202)
 // lowers one flow: the account's when the message says the account is over
 // its limit, else the partition's. The decrease keeps 0.7 of the lower of
