@@ -2,7 +2,6 @@ package integration
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
@@ -34,13 +33,7 @@ func RunModelTableHandles(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		other := tableOf(table.New[DirEmp](client, nil))
-		var got []string
-		for e, err := range other.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}) {
-			if err != nil {
-				t.Fatalf("Query of the partition through a second handle: %v", err)
-			}
-			got = append(got, e.RowKey)
-		}
+		got := salesRowKeys(t, other)
 		if !slices.Equal(got, []string{"empid_000123"}) {
 			t.Fatalf("Query of the partition through a second table.New handle yielded %q; want the one employee, empid_000123 (email_donh@contoso.com is its index copy)", got)
 		}
@@ -60,13 +53,7 @@ func RunModelTableHandles(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		other := tableOf(table.New[DirEmp](client, nil))
-		var got []string
-		for e, err := range other.Query(ctx, &table.QueryOptions{Filter: table.Partition("Sales")}) {
-			if err != nil {
-				t.Fatalf("Query of the partition through a second handle: %v", err)
-			}
-			got = append(got, e.RowKey)
-		}
+		got := salesRowKeys(t, other)
 		if !slices.Equal(got, []string{"empid_000123"}) {
 			t.Fatalf("Query of the partition through a second handle yielded %q; want empid_000123 alone (lname_… is its list)", got)
 		}
@@ -115,56 +102,18 @@ func RunModelTableHandles(t *testing.T, env Env) {
 			t.Fatalf("Query of the partition through a second encrypted handle yielded %q; want empid_000123 alone", got)
 		}
 	})
-
-	t.Run("Load names every entity of its input when a bad one stops it", func(t *testing.T) {
-		// [ok, ok, bad key, ok]: the summary must account for all four,
-		// written, failed or not sent, each named, so the caller knows what
-		// to load again without tracking its own input.
-		client := env.NewTable(t, &reqcount.Counter{})
-		m, err := patterns.OpenModel(ctx, tableOf(table.New[DirEmp](client, nil)), &patterns.ModelOptions[DirEmp]{Name: "staff", Primary: "empid_",
-			Copies: []patterns.IndexDef[DirEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: email}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := []*DirEmp{
-			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000001"}, Email: "a@contoso.com"},
-			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000002"}, Email: "b@contoso.com"},
-			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_bad/key"}, Email: "c@contoso.com"},
-			{Meta: table.Meta{PartitionKey: "Sales", RowKey: "empid_000004"}, Email: "d@contoso.com"},
-		}
-		sum, loadErr := m.Load(ctx, slices.Values(in), nil)
-		named := map[string]string{}
-		for _, f := range sum.Failures {
-			named[f.RowKey] = "failed"
-		}
-		for _, f := range sum.NotSent {
-			named[f.RowKey] = "not sent"
-		}
-		written := 0
-		for _, e := range in {
-			if _, err := m.Get(ctx, e.PartitionKey, e.RowKey, nil); err == nil {
-				named[e.RowKey] = "written"
-				written++
-			}
-		}
-		accounted := sum.Entities + len(sum.Failures) + len(sum.NotSent)
-		if accounted != len(in) || len(named) != len(in) || written != sum.Entities {
-			t.Fatalf("Load of [ok, ok, bad key, ok] (error %v): written %d + failed %d + not sent %d = %d of %d entities; each entity's fate: %s; want all four named (empid_000004 too)",
-				loadErr, sum.Entities, len(sum.Failures), len(sum.NotSent), accounted, len(in), fates(in, named))
-		}
-	})
 }
 
-// fates lists each input entity's RowKey with what became of it, "—" for
-// one the summary does not name.
-func fates(in []*DirEmp, named map[string]string) string {
-	s := ""
-	for _, e := range in {
-		f, ok := named[e.RowKey]
-		if !ok {
-			f = "—"
+// salesRowKeys queries partition Sales through tbl and lists the RowKeys
+// of what it yields.
+func salesRowKeys(t *testing.T, tbl *table.Table[DirEmp]) []string {
+	t.Helper()
+	var got []string
+	for e, err := range tbl.Query(t.Context(), &table.QueryOptions{Filter: table.Partition("Sales")}) {
+		if err != nil {
+			t.Fatalf("Query of the partition through a second handle: %v", err)
 		}
-		s += fmt.Sprintf("[%s: %s]", e.RowKey, f)
+		got = append(got, e.RowKey)
 	}
-	return s
+	return got
 }
