@@ -18,9 +18,9 @@
 // retried or poisoned by its own outcome as a single one is. Mover is the
 // guide's archive scenario built in.
 //
-// A worker holds messages for a bounded number of handler calls (a batch
-// is one call), renews each held message while it waits for a slot or
-// runs, so none waits out its visibility, and sleeps while it may hold no
+// A worker handles at most Concurrency messages at once (a batch counts its
+// messages), holds a bounded number more, renews each held message while
+// it waits for a slot or runs, so none waits out its visibility, and sleeps while it may hold no
 // more until a handler finishes. A handler that panics fails
 // only its own message (a *PanicError with the value and the stack, retried
 // like any failure); the worker keeps serving the others. Failures are

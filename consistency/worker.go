@@ -73,11 +73,13 @@ type WorkerOptions struct {
 	// BatchHandler call is given, 1 to 32.
 	// Default (0): 32. Out of range, Run and Drain fail with ErrBadOption.
 	BatchSize int
-	// Concurrency bounds the handler calls running at once; a
-	// BatchHandler's call is one, however many messages it has. The worker
-	// holds messages for up to twice as many calls while handlers take
-	// under a third of Visibility, and for only as many otherwise (see
-	// Worker). Default (0): 16; negative: ErrBadOption.
+	// Concurrency bounds the messages handled at once: a message of a
+	// Handle type counts one, a BatchHandler's call counts its messages,
+	// at most Concurrency (a batch larger than Concurrency runs alone, so
+	// at the defaults one batch of 32 runs at a time). The worker holds
+	// up to twice as many while handlers take under a third of
+	// Visibility, and only as many otherwise (see Worker). Default (0):
+	// 16; negative: ErrBadOption.
 	Concurrency int
 	// Visibility hides a dequeued message, in whole seconds (at least 1 s).
 	// Default (0): 30 s; while the worker holds a message (waiting for a
@@ -170,13 +172,14 @@ type Stats struct {
 // workers, in one process or many, on the same queue: the queue hands each
 // message to one of them at a time.
 //
-// A Worker holds messages for a bounded number of handler calls: a message
-// of a Handle type is one call, a batch of a HandleBatch type is one call
-// however many messages it has. It holds up to twice Concurrency calls
-// while handlers take under a third of Visibility on average (a call that
-// waits for a slot seldom needs a renewal) and only Concurrency otherwise,
-// and dequeues only while it may hold another: up to the free calls'
-// worth of messages, or BatchSize while a BatchHandler is registered. A
+// A Worker handles at most Concurrency messages at once: a message of a
+// Handle type takes one handler slot, a batch of a HandleBatch type one a
+// message, at most all of them. It holds messages for up to twice
+// Concurrency slots while handlers take under a third of Visibility on
+// average (a message that waits for a slot seldom needs a renewal) and
+// only Concurrency otherwise, and dequeues only while it may hold more:
+// up to the free slots' worth of messages, or BatchSize once a full batch
+// has room while a BatchHandler is registered. A
 // batch gathers its type's messages over consecutive dequeues (see
 // HandleBatch), so a queue that mixes types still gives full batches. Every
 // held message is renewed from its dequeue while it waits or runs, so none
@@ -295,7 +298,8 @@ func (w *Worker) Handle(msgType string, h Handler) error {
 // dequeue that opens it and of up to three dequeues after it, and goes to
 // h once it holds BatchSize, once a dequeue returns fewer messages than it
 // asked for (the queue has no more for now), or once the worker may hold
-// no more calls; then it waits for one handler slot. Each message is held,
+// no more; then it waits for its handler slots (one a message, at most
+// Concurrency). Each message is held,
 // renewed, deleted, retried or poisoned as a Handle handler's is. The rules
 // of Handle about one handler per type apply.
 func (w *Worker) HandleBatch(msgType string, h BatchHandler) error {
@@ -410,22 +414,25 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
 	var wg sync.WaitGroup
-	// held counts the handler calls the worker holds messages for and
-	// that have not returned: a message of a Handle type, running or
-	// waiting for a slot, is one; a batch of a HandleBatch type is one,
-	// however many messages it has.
+	// held counts the slots (see slots) that the handler calls the worker
+	// holds messages for will take, until they return: a message of a
+	// Handle type, running or waiting, takes one; a batch of a HandleBatch
+	// type handed to its handler takes its messages, at most Concurrency.
+	// A batch still gathering messages (open) counts for nothing: it is
+	// bounded by BatchSize and goes to its handler within maxBatchDequeues
+	// dequeues.
 	var held atomic.Int64
 	// active counts the goroutines of messages and batches not yet
 	// settled: a batch stops counting as held once its handler returned,
 	// but a failure among its messages may still make one visible.
 	var active atomic.Int64
-	slots := make(chan struct{}, w.opts.Concurrency)
+	slots := newSlots(w.opts.Concurrency)
 	// freed wakes the loop when a handler finishes. One buffered signal is
 	// enough: a finish between the loop's count and its wait stays in the
 	// buffer, and extra signals only cost a recount.
 	freed := make(chan struct{}, 1)
-	release := func() {
-		held.Add(-1)
+	release := func(n int64) {
+		held.Add(-n)
 		select {
 		case freed <- struct{}{}:
 		default:
@@ -441,19 +448,19 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			<-done
 		}
 	}
-	// How many handler calls to hold messages for. A held message's
-	// visibility is renewed from its dequeue whether it runs or waits for
-	// a slot, so waiting never lets it expire. While handlers are quick
-	// (their mean under a third of the visibility, so a waiting message
-	// seldom needs a renewal), the worker holds up to twice Concurrency
-	// and refills once the waiting ones have all started: dequeues stay
-	// large. While they are slow it holds only as many as it has slots and
-	// refills once half are free: nothing waits, so nothing costs
-	// renewals, and other workers on the queue get the messages this one
-	// could not start. With a BatchHandler registered, a dequeue asks for
-	// BatchSize whenever one more call may be held: a batch is one call
-	// however many messages it has, so the free slots do not bound a
-	// dequeue.
+	// How many messages to hold, counted as the slots they take (a
+	// message of a Handle type takes one, a batch its messages, at most
+	// Concurrency). A held message's visibility is renewed from its
+	// dequeue whether it runs or waits for a slot, so waiting never lets it
+	// expire. While handlers are quick (their mean under a third of the
+	// visibility, so a waiting message seldom needs a renewal), the worker
+	// holds up to twice Concurrency and refills once the waiting ones have
+	// all started: dequeues stay large. While they are slow it holds only
+	// as many as it has slots and refills once half are free: nothing
+	// waits, so nothing costs renewals, and other workers on the queue get
+	// the messages this one could not start. With a BatchHandler
+	// registered, it refills once a full batch has room, and a dequeue
+	// asks for BatchSize, so batches stay full.
 	sizing := func() (limit, refill int64) {
 		c, b := int64(w.opts.Concurrency), int64(w.opts.BatchSize)
 		if time.Duration(w.meanRun.Load()) < w.opts.Visibility/3 {
@@ -462,7 +469,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			limit, refill = c, max(1, min(c, b)/2)
 		}
 		if w.batching() {
-			refill = 1
+			refill = min(c, b)
 		}
 		return limit, refill
 	}
@@ -471,13 +478,15 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 	open := map[string]*openBatch{}
 	var openTypes []string
 	start := func(b *openBatch) {
+		n := slots.weight(len(b.items))
+		held.Add(int64(n))
 		wg.Add(1)
 		active.Add(1)
 		go func() {
 			defer wg.Done()
 			defer active.Add(-1)
 			var once sync.Once
-			done := func() { once.Do(release) }
+			done := func() { once.Do(func() { release(int64(n)) }) }
 			defer done()
 			w.processBatch(handlerCtx, b.msgType, b.items, failed, slots, done)
 		}()
@@ -590,7 +599,6 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 					if !slices.Contains(openTypes, env.Type) {
 						openTypes = append(openTypes, env.Type)
 					}
-					held.Add(1)
 				}
 				b.items = append(b.items, w.hold(handlerCtx, dm, env, sent))
 				continue
@@ -601,7 +609,7 @@ func (w *Worker) loop(ctx context.Context, drain bool) (Stats, error, error) {
 			go func() {
 				defer wg.Done()
 				defer active.Add(-1)
-				defer release()
+				defer release(1)
 				w.process(handlerCtx, dm, env, derr, sent, failed, slots)
 			}()
 		}
@@ -640,7 +648,7 @@ func derefInt(p *int64) int64 {
 // process handles one held message: it renews the message's visibility
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
 // retries or poisons the message, or reports that its claim was lost.
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots chan struct{}) {
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
 	msgType, disposition, err := w.handle(ctx, dm, env, derr, dequeued, failed, slots)
 	w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
@@ -656,7 +664,7 @@ const attrDisposition = "tablekit.disposition"
 // why it has none, it returns the message's type, what became of it, and
 // the error that made it fail. A message of a HandleBatch type comes here
 // only to be poisoned, past MaxDequeues.
-func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots chan struct{}) (string, string, error) {
+func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) (string, string, error) {
 	c := w.newClaim(ctx, dm)
 	defer c.end()
 	msg := &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
@@ -686,9 +694,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *E
 		return env.Type, "poisoned", err
 	}
 	c.renew(ctx, dequeued)
-	select {
-	case slots <- struct{}{}:
-	case <-c.ctx.Done():
+	if !slots.acquire(c.ctx, 1) {
 		if lost := c.lostErr(); lost != nil {
 			// Lost while waiting for a slot: another consumer may have it.
 			return env.Type, "lost", lost
@@ -699,7 +705,7 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *E
 	}
 	start := time.Now()
 	err := w.run(c.ctx, h, msg)
-	<-slots
+	slots.release(1)
 	w.observe(time.Since(start))
 	disposition := w.outcome(ctx, failed, msg, c, err)
 	if disposition == "lost" {

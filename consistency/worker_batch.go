@@ -59,23 +59,22 @@ func (w *Worker) hold(ctx context.Context, dm *azqueue.DequeuedMessage, env *Env
 	return batchItem{&Message{Envelope: *env, ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}, c}
 }
 
-// processBatch waits for one handler slot for held, the messages of one
-// batch of msgType, then reads the payloads they keep in blobs, runs the
+// processBatch waits for the handler slots of held (slots.weight), the
+// messages of one batch of msgType, then reads the payloads they keep in blobs, runs the
 // BatchHandler on those whose claim still holds, calls release (the batch
 // no longer counts against the worker's hold: the next dequeue may
 // start), and settles each message by its own outcome, Concurrency at a
 // time.
-func (w *Worker) processBatch(ctx context.Context, msgType string, held []batchItem, failed *tally, slots chan struct{}, release func()) {
+func (w *Worker) processBatch(ctx context.Context, msgType string, held []batchItem, failed *tally, slots *slots, release func()) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handleBatch", trace.Attr(trace.AttrQueue, w.queueName), trace.Attr(trace.AttrMessage, msgType))
 	defer func() {
 		for _, it := range held {
 			it.c.end()
 		}
 	}()
-	select {
-	case slots <- struct{}{}:
-	case <-ctx.Done():
-		// Shut down while waiting for a slot: they reappear.
+	n := slots.weight(len(held))
+	if !slots.acquire(ctx, n) {
+		// Shut down while waiting for its slots: they reappear.
 		w.count(func(s *Stats) { s.Abandoned += int64(len(held)) })
 		end(ctx.Err())
 		return
@@ -95,7 +94,7 @@ func (w *Worker) processBatch(ctx context.Context, msgType string, held []batchI
 		items = append(items, it)
 	}
 	if len(items) == 0 {
-		<-slots
+		slots.release(n)
 		release()
 		end(nil)
 		return
@@ -107,7 +106,7 @@ func (w *Worker) processBatch(ctx context.Context, msgType string, held []batchI
 	w.count(func(s *Stats) { s.Batches++ })
 	start := time.Now()
 	errs := w.callBatch(ctx, w.batcher(msgType), msgs)
-	<-slots
+	slots.release(n)
 	w.observe(time.Since(start))
 	release()
 	// Settle: each message by its own outcome, Concurrency at a time.
@@ -147,4 +146,53 @@ func (w *Worker) callBatch(ctx context.Context, h BatchHandler, msgs []*Message)
 		}
 	}()
 	return h(ctx, msgs)
+}
+
+// slots bounds the messages handled at once to Concurrency: a message of a
+// Handle type takes one slot, a batch takes one a message, at most all of
+// them (a batch of more than Concurrency runs alone). Were a batch one
+// slot, a worker at its defaults would run sixteen batches of 32 at once,
+// and their table requests would come in bursts no client rate can pace.
+type slots struct {
+	free chan struct{}
+	// gate lets one acquire of several slots take them at a time, so two
+	// batches each holding part of what they need cannot wait for each
+	// other.
+	gate chan struct{}
+}
+
+func newSlots(n int) *slots {
+	return &slots{free: make(chan struct{}, n), gate: make(chan struct{}, 1)}
+}
+
+// weight is the slots a batch of n messages takes.
+func (s *slots) weight(n int) int { return max(1, min(n, cap(s.free))) }
+
+// acquire takes n slots, waiting until they are free; it takes none and
+// returns false once ctx is done.
+func (s *slots) acquire(ctx context.Context, n int) bool {
+	if n > 1 {
+		select {
+		case s.gate <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		defer func() { <-s.gate }()
+	}
+	for i := range n {
+		select {
+		case s.free <- struct{}{}:
+		case <-ctx.Done():
+			s.release(i)
+			return false
+		}
+	}
+	return true
+}
+
+// release frees n slots taken by acquire.
+func (s *slots) release(n int) {
+	for range n {
+		<-s.free
+	}
 }

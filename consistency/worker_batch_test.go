@@ -248,9 +248,9 @@ func TestLongBatchKeepsItsMessages(t *testing.T) {
 // TestTwoBatchedTypesKeepTheirBatchesFull: one queue carrying two batched
 // types interleaved, 320 each, drained by a Worker of concurrency 8 whose
 // handlers cost three table requests a call and every request a 2 ms
-// round trip. A batch takes one handler slot whatever its size, so the
-// worker keeps dequeuing 32 while slots are busy, and a type's messages
-// join its batch still waiting for a slot: the ledger holds the drain,
+// round trip. A batch still gathering messages takes no handler slot, so
+// a type's messages of the next dequeues join it until it is full: the
+// ledger holds the drain,
 // table requests included, to 1.25 requests a message (a delete each, a
 // dequeue of 32 per 32, three table requests per batch of up to 32).
 // Virtual time (synctest).
@@ -313,4 +313,77 @@ func TestTwoBatchedTypesKeepTheirBatchesFull(t *testing.T) {
 				per, table, 3*2*n/32, dequeues, 2*n/32+2, sizes, l)
 		}
 	})
+}
+
+// TestBatchCountsItsMessagesAgainstConcurrency: Concurrency bounds the
+// messages handled at once, and a batch counts its messages (a batch of
+// more than Concurrency counts Concurrency, so it runs alone). At the
+// defaults (Concurrency 16, BatchSize 32) one full batch runs at a time
+// and the worker holds one more; with Concurrency 64, two full batches run
+// at once; with Concurrency 16 and batches of 8, two run at once. Handlers
+// of a batched type sleep 1 s (virtual time), and the test records the most
+// batch calls running at once and the most messages the worker held.
+func TestBatchCountsItsMessagesAgainstConcurrency(t *testing.T) {
+	cases := []struct {
+		name                 string
+		concurrency, batch   int
+		wantRunning, maxHeld int
+	}{
+		{"defaults: one full batch at a time", 0, 0, 1, 64},
+		{"Concurrency 64: two full batches", 64, 32, 2, 128},
+		{"Concurrency 16, batches of 8: two at once", 16, 8, 2, 32 + 8},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				svc, q, p := queues(t)
+				send(t, q, "batch.v1", keysOf("b", 256)...)
+				var running, most atomic.Int32
+				w := consistency.NewWorker(q, p, &consistency.WorkerOptions{Concurrency: tc.concurrency, BatchSize: tc.batch, Logger: quiet})
+				if err := w.HandleBatch("batch.v1", func(ctx context.Context, msgs []*consistency.Message) []error {
+					r := running.Add(1)
+					for {
+						m := most.Load()
+						if r <= m || most.CompareAndSwap(m, r) {
+							break
+						}
+					}
+					time.Sleep(time.Second)
+					running.Add(-1)
+					return make([]error, len(msgs))
+				}); err != nil {
+					t.Fatal(err)
+				}
+				// Sample the messages the worker holds: dequeued, not yet settled.
+				var maxHeld int
+				stop := make(chan struct{})
+				sampled := make(chan struct{})
+				go func() {
+					defer close(sampled)
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(100 * time.Millisecond):
+						}
+						if st := w.Stats(); int(st.Dequeued-st.Processed) > maxHeld {
+							maxHeld = int(st.Dequeued - st.Processed)
+						}
+					}
+				}()
+				st := drain(t, w)
+				close(stop)
+				<-sampled
+				if st.Processed != 256 || svc.Len("work") != 0 {
+					t.Fatalf("stats %+v, %d left", st, svc.Len("work"))
+				}
+				if int(most.Load()) != tc.wantRunning {
+					t.Fatalf("at most %d batch calls ran at once, want %d", most.Load(), tc.wantRunning)
+				}
+				if maxHeld > tc.maxHeld {
+					t.Fatalf("the worker held %d messages at once, want at most %d", maxHeld, tc.maxHeld)
+				}
+			})
+		})
+	}
 }

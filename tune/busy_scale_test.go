@@ -295,12 +295,9 @@ func TestBusyWriterMillion(t *testing.T) {
 	}
 }
 
-// busyMoved and busyIndexed are how many entities the mover and the
-// model's handler drain, over 100 partitions.
-const (
-	busyMoved   = 1_000_000
-	busyIndexed = 1_000_000
-)
+// busyEntities is how many entities the mover and the model's handler
+// drain, over 100 partitions.
+var busyEntities = flag.Int("busy-entities", 1_000_000, "entities the busy mover and handler loads drain (with -busy)")
 
 // busyMoveRun is how many moves of one partition are requested in a row.
 const busyMoveRun = 100
@@ -488,7 +485,7 @@ func TestBusyMoverDrain(t *testing.T) {
 	}
 	for _, side := range busySides {
 		t.Run(side.name, func(t *testing.T) {
-			r := moverDrain(t, side, busyMoved, 100)
+			r := moverDrain(t, side, *busyEntities, 100)
 			t.Log(r)
 			if side.name == "tune.Adaptive" {
 				checkAdaptive(t, r)
@@ -508,7 +505,7 @@ func TestBusyModelDrain(t *testing.T) {
 	}
 	for _, side := range busySides {
 		t.Run(side.name, func(t *testing.T) {
-			r := modelDrain(t, side, busyIndexed, 100)
+			r := modelDrain(t, side, *busyEntities, 100)
 			t.Log(r)
 			if side.name == "tune.Adaptive" {
 				checkAdaptive(t, r)
