@@ -638,7 +638,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					t.Fatal(err)
 				}
 			}
-			mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
+			mover := consistency.NewMover[Staff](from, to, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 			_ = w.Handle(mover.MessageType(), mover.Process)
 			r.start()
