@@ -32,7 +32,7 @@ func ExampleMover_changedSource() {
 		}
 	}
 
-	mover := consistency.NewMover[Employee](current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[Employee](current, archive, consistency.NewSender(q, nil), nil)
 	for _, id := range []string{"000123", "000152"} {
 		if err := mover.Request(ctx, "Sales", id, nil); err != nil {
 			panic(err)

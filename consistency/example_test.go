@@ -31,7 +31,7 @@ func ExampleMover() {
 	archive, _ := table.New[Employee](arc, nil)
 	_ = current.Add(ctx, &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000456"}, Name: "Employee 456"}, nil)
 
-	mover := consistency.NewMover[Employee](current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[Employee](current, archive, consistency.NewSender(q, nil), nil)
 	_ = mover.Request(ctx, "Sales", "000456", nil)
 
 	worker := consistency.NewWorker(q, poison, nil)

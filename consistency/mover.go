@@ -32,26 +32,16 @@ type moveRequest struct {
 // defaultMoveType is the message type of a Mover.
 const defaultMoveType = "tablekit.move.v1"
 
-// Target receives a moved entity: another table, or a blob.
-//
-// Put has no options parameter, an exception to the package's shape: Target
-// is a port the user implements, the Mover is its only caller, and an
-// options struct in it would make every implementation accept a value it
-// has no use for. TableTarget.Put and BlobTarget.Put follow it.
+// Target receives a moved entity: a *table.Table[T] (another table, with
+// insert-or-replace), a BlobTarget, or the user's own. Its one method has
+// the signature of table.Table's Upsert, so a table is a Target as it is.
 type Target[T any] interface {
-	// Put writes v to the target, replacing any earlier copy. It must be
-	// idempotent.
-	Put(ctx context.Context, v *T) error
+	// Upsert writes v to the target, replacing any earlier copy (the
+	// Mover passes Mode table.Replace). It must be idempotent.
+	Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error
 }
 
-// TableTarget writes moved entities to a table with insert-or-replace.
-type TableTarget[T any] struct{ Table *table.Table[T] }
-
-// Put upserts v (replace). Its signature is Target's (see Target for why
-// it has no options).
-func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
-	return t.Table.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
-}
+var _ Target[table.Meta] = (*table.Table[table.Meta])(nil)
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
 type BlobTarget[T any] struct {
@@ -63,9 +53,10 @@ type BlobTarget[T any] struct {
 	Name func(v *T) string
 }
 
-// Put writes v's JSON entity to its blob, replacing any earlier copy. Its
-// signature is Target's (see Target for why it has no options).
-func (t *BlobTarget[T]) Put(ctx context.Context, v *T) error {
+// Upsert writes v's JSON entity to its blob, replacing any earlier copy
+// whatever opts.Mode says: a blob is written whole. Its signature is
+// Target's.
+func (t *BlobTarget[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error {
 	body, err := tableio.Marshal(v)
 	if err != nil {
 		return err
@@ -226,7 +217,7 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	// The target gets a copy: writing it may set the copy's Meta to the
 	// target's version, and the delete below needs the source's.
 	cp := *src
-	if err := m.to.Put(ctx, &cp); err != nil {
+	if err := m.to.Upsert(ctx, &cp, &table.UpsertOptions{Mode: table.Replace}); err != nil {
 		return err
 	}
 	err = m.from.DeleteValue(ctx, src, nil)
@@ -268,9 +259,9 @@ type moveItem struct {
 // partition, with one read query per 14 keys and one transaction per 100
 // entities for the target writes and for the source deletes ("Moving
 // entities" in the package documentation has the steps, their crash
-// safety and their cost). It needs a *table.Table[T] source and a
-// TableTarget; with any other source or target (an index-aware Source, a
-// BlobTarget) each message is moved as Process moves it. Its signature is
+// safety and their cost). It needs a *table.Table[T] source and target;
+// with any other source or target (an index-aware Source, a BlobTarget)
+// each message is moved as Process moves it. Its signature is
 // BatchHandler's, so it takes no options.
 func (m *Mover[T]) ProcessBatch(ctx context.Context, msgs []*Message) (errs []error) {
 	ctx, end := m.tracer.Start(ctx, opMoverProcessBatch)
@@ -349,7 +340,7 @@ var errMoveRetried = errors.New("consistency: move left for its next delivery")
 // moveBatch moves the batch's valid items, partition by partition.
 func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem) {
 	src, okSrc := m.from.(*table.Table[T])
-	dst, okDst := m.to.(TableTarget[T])
+	dst, okDst := m.to.(*table.Table[T])
 	byPK := map[string][]*moveItem{}
 	var order []string
 	for _, it := range items {
@@ -374,7 +365,7 @@ func (m *Mover[T]) moveBatch(ctx context.Context, items []*moveItem) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			m.movePartition(ctx, src, dst.Table, pk, byPK[pk], sem)
+			m.movePartition(ctx, src, dst, pk, byPK[pk], sem)
 		}()
 	}
 	wg.Wait()

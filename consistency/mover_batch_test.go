@@ -122,7 +122,7 @@ func BenchmarkMoveBatches(b *testing.B) {
 					ctx := context.Background()
 					current, _ := table.New[employee](cur, nil)
 					archive, _ := table.New[employee](arc, nil)
-					mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
+					mover := consistency.NewMover[employee](current, archive, consistency.NewSender(q, nil), nil)
 					for i := range n {
 						var err error
 						if side == "hand loop" {
@@ -238,7 +238,7 @@ func runBatchedMover(t *testing.T) {
 	}
 	current, _ := table.New[employee](cur, nil)
 	archive, _ := table.New[employee](arc, nil)
-	mover := consistency.NewMover[employee](current, consistency.TableTarget[employee]{Table: archive}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[employee](current, archive, consistency.NewSender(q, nil), nil)
 	w := consistency.NewWorker(q, poison, &consistency.WorkerOptions{PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
 	if err := w.HandleBatch(mover.MessageType(), mover.ProcessBatch); err != nil {
 		t.Fatal(err)

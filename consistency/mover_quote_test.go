@@ -78,7 +78,7 @@ func moveQuoted(t *testing.T, tables *aztables.ServiceClient, queues *azqueue.Se
 	}
 	current, archive := tb("qcur"), tb("qarc")
 	q, poison := queue("qmove"), queue("qpoison")
-	mover := consistency.NewMover[quoteRow](current, consistency.TableTarget[quoteRow]{Table: archive}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[quoteRow](current, archive, consistency.NewSender(q, nil), nil)
 	// Two partitions, one after the other in the queue: 64 and 32 moves,
 	// three dequeues of 32.
 	var want []string

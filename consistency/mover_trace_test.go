@@ -44,7 +44,7 @@ func TestMoverSpans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mover := consistency.NewMover[Employee](current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(q, nil),
+	mover := consistency.NewMover[Employee](current, archive, consistency.NewSender(q, nil),
 		&consistency.MoverOptions{TracingProvider: rec.Provider()})
 
 	// Process on its own: a root Mover.move span over the read, write, delete.

@@ -30,7 +30,7 @@ var _ Queue = (*azqueue.QueueClient)(nil)
 // implementation keeps the service's error (*azcore.ResponseError) in the
 // chain of the errors it returns.
 //
-// Its methods take no options parameter, as Target's: BlobStore is a port
+// Its methods take no options parameter: BlobStore is a port
 // that blobstore.Store or the user implements and this package alone calls,
 // so an options struct would be a value every implementation ignores.
 type BlobStore interface {

@@ -5,8 +5,9 @@
 // header's ETag, or several with the header marked Pending until the last
 // commits), deduplicates events by ID, writes other rows of the partition
 // atomically with an append (AppendOptions.Include), and reads forward or
-// backward by version, a page per request. Snapshots keeps the state of a
-// stream at a version next to it, written with the append that reaches it.
+// backward by version, a page per request. A snapshot keeps the state of a
+// stream at a version next to it, written with the append that reaches it
+// (AppendOptions.Snapshot) and read with Store.LoadSnapshot.
 //
 // Event streams are not one of the Table design guide's patterns, so they
 // live apart from package patterns; they use the same layers (table for
@@ -29,8 +30,8 @@
 // Reads (Read, ReadPage) go forward or backward from a version: one read
 // of the header (none for a read as of a head, ReadOptions.AsOf), then one
 // range query per page, since versions are dense and each page's RowKeys
-// are known. Snapshots (Snapshots) hold the state at a version, so a
-// reader loads one and reads only the events after it.
+// are known. A snapshot (LoadSnapshot) holds the state at a version, so a
+// reader loads it and reads only the events after it.
 //
 // # Commands
 //
@@ -40,8 +41,7 @@
 // race two more: the header read (which tells a lost race from a lost
 // answer, and gives the fresh head) and the next append. decide's own
 // reads come on top, in every round. A decide that rebuilds the state as
-// of its head (Snapshots.Load and Read with
-// ReadOptions.AsOf) reads no header: one request for the snapshot and one
+// of its head (LoadSnapshot and Read with ReadOptions.AsOf) reads no header: one request for the snapshot and one
 // per page of the events after it (none when the snapshot is at the head).
 // So a command that replays up to 1,000 events and appends costs three
 // requests, and three more per lost race; a decide that reads without AsOf

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +21,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -28,28 +29,25 @@ import (
 
 // The rows of a stream, all in the stream's partition (Streamstone's
 // schema, with tablekit's names). Every RowKey a stream writes starts with
-// RowPrefix, so the rows an append includes must not.
+// rowPrefix ("ES-"), so the rows an append includes must not: Append
+// refuses them with ErrReservedRowKey before any request.
 const (
-	// RowPrefix starts every RowKey the stream itself writes.
-	RowPrefix = "ES-"
+	// rowPrefix starts every RowKey the stream itself writes.
+	rowPrefix = "ES-"
 	// streamHeadKey is the header: the committed version, and the marker
 	// of an append spread over several transactions.
-	streamHeadKey = RowPrefix + "HEAD"
+	streamHeadKey = rowPrefix + "HEAD"
 	// streamEventPrefix and a 19-digit version are an event's RowKey, so
 	// RowKey order is version order and a range of versions is a range
 	// of keys.
-	streamEventPrefix = RowPrefix + "E-"
+	streamEventPrefix = rowPrefix + "E-"
 	// streamIDPrefix and an event's ID are its deduplication row.
-	streamIDPrefix = RowPrefix + "ID-"
+	streamIDPrefix = rowPrefix + "ID-"
 	// streamSnapshotKey holds the latest snapshot of the stream.
-	streamSnapshotKey = RowPrefix + "SNAP"
+	streamSnapshotKey = rowPrefix + "SNAP"
 	// versionDigits is the width of a version in a RowKey: every int64.
 	versionDigits = 19
 )
-
-// LatestVersion, as the from of a backward read, starts at the stream's
-// last event.
-const LatestVersion int64 = math.MaxInt64
 
 // Errors of event streams, matched with errors.Is.
 var (
@@ -68,13 +66,14 @@ var (
 	// service's *azcore.ResponseError in its chain.
 	ErrDuplicateEvent = errors.New("eventstream: duplicate event ID")
 	// ErrReservedRowKey: an included operation uses a RowKey of the
-	// stream's own rows (RowPrefix).
+	// stream's own rows, which all start with "ES-".
 	ErrReservedRowKey = errors.New("eventstream: RowKey reserved for the stream")
 	// ErrCorrupt: the stored events are not the dense sequence of
 	// versions the stream's protocol writes (rows written around tablekit).
 	ErrCorrupt = errors.New("eventstream: stream rows out of sequence")
-	// ErrBadDefinition: New or NewSnapshots was given a type that cannot
-	// be an event or a snapshot (reported before any request).
+	// ErrBadDefinition: New was given a type that cannot be an event, or
+	// Append or LoadSnapshot a snapshot that does not embed Snapshot
+	// (reported before any request).
 	ErrBadDefinition = errors.New("eventstream: bad definition")
 )
 
@@ -102,7 +101,7 @@ type streamEventer interface{ streamEvent() *Event }
 // append. Its fields are read-only: a head always describes a header as it
 // was stored, so an append can never be aimed past the stream's end, and
 // every version up to a head's is committed: reads and snapshot loads as of
-// a head (ReadOptions.AsOf, for Read and Snapshots.Load) give the state at it.
+// a head (ReadOptions.AsOf, for Read and LoadSnapshot) give the state at it.
 type Head struct {
 	stream           string
 	version, pending int64
@@ -183,13 +182,15 @@ type Options struct {
 //
 // E is a struct that embeds Event. Other entities of the partition
 // can be written atomically with an append (AppendOptions.Include), such
-// as a projection or a snapshot, as long as their RowKeys do not start
-// with RowPrefix.
+// as a projection, as long as their RowKeys do not start with "ES-"; a
+// snapshot of the stream's state goes with an append too
+// (AppendOptions.Snapshot, LoadSnapshot).
 type Store[E any] struct {
 	client table.Client
 	events *table.Table[E]
 	heads  *table.Table[streamHeadRow]
 	keys   *table.Table[eventKeyRow]
+	raw    *table.Table[table.Entity] // the snapshots, decoded into their own types
 	logger *slog.Logger
 	tr     trace.OpTracer
 }
@@ -212,7 +213,11 @@ func New[E any](client table.Client, opts *Options) (*Store[E], error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store[E]{client: client, events: events, heads: heads, keys: ks}
+	raw, err := table.New[table.Entity](client, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store[E]{client: client, events: events, heads: heads, keys: ks, raw: raw}
 	if opts != nil {
 		s.logger = opts.Logger
 		s.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
@@ -248,23 +253,20 @@ func headOf(row *streamHeadRow) *Head {
 	return &Head{stream: row.PartitionKey, version: row.Version, pending: row.Pending, etag: row.ETag}
 }
 
-// SnapshotWrite is a snapshot to store with an append, made by
-// Snapshots.Of; the append stamps it with the version it commits.
-type SnapshotWrite interface {
-	snapshotOp(stream string, version int64) (batch.Op, error)
-}
-
 // AppendOptions configure Append. nil means the defaults.
 type AppendOptions struct {
 	// Include lists operations on other entities of the stream's
 	// partition, committed in the same transaction as the append's last
 	// events and its header: all of them commit with the append or none
-	// does. Their RowKeys must not start with RowPrefix. Default:
-	// none.
+	// does. Their RowKeys must not start with "ES-", which starts the
+	// stream's own rows (ErrReservedRowKey). Default: none.
 	Include []batch.Op
-	// Snapshot is stored with the append, at the version it commits, in
-	// the same transaction. Default: none.
-	Snapshot SnapshotWrite
+	// Snapshot, a pointer to a struct that embeds Snapshot, is stored
+	// with the append in the same transaction, stamped with the version it
+	// commits, and replaces the stream's previous snapshot (LoadSnapshot
+	// reads it). A value that embeds no Snapshot is refused with
+	// ErrBadDefinition before any request. Default: nil, none.
+	Snapshot any
 }
 
 // concurrencyError is an append refused because the stream was not at the
@@ -512,13 +514,13 @@ func (s *Store[E]) newAppend(head *Head, events []*E, opts *AppendOptions) (*app
 			switch {
 			case op.PartitionKey() != head.stream:
 				return nil, bad(fmt.Sprintf("Include[%d]", i), batch.ErrMixedPartitions, "PartitionKey %q is not the stream's %q", op.PartitionKey(), head.stream)
-			case strings.HasPrefix(op.RowKey(), RowPrefix):
-				return nil, bad(fmt.Sprintf("Include[%d]", i), ErrReservedRowKey, "RowKey %q starts with %q", op.RowKey(), RowPrefix)
+			case strings.HasPrefix(op.RowKey(), rowPrefix):
+				return nil, bad(fmt.Sprintf("Include[%d]", i), ErrReservedRowKey, "RowKey %q starts with %q", op.RowKey(), rowPrefix)
 			}
 		}
 		run.include = opts.Include
 		if opts.Snapshot != nil {
-			op, err := opts.Snapshot.snapshotOp(head.stream, head.version+int64(len(events)))
+			op, err := snapshotOp(opts.Snapshot, head.stream, head.version+int64(len(events)))
 			if err != nil {
 				return nil, err
 			}
@@ -605,7 +607,7 @@ func (r *appendRun[E]) explain(err error) error {
 			return fmt.Errorf("eventstream: events[%d] of the append to stream %q: %w", n-r.from-1, oe.PartitionKey, err)
 		}
 	}
-	if !strings.HasPrefix(oe.RowKey, RowPrefix) {
+	if !strings.HasPrefix(oe.RowKey, rowPrefix) {
 		return fmt.Errorf("eventstream: an included operation on RowKey %q of stream %q: %w", oe.RowKey, oe.PartitionKey, err)
 	}
 	return err
@@ -773,7 +775,7 @@ func (r *appendRun[E]) send(ctx context.Context, tx *batch.Transaction, h *strea
 			return &concurrencyError{Stream: stream, Expected: r.from, Err: err}
 		}
 	}
-	if te.Index > 0 && last && !strings.HasPrefix(te.Op.RowKey(), RowPrefix) {
+	if te.Index > 0 && last && !strings.HasPrefix(te.Op.RowKey(), rowPrefix) {
 		return fmt.Errorf("eventstream: an included operation on %q failed, so the append to stream %q did not commit: %w", te.Op.RowKey(), stream, err)
 	}
 	return err
@@ -845,7 +847,7 @@ type ReadOptions struct {
 	// none when from is past the head. A head of another stream is refused
 	// before any request. Ignored with a token, whose read is already
 	// bounded. Default: nil, the version committed when the read begins
-	// (one request to read the header first). Snapshots.Load takes AsOf
+	// (one request to read the header first). LoadSnapshot takes AsOf
 	// too: see there.
 	AsOf *Head
 }
@@ -908,7 +910,8 @@ func readOpts(opts *ReadOptions) (bool, int, error) {
 
 // ReadPage reads one page of stream: with token "", the first page
 // starting at version from (forward: from >= 1; backward: from >= 1, and
-// LatestVersion or any version past the last starts at the last event);
+// any version past the last, such as math.MaxInt64, starts at the last
+// event);
 // with a token, the page after it (from is then ignored). The first page
 // reads the header, one request, to cap the read at the committed version,
 // unless ReadOptions.AsOf gives the cap; each page is then one range query
@@ -1008,8 +1011,10 @@ func (s *Store[E]) Read(ctx context.Context, stream string, from int64, opts *Re
 }
 
 // Snapshot is embedded in a snapshot type: the state of a stream's
-// aggregate as of Version, so a reader can load it and read only the
-// events after it.
+// aggregate as of Version, so a reader can load it (Store.LoadSnapshot)
+// and read only the events after it. An append stores one
+// (AppendOptions.Snapshot) in the stream's partition, replacing the
+// previous one: a stream keeps its latest.
 type Snapshot struct {
 	table.Meta
 	// Version is the stream version the snapshot is the state at; the
@@ -1021,74 +1026,85 @@ func (s *Snapshot) streamSnapshot() *Snapshot { return s }
 
 type streamSnapshotter interface{ streamSnapshot() *Snapshot }
 
-// Snapshots stores and loads snapshots of type S, one per stream (the
-// latest), in the stream's partition.
-type Snapshots[S any] struct {
-	tbl *table.Table[S]
-}
-
-// NewSnapshots defines snapshots of type S, a struct that embeds
-// Snapshot, over client. It sends no request.
-func NewSnapshots[S any](client table.Client) (*Snapshots[S], error) {
-	if _, ok := any(new(S)).(streamSnapshotter); !ok {
-		return nil, fmt.Errorf("%w: %T does not embed eventstream.Snapshot", ErrBadDefinition, *new(S))
-	}
-	tbl, err := table.New[S](client, nil)
+// snapshotOp is the write of v, the snapshot of an append, stamped with
+// the version the append commits.
+func snapshotOp(v any, stream string, version int64) (batch.Op, error) {
+	sn, err := snapshotOf("Append", v)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
+		return batch.Op{}, err
 	}
-	return &Snapshots[S]{tbl: tbl}, nil
-}
-
-// Of is v as the snapshot of an append (AppendOptions.Snapshot): written
-// with it, at the version it commits, replacing the previous snapshot.
-func (x *Snapshots[S]) Of(v *S) SnapshotWrite { return snapshotWrite[S]{v: v} }
-
-type snapshotWrite[S any] struct{ v *S }
-
-func (w snapshotWrite[S]) snapshotOp(stream string, version int64) (batch.Op, error) {
-	if w.v == nil {
-		return batch.Op{}, &table.InputError{Op: "Append", Field: "Snapshot", Rule: table.ErrNilValue, Detail: "nil snapshot"}
-	}
-	sn := any(w.v).(streamSnapshotter).streamSnapshot()
 	sn.PartitionKey, sn.RowKey, sn.ETag, sn.Version = stream, streamSnapshotKey, "", version
-	return batch.Upsert(w.v, table.Replace), nil
+	return batch.Upsert(v, table.Replace), nil
 }
 
-// Load reads the stream's latest snapshot: one request. It returns nil and
-// no error when the stream has none, or, with opts.AsOf, none at or before
-// the head's version.
+// snapshotOf returns the Snapshot that v, a pointer to a struct, embeds.
+func snapshotOf(op string, v any) (*Snapshot, error) {
+	if v == nil || reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil() {
+		return nil, &table.InputError{Op: op, Field: "Snapshot", Rule: table.ErrNilValue, Detail: "nil snapshot"}
+	}
+	s, ok := v.(streamSnapshotter)
+	if !ok {
+		return nil, &table.InputError{Op: op, Field: "Snapshot", Rule: ErrBadDefinition, Detail: fmt.Sprintf("%T does not point to a struct that embeds eventstream.Snapshot", v)}
+	}
+	return s.streamSnapshot(), nil
+}
+
+// LoadSnapshot reads the stream's latest snapshot into snap, a pointer to
+// a struct that embeds Snapshot (the type AppendOptions.Snapshot stored):
+// one request. When the stream has none, or, with opts.AsOf, none at or
+// before the head's version, *snap is set to its zero value, whose
+// Version 0 means "replay from the first event": the state rebuilt from
+// snap and the events after snap.Version is right either way. A snap that
+// embeds no Snapshot is refused with ErrBadDefinition before any request.
 //
 // opts.AsOf bounds the snapshot by the head the caller decides on, as it
 // bounds Read: a snapshot stored by an append after that head (at a version
-// past head.Version()) is not returned, and Load returns nil as for a
-// stream without one, so a state rebuilt at the head (the snapshot, then
-// Read with the same options) is the state at the head, never a later one.
-// A head of another stream is refused before any request; a head at
-// version 0 costs none. Load reads no other field of opts.
-func (x *Snapshots[S]) Load(ctx context.Context, stream string, opts *ReadOptions) (*S, error) {
+// past head.Version()) is not loaded, as for a stream without one, so a
+// state rebuilt at the head (the snapshot, then Read with the same options)
+// is the state at the head, never a later one. A head of another stream is
+// refused before any request; a head at version 0 costs none. LoadSnapshot
+// reads no other field of opts.
+func (s *Store[E]) LoadSnapshot(ctx context.Context, stream string, snap any, opts *ReadOptions) error {
+	if _, err := snapshotOf("LoadSnapshot", snap); err != nil {
+		return err
+	}
+	none := func() error {
+		reflect.ValueOf(snap).Elem().SetZero()
+		return nil
+	}
 	var asOf *Head
 	if opts != nil && opts.AsOf != nil {
 		asOf = opts.AsOf
 		if asOf.stream != stream {
-			return nil, &table.InputError{Op: "Load", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", asOf.stream, stream)}
+			return &table.InputError{Op: "LoadSnapshot", Field: "AsOf", Rule: table.ErrInvalidValue, Detail: fmt.Sprintf("the head is of stream %q, not %q", asOf.stream, stream)}
 		}
 		if asOf.version == 0 {
-			return nil, nil // every snapshot is of a later append
+			return none() // every snapshot is of a later append
 		}
 	}
-	v, err := x.tbl.Get(ctx, stream, streamSnapshotKey, nil)
+	e, err := s.raw.Get(ctx, stream, streamSnapshotKey, nil)
 	if table.Is(err, table.ErrNotFound) {
-		return nil, nil
+		return none()
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if asOf != nil && any(v).(streamSnapshotter).streamSnapshot().Version > asOf.version {
+	// The stored entity, decoded into snap's own type as a typed read
+	// decodes it.
+	data, err := tableio.For(s.raw).Encode(e)
+	if err != nil {
+		return err
+	}
+	if err := tableio.Unmarshal(data, snap); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadDefinition, err)
+	}
+	sn := snap.(streamSnapshotter).streamSnapshot()
+	sn.Meta = e.Meta
+	if asOf != nil && sn.Version > asOf.version {
 		// Stored by an append after the head: the state past the head.
 		// The stream keeps only its latest snapshot, so there is none to
 		// give at the head; the caller replays from the first event.
-		return nil, nil
+		return none()
 	}
-	return v, nil
+	return nil
 }

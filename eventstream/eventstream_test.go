@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -74,14 +75,19 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 	if _, err := eventstream.New[clash](client, nil); !errors.Is(err, eventstream.ErrBadDefinition) {
 		t.Fatalf("type whose field takes StreamVersion: %v", err)
 	}
-	if _, err := eventstream.NewSnapshots[noEvent](client); !errors.Is(err, eventstream.ErrBadDefinition) {
-		t.Fatalf("snapshot type without Snapshot: %v", err)
-	}
 	s, err := eventstream.New[deposited](client, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snaps, _ := eventstream.NewSnapshots[balanceState](client)
+	if err := s.LoadSnapshot(ctx, "acct", &noEvent{}, nil); !errors.Is(err, eventstream.ErrBadDefinition) {
+		t.Fatalf("LoadSnapshot into a type without Snapshot: %v", err)
+	}
+	if err := s.LoadSnapshot(ctx, "acct", balanceState{}, nil); !errors.Is(err, eventstream.ErrBadDefinition) {
+		t.Fatalf("LoadSnapshot into a struct, not a pointer: %v", err)
+	}
+	if err := s.LoadSnapshot(ctx, "acct", (*balanceState)(nil), nil); !errors.Is(err, table.ErrNilValue) {
+		t.Fatalf("LoadSnapshot into a nil pointer: %v", err)
+	}
 	head := eventstream.NewHead("acct")
 	huge := &deposited{Note: strings.Repeat("x", table.MaxStringUTF16+1)}
 	type other struct {
@@ -112,7 +118,8 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 		{"include on the header", head, newDeposits("", 1), &eventstream.AppendOptions{Include: []batch.Op{batch.Delete("acct", "ES-HEAD")}}, eventstream.ErrReservedRowKey},
 		{"include that cannot be encoded", head, newDeposits("", 1), &eventstream.AppendOptions{Include: []batch.Op{batch.Add(&deposited{Event: eventstream.Event{Meta: table.Meta{PartitionKey: "acct", RowKey: "x"}}, Note: huge.Note})}}, table.ErrStringTooLong},
 		{"includes that fill a transaction", head, newDeposits("", 1), &eventstream.AppendOptions{Include: includes}, batch.ErrTooManyOperations},
-		{"nil snapshot", head, newDeposits("", 1), &eventstream.AppendOptions{Snapshot: snaps.Of(nil)}, table.ErrNilValue},
+		{"nil snapshot", head, newDeposits("", 1), &eventstream.AppendOptions{Snapshot: (*balanceState)(nil)}, table.ErrNilValue},
+		{"snapshot type without Snapshot", head, newDeposits("", 1), &eventstream.AppendOptions{Snapshot: &noEvent{}}, eventstream.ErrBadDefinition},
 	}
 	for _, c := range cases {
 		_, err := s.Append(ctx, c.head, c.evs, c.opts)
@@ -541,13 +548,12 @@ func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
 	svc, client := streamTable(t, nil)
 	ctx := t.Context()
 	other, _ := eventstream.New[deposited](client, nil)
-	snaps, _ := eventstream.NewSnapshots[balanceState](client)
-	head, err := other.Append(ctx, eventstream.NewHead("acct"), newDeposits("a", 2), &eventstream.AppendOptions{Snapshot: snaps.Of(&balanceState{Balance: 2})})
+	head, err := other.Append(ctx, eventstream.NewHead("acct"), newDeposits("a", 2), &eventstream.AppendOptions{Snapshot: &balanceState{Balance: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hooked := &getHook{Client: client, at: 1, after: func() {
-		if _, err := other.Append(ctx, head, newDeposits("b", 1), &eventstream.AppendOptions{Snapshot: snaps.Of(&balanceState{Balance: 3})}); err != nil {
+		if _, err := other.Append(ctx, head, newDeposits("b", 1), &eventstream.AppendOptions{Snapshot: &balanceState{Balance: 3}}); err != nil {
 			t.Error(err)
 		}
 	}}
@@ -557,8 +563,9 @@ func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
 		t.Fatalf("Open: %+v, %v", mine, err)
 	}
 	svc.ResetCounts()
-	snap, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: mine})
-	if err != nil || snap != nil {
+	snap := balanceState{Balance: 99}
+	err = s.LoadSnapshot(ctx, "acct", &snap, &eventstream.ReadOptions{AsOf: mine})
+	if err != nil || snap != (balanceState{}) {
 		t.Fatalf("Load as of version 2 while the stored snapshot is at 3: %+v, %v; want none", snap, err)
 	}
 	if svc.Total() != 1 {
@@ -578,17 +585,18 @@ func TestSnapshotLoadIsNeverPastTheHead(t *testing.T) {
 	// Unbounded, and bounded by the newer head, Load returns the latest.
 	now, _ := s.Open(ctx, "acct", nil)
 	for _, opts := range []*eventstream.ReadOptions{nil, {AsOf: now}} {
-		if snap, err := snaps.Load(ctx, "acct", opts); err != nil || snap == nil || snap.Version != 3 || snap.Balance != 3 {
+		var snap balanceState
+		if err := s.LoadSnapshot(ctx, "acct", &snap, opts); err != nil || snap.Version != 3 || snap.Balance != 3 || snap.ETag == "" {
 			t.Fatalf("Load %+v: %+v, %v", opts, snap, err)
 		}
 	}
 	// A head of a new stream bounds it at version 0: no snapshot.
-	if snap, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: eventstream.NewHead("acct")}); err != nil || snap != nil {
+	if err := s.LoadSnapshot(ctx, "acct", &snap, &eventstream.ReadOptions{AsOf: eventstream.NewHead("acct")}); err != nil || snap.Version != 0 {
 		t.Fatalf("Load as of a new stream's head: %+v, %v", snap, err)
 	}
 	// A head of another stream is refused before any request.
 	svc.ResetCounts()
-	if _, err := snaps.Load(ctx, "acct", &eventstream.ReadOptions{AsOf: eventstream.NewHead("other")}); !errors.Is(err, table.ErrInvalidValue) || svc.Total() != 0 {
+	if err := s.LoadSnapshot(ctx, "acct", &snap, &eventstream.ReadOptions{AsOf: eventstream.NewHead("other")}); !errors.Is(err, table.ErrInvalidValue) || svc.Total() != 0 {
 		t.Fatalf("Load as of another stream's head: %v after %d requests", err, svc.Total())
 	}
 }
@@ -627,7 +635,7 @@ func TestReadAsOfAHead(t *testing.T) {
 	}{
 		{"forward", 2, &eventstream.ReadOptions{AsOf: head}, "[2 3 4 5]", 1},
 		{"forward, two pages", 1, &eventstream.ReadOptions{AsOf: head, PageSize: 3}, "[1 2 3 4 5]", 2},
-		{"backward from the latest", eventstream.LatestVersion, &eventstream.ReadOptions{AsOf: head, Backward: true}, "[5 4 3 2 1]", 1},
+		{"backward from the latest", math.MaxInt64, &eventstream.ReadOptions{AsOf: head, Backward: true}, "[5 4 3 2 1]", 1},
 		{"backward from inside", 3, &eventstream.ReadOptions{AsOf: head, Backward: true}, "[3 2 1]", 1},
 		{"from past the head", 6, &eventstream.ReadOptions{AsOf: head}, "[]", 0},
 		{"a new stream's head", 1, &eventstream.ReadOptions{AsOf: eventstream.NewHead("acct")}, "[]", 0},

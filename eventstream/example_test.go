@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/eventstream"
@@ -42,10 +43,6 @@ func ExampleStore() {
 	if err != nil {
 		panic(err)
 	}
-	snapshots, err := eventstream.NewSnapshots[AccountSnapshot](client)
-	if err != nil {
-		panic(err)
-	}
 
 	// A new stream needs no read: its first append creates it.
 	head := eventstream.NewHead("acct-42")
@@ -56,7 +53,7 @@ func ExampleStore() {
 	summary := &AccountSummary{Meta: table.Meta{PartitionKey: "acct-42", RowKey: "summary"}, Balance: 100}
 	head, err = accounts.Append(ctx, head, opened, &eventstream.AppendOptions{
 		Include:  []batch.Op{batch.Add(summary)}, // committed with the events, or not at all
-		Snapshot: snapshots.Of(&AccountSnapshot{Balance: 100}),
+		Snapshot: &AccountSnapshot{Balance: 100}, // stamped with the version the append commits
 	})
 	if err != nil {
 		panic(err)
@@ -80,9 +77,10 @@ func ExampleStore() {
 	_, err = accounts.Append(ctx, stale, []*AccountEvent{{Kind: "deposited", Amount: 5}}, nil)
 	fmt.Println("stale head:", errors.Is(err, eventstream.ErrConflict), table.Is(err, table.ErrLostRace))
 
-	// Rebuild the state: the snapshot, then the events after it.
-	snap, err := snapshots.Load(ctx, "acct-42", nil)
-	if err != nil {
+	// Rebuild the state: the snapshot, then the events after it (all of
+	// them when there is no snapshot: its Version is then 0).
+	var snap AccountSnapshot
+	if err := accounts.LoadSnapshot(ctx, "acct-42", &snap, nil); err != nil {
 		panic(err)
 	}
 	balance := snap.Balance
@@ -100,8 +98,8 @@ func ExampleStore() {
 	}
 	fmt.Println("balance", balance)
 
-	// The latest events first.
-	for e, err := range accounts.Read(ctx, "acct-42", eventstream.LatestVersion, &eventstream.ReadOptions{Backward: true}) {
+	// The latest events first: a backward read from past the last version.
+	for e, err := range accounts.Read(ctx, "acct-42", math.MaxInt64, &eventstream.ReadOptions{Backward: true}) {
 		if err != nil {
 			panic(err)
 		}

@@ -38,10 +38,14 @@
 // for a primary, and a copy is removed only while it still belongs to its
 // owner, under its ETag.
 //
-// Denormalized (a source's properties copied into other entities),
-// RelatedRows (compound RowKeys read with one range query) and
+// Denormalized (a source's properties copied into other entities) and
 // ReferenceCache (the guide's "join in the client") keep related entities
-// of one partition together.
+// together. Related rows under compound RowKeys (the guide's reviews
+// "000123_2012" beside employee "000123") need no type of their own: one
+// batch.Submit writes a parent and its rows in one transaction, and a
+// table.Registry query over table.RowPrefix(partitionKey, "000123") reads
+// them back, each as its own Go type, with one range query, when parent
+// IDs have a fixed width (keys.FixedUint), as examples/departments shows.
 //
 // The patterns of shape and time: LogTail (inverted-tick keys that record
 // the instant given, the n most recent entries in one request, rows of a

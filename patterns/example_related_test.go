@@ -65,46 +65,6 @@ func ExampleDenormalized() {
 	// Output: Don Hall donh@contoso.com requests: 2
 }
 
-// An employee and its yearly reviews share a partition and a RowKey prefix:
-// written in one transaction, read with one range query.
-func ExampleRelatedRows() {
-	ctx := context.Background()
-	svc, client := newClient("Company")
-	reg := table.NewRegistry(nil)
-	_ = table.Register[Person](reg, "Employee")
-	_ = table.Register[Review](reg, "Review")
-	rows := patterns.NewRelatedRows(client, reg, "")
-
-	don := &Person{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", FirstName: "Don"}
-	var reviews []any
-	for _, year := range []string{"2011", "2012"} {
-		rk, _ := rows.Key("000123", year)
-		reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 4})
-	}
-	svc.ResetCounts()
-	if err := rows.Write(ctx, don, reviews, nil); err != nil {
-		panic(err)
-	}
-	got, err := rows.Read(ctx, "Sales", "000123", nil)
-	if err != nil {
-		panic(err)
-	}
-	for _, r := range got {
-		switch r := r.(type) {
-		case *Person:
-			fmt.Println("employee", r.RowKey, r.FirstName)
-		case *Review:
-			fmt.Println("review", r.RowKey, r.ManagerRating)
-		}
-	}
-	fmt.Println("requests:", svc.Total())
-	// Output:
-	// employee 000123 Don
-	// review 000123_2011 4
-	// review 000123_2012 4
-	// requests: 2
-}
-
 // Joining in the client: the small, rarely changing department table is
 // loaded once and every later lookup is served from memory.
 func ExampleReferenceCache() {

@@ -61,7 +61,6 @@ const (
 	opModelUpdate                              = "Model.Update"
 	opModelUpsert                              = "Model.Upsert"
 	opModelVerify                              = "Model.Verify"
-	opRelatedRowsRead                          = "RelatedRows.Read"
 	opRemoteIndexEntitiesAdd                   = "RemoteIndexEntities.Add"
 	opRemoteIndexEntitiesIDs                   = "RemoteIndexEntities.IDs"
 	opRemoteIndexEntitiesRemove                = "RemoteIndexEntities.Remove"

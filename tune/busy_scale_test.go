@@ -394,7 +394,7 @@ func moverDrain(t *testing.T, side busySide, n, parts int) busyResult {
 		if err != nil || len(stored) != n {
 			t.Fatalf("stored %d of %d: %v", len(stored), n, err)
 		}
-		requests := consistency.NewMover(cur, consistency.TableTarget[busyRow]{Table: arc}, consistency.NewSender(q, nil), nil)
+		requests := consistency.NewMover(cur, arc, consistency.NewSender(q, nil), nil)
 		// stored is in partition order: request the moves a partition's
 		// hundred at a time, the partitions in turn, as a sweep that reads
 		// a page of each partition's old entities asks for them.
@@ -407,7 +407,7 @@ func moverDrain(t *testing.T, side busySide, n, parts int) busyResult {
 				}
 			}
 		}
-		mover := consistency.NewMover(mustTable(t, curClient), consistency.TableTarget[busyRow]{Table: mustTable(t, arcClient)}, consistency.NewSender(q, nil), nil)
+		mover := consistency.NewMover(mustTable(t, curClient), mustTable(t, arcClient), consistency.NewSender(q, nil), nil)
 		r := a.phase(func() {
 			drainAll(t, func() int { return a.queues.Len("moves") }, func() (consistency.Stats, error) { return drainMover(ctx, mover, q, poison) })
 		})

@@ -195,7 +195,7 @@ func TestScaleOutChild(t *testing.T) {
 	from, _ := table.New[Item](c.tables.NewClient(s.Source), nil)
 	to, _ := table.New[Item](c.tables.NewClient(s.Archive), nil)
 	index, _ := table.New[IndexRow](c.tables.NewClient(s.Index), nil)
-	mover := consistency.NewMover[Item](from, consistency.TableTarget[Item]{Table: to}, nil, nil)
+	mover := consistency.NewMover[Item](from, to, nil, nil)
 	var owned []ownership.OwnedQueue
 	for _, q := range s.Queues {
 		owned = append(owned, ownership.OwnedQueue{Name: q, Queue: c.queue(q), Poison: c.queue(q + "p")})
@@ -424,7 +424,7 @@ func testScaleOut(t *testing.T, s scaleSpec, c scaleClients, moves, indexed int)
 	for _, name := range s.Queues {
 		snd := consistency.NewSender(c.queue(name), nil)
 		senders = append(senders, snd)
-		movers = append(movers, consistency.NewMover[Item](from, consistency.TableTarget[Item]{}, snd, nil))
+		movers = append(movers, consistency.NewMover[Item](from, (*table.Table[Item])(nil), snd, nil))
 	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup

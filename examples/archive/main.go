@@ -110,7 +110,7 @@ func run(ctx context.Context, conn, account string) error {
 		return err
 	}
 	step("employee #456 is in the Current table")
-	mover := consistency.NewMover(current, consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(work, nil), nil)
+	mover := consistency.NewMover(current, archive, consistency.NewSender(work, nil), nil)
 	for range 2 {
 		if err := mover.Request(ctx, "Sales", "000456", nil); err != nil {
 			return err

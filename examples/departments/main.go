@@ -38,6 +38,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/accounts"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/ledger"
 	"github.com/tablekit/tablekit/patterns"
@@ -159,25 +160,23 @@ func run(ctx context.Context, conn, account string) error {
 			return err
 		}
 	}
-	related := patterns.NewRelatedRows(client, types, "")
-	var reviews []any
+	// The employee and its reviews share the partition, so one transaction
+	// writes them all; employee IDs have a fixed width, so the RowKeys
+	// that start with "000123" are the employee's and its reviews'.
+	related := []batch.Op{batch.Upsert(don, table.Replace)}
 	for _, year := range []string{"2011", "2012"} {
-		rk, err := related.Key("000123", year)
-		if err != nil {
-			return err
-		}
-		reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 4, PeerRating: 5})
+		review := &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123_" + year}, EntityType: "Review", ManagerRating: 4, PeerRating: 5}
+		related = append(related, batch.Upsert(review, table.Replace))
 	}
-	if err := related.Write(ctx, don, reviews, nil); err != nil {
+	if _, err := batch.Submit(ctx, client, related, nil); err != nil {
 		return err
 	}
 	step("write employee 000123 with reviews 000123_2011 and 000123_2012 in one transaction")
-	rows, err := related.Read(ctx, "Sales", "000123", nil)
-	if err != nil {
-		return err
-	}
-	kinds := ""
-	for _, r := range rows {
+	kinds, rows := "", 0
+	for r, err := range types.Query(ctx, client, &table.QueryOptions{Filter: table.RowPrefix("Sales", "000123")}) {
+		if err != nil {
+			return err
+		}
 		switch r := r.(type) {
 		case *Employee:
 			kinds += " employee " + r.RowKey
@@ -186,9 +185,10 @@ func run(ctx context.Context, conn, account string) error {
 		default:
 			return fmt.Errorf("related rows of 000123: unexpected %T", r)
 		}
+		rows++
 	}
-	if len(rows) != 3 {
-		return fmt.Errorf("related rows of 000123: %d, want 3", len(rows))
+	if rows != 3 {
+		return fmt.Errorf("related rows of 000123: %d, want 3", rows)
 	}
 	step("the employee and its reviews with one range query, each its own type:%s", kinds)
 

@@ -147,7 +147,7 @@ func run(ctx context.Context, conn, account string) error {
 	if err != nil {
 		return err
 	}
-	mover := consistency.NewMover(staff.MoveSource(), consistency.TableTarget[Employee]{Table: archive}, consistency.NewSender(work, nil), nil)
+	mover := consistency.NewMover(staff.MoveSource(), archive, consistency.NewSender(work, nil), nil)
 	worker := consistency.NewWorker(work, poison, &consistency.WorkerOptions{PollInterval: 10 * time.Millisecond})
 	_ = worker.Handle(staff.MessageType(), staff.Process)
 	_ = worker.Handle(mover.MessageType(), mover.Process)

@@ -30,15 +30,8 @@ var exceptions = map[string]string{
 	"patterns.Model.ProcessBatch":    "a consistency.BatchHandler",
 	"consistency.Mover.ProcessBatch": "a consistency.BatchHandler",
 
-	// Target is the port a user implements for where the Mover writes;
-	// the Mover is its only caller, so options would be a parameter every
-	// implementation ignores. TableTarget and BlobTarget implement it.
-	"consistency.Target.Put":      "interface the user implements",
-	"consistency.TableTarget.Put": "implements consistency.Target",
-	"consistency.BlobTarget.Put":  "implements consistency.Target",
-
-	// BlobStore is the same kind of port, for the blobs of payloads and of
-	// BlobTarget: blobstore.Store (or the user) implements it, and the
+	// BlobStore is the port a user implements for the blobs of payloads
+	// and of BlobTarget: blobstore.Store (or the user) implements it, and the
 	// package's Sender, Worker and BlobTarget are its only callers.
 	"consistency.BlobStore.Put":    "interface the user implements",
 	"consistency.BlobStore.Get":    "interface the user implements",

@@ -264,7 +264,7 @@ func (a *Account) Archive(ctx context.Context, n, workers, concurrency int) (tim
 	defer p.Delete(context.Background(), nil)
 	current, _ := table.New[Row](cur, nil)
 	archive, _ := table.New[Row](arc, nil)
-	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[Row](current, archive, consistency.NewSender(q, nil), nil)
 	for i := 0; i < n; i++ {
 		if err := mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil); err != nil {
 			return 0, err

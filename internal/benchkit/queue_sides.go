@@ -52,7 +52,7 @@ func (a *Account) mixedRound(ctx context.Context, n int) (*mixedRound, error) {
 	if err != nil {
 		return fail(err)
 	}
-	mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
+	mover := consistency.NewMover[Row](current, archive, consistency.NewSender(r.q, nil), nil)
 	for i := range n {
 		v := indexEmployee(i)
 		v.RowKey = "empid_" + v.RowKey

@@ -419,7 +419,7 @@ func (a *Account) ArchiveBatches(n, conc int) Side {
 		if err == nil {
 			var archive *table.Table[Row]
 			if archive, err = table.New[Row](r.kitArc, nil); err == nil {
-				mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
+				mover := consistency.NewMover[Row](current, archive, consistency.NewSender(r.q, nil), nil)
 				for i := 0; err == nil && i < n; i++ {
 					err = mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil)
 				}
@@ -465,7 +465,7 @@ func (a *Account) ArchiveMover(n, conc int) Side {
 			r.cleanup()
 			return nil, nil, err
 		}
-		mover := consistency.NewMover[Row](current, consistency.TableTarget[Row]{Table: archive}, consistency.NewSender(r.q, nil), nil)
+		mover := consistency.NewMover[Row](current, archive, consistency.NewSender(r.q, nil), nil)
 		for i := range n {
 			if err := mover.Request(ctx, "p00", keyrules.Uint64(uint64(i)), nil); err != nil {
 				r.cleanup()

@@ -150,7 +150,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			if err != nil {
 				return err
 			}
-			to := consistency.TableTarget[Employee]{Table: from}
+			to := from
 			return consistency.NewMover[Employee](from, to, sender, nil).Request(ctx, "p", "a/b", nil)
 		}, anyValidation()},
 	}

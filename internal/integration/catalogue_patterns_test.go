@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
@@ -44,7 +45,8 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 	wide := patterns.NewWideEntity(tableOf(table.New[table.Entity](env.tc, nil)))
 	large, err := patterns.NewLargeEntity[Kept](tableOf(table.New[Kept](env.tc, nil)), env.bc, "catalogue", []string{"Name"}, 0, nil)
 	must(err)
-	rel := patterns.NewRelatedRows(env.tc, table.NewRegistry(nil), "_")
+	stream, err := eventstream.New[Deposit](env.tc, nil)
+	must(err)
 	hour := time.Now().Add(time.Hour)
 	sasOf := func(table string, perms sas.TablePermissions, start, expiry time.Time, r sas.KeyRange, key string) func(context.Context) error {
 		return func(context.Context) error {
@@ -287,19 +289,21 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return err
 		}, anyValidation()},
 		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {
-			return rel.Write(ctx, &Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, []any{&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}}, nil)
+			// Related rows are written with batch.Submit, one transaction.
+			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, table.Replace), batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}, table.Replace)}, nil)
+			return err
 		}, opAt(1, nil)},
 		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, _, err := ds.Get(ctx, "p\x00", "r", nil); return err }, anyValidation()},
 
-		// RelatedRows
+		// Related rows' compound RowKeys (keys.Compound)
 		{"related rows key part holding the separator", keys.ErrForbiddenChar, func(context.Context) error {
-			_, err := rel.Key("order1", "line_2")
+			_, err := keys.Compound{}.Join("order1", "line_2")
 			return err
 		}, anyValidation()},
-		{"related rows read with a bad parent id", keys.ErrForbiddenChar, func(ctx context.Context) error {
-			_, err := rel.Read(ctx, "p", "a_b", nil)
+		{"event stream snapshot that embeds no Snapshot", eventstream.ErrBadDefinition, func(ctx context.Context) error {
+			_, err := stream.Append(ctx, eventstream.NewHead("p"), []*Deposit{{Amount: 1}}, &eventstream.AppendOptions{Snapshot: &Employee{}})
 			return err
-		}, anyValidation()},
+		}, inputField(eventstream.ErrBadDefinition, "Snapshot")},
 	}
 
 }

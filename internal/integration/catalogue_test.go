@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -400,7 +401,7 @@ func sentinelName(err error) string {
 
 		patterns.ErrBadDefinition: "patterns.ErrBadDefinition", patterns.ErrUnknownIndex: "patterns.ErrUnknownIndex",
 		patterns.ErrNotUnique: "patterns.ErrNotUnique", patterns.ErrNotPrimary: "patterns.ErrNotPrimary",
-		sas.ErrBadSAS: "sas.ErrBadSAS",
+		sas.ErrBadSAS: "sas.ErrBadSAS", eventstream.ErrBadDefinition: "eventstream.ErrBadDefinition",
 	}
 	if n, ok := names[err]; ok {
 		return n

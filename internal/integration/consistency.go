@@ -96,7 +96,7 @@ func RunConsistency(t *testing.T, env Env) {
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		addStaff(t, current, 20)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
+		mover := consistency.NewMover[Staff](current, archive, consistency.NewSender(q, nil), nil)
 		for _, rk := range keysIn(t, current) {
 			if err := mover.Request(ctx, "Sales", rk, nil); err != nil {
 				t.Fatal(err)
@@ -138,7 +138,7 @@ func RunConsistency(t *testing.T, env Env) {
 			var mu sync.Mutex
 			n := 0
 			var from table.Client = current.Client()
-			var to consistency.Target[Staff] = consistency.TableTarget[Staff]{Table: archive}
+			var to consistency.Target[Staff] = archive
 			var queue consistency.Queue = q
 			switch kill {
 			case 1:
@@ -246,7 +246,7 @@ func RunConsistency(t *testing.T, env Env) {
 			c := newChaos(uint64(i+1), 0.10)
 			src, _ := table.New[Staff](faultyTable{Client: current.Client(), c: c}, nil)
 			dst, _ := table.New[Staff](faultyTable{Client: archive.Client(), c: c}, nil)
-			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: dst}, sender, nil)
+			mover := consistency.NewMover[Staff](src, dst, sender, nil)
 			// MaxDequeues is 50, not the default 5, on purpose: 10% of
 			// requests fail (before or after the service), so about a third
 			// of deliveries fail, and five failures in a row poison a healthy
@@ -261,7 +261,7 @@ func RunConsistency(t *testing.T, env Env) {
 				t.Logf("%s worker %d: %+v; faults: %d before, %d after the service", env.Name, i, w.Stats(), c.before, c.after)
 			}()
 		}
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, sender, nil)
+		mover := consistency.NewMover[Staff](current, archive, sender, nil)
 		for _, rk := range keysIn(t, current) {
 			if err := mover.Request(ctx, "Sales", rk, nil); err != nil {
 				t.Fatal(err)
@@ -328,7 +328,7 @@ type dieOnce struct {
 	done bool
 }
 
-func (d *dieOnce) Put(ctx context0, v *Staff) error {
+func (d *dieOnce) Upsert(ctx context0, v *Staff, o *table.UpsertOptions) error {
 	d.mu.Lock()
 	first := !d.done
 	d.done = true
@@ -336,7 +336,7 @@ func (d *dieOnce) Put(ctx context0, v *Staff) error {
 	if first {
 		return errInjected
 	}
-	return d.Target.Put(ctx, v)
+	return d.Target.Upsert(ctx, v, o)
 }
 
 // moverSoakSize is how many entities the soak moves on env: 3,000 on the fake

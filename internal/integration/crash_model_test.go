@@ -53,7 +53,7 @@ func mustModel(t *testing.T, p *crashProc) *patterns.Model[Staff] {
 
 func modelArchiveOf(p *crashProc, m *patterns.Model[Staff]) *consistency.Mover[Staff] {
 	arc, _ := table.New[Staff](p.table(p.names.Archive), nil)
-	return consistency.NewMover(m.MoveSource(), consistency.TableTarget[Staff]{Table: arc}, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
+	return consistency.NewMover(m.MoveSource(), arc, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
 }
 
 func modelHandlers(p *crashProc) (map[string]consistency.Handler, error) {

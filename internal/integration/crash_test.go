@@ -269,7 +269,7 @@ func crashWorker(p *crashProc, handlers map[string]consistency.Handler) *consist
 func moverOf(p *crashProc) *consistency.Mover[Staff] {
 	cur, _ := table.New[Staff](p.table(p.names.Current), nil)
 	arc, _ := table.New[Staff](p.table(p.names.Archive), nil)
-	return consistency.NewMover[Staff](cur, consistency.TableTarget[Staff]{Table: arc}, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
+	return consistency.NewMover[Staff](cur, arc, consistency.NewSender(p.queue(p.names.Queue), nil), nil)
 }
 
 func largeOf(p *crashProc) *patterns.LargeEntity[Profile] {

@@ -40,7 +40,7 @@ func RunIndexMove(t *testing.T, env Env) {
 				src = idx.MoveSource()
 			}
 			to, _ := table.New[Emp](archive, nil)
-			mover := consistency.NewMover[Emp](src, consistency.TableTarget[Emp]{Table: to}, consistency.NewSender(q, nil), nil)
+			mover := consistency.NewMover[Emp](src, to, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
 			_ = w.Handle(idx.MessageType(), idx.Process)
 			_ = w.Handle(mover.MessageType(), mover.Process)
@@ -100,7 +100,7 @@ func RunIndexMove(t *testing.T, env Env) {
 				src = idx.MoveSource()
 			}
 			to, _ := table.New[Staff](archive, nil)
-			mover := consistency.NewMover[Staff](src, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
+			mover := consistency.NewMover[Staff](src, to, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(nil))
 			_ = w.Handle(mover.MessageType(), mover.Process)
 			if err := mover.Request(ctx, "Sales", "empid_000001", nil); err != nil {

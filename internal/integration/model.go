@@ -187,7 +187,7 @@ func RunModel(t *testing.T, env Env) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mover := consistency.NewMover(m.MoveSource(), consistency.TableTarget[DirEmp]{Table: archiveTbl}, consistency.NewSender(queue, nil), nil)
+		mover := consistency.NewMover(m.MoveSource(), archiveTbl, consistency.NewSender(queue, nil), nil)
 		if err := w.Handle(mover.MessageType(), mover.Process); err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
 		rq := &recordingQueue{Queue: q}
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(rq, nil), nil)
+		mover := consistency.NewMover[Staff](current, archive, consistency.NewSender(rq, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(mover.MessageType(), mover.Process)
 
@@ -86,7 +86,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		archive, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		q, poison := env.NewQueue(t, nil), env.NewQueue(t, nil)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
+		mover := consistency.NewMover[Staff](current, archive, consistency.NewSender(q, nil), nil)
 		w := consistency.NewWorker(q, poison, quick(nil))
 		_ = w.Handle(mover.MessageType(), mover.Process)
 		v := staff("000002", "Ann", "Lee", "ann@contoso.com", 30)
@@ -116,7 +116,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		current, _ := table.New[Staff](env.NewTable(t, &reqcount.Counter{}), nil)
 		qc := &reqcount.Counter{}
 		q := env.NewQueue(t, qc)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: current}, consistency.NewSender(q, nil), nil)
+		mover := consistency.NewMover[Staff](current, current, consistency.NewSender(q, nil), nil)
 		qc.Reset()
 		if err := mover.RequestValue(ctx, staff("000003", "No", "Tag", "", 1), nil); !errors.Is(err, table.ErrNoETag) {
 			t.Fatalf("RequestValue without an ETag: %v", err)
@@ -144,8 +144,8 @@ func RunMoverVersions(t *testing.T, env Env) {
 				t.Fatal(err)
 			}
 		}
-		plain := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
-		indexed := consistency.NewMover[Staff](withCopies{current}, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
+		plain := consistency.NewMover[Staff](current, archive, consistency.NewSender(q, nil), nil)
+		indexed := consistency.NewMover[Staff](withCopies{current}, archive, consistency.NewSender(q, nil), nil)
 		if err := indexed.Request(ctx, "Sales", "empid_000004", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func RunMoverVersions(t *testing.T, env Env) {
 		archive, _ := table.New[Staff](env.NewTable(t, ac), nil)
 		env.friendlyPaging(t, currentClient, "the bound of 1.3 requests per message measures batching: one read per partition per batch; an empty page the service may send adds one (the fake's adversarial paging: 1.32)")
 		q, poison := env.NewQueue(t, qc), env.NewQueue(t, nil)
-		mover := consistency.NewMover[Staff](current, consistency.TableTarget[Staff]{Table: archive}, consistency.NewSender(q, nil), nil)
+		mover := consistency.NewMover[Staff](current, archive, consistency.NewSender(q, nil), nil)
 		var all []*Staff
 		for i := 0; i < 100; i++ {
 			s := staff(fmt.Sprintf("%06d", i), "F", "L", fmt.Sprintf("e%d@contoso.com", i), i)

@@ -454,27 +454,37 @@ func RunPatterns(t *testing.T, env Env) {
 		reg := table.NewRegistry(nil)
 		_ = table.Register[Emp](reg, "Employee")
 		_ = table.Register[Review](reg, "Review")
-		rr := patterns.NewRelatedRows(client, reg, "")
+		// Related rows need no pattern type: one transaction writes the
+		// parent and its rows, and a Registry query over the parent's
+		// RowKey prefix (fixed-width IDs) reads them back.
 		parent := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", Name: "Don Hall"}
-		var reviews []any
+		ops := []batch.Op{batch.Upsert(parent, table.Replace)}
 		for _, year := range []string{"2010", "2011", "2012"} {
-			rk, err := rr.Key("000123", year)
+			rk, err := keys.Compound{}.Join("000123", year)
 			if err != nil {
 				t.Fatal(err)
 			}
-			reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 3, PeerRating: 4, Comments: "ok " + year})
+			ops = append(ops, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 3, PeerRating: 4, Comments: "ok " + year}, table.Replace))
 		}
-		if err := rr.Write(ctx, parent, reviews, nil); err != nil {
+		if _, err := batch.Submit(ctx, client, ops, nil); err != nil {
 			t.Fatal(err)
 		}
-		other := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "0001230"}, EntityType: "Employee", Name: "Not related"}
-		if err := rr.Write(ctx, other, nil, nil); err != nil {
-			t.Fatal(err)
+		for _, other := range []*Emp{{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000122"}}, {Meta: table.Meta{PartitionKey: "Sales", RowKey: "000124"}}} {
+			other.EntityType, other.Name = "Employee", "Not related"
+			if _, err := batch.Submit(ctx, client, []batch.Op{batch.Upsert(other, table.Replace)}, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 		c.Reset()
-		rows, err := rr.Read(ctx, "Sales", "000123", nil)
-		if err != nil || len(rows) != 4 {
-			t.Fatalf("Read = %d rows, %v", len(rows), err)
+		var rows []any
+		for v, err := range reg.Query(ctx, client, &table.QueryOptions{Filter: table.RowPrefix("Sales", "000123")}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, v)
+		}
+		if len(rows) != 4 {
+			t.Fatalf("read %d rows, want the parent and its 3", len(rows))
 		}
 		wantRequests(t, c, 1, "parent and related rows")
 		if e, ok := rows[0].(*Emp); !ok || e.Name != "Don Hall" {

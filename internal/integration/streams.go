@@ -3,6 +3,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -133,7 +134,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		wantRequests(t, c, 2, "forward read of 571 events (header, one page)")
 
 		var back []int64
-		for e, err := range s.Read(ctx, "acct-1", eventstream.LatestVersion, &eventstream.ReadOptions{Backward: true, PageSize: 200}) {
+		for e, err := range s.Read(ctx, "acct-1", math.MaxInt64, &eventstream.ReadOptions{Backward: true, PageSize: 200}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -415,46 +416,44 @@ func RunEventStreams(t *testing.T, env Env) {
 		c := &reqcount.Counter{}
 		client := env.NewTable(t, c)
 		s, _ := eventstream.New[Deposit](client, nil)
-		snaps, err := eventstream.NewSnapshots[AccountState](client)
-		if err != nil {
-			t.Fatal(err)
-		}
 		head := eventstream.NewHead("acct")
 		bal := &Balance{Meta: table.Meta{PartitionKey: "acct", RowKey: "balance"}, Amount: 30}
-		head, err = s.Append(ctx, head, deposits("a", 3, 10), &eventstream.AppendOptions{
+		head, err := s.Append(ctx, head, deposits("a", 3, 10), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Add(bal)},
-			Snapshot: snaps.Of(&AccountState{Balance: 30}),
+			Snapshot: &AccountState{Balance: 30},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 1, "append with an include and a snapshot")
-		snap, err := snaps.Load(ctx, "acct", nil)
-		if err != nil || snap == nil || snap.Version != 3 || snap.Balance != 30 {
+		var snap AccountState
+		if err := s.LoadSnapshot(ctx, "acct", &snap, nil); err != nil || snap.Version != 3 || snap.Balance != 30 {
 			t.Fatalf("snapshot: %+v, %v", snap, err)
 		}
 		// The include fails (the projection exists): neither the events, nor
 		// the snapshot, nor the header moved.
 		_, err = s.Append(ctx, head, deposits("b", 1, 5), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Add(&Balance{Meta: table.Meta{PartitionKey: "acct", RowKey: "balance"}, Amount: 35})},
-			Snapshot: snaps.Of(&AccountState{Balance: 35}),
+			Snapshot: &AccountState{Balance: 35},
 		})
 		if !table.Is(err, table.ErrAlreadyExists) || errors.Is(err, eventstream.ErrConflict) {
 			t.Fatalf("append with a failing include: %v", err)
 		}
-		if snap, _ := snaps.Load(ctx, "acct", nil); snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {
+		if err := s.LoadSnapshot(ctx, "acct", &snap, nil); err != nil || snap.Version != 3 || len(readStream(t, s, "acct")) != 3 {
 			t.Fatalf("a failed include left the snapshot at %d", snap.Version)
 		}
 		// Includes ride the last transaction of a split append.
 		bal.Amount = 150
 		head, err = s.Append(ctx, head, deposits("c", 100, 1), &eventstream.AppendOptions{
 			Include:  []batch.Op{batch.Update(bal, table.Replace)},
-			Snapshot: snaps.Of(&AccountState{Balance: 130}),
+			Snapshot: &AccountState{Balance: 130},
 		})
 		if err != nil || head.Version() != 103 {
 			t.Fatalf("split append with includes: %+v, %v", head, err)
 		}
-		snap, _ = snaps.Load(ctx, "acct", nil)
+		if err := s.LoadSnapshot(ctx, "acct", &snap, nil); err != nil {
+			t.Fatal(err)
+		}
 		tb, _ := table.New[Balance](client, nil)
 		stored, _ := tb.Get(ctx, "acct", "balance", nil)
 		if snap.Version != 103 || snap.Balance != 130 || stored.Amount != 150 {

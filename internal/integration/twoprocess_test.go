@@ -65,7 +65,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 	idx, _ := patterns.OpenModel(ctx, tableOf(table.New[Staff](staffTable, nil)), &patterns.ModelOptions[Staff]{Name: "idx", Primary: "empid_", Copies: staffIndexes()})
 	from, _ := table.New[Staff](current, nil)
 	to, _ := table.New[Staff](archive, nil)
-	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[Staff](from, to, consistency.NewSender(q, nil), nil)
 	cross, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primaries, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: q, CrossCopies: []patterns.IndexDef[Emp]{soakEmailIndex(copies)}, PublishDelay: 2 * time.Second})
 	// The library's defaults (DefaultVisibility, DefaultMaxDequeues, the
 	// default back-off and polling): the soak shows what a user running
@@ -210,7 +210,7 @@ func TestSoakTwoProcessesOnAzurite(t *testing.T) {
 	if _, err := batch.NewWriter(current, nil).Write(ctx, slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
 	}
-	mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{}, consistency.NewSender(q, nil), nil)
+	mover := consistency.NewMover[Staff](from, (*table.Table[Staff])(nil), consistency.NewSender(q, nil), nil)
 	for i := 0; i < soakMoves; i++ {
 		if err := mover.Request(ctx, "Sales", fmt.Sprintf("empid_%06d", i), nil); err != nil {
 			t.Fatal(err)

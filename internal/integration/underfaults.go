@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -600,7 +601,6 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			reg := table.NewRegistry(nil)
 			_ = table.Register[Staff](reg, "Employee")
 			_ = table.Register[Review](reg, "Review")
-			rr := patterns.NewRelatedRows(client, reg, "")
 			r.start()
 			for i := 0; i < 40; i++ {
 				mgr := staff("000123", "Don", surnames[i%4], fmt.Sprintf("don%d@contoso.com", i), 34)
@@ -608,16 +608,12 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			for i := 0; i < 40; i++ {
 				id := fmt.Sprintf("%06d", 700+i)
-				var reviews []any
-				for _, year := range []string{"2010", "2011", "2012"} {
-					rk, err := rr.Key(id, year)
-					if err != nil {
-						t.Fatal(err)
-					}
-					reviews = append(reviews, &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", Rating: i % 5})
-				}
 				parent := &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, FirstName: "F", LastName: surnames[i%4]}
-				r.do("RelatedRows.Write", func() error { return rr.Write(ctx, parent, reviews, nil) })
+				related := []batch.Op{batch.Upsert(parent, table.Replace)}
+				for _, year := range []string{"2010", "2011", "2012"} {
+					related = append(related, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: id + "_" + year}, EntityType: "Review", Rating: i % 5}, table.Replace))
+				}
+				r.do("related rows' transaction", func() error { _, err := batch.Submit(ctx, client, related, nil); return err })
 			}
 			r.stop()
 			s := state{}
@@ -638,7 +634,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 					t.Fatal(err)
 				}
 			}
-			mover := consistency.NewMover[Staff](from, consistency.TableTarget[Staff]{Table: to}, consistency.NewSender(q, nil), nil)
+			mover := consistency.NewMover[Staff](from, to, consistency.NewSender(q, nil), nil)
 			w := consistency.NewWorker(q, poison, quick(&consistency.WorkerOptions{Concurrency: 4}))
 			_ = w.Handle(mover.MessageType(), mover.Process)
 			r.start()

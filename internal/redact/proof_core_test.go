@@ -50,7 +50,7 @@ func worker(e *env) *consistency.Worker {
 }
 
 func mover(e *env) *consistency.Mover[Emp] {
-	return consistency.NewMover[Emp](tbl(e), consistency.TableTarget[Emp]{Table: tbl(e)}, consistency.NewSender(e.q, nil), &consistency.MoverOptions{TracingProvider: e.tp})
+	return consistency.NewMover[Emp](tbl(e), tbl(e), consistency.NewSender(e.q, nil), &consistency.MoverOptions{TracingProvider: e.tp})
 }
 
 func store(e *env) *eventstream.Store[Event] {
@@ -187,11 +187,8 @@ func init() {
 			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
 			return errors.Join(m.ProcessBatch(ctx, []*consistency.Message{{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: payload}}})...)
 		},
-		"consistency.TableTarget.Put": func(ctx context.Context, e *env) error {
-			return consistency.TableTarget[Emp]{Table: tbl(e)}.Put(ctx, emp())
-		},
-		"consistency.BlobTarget.Put": func(ctx context.Context, e *env) error {
-			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Put(ctx, emp())
+		"consistency.BlobTarget.Upsert": func(ctx context.Context, e *env) error {
+			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Upsert(ctx, emp(), nil)
 		},
 		"blobstore.Store.Put": func(ctx context.Context, e *env) error {
 			return blobstore.New(e.blobs).Put(ctx, "proof", "b", []byte("x"))
@@ -237,13 +234,12 @@ func init() {
 			return err
 		},
 		"eventstream.Store.Read": func(ctx context.Context, e *env) error { return first(store(e).Read(ctx, "s1", 0, nil)) },
-		"eventstream.Snapshots.Load": func(ctx context.Context, e *env) error {
-			s, err := eventstream.NewSnapshots[Event](e.tbl)
-			if err != nil {
-				return err
+		"eventstream.Store.LoadSnapshot": func(ctx context.Context, e *env) error {
+			var snap struct {
+				eventstream.Snapshot
+				N int64
 			}
-			_, err = s.Load(ctx, "s1", nil)
-			return err
+			return store(e).LoadSnapshot(ctx, "s1", &snap, nil)
 		},
 
 		// sas

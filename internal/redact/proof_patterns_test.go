@@ -253,18 +253,6 @@ func init() {
 			return err
 		},
 
-		"patterns.RelatedRows.Write": func(ctx context.Context, e *env) error {
-			r := table.NewRegistry(nil)
-			_ = table.Register[Emp](r, "Emp")
-			return patterns.NewRelatedRows(e.tbl, r, "_").Write(ctx, emp(), nil, nil)
-		},
-		"patterns.RelatedRows.Read": func(ctx context.Context, e *env) error {
-			r := table.NewRegistry(nil)
-			_ = table.Register[Emp](r, "Emp")
-			_, err := patterns.NewRelatedRows(e.tbl, r, "_").Read(ctx, "Sales", "empid_000001", nil)
-			return err
-		},
-
 		"patterns.Sharded.Append": func(ctx context.Context, e *env) error { return sharded(e).Append(ctx, "k", emp(), nil) },
 		"patterns.Sharded.Read":   func(ctx context.Context, e *env) error { return first(sharded(e).Read(ctx, nil)) },
 
