@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -187,6 +188,26 @@ func composeCase(t *testing.T, env Env, primary string) {
 	}
 	if p, err := large.Get(ctx, "Sales", key("profile"), nil); err != nil || !bytes.Equal(p.Photo, photo) {
 		t.Errorf("LargeEntity.Get: %v; want the photo back", err)
+	}
+
+	// The model's handle is the primaries': a pattern that would write
+	// the model's type through it, around its indexes, is refused before
+	// any request.
+	if _, err := patterns.NewLargeEntity(m.Table(), bc, container, []string{"Email"}, 0, nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewLargeEntity over the model's handle: %v; want ErrBadDefinition", err)
+	}
+	if _, err := patterns.NewLogTail(m.Table(), nil); !errors.Is(err, patterns.ErrBadDefinition) {
+		t.Errorf("NewLogTail over the model's handle: %v; want ErrBadDefinition", err)
+	}
+	// A pattern's point read of another kind's row is refused.
+	if _, _, err := series.Get(ctx, "Sales", key("profile"), nil); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Errorf("DataSeries.Get of the large entity's row: %v; want ErrOtherRowKind", err)
+	}
+	if _, err := large.Get(ctx, "Sales", key("series"), nil); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Errorf("LargeEntity.Get of the series' row: %v; want ErrOtherRowKind", err)
+	}
+	if _, err := log.Table().Get(ctx, "Sales", key("000000"), nil); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Errorf("the log's handle's Get of an employee: %v; want ErrOtherRowKind", err)
 	}
 
 	if primary == "" {
