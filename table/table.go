@@ -342,7 +342,7 @@ func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *Read
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
 	if t.otherKind(body) {
-		return nil, inputErr("Get", t.typeName(), "RowKey", ErrOtherRowKind, "(%q, %q) is a row tablekit keeps beside the entities (an index copy or list, a model's control row), not a %s", partitionKey, rowKey, t.typeName())
+		return nil, inputErr("Get", t.typeName(), "RowKey", ErrOtherRowKind, "(%q, %q) is a row of another kind (an index copy or list, a model's control row, another pattern's row), not a %s", partitionKey, rowKey, t.typeName())
 	}
 	v := new(T)
 	if err := t.decodeFrom(ctx, body, v, true); err != nil {
