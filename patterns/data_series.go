@@ -8,13 +8,17 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/table"
 )
 
 // DataSeries stores a whole series in one entity, a property per slot (the
 // guide's messages per hour: 24 properties "H00".."H23"), so the series is
 // one point query and a slot is one merge ("Data series pattern", and the
-// checklist's "storing data series in a single entity").
+// checklist's "storing data series in a single entity"). The entity
+// carries the mark of a series, so an entity model's handle and every
+// other typed handle of the table leave it out, and Get refuses a row
+// without it (table.ErrOtherRowKind).
 type DataSeries[V int32 | int64 | float64] struct {
 	tbl    *table.Table[table.Entity]
 	prefix string
@@ -57,6 +61,7 @@ func (d *DataSeries[V]) entity(op, pk, rk string, values map[int]V) (*table.Enti
 		return nil, err
 	}
 	e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk}}
+	markKind(e, rowkind.Series)
 	for slot, v := range values {
 		if slot < 0 || slot >= d.slots {
 			return nil, &table.InputError{Op: op, Field: "slot", Rule: table.ErrValueOutOfRange, Detail: fmt.Sprintf("slot %d of 0..%d", slot, d.slots-1)}
@@ -112,6 +117,9 @@ func (d *DataSeries[V]) Get(ctx context.Context, partitionKey, rowKey string, op
 	e, err := d.tbl.Get(ctx, partitionKey, rowKey, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("patterns: DataSeries.Get: %w", err)
+	}
+	if !ofKind(e, rowkind.Series) {
+		return nil, "", otherKind(opDataSeriesGet, e, rowkind.Series)
 	}
 	values := make(map[int]V, d.slots)
 	for i := 0; i < d.slots; i++ {

@@ -48,14 +48,28 @@
 // IDs have a fixed width (keys.FixedUint), as examples/departments shows.
 //
 // The patterns of shape and time: LogTail (inverted-tick keys that record
-// the instant given, the n most recent entries in one request, rows of a
-// shared partition that are not log keys skipped), DataSeries (a property
+// the instant given, the n most recent entries in one request, the other
+// rows of a shared partition left out), DataSeries (a property
 // per slot), WideEntity (more than 252 properties or 1 MiB over parts
 // written in one transaction, under part keys no other RowKey can produce), LargeEntity (big fields in blobs, blob first, Sweep for
 // what a crash leaves), RollingTables (a table per period, expiry by
 // dropping tables), Sharded (appends over N partitions, a merged reader),
 // BlobLog (log data in blobs by hour); a token for one key range is
 // sas.Table.
+//
+// These patterns share a table, and a partition, with an entity model and
+// with each other: every row they write carries its kind (a log entry, a
+// shard's append, a series, a wide entity's part, a large entity), so the
+// model's reads, Verify, Repair and Build, and every other typed handle of
+// the table, leave it out, as they leave out index copies and lists, with
+// no declaration on the model. A pattern's typed handle (LogTail,
+// Sharded, LargeEntity) belongs to its kind: its reads take that kind
+// alone, and a handle that already belongs to a model or to another
+// pattern is refused (ErrBadDefinition), so no pattern writes the model's
+// type around its indexes. Give each a handle of its own over the same
+// client and options (table.New). DataSeries, WideEntity and LargeEntity
+// read a row without a mark at their keys as theirs (written before the
+// mark) and refuse a row of another kind (table.ErrOtherRowKind).
 //
 // Every pattern over a table takes the program's *table.Table handle, not a
 // client: the codec, encryption, name, logger and tracing are configured

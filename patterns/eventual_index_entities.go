@@ -176,7 +176,7 @@ func (e *eventualIndexEntities[T]) verify(ctx context.Context, opts *VerifyOptio
 	}
 	err := scanPartitions(ctx, e.tbl.Entities(), opts, func(pk string, rows []*table.Entity) error {
 		for _, row := range rows {
-			if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
+			if isMarkedRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
 				continue // an index's row, or a row of another kind
 			}
 			v, err := tableio.For(e.tbl).FromStored(ctx, row)
@@ -225,7 +225,7 @@ func (e *eventualIndexEntities[T]) hasValue(ctx context.Context, id, value strin
 	if err != nil {
 		return false, err
 	}
-	if isIndexRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
+	if isMarkedRow(row) || !strings.HasPrefix(row.RowKey, e.primary) {
 		return false, nil
 	}
 	v, err := tableio.For(e.tbl).FromStored(ctx, row)

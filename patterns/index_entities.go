@@ -409,7 +409,7 @@ func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 			r.Copies += len(part.ids)
 			continue
 		}
-		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
+		if isMarkedRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // another index's row, or a row of another kind
 		}
 		v, err := tableio.For(x.tbl).FromStored(ctx, e)

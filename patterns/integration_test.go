@@ -116,3 +116,11 @@ func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.Azur
 func TestModelOnAdversarialFake(t *testing.T) {
 	integration.RunModel(t, integration.AdversarialFakeEnv())
 }
+
+func TestModelComposeOnFake(t *testing.T) { integration.RunModelCompose(t, integration.FakeEnv()) }
+func TestModelComposeOnAdversarialFake(t *testing.T) {
+	integration.RunModelCompose(t, integration.AdversarialFakeEnv())
+}
+func TestModelComposeOnAzurite(t *testing.T) {
+	integration.RunModelCompose(t, integration.AzuriteEnv(t))
+}

@@ -434,7 +434,7 @@ func (x *interPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions
 			return err
 		}
 		tick()
-		if isIndexRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
+		if isMarkedRow(e) || !strings.HasPrefix(e.RowKey, x.primary) {
 			continue // an index row kept in the primaries' table is no primary
 		}
 		v, err := tableio.For(x.tbl).FromStored(ctx, e)
@@ -554,7 +554,7 @@ func (x *interPartitionIndex[T]) judgeOwners(ctx context.Context, i int, copies 
 			case table.Is(err, table.ErrNotFound):
 			case err != nil:
 				return err
-			case !isIndexRow(e) && strings.HasPrefix(e.RowKey, x.primary):
+			case !isMarkedRow(e) && strings.HasPrefix(e.RowKey, x.primary):
 				v, err := tableio.For(x.tbl).FromStored(ctx, e)
 				if err != nil {
 					return err

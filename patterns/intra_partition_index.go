@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
@@ -343,6 +344,9 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	var prim []*T
 	primaries := map[string]*table.Entity{}
 	for _, e := range rows {
+		if _, other := e.Get(rowkind.Property); other {
+			continue // a row of another kind (a list, a pattern's): no primary, no copy
+		}
 		if _, isCopy := ownerOf(e); strings.HasPrefix(e.RowKey, x.primary) && !isCopy {
 			v, err := tableio.For(x.tbl).FromStored(ctx, e)
 			if err != nil {

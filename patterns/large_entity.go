@@ -24,6 +24,7 @@ import (
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
@@ -149,6 +150,11 @@ func NewLargeEntity[T any](tbl *table.Table[T], blobs blobstore.Client, containe
 	}
 	if threshold <= 0 {
 		threshold = defaultLargeThreshold
+	}
+	// The handle is the large entities': an entity model's, whose rows
+	// this would write around its indexes, is refused.
+	if err := tableio.For(tbl).OnlyKind(string(rowkind.Large)); err != nil {
+		return nil, fmt.Errorf("%w: LargeEntity: %w", ErrBadDefinition, err)
 	}
 	l := &LargeEntity[T]{tbl: tbl, raw: tbl.Entities(), blobs: blobs, container: container, fields: fields, threshold: threshold, now: time.Now, log: tableio.For(tbl).Logger()}
 	if opts != nil {
@@ -429,6 +435,7 @@ func (l *LargeEntity[T]) stored(op string, c *T, refs map[string]blobRef) (*tabl
 		return nil, err
 	}
 	withoutRefs(e, l.fields)
+	markKind(e, rowkind.Large)
 	for f, r := range refs {
 		bp, sp := refProps(f)
 		e.Set(bp, table.ValueOf(r.name))
@@ -645,8 +652,12 @@ func (l *LargeEntity[T]) GetLazy(ctx context.Context, partitionKey, rowKey strin
 	return v, &Lazy[T]{l: l, v: v, etag: s.ETag, refs: refsOf(s, l.fields)}, nil
 }
 
-// value turns a stored entity into a T, references left out.
+// value turns a stored entity into a T, references left out; a row of
+// another kind than a large entity's is refused (table.ErrOtherRowKind).
 func (l *LargeEntity[T]) value(e *table.Entity) (*T, error) {
+	if !ofKind(e, rowkind.Large) {
+		return nil, otherKind(opLargeEntityGet, e, rowkind.Large)
+	}
 	c := *e
 	c.Properties = maps.Clone(e.Properties)
 	withoutRefs(&c, l.fields)
@@ -686,6 +697,9 @@ func (l *LargeEntity[T]) Delete(ctx context.Context, partitionKey, rowKey string
 		}
 		if err != nil {
 			return err
+		}
+		if !ofKind(s, rowkind.Large) {
+			return otherKind(opLargeEntityDelete, s, rowkind.Large)
 		}
 		// The blobs read are the deleted version's: a delete guarded by
 		// another version's ETag than the read's is refused with 412.

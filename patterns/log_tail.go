@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -17,8 +19,11 @@ import (
 // employee). Keys are .NET-compatible (keys.InvertedTicks) with a suffix that
 // keeps entries of the same tick unique and in order (a descending sequence); a key
 // records the instant given, so entries may be appended in any order. The
-// log may share its partition with other rows: reads skip every row whose
-// RowKey is not a log key. Every
+// log may share its partition and table with other rows (an entity
+// model's primaries and indexes, other patterns' rows): every entry
+// carries the mark of a log entry, its reads take the marked rows alone,
+// and the other handles of the table (a model's, a table.New of any type)
+// leave the entries out. Every
 // append to a partition lands at its start, so a partition written by many
 // clients is a hot spot: keep a log's partition to one writer's worth of
 // load (2,000 entities/s), or shard it (Sharded).
@@ -37,10 +42,16 @@ type LogTailOptions struct {
 	Now func() time.Time
 }
 
-// NewLogTail returns a log in tbl. No request is sent.
+// NewLogTail returns a log in tbl, which becomes the log's: from then on
+// its reads take the log's entries alone, and another pattern's or an
+// entity model's handle is refused (ErrBadDefinition). No request is
+// sent.
 func NewLogTail[T any](tbl *table.Table[T], opts *LogTailOptions) (*LogTail[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: LogTail needs a table", ErrBadDefinition)
+	}
+	if err := tableio.For(tbl).OnlyKind(string(rowkind.Log)); err != nil {
+		return nil, fmt.Errorf("%w: LogTail: %w", ErrBadDefinition, err)
 	}
 	l := &LogTail[T]{tbl: tbl, keys: &keyrules.LogKeys{}, now: time.Now}
 	if opts != nil {
@@ -81,8 +92,9 @@ func (l *LogTail[T]) AppendAt(ctx context.Context, partitionKey string, at time.
 // Latest returns the n most recent entries of a partition, newest first:
 // one request, when the partition holds nothing else in the range of log
 // keys. n is 1 to 1,000. Only the log's own entries count: the other rows
-// of a shared partition (a profile, a summary) are skipped, and a page
-// they shortened is followed by the next.
+// of a shared partition (a profile, a summary, another pattern's) are
+// left out by the log's handle, and a page they shortened is followed by
+// the next.
 func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, options *ReadOptions) ([]*T, error) {
 	if n < 1 || n > table.MaxPageSize {
 		return nil, &table.InputError{Op: opLogTailLatest, Field: "n", Rule: table.ErrBadOption, Detail: "n is 1 to 1000"}
@@ -95,11 +107,9 @@ func (l *LogTail[T]) Latest(ctx context.Context, partitionKey string, n int, opt
 			return nil, err
 		}
 		for _, v := range page.Items {
-			if l.isEntry(v) {
-				out = append(out, v)
-				if len(out) == n {
-					return out, nil
-				}
+			out = append(out, v)
+			if len(out) == n {
+				return out, nil
 			}
 		}
 		if token = page.Next; token == "" {
@@ -114,26 +124,6 @@ const (
 	logKeysFrom = "0000000000000000000_"
 	logKeysTo   = "3155378975999999999`"
 )
-
-// isEntry tells the log's entries from other rows of a shared partition.
-func (l *LogTail[T]) isEntry(v *T) bool {
-	_, _, err := keyrules.ParseLogKey(l.tbl.Meta(v).RowKey)
-	return err == nil
-}
-
-// entries is q without the rows that are not log entries.
-func (l *LogTail[T]) entries(q iter.Seq2[*T, error]) iter.Seq2[*T, error] {
-	return func(yield func(*T, error) bool) {
-		for v, err := range q {
-			if err == nil && !l.isEntry(v) {
-				continue
-			}
-			if !yield(v, err) || err != nil {
-				return
-			}
-		}
-	}
-}
 
 // Between returns the entries written in [from, to), newest first, at the
 // 100 ns resolution of the keys: one range query per page.
@@ -150,13 +140,13 @@ func (l *LogTail[T]) Between(ctx context.Context, partitionKey string, from, to 
 	if !to.After(from) {
 		return func(func(*T, error) bool) {} // [from, from) is empty
 	}
-	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)}))
+	return l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, lo, hi)})
 }
 
 // Since returns the entries written at or after since, newest first.
 func (l *LogTail[T]) Since(ctx context.Context, partitionKey string, since time.Time, options *ReadOptions) iter.Seq2[*T, error] {
 	_, hi := keyrules.PrefixRange(keys.InvertedTicks(since))
-	return l.entries(l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)}))
+	return l.tbl.Query(ctx, &table.QueryOptions{Filter: table.RowRange(partitionKey, logKeysFrom, hi)})
 }
 
 // tick is the resolution of the keys: .NET's DateTime counts 100 ns ticks.

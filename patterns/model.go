@@ -371,6 +371,11 @@ func declareModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T],
 			return nil, bad("cross copies %s live in the primaries' table: declare the primaries' RowKey prefix (Primary, the guide's \"empid_\")", d.Name)
 		}
 	}
+	// The handle is the primaries': no pattern may write its rows (of
+	// the model's type, around its indexes) through it.
+	if err := tableio.For(tbl).OnlyKind(""); err != nil {
+		return nil, fmt.Errorf("%w: model: %w", ErrBadDefinition, err)
+	}
 	if opts.Primary != "" {
 		// The handle reads and writes primaries only, whoever holds it.
 		if err := tableio.For(tbl).OnlyRowPrefix(opts.Primary); err != nil {

@@ -482,7 +482,7 @@ func (m *Model[T]) scope(s *buildStep) rowScope {
 // share the primaries' table and also name their owner).
 func (m *Model[T]) covers(s *buildStep, sc rowScope, e *table.Entity) bool {
 	if s.Op == opBuild {
-		return !isIndexRow(e)
+		return !isMarkedRow(e)
 	}
 	if sc.ref && m.cross != nil {
 		of, _ := ownerOf(e)
@@ -617,7 +617,7 @@ func (m *Model[T]) plan(ctx context.Context, s *buildStep) error {
 scan:
 	for {
 		n := 0
-		for e, err := range sc.read(ctx, lo, true, "", 0, []string{indexOfProperty}) {
+		for e, err := range sc.read(ctx, lo, true, "", 0, markProps()) {
 			if err != nil {
 				return err
 			}
@@ -779,7 +779,7 @@ func (m *Model[T]) backfill(ctx context.Context, name string, rows []*table.Enti
 	const op = "Model.Build"
 	var prim []*table.Entity
 	for _, e := range rows {
-		if !isIndexRow(e) {
+		if !isMarkedRow(e) {
 			prim = append(prim, e)
 		}
 	}
@@ -969,7 +969,7 @@ func (m *Model[T]) notOthers(ctx context.Context, i int, rows []*table.Entity) (
 				case table.Is(err, table.ErrNotFound):
 				case err != nil:
 					return nil, err
-				case !isIndexRow(p):
+				case !isMarkedRow(p):
 					v, err := tableio.For(m.tbl).FromStored(ctx, p)
 					if err != nil {
 						return nil, err

@@ -7,6 +7,8 @@ import (
 	"iter"
 
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -23,7 +25,11 @@ type Sharded[T any] struct {
 }
 
 // NewSharded spreads entities over n partitions named prefix_00 …, as
-// many digits as n-1 has. No request is sent.
+// many digits as n-1 has. tbl becomes the shards': every append carries
+// the mark of a shard's entry, Read takes the marked rows alone (the
+// shards' partitions may hold other rows), the other handles of the table
+// leave the appends out, and another pattern's or an entity model's
+// handle is refused (ErrBadDefinition). No request is sent.
 func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sharded[T], error) {
 	if tbl == nil {
 		return nil, fmt.Errorf("%w: Sharded needs a table", ErrBadDefinition)
@@ -37,6 +43,9 @@ func NewSharded[T any](tbl *table.Table[T], partitionPrefix string, n int) (*Sha
 		if names[b], err = keyrules.ShardName(partitionPrefix, b, n); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
 		}
+	}
+	if err := tableio.For(tbl).OnlyKind(string(rowkind.Shard)); err != nil {
+		return nil, fmt.Errorf("%w: Sharded: %w", ErrBadDefinition, err)
 	}
 	return &Sharded[T]{tbl: tbl, prefix: partitionPrefix, n: n, names: names}, nil
 }

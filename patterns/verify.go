@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -112,16 +113,26 @@ func checkVerifyOptions(op string, opts *VerifyOptions) error {
 	return nil
 }
 
-// isIndexRow reports a row that some index of this package wrote: a copy
-// (it names its owner) or an index entity (it holds an ID list). Such a
-// row is never a primary, whatever table or RowKey it has.
-func isIndexRow(e *table.Entity) bool {
+// isMarkedRow reports a row that this package wrote beside the primaries:
+// a copy (it names its owner), an index entity (it holds an ID list), or
+// any other row marked with its kind (a model's control or checkpoint
+// row; a log tail's entry, a shard's append, a data series, a wide
+// entity's part, a large entity). Such a row is never a primary, whatever
+// table or RowKey it has. A scan that selects properties must select
+// both marks (markProps).
+func isMarkedRow(e *table.Entity) bool {
 	if _, ok := e.Get(indexOfProperty); ok {
+		return true
+	}
+	if _, ok := e.Get(rowkind.Property); ok {
 		return true
 	}
 	_, ok := e.Get(idsProperty(0))
 	return ok
 }
+
+// markProps are the properties isMarkedRow reads.
+func markProps() []string { return []string{indexOfProperty, rowkind.Property} }
 
 // scanPartitions reads opts.Partition, or the whole table when it is "",
 // and hands each partition's rows to f in PartitionKey order (one request

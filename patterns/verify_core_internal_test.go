@@ -15,6 +15,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -233,9 +234,10 @@ func TestVerifyPartitionIsCheckedAsAPartitionKey(t *testing.T) {
 	}
 }
 
-// An index row is a copy (it names its owner) or an index entity (it has
-// the first ID list property); anything else may be a primary.
-func TestIndexRowsAreCopiesAndIDLists(t *testing.T) {
+// A marked row is a copy (it names its owner), an index entity (it has
+// the first ID list property) or a row marked with its kind (a pattern's,
+// a model's control row); anything else may be a primary.
+func TestMarkedRowsAreCopiesIDListsAndKinds(t *testing.T) {
 	row := func(props ...string) *table.Entity {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}
 		for _, name := range props {
@@ -251,9 +253,10 @@ func TestIndexRowsAreCopiesAndIDLists(t *testing.T) {
 		"index entity": {row(idsProperty(0)), true},
 		"primary":      {row("Name"), false},
 		"second list":  {row(idsProperty(1)), false},
+		"log entry":    {row(rowkind.Property, "Who"), true},
 	} {
-		if got := isIndexRow(tc.e); got != tc.want {
-			t.Errorf("%s: isIndexRow = %v, want %v", name, got, tc.want)
+		if got := isMarkedRow(tc.e); got != tc.want {
+			t.Errorf("%s: isMarkedRow = %v, want %v", name, got, tc.want)
 		}
 	}
 }

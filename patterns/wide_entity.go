@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
+	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/sameprops"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
@@ -53,7 +54,9 @@ type Wide struct {
 // two-digit part number: "2026!00", "2026!01", … (keys.EncodeTuple). The
 // encoding is prefix-free, so the parts of one wide entity never fall in
 // the range of another, whatever their RowKeys; a row written around
-// WideEntity under such a key is reported, not read as a part.
+// WideEntity under such a key is reported, not read as a part. Every part
+// carries the mark of a wide entity's part, so an entity model's handle
+// and every other typed handle of the table leave the parts out.
 type WideEntity struct {
 	client table.Client
 	tbl    *table.Table[table.Entity]
@@ -144,6 +147,9 @@ func encodeWideProp(op, name string, v any) (wideProp, error) {
 	if err := keyrules.ValidatePropertyName(name); err != nil {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: err}
 	}
+	if name == partsProperty || rowkind.IsReserved(name) {
+		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrInvalidValue, Detail: "the name is reserved: it marks the parts of a wide entity"}
+	}
 	val, ok := wideValue(v)
 	if !ok {
 		return wideProp{}, &table.InputError{Op: op, Field: name, Rule: table.ErrUnsupportedType, Detail: fmt.Sprintf("%T", v)}
@@ -194,7 +200,8 @@ func jsonStringLen(s string) int {
 const partsProperty = "TkParts"
 
 // split places the properties, in name order, into parts within the
-// entity limits; each part also records the total number of parts.
+// entity limits; each part also records the total number of parts and
+// carries the mark of a wide entity's part.
 func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error) {
 	names := make([]string, 0, len(props))
 	for n := range props {
@@ -203,6 +210,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	sort.Strings(names)
 	head := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, 0)}}
 	head.Set(partsProperty, table.ValueOf(int32(maxWideParts)))
+	markKind(head, rowkind.WidePart)
 	base := head.Size()
 	// A part must fit the service's count (size) and, since Azurite
 	// measures the request body instead (binary as base64), its JSON too.
@@ -215,7 +223,7 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 		if err != nil {
 			return nil, err
 		}
-		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-1 || size+p.size > table.MaxEntityBytes || jsonLen+p.json+1 > table.MaxEntityBytes) {
+		if len(cur) > 0 && (len(cur) == table.MaxUserProperties-2 || size+p.size > table.MaxEntityBytes || jsonLen+p.json+1 > table.MaxEntityBytes) {
 			groups, cur, size, jsonLen = append(groups, cur), nil, base, jsonBase
 		}
 		cur, size, jsonLen = append(cur, p), size+p.size, jsonLen+p.json+1
@@ -226,8 +234,9 @@ func split(op, pk, prefix string, props map[string]any) ([]*table.Entity, error)
 	}
 	parts := make([]*table.Entity, len(groups))
 	for i, g := range groups {
-		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, i)}, Properties: make(map[string]table.Value, len(g)+1)}
+		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: partKey(prefix, i)}, Properties: make(map[string]table.Value, len(g)+2)}
 		e.Set(partsProperty, table.ValueOf(int32(int32(len(groups)))))
+		markKind(e, rowkind.WidePart)
 		for _, p := range g {
 			e.Set(p.name, p.value)
 		}
@@ -393,7 +402,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 	// Part numbers are two digits, and ':' follows '9'.
 	opts := &table.QueryOptions{Filter: table.RowRange(partitionKey, prefix+"0", prefix+":")}
 	if keysOnly {
-		opts.Select = []string{partsProperty}
+		opts.Select = []string{partsProperty, rowkind.Property}
 	}
 	v := &Wide{PartitionKey: partitionKey, RowKey: rowKey, Properties: map[string]any{}}
 	declared := int32(0)
@@ -401,7 +410,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 		if err != nil {
 			return nil, err
 		}
-		if partIndex(prefix, e.RowKey) != v.Parts {
+		if partIndex(prefix, e.RowKey) != v.Parts || !ofKind(e, rowkind.WidePart) {
 			return nil, fmt.Errorf("patterns: %s: wide entity (%q, %q): row %q sits among its parts and was not written by WideEntity", op, partitionKey, rowKey, e.RowKey)
 		}
 		if v.Parts == 0 {
@@ -415,7 +424,7 @@ func (w *WideEntity) get(ctx context.Context, op, partitionKey, rowKey string, k
 			continue
 		}
 		for name, val := range e.Properties {
-			if name != partsProperty {
+			if name != partsProperty && name != rowkind.Property {
 				v.Properties[name] = val.Interface()
 			}
 		}

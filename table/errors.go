@@ -43,9 +43,10 @@ var (
 	// ErrOtherRowKind: a RowKey outside the one row kind a Table reads and
 	// writes (an entity model's Table holds its primaries only), such as
 	// an index row beside an entity model's primaries; or, from Get and
-	// Modify of any Table but the raw view (Entities), a stored row that
-	// tablekit keeps beside the entities (an index copy or list, a
-	// model's control row), which is never decoded as T.
+	// Modify of any Table but the raw view (Entities), a stored row of
+	// another kind than the Table's (an index copy or list, a model's
+	// control row, a pattern's row; for the Table a pattern was built
+	// over, every row but that pattern's), which is never decoded as T.
 	ErrOtherRowKind = errors.New("RowKey of another row kind")
 )
 

@@ -63,6 +63,8 @@ func (p tablePlumbing[T]) EncryptedProperties() []string { return p.t.encryptedP
 
 func (p tablePlumbing[T]) OnlyRowPrefix(prefix string) error { return p.t.onlyRowPrefix(prefix) }
 
+func (p tablePlumbing[T]) OnlyKind(kind string) error { return p.t.onlyKind(kind) }
+
 func (p tablePlumbing[T]) Span(ctx context.Context, name, partitionKey string, ops int) (context.Context, func(error)) {
 	if !p.t.tr.Enabled() {
 		return ctx, noEnd

@@ -193,8 +193,11 @@ func (t *Table[T]) listOptions(opts *QueryOptions, top int) (*aztables.ListEntit
 //
 // Every Table but the raw view (Entities) leaves out of its pages the rows
 // tablekit keeps beside the entities, which carry a mark of their own: an
-// entity model's index copies and lists and its control rows, whoever
-// opened the Table. Such rows still count against Top and the page, so a
+// entity model's index copies and lists and its control rows, and the
+// rows of the patterns that share the table (a log tail's, sharded
+// appends, a data series, a wide entity's parts, a large entity), whoever
+// opened the Table. The Table a pattern was built over reads that
+// pattern's rows alone. Such rows still count against Top and the page, so a
 // page may hold fewer entities than the service sent; Next still moves
 // past them. Query and QueryAs leave them out the same way.
 func (t *Table[T]) QueryPage(ctx context.Context, token string, opts *QueryOptions) (*Page[T], error) {

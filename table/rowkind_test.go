@@ -281,3 +281,60 @@ func TestRegistrySkipsTablekitRows(t *testing.T) {
 		t.Fatalf("Decode of a copy: %+v %v; want ErrOtherRowKind", v, err)
 	}
 }
+
+// A Table of a pattern's kind marks every row it writes with the kind,
+// reads those rows alone, and keeps the one kind it was given; a Table of
+// the user's entities leaves the marked rows out.
+func TestOnlyKind(t *testing.T) {
+	type Entry struct {
+		table.Meta
+		Who string
+	}
+	_, client := newPatients(t)
+	ctx := t.Context()
+	plain, _ := table.New[Entry](client, nil)
+	if err := plain.Add(ctx, &Entry{Meta: table.Meta{PartitionKey: "p", RowKey: "user"}, Who: "user"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	logs, _ := table.New[Entry](client, nil)
+	if err := tableio.For(logs).OnlyKind("log"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tableio.For(logs).OnlyKind("log"); err != nil {
+		t.Fatalf("the same kind again: %v", err)
+	}
+	for _, other := range []string{"shard", ""} {
+		if err := tableio.For(logs).OnlyKind(other); !errors.Is(err, table.ErrBadOption) {
+			t.Fatalf("kind %q after log: %v, want ErrBadOption", other, err)
+		}
+	}
+	if err := tableio.For(plain.Entities()).OnlyKind("log"); !errors.Is(err, table.ErrBadOption) {
+		t.Fatalf("a kind for the raw view: %v, want ErrBadOption", err)
+	}
+	e := &Entry{Meta: table.Meta{PartitionKey: "p", RowKey: "entry"}, Who: "w"}
+	if err := logs.Add(ctx, e, &table.AddOptions{Idempotent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := tableio.For(logs).Stored(ctx, e); err != nil || !ok {
+		t.Fatalf("Stored of the marked row as written: %v %v, want true", ok, err)
+	}
+	raw, err := plain.Entities().Get(ctx, "p", "entry", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := raw.Get("TkKind"); !ok || k.String() != `"log"` {
+		t.Fatalf("the stored row's TkKind: %v %v, want \"log\"", k, ok)
+	}
+	if got, err := seqs.Collect(logs.Query(ctx, nil)); err != nil || len(got) != 1 || got[0].Who != "w" {
+		t.Fatalf("the log's Query: %v %v; want the entry alone", got, err)
+	}
+	if got, err := seqs.Collect(plain.Query(ctx, nil)); err != nil || len(got) != 1 || got[0].Who != "user" {
+		t.Fatalf("a plain Query: %v %v; want the user's row alone", got, err)
+	}
+	if _, err := logs.Get(ctx, "p", "user", nil); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Fatalf("the log's Get of the user's row: %v, want ErrOtherRowKind", err)
+	}
+	if _, err := plain.Get(ctx, "p", "entry", nil); !errors.Is(err, table.ErrOtherRowKind) {
+		t.Fatalf("a plain Get of the entry: %v, want ErrOtherRowKind", err)
+	}
+}

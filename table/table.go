@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -35,6 +36,10 @@ type Table[T any] struct {
 	// only is the RowKey prefix of the one row kind t reads and writes
 	// (onlyRowPrefix); nil: every row.
 	only atomic.Pointer[string]
+	// kind is the kind of row t belongs to (onlyKind): "" the user's
+	// entities, which an entity model claims, or the rowkind.Kind of a
+	// pattern's rows; nil: unclaimed, the user's entities.
+	kind atomic.Pointer[string]
 }
 
 // Options configure a Table. nil means the defaults.
@@ -144,13 +149,70 @@ func (t *Table[T]) ownRange(f Filter) Filter {
 	return f.And(rng)
 }
 
-// otherKind reports whether data, a stored row, is one tablekit marks as
-// another kind than the user's entities (internal/rowkind): an index copy
-// or list, a model's control or checkpoint row. Every Table but the raw
-// view leaves such a row out of its queries and refuses it to Get, so
-// no handle of the table, whoever opened it, decodes one as T.
+// onlyKind makes t the handle of one kind of row (internal/rowkind): ""
+// the user's entities, as an entity model claims its primaries' Table,
+// or a pattern's kind, whose rows t's reads then take alone and every
+// row t writes carries. A Table keeps one kind: the same again is a
+// no-op, another is refused (ErrBadOption), so one Table never serves
+// both a model and a pattern, which would write the model's type around
+// its indexes. The raw view (a Table of Entity) takes no kind.
+func (t *Table[T]) onlyKind(kind string) error {
+	if t.plan.raw {
+		return inputErr("OnlyKind", t.typeName(), "kind", ErrBadOption, "the raw view reads every row")
+	}
+	if t.kind.CompareAndSwap(nil, &kind) {
+		return nil
+	}
+	if had := *t.kind.Load(); had != kind {
+		return inputErr("OnlyKind", t.typeName(), "kind", ErrBadOption, "the Table already belongs to %s, not %s", kindName(had), kindName(kind))
+	}
+	return nil
+}
+
+func kindName(kind string) string {
+	if kind == "" {
+		return "an entity model's primaries"
+	}
+	return "the rows of kind " + strconv.Quote(kind)
+}
+
+// ownKind is the pattern's kind t belongs to; "" for the user's entities.
+func (t *Table[T]) ownKind() string {
+	if k := t.kind.Load(); k != nil {
+		return *k
+	}
+	return ""
+}
+
+// otherKind reports whether data, a stored row, is of another kind than
+// t's (internal/rowkind). For a Table of the user's entities that is a
+// row tablekit marks: an index copy or list, a model's control or
+// checkpoint row, a pattern's row. For a pattern's Table (onlyKind) it is
+// every row but one marked with its kind. Every Table but the raw view
+// leaves such a row out of its queries and refuses it to Get, so no
+// handle of the table, whoever opened it, decodes one as T.
 func (t *Table[T]) otherKind(data []byte) bool {
-	return !t.plan.raw && rowkind.Marked(data)
+	if t.plan.raw {
+		return false
+	}
+	if k := t.ownKind(); k != "" {
+		return !rowkind.Is(data, rowkind.Kind(k))
+	}
+	return rowkind.Marked(data)
+}
+
+// withKind adds the mark of t's kind to body, an encoded entity, when t
+// belongs to a pattern's kind (onlyKind); body as it is otherwise.
+func (t *Table[T]) withKind(body []byte) []byte {
+	k := t.ownKind()
+	if k == "" || len(body) < 2 || body[len(body)-1] != '}' {
+		return body
+	}
+	mark := `"` + rowkind.Property + `":` + strconv.Quote(k) + `}`
+	if body[len(body)-2] != '{' {
+		mark = "," + mark
+	}
+	return append(body[:len(body)-1:len(body)-1], mark...)
 }
 
 // encodeValue returns v as the JSON entity the service expects, after checking
@@ -188,6 +250,7 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrPartialValue, "it was read without some of its properties; Get the entity, change that, and write it")
 	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
+	plain = t.withKind(plain)
 	if err != nil || t.enc == nil {
 		return plain, plain, err
 	}
@@ -279,7 +342,7 @@ func (t *Table[T]) get(ctx context.Context, partitionKey, rowKey string, _ *Read
 		return nil, t.svcErr("Get", partitionKey, rowKey, err)
 	}
 	if t.otherKind(body) {
-		return nil, inputErr("Get", t.typeName(), "RowKey", ErrOtherRowKind, "(%q, %q) is a row tablekit keeps beside the entities (an index copy or list, a model's control row), not a %s", partitionKey, rowKey, t.typeName())
+		return nil, inputErr("Get", t.typeName(), "RowKey", ErrOtherRowKind, "(%q, %q) is a row of another kind (an index copy or list, a model's control row, another pattern's row), not a %s", partitionKey, rowKey, t.typeName())
 	}
 	v := new(T)
 	if err := t.decodeFrom(ctx, body, v, true); err != nil {
@@ -411,7 +474,7 @@ func (t *Table[T]) stored(ctx context.Context, v *T) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return t.storedAs(ctx, v, plain)
+	return t.storedAs(ctx, v, t.withKind(plain))
 }
 
 func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, error) {

@@ -1,10 +1,14 @@
 // Package rowkind marks the rows tablekit writes beside a user's entities
 // that are no entity of the user's type: index copies, index entities
-// (lists of IDs) and a model's control and build checkpoint rows. Each
-// carries one of two reserved properties, so that a typed table handle
-// tells them from the user's rows by the stored row alone, without
-// knowing which model or index wrote it, and never decodes one as its
-// type. Package table reads the marks; package patterns writes them.
+// (lists of IDs), a model's control and build checkpoint rows, and the
+// rows of the patterns that share a table with the entities (a log
+// tail's entries, sharded appends, a data series, a wide entity's parts,
+// a large entity). Each carries one of two reserved properties, so that a
+// typed table handle tells them from the user's rows by the stored row
+// alone, without knowing which model, index or pattern wrote it, and
+// never decodes one as its type. Package table reads the marks (and
+// writes a pattern's through a handle of that kind); package patterns
+// writes the others.
 package rowkind
 
 import "bytes"
@@ -29,6 +33,18 @@ const (
 	// Checkpoint is a row of a model's build or drop: its plan or the
 	// progress of one of its ranges.
 	Checkpoint Kind = "checkpoint"
+	// Log is an entry of a log tail (patterns.LogTail).
+	Log Kind = "log"
+	// Shard is an entry appended to a shard (patterns.Sharded).
+	Shard Kind = "shard"
+	// Series is a data series (patterns.DataSeries): one row, a property
+	// per slot.
+	Series Kind = "series"
+	// WidePart is one part of a wide entity (patterns.WideEntity).
+	WidePart Kind = "wide"
+	// Large is a large entity's row (patterns.LargeEntity): its fields
+	// but the ones kept in blobs, and the blobs' references.
+	Large Kind = "large"
 )
 
 // IsReserved reports whether name is one of the marking properties, which
@@ -49,10 +65,31 @@ var (
 // quote is escaped, so a value that merely mentions a marking property is
 // not taken for one.
 func Marked(data []byte) bool {
+	marked := false
+	scan(data, func(bool, []byte) bool { marked = true; return false })
+	return marked
+}
+
+// Is reports whether data, one entity as the service's JSON, is a row of
+// kind k: it carries Property with the value k, and no IndexOf.
+func Is(data []byte, k Kind) bool {
+	want := []byte(`"` + string(k) + `"`)
+	is := false
+	scan(data, func(kind bool, value []byte) bool {
+		is = kind && bytes.HasPrefix(value, want)
+		return is
+	})
+	return is
+}
+
+// scan calls fn with each marking member of data that is not null: kind
+// tells Property from IndexOf, value is the rest of data from the
+// member's value on. It stops when fn returns false.
+func scan(data []byte, fn func(kind bool, value []byte) bool) {
 	for i := 0; ; {
 		j := bytes.Index(data[i:], quoteTk)
 		if j < 0 {
-			return false
+			return
 		}
 		i += j + len(quoteTk)
 		rest := data[i:]
@@ -72,7 +109,9 @@ func Marked(data []byte) bool {
 		if k = ws(rest, k+1); bytes.HasPrefix(rest[k:], null) {
 			continue
 		}
-		return true
+		if !fn(n == len(kindRest), rest[k:]) {
+			return
+		}
 	}
 }
 

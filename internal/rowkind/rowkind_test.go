@@ -33,3 +33,24 @@ func TestIsReserved(t *testing.T) {
 		t.Fatal("IsReserved names exactly IndexOf and Property")
 	}
 }
+
+func TestIs(t *testing.T) {
+	for _, c := range []struct {
+		json string
+		is   bool
+	}{
+		{`{"PartitionKey":"p","RowKey":"0001_x","Who":"a","TkKind":"log"}`, true},
+		{`{"TkKind" : "log"}`, true},
+		{`{"TkKind":"logs"}`, false},
+		{`{"TkKind":"list"}`, false},
+		{`{"TkKind":null}`, false},
+		{`{"TkIndexOf":"p!empid_1!"}`, false},
+		{`{"PartitionKey":"p","RowKey":"0001_x","Who":"a"}`, false},
+		{`{"Note":"\"TkKind\":\"log\""}`, false},
+		{`{"TkKind@odata.type":"Edm.String","TkKind":"log"}`, true},
+	} {
+		if got := Is([]byte(c.json), Log); got != c.is {
+			t.Errorf("Is(%s, Log) = %v, want %v", c.json, got, c.is)
+		}
+	}
+}

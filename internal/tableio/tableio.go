@@ -64,6 +64,14 @@ type Table[T any] interface {
 	// (table.ErrOtherRowKind) before any request. Another prefix than the
 	// one set before is refused (table.ErrBadOption).
 	OnlyRowPrefix(prefix string) error
+	// OnlyKind makes the Table the handle of one kind of row
+	// (internal/rowkind): "" the user's entities, which an entity model
+	// claims, or the kind of a pattern's rows, which its reads then take
+	// alone (every other row is left out of queries and refused to Get,
+	// table.ErrOtherRowKind) and every row it writes carries. Another kind
+	// than the one set before is refused (table.ErrBadOption), as is the
+	// raw view (a Table of Entity).
+	OnlyKind(kind string) error
 	// Span opens the span of a pattern's operation over the Table, named
 	// name (Type.Method), with the Table's tracing provider and the table's
 	// name, partitionKey and ops as attributes, as the Table's own
