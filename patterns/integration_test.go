@@ -116,3 +116,10 @@ func TestModelOnAzurite(t *testing.T) { integration.RunModel(t, integration.Azur
 func TestModelOnAdversarialFake(t *testing.T) {
 	integration.RunModel(t, integration.AdversarialFakeEnv())
 }
+
+func TestModelErrorNamesOnFake(t *testing.T) {
+	integration.RunModelErrorNames(t, integration.FakeEnv())
+}
+func TestModelErrorNamesOnAzurite(t *testing.T) {
+	integration.RunModelErrorNames(t, integration.AzuriteEnv(t))
+}
