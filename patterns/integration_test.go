@@ -123,3 +123,10 @@ func TestModelErrorNamesOnFake(t *testing.T) {
 func TestModelErrorNamesOnAzurite(t *testing.T) {
 	integration.RunModelErrorNames(t, integration.AzuriteEnv(t))
 }
+
+func TestModelEncryptedDefaultModeOnFake(t *testing.T) {
+	integration.RunEncryptedDefaultMode(t, integration.FakeEnv())
+}
+func TestModelEncryptedDefaultModeOnAzurite(t *testing.T) {
+	integration.RunEncryptedDefaultMode(t, integration.AzuriteEnv(t))
+}

@@ -763,7 +763,8 @@ func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err e
 }
 
 // Update writes v over the stored entity at the version of v's ETag (or
-// opts.IfMatch), in opts.Mode (Merge by default, as table.Update), with
+// opts.IfMatch), in opts.Mode (by default the handle's, as table.Update:
+// Merge, or Replace for a type with encrypted fields), with
 // every index brought along: a read of the stored entity (whose index rows
 // the change replaces), then the write as Add describes. A changed entity
 // is table.ErrPreconditionFailed and nothing is written.
@@ -771,11 +772,12 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 	ctx, done := m.enter(ctx, opModelUpdate, partitionOf(m.tbl, v))
 	defer done(&err)
 	const op = opModelUpdate
-	mode := table.Merge
+	var mode table.UpdateMode
 	var ifMatch *azcore.ETag
 	if opts != nil {
 		mode, ifMatch = opts.Mode, opts.IfMatch
 	}
+	mode = tableio.For(m.tbl).WriteMode(mode)
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
@@ -798,17 +800,19 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 }
 
 // Upsert inserts v or writes it over the stored entity whatever its
-// version, in opts.Mode (Merge by default, as table.Upsert), with every
+// version, in opts.Mode (by default the handle's, as table.Upsert: Merge,
+// or Replace for a type with encrypted fields), with every
 // index brought along: a read, then the write as Add describes; a writer
 // that changes the entity in between sends it round again.
 func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) (err error) {
 	ctx, done := m.enter(ctx, opModelUpsert, partitionOf(m.tbl, v))
 	defer done(&err)
 	const op = opModelUpsert
-	mode := table.Merge
+	var mode table.UpdateMode
 	if opts != nil {
 		mode = opts.Mode
 	}
+	mode = tableio.For(m.tbl).WriteMode(mode)
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
