@@ -238,7 +238,7 @@ func runTable(t *testing.T, env backend) {
 		if bytes.Contains(raw.Value, []byte("078-05-1120")) || !bytes.Contains(raw.Value, []byte(`"SSN@odata.type":"Edm.Binary"`)) {
 			t.Fatalf("stored: %.300s", raw.Value)
 		}
-		if err := tb.Upsert(ctx, v, nil); !errors.Is(err, table.ErrMergeEncrypted) {
+		if err := tb.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}); !errors.Is(err, table.ErrMergeEncrypted) {
 			t.Fatalf("merge: %v", err)
 		}
 		wantRequests(t, c, 1, "a refused merge (the raw read above only)")

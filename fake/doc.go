@@ -49,4 +49,14 @@
 // that set a delay themselves are never changed. Call SetRetryDelays(0, 0)
 // on a service before making its clients to keep the SDK's own delays, or
 // pass other values; RetryDelays reports what its clients get.
+//
+// Your own client: the clients NewClient and NewServiceClient hand out
+// carry tablekit's per-call policy, as a client built with
+// table.ClientOptions does. To test how a plain aztables client behaves
+// (yours, built as your program builds it, with neither that policy nor
+// the short retry delays), make it with the service as its transport and
+// URL as its endpoint (see the plainClient example):
+//
+//	opts := &aztables.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: svc}}
+//	service, err := aztables.NewServiceClientWithNoCredential(svc.URL(), opts)
 package fake

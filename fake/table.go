@@ -222,7 +222,8 @@ func (s *TableService) URL() string { return tableURL }
 // settings; its Transport is replaced. Retries keep the SDK's policy with
 // millisecond delays unless opts sets them. Like a client built with
 // table.ClientOptions, it carries tablekit's per-call policy (the wire
-// path, tablekit's default).
+// path, tablekit's default); for a plain client without it, see "Your own
+// client" in the package documentation.
 func (s *TableService) NewServiceClient(opts *aztables.ClientOptions) *aztables.ServiceClient {
 	var o aztables.ClientOptions
 	if opts != nil {

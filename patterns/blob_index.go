@@ -106,11 +106,11 @@ func (b *blobIndex) change(ctx context.Context, op, value string, f func([]strin
 }
 
 // Add puts id in value's list.
-func (b *blobIndex) Add(ctx context.Context, value, id string, options *WriteOptions) error {
+func (b *blobIndex) Add(ctx context.Context, op, value, id string) error {
 	if err := idlist.CheckID(id); err != nil {
-		return &table.InputError{Op: opBlobIndexAdd, Field: "id", Rule: err}
+		return &table.InputError{Op: op, Field: "id", Rule: err}
 	}
-	return b.change(ctx, opBlobIndexAdd, value, func(ids []string) ([]string, bool) {
+	return b.change(ctx, op, value, func(ids []string) ([]string, bool) {
 		if slices.Contains(ids, id) {
 			return ids, false
 		}
@@ -119,8 +119,8 @@ func (b *blobIndex) Add(ctx context.Context, value, id string, options *WriteOpt
 }
 
 // Remove takes id out of value's list.
-func (b *blobIndex) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
-	return b.change(ctx, opBlobIndexRemove, value, func(ids []string) ([]string, bool) {
+func (b *blobIndex) Remove(ctx context.Context, op, value, id string) error {
+	return b.change(ctx, op, value, func(ids []string) ([]string, bool) {
 		i := slices.Index(ids, id)
 		if i < 0 {
 			return ids, false
@@ -130,10 +130,10 @@ func (b *blobIndex) Remove(ctx context.Context, value, id string, options *Write
 }
 
 // IDs returns value's list: one request.
-func (b *blobIndex) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
+func (b *blobIndex) IDs(ctx context.Context, op, value string) ([]string, error) {
 	name, err := b.name(value)
 	if err != nil {
-		return nil, &table.InputError{Op: opBlobIndexIDs, Field: "value", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	ids, _, err := b.read(ctx, name)
 	return ids, err

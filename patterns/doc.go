@@ -84,11 +84,23 @@
 //
 // # Tracing
 //
-// A pattern over a *table.Table (LargeEntity, WideEntity) opens one span
-// per operation, named Type.Method, with the handle's tracing provider
+// A pattern over a *table.Table (Model, LargeEntity, WideEntity) opens one
+// span per operation, named Type.Method (the method called: Model.Delete,
+// never a part of the model), with the handle's tracing provider
 // (table.Options.TracingProvider) and the table's name, partition,
 // operation count and outcome as attributes, around the SDK's HTTP spans,
 // as "Tracing" in package table's documentation describes; it logs to the
-// handle's Logger. BlobLog, over a blob client and no table, takes its
-// provider and logger in BlobLogOptions.
+// handle's Logger. Model's iterators (Find, Range, Prefix, Query) open
+// none of their own: their pages show as the handle's spans. BlobLog, over
+// a blob client and no table, takes its provider and logger in
+// BlobLogOptions.
+//
+// # Errors
+//
+// An error of a Model method names that method, whichever part of the
+// model or layer below raised it: an *table.InputError carries it as Op
+// ("table: Model.Update.email: …"), any other error starts with it
+// ("patterns: Model.Delete: table: Get …"), and errors.Is and errors.As
+// still find the sentinel, the *table.ServiceError and the service's
+// *azcore.ResponseError in the chain.
 package patterns

@@ -86,10 +86,7 @@ type listPager interface {
 // left alone. A partition's verify judges the listed IDs of that
 // partition.
 func (e *eventualIndexEntities[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
-	if err := checkVerifyOptions(opEventualIndexEntitiesVerify, opts); err != nil {
-		return err
-	}
-	name := "EventualIndexEntities(" + e.msgType + ")"
+	name := "remote list(" + e.msgType + ")"
 	scope := ""
 	if opts != nil {
 		scope = opts.Partition
@@ -151,7 +148,7 @@ func (e *eventualIndexEntities[T]) verify(ctx context.Context, opts *VerifyOptio
 			}
 			listed, ok := lists[p.value]
 			if !ok {
-				ids, err := e.list.IDs(ctx, p.value, nil)
+				ids, err := e.list.IDs(ctx, opModelVerify, p.value)
 				if err != nil {
 					return err
 				}
@@ -242,7 +239,7 @@ func (e *eventualIndexEntities[T]) hasValue(ctx context.Context, id, value strin
 // PerTransaction does not apply (each list change is its own request).
 func (e *eventualIndexEntities[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (sum RepairSummary, err error) {
 	for _, is := range r.Missing {
-		if err := e.list.Add(ctx, is.Copy, is.Primary, nil); err != nil {
+		if err := e.list.Add(ctx, opModelRepair, is.Copy, is.Primary); err != nil {
 			return sum, err
 		}
 		sum.Written++
@@ -253,13 +250,13 @@ func (e *eventualIndexEntities[T]) repair(ctx context.Context, r *verifyRange, o
 		} else if has {
 			continue // it has the value again: not an orphan any more
 		}
-		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
+		if err := e.list.Remove(ctx, opModelRepair, is.Copy, is.Primary); err != nil {
 			return sum, err
 		}
 		sum.Deleted++
 	}
 	for _, is := range r.Stale {
-		if err := e.list.Remove(ctx, is.Copy, is.Primary, nil); err != nil {
+		if err := e.list.Remove(ctx, opModelRepair, is.Copy, is.Primary); err != nil {
 			return sum, err
 		}
 		sum.Deleted++

@@ -55,13 +55,13 @@ func applyListChanges(ctx context.Context, list idList, changes map[string]*idCh
 			}
 		} else {
 			for _, id := range c.add {
-				if err := list.Add(ctx, value, id, nil); err != nil {
+				if err := list.Add(ctx, opModelProcess, value, id); err != nil {
 					fail(value, err)
 				}
 			}
 		}
 		for _, id := range c.remove {
-			if err := list.Remove(ctx, value, id, nil); err != nil {
+			if err := list.Remove(ctx, opModelProcess, value, id); err != nil {
 				fail(value, err)
 			}
 		}
@@ -78,12 +78,12 @@ func (r *remoteIndexEntities) applyChanges(ctx context.Context, changes map[stri
 	for i, value := range values {
 		for _, id := range changes[value].add {
 			if err := idlist.CheckID(id); err != nil {
-				return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
+				return &table.InputError{Op: opModelProcess, Field: "id", Rule: err}
 			}
 		}
 		p, err := r.x.valuePrefix(value)
 		if err != nil {
-			return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "value", Rule: err}
+			return &table.InputError{Op: opModelProcess, Field: "value", Rule: err}
 		}
 		prefixes[i] = p
 	}

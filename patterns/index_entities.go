@@ -12,12 +12,10 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/rowkind"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -48,12 +46,6 @@ type indexEntitiesOptions struct {
 	// LookupParallelism bounds the point queries of LookupEntities.
 	// Default: 8.
 	LookupParallelism int
-	// TracingProvider opens the pattern's spans (see "Tracing" in the
-	// package documentation). Default: zero, no spans.
-	TracingProvider tracing.Provider
-	// TableName names the table in those spans. Default: "", no table
-	// attribute.
-	TableName string
 }
 
 // IndexEntities keeps, for each value of a property, the list of the IDs
@@ -83,17 +75,16 @@ type indexEntities[T any] struct {
 	max     int
 	retry   table.RetryOptions
 	par     int
-	tr      trace.OpTracer
 }
 
 // newIndexEntities is NewIndexEntities, also used by the entity model.
 func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) string, opts *indexEntitiesOptions) (*indexEntities[T], error) {
 	if tbl == nil {
-		return nil, fmt.Errorf("%w: IndexEntities needs a table", ErrBadDefinition)
+		return nil, fmt.Errorf("%w: a list needs a table", ErrBadDefinition)
 	}
 	client := tbl.Client()
 	if value == nil || prefix == "" {
-		return nil, fmt.Errorf("%w: IndexEntities needs a prefix and a value func", ErrBadDefinition)
+		return nil, fmt.Errorf("%w: a list needs a Prefix and a Value func", ErrBadDefinition)
 	}
 	if err := keyrules.ValidateRowKey(prefix); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
@@ -102,7 +93,7 @@ func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) 
 		retry: listRetry(), par: 8}
 	if opts != nil {
 		if opts.MaxListUnits < 0 || opts.MaxListUnits > maxListUnits {
-			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "NewIndexEntities", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to %d, what one entity holds", opts.MaxListUnits, maxListUnits)})
+			return nil, fmt.Errorf("%w: %w", ErrBadDefinition, &table.InputError{Op: "OpenModel", Field: "MaxListUnits", Rule: table.ErrBadOption, Detail: fmt.Sprintf("%d is outside 0 (the default) to %d, what one entity holds", opts.MaxListUnits, maxListUnits)})
 		}
 		if opts.MaxListUnits > 0 && opts.MaxListUnits < maxListUnits {
 			x.max = opts.MaxListUnits
@@ -110,7 +101,6 @@ func newIndexEntities[T any](tbl *table.Table[T], prefix string, value func(*T) 
 		if opts.Retry != nil {
 			x.retry = *opts.Retry
 		}
-		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 		if opts.LookupParallelism > 0 {
 			x.par = opts.LookupParallelism
 		}
@@ -372,11 +362,8 @@ type listState struct {
 // primary prefix (within a Model) or every row that no index of this
 // package wrote (copies and other lists are left alone).
 func (x *indexEntities[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
-	if err := checkVerifyOptions(opIndexEntitiesVerify, opts); err != nil {
-		return err
-	}
 	return scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
-		r := newRange(x, "IndexEntities("+x.prefix+")", opts)
+		r := newRange(x, "list("+x.prefix+")", opts)
 		r.lists = map[[2]string]*listState{}
 		if err := x.verifyPartition(ctx, pk, rows, r); err != nil {
 			return err
@@ -467,8 +454,6 @@ func (x *indexEntities[T]) verifyPartition(ctx context.Context, partitionKey str
 // makes that value's repair fail instead of losing the change: run Repair
 // again. The values of a partition share transactions (see RepairOptions).
 func (x *indexEntities[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.Start(ctx, opIndexEntitiesRepair, r.Partition, r.problems())
-	defer func() { end(err) }()
 	var groups []repairGroup
 	values := slices.SortedFunc(maps.Keys(r.lists), func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
 	for _, value := range values {
@@ -515,7 +500,7 @@ func (x *indexEntities[T]) relist(l *listState) (repairGroup, error) {
 		}
 		e, err := x.encodePart(pk, rk, l.value, ids, x.max)
 		if errors.Is(err, errPartFull) {
-			return g, fmt.Errorf("patterns: IndexEntities.Repair: the ID %q alone outgrows an index entity", ids[0])
+			return g, fmt.Errorf("patterns: the ID %q alone outgrows an index entity", ids[0])
 		}
 		if err != nil {
 			return g, err

@@ -78,7 +78,7 @@ func backfillOfFive(t *testing.T) (*fake.TableService, *table.Table[staffer], *i
 			t.Fatal(err)
 		}
 	}
-	idx, err := newIntraPartitionIndex[staffer](tableOf(table.New[staffer](client, nil)), "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}}, nil)
+	idx, err := newIntraPartitionIndex[staffer](tableOf(table.New[staffer](client, nil)), "empid_", []IndexDef[staffer]{{Name: "email", Prefix: "email_", Unique: true, Value: func(s *staffer) string { return s.Email }}})
 	if err != nil {
 		t.Fatal(err)
 	}

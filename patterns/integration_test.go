@@ -124,3 +124,17 @@ func TestModelComposeOnAdversarialFake(t *testing.T) {
 func TestModelComposeOnAzurite(t *testing.T) {
 	integration.RunModelCompose(t, integration.AzuriteEnv(t))
 }
+
+func TestModelErrorNamesOnFake(t *testing.T) {
+	integration.RunModelErrorNames(t, integration.FakeEnv())
+}
+func TestModelErrorNamesOnAzurite(t *testing.T) {
+	integration.RunModelErrorNames(t, integration.AzuriteEnv(t))
+}
+
+func TestModelEncryptedDefaultModeOnFake(t *testing.T) {
+	integration.RunEncryptedDefaultMode(t, integration.FakeEnv())
+}
+func TestModelEncryptedDefaultModeOnAzurite(t *testing.T) {
+	integration.RunEncryptedDefaultMode(t, integration.AzuriteEnv(t))
+}

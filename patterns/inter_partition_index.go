@@ -14,11 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -74,7 +72,6 @@ type interPartitionIndex[T any] struct {
 	sender  *consistency.Sender
 	delay   time.Duration
 	msgType string
-	tr      trace.OpTracer
 	log     *slog.Logger
 }
 
@@ -90,12 +87,6 @@ type interPartitionIndexOptions struct {
 	// appears when the delay ends and converges to whatever the primary is.
 	// Default: 30 s.
 	PublishDelay time.Duration
-	// TracingProvider opens the pattern's spans (see "Tracing" in the
-	// package documentation). Default: zero, no spans.
-	TracingProvider tracing.Provider
-	// TableName names the table in those spans. Default: "", no table
-	// attribute.
-	TableName string
 	// Logger receives the failures the pattern retries or leaves to a
 	// later run, at Warn. Default: no logging.
 	Logger *slog.Logger
@@ -105,7 +96,7 @@ type interPartitionIndexOptions struct {
 // entity model.
 func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue, defs []IndexDef[T], opts *interPartitionIndexOptions) (*interPartitionIndex[T], error) {
 	if tbl == nil {
-		return nil, fmt.Errorf("%w: InterPartitionIndex needs the primaries' table", ErrBadDefinition)
+		return nil, fmt.Errorf("%w: cross copies need the primaries' table", ErrBadDefinition)
 	}
 	var err error
 	if queue == nil {
@@ -119,7 +110,6 @@ func newInterPartitionIndex[T any](tbl *table.Table[T], queue consistency.Queue,
 			x.delay = opts.PublishDelay
 		}
 		name = opts.Name
-		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
 		x.log = opts.Logger
 	}
 	if x.msgType, err = messageType("tablekit.index", name); err != nil {
@@ -228,7 +218,7 @@ func (x *interPartitionIndex[T]) wanted(v *T) ([]wantedCopy, error) {
 	if v == nil {
 		return nil, nil
 	}
-	want, err := x.addrs(opInterPartitionIndexHandle, v)
+	want, err := x.addrs(opModelProcess, v)
 	if err != nil {
 		return nil, consistency.Permanent(err)
 	}
@@ -252,7 +242,7 @@ func (x *interPartitionIndex[T]) removeStale(ctx context.Context, pk, rk string,
 	want := make([]copyAddr, len(x.defs))
 	if v != nil {
 		var err error
-		if want, err = x.addrs(opInterPartitionIndexHandle, v); err != nil {
+		if want, err = x.addrs(opModelProcess, v); err != nil {
 			return consistency.Permanent(err)
 		}
 	}
@@ -283,24 +273,24 @@ func (x *interPartitionIndex[T]) decodeCopy(e *table.Entity) (*T, error) {
 	return fromCopy(x.tbl, e, pk, rk)
 }
 
-// Lookup finds the entity whose copy in an index holds value in
+// lookup finds, for op, the entity whose copy in an index holds value in
 // partitionKey: one query on the index's table, for the value's rows. The
 // result holds what the copy stores, under the primary's keys. A value no
 // primary holds is table.ErrNotFound; one that several hold is
 // ErrNotUnique, naming them (a sharedValueError). The query also reads a copy stored at
 // the value itself, the RowKey of copies written before each owner had
 // its own row (Verify reports those, and Repair rewrites them).
-func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
+func (x *interPartitionIndex[T]) lookup(ctx context.Context, op, index, partitionKey, value string) (*T, error) {
 	i, ok := x.byName[index]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, index)
 	}
 	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	enc, err := keys.EncodeTuple(value)
 	if value == "" || err != nil {
-		return nil, &table.InputError{Op: opInterPartitionIndexLookup, Field: "value", Rule: table.ErrInvalidValue, Detail: "a value is not empty, and its encoding fits a RowKey"}
+		return nil, &table.InputError{Op: op, Field: "value", Rule: table.ErrInvalidValue, Detail: "a value is not empty, and its encoding fits a RowKey"}
 	}
 	f := table.RowPrefix(partitionKey, enc)
 	if keyrules.ValidateRowKey(value) == nil {
@@ -310,7 +300,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	var owners []Owner
 	for c, err := range x.copies[i].Query(ctx, &table.QueryOptions{Filter: f}) {
 		if err != nil {
-			return nil, fmt.Errorf("patterns: Model.Lookup: %w", err)
+			return nil, err
 		}
 		ref, _ := ownerOf(c)
 		pk, rk, ok := ownerKeys(ref)
@@ -321,7 +311,7 @@ func (x *interPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	switch len(found) {
 	case 0:
-		return nil, &notFoundError{Op: opInterPartitionIndexLookup, PartitionKey: partitionKey, RowKey: value}
+		return nil, &notFoundError{Op: op, PartitionKey: partitionKey, RowKey: value}
 	case 1:
 		return x.decodeCopy(found[0])
 	}
@@ -389,9 +379,6 @@ const verifyBatch = 1000
 // judges every copy whose owner is in that partition, so it finds the
 // orphans of primaries deleted there as a whole-table verify does.
 func (x *interPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
-	if err := checkVerifyOptions(opInterPartitionIndexVerify, opts); err != nil {
-		return err
-	}
 	var filter table.Filter
 	var progress func(int)
 	scope := ""
@@ -497,7 +484,7 @@ func (x *interPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions
 // to r those missing or stale.
 func (x *interPartitionIndex[T]) verifyPrimary(ctx context.Context, v *T, r *verifyRange, tick func()) error {
 	r.Primaries++
-	want, err := x.addrs(opInterPartitionIndexVerify, v)
+	want, err := x.addrs(opModelVerify, v)
 	if err != nil {
 		return err
 	}
@@ -559,7 +546,7 @@ func (x *interPartitionIndex[T]) judgeOwners(ctx context.Context, i int, copies 
 				if err != nil {
 					return err
 				}
-				if o.want, err = x.addrs(opInterPartitionIndexVerify, v); err != nil {
+				if o.want, err = x.addrs(opModelVerify, v); err != nil {
 					return err
 				}
 			}
@@ -606,7 +593,7 @@ func (x *interPartitionIndex[T]) reportName() string {
 	for i, d := range x.defs {
 		names[i] = d.Name
 	}
-	return "InterPartitionIndex(" + strings.Join(names, ",") + ")"
+	return "cross copies(" + strings.Join(names, ",") + ")"
 }
 
 // repair fixes what verify found in one range: each primary with missing

@@ -9,12 +9,10 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/internal/tableio"
-	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -68,25 +66,13 @@ type intraPartitionIndex[T any] struct {
 	defs    []IndexDef[T]
 	project []map[string]bool
 	byName  map[string]int
-	tr      trace.OpTracer
-}
-
-// IntraPartitionIndexOptions configure an IntraPartitionIndex. nil means the
-// defaults.
-type intraPartitionIndexOptions struct {
-	// TracingProvider opens the pattern's spans (see "Tracing" in the
-	// package documentation). Default: zero, no spans.
-	TracingProvider tracing.Provider
-	// TableName names the table in those spans. Default: "", no table
-	// attribute.
-	TableName string
 }
 
 // newIntraPartitionIndex is NewIntraPartitionIndex, also used by the
 // entity model.
-func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T], opts *intraPartitionIndexOptions) (*intraPartitionIndex[T], error) {
+func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, defs []IndexDef[T]) (*intraPartitionIndex[T], error) {
 	if tbl == nil {
-		return nil, fmt.Errorf("%w: IntraPartitionIndex needs a table", ErrBadDefinition)
+		return nil, fmt.Errorf("%w: copies need a table", ErrBadDefinition)
 	}
 	client := tbl.Client()
 	bad := func(format string, args ...any) error {
@@ -98,9 +84,6 @@ func newIntraPartitionIndex[T any](tbl *table.Table[T], primaryPrefix string, de
 	props := tableio.For(tbl).Properties()
 	prefixes := []string{primaryPrefix}
 	x := &intraPartitionIndex[T]{tbl: tbl, client: client, raw: tbl.Entities(), primary: primaryPrefix, defs: defs, byName: map[string]int{}}
-	if opts != nil {
-		x.tr = trace.NewOpTracer(opts.TracingProvider, opts.TableName)
-	}
 	for i, d := range defs {
 		switch {
 		case d.Name == "":
@@ -251,7 +234,7 @@ func checkCurrent(op, pk, rk, curPK, curRK string, etag azcore.ETag) error {
 			Detail: fmt.Sprintf("Current is (%q, %q), another entity than (%q, %q)", curPK, curRK, pk, rk)}
 	}
 	if etag == "" {
-		return &table.InputError{Op: op, Field: opCurrentETag, Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
+		return &table.InputError{Op: op, Field: "Current.ETag", Rule: table.ErrNoETag, Detail: "Current must be the stored entity, with its ETag"}
 	}
 	return nil
 }
@@ -274,11 +257,11 @@ func (x *intraPartitionIndex[T]) decodeCopy(c *table.Entity) (*T, error) {
 	return fromCopy(x.tbl, c, c.PartitionKey, ownerRowKey(of, c.PartitionKey))
 }
 
-// Lookup finds the entity whose value in a unique index is value: one point
-// query. The result holds what the copy stores (all properties, or the
+// lookup finds, for op, the entity whose value in a unique index is value:
+// one point query. The result holds what the copy stores (all properties, or the
 // projection) under the primary's keys, with no ETag: Get the primary
 // before a guarded write.
-func (x *intraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey, value string, options *ReadOptions) (*T, error) {
+func (x *intraPartitionIndex[T]) lookup(ctx context.Context, op, index, partitionKey, value string) (*T, error) {
 	i, err := x.def(index)
 	if err != nil {
 		return nil, err
@@ -288,14 +271,14 @@ func (x *intraPartitionIndex[T]) Lookup(ctx context.Context, index, partitionKey
 	}
 	rk := x.defs[i].Prefix + value
 	if err := keyrules.ValidateRowKey(rk); err != nil {
-		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "value", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "value", Rule: err}
 	}
 	if err := keyrules.ValidatePartitionKey(partitionKey); err != nil {
-		return nil, &table.InputError{Op: opIntraPartitionIndexLookup, Field: "PartitionKey", Rule: err}
+		return nil, &table.InputError{Op: op, Field: "PartitionKey", Rule: err}
 	}
 	c, err := x.raw.Get(ctx, partitionKey, rk, nil)
 	if err != nil {
-		return nil, fmt.Errorf("patterns: Model.Lookup: %w", err)
+		return nil, err
 	}
 	return x.decodeCopy(c)
 }
@@ -310,9 +293,6 @@ func errSeq[T any](err error) iter.Seq2[*T, error] {
 // partition's rows. Rows of other kinds (no primary prefix, no copy
 // prefix) are left alone.
 func (x *intraPartitionIndex[T]) verify(ctx context.Context, opts *VerifyOptions, each func(*verifyRange) error) error {
-	if err := checkVerifyOptions(opIntraPartitionIndexVerify, opts); err != nil {
-		return err
-	}
 	return scanPartitions(ctx, x.raw, opts, func(pk string, rows []*table.Entity) error {
 		r := newRange(x, x.reportName(), opts)
 		r.primaries = map[[2]string]*table.Entity{}
@@ -329,7 +309,7 @@ func (x *intraPartitionIndex[T]) reportName() string {
 	for i, d := range x.defs {
 		names[i] = d.Name
 	}
-	return "IntraPartitionIndex(" + strings.Join(names, ",") + ")"
+	return "copies(" + strings.Join(names, ",") + ")"
 }
 
 // verifyPartition adds to r what the rows of one partition show.
@@ -370,7 +350,7 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 	expected := map[string]bool{}
 	for _, v := range prim {
 		m := x.tbl.Meta(v)
-		want, err := x.plan(opIntraPartitionIndexVerify, v)
+		want, err := x.plan(opModelVerify, v)
 		if err != nil {
 			return err
 		}
@@ -430,8 +410,6 @@ func (x *intraPartitionIndex[T]) verifyPartition(ctx context.Context, partitionK
 // primaries are deleted guarded by their own ETags. Repairing a partition
 // whose copies are all missing costs about one request per 50 entities.
 func (x *intraPartitionIndex[T]) repair(ctx context.Context, r *verifyRange, opts *RepairOptions) (_ RepairSummary, err error) {
-	ctx, end := x.tr.Start(ctx, opIntraPartitionIndexRepair, r.Partition, r.problems())
-	defer func() { end(err) }()
 	byPrimary := map[[2]string][]IndexIssue{}
 	var order [][2]string
 	add := func(is IndexIssue) {
@@ -488,7 +466,7 @@ func (x *intraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	// The guard: a merge of no property, which changes nothing but the
 	// ETag, and fails if the primary changed since Verify read it.
 	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
-	want, err := x.plan(opIntraPartitionIndexRepair, v)
+	want, err := x.plan(opModelRepair, v)
 	if err != nil {
 		return g, err
 	}

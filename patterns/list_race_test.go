@@ -79,7 +79,7 @@ func listRaceCase(t *testing.T, newClient func(*aztables.ClientOptions) *aztable
 		t.Fatal(err)
 	}
 	ann, bob := patterns.ID("Sales", "empid_1"), patterns.ID("Marketing", "empid_2")
-	if err := lists.Add(ctx, "Hall", ann, nil); err != nil {
+	if err := lists.Add(ctx, "Model.Process", "Hall", ann); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := seqs.Collect(tbl.Query(ctx, nil))
@@ -91,13 +91,13 @@ func listRaceCase(t *testing.T, newClient func(*aztables.ClientOptions) *aztable
 		return err
 	}
 	race.armed.Store(true) // Ann's removal by another writer empties and deletes the entity
-	if err := lists.Add(ctx, "Hall", bob, nil); err != nil {
+	if err := lists.Add(ctx, "Model.Process", "Hall", bob); err != nil {
 		t.Fatalf("Add after the list's entity was deleted: %v", err)
 	}
 	if race.armed.Load() {
 		t.Fatal("the other writer never ran: no transaction was sent")
 	}
-	if ids, err := lists.IDs(ctx, "Hall", nil); err != nil || !slices.Equal(ids, []string{bob}) {
+	if ids, err := lists.IDs(ctx, "Model.IDs", "Hall"); err != nil || !slices.Equal(ids, []string{bob}) {
 		t.Fatalf("the Hall list holds %q (%v), want only %q", ids, err, bob)
 	}
 }

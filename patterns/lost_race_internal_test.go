@@ -68,18 +68,18 @@ func TestBlobIndexLostRaceIsErrLostRace(t *testing.T) {
 	other := newIndex(nil)
 	// 409: the blob does not exist at the read; the other writer creates it.
 	err := newIndex(func(ctx context.Context) {
-		if err := other.Add(ctx, "smith", "1", nil); err != nil {
+		if err := other.Add(ctx, opModelProcess, "smith", "1"); err != nil {
 			t.Fatal(err)
 		}
-	}).Add(ctx, "smith", "2", nil)
-	assertLostRace(t, "BlobIndex.Add racing a create", err, http.StatusConflict)
+	}).Add(ctx, opModelProcess, "smith", "2")
+	assertLostRace(t, "a blob list's Add racing a create", err, http.StatusConflict)
 	// 412: the blob exists at the read; the other writer changes it.
 	err = newIndex(func(ctx context.Context) {
-		if err := other.Add(ctx, "smith", "3", nil); err != nil {
+		if err := other.Add(ctx, opModelProcess, "smith", "3"); err != nil {
 			t.Fatal(err)
 		}
-	}).Remove(ctx, "smith", "1", nil)
-	assertLostRace(t, "BlobIndex.Remove racing an add", err, http.StatusPreconditionFailed)
+	}).Remove(ctx, opModelProcess, "smith", "1")
+	assertLostRace(t, "a blob list's Remove racing an add", err, http.StatusPreconditionFailed)
 }
 
 type photo struct {

@@ -315,7 +315,7 @@ func declareModel[T any](tbl *table.Table[T], opts *ModelOptions[T]) (*Model[T],
 		}
 	}
 	if len(opts.Copies) > 0 {
-		if m.copies, err = newIntraPartitionIndex(tbl, opts.Primary, opts.Copies, nil); err != nil {
+		if m.copies, err = newIntraPartitionIndex(tbl, opts.Primary, opts.Copies); err != nil {
 			return nil, err
 		}
 	}
@@ -752,12 +752,14 @@ func (m *Model[T]) write(ctx context.Context, op string, primary func() (batch.O
 // *ValueTakenError if a unique Copies value is taken; with opts.Idempotent
 // an entity stored exactly as v is a success (one more read), as after a
 // retry whose first answer was lost. Nothing is sent for a bad v.
-func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
+func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelAdd, partitionOf(m.tbl, v))
+	defer done(&err)
 	const op = opModelAdd
 	if err := m.check(ctx, op, v, table.Replace); err != nil {
 		return err
 	}
-	err := m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
+	err = m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
 	if err != nil && storedAlready(ctx, m.tbl, v, err, opts) {
 		// The check that found v stored gave v the stored ETag.
 		return nil
@@ -766,17 +768,21 @@ func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error 
 }
 
 // Update writes v over the stored entity at the version of v's ETag (or
-// opts.IfMatch), in opts.Mode (Merge by default, as table.Update), with
+// opts.IfMatch), in opts.Mode (by default the handle's, as table.Update:
+// Merge, or Replace for a type with encrypted fields), with
 // every index brought along: a read of the stored entity (whose index rows
 // the change replaces), then the write as Add describes. A changed entity
 // is table.ErrPreconditionFailed and nothing is written.
-func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) error {
+func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelUpdate, partitionOf(m.tbl, v))
+	defer done(&err)
 	const op = opModelUpdate
-	mode := table.Merge
+	var mode table.UpdateMode
 	var ifMatch *azcore.ETag
 	if opts != nil {
 		mode, ifMatch = opts.Mode, opts.IfMatch
 	}
+	mode = tableio.For(m.tbl).WriteMode(mode)
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
@@ -799,20 +805,24 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 }
 
 // Upsert inserts v or writes it over the stored entity whatever its
-// version, in opts.Mode (Merge by default, as table.Upsert), with every
+// version, in opts.Mode (by default the handle's, as table.Upsert: Merge,
+// or Replace for a type with encrypted fields), with every
 // index brought along: a read, then the write as Add describes; a writer
 // that changes the entity in between sends it round again.
-func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error {
+func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelUpsert, partitionOf(m.tbl, v))
+	defer done(&err)
 	const op = opModelUpsert
-	mode := table.Merge
+	var mode table.UpdateMode
 	if opts != nil {
 		mode = opts.Mode
 	}
+	mode = tableio.For(m.tbl).WriteMode(mode)
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
 	km := m.tbl.Meta(v)
-	_, err := table.RetryOnConflict(ctx, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		cur, err := m.tbl.Get(ctx, km.PartitionKey, km.RowKey, nil)
 		if table.Is(err, table.ErrNotFound) {
 			return m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
@@ -839,7 +849,9 @@ func updateKind(mode table.UpdateMode) batch.Kind {
 // (bounded by opts). Two requests without contention and without indexes
 // outside the partition. It returns the stored value. opts.Create is
 // refused before any request: Add creates an entity with its index rows.
-func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (*T, error) {
+func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, change func(*T) error, opts *table.ModifyOptions) (_ *T, err error) {
+	ctx, done := m.enter(ctx, opModelModify, partitionKey)
+	defer done(&err)
 	const op = opModelModify
 	if change == nil {
 		return nil, &table.InputError{Op: op, Rule: table.ErrNilValue, Detail: "change func is nil"}
@@ -859,7 +871,7 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 	}
 	var out *T
-	_, err := table.RetryOnConflict(ctx, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if err != nil {
 			return err
@@ -913,7 +925,9 @@ func (m *Model[T]) snapshot(v *T) (*T, error) {
 // changes the entity between the read and the transaction sends it round
 // again (table.RetryOnConflict). With opts.IfExists a missing entity is a
 // success.
-func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *table.DeleteOptions) error {
+func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts *table.DeleteOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelDelete, partitionKey)
+	defer done(&err)
 	const op = opModelDelete
 	if err := validKeys(op, partitionKey, "RowKey", rowKey); err != nil {
 		return err
@@ -932,7 +946,7 @@ func (m *Model[T]) Delete(ctx context.Context, partitionKey, rowKey string, opts
 		}
 		return m.deleteAt(ctx, op, cur, *opts.IfMatch)
 	}
-	_, err := table.RetryOnConflict(ctx, func(int) error {
+	_, err = table.RetryOnConflict(ctx, func(int) error {
 		cur, err := m.tbl.Get(ctx, partitionKey, rowKey, nil)
 		if table.Is(err, table.ErrNotFound) && ifExists {
 			return nil
@@ -953,7 +967,9 @@ func (m *Model[T]) deleteAt(ctx context.Context, op string, cur *T, guard azcore
 }
 
 // Get reads a primary: one request.
-func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.ReadOptions) (*T, error) {
+func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *table.ReadOptions) (_ *T, err error) {
+	ctx, done := m.enter(ctx, opModelGet, partitionKey)
+	defer done(&err)
 	if rowKey != "" && !strings.HasPrefix(rowKey, m.primary) {
 		return nil, &table.InputError{Op: opModelGet, Field: "RowKey", Rule: ErrNotPrimary, Detail: fmt.Sprintf("%q lacks the model's Primary prefix %q", rowKey, m.primary)}
 	}
@@ -965,7 +981,7 @@ func (m *Model[T]) Get(ctx context.Context, partitionKey, rowKey string, opts *t
 // model, nor any other row kind outside the range, is returned. One request a page. A value read with opts.Select lacks the
 // properties left out, and every write refuses it (table.ErrPartialValue).
 func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq2[*T, error] {
-	return m.tbl.Query(ctx, opts)
+	return namedSeq(opModelQuery, m.tbl.Query(ctx, opts))
 }
 
 // Lookup returns the primary whose unique index holds value (Copies: in
@@ -977,24 +993,23 @@ func (m *Model[T]) Query(ctx context.Context, opts *table.QueryOptions) iter.Seq
 // leaves out. A copy whose primary is gone or no longer holds value (it
 // changed after the copy was read, or a cross copy is not yet brought up
 // to date) is table.ErrNotFound.
-func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.ReadOptions) (*T, error) {
+func (m *Model[T]) Lookup(ctx context.Context, index, partitionKey, value string, opts *table.ReadOptions) (_ *T, err error) {
+	ctx, done := m.enter(ctx, opModelLookup, partitionKey)
+	defer done(&err)
 	if err := m.readable(ctx, opModelLookup, index); err != nil {
 		return nil, err
 	}
 	var v *T
-	var err error
 	var whole bool
 	var holds func(*T) bool
 	if i, ok := m.copyIndex(index); ok {
 		d := m.copies.defs[i]
-		v, err = m.copies.Lookup(ctx, index, partitionKey, value, nil)
-		err = asModel(opModelLookup, err)
+		v, err = m.copies.lookup(ctx, opModelLookup, index, partitionKey, value)
 		whole = m.copies.project[i] == nil
 		holds = func(p *T) bool { return d.Value(p) == value }
 	} else if i, ok := m.crossIndex(index); ok {
 		d := m.cross.defs[i]
-		v, err = m.cross.Lookup(ctx, index, partitionKey, value, nil)
-		err = asModel(opModelLookup, err)
+		v, err = m.cross.lookup(ctx, opModelLookup, index, partitionKey, value)
 		whole = m.cross.project[i] == nil
 		holds = func(p *T) bool { return d.PartitionKey(p) == partitionKey && d.Value(p) == value }
 	} else {
@@ -1034,23 +1049,25 @@ func (m *Model[T]) crossIndex(name string) (int, bool) {
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value,
 // each whole, read from the primaries' table (one read of the list, then a
 // point read a primary; IDs whose primary is gone are skipped).
-func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]*T, error) {
+func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) (_ []*T, err error) {
+	ctx, done := m.enter(ctx, opModelLookupEntities, partitionKey)
+	defer done(&err)
 	if err := m.readable(ctx, opModelLookupEntities, index); err != nil {
 		return nil, err
 	}
 	for i, d := range m.listDef {
 		if d.Name == index {
 			vs, err := m.lists[i].LookupEntities(ctx, partitionKey, value, nil)
-			return vs, asModel(opModelLookupEntities, err)
+			return vs, err
 		}
 	}
 	for i, d := range m.remote {
 		if d.Name != index {
 			continue
 		}
-		ids, err := m.remoteList[i].IDs(ctx, value, nil)
+		ids, err := m.remoteList[i].IDs(ctx, opModelLookupEntities, value)
 		if err != nil {
-			return nil, asModel(opModelLookupEntities, err)
+			return nil, err
 		}
 		var out []*T
 		for _, id := range ids {
@@ -1079,7 +1096,9 @@ func (m *Model[T]) LookupEntities(ctx context.Context, index, partitionKey, valu
 // while still the primary's; each ID in its value's list (the IDs of one
 // value added in one change where the list allows it) and out of the old
 // value's. A message of another type is refused as permanent.
-func (m *Model[T]) Process(ctx context.Context, msg *consistency.Message) error {
+func (m *Model[T]) Process(ctx context.Context, msg *consistency.Message) (err error) {
+	ctx, done := m.enter(ctx, opModelProcess, "")
+	defer done(&err)
 	if msg.Type != m.msgType {
 		return consistency.Permanent(fmt.Errorf("%w: Model.Process: a %s message reached the handler of %s", ErrBadDefinition, msg.Type, m.msgType))
 	}

@@ -2,10 +2,12 @@ package patterns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/redact"
+	"github.com/tablekit/tablekit/internal/tableio"
 )
 
 // ProcessBatch is the consistency.BatchHandler for MessageType (register
@@ -14,13 +16,23 @@ import (
 // rows they name. The primaries of a partition are read together; the
 // cross copies of an index partition are written in shared entity group
 // transactions, each copy once (its primary's current state); each
-// RemoteIndexEntities list table is read with one query per 7 values and
+// RemoteLists table is read with one query per 7 values and
 // written in the fewest transactions. When that convergence fails, each
 // message is applied on its own, as Process applies it, so that a failure
 // (a message another writer raced, a list that refuses an ID) stays with
 // the messages behind it. Every step is idempotent: a message delivered
 // again converges to the same indexes.
 func (m *Model[T]) ProcessBatch(ctx context.Context, msgs []*consistency.Message) []error {
+	ctx, end := tableio.For(m.tbl).Span(ctx, opModelProcessBatch, "", len(msgs))
+	errs := m.processBatch(ctx, msgs)
+	for i := range errs {
+		errs[i] = asCalled(opModelProcessBatch, errs[i])
+	}
+	end(errors.Join(errs...))
+	return errs
+}
+
+func (m *Model[T]) processBatch(ctx context.Context, msgs []*consistency.Message) []error {
 	errs := make([]error, len(msgs))
 	bodies := make([]modelMessage, len(msgs))
 	var live []int

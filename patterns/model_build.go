@@ -158,7 +158,9 @@ type IndexRange struct {
 // state yet treats every declared index as active; its first Build or
 // Drop records them so: add one index at a time to such a model (each
 // declared in the deploy that builds it).
-func (m *Model[T]) Build(ctx context.Context, name string, opts *WriteOptions) error {
+func (m *Model[T]) Build(ctx context.Context, name string, opts *WriteOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelBuild, "")
+	defer done(&err)
 	const op = "Model.Build"
 	d, err := m.evolution(op, name)
 	if err != nil {
@@ -216,7 +218,9 @@ func (m *Model[T]) Build(ctx context.Context, name string, opts *WriteOptions) e
 // index's projection or key layout is a Build of the new declaration under
 // a new name, reads moved to it once it is active, then a Drop of the old
 // one.
-func (m *Model[T]) Drop(ctx context.Context, name string, opts *WriteOptions) error {
+func (m *Model[T]) Drop(ctx context.Context, name string, opts *WriteOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelDrop, "")
+	defer done(&err)
 	const op = "Model.Drop"
 	d, err := m.evolution(op, name)
 	if err != nil {
@@ -262,12 +266,16 @@ func (m *Model[T]) Drop(ctx context.Context, name string, opts *WriteOptions) er
 // Pause stops the ranges of index name's current Build or Drop: a range
 // message that arrives is sent again hidden for StateRefresh (and deleted),
 // a range being worked on stops after its page. Resume lets them go on.
-func (m *Model[T]) Pause(ctx context.Context, name string, opts *WriteOptions) error {
+func (m *Model[T]) Pause(ctx context.Context, name string, opts *WriteOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelPause, "")
+	defer done(&err)
 	return m.setPaused(ctx, "Model.Pause", name, true)
 }
 
 // Resume lets a paused Build or Drop of index name go on (see Pause).
-func (m *Model[T]) Resume(ctx context.Context, name string, opts *WriteOptions) error {
+func (m *Model[T]) Resume(ctx context.Context, name string, opts *WriteOptions) (err error) {
+	ctx, done := m.enter(ctx, opModelResume, "")
+	defer done(&err)
 	return m.setPaused(ctx, "Model.Resume", name, false)
 }
 
@@ -293,7 +301,9 @@ func (m *Model[T]) setPaused(ctx context.Context, op, name string, paused bool) 
 // IndexStatus reports index name's state and the progress of its current
 // Build or Drop: two requests (the control row, the build's checkpoints)
 // and one a page of checkpoints. An index with no stored state is active.
-func (m *Model[T]) IndexStatus(ctx context.Context, name string, opts *ReadOptions) (*IndexProgress, error) {
+func (m *Model[T]) IndexStatus(ctx context.Context, name string, opts *ReadOptions) (_ *IndexProgress, err error) {
+	ctx, done := m.enter(ctx, opModelIndexStatus, "")
+	defer done(&err)
 	if _, ok := m.decl[name]; !ok {
 		return nil, fmt.Errorf("%w: model %s declares no index %q", ErrUnknownIndex, m.name, name)
 	}

@@ -71,7 +71,9 @@ type LoadSummary struct {
 // in Load's error), one request a transaction. A crash
 // leaves whole entities with their rows and messages that converge the
 // rest: run Load again with Idempotent.
-func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoadOptions) (LoadSummary, error) {
+func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoadOptions) (_ LoadSummary, err error) {
+	ctx, done := m.enter(ctx, opModelLoad, "")
+	defer done(&err)
 	const op = opModelLoad
 	par, maxBuf, idem := 8, 10000, false
 	if opts != nil {
@@ -154,6 +156,12 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 	l.wg.Wait()
 	if refused != nil {
 		refused = fmt.Errorf("patterns: Model.Load refused bad input (see the summary's Failures): %w", refused)
+	}
+	for i := range l.sum.Failures {
+		l.sum.Failures[i].Err = asCalled(op, l.sum.Failures[i].Err)
+	}
+	for i := range l.sum.NotSent {
+		l.sum.NotSent[i].Err = asCalled(op, l.sum.NotSent[i].Err)
 	}
 	return l.sum, errors.Join(bad, refused, l.err)
 }

@@ -2,7 +2,6 @@ package patterns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"iter"
@@ -143,6 +142,10 @@ func (m *Model[T]) owns(r copiesRead[T], p *T, c *table.Entity) bool {
 // copy lacks properties (encrypted ones, or those its projection leaves
 // out).
 func (m *Model[T]) Find(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) iter.Seq2[*T, error] {
+	return namedSeq(opModelFind, m.find(ctx, index, partitionKey, value))
+}
+
+func (m *Model[T]) find(ctx context.Context, index, partitionKey, value string) iter.Seq2[*T, error] {
 	r, err := m.copiesIndex(opModelFind, index, partitionKey)
 	if err != nil {
 		return errSeq[T](err)
@@ -183,6 +186,10 @@ func (m *Model[T]) Find(ctx context.Context, index, partitionKey, value string, 
 // in the index's order (the owners of one value of a CrossCopies index in
 // the order of their keys' digests): one range query a page.
 func (m *Model[T]) Range(ctx context.Context, index, partitionKey, lo, hi string, opts *ReadOptions) iter.Seq2[*T, error] {
+	return namedSeq(opModelRange, m.rangeOf(ctx, index, partitionKey, lo, hi))
+}
+
+func (m *Model[T]) rangeOf(ctx context.Context, index, partitionKey, lo, hi string) iter.Seq2[*T, error] {
 	r, err := m.copiesIndex(opModelRange, index, partitionKey)
 	if err != nil {
 		return errSeq[T](err)
@@ -210,6 +217,10 @@ func (m *Model[T]) Range(ctx context.Context, index, partitionKey, lo, hi string
 // prefix, each whole as Find returns them, in the index's order: one
 // range query a page.
 func (m *Model[T]) Prefix(ctx context.Context, index, partitionKey, prefix string, opts *ReadOptions) iter.Seq2[*T, error] {
+	return namedSeq(opModelPrefix, m.prefixOf(ctx, index, partitionKey, prefix))
+}
+
+func (m *Model[T]) prefixOf(ctx context.Context, index, partitionKey, prefix string) iter.Seq2[*T, error] {
 	r, err := m.copiesIndex(opModelPrefix, index, partitionKey)
 	if err != nil {
 		return errSeq[T](err)
@@ -228,7 +239,9 @@ func (m *Model[T]) Prefix(ctx context.Context, index, partitionKey, prefix strin
 // partitionKey; RemoteLists: partitionKey is ignored) holds for value, in
 // the list's order, without reading the primaries: one read of the list.
 // An index that is no list index is refused before any request.
-func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) ([]Owner, error) {
+func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, opts *ReadOptions) (_ []Owner, err error) {
+	ctx, done := m.enter(ctx, opModelIDs, partitionKey)
+	defer done(&err)
 	if err := m.readable(ctx, opModelIDs, index); err != nil {
 		return nil, err
 	}
@@ -250,9 +263,9 @@ func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, o
 		if d.Name != index {
 			continue
 		}
-		ids, err := m.remoteList[i].IDs(ctx, value, nil)
+		ids, err := m.remoteList[i].IDs(ctx, opModelIDs, value)
 		if err != nil {
-			return nil, asModel(opModelIDs, err)
+			return nil, err
 		}
 		out := make([]Owner, 0, len(ids))
 		for _, id := range ids {
@@ -265,14 +278,4 @@ func (m *Model[T]) IDs(ctx context.Context, index, partitionKey, value string, o
 		return out, nil
 	}
 	return nil, m.unknown(index, "list")
-}
-
-// asModel names op, the model's method the caller called, in an input
-// error that a part of the model returned.
-func asModel(op string, err error) error {
-	var ie *table.InputError
-	if errors.As(err, &ie) {
-		ie.Op = op
-	}
-	return err
 }

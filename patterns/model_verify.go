@@ -34,7 +34,9 @@ import (
 //
 // Bad options (a Partition the service would refuse, an index the model
 // does not declare) are refused before any request.
-func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (VerifySummary, error) {
+func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (_ VerifySummary, err error) {
+	ctx, done := m.enter(ctx, opModelVerify, "")
+	defer done(&err)
 	if err := m.checkVerifyOptions(opModelVerify, opts); err != nil {
 		return VerifySummary{}, err
 	}
@@ -51,7 +53,9 @@ func (m *Model[T]) Verify(ctx context.Context, opts *VerifyOptions) (VerifySumma
 // writing stale data; every range is still repaired, the failures are
 // joined, and Repair run again picks up what is left. The summary holds
 // the verify's counts and what was written and deleted.
-func (m *Model[T]) Repair(ctx context.Context, opts *RepairOptions) (RepairSummary, error) {
+func (m *Model[T]) Repair(ctx context.Context, opts *RepairOptions) (_ RepairSummary, err error) {
+	ctx, done := m.enter(ctx, opModelRepair, "")
+	defer done(&err)
 	if err := m.checkVerifyOptions(opModelRepair, opts.verifyOptions()); err != nil {
 		return RepairSummary{}, err
 	}

@@ -123,7 +123,7 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := remote.Remove(t.Context(), "Hall", patterns.ID("Sales", "empid_000002"), nil); err != nil {
+			if err := remote.Remove(t.Context(), "Model.Repair", "Hall", patterns.ID("Sales", "empid_000002")); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"missing lastname-all /empid_000002"}}, // the list's partition its own; the owner's is PrimaryPartitionKey
@@ -392,7 +392,7 @@ func TestModelVerifyReportsOwnersOutsideThePrimaryPrefixAsOrphans(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Add(ctx, "Hall", patterns.ID("Sales", "other_2"), nil); err != nil {
+	if err := remote.Add(ctx, "Model.Repair", "Hall", patterns.ID("Sales", "other_2")); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := verified(t, d.m, nil)

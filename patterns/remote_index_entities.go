@@ -17,10 +17,11 @@ import (
 type idList interface {
 	// Add and Remove change one value's list idempotently, retrying lost
 	// races on its ETag.
-	Add(ctx context.Context, value, id string, options *WriteOptions) error
-	Remove(ctx context.Context, value, id string, options *WriteOptions) error
+	// A bad input is an *table.InputError of op, the model's method.
+	Add(ctx context.Context, op, value, id string) error
+	Remove(ctx context.Context, op, value, id string) error
 	// IDs returns the list: one request.
-	IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error)
+	IDs(ctx context.Context, op, value string) ([]string, error)
 }
 
 // RemoteIndexEntities keeps value → IDs lists as index entities in another
@@ -40,7 +41,7 @@ type remoteIndexEntities struct {
 // that start with prefix.
 func newRemoteIndexEntities(tbl *table.Table[table.Entity], partition, prefix string, opts *indexEntitiesOptions) (*remoteIndexEntities, error) {
 	if tbl == nil {
-		return nil, fmt.Errorf("%w: RemoteIndexEntities needs the lists' table", ErrBadDefinition)
+		return nil, fmt.Errorf("%w: a remote list needs its Table", ErrBadDefinition)
 	}
 	if err := keyrules.ValidatePartitionKey(partition); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadDefinition, err)
@@ -70,11 +71,11 @@ func (r *remoteIndexEntities) change(ctx context.Context, name string, op func(p
 }
 
 // Add puts id in value's list (no change if it is there).
-func (r *remoteIndexEntities) Add(ctx context.Context, value, id string, options *WriteOptions) error {
+func (r *remoteIndexEntities) Add(ctx context.Context, op, value, id string) error {
 	if err := idlist.CheckID(id); err != nil {
-		return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
+		return &table.InputError{Op: op, Field: "id", Rule: err}
 	}
-	return r.change(ctx, opRemoteIndexEntitiesAdd, func(parts []indexPart) (*batch.Op, error) {
+	return r.change(ctx, op, func(parts []indexPart) (*batch.Op, error) {
 		if containsID(parts, id) {
 			return nil, nil
 		}
@@ -89,11 +90,11 @@ func (r *remoteIndexEntities) Add(ctx context.Context, value, id string, options
 func (r *remoteIndexEntities) addIDs(ctx context.Context, value string, ids []string) error {
 	for _, id := range ids {
 		if err := idlist.CheckID(id); err != nil {
-			return &table.InputError{Op: opRemoteIndexEntitiesAdd, Field: "id", Rule: err}
+			return &table.InputError{Op: opModelProcess, Field: "id", Rule: err}
 		}
 	}
 	_, err := table.RetryOnConflict(ctx, func(int) error {
-		parts, err := r.x.read(ctx, opRemoteIndexEntitiesAdd, r.partition, value)
+		parts, err := r.x.read(ctx, opModelProcess, r.partition, value)
 		if err != nil {
 			return err
 		}
@@ -108,15 +109,15 @@ func (r *remoteIndexEntities) addIDs(ctx context.Context, value string, ids []st
 }
 
 // Remove takes id out of value's list (no change if it is not there).
-func (r *remoteIndexEntities) Remove(ctx context.Context, value, id string, options *WriteOptions) error {
-	return r.change(ctx, opRemoteIndexEntitiesRemove, func(parts []indexPart) (*batch.Op, error) {
+func (r *remoteIndexEntities) Remove(ctx context.Context, op, value, id string) error {
+	return r.change(ctx, op, func(parts []indexPart) (*batch.Op, error) {
 		return r.x.removeFrom(r.partition, value, id, parts)
 	}, value)
 }
 
 // IDs returns value's list: one query.
-func (r *remoteIndexEntities) IDs(ctx context.Context, value string, options *ReadOptions) ([]string, error) {
-	return r.x.lookup(ctx, opRemoteIndexEntitiesIDs, r.partition, value)
+func (r *remoteIndexEntities) IDs(ctx context.Context, op, value string) ([]string, error) {
+	return r.x.lookup(ctx, op, r.partition, value)
 }
 
 // eachList hands every value's list of the partition to f, one index

@@ -100,6 +100,26 @@ func TestPatternOperationsOpenOneSpanEach(t *testing.T) {
 	from = len(rec.Spans())
 	err = le.Delete(ctx, "Photos", "p1", nil)
 	checkSpan(t, &rec, from, "LargeEntity.Delete", "Photos", err != nil)
+
+	// A model's method is one span named for it, whichever parts of the
+	// model it runs; a failing one records the error.
+	m, err := OpenModel(ctx, tableOf(table.New[traced](client, &table.Options{TracingProvider: tp, Name: "Traced"})), &ModelOptions[traced]{
+		Name: "traced", Primary: "m_", Copies: []IndexDef[traced]{{Name: "email", Prefix: "e_", Unique: true, Value: func(v *traced) string { return v.Email }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from = len(rec.Spans())
+	err = m.Add(ctx, &traced{Meta: table.Meta{PartitionKey: "People", RowKey: "m_1"}, Email: "ann@contoso.com"}, nil)
+	checkSpan(t, &rec, from, "Model.Add", "People", err != nil)
+	from = len(rec.Spans())
+	err = m.Delete(ctx, "People", "m_2", nil)
+	checkSpan(t, &rec, from, "Model.Delete", "People", err != nil)
+	if err == nil {
+		t.Fatal("Model.Delete of a missing entity: no error")
+	}
+	from = len(rec.Spans())
+	_, err = m.Lookup(ctx, "email", "People", "ann@contoso.com", nil)
+	checkSpan(t, &rec, from, "Model.Lookup", "People", err != nil)
 }
 
 // TestNoProviderNoSpans: a pattern without a TracingProvider opens no span

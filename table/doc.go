@@ -58,8 +58,12 @@
 // key-encryption key (KeyWrapper; LocalKeys for keys you hold) in
 // encryptionProperty. Reads decrypt and detect a wrong key or tampering
 // (ErrDecrypt). Encrypted properties cannot be filtered on, and such
-// entities are written with Replace only: a merge would keep properties
-// sealed under a key the write replaces (ErrMergeEncrypted). Paths that
+// entities are written with Replace only, the default mode of Update and
+// Upsert for such a type: a merge would keep properties sealed under a key
+// the write replaces, so an explicit Merge is refused before any request
+// (ErrMergeEncrypted). Reads return whole values, so writing one back
+// whole loses nothing of T; a property another program stored beside T's
+// is kept only by an Extra field (see Replace). Paths that
 // would carry the fields in plaintext (Registry, batch operations) refuse
 // the type (ErrEncryptedType).
 //

@@ -200,7 +200,7 @@ func TestEncryptedRefusals(t *testing.T) {
 		"batch.Add":                      {errAppend, table.ErrEncryptedType},
 		"Register":                       {errRegister, table.ErrEncryptedType},
 		"New without Encryption":         {errNew, table.ErrBadOption},
-		"Upsert (Merge, the default)":    {tb.Upsert(ctx, v, nil), table.ErrMergeEncrypted},
+		"Upsert with Merge":              {tb.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}), table.ErrMergeEncrypted},
 		"Update with Merge":              {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Merge}), table.ErrMergeEncrypted},
 		"Modify with Merge":              {modifyMerge(ctx, tb), table.ErrMergeEncrypted},
 		"Update with Replace is allowed": {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}), nil},
@@ -212,6 +212,17 @@ func TestEncryptedRefusals(t *testing.T) {
 	// Only the allowed Update and Modify's read reached the service.
 	if n := svc.Total(); n != 2 {
 		t.Fatalf("%d requests, want 2 (Modify's read, the Replace update): %v", n, svc.Counts())
+	}
+	// The default mode of an encrypted type is Replace: Update and Upsert
+	// with nil options write the whole value, one request each.
+	if err := tb.Update(ctx, v, nil); err != nil {
+		t.Fatalf("Update with the default mode: %v", err)
+	}
+	if err := tb.Upsert(ctx, v, nil); err != nil {
+		t.Fatalf("Upsert with the default mode: %v", err)
+	}
+	if n := svc.Total(); n != 4 {
+		t.Fatalf("%d requests, want 4: %v", n, svc.Counts())
 	}
 }
 

@@ -162,9 +162,12 @@ func ExampleEncryption() {
 	e, _ := employees.Get(ctx, "Sales", "000123", nil)
 	raw, _ := client.GetEntity(ctx, "Sales", "000123", nil)
 	fmt.Println(e.SSN, strings.Contains(string(raw.Value), "078-05-1120"))
-	err = employees.Upsert(ctx, e, nil) // merge, the default
+	err = employees.Upsert(ctx, e, nil) // Replace, the default for a type with encrypted fields
+	fmt.Println(err)
+	err = employees.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Merge}) // refused before any request
 	fmt.Println(errors.Is(err, table.ErrMergeEncrypted))
 	// Output:
 	// 078-05-1120 false
+	// <nil>
 	// true
 }

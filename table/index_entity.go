@@ -18,9 +18,9 @@ import (
 // refused for a type with encrypted fields (ErrMergeEncrypted), as Update
 // and Upsert refuse it. Use it to put a typed value into a transaction
 // (batch.Raw) with t's encryption. mode is the mode of the write the body
-// is for.
+// is for (zero: the Table's default, see writeMode).
 func (t *Table[T]) encodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
-	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
+	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, t.writeMode(mode))
 	return wire, err
 }
 

@@ -41,6 +41,8 @@ func (p tablePlumbing[T]) EncodeWrite(ctx context.Context, v *T, mode UpdateMode
 	return p.t.encodeWrite(ctx, v, mode)
 }
 
+func (p tablePlumbing[T]) WriteMode(mode UpdateMode) UpdateMode { return p.t.writeMode(mode) }
+
 func (p tablePlumbing[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	return p.t.encodeOnly(v, props)
 }

@@ -255,7 +255,7 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 		return plain, plain, err
 	}
 	if mode == Merge {
-		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace")
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace, the default for such a type")
 	}
 	wire, err = t.encrypt(ctx, plain)
 	return wire, plain, err
@@ -495,15 +495,35 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	return true, nil
 }
 
-// UpdateMode says how a write combines with the stored entity.
+// UpdateMode says how a write combines with the stored entity. The zero
+// UpdateMode is the Table's default: Merge, as in the SDK, or Replace for
+// a type with encrypted fields, which a merge cannot write (its reads
+// return whole values, so the whole value written back loses nothing of
+// T; see Replace for the properties T does not declare).
 type UpdateMode int
 
 const (
-	// Merge changes the properties sent and keeps the others (the SDK's default).
-	Merge UpdateMode = iota
-	// Replace makes the stored entity exactly the one sent.
+	// Merge changes the properties sent and keeps the others. A type with
+	// encrypted fields refuses it (ErrMergeEncrypted).
+	Merge UpdateMode = iota + 1
+	// Replace makes the stored entity exactly the one sent: a property
+	// the entity stores and T does not declare (another program's) is
+	// removed, unless T has an Extra field, which keeps such properties
+	// from the Get the value came from.
 	Replace
 )
+
+// writeMode is the mode a write in m sends: m, or for the zero mode the
+// Table's default (Replace for a type with encrypted fields, else Merge).
+func (t *Table[T]) writeMode(m UpdateMode) UpdateMode {
+	switch {
+	case m != 0:
+		return m
+	case t.enc != nil:
+		return Replace
+	}
+	return Merge
+}
 
 func (m UpdateMode) sdk() aztables.UpdateMode {
 	if m == Replace {
@@ -514,7 +534,8 @@ func (m UpdateMode) sdk() aztables.UpdateMode {
 
 // UpsertOptions configure Upsert.
 type UpsertOptions struct {
-	// Mode: Merge (default, as in the SDK) or Replace.
+	// Mode: Merge or Replace. Default (zero): Merge, or Replace for a
+	// type with encrypted fields (see UpdateMode).
 	Mode UpdateMode
 }
 
@@ -532,6 +553,7 @@ func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 	if opts != nil {
 		mode = opts.Mode
 	}
+	mode = t.writeMode(mode)
 	body, _, err := t.encodeFor(ctx, "Upsert", v, mode)
 	if err != nil {
 		return err
@@ -547,7 +569,8 @@ func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 
 // UpdateOptions configure Update.
 type UpdateOptions struct {
-	// Mode: Merge (default, as in the SDK) or Replace.
+	// Mode: Merge or Replace. Default (zero): Merge, or Replace for a
+	// type with encrypted fields (see UpdateMode).
 	Mode UpdateMode
 	// IfMatch is the version the update requires, as the SDK's
 	// UpdateEntityOptions.IfMatch: to.Ptr(azcore.ETagAny) updates whatever the
@@ -574,7 +597,8 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
-	body, _, err := t.encodeFor(ctx, "Update", v, opts.Mode)
+	mode := t.writeMode(opts.Mode)
+	body, _, err := t.encodeFor(ctx, "Update", v, mode)
 	if err != nil {
 		return err
 	}
@@ -589,7 +613,7 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	case etag == "":
 		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}
-	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: opts.Mode.sdk()})
+	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: mode.sdk()})
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}

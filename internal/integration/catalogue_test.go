@@ -181,7 +181,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"struct without Meta", table.ErrNoMeta, func(context.Context) error { _, err := table.New[noMeta](tc, nil); return err }},
 		{"map field without the json option", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withMap](tc, nil); return err }},
 		{"merge of an entity with encrypted fields", table.ErrMergeEncrypted, func(ctx context.Context) error {
-			return secrets.Upsert(ctx, &secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, SSN: "078-05-1120"}, nil)
+			return secrets.Upsert(ctx, &secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, SSN: "078-05-1120"}, &table.UpsertOptions{Mode: table.Merge})
 		}},
 		{"encrypted type through a plaintext path (batch)", table.ErrEncryptedType, func(context.Context) error {
 			return batch.NewTransaction(nil).Append(batch.Add(&secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}))

@@ -32,6 +32,10 @@ type Table[T any] interface {
 	// fields (table.ErrMergeEncrypted). It puts a typed value into a
 	// transaction (batch.Raw) with the Table's encryption.
 	EncodeWrite(ctx context.Context, v *T, mode table.UpdateMode) ([]byte, error)
+	// WriteMode is the mode a write in mode sends, as the Table's Update
+	// and Upsert resolve it: mode, or for the zero mode the Table's
+	// default (Replace for a type with encrypted fields, else Merge).
+	WriteMode(mode table.UpdateMode) table.UpdateMode
 	// EncodeOnly is Encode restricted to the named properties: the
 	// projection that an index copy stores.
 	EncodeOnly(v *T, props map[string]bool) ([]byte, error)
