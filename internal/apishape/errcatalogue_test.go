@@ -64,7 +64,6 @@ func sentinels() map[string]error {
 		"eventstream.ErrDuplicateEvent":   eventstream.ErrDuplicateEvent,
 		"eventstream.ErrReservedRowKey":   eventstream.ErrReservedRowKey,
 		"faults.ErrInjected":              faults.ErrInjected,
-		"faults.ErrTimedOut":              faults.ErrTimedOut,
 		"keys.ErrBadSyntax":               keys.ErrBadSyntax,
 		"keys.ErrControlChar":             keys.ErrControlChar,
 		"keys.ErrEmpty":                   keys.ErrEmpty,
