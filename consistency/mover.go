@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
@@ -50,7 +51,7 @@ type TableTarget[T any] struct{ Table *table.Table[T] }
 // Put upserts v (replace). Its signature is Target's (see Target for why
 // it has no options).
 func (t TableTarget[T]) Put(ctx context.Context, v *T) error {
-	return t.Table.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+	return t.Table.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 }
 
 // BlobTarget writes moved entities as JSON blobs, one per entity.
@@ -481,7 +482,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 	for _, it := range moving {
 		v := found[it.req.RowKey]
 		cp := *v
-		puts = append(puts, batch.Upsert(&cp, table.Replace))
+		puts = append(puts, batch.Upsert(&cp, aztables.UpdateModeReplace))
 		dels = append(dels, batch.Delete(pk, it.req.RowKey).IfMatch(src.Meta(v).ETag))
 	}
 	if err := submitAll(ctx, dst.Client(), puts); err != nil {

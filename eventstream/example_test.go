@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
@@ -65,7 +66,7 @@ func ExampleStore() {
 	summary.Balance = 75
 	head, err = accounts.Append(ctx, head, []*AccountEvent{
 		{Event: eventstream.Event{ID: "msg-3"}, Kind: "withdrew", Amount: 25},
-	}, &eventstream.AppendOptions{Include: []batch.Op{batch.Update(summary, table.Replace)}})
+	}, &eventstream.AppendOptions{Include: []batch.Op{batch.Update(summary, aztables.UpdateModeReplace)}})
 	if err != nil {
 		panic(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
@@ -499,10 +500,10 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	defer cancel()
 	switch mode {
 	case upsertMode:
-		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: table.Replace})
+		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 	case updateMode:
 		s.ETag = guard
-		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: table.Replace})
+		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: aztables.UpdateModeReplace})
 	case addMode:
 		err = l.raw.Add(wctx, s, nil)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -12,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
@@ -509,9 +511,9 @@ func chunkRows(rows []modelRow) [][]modelRow {
 // primaryOp is the primary's operation in a write's transaction, encoded
 // by the model's table (encrypted fields sealed under the primary's keys).
 func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch *azcore.ETag) (batch.Op, error) {
-	mode := table.Replace
+	mode := aztables.UpdateModeReplace
 	if kind == batch.KindUpdateMerge || kind == batch.KindUpsertMerge {
-		mode = table.Merge
+		mode = aztables.UpdateModeMerge
 	}
 	body, err := tableio.For(m.tbl).EncodeWrite(ctx, v, mode)
 	if err != nil {
@@ -523,7 +525,7 @@ func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch
 // check validates v as a primary of the model for op: its keys composed
 // and valid, its RowKey under the Primary prefix, every index key it
 // makes valid. Nothing is sent.
-func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.UpdateMode) error {
+func (m *Model[T]) check(ctx context.Context, op string, v *T, mode aztables.UpdateMode) error {
 	if v == nil {
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
@@ -749,7 +751,7 @@ func (m *Model[T]) write(ctx context.Context, op string, primary func() (batch.O
 // retry whose first answer was lost. Nothing is sent for a bad v.
 func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error {
 	const op = opModelAdd
-	if err := m.check(ctx, op, v, table.Replace); err != nil {
+	if err := m.check(ctx, op, v, aztables.UpdateModeReplace); err != nil {
 		return err
 	}
 	err := m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
@@ -767,7 +769,7 @@ func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) error 
 // is table.ErrPreconditionFailed and nothing is written.
 func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) error {
 	const op = opModelUpdate
-	mode := table.Merge
+	mode := aztables.UpdateModeMerge
 	var ifMatch *azcore.ETag
 	if opts != nil {
 		mode, ifMatch = opts.Mode, opts.IfMatch
@@ -799,7 +801,7 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 // that changes the entity in between sends it round again.
 func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error {
 	const op = opModelUpsert
-	mode := table.Merge
+	mode := aztables.UpdateModeMerge
 	if opts != nil {
 		mode = opts.Mode
 	}
@@ -821,8 +823,8 @@ func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) 
 	return err
 }
 
-func updateKind(mode table.UpdateMode) batch.Kind {
-	if mode == table.Replace {
+func updateKind(mode aztables.UpdateMode) batch.Kind {
+	if mode == aztables.UpdateModeReplace {
 		return batch.KindUpdateReplace
 	}
 	return batch.KindUpdateMerge
@@ -845,11 +847,11 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	if opts != nil && opts.Create {
 		return nil, &table.InputError{Op: op, Field: "Create", Rule: table.ErrInvalidValue, Detail: "a model's Modify changes a stored entity; Add creates one with its index rows"}
 	}
-	mode := table.Replace
+	mode := aztables.UpdateModeReplace
 	var retry *table.RetryOptions
 	if opts != nil {
-		if opts.Mode != nil {
-			mode = *opts.Mode
+		if opts.Mode != "" {
+			mode = opts.Mode
 		}
 		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 	}
@@ -886,7 +888,7 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 // snapshot is a deep copy of v, Meta included: change may not reach the
 // version Modify compares with through a shared slice or map.
 func (m *Model[T]) snapshot(v *T) (*T, error) {
-	e, err := tableio.For(m.tbl).EncodeWrite(context.Background(), v, table.Replace)
+	e, err := tableio.For(m.tbl).EncodeWrite(context.Background(), v, aztables.UpdateModeReplace)
 	if err != nil || len(tableio.For(m.tbl).EncryptedProperties()) > 0 {
 		// A sealed body decodes only through the table's reads; a shallow
 		// copy of an encrypted type shares only what its fields share.

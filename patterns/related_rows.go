@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
@@ -39,9 +40,9 @@ func (r *RelatedRows) Key(parentID string, parts ...string) (string, error) {
 // share the partition): one request, all or nothing. Each value is
 // upserted (replace).
 func (r *RelatedRows) Write(ctx context.Context, parent any, related []any, options *WriteOptions) error {
-	ops := []batch.Op{batch.Upsert(parent, table.Replace)}
+	ops := []batch.Op{batch.Upsert(parent, aztables.UpdateModeReplace)}
 	for _, v := range related {
-		ops = append(ops, batch.Upsert(v, table.Replace))
+		ops = append(ops, batch.Upsert(v, aztables.UpdateModeReplace))
 	}
 	_, err := batch.Submit(ctx, r.client, ops, nil)
 	return err

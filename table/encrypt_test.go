@@ -201,9 +201,9 @@ func TestEncryptedRefusals(t *testing.T) {
 		"Register":                       {errRegister, table.ErrEncryptedType},
 		"New without Encryption":         {errNew, table.ErrBadOption},
 		"Upsert (Merge, the default)":    {tb.Upsert(ctx, v, nil), table.ErrMergeEncrypted},
-		"Update with Merge":              {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Merge}), table.ErrMergeEncrypted},
+		"Update with Merge":              {tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeMerge}), table.ErrMergeEncrypted},
 		"Modify with Merge":              {modifyMerge(ctx, tb), table.ErrMergeEncrypted},
-		"Update with Replace is allowed": {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}), nil},
+		"Update with Replace is allowed": {tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}), nil},
 	} {
 		if !errors.Is(c.err, c.rule) || (c.rule == nil && c.err != nil) {
 			t.Errorf("%s: %v, want %v", name, c.err, c.rule)
@@ -216,8 +216,7 @@ func TestEncryptedRefusals(t *testing.T) {
 }
 
 func modifyMerge(ctx context.Context, tb *table.Table[Patient]) error {
-	merge := table.Merge
-	_, err := tb.Modify(ctx, "Sales", "000123", func(p *Patient) error { p.Name = "D. Hall"; return nil }, &table.ModifyOptions{Mode: &merge})
+	_, err := tb.Modify(ctx, "Sales", "000123", func(p *Patient) error { p.Name = "D. Hall"; return nil }, &table.ModifyOptions{Mode: aztables.UpdateModeMerge})
 	return err
 }
 

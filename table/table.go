@@ -168,9 +168,12 @@ func (t *Table[T]) encodeValue(v *T) ([]byte, error) {
 // encodeFor is Encode for the Table's own writes: the body to send
 // (encrypted when T has encrypted fields, which only Replace may write) and
 // the plaintext it was made from.
-func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMode) (wire, plain []byte, err error) {
+func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode aztables.UpdateMode) (wire, plain []byte, err error) {
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if mode, err = writeMode(op, t.plan.typ.String(), mode, aztables.UpdateModeMerge); err != nil {
+		return nil, nil, err
 	}
 	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
 		return nil, nil, err
@@ -184,15 +187,15 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	}
 	// A merge of an Entity sends only the properties it holds; every
 	// other write stores zeros over what a partial value lacks.
-	if m.partial && (!t.plan.raw || mode == Replace) {
+	if m.partial && (!t.plan.raw || mode == aztables.UpdateModeReplace) {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrPartialValue, "it was read without some of its properties; Get the entity, change that, and write it")
 	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
 	if err != nil || t.enc == nil {
 		return plain, plain, err
 	}
-	if mode == Merge {
-		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace")
+	if mode == aztables.UpdateModeMerge {
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: aztables.UpdateModeReplace")
 	}
 	wire, err = t.encrypt(ctx, plain)
 	return wire, plain, err
@@ -361,7 +364,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 }
 
 func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
-	body, plain, err := t.encodeFor(ctx, "Add", v, Replace)
+	body, plain, err := t.encodeFor(ctx, "Add", v, aztables.UpdateModeReplace)
 	if err != nil {
 		return err
 	}
@@ -432,27 +435,25 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	return true, nil
 }
 
-// UpdateMode says how a write combines with the stored entity.
-type UpdateMode int
-
-const (
-	// Merge changes the properties sent and keeps the others (the SDK's default).
-	Merge UpdateMode = iota
-	// Replace makes the stored entity exactly the one sent.
-	Replace
-)
-
-func (m UpdateMode) sdk() aztables.UpdateMode {
-	if m == Replace {
-		return aztables.UpdateModeReplace
+// writeMode checks the mode of a write: aztables.UpdateModeMerge,
+// aztables.UpdateModeReplace, or "" for def. Any other value is an
+// ErrBadOption before any request (the SDK would refuse it only after
+// the write was encoded, with an error of its own).
+func writeMode(op, typ string, mode, def aztables.UpdateMode) (aztables.UpdateMode, error) {
+	switch mode {
+	case "":
+		return def, nil
+	case aztables.UpdateModeMerge, aztables.UpdateModeReplace:
+		return mode, nil
 	}
-	return aztables.UpdateModeMerge
+	return "", inputErr(op, typ, "Mode", ErrBadOption, "%q is neither aztables.UpdateModeMerge nor aztables.UpdateModeReplace", mode)
 }
 
 // UpsertOptions configure Upsert.
 type UpsertOptions struct {
-	// Mode: Merge (default, as in the SDK) or Replace.
-	Mode UpdateMode
+	// Mode: aztables.UpdateModeMerge (the default, "", as in the SDK) or
+	// aztables.UpdateModeReplace.
+	Mode aztables.UpdateMode
 }
 
 // Upsert inserts v or, if it exists, merges or replaces it, whatever its
@@ -465,16 +466,20 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 }
 
 func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
-	var mode UpdateMode
+	var mode aztables.UpdateMode
 	if opts != nil {
 		mode = opts.Mode
+	}
+	mode, err := writeMode("Upsert", t.plan.typ.String(), mode, aztables.UpdateModeMerge)
+	if err != nil {
+		return err
 	}
 	body, _, err := t.encodeFor(ctx, "Upsert", v, mode)
 	if err != nil {
 		return err
 	}
 	m := t.Meta(v)
-	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode.sdk()})
+	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode})
 	if err != nil {
 		return t.svcErr("Upsert", m.PartitionKey, m.RowKey, err)
 	}
@@ -484,8 +489,9 @@ func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 
 // UpdateOptions configure Update.
 type UpdateOptions struct {
-	// Mode: Merge (default, as in the SDK) or Replace.
-	Mode UpdateMode
+	// Mode: aztables.UpdateModeMerge (the default, "", as in the SDK) or
+	// aztables.UpdateModeReplace.
+	Mode aztables.UpdateMode
 	// IfMatch is the version the update requires, as the SDK's
 	// UpdateEntityOptions.IfMatch: to.Ptr(azcore.ETagAny) updates whatever the
 	// version (it still fails with ErrNotFound when the entity does not
@@ -511,7 +517,11 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
-	body, _, err := t.encodeFor(ctx, "Update", v, opts.Mode)
+	mode, err := writeMode("Update", t.plan.typ.String(), opts.Mode, aztables.UpdateModeMerge)
+	if err != nil {
+		return err
+	}
+	body, _, err := t.encodeFor(ctx, "Update", v, mode)
 	if err != nil {
 		return err
 	}
@@ -526,7 +536,7 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	case etag == "":
 		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}
-	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: opts.Mode.sdk()})
+	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: mode})
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/keys"
@@ -91,12 +92,12 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
 		}, anyValidation()},
 		{"intra-partition Upsert (the model's) of nil", table.ErrNilValue, func(ctx context.Context) error {
-			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: table.Replace})
+			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, inputRule(table.ErrNilValue)},
 		{"intra-partition Upsert (the model's) of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
-			return idx.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+			return idx.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, nil},
 		{"intra-partition unique value that is not a valid key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1), nil)
@@ -131,7 +132,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"inter-partition Upsert (the model's) with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			v := staff("1", "a", "b", "c@x.com", 1)
 			v.PartitionKey = "Sa/les"
-			return cross.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+			return cross.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, anyValidation()},
 
 		// IndexEntities and RemoteIndexEntities

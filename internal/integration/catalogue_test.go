@@ -245,7 +245,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"single quote in the key of a batch update, client without tablekit's policy", batch.ErrQuoteInKey, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, env.plain, []batch.Op{batch.Update(e("p", "O'Brien"), table.Merge).IfMatch(azcore.ETagAny)}, nil)
+			_, err := batch.Submit(ctx, env.plain, []batch.Op{batch.Update(e("p", "O'Brien"), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}, nil)
 			return err
 		}},
 		{"raw entity without keys", table.ErrInvalidValue, func(ctx context.Context) error {

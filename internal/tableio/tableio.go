@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/tablehook"
 	"github.com/tablekit/tablekit/table"
 )
@@ -31,7 +32,7 @@ type Table[T any] interface {
 	// under v's keys. A Merge body is refused for a type with encrypted
 	// fields (table.ErrMergeEncrypted). It puts a typed value into a
 	// transaction (batch.Raw) with the Table's encryption.
-	EncodeWrite(ctx context.Context, v *T, mode table.UpdateMode) ([]byte, error)
+	EncodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error)
 	// EncodeOnly is Encode restricted to the named properties: the
 	// projection that an index copy stores.
 	EncodeOnly(v *T, props map[string]bool) ([]byte, error)
