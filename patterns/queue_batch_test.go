@@ -51,7 +51,7 @@ type batchEnv struct {
 func batchBackends(t *testing.T, f func(t *testing.T, e batchEnv)) {
 	t.Run("fake", func(t *testing.T) {
 		c := &batchReq{}
-		paging := fake.FriendlyPaging() // one page per read: requests measure batching
+		paging := fake.Paging{AcrossPartitions: true} // one page per read: requests measure batching
 		tables := fake.NewTableService(&fake.TableServiceOptions{Paging: &paging})
 		queues := fake.NewQueueService(nil)
 		f(t, batchEnv{tables.NewServiceClient(&aztables.ClientOptions{ClientOptions: c.opts()}), queues.NewServiceClient(&azqueue.ClientOptions{ClientOptions: c.opts()}), c})
