@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
 )
@@ -141,7 +142,7 @@ func (m *Migration) move(ctx context.Context, a *Account, name string, group []*
 	for _, e := range group {
 		c := *e
 		c.ETag = ""
-		copyOps = append(copyOps, batch.Upsert(&c, table.Replace))
+		copyOps = append(copyOps, batch.Upsert(&c, aztables.UpdateModeReplace))
 		deleteOps = append(deleteOps, batch.Delete(e.PartitionKey, e.RowKey).IfMatch(e.ETag))
 	}
 	sum.Requests++

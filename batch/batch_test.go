@@ -83,9 +83,9 @@ func sizeBoundsWhatIsSent(t *testing.T, sdk bool) {
 		small = append(small, batch.Add(ev("p", i)))
 		e := ev("q", i)
 		e.Payload = strings.Repeat("<&>", 300) + "é😀"
-		escaped = append(escaped, batch.Upsert(e, table.Replace))
+		escaped = append(escaped, batch.Upsert(e, aztables.UpdateModeReplace))
 		k := &Event{Meta: table.Meta{PartitionKey: "ü p%", RowKey: fmt.Sprintf("ключ %d", i)}}
-		quoted = append(quoted, batch.Update(k, table.Merge).IfMatch(azcore.ETagAny))
+		quoted = append(quoted, batch.Update(k, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny))
 		deletes = append(deletes, batch.Delete("d", keyrules.Uint64(uint64(i))))
 	}
 	cases["100 small adds"], cases["HTML-escaped payloads"], cases["escaped keys"], cases["deletes"] = small, escaped, quoted, deletes
@@ -137,7 +137,7 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts[1].ActionType != aztables.TransactionTypeUpdateMerge || *acts[1].IfMatch != etag {
 		t.Fatalf("raw action = %+v", acts[1])
 	}
-	if err := tx.Append(batch.Update(ev("p", 9), table.Replace).IfMatch(azcore.ETagAny)); err != nil {
+	if err := tx.Append(batch.Update(ev("p", 9), aztables.UpdateModeReplace).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)
 	}
 	if acts := tx.Actions(); *acts[2].IfMatch != azcore.ETagAny {
@@ -149,7 +149,7 @@ func TestTransactionBuilder(t *testing.T) {
 	if acts := tx.Actions(); string(acts[3].Entity) != `{"PartitionKey":"p","RowKey":"O''Brien"}` {
 		t.Fatalf("a delete's keys go to the URL only, OData-quoted: %s", acts[3].Entity)
 	}
-	if err := tx.Append(batch.Update(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
+	if err := tx.Append(batch.Update(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "it's"}}, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatalf("quote in an update's key (sent on the wire path; refused at Submit without it): %v", err)
 	}
 	if err := tx.Append(batch.Add(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien2"}})); err != nil {
@@ -199,7 +199,7 @@ func TestPlan(t *testing.T) {
 	var ops []batch.Op
 	for i := 0; i < 230; i++ {
 		pk := []string{"a", "b", "c"}[i%3]
-		ops = append(ops, batch.Upsert(ev(pk, i/3), table.Merge))
+		ops = append(ops, batch.Upsert(ev(pk, i/3), aztables.UpdateModeMerge))
 	}
 	ops = append(ops, batch.Delete("a", keyrules.Uint64(0)), batch.Delete("z", "1"), batch.Delete("a", keyrules.Uint64(1)))
 	plan, err := batch.Plan(ops, nil)
@@ -372,15 +372,15 @@ func TestTransactionErrorsClassifyByTheFailedOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := *e
-	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(e, table.Merge)}, nil); err != nil {
+	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(e, aztables.UpdateModeMerge)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("p", 2)), batch.Update(&stale, table.Merge)}, nil)
+	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("p", 2)), batch.Update(&stale, aztables.UpdateModeMerge)}, nil)
 	if !table.Is(err, table.ErrPreconditionFailed) || !table.Is(err, table.ErrLostRace) || table.Is(err, table.ErrNotFound) || table.IsRetryable(err) {
 		t.Fatalf("classification of a 412 inside a transaction: %v", err)
 	}
 	attempts, err := table.RetryOnConflict(t.Context(), func(int) error {
-		_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(&stale, table.Merge)}, nil)
+		_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(&stale, aztables.UpdateModeMerge)}, nil)
 		return err
 	}, &table.RetryOptions{MaxAttempts: 3, BaseDelay: 1})
 	var ce *table.ConflictError
@@ -399,7 +399,7 @@ func TestWriterCrashMidwayThenRerunConverges(t *testing.T) {
 	var ops []batch.Op
 	for p := 0; p < 4; p++ {
 		for i := 0; i < 250; i++ {
-			ops = append(ops, batch.Upsert(ev(fmt.Sprint("p", p), i), table.Replace))
+			ops = append(ops, batch.Upsert(ev(fmt.Sprint("p", p), i), aztables.UpdateModeReplace))
 		}
 	}
 	ctx, cancel := context.WithCancel(t.Context())

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
 )
@@ -20,11 +21,11 @@ func TestOpIfMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := a.ETag
-	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, table.Merge)}, nil); err != nil {
+	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, aztables.UpdateModeMerge)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The old version, over the value's current ETag: 412.
-	_, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, table.Merge).IfMatch(old)}, nil)
+	_, err := batch.Submit(ctx, c, []batch.Op{batch.Update(a, aztables.UpdateModeMerge).IfMatch(old)}, nil)
 	if !table.Is(err, table.ErrPreconditionFailed) {
 		t.Fatalf("update at an old version: %v", err)
 	}
@@ -32,7 +33,7 @@ func TestOpIfMatch(t *testing.T) {
 	blind := ev("p", 1)
 	bETag := b.ETag
 	if _, err := batch.Submit(ctx, c,
-		[]batch.Op{batch.Update(blind, table.Replace).IfMatch(azcore.ETagAny),
+		[]batch.Op{batch.Update(blind, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny),
 			batch.Delete("p", b.RowKey).IfMatch(bETag)},
 		nil,
 	); err != nil {
@@ -42,7 +43,7 @@ func TestOpIfMatch(t *testing.T) {
 	svc.ResetCounts()
 	for name, op := range map[string]batch.Op{
 		"add":    batch.Add(ev("p", 3)).IfMatch(azcore.ETagAny),
-		"upsert": batch.Upsert(ev("p", 3), table.Merge).IfMatch(old),
+		"upsert": batch.Upsert(ev("p", 3), aztables.UpdateModeMerge).IfMatch(old),
 		"empty":  batch.Delete("p", "x").IfMatch(""),
 	} {
 		_, err := batch.Submit(ctx, c, []batch.Op{op}, nil)

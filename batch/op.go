@@ -115,22 +115,31 @@ func (o *Op) resolveKeys() {
 // *table.Entity (as every operation that takes a value).
 func Add(v any) Op { return Op{Kind: KindAdd, value: v} }
 
-// Upsert inserts v or merges into / replaces the existing entity.
-func Upsert(v any, mode table.UpdateMode) Op {
-	if mode == table.Replace {
-		return Op{Kind: KindUpsertReplace, value: v}
-	}
-	return Op{Kind: KindUpsertMerge, value: v}
+// Upsert inserts v or merges into (aztables.UpdateModeMerge, or "") /
+// replaces (aztables.UpdateModeReplace) the existing entity. Any other
+// mode is refused with ErrBadOperation when the operation joins a
+// transaction.
+func Upsert(v any, mode aztables.UpdateMode) Op {
+	return Op{Kind: modeKind(mode, KindUpsertMerge, KindUpsertReplace), value: v}
 }
 
 // Update changes the existing entity guarded by v's ETag (the transaction
-// fails with 412 if it changed). v must carry an ETag.
-func Update(v any, mode table.UpdateMode) Op {
-	k := KindUpdateMerge
-	if mode == table.Replace {
-		k = KindUpdateReplace
+// fails with 412 if it changed). v must carry an ETag. mode is as
+// Upsert's.
+func Update(v any, mode aztables.UpdateMode) Op {
+	return Op{Kind: modeKind(mode, KindUpdateMerge, KindUpdateReplace), value: v, useETag: true}
+}
+
+// modeKind is merge or replace by mode; 0, which no transaction takes
+// (ErrBadOperation), for a mode that is neither.
+func modeKind(mode aztables.UpdateMode, merge, replace Kind) Kind {
+	switch mode {
+	case "", aztables.UpdateModeMerge:
+		return merge
+	case aztables.UpdateModeReplace:
+		return replace
 	}
-	return Op{Kind: k, value: v, useETag: true}
+	return 0
 }
 
 // Delete removes an entity whatever its version.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
@@ -42,12 +43,12 @@ func TestQuotedKeyUpdateKeepsItsCondition(t *testing.T) {
 			t.Errorf("%s: %v, want 412", name, err)
 		}
 	}
-	refused("the value's stale ETag", batch.Update(at(stale, 2), table.Merge))
-	refused("IfMatch's stale ETag over the value's current one", batch.Update(at(current, 3), table.Replace).IfMatch(stale))
+	refused("the value's stale ETag", batch.Update(at(stale, 2), aztables.UpdateModeMerge))
+	refused("IfMatch's stale ETag over the value's current one", batch.Update(at(current, 3), aztables.UpdateModeReplace).IfMatch(stale))
 	if got, err := tb.Get(t.Context(), "O'Brien", "emp_O'Brien", nil); err != nil || got.N != 1 {
 		t.Fatalf("after the refusals: %+v %v, want N 1", got, err)
 	}
-	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(at(stale, 4), table.Replace).IfMatch(current)}, nil); err != nil {
+	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Update(at(stale, 4), aztables.UpdateModeReplace).IfMatch(current)}, nil); err != nil {
 		t.Fatalf("IfMatch's current ETag over the value's stale one: %v", err)
 	}
 	if got, err := tb.Get(t.Context(), "O'Brien", "emp_O'Brien", nil); err != nil || got.N != 4 {

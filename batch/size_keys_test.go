@@ -27,7 +27,7 @@ func TestSizeCountsKeysAtTheirWorstCaseAndNoMore(t *testing.T) {
 	quotes := strings.Repeat("'", 200)
 	tx := batch.NewTransaction(nil)
 	for i := range batch.MaxOperations {
-		op := batch.Update(&Event{Meta: table.Meta{PartitionKey: quotes, RowKey: fmt.Sprintf("%s%03d", quotes, i)}}, table.Merge).IfMatch(azcore.ETagAny)
+		op := batch.Update(&Event{Meta: table.Meta{PartitionKey: quotes, RowKey: fmt.Sprintf("%s%03d", quotes, i)}}, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)
 		if err := tx.Append(op); err != nil {
 			t.Fatal(err)
 		}

@@ -90,7 +90,7 @@ func TestTransactionRefusalsNameTheirOperation(t *testing.T) {
 	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusConflict || te.Op.RowKey() != ev("p", 2).RowKey || !table.Is(err, table.ErrAlreadyExists) {
 		t.Fatalf("add of an existing entity: %v", err)
 	}
-	_, err = batch.Submit(t.Context(), client, []batch.Op{batch.Add(ev("p", 5)), batch.Update(ev("p", 6), table.Merge).IfMatch(azcore.ETagAny)}, nil)
+	_, err = batch.Submit(t.Context(), client, []batch.Op{batch.Add(ev("p", 5)), batch.Update(ev("p", 6), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}, nil)
 	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != http.StatusNotFound || te.Op.Kind != batch.KindUpdateMerge || !table.Is(err, table.ErrNotFound) {
 		t.Fatalf("update of a missing entity: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -116,16 +117,16 @@ func TestTransactionSizeLimitIsExactly4MiB(t *testing.T) {
 // that operation means: Merge keeps the stored properties the value does not
 // have, Replace drops them.
 func TestUpsertBuildsMergeOrReplace(t *testing.T) {
-	if k := batch.Upsert(ev("p", 1), table.Merge).Kind; k != batch.KindUpsertMerge {
+	if k := batch.Upsert(ev("p", 1), aztables.UpdateModeMerge).Kind; k != batch.KindUpsertMerge {
 		t.Fatalf("Upsert(Merge) builds %v", k)
 	}
-	if k := batch.Upsert(ev("p", 1), table.Replace).Kind; k != batch.KindUpsertReplace {
+	if k := batch.Upsert(ev("p", 1), aztables.UpdateModeReplace).Kind; k != batch.KindUpsertReplace {
 		t.Fatalf("Upsert(Replace) builds %v", k)
 	}
-	if k := batch.Update(ev("p", 1), table.Replace).Kind; k != batch.KindUpdateReplace {
+	if k := batch.Update(ev("p", 1), aztables.UpdateModeReplace).Kind; k != batch.KindUpdateReplace {
 		t.Fatalf("Update(Replace) builds %v", k)
 	}
-	if k := batch.Update(ev("p", 1), table.Merge).Kind; k != batch.KindUpdateMerge {
+	if k := batch.Update(ev("p", 1), aztables.UpdateModeMerge).Kind; k != batch.KindUpdateMerge {
 		t.Fatalf("Update(Merge) builds %v", k)
 	}
 
@@ -150,8 +151,8 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 		}
 		return &e
 	}
-	for _, mode := range []table.UpdateMode{table.Merge, table.Replace} {
-		if _, err := batch.Submit(t.Context(), client, []batch.Op{batch.Upsert(wide, table.Replace)}, nil); err != nil {
+	for _, mode := range []aztables.UpdateMode{aztables.UpdateModeMerge, aztables.UpdateModeReplace} {
+		if _, err := batch.Submit(t.Context(), client, []batch.Op{batch.Upsert(wide, aztables.UpdateModeReplace)}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := batch.Submit(t.Context(), client, []batch.Op{batch.Upsert(narrow(), mode)}, nil); err != nil {
@@ -160,9 +161,28 @@ func TestUpsertBuildsMergeOrReplace(t *testing.T) {
 		e := stored()
 		_, hasExtra := e.Get("Extra")
 		n, _ := e.Get("N")
-		if hasExtra != (mode == table.Merge) || n != table.ValueOf(int64(2)) {
+		if hasExtra != (mode == aztables.UpdateModeMerge) || n != table.ValueOf(int64(2)) {
 			t.Fatalf("after an upsert with mode %v: Extra kept %v, N %v", mode, hasExtra, n)
 		}
+	}
+}
+
+// An update or upsert mode other than merge, replace or "" (merge) is
+// refused before any request, as the SDK would refuse it only after the
+// body was built.
+func TestUnknownModeIsRefused(t *testing.T) {
+	svc, client := newFake(t, nil)
+	v := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r", ETag: "W/\"1\""}}
+	for _, op := range []batch.Op{batch.Upsert(v, "Merge"), batch.Update(v, "patch")} {
+		if _, err := batch.Submit(t.Context(), client, []batch.Op{op}, nil); !errors.Is(err, batch.ErrBadOperation) {
+			t.Errorf("%v: %v, want ErrBadOperation", op.Kind, err)
+		}
+	}
+	if n := svc.Total(); n != 0 {
+		t.Errorf("%d requests for refused operations", n)
+	}
+	if k := batch.Upsert(v, "").Kind; k != batch.KindUpsertMerge {
+		t.Errorf("an upsert with no mode is %v, want the SDK's default, merge", k)
 	}
 }
 

@@ -44,10 +44,10 @@ func TestWireBodyWritesEachKindAsTheServiceReadsIt(t *testing.T) {
 	ent := func(rk string) *table.Entity { return &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: rk}} }
 	ops := []batch.Op{
 		batch.Add(ent("a")),
-		batch.Upsert(ent("m"), table.Merge),
-		batch.Upsert(ent("r"), table.Replace),
-		batch.Update(ent("um"), table.Merge).IfMatch(azcore.ETagAny),
-		batch.Update(ent("ur"), table.Replace).IfMatch(azcore.ETagAny),
+		batch.Upsert(ent("m"), aztables.UpdateModeMerge),
+		batch.Upsert(ent("r"), aztables.UpdateModeReplace),
+		batch.Update(ent("um"), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny),
+		batch.Update(ent("ur"), aztables.UpdateModeReplace).IfMatch(azcore.ETagAny),
 		batch.Delete("p", "d"),
 	}
 	for _, c := range []struct {

@@ -34,7 +34,7 @@ func TestSkippedPolicyKeepsTheServiceError(t *testing.T) {
 	c := skippingClient{Client: wired, plain: plainFakeClient(t, svc, nil)}
 	e := ev("O'Brien", 1)
 	e.RowKey = "emp_O'Brien"
-	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Upsert(e, table.Merge)}, nil)
+	_, err := batch.Submit(t.Context(), c, []batch.Op{batch.Upsert(e, aztables.UpdateModeMerge)}, nil)
 	var oe *batch.OpError
 	if !errors.As(err, &oe) || oe.Index != 0 || oe.PartitionKey != "O'Brien" {
 		t.Fatalf("Submit: %v; want an *OpError at operation 0", err)

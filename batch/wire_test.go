@@ -51,7 +51,7 @@ func TestWireTransactionRetriesSendTheOwnBody(t *testing.T) {
 	e := &table.Entity{Meta: table.Meta{PartitionKey: "O'Brien", RowKey: "r"}}
 	e.Set("Name", table.ValueOf("O'Brien"))
 	tx := batch.NewTransaction(nil)
-	if err := tx.Append(batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)); err != nil {
+	if err := tx.Append(batch.Update(e, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := tx.Submit(t.Context(), client, nil)

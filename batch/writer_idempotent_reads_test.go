@@ -24,7 +24,7 @@ func TestIdempotentAddsReadOnlyAfterAConflict(t *testing.T) {
 	deadline(t, writerDeadline)
 	svc, c := newFake(t, nil)
 	w := batch.NewWriter(c, &batch.WriterOptions{IdempotentAdds: true})
-	sum, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Update(ev("p", 1), table.Merge).IfMatch(azcore.ETagAny)}), nil)
+	sum, err := w.Write(t.Context(), slices.Values([]batch.Op{batch.Update(ev("p", 1), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}), nil)
 	var we *batch.WriteError
 	if !errors.As(err, &we) || sum.Failed != 1 {
 		t.Fatalf("write: %+v %v; want the update to fail", sum, err)

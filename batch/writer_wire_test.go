@@ -37,19 +37,19 @@ func TestDefaultClientSendsQuotedKeys(t *testing.T) {
 	svc, c := newFake(t, nil)
 	e := ev("O'Brien & Sons", 1)
 	e.RowKey = "emp_O'Brien"
-	ops := []batch.Op{batch.Upsert(e, table.Merge)}
+	ops := []batch.Op{batch.Upsert(e, aztables.UpdateModeMerge)}
 	sum, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values(ops), nil)
 	if err != nil || sum.Operations != 1 || svc.Count(fake.OpBatch) != 1 {
 		t.Fatalf("Writer: %+v %v, %d batches", sum, err, svc.Count(fake.OpBatch))
 	}
-	plan, err := batch.Plan([]batch.Op{batch.Update(e, table.Replace).IfMatch(azcore.ETagAny)}, nil)
+	plan, err := batch.Plan([]batch.Op{batch.Update(e, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny)}, nil)
 	if err != nil || len(plan) != 1 {
 		t.Fatalf("Plan: %v %v", plan, err)
 	}
 	if _, err := plan[0].Submit(t.Context(), c, nil); err != nil {
 		t.Fatalf("a planned transaction: %v", err)
 	}
-	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Upsert(e, table.Replace), batch.Add(ev("O'Brien & Sons", 2))}, nil); err != nil {
+	if _, err := batch.Submit(t.Context(), c, []batch.Op{batch.Upsert(e, aztables.UpdateModeReplace), batch.Add(ev("O'Brien & Sons", 2))}, nil); err != nil {
 		t.Fatalf("batch.Submit: %v", err)
 	}
 	if svc.Count(fake.OpBatch) != 3 || svc.Count(fake.OpGetEntity) != 0 {
@@ -71,12 +71,12 @@ func TestQuotedUpdateWithoutThePolicyIsRefusedBeforeSending(t *testing.T) {
 	svc, _ := newFake(t, nil)
 	c := plainFakeClient(t, svc, nil)
 	e := ev("O'Brien", 1)
-	_, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values([]batch.Op{batch.Upsert(e, table.Replace), batch.Add(ev("p", 2))}), nil)
+	_, err := batch.NewWriter(c, nil).Write(t.Context(), slices.Values([]batch.Op{batch.Upsert(e, aztables.UpdateModeReplace), batch.Add(ev("p", 2))}), nil)
 	var oe *batch.OpError
 	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 0 || !strings.Contains(err.Error(), "table.ClientOptions") {
 		t.Fatalf("Writer: %v, want ErrQuoteInKey at operation 0 naming table.ClientOptions", err)
 	}
-	_, err = batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("O'Brien", 3)), batch.Update(e, table.Merge).IfMatch(azcore.ETagAny)}, nil)
+	_, err = batch.Submit(t.Context(), c, []batch.Op{batch.Add(ev("O'Brien", 3)), batch.Update(e, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}, nil)
 	if !errors.Is(err, batch.ErrQuoteInKey) || !errors.As(err, &oe) || oe.Index != 1 {
 		t.Fatalf("Submit: %v, want ErrQuoteInKey at operation 1", err)
 	}
@@ -104,7 +104,7 @@ func TestWriterProbesTheClientOnce(t *testing.T) {
 	svc, _ := newFake(t, nil)
 	var ops []batch.Op
 	for i := range 30 {
-		ops = append(ops, batch.Add(ev(string(rune('a'+i%26))+string(rune('a'+i/26)), i)), batch.Upsert(ev("O'Brien", i), table.Replace))
+		ops = append(ops, batch.Add(ev(string(rune('a'+i%26))+string(rune('a'+i/26)), i)), batch.Upsert(ev("O'Brien", i), aztables.UpdateModeReplace))
 	}
 	l := ledger.New()
 	opts := &aztables.ClientOptions{}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/faults"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -54,7 +55,7 @@ func runBatch(t *testing.T, env backend) {
 		// A second transaction updates with the recovered ETags: they are real.
 		emps[3].Age = 300
 		emps[7].Age = 700
-		if _, err := batch.Submit(ctx, client, []batch.Op{batch.Update(emps[3], table.Replace), batch.Update(emps[7], table.Merge), batch.DeleteValue(emps[9])}, nil); err != nil {
+		if _, err := batch.Submit(ctx, client, []batch.Op{batch.Update(emps[3], aztables.UpdateModeReplace), batch.Update(emps[7], aztables.UpdateModeMerge), batch.DeleteValue(emps[9])}, nil); err != nil {
 			t.Fatalf("updates guarded by recovered ETags: %v", err)
 		}
 		got, _ := tb.Get(ctx, "Sales", emps[7].RowKey, nil)
@@ -97,9 +98,9 @@ func runBatch(t *testing.T, env backend) {
 				case f.status == http.StatusConflict:
 					op = batch.Add(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "existing"}})
 				case f.status == http.StatusNotFound:
-					op = batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, table.Merge).IfMatch(azcore.ETagAny)
+					op = batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "missing"}}, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)
 				default:
-					op = batch.Update(&stale, table.Replace)
+					op = batch.Update(&stale, aztables.UpdateModeReplace)
 				}
 				if err := tx.Append(op); err != nil {
 					t.Fatal(err)
@@ -181,10 +182,10 @@ func runBatch(t *testing.T, env backend) {
 		}{
 			{"empty", nil, batch.ErrEmpty, 0},
 			{"two PartitionKeys", []batch.Op{batch.Add(e("a", "1")), batch.Add(e("b", "2"))}, batch.ErrMixedPartitions, 1},
-			{"duplicate RowKey", []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "2"), batch.Upsert(e("a", "1"), table.Merge)}, batch.ErrDuplicateRowKey, 2},
+			{"duplicate RowKey", []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "2"), batch.Upsert(e("a", "1"), aztables.UpdateModeMerge)}, batch.ErrDuplicateRowKey, 2},
 			{"invalid key", []batch.Op{batch.Add(e("a", "1")), batch.Delete("a", "x/y")}, keys.ErrForbiddenChar, 1},
 			{"nil value", []batch.Op{batch.Add(nil)}, table.ErrNilValue, 0},
-			{"update without ETag", []batch.Op{batch.Update(e("a", "1"), table.Merge)}, table.ErrNoETag, 0},
+			{"update without ETag", []batch.Op{batch.Update(e("a", "1"), aztables.UpdateModeMerge)}, table.ErrNoETag, 0},
 			{"entity over the limits", []batch.Op{batch.Add(&keptEntity{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Other: table.Extra{"bad name": {Value: []byte("1")}}})}, keys.ErrInvalidName, 0},
 			{"request over 4 MiB", []batch.Op{batch.Add(big("1")), batch.Add(big("2"))}, batch.ErrTooLarge, 1},
 		}
@@ -210,7 +211,7 @@ func runBatch(t *testing.T, env backend) {
 
 	t.Run("update-only never upserts", func(t *testing.T) {
 		tb, _, client := newEmployees(t, env)
-		_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, table.Replace).IfMatch(azcore.ETagAny)}, nil)
+		_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(&employee{Meta: table.Meta{PartitionKey: "p", RowKey: "ghost"}}, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny)}, nil)
 		if !errors.Is(err, table.ErrNotFound) {
 			t.Fatalf("UpdateAny of a missing entity: %v", err)
 		}
@@ -230,7 +231,7 @@ func runBatch(t *testing.T, env backend) {
 		}
 		// Later operations on the same entities: they must apply after the adds.
 		for i := 0; i < 5; i++ {
-			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(i))}, Age: 2}, table.Merge).IfMatch(azcore.ETagAny))
+			ops = append(ops, batch.Update(&employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: keyrules.Uint64(uint64(i))}, Age: 2}, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny))
 		}
 		ops = append(ops, batch.Delete("HR", keyrules.Uint64(0)))
 		sum, err := batch.NewWriter(client, &batch.WriterOptions{Parallelism: 4}).Write(ctx, slices.Values(ops), nil)

@@ -73,7 +73,7 @@ func (env backend) setScanCost(t testing.TB, client *aztables.Client, perEntity 
 // only a page without a token ends the query. The SDK's pager, table.Query
 // and table.QueryPage must each deliver every match, in order. Each
 // backend's page sizes are logged: the fake cuts pages as
-// fake.ServicePaging says, and AdversarialFakeEnv as fake.AdversarialPaging
+// the zero fake.Paging says, and AdversarialFakeEnv as Paging{EmptyPageEvery: 3}
 // does (both here with a budget spent after 100 examined entities);
 // Azurite 3.37 fills pages to 1,000 (or $top).
 func runPaging(t *testing.T, env backend) {

@@ -1,10 +1,11 @@
 package conformance
 
 import (
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -72,7 +73,7 @@ func runPayloads(t *testing.T, env backend) {
 			t.Fatal(err)
 		}
 		v.Name = "changed"
-		if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		stored, err := tb.Entities().Get(ctx, "p", "r", nil)

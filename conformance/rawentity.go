@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
@@ -127,7 +128,7 @@ func rawRoundTrip(t *testing.T, env backend) {
 		t.Fatalf("Double 0.1 came back as %v", got.Properties["D"])
 	}
 	// Written back as read, every value keeps its type and value.
-	if err := tb.Update(ctx, got, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := tb.Update(ctx, got, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := tb.Get(ctx, "raw", "every", nil)
@@ -163,14 +164,14 @@ func rawVerbs(t *testing.T, env backend) {
 	// Merge keeps B; Replace drops it.
 	m := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "O'Brien"}}
 	m.Set("C", table.ValueOf(false))
-	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := tb.Get(ctx, "p", "O'Brien", nil)
 	if err != nil || len(got.Properties) != 3 {
 		t.Fatalf("after merge: %v %v", got, err)
 	}
-	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+	if err := tb.Upsert(ctx, m, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	got, err = tb.Get(ctx, "p", "O'Brien", nil)
@@ -227,7 +228,7 @@ func rawBatch(t *testing.T, env backend) {
 	b := &table.Entity{Meta: table.Meta{PartitionKey: "raw", RowKey: "b"}}
 	b.Set("N", table.ValueOf(int64(math.MaxInt64)))
 	c.Reset()
-	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(a), batch.Upsert(b, table.Replace)}, nil); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Add(a), batch.Upsert(b, aztables.UpdateModeReplace)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c.N() != 1 || a.ETag == "" || b.ETag == "" {
@@ -244,7 +245,7 @@ func rawBatch(t *testing.T, env backend) {
 	// Guarded update and delete in one transaction, with the ETags the
 	// batch recorded.
 	b.Set("M", table.ValueOf("m"))
-	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(b, table.Merge), batch.DeleteValue(a)}, nil); err != nil {
+	if _, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(b, aztables.UpdateModeMerge), batch.DeleteValue(a)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	gb, err := tb.Get(ctx, "raw", "b", nil)
@@ -298,10 +299,10 @@ func rawBadInput(t *testing.T, env backend) {
 	for _, tc := range cases {
 		writes := map[string]func() error{
 			"Add":    func() error { return tb.Add(ctx, tc.e, nil) },
-			"Upsert": func() error { return tb.Upsert(ctx, tc.e, &table.UpsertOptions{Mode: table.Replace}) },
+			"Upsert": func() error { return tb.Upsert(ctx, tc.e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) },
 			"Update": func() error { return tb.Update(ctx, tc.e, nil) },
 			"batch": func() error {
-				_, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(tc.e, table.Merge).IfMatch(azcore.ETagAny)}, nil)
+				_, err := batch.Submit(ctx, tb.Client(), []batch.Op{batch.Update(tc.e, aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}, nil)
 				return err
 			},
 		}
@@ -371,7 +372,7 @@ func rawTypedViews(t *testing.T, env backend) {
 	}
 	// The raw view writes what the typed view reads.
 	e.Set("S", table.ValueOf("from raw"))
-	if err := raw.Update(ctx, e, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := raw.Update(ctx, e, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := typed.Get(ctx, "k", "1", nil)
@@ -431,8 +432,8 @@ func quotedKeysInBatch(t *testing.T, env backend) {
 	for i, name := range []string{"Update", "UpdateAny", "UpsertMerge", "UpsertReplace"} {
 		q3.Set("N", table.ValueOf(int32(int32(10+i))))
 		op := map[string]batch.Op{
-			"Update": batch.Update(q3, table.Merge), "UpdateAny": batch.Update(q3, table.Replace).IfMatch(azcore.ETagAny),
-			"UpsertMerge": batch.Upsert(q3, table.Merge), "UpsertReplace": batch.Upsert(q3, table.Replace),
+			"Update": batch.Update(q3, aztables.UpdateModeMerge), "UpdateAny": batch.Update(q3, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny),
+			"UpsertMerge": batch.Upsert(q3, aztables.UpdateModeMerge), "UpsertReplace": batch.Upsert(q3, aztables.UpdateModeReplace),
 		}[name]
 		c.Reset()
 		_, err := batch.Submit(ctx, tb.Client(), []batch.Op{op}, nil)
@@ -481,10 +482,10 @@ func etagStaysWithItsTable(t *testing.T, env backend) {
 		{"Upsert", func(v *employee) error { return b.Upsert(ctx, v, nil) }},
 		{"Add", func(v *employee) error { return b.Add(ctx, v, nil) }},
 		{"Update AnyETag", func(v *employee) error {
-			return b.Update(ctx, v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny), Mode: table.Replace})
+			return b.Update(ctx, v, &table.UpdateOptions{IfMatch: to.Ptr(azcore.ETagAny), Mode: aztables.UpdateModeReplace})
 		}},
 		{"batch Upsert", func(v *employee) error {
-			_, err := batch.Submit(ctx, b.Client(), []batch.Op{batch.Upsert(v, table.Replace)}, nil)
+			_, err := batch.Submit(ctx, b.Client(), []batch.Op{batch.Upsert(v, aztables.UpdateModeReplace)}, nil)
 			return err
 		}},
 		{"raw view Upsert", func(v *employee) error {

@@ -307,7 +307,8 @@ func (b sasBackend) run(t *testing.T) {
 		}
 		var rc reqcount.Counter
 		pol := sas.NewTablePolicies(b.Tables(rc.TableOptions()).NewClient(name))
-		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: strings.Repeat("x", sas.MaxIdentifierLength+1)}, nil); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
+		// A signed identifier has at most 64 characters.
+		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: strings.Repeat("x", 65)}, nil); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
 			t.Fatalf("a 65-character ID: %v after %d requests, want ErrInvalidValue before any", err, rc.N())
 		}
 		if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "nostart", Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); !errors.Is(err, table.ErrInvalidValue) || rc.N() != 0 {
@@ -328,7 +329,7 @@ func (b sasBackend) run(t *testing.T) {
 		}
 		_, err = c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"2"}`), nil)
 		b.refused(t, "", err, "AuthorizationPermissionMismatch")
-		for i := 2; i <= sas.MaxPolicies; i++ {
+		for i := 2; i <= 5; i++ { // a resource holds at most five policies
 			if err := pol.Create(ctx, sas.Policy[sas.TablePermissions]{ID: "p" + string(rune('0'+i)), Start: time.Now(), Expiry: hour, Permissions: sas.TablePermissions{Read: true}}, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -416,17 +417,17 @@ func (b sasBackend) run(t *testing.T) {
 			return
 		}
 		plain := b.PlainURL(b.TableURL)
-		both := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour, Protocol: sas.HTTPSAndHTTP})
+		both := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour})
 		if _, err := b.tableClient(t, plain, name, both).GetEntity(ctx, "p", "1", nil); err != nil {
-			t.Fatalf("spr=https,http over http: %v", err)
+			t.Fatalf("no spr (HTTPS and HTTP) over http: %v", err)
 		}
 		if strings.HasPrefix(b.TableURL, "https://") {
-			only := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour, Protocol: sas.HTTPSOnly})
+			only := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour, HTTPSOnly: true})
 			if _, err := b.tableClient(t, b.TableURL, name, only).GetEntity(ctx, "p", "1", nil); err != nil {
 				t.Fatalf("spr=https over https: %v", err)
 			}
 		}
-		only := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour, Protocol: sas.HTTPSOnly})
+		only := b.sign(t, sas.Table{Table: name, Permissions: sas.TablePermissions{Read: true}, Expiry: hour, HTTPSOnly: true})
 		_, err := b.tableClient(t, plain, name, only).GetEntity(ctx, "p", "1", nil)
 		b.refused(t, CapSASProtocol, err, "AuthorizationProtocolMismatch")
 	})

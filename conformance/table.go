@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/svcanswer"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"math"
 	"net/http"
 	"slices"
@@ -14,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/svcanswer"
+	"github.com/tablekit/tablekit/internal/tableio"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -127,7 +128,7 @@ func runTable(t *testing.T, env backend) {
 
 		stale := *got
 		got.Age = 35
-		if err := tb.Update(ctx, got, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := tb.Update(ctx, got, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		if got.ETag == stale.ETag {
@@ -163,7 +164,7 @@ func runTable(t *testing.T, env backend) {
 			t.Fatalf("after merge: %+v", merged)
 		}
 		rep := &employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, FirstName: "Only"}
-		if err := tb.Upsert(ctx, rep, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := tb.Upsert(ctx, rep, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		replaced, _ := tb.Get(ctx, "Sales", "000123", nil)
@@ -238,7 +239,7 @@ func runTable(t *testing.T, env backend) {
 		if bytes.Contains(raw.Value, []byte("078-05-1120")) || !bytes.Contains(raw.Value, []byte(`"SSN@odata.type":"Edm.Binary"`)) {
 			t.Fatalf("stored: %.300s", raw.Value)
 		}
-		if err := tb.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}); !errors.Is(err, table.ErrMergeEncrypted) {
+		if err := tb.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); !errors.Is(err, table.ErrMergeEncrypted) {
 			t.Fatalf("merge: %v", err)
 		}
 		wantRequests(t, c, 1, "a refused merge (the raw read above only)")
@@ -445,7 +446,7 @@ func runTable(t *testing.T, env backend) {
 			t.Fatal(err)
 		}
 		v.Name = "changed"
-		if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := client.GetEntity(ctx, "p", "r", nil)

@@ -32,7 +32,7 @@
 //
 // Delivery is at least once, so handlers must converge: read the source and
 // make the target match it (level-triggered), with idempotent steps
-// (table.Table's Upsert with table.Replace, Delete with IfExists and
+// (table.Table's Upsert with aztables.UpdateModeReplace, Delete with IfExists and
 // IfMatch; BlobStore.Put). Then a crash
 // at any point, a redelivered or duplicated message, or two messages out of
 // order all end in the same state once the queue drains; in between,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
@@ -37,7 +38,7 @@ const defaultMoveType = "tablekit.move.v1"
 // the signature of table.Table's Upsert, so a table is a Target as it is.
 type Target[T any] interface {
 	// Upsert writes v to the target, replacing any earlier copy (the
-	// Mover passes Mode table.Replace). It must be idempotent.
+	// Mover passes Mode aztables.UpdateModeReplace). It must be idempotent.
 	Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) error
 }
 
@@ -217,7 +218,7 @@ func (m *Mover[T]) move(ctx context.Context, msg *Message) error {
 	// The target gets a copy: writing it may set the copy's Meta to the
 	// target's version, and the delete below needs the source's.
 	cp := *src
-	if err := m.to.Upsert(ctx, &cp, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+	if err := m.to.Upsert(ctx, &cp, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		return err
 	}
 	err = m.from.DeleteValue(ctx, src, nil)
@@ -472,7 +473,7 @@ func (m *Mover[T]) movePartition(ctx context.Context, src, dst *table.Table[T], 
 	for _, it := range moving {
 		v := found[it.req.RowKey]
 		cp := *v
-		puts = append(puts, batch.Upsert(&cp, table.Replace))
+		puts = append(puts, batch.Upsert(&cp, aztables.UpdateModeReplace))
 		dels = append(dels, batch.Delete(pk, it.req.RowKey).IfMatch(src.Meta(v).ETag))
 	}
 	if err := submitAll(ctx, dst.Client(), puts); err != nil {

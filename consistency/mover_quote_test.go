@@ -32,7 +32,7 @@ type quoteRow struct {
 func TestProcessBatchQuotedKeys(t *testing.T) {
 	t.Run("fake", func(t *testing.T) {
 		c := &counting{}
-		paging := fake.FriendlyPaging() // one page per read: requests measure batching
+		paging := fake.Paging{AcrossPartitions: true} // one page per read: requests measure batching
 		tables := fake.NewTableService(&fake.TableServiceOptions{Paging: &paging})
 		queues := fake.NewQueueService(nil)
 		moveQuoted(t, tables.NewServiceClient(&aztables.ClientOptions{ClientOptions: c.opts()}),

@@ -18,6 +18,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
@@ -566,7 +567,7 @@ func (r *appendRun[E]) headerOp(k int, last bool) (batch.Op, *streamHeadRow) {
 	if h.ETag == "" {
 		return batch.Add(&h), &h
 	}
-	return batch.Update(&h, table.Replace), &h
+	return batch.Update(&h, aztables.UpdateModeReplace), &h
 }
 
 // tail is what the last transaction carries besides events and header.
@@ -810,7 +811,7 @@ func (s *Store[E]) rollback(ctx context.Context, h *streamHeadRow) error {
 		if end == len(rows) {
 			next.Pending = 0
 		}
-		ops := []batch.Op{batch.Update(&next, table.Replace)}
+		ops := []batch.Op{batch.Update(&next, aztables.UpdateModeReplace)}
 		for _, row := range rows[i:end] {
 			ops = append(ops, batch.Delete(row.PartitionKey, row.RowKey))
 			if row.ID != "" {
@@ -1034,7 +1035,7 @@ func snapshotOp(v any, stream string, version int64) (batch.Op, error) {
 		return batch.Op{}, err
 	}
 	sn.PartitionKey, sn.RowKey, sn.ETag, sn.Version = stream, streamSnapshotKey, "", version
-	return batch.Upsert(v, table.Replace), nil
+	return batch.Upsert(v, aztables.UpdateModeReplace), nil
 }
 
 // snapshotOf returns the Snapshot that v, a pointer to a struct, embeds.

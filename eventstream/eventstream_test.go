@@ -96,7 +96,7 @@ func TestEventStreamRefusesBadInputWithoutARequest(t *testing.T) {
 	}
 	var includes []batch.Op
 	for i := range batch.MaxOperations {
-		includes = append(includes, batch.Upsert(&other{Meta: table.Meta{PartitionKey: "acct", RowKey: fmt.Sprint("p", i)}}, table.Replace))
+		includes = append(includes, batch.Upsert(&other{Meta: table.Meta{PartitionKey: "acct", RowKey: fmt.Sprint("p", i)}}, aztables.UpdateModeReplace))
 	}
 	cases := []struct {
 		name string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
@@ -62,7 +63,7 @@ func ExampleStore() {
 	summary.Balance = 75
 	head, err = accounts.Append(ctx, head, []*AccountEvent{
 		{Event: eventstream.Event{ID: "msg-3"}, Kind: "withdrew", Amount: 25},
-	}, &eventstream.AppendOptions{Include: []batch.Op{batch.Update(summary, table.Replace)}})
+	}, &eventstream.AppendOptions{Include: []batch.Op{batch.Update(summary, aztables.UpdateModeReplace)}})
 	if err != nil {
 		panic(err)
 	}

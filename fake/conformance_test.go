@@ -22,9 +22,9 @@ const devKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K
 // harness is the fake as a conformance backend: a table, a queue and a
 // blob service on one clock, which Advance moves forward at once, so
 // time-driven cases do not sleep; a second account of two more services.
-// Its tables page as the service does (fake.ServicePaging), so a request
+// Its tables page as the service does (the zero fake.Paging), so a request
 // count a case asserts on it is the service's; with adversarial set they
-// also send the empty pages the service may send (fake.AdversarialPaging),
+// also send the empty pages the service may send (fake.Paging{EmptyPageEvery: 3}),
 // to prove the loops over pages right. It lacks no capability.
 func harness(name string, adversarial bool) conformance.Harness {
 	// One clock for the three services: real time plus what Advance
@@ -74,9 +74,9 @@ type fakePaging struct {
 
 func (p *fakePaging) base() fake.Paging {
 	if p.adversarial {
-		return fake.AdversarialPaging()
+		return fake.Paging{EmptyPageEvery: 3}
 	}
-	return fake.ServicePaging()
+	return fake.Paging{}
 }
 
 func (p *fakePaging) Adversarial() bool { return p.adversarial }

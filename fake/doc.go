@@ -8,13 +8,14 @@
 // service's order, produces ETags and Timestamps from an injectable clock
 // (deterministic and strictly increasing), evaluates OData filters, $select
 // and $top, pages with continuation tokens as the service cuts them
-// (ServicePaging, the default: a page ends after 1,000 entities, where a
+// (the zero Paging, the default: a page ends after 1,000 entities, where a
 // partition ends in a query that spans partitions, or when its 5-second
 // scan budget runs out, and a point or single-partition query of a few
 // rows comes back whole in one response; SetPaging switches one table to
-// AdversarialPaging, every third response empty with a token, for a test
-// that proves a loop follows tokens whatever a page holds, or to
-// FriendlyPaging, pages of 1,000 only, as Azurite cuts them), answers
+// Paging{EmptyPageEvery: 3}, every third response empty with a token, for
+// a test that proves a loop follows tokens whatever a page holds, or to
+// Paging{AcrossPartitions: true}, pages of 1,000 only, as Azurite cuts
+// them), answers
 // with the service's status codes and error codes,
 // runs entity group transactions atomically with the service's multipart
 // answer, keeps a deleted table's name in TableBeingDeleted for a

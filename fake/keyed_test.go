@@ -134,10 +134,10 @@ func TestBatchedReadLookupAnswersAsTheScan(t *testing.T) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		clock := func() time.Time { return now }
 		paging := Paging{
-			PageSize:          []int{1, 2, 5, 1000}[rng.IntN(4)],
-			SplitAtPartitions: rng.IntN(2) == 0,
-			EmptyPageEvery:    []int{0, 0, 2, 3}[rng.IntN(4)],
-			ScanCost:          []time.Duration{0, time.Millisecond, 250 * time.Millisecond, time.Second, 5 * time.Second, 7 * time.Second}[rng.IntN(6)],
+			PageSize:         []int{1, 2, 5, 1000}[rng.IntN(4)],
+			AcrossPartitions: rng.IntN(2) == 0,
+			EmptyPageEvery:   []int{0, 0, 2, 3}[rng.IntN(4)],
+			ScanCost:         []time.Duration{-1, 0, 250 * time.Millisecond, time.Second, 5 * time.Second, 7 * time.Second}[rng.IntN(6)],
 		}
 		lookup := NewTableService(&TableServiceOptions{Now: clock, Paging: &paging})
 		scan := NewTableService(&TableServiceOptions{Now: clock, Paging: &paging})

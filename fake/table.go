@@ -41,8 +41,8 @@ type TableServiceOptions struct {
 	// window. Default: time.Now.
 	Now func() time.Time
 	// Paging is how every table's query responses are cut into pages;
-	// SetPaging changes it for one table at run time. Default:
-	// ServicePaging(), pages as the service cuts them.
+	// SetPaging changes it for one table at run time. Default: the zero
+	// Paging, pages as the service cuts them.
 	Paging *Paging
 	// DeletedTableWindow is how long a deleted table's name answers 409
 	// TableBeingDeleted. Default: 40 s; negative: no window.
@@ -92,15 +92,34 @@ type TableService struct {
 // continuation token (Query timeout and pagination, Table service REST
 // API). Code must follow continuation tokens until there is none, whatever
 // each page holds; realistic paging makes a test prove it does.
+//
+// The zero Paging is the service's paging: a page ends after 1,000
+// entities, where a partition ends in a query that spans partitions, or
+// when the 5-second budget runs out (examining an entity costs 1 ms: 5,000
+// entities). A query that names one partition (PartitionKey eq '…') reads
+// only that partition, as the service seeks it by its index, so a point or
+// single-partition query of a few rows comes back whole in one response.
+//
+// Paging{EmptyPageEvery: 3} is the service's paging at its least
+// convenient, to prove a loop follows continuation tokens whatever a page
+// holds: every third response of a table is an empty page with a
+// continuation token, for any query, a point lookup included. The service
+// may answer so; it seldom does.
+//
+// Paging{AcrossPartitions: true} cuts pages only at 1,000 entities (or
+// $top), never at a partition boundary: the fewest requests a query of a
+// few thousand entities can take, and how Azurite 3.37 pages. A test that
+// sets it should say why: the service may answer with more, shorter pages.
 type Paging struct {
 	// PageSize caps the entities of one page; a query's $top caps it
 	// further. Default (0 or over 1,000): 1,000, the service's limit
 	// (maxPageEntities).
 	PageSize int
-	// SplitAtPartitions ends a page that holds an entity when the next
+	// AcrossPartitions lets a page run on past the end of a partition.
+	// Default false: a page that holds an entity ends when the next
 	// entity is in another partition, as the service may where a
-	// partition range ends. Default: false.
-	SplitAtPartitions bool
+	// partition range ends.
+	AcrossPartitions bool
 	// EmptyPageEvery makes every n-th query response of the table an empty
 	// page; it carries a continuation token when entities remain, as the
 	// service may send. Default: 0, never.
@@ -109,8 +128,8 @@ type Paging struct {
 	// fake's clock: a page ends, with a continuation token and possibly
 	// empty, once the entities it examined (matching the filter or not)
 	// cost the service's 5-second budget (serverTimeBudget), or the clock
-	// itself moved that far during the scan. Default: 0, scanning is free
-	// (only the clock counts).
+	// itself moved that far during the scan. Default (0): 1 ms; negative:
+	// scanning is free (only the clock counts).
 	ScanCost time.Duration
 }
 
@@ -118,35 +137,8 @@ type Paging struct {
 const (
 	maxPageEntities  = 1000            // at most 1,000 entities in one response
 	serverTimeBudget = 5 * time.Second // a query executes for at most 5 s per response
+	defaultScanCost  = time.Millisecond
 )
-
-// ServicePaging is the fake's default paging, the service's: a page ends
-// after 1,000 entities, where a partition ends in a query that spans
-// partitions, or when the 5-second budget runs out (examining an entity
-// costs 1 ms: 5,000 entities). A query that names one partition
-// (PartitionKey eq '…') reads only that partition, as the service seeks
-// it by its index, so a point or single-partition query of a few rows
-// comes back whole in one response.
-func ServicePaging() Paging {
-	return Paging{PageSize: maxPageEntities, SplitAtPartitions: true, ScanCost: time.Millisecond}
-}
-
-// AdversarialPaging is the service's paging at its least convenient, to
-// prove a loop follows continuation tokens whatever a page holds: on top
-// of ServicePaging, every third response of a table is an empty page with
-// a continuation token, for any query, a point lookup included. The
-// service may answer so (Query timeout and pagination); it seldom does.
-func AdversarialPaging() Paging {
-	p := ServicePaging()
-	p.EmptyPageEvery = 3
-	return p
-}
-
-// FriendlyPaging cuts pages only at 1,000 entities (or $top), never at a
-// partition boundary: the fewest requests a query can take, and how
-// Azurite 3.37 pages. A test may switch a table to it with SetPaging, and
-// should say why: the service may answer with more, shorter pages.
-func FriendlyPaging() Paging { return Paging{PageSize: maxPageEntities} }
 
 // SetPaging makes the fake cut query responses of table (its name in any
 // case; it need not exist yet, and keeps the choice if dropped and
@@ -158,10 +150,16 @@ func (s *TableService) SetPaging(table string, p Paging) {
 	s.paging[strings.ToLower(table)] = p.normalized()
 }
 
-// normalized fills p's defaults.
+// normalized fills p's defaults: after it, a ScanCost of 0 is free.
 func (p Paging) normalized() Paging {
 	if p.PageSize <= 0 || p.PageSize > maxPageEntities {
 		p.PageSize = maxPageEntities
+	}
+	switch {
+	case p.ScanCost == 0:
+		p.ScanCost = defaultScanCost
+	case p.ScanCost < 0:
+		p.ScanCost = 0
 	}
 	return p
 }
@@ -171,7 +169,7 @@ func (s *TableService) pagingOf(lower string) Paging {
 	if p, ok := s.paging[lower]; ok {
 		return p
 	}
-	return s.opts.Paging.normalized()
+	return *s.opts.Paging // normalized by NewTableService
 }
 
 type tableData struct {
@@ -197,10 +195,11 @@ func NewTableService(opts *TableServiceOptions) *TableService {
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
-	p := ServicePaging()
+	var p Paging
 	if s.opts.Paging != nil {
-		p = s.opts.Paging.normalized()
+		p = *s.opts.Paging
 	}
+	p = p.normalized()
 	s.opts.Paging = &p
 	if s.opts.DeletedTableWindow == 0 {
 		s.opts.DeletedTableWindow = 40 * time.Second
@@ -1069,7 +1068,7 @@ func (t *tableData) scanPage(filter expr, fromPK, fromRK string, inRange func(*e
 		if e == nil {
 			break
 		}
-		if paging.SplitAtPartitions && len(page) > 0 && e.pk != lastPK {
+		if !paging.AcrossPartitions && len(page) > 0 && e.pk != lastPK {
 			break
 		}
 		if len(page) == limit {

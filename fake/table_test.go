@@ -366,7 +366,7 @@ func TestServicePagingIsTheDefault(t *testing.T) {
 	// The adversarial mode, for one table at run time: every third
 	// response of the table (the 6th and the 9th here) is empty but
 	// carries a token.
-	svc.SetPaging("TBL", fake.AdversarialPaging())
+	svc.SetPaging("TBL", fake.Paging{EmptyPageEvery: 3})
 	sizes, tokens = pageSizes(t, c, "")
 	if want := []int{1000, 0, 200, 1000, 0, 200}; !slices.Equal(sizes, want) {
 		t.Fatalf("adversarial pages %v, want %v", sizes, want)
@@ -375,7 +375,7 @@ func TestServicePagingIsTheDefault(t *testing.T) {
 		t.Fatalf("adversarial tokens %v, want %v", tokens, want)
 	}
 	// The friendly mode: pages of 1,000.
-	svc.SetPaging("TBL", fake.FriendlyPaging())
+	svc.SetPaging("TBL", fake.Paging{AcrossPartitions: true})
 	if sizes, _ := pageSizes(t, c, ""); !slices.Equal(sizes, []int{1000, 1000, 400}) {
 		t.Fatalf("friendly pages %v", sizes)
 	}
@@ -426,7 +426,7 @@ func TestPointAndPartitionQueriesAreOneRequest(t *testing.T) {
 		}
 	}
 	// Under the adversarial mode the same point query may take two.
-	svc.SetPaging("tbl", fake.AdversarialPaging())
+	svc.SetPaging("tbl", fake.Paging{EmptyPageEvery: 3})
 	total := 0
 	for range 3 {
 		before := svc.Count(fake.OpQueryEntities)
@@ -446,7 +446,7 @@ func TestPointAndPartitionQueriesAreOneRequest(t *testing.T) {
 // ends, empty if nothing matched yet, with a token where it stopped.
 func TestPagingScanBudget(t *testing.T) {
 	t.Run("examined entities cost ScanCost", func(t *testing.T) {
-		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{ScanCost: 5 * time.Millisecond}})
+		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{AcrossPartitions: true, ScanCost: 5 * time.Millisecond}})
 		fill(t, c, []string{"a"}, 1200, func(i int) string { return fmt.Sprintf(`"N":%d`, i) })
 		// 5 s at 5 ms an entity: 1,000 examined; the one match is after.
 		sizes, tokens := pageSizes(t, c, "N eq 1199")
@@ -464,7 +464,7 @@ func TestPagingScanBudget(t *testing.T) {
 		// bounds from its chain of ands and scans only between them, so
 		// no page below runs out of budget before its first match or
 		// after its last.
-		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{ScanCost: 5 * time.Millisecond}})
+		_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{AcrossPartitions: true, ScanCost: 5 * time.Millisecond}})
 		fill(t, c, []string{"a", "b", "c"}, 1200, noExtra)
 		for _, q := range []struct {
 			filter string
@@ -535,9 +535,9 @@ func TestSetPagingConcurrently(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
 				if i%2 == g%2 {
-					svc.SetPaging("tbl", fake.FriendlyPaging())
+					svc.SetPaging("tbl", fake.Paging{AcrossPartitions: true})
 				} else {
-					svc.SetPaging("tbl", fake.AdversarialPaging())
+					svc.SetPaging("tbl", fake.Paging{EmptyPageEvery: 3})
 				}
 				n := 0
 				pager := c.NewListEntitiesPager(nil)
@@ -562,7 +562,7 @@ func TestSetPagingConcurrently(t *testing.T) {
 // comparisons, the answer equals the one the same filter gets when an or
 // at its top leaves it no bounds (a scan of the whole table).
 func TestKeyBoundsAnswerAsAScan(t *testing.T) {
-	_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{PageSize: 7, SplitAtPartitions: true}})
+	_, c := newTable(t, &fake.TableServiceOptions{Paging: &fake.Paging{PageSize: 7}})
 	pks := []string{"", "a", "a!", "ab", "b", "b~"}
 	fill(t, c, pks, 12, noExtra)
 	rng := rand.New(rand.NewPCG(1, 2))

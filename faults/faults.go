@@ -14,10 +14,11 @@ package faults
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,22 +37,20 @@ const (
 	// Status: the service answers with one of Options.Statuses.
 	Status
 	// Timeout: the request gets no answer in time and never reaches the
-	// service; the error is ErrTimedOut, a net.Error whose Timeout() is
-	// true, as a read deadline gives. Not among the default Kinds.
+	// service; the error wraps ErrInjected and os.ErrDeadlineExceeded,
+	// the net.Error (Timeout() true) a read deadline gives. Not among the
+	// default Kinds.
 	Timeout
 )
 
-// ErrInjected is the error of Before and After faults.
+// ErrInjected is the error of Before, After and Timeout faults (a Status
+// fault is the service's answer).
 var ErrInjected = errors.New("faults: injected connection failure")
 
-// ErrTimedOut is the error of Timeout faults: a net.Error that timed out.
-var ErrTimedOut net.Error = timedOut{}
-
-type timedOut struct{}
-
-func (timedOut) Error() string   { return "faults: injected timeout" }
-func (timedOut) Timeout() bool   { return true }
-func (timedOut) Temporary() bool { return true }
+// errTimedOut is the error of Timeout faults: errors.Is matches
+// ErrInjected and os.ErrDeadlineExceeded, and errors.As finds a net.Error
+// whose Timeout() is true, as after a read deadline.
+var errTimedOut = fmt.Errorf("%w: timed out: %w", ErrInjected, os.ErrDeadlineExceeded)
 
 // Options configure an Injector. nil means the defaults.
 type Options struct {
@@ -133,7 +132,7 @@ func (i *Injector) Do(req *policy.Request) (*http.Response, error) {
 	case Before:
 		return nil, ErrInjected
 	case Timeout:
-		return nil, ErrTimedOut
+		return nil, errTimedOut
 	case After:
 		resp, err := req.Next()
 		if err == nil {

@@ -29,7 +29,7 @@ func TestLostResponsesAreWrites(t *testing.T) {
 		tb, _ := table.New[row](svc.NewClient("rows", opts), nil)
 		for i := 0; i < 200; i++ {
 			v := &row{Meta: table.Meta{PartitionKey: "p", RowKey: fmt.Sprint(i)}, N: i}
-			for tb.Upsert(t.Context(), v, &table.UpsertOptions{Mode: table.Replace}) != nil {
+			for tb.Upsert(t.Context(), v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) != nil {
 			}
 		}
 		return inj.Stats(), svc.Len("rows")

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"errors"
 	"net"
+	"os"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -11,8 +12,9 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// A Timeout fault is a net.Error that timed out; the SDK's policy retries
-// it (MaxRetries 3: four tries), and tablekit does not retry it again.
+// A Timeout fault is an injected fault and a net.Error that timed out
+// (os.ErrDeadlineExceeded); the SDK's policy retries it (MaxRetries 3:
+// four tries), and tablekit does not retry it again.
 func TestTimeoutFaultsAreRetriedOnceByTheSDK(t *testing.T) {
 	svc := fake.NewTableService(nil)
 	_, _ = svc.NewClient("rows", nil).CreateTable(t.Context(), nil)
@@ -22,7 +24,8 @@ func TestTimeoutFaultsAreRetriedOnceByTheSDK(t *testing.T) {
 	tb, _ := table.New[row](svc.NewClient("rows", opts), nil)
 	_, err := tb.Get(t.Context(), "p", "r", nil)
 	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() || !table.IsRetryable(err) {
+	if !errors.As(err, &ne) || !ne.Timeout() || !table.IsRetryable(err) ||
+		!errors.Is(err, faults.ErrInjected) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("want a timed-out net.Error, got %v", err)
 	}
 	if s := inj.Stats(); s.Timeout != 4 || s.Requests != 4 || svc.Total() != 1 {

@@ -47,12 +47,6 @@ type Key struct {
 	Partition string // the PartitionKey, for table requests that name one
 }
 
-// Entry is a count under one key.
-type Entry struct {
-	Key
-	Requests int
-}
-
 // Ledger counts requests. Safe for concurrent use.
 type Ledger struct {
 	mu      sync.Mutex
@@ -158,12 +152,13 @@ func (l *Ledger) Operation(s Service, op string) int {
 	return n
 }
 
-// Entries lists the counts, sorted by service, operation, resource and partition.
-func (l *Ledger) Entries() []Entry {
+// Entries lists the counts under each key, partition included, sorted
+// by service, operation, resource and partition.
+func (l *Ledger) Entries() []Count {
 	l.mu.Lock()
-	out := make([]Entry, 0, len(l.counts))
+	out := make([]Count, 0, len(l.counts))
 	for k, c := range l.counts {
-		out = append(out, Entry{Key: k, Requests: c})
+		out = append(out, Count{Key: k, Requests: c, Retries: l.retried[k]})
 	}
 	l.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -191,19 +186,18 @@ type Snapshot struct {
 	// policy, told by its repeated x-ms-client-request-id).
 	Requests, Retries int
 	// Counts splits both by service, operation and resource, sorted by
-	// those. The partition is left out: it is unbounded, a poor metric
-	// label; Entries has it.
+	// those. The partition is left out (each Count's Key.Partition is
+	// ""): it is unbounded, a poor metric label; Entries has it.
 	Counts []Count
 }
 
-// Count is a Snapshot's requests and retries under one service, operation
-// and resource (table, queue or container).
+// Count is the requests and retries counted under a Key: one key of
+// Entries, or, in a Snapshot, one service, operation and resource (table,
+// queue or container) with the Partition left empty.
 type Count struct {
-	Service   Service
-	Operation string
-	Resource  string
-	Requests  int
-	Retries   int
+	Key
+	Requests int
+	Retries  int
 }
 
 // Snapshot returns the counts so far. Export them as counters: with
@@ -221,7 +215,7 @@ func (l *Ledger) Snapshot() Snapshot {
 	for k, c := range l.counts {
 		g := sk{k.Service, k.Operation, k.Resource}
 		if agg[g] == nil {
-			agg[g] = &Count{Service: k.Service, Operation: k.Operation, Resource: k.Resource}
+			agg[g] = &Count{Key: Key{Service: k.Service, Operation: k.Operation, Resource: k.Resource}}
 		}
 		agg[g].Requests += c
 		agg[g].Retries += l.retried[k]

@@ -1,7 +1,9 @@
 package ledger_test
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
@@ -10,7 +12,9 @@ import (
 )
 
 // A Snapshot puts each retry under the operation and resource it repeated,
-// sums partitions away, and adds up to the ledger's totals.
+// sums partitions away, and adds up to the ledger's totals; Entries keeps
+// the partitions the requests name, each with its own retries (an insert
+// names its partition in its body only).
 func TestSnapshotAttributesRetries(t *testing.T) {
 	ctx := t.Context()
 	l := ledger.New()
@@ -48,6 +52,20 @@ func TestSnapshotAttributesRetries(t *testing.T) {
 	}
 	if snap.Requests != l.Total() || snap.Retries != l.Retries() || sumReq != snap.Requests || sumRetries != snap.Retries || snap.Requests != 6 {
 		t.Errorf("snapshot %+v does not add up to the ledger's %d requests, %d retries", snap, l.Total(), l.Retries())
+	}
+	var entries []string
+	for _, e := range l.Entries() {
+		if e.Service == ledger.Table && e.Operation != "CreateTable" {
+			entries = append(entries, fmt.Sprintf("%s %s/%s %d %d", e.Operation, e.Resource, e.Partition, e.Requests, e.Retries))
+		}
+	}
+	if want := []string{"GetEntity Employees/Sales 3 2", "InsertEntity Employees/ 2 0"}; !slices.Equal(entries, want) {
+		t.Errorf("entries %q, want %q", entries, want)
+	}
+	for _, c := range snap.Counts {
+		if c.Partition != "" {
+			t.Errorf("snapshot count %+v names a partition", c)
+		}
 	}
 	l.Reset()
 	if s := l.Snapshot(); s.Requests != 0 || len(s.Counts) != 0 {

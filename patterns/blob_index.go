@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/blobread"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
@@ -50,7 +51,7 @@ func (b *blobIndex) name(value string) (string, error) {
 
 // read returns the list and its ETag ("" when the blob does not exist).
 func (b *blobIndex) read(ctx context.Context, name string) ([]string, azcore.ETag, error) {
-	blob, err := blobstore.Read(ctx, b.blobs, b.container, name, nil)
+	blob, err := blobread.Read(ctx, b.blobs, b.container, name, nil)
 	var re *azcore.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
 		return nil, "", nil

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/blobread"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/jsonlines"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -329,7 +330,7 @@ func (l *BlobLog) Read(ctx context.Context, from, until time.Time, options *Read
 					// Plain and compressed blobs alike; the gzip magic marks
 					// a compressed copy that lost its Content-Encoding (a
 					// line of JSON never starts with it).
-					b, err := blobstore.Read(ctx, blobs, container, *item.Name, &blobstore.ReadOptions{MaxInflated: limit, SniffGzip: true})
+					b, err := blobread.Read(ctx, blobs, container, *item.Name, &blobread.Options{MaxInflated: limit, SniffGzip: true})
 					if err != nil {
 						yield(LogEntry{}, err)
 						return

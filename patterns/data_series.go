@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/rowkind"
 	"github.com/tablekit/tablekit/table"
@@ -97,9 +98,9 @@ func (d *DataSeries[V]) SetMany(ctx context.Context, partitionKey, rowKey string
 	// Merge, not Replace: the other slots stay as they are.
 	if opts != nil && opts.IfMatch != nil {
 		e.ETag = *opts.IfMatch
-		err = d.tbl.Update(ctx, e, &table.UpdateOptions{Mode: table.Merge})
+		err = d.tbl.Update(ctx, e, &table.UpdateOptions{Mode: aztables.UpdateModeMerge})
 	} else {
-		err = d.tbl.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Merge})
+		err = d.tbl.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeMerge})
 	}
 	if err != nil {
 		return "", fmt.Errorf("patterns: DataSeries.Set: %w", err)

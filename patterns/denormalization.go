@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
@@ -62,9 +63,9 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 	}
 	m := d.src.Meta(src)
 	tx := batch.NewTransaction(nil)
-	op := batch.Upsert(src, table.Replace)
+	op := batch.Upsert(src, aztables.UpdateModeReplace)
 	if m.ETag != "" {
-		op = batch.Update(src, table.Replace)
+		op = batch.Update(src, aztables.UpdateModeReplace)
 	}
 	if err := tx.Append(op); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -215,7 +216,7 @@ func (x *indexEntities[T]) rewriteIDs(pk, value string, add, remove []string, pa
 		}
 		if p.existed {
 			ent.ETag = p.etag
-			ops = append(ops, batch.Update(ent, table.Replace))
+			ops = append(ops, batch.Update(ent, aztables.UpdateModeReplace))
 		} else {
 			ops = append(ops, batch.Add(ent))
 		}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/idlist"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -224,7 +226,7 @@ func (x *indexEntities[T]) addTo(pk, value, id string, parts []indexPart) (batch
 		e, err := x.encodePart(pk, last.rowKey, value, append(slices.Clone(last.ids), id), x.max)
 		if err == nil {
 			e.ETag = last.etag
-			return batch.Update(e, table.Replace), nil
+			return batch.Update(e, aztables.UpdateModeReplace), nil
 		}
 		if !errors.Is(err, errPartFull) {
 			return batch.Op{}, err
@@ -281,7 +283,7 @@ func (x *indexEntities[T]) removeFrom(pk, value, id string, parts []indexPart) (
 			return nil, err
 		}
 		e.ETag = p.etag
-		op := batch.Update(e, table.Replace)
+		op := batch.Update(e, aztables.UpdateModeReplace)
 		return &op, nil
 	}
 	return nil, nil
@@ -507,7 +509,7 @@ func (x *indexEntities[T]) relist(l *listState) (repairGroup, error) {
 		}
 		if p, had := old[rk]; had {
 			e.ETag = p.etag
-			g.ops = append(g.ops, batch.Update(e, table.Replace))
+			g.ops = append(g.ops, batch.Update(e, aztables.UpdateModeReplace))
 			delete(old, rk)
 		} else {
 			g.ops = append(g.ops, batch.Add(e))
@@ -579,7 +581,7 @@ func (x *indexEntities[T]) appendIDs(pk, value string, ids []string, parts []ind
 		}
 		if p.existed {
 			e.ETag = p.etag
-			ops = append(ops, batch.Update(e, table.Replace))
+			ops = append(ops, batch.Update(e, aztables.UpdateModeReplace))
 		} else {
 			ops = append(ops, batch.Add(e))
 		}

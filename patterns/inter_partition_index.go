@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"log/slog"
 	"maps"
 	"slices"
@@ -14,9 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
+	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -199,7 +200,7 @@ func (x *interPartitionIndex[T]) converge(ctx context.Context, pk, rk string, st
 	for _, c := range wanted {
 		// Replace, never Merge: a property the primary lost must leave the
 		// copy too.
-		if err := x.copies[c.index].Upsert(ctx, c.e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := x.copies[c.index].Upsert(ctx, c.e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/table"
 )
@@ -130,7 +131,7 @@ func (x *interPartitionIndex[T]) applyCopies(ctx context.Context, bodies []index
 		ops[g] = append(ops[g], o)
 	}
 	for _, a := range wantOrder {
-		add(group{a.Index, a.PK}, batch.Upsert(wantAt[a], table.Replace))
+		add(group{a.Index, a.PK}, batch.Upsert(wantAt[a], aztables.UpdateModeReplace))
 	}
 	for _, s := range staleOrder {
 		if etag, ok := staleETag[s]; ok {

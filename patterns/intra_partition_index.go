@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/rowkind"
@@ -172,7 +173,7 @@ func copyOp(c *table.Entity, mustBeNew bool) batch.Op {
 	if mustBeNew {
 		return batch.Add(c)
 	}
-	return batch.Upsert(c, table.Replace)
+	return batch.Upsert(c, aztables.UpdateModeReplace)
 }
 
 // plan is the copies a value needs: RowKey per index ("" for none). op
@@ -465,7 +466,7 @@ func (x *intraPartitionIndex[T]) repairOps(p *table.Entity, issues []IndexIssue)
 	m := x.tbl.Meta(v)
 	// The guard: a merge of no property, which changes nothing but the
 	// ETag, and fails if the primary changed since Verify read it.
-	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, table.Merge))
+	g.ops = append(g.ops, batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: m.PartitionKey, RowKey: m.RowKey, ETag: p.ETag}}, aztables.UpdateModeMerge))
 	want, err := x.plan(opModelRepair, v)
 	if err != nil {
 		return g, err

@@ -18,9 +18,11 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/blobread"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/redact"
@@ -505,10 +507,10 @@ func (l *LargeEntity[T]) write(ctx context.Context, op string, v *T, mode writeM
 	defer cancel()
 	switch mode {
 	case upsertMode:
-		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: table.Replace})
+		err = l.raw.Upsert(wctx, s, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 	case updateMode:
 		s.ETag = guard
-		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: table.Replace})
+		err = l.raw.Update(wctx, s, &table.UpdateOptions{Mode: aztables.UpdateModeReplace})
 	case addMode:
 		err = l.raw.Add(wctx, s, nil)
 	}
@@ -595,12 +597,12 @@ func (z *Lazy[T]) Load(ctx context.Context, field string, options *ReadOptions) 
 		return nil
 	}
 	m := z.l.tbl.Meta(z.v)
-	var ro blobstore.ReadOptions
+	var ro blobread.Options
 	if r.gzip {
 		ro.MaxInflated = r.size // else nothing bounds it: a gzip-encoded blob is refused
 	}
-	b, err := blobstore.Read(ctx, z.l.blobs, z.l.container, r.name, &ro)
-	if errors.Is(err, blobstore.ErrUnboundedGzip) {
+	b, err := blobread.Read(ctx, z.l.blobs, z.l.container, r.name, &ro)
+	if errors.Is(err, blobread.ErrUnboundedGzip) {
 		// Only this type writes compressed blobs, and it always records
 		// their size.
 		return fmt.Errorf("%w: %s is gzip-encoded but its entity records no %s", ErrBlobMismatch, r.name, sizeProp(field))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -12,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tablekit/tablekit/internal/tableio"
+
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
@@ -514,9 +516,9 @@ func chunkRows(rows []modelRow) [][]modelRow {
 // primaryOp is the primary's operation in a write's transaction, encoded
 // by the model's table (encrypted fields sealed under the primary's keys).
 func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch *azcore.ETag) (batch.Op, error) {
-	mode := table.Replace
+	mode := aztables.UpdateModeReplace
 	if kind == batch.KindUpdateMerge || kind == batch.KindUpsertMerge {
-		mode = table.Merge
+		mode = aztables.UpdateModeMerge
 	}
 	body, err := tableio.For(m.tbl).EncodeWrite(ctx, v, mode)
 	if err != nil {
@@ -528,7 +530,7 @@ func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch
 // check validates v as a primary of the model for op: its keys composed
 // and valid, its RowKey under the Primary prefix, every index key it
 // makes valid. Nothing is sent.
-func (m *Model[T]) check(ctx context.Context, op string, v *T, mode table.UpdateMode) error {
+func (m *Model[T]) check(ctx context.Context, op string, v *T, mode aztables.UpdateMode) error {
 	if v == nil {
 		return &table.InputError{Op: op, Rule: table.ErrNilValue}
 	}
@@ -756,7 +758,7 @@ func (m *Model[T]) Add(ctx context.Context, v *T, opts *table.AddOptions) (err e
 	ctx, done := m.enter(ctx, opModelAdd, partitionOf(m.tbl, v))
 	defer done(&err)
 	const op = opModelAdd
-	if err := m.check(ctx, op, v, table.Replace); err != nil {
+	if err := m.check(ctx, op, v, aztables.UpdateModeReplace); err != nil {
 		return err
 	}
 	err = m.write(ctx, op, func() (batch.Op, error) { return m.primaryOp(ctx, batch.KindAdd, v, nil) }, nil, v)
@@ -777,12 +779,15 @@ func (m *Model[T]) Update(ctx context.Context, v *T, opts *table.UpdateOptions) 
 	ctx, done := m.enter(ctx, opModelUpdate, partitionOf(m.tbl, v))
 	defer done(&err)
 	const op = opModelUpdate
-	var mode table.UpdateMode
+	var mode aztables.UpdateMode
 	var ifMatch *azcore.ETag
 	if opts != nil {
 		mode, ifMatch = opts.Mode, opts.IfMatch
 	}
-	mode = tableio.For(m.tbl).WriteMode(mode)
+	mode, err = tableio.For(m.tbl).WriteMode(mode)
+	if err != nil {
+		return err
+	}
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
@@ -813,11 +818,14 @@ func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) 
 	ctx, done := m.enter(ctx, opModelUpsert, partitionOf(m.tbl, v))
 	defer done(&err)
 	const op = opModelUpsert
-	var mode table.UpdateMode
+	var mode aztables.UpdateMode
 	if opts != nil {
 		mode = opts.Mode
 	}
-	mode = tableio.For(m.tbl).WriteMode(mode)
+	mode, err = tableio.For(m.tbl).WriteMode(mode)
+	if err != nil {
+		return err
+	}
 	if err := m.check(ctx, op, v, mode); err != nil {
 		return err
 	}
@@ -836,8 +844,8 @@ func (m *Model[T]) Upsert(ctx context.Context, v *T, opts *table.UpsertOptions) 
 	return err
 }
 
-func updateKind(mode table.UpdateMode) batch.Kind {
-	if mode == table.Replace {
+func updateKind(mode aztables.UpdateMode) batch.Kind {
+	if mode == aztables.UpdateModeReplace {
 		return batch.KindUpdateReplace
 	}
 	return batch.KindUpdateMerge
@@ -862,11 +870,11 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 	if opts != nil && opts.Create {
 		return nil, &table.InputError{Op: op, Field: "Create", Rule: table.ErrInvalidValue, Detail: "a model's Modify changes a stored entity; Add creates one with its index rows"}
 	}
-	mode := table.Replace
+	mode := aztables.UpdateModeReplace
 	var retry *table.RetryOptions
 	if opts != nil {
-		if opts.Mode != nil {
-			mode = *opts.Mode
+		if opts.Mode != "" {
+			mode = opts.Mode
 		}
 		retry = &table.RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
 	}
@@ -903,7 +911,7 @@ func (m *Model[T]) Modify(ctx context.Context, partitionKey, rowKey string, chan
 // snapshot is a deep copy of v, Meta included: change may not reach the
 // version Modify compares with through a shared slice or map.
 func (m *Model[T]) snapshot(v *T) (*T, error) {
-	e, err := tableio.For(m.tbl).EncodeWrite(context.Background(), v, table.Replace)
+	e, err := tableio.For(m.tbl).EncodeWrite(context.Background(), v, aztables.UpdateModeReplace)
 	if err != nil || len(tableio.For(m.tbl).EncryptedProperties()) > 0 {
 		// A sealed body decodes only through the table's reads; a shallow
 		// copy of an encrypted type shares only what its fields share.

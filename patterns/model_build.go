@@ -15,6 +15,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/tablekit/tablekit/batch"
@@ -603,7 +604,7 @@ func (m *Model[T]) plan(ctx context.Context, s *buildStep) error {
 		if cp.ETag == "" {
 			err = m.raw.Add(ctx, cp, nil)
 		} else {
-			err = m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: table.Replace})
+			err = m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: aztables.UpdateModeReplace})
 		}
 		return err
 	}
@@ -736,7 +737,7 @@ func (m *Model[T]) runRange(ctx context.Context, s *buildStep) error {
 		cp.Set("Entities", table.ValueOf(intProp(cp, "Entities")+int64(n)))
 		cp.Set("Done", table.ValueOf(done))
 		cp.Set(rowkind.Property, table.ValueOf(string(rowkind.Checkpoint)))
-		if err := m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := m.raw.Update(ctx, cp, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			return err // another delivery advanced it: this one reads again
 		}
 		if live, err := m.live(ctx, s, false); err != nil || !live {
@@ -845,7 +846,7 @@ func (m *Model[T]) backfill(ctx context.Context, name string, rows []*table.Enti
 // at: it changes nothing but the ETag, and fails the transaction if the
 // primary changed since (the write that changed it kept the index).
 func guardOp(p *table.Entity) batch.Op {
-	return batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: p.PartitionKey, RowKey: p.RowKey, ETag: p.ETag}}, table.Merge)
+	return batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: p.PartitionKey, RowKey: p.RowKey, ETag: p.ETag}}, aztables.UpdateModeMerge)
 }
 
 // uniqueCopy is the backfill of a unique copy: added when its RowKey is
@@ -873,7 +874,7 @@ func (m *Model[T]) uniqueCopy(ctx context.Context, i int, p *table.Entity, v *T,
 	}
 	etag := have.ETag
 	c.ETag = etag
-	g.ops = append(g.ops, batch.Update(c, table.Replace))
+	g.ops = append(g.ops, batch.Update(c, aztables.UpdateModeReplace))
 	return g, nil
 }
 

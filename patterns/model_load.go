@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -106,7 +107,7 @@ func (m *Model[T]) Load(ctx context.Context, values iter.Seq[*T], opts *ModelLoa
 	}
 	var bad, refused error
 	for v := range values {
-		if err := m.check(ctx, op, v, table.Replace); err != nil {
+		if err := m.check(ctx, op, v, aztables.UpdateModeReplace); err != nil {
 			// Refused before any request of its own; the load goes on.
 			if refused == nil {
 				refused = err

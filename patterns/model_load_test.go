@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/svcanswer"
@@ -664,7 +665,7 @@ func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
 	size := func() int {
 		tx := batch.NewTransaction(nil)
 		for _, v := range vs {
-			body, err := tableio.For(tbl).EncodeWrite(t.Context(), v, table.Replace)
+			body, err := tableio.For(tbl).EncodeWrite(t.Context(), v, aztables.UpdateModeReplace)
 			if err != nil {
 				t.Fatal(err)
 			}

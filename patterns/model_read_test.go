@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -104,7 +105,7 @@ func TestModelFindSkipsACopyItsPrimaryNoLongerHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Set("FirstName", table.ValueOf("Zoe"))
-	if err := d.raw.Update(ctx, e, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := d.raw.Update(ctx, e, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	if got := collect(t, d.m.Find(ctx, "first", "Sales", "Ann", nil)); !slices.Equal(got, []string{"Sales/empid_000003 Ann Hall ann2@contoso.com 3"}) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/patterns"
@@ -94,7 +95,7 @@ func TestModelVerifyFindsAndRepairsEachDriftInItsIndex(t *testing.T) {
 				if owner, _ := e.Get("TkIndexOf"); rk[:6] == "first_" && owner.Equal(table.ValueOf(patterns.ID("Sales", "empid_000001"))) {
 					e := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}}
 					e.Set("LastName", table.ValueOf("Changed"))
-					if err := d.raw.Upsert(t.Context(), e, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+					if err := d.raw.Upsert(t.Context(), e, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 						t.Fatal(err)
 					}
 					return

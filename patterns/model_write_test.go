@@ -369,7 +369,7 @@ func TestModelUpdateKeepsEveryIndex(t *testing.T) {
 	// A property written around the model, which the type does not hold.
 	extra := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: ann.RowKey}}
 	extra.Set("Badge", table.ValueOf("B-1"))
-	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
 	cur, err := d.m.Get(ctx, "Sales", ann.RowKey, nil)
@@ -409,7 +409,7 @@ func TestModelUpdateKeepsEveryIndex(t *testing.T) {
 		t.Fatalf("Update left ETag %q, the stored one is %q", cur.ETag, row.ETag)
 	}
 	cur.Salary = 5000
-	if err := d.m.Update(ctx, cur, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := d.m.Update(ctx, cur, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = d.raw.Get(ctx, "Sales", ann.RowKey, nil)
@@ -452,7 +452,7 @@ func TestModelUpsertInsertsOrOverwritesWithEveryIndex(t *testing.T) {
 	}
 	extra := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: ann.RowKey}}
 	extra.Set("Badge", table.ValueOf("B-1"))
-	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
 	again := staffOf("Sales", 1, "Ann", "Jones", "ann2@contoso.com") // no ETag: any version
@@ -473,7 +473,7 @@ func TestModelUpsertInsertsOrOverwritesWithEveryIndex(t *testing.T) {
 	if _, ok := row.Get("Badge"); !ok {
 		t.Fatal("a Merge Upsert dropped a property the type does not hold")
 	}
-	if err := d.m.Upsert(ctx, again, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+	if err := d.m.Upsert(ctx, again, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = d.raw.Get(ctx, "Sales", ann.RowKey, nil)
@@ -495,7 +495,7 @@ func TestModelModifyWritesTheChangeWithItsIndexes(t *testing.T) {
 	}
 	extra := &table.Entity{Meta: table.Meta{PartitionKey: "Sales", RowKey: ann.RowKey}}
 	extra.Set("Badge", table.ValueOf("B-1"))
-	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
 	d.l.Reset()
@@ -517,11 +517,10 @@ func TestModelModifyWritesTheChangeWithItsIndexes(t *testing.T) {
 	if v, _ := row.Get("Email"); !v.Equal(table.ValueOf("new@contoso.com")) || row.ETag != out.ETag {
 		t.Fatalf("stored %v at %q; Modify returned ETag %q", v, row.ETag, out.ETag)
 	}
-	merge := table.Merge
-	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: table.Merge}); err != nil {
+	if err := d.raw.Upsert(ctx, extra, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.m.Modify(ctx, "Sales", ann.RowKey, func(s *staffer) error { s.LastName = "Jones"; return nil }, &table.ModifyOptions{Mode: &merge}); err != nil {
+	if _, err := d.m.Modify(ctx, "Sales", ann.RowKey, func(s *staffer) error { s.LastName = "Jones"; return nil }, &table.ModifyOptions{Mode: aztables.UpdateModeMerge}); err != nil {
 		t.Fatal(err)
 	}
 	row, _ = d.raw.Get(ctx, "Sales", ann.RowKey, nil)

@@ -89,7 +89,7 @@ func TestModelProcessBatchSettlesARefusedTransaction(t *testing.T) {
 	}
 	next := *cur
 	next.Email = "ann.lee@contoso.com"
-	if err := x.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := x.Update(ctx, &next, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	// The other writer touches the stale copy (its owner unchanged) after
@@ -105,7 +105,7 @@ func TestModelProcessBatchSettlesARefusedTransaction(t *testing.T) {
 			return err
 		}
 		c.Set("Touched", table.ValueOf("yes"))
-		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: table.Replace})
+		return theirCopies.Update(ctx, c, &table.UpdateOptions{Mode: aztables.UpdateModeReplace})
 	}
 	p.armed.Store(true)
 	st, err := drainModel(ctx, x, q, poison, opts)
@@ -161,7 +161,7 @@ func TestModelProcessBatchRetriesALostListRace(t *testing.T) {
 			return fmt.Errorf("the list's index entities: %d, %v", len(parts), err)
 		}
 		parts[0].Set("Touched", table.ValueOf("yes"))
-		return theirTable.Update(ctx, parts[0], &table.UpdateOptions{Mode: table.Replace})
+		return theirTable.Update(ctx, parts[0], &table.UpdateOptions{Mode: aztables.UpdateModeReplace})
 	}
 	p.armed.Store(true)
 	st, err := drainModel(ctx, ev, q, poison, opts)

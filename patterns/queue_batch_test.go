@@ -51,7 +51,7 @@ type batchEnv struct {
 func batchBackends(t *testing.T, f func(t *testing.T, e batchEnv)) {
 	t.Run("fake", func(t *testing.T) {
 		c := &batchReq{}
-		paging := fake.FriendlyPaging() // one page per read: requests measure batching
+		paging := fake.Paging{AcrossPartitions: true} // one page per read: requests measure batching
 		tables := fake.NewTableService(&fake.TableServiceOptions{Paging: &paging})
 		queues := fake.NewQueueService(nil)
 		f(t, batchEnv{tables.NewServiceClient(&aztables.ClientOptions{ClientOptions: c.opts()}), queues.NewServiceClient(&azqueue.ClientOptions{ClientOptions: c.opts()}), c})
@@ -195,7 +195,7 @@ func TestModelCrossCopiesProcessBatch(t *testing.T) {
 			case i%3 == 0:
 				next := *cur
 				next.Email = fmt.Sprintf("don.obrien'%03d@contoso.com", i)
-				if err := x.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+				if err := x.Update(ctx, &next, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 					t.Fatal(err)
 				}
 				cur = &next
@@ -206,7 +206,7 @@ func TestModelCrossCopiesProcessBatch(t *testing.T) {
 		a2, b2 := *a, *b
 		a2.Email, b2.Email = b.Email, a.Email
 		for _, p := range [][2]*batchEmp{{&a2, a}, {&b2, b}} {
-			if err := x.Update(ctx, p[0], &table.UpdateOptions{Mode: table.Replace}); err != nil {
+			if err := x.Update(ctx, p[0], &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -308,7 +308,7 @@ func TestModelRemoteListsProcessBatch(t *testing.T) {
 				if i%4 == 0 {
 					next.LastName = "Hall"
 				}
-				if err := ev.Upsert(ctx, &next, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+				if err := ev.Upsert(ctx, &next, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 					t.Fatal(err)
 				}
 				v = &next

@@ -50,7 +50,7 @@ func putRows(t *testing.T, raw *table.Table[table.Entity], pk string, n int) {
 	for i := range n {
 		e := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: fmt.Sprintf("r%05d", i)}}
 		e.Set("N", table.ValueOf(int64(int64(i))))
-		ops = append(ops, batch.Upsert(e, table.Replace))
+		ops = append(ops, batch.Upsert(e, aztables.UpdateModeReplace))
 	}
 	if _, err := batch.NewWriter(raw.Client(), nil).Write(t.Context(), slices.Values(ops), nil); err != nil {
 		t.Fatal(err)
@@ -297,10 +297,10 @@ func TestGuardedRemovalReportsAFailedRead(t *testing.T) {
 // group is a repair group of n operations in partition pk: a guard (a
 // merge of no property, under etag) and n-1 copies written.
 func group(pk, rk string, etag string, n int) repairGroup {
-	g := repairGroup{ops: []batch.Op{batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk, ETag: azcore.ETag(etag)}}, table.Merge)}}
+	g := repairGroup{ops: []batch.Op{batch.Update(&table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: rk, ETag: azcore.ETag(etag)}}, aztables.UpdateModeMerge)}}
 	for i := 1; i < n; i++ {
 		c := &table.Entity{Meta: table.Meta{PartitionKey: pk, RowKey: fmt.Sprintf("%s-copy%d", rk, i)}}
-		g.ops = append(g.ops, batch.Upsert(c, table.Replace))
+		g.ops = append(g.ops, batch.Upsert(c, aztables.UpdateModeReplace))
 		g.written++
 	}
 	return g
@@ -459,7 +459,7 @@ func TestRepairDoesNotResendAFailedTransaction(t *testing.T) {
 		t.Fatalf("an operation the service failed with 500: %+v, %v after %d requests; want its error after 1", sum, err, c.N())
 	}
 	mixed := group("a", "1", et["1"], 1)
-	mixed.ops = append(mixed.ops, batch.Upsert(&table.Entity{Meta: table.Meta{PartitionKey: "b", RowKey: "x"}}, table.Replace))
+	mixed.ops = append(mixed.ops, batch.Upsert(&table.Entity{Meta: table.Meta{PartitionKey: "b", RowKey: "x"}}, aztables.UpdateModeReplace))
 	c.Reset()
 	sum, err = repairWithin(t, client, []repairGroup{mixed}, nil)
 	if err == nil || sum.Transactions != 0 || c.N() != 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/patterns"
@@ -36,7 +37,7 @@ func memModel(tb testing.TB, n int) *patterns.Model[memRow] {
 		for i := range n {
 			v := &memRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%05d", i/100), RowKey: fmt.Sprintf("empid_%07d", i)},
 				Email: fmt.Sprintf("e%07d@contoso.com", i), LastName: fmt.Sprintf("L%03d", i%37), Note: note}
-			if !yield(batch.Upsert(v, table.Replace)) {
+			if !yield(batch.Upsert(v, aztables.UpdateModeReplace)) {
 				return
 			}
 		}

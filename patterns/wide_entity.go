@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/rowkind"
@@ -332,11 +333,11 @@ func (w *WideEntity) write(ctx context.Context, op string, v *Wide, prefix strin
 	tx := batch.NewTransaction(nil)
 	for i, part := range parts {
 		// Every part is written whole; the first carries the version.
-		write := batch.Upsert(part, table.Replace)
+		write := batch.Upsert(part, aztables.UpdateModeReplace)
 		switch {
 		case i == 0 && etag != "":
 			part.ETag = etag
-			write = batch.Update(part, table.Replace)
+			write = batch.Update(part, aztables.UpdateModeReplace)
 		case i == 0:
 			write = batch.Add(part)
 		}

@@ -62,8 +62,9 @@ type Account struct {
 	Expiry time.Time
 	// IPRange is where requests may come from. Default: anywhere.
 	IPRange IPRange
-	// Protocol the requests may use. Default: HTTPS and HTTP.
-	Protocol Protocol
+	// HTTPSOnly confines the token to HTTPS requests (spr=https). Default
+	// false: HTTPS and HTTP.
+	HTTPSOnly bool
 }
 
 // Sign validates the request and returns the token as a query string.
@@ -82,7 +83,7 @@ func (v Account) Sign(c Credential) (string, error) {
 	q.Set("srt", srt)
 	// "Create an account SAS", versions before 2020-12-06: the string to
 	// sign ends with a newline.
-	q.Set("sig", c.sign(c.accountName, g.perms, ss, srt, st, se, g.ip.String(), string(g.protocol), accountVersion, ""))
+	q.Set("sig", c.sign(c.accountName, g.perms, ss, srt, st, se, g.ip.String(), g.protocol(), accountVersion, ""))
 	return q.Encode(), nil
 }
 
@@ -99,5 +100,5 @@ func (v Account) Validate() error {
 }
 
 func (v Account) grant() grant {
-	return grant{op: "sas.Account", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, protocol: v.Protocol}
+	return grant{op: "sas.Account", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, httpsOnly: v.HTTPSOnly}
 }

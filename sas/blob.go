@@ -49,8 +49,9 @@ type Blob struct {
 	Expiry time.Time
 	// IPRange is where requests may come from. Default: anywhere.
 	IPRange IPRange
-	// Protocol the requests may use. Default: HTTPS and HTTP.
-	Protocol Protocol
+	// HTTPSOnly confines the token to HTTPS requests (spr=https). Default
+	// false: HTTPS and HTTP.
+	HTTPSOnly bool
 	// Identifier names the container's stored access policy the token
 	// references (a blob token references its container's). Default: none.
 	Identifier string
@@ -76,7 +77,7 @@ func (v Blob) Sign(c Credential) (string, error) {
 	// "Create a service SAS", Blob service, version 2020-12-06 and later:
 	// resource, snapshot time, encryption scope and the five response
 	// headers follow; this builder sets none of the last seven.
-	q.Set("sig", c.sign(g.perms, st, se, canonical, g.identifier, g.ip.String(), string(g.protocol), blobVersion,
+	q.Set("sig", c.sign(g.perms, st, se, canonical, g.identifier, g.ip.String(), g.protocol(), blobVersion,
 		resource, "", "", "", "", "", "", ""))
 	return q.Encode(), nil
 }
@@ -99,5 +100,5 @@ func (v Blob) Validate() error {
 }
 
 func (v Blob) grant() grant {
-	return grant{op: "sas.Blob", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, protocol: v.Protocol, identifier: v.Identifier, identifierAllowed: true}
+	return grant{op: "sas.Blob", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, httpsOnly: v.HTTPSOnly, identifier: v.Identifier, identifierAllowed: true}
 }

@@ -6,7 +6,7 @@
 // policy").
 //
 // Every builder is a struct of typed values (permissions, key ranges, an
-// IP range, a protocol, start and expiry, a signed identifier) whose Sign
+// IP range, HTTPS only or not, start and expiry, a signed identifier) whose Sign
 // method checks the whole request before anything is signed and returns
 // the token as a URL query string, ready to append to the resource's URL
 // after a '?'. A bad request returns an error matching ErrBadSAS that also

@@ -46,7 +46,7 @@ func ExampleTable() {
 		Permissions: sas.TablePermissions{Read: true, Add: true},
 		Expiry:      time.Now().Add(time.Hour),
 		KeyRange:    sas.KeyRange{StartPartitionKey: "alice", EndPartitionKey: "alice"},
-		Protocol:    sas.HTTPSOnly,
+		HTTPSOnly:   true,
 	}.Sign(cred)
 	if err != nil {
 		panic(err)

@@ -14,15 +14,16 @@ import (
 	"github.com/tablekit/tablekit/table"
 )
 
-// MaxPolicies is the most stored access policies (signed identifiers) a
+// maxPolicies is the most stored access policies (signed identifiers) a
 // table, queue or container holds ("Define a stored access policy": "You
 // can set a maximum of five access policies on a container, table, or
 // queue at any given time").
-const MaxPolicies = 5
+const maxPolicies = 5
 
 // Errors of the policy managers.
 var (
-	// ErrTooManyPolicies: the resource already holds MaxPolicies policies.
+	// ErrTooManyPolicies: the resource already holds the most policies
+	// it may, five ("Define a stored access policy").
 	ErrTooManyPolicies = errors.New("sas: too many stored access policies")
 	// ErrPolicyExists: Create met a policy of the same ID.
 	ErrPolicyExists = errors.New("sas: stored access policy already exists")
@@ -213,7 +214,7 @@ func (m *Policies[P]) create(ctx context.Context, p Policy[P]) error {
 	if slices.ContainsFunc(raw, func(r rawPolicy) bool { return r.id == p.ID }) {
 		return fmt.Errorf("%s.Create %q: %w", m.op, p.ID, ErrPolicyExists)
 	}
-	if len(raw) >= MaxPolicies {
+	if len(raw) >= maxPolicies {
 		return fmt.Errorf("%s.Create %q: %w: the resource holds %d, the service's limit", m.op, p.ID, ErrTooManyPolicies, len(raw))
 	}
 	r := rawPolicy{id: p.ID}

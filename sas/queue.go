@@ -42,8 +42,9 @@ type Queue struct {
 	Expiry time.Time
 	// IPRange is where requests may come from. Default: anywhere.
 	IPRange IPRange
-	// Protocol the requests may use. Default: HTTPS and HTTP.
-	Protocol Protocol
+	// HTTPSOnly confines the token to HTTPS requests (spr=https). Default
+	// false: HTTPS and HTTP.
+	HTTPSOnly bool
 	// Identifier names the queue's stored access policy the token
 	// references. Default: none.
 	Identifier string
@@ -61,7 +62,7 @@ func (v Queue) Sign(c Credential) (string, error) {
 	st, se := g.fields()
 	q := g.query(queueVersion)
 	// "Create a service SAS", Queue service, versions 2015-04-05 to 2020-02-10.
-	q.Set("sig", c.sign(g.perms, st, se, "/queue/"+c.accountName+"/"+v.Queue, g.identifier, g.ip.String(), string(g.protocol), queueVersion))
+	q.Set("sig", c.sign(g.perms, st, se, "/queue/"+c.accountName+"/"+v.Queue, g.identifier, g.ip.String(), g.protocol(), queueVersion))
 	return q.Encode(), nil
 }
 
@@ -74,5 +75,5 @@ func (v Queue) Validate() error {
 }
 
 func (v Queue) grant() grant {
-	return grant{op: "sas.Queue", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, protocol: v.Protocol, identifier: v.Identifier, identifierAllowed: true}
+	return grant{op: "sas.Queue", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, httpsOnly: v.HTTPSOnly, identifier: v.Identifier, identifierAllowed: true}
 }

@@ -18,9 +18,9 @@ import (
 // working token; the error also carries a *table.InputError.
 var ErrBadSAS = errors.New("sas: bad SAS request")
 
-// MaxIdentifierLength is the longest signed identifier ("Define a stored
+// maxIdentifierLength is the longest signed identifier ("Define a stored
 // access policy": the identifier may be up to 64 characters long).
-const MaxIdentifierLength = 64
+const maxIdentifierLength = 64
 
 // timeFormat is how st, se and a policy's times are written: ISO 8601 UTC
 // to the second, as the SDK signers format them.
@@ -58,17 +58,6 @@ func (c Credential) sign(lines ...string) string {
 	mac.Write([]byte(strings.Join(lines, "\n")))
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
-
-// Protocol is a token's signed protocol (spr).
-type Protocol string
-
-// The two protocols a token may allow ("Create a service SAS", signed
-// protocol). The zero value leaves spr out, which the service reads as
-// HTTPSAndHTTP.
-const (
-	HTTPSOnly    Protocol = "https"
-	HTTPSAndHTTP Protocol = "https,http"
-)
 
 // IPRange is a token's signed IP (sip): the one IPv4 address Start, or the
 // addresses from Start to End inclusive. The zero value allows any address.
@@ -140,7 +129,7 @@ type grant struct {
 	perms             string
 	start, expiry     time.Time
 	ip                IPRange
-	protocol          Protocol
+	httpsOnly         bool
 	identifier        string
 	identifierAllowed bool
 }
@@ -168,12 +157,17 @@ func (g grant) validate() error {
 	if err := g.ip.validate(g.op); err != nil {
 		return err
 	}
-	switch g.protocol {
-	case "", HTTPSOnly, HTTPSAndHTTP:
-	default:
-		return bad(g.op, "Protocol", table.ErrInvalidValue, "%q is neither %q nor %q", g.protocol, HTTPSOnly, HTTPSAndHTTP)
-	}
 	return nil
+}
+
+// protocol is the token's signed protocol (spr, "Create a service SAS"):
+// "https" for HTTPSOnly, else "", which leaves spr out and which the
+// service reads as HTTPS and HTTP.
+func (g grant) protocol() string {
+	if g.httpsOnly {
+		return "https"
+	}
+	return ""
 }
 
 // fields are the signed values as they appear in the string to sign.
@@ -202,16 +196,16 @@ func (g grant) query(version string) url.Values {
 	set("se", se)
 	set("sp", g.perms)
 	set("sip", g.ip.String())
-	set("spr", string(g.protocol))
+	set("spr", g.protocol())
 	set("si", g.identifier)
 	return q
 }
 
 // validateIdentifier checks a signed identifier: 1 to 64 characters.
 func validateIdentifier(id string) error {
-	if n := len([]rune(id)); n == 0 || n > MaxIdentifierLength {
+	if n := len([]rune(id)); n == 0 || n > maxIdentifierLength {
 		return &table.InputError{Op: "Identifier", Field: "ID", Rule: table.ErrInvalidValue,
-			Detail: fmt.Sprintf("%q: a signed identifier has 1 to %d characters", id, MaxIdentifierLength)}
+			Detail: fmt.Sprintf("%q: a signed identifier has 1 to %d characters", id, maxIdentifierLength)}
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func TestTableSignatureMatchesSDK(t *testing.T) {
 	for _, id := range []string{"", "readers"} {
 		ours, err := sas.Table{Table: "Notes", Permissions: sas.TablePermissions{Read: true, Add: true, Delete: true}, Start: start, Expiry: expiry,
 			KeyRange: sas.KeyRange{StartPartitionKey: "alice", StartRowKey: "0", EndPartitionKey: "alice", EndRowKey: "9"},
-			IPRange:  ips, Protocol: sas.HTTPSOnly, Identifier: id}.Sign(cred(t))
+			IPRange:  ips, HTTPSOnly: true, Identifier: id}.Sign(cred(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,11 +92,11 @@ func TestQueueSignatureMatchesSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours, err := sas.Queue{Queue: "jobs", Permissions: sas.QueuePermissions{Read: true, Process: true}, Start: start, Expiry: expiry,
-		IPRange: ips, Protocol: sas.HTTPSAndHTTP, Identifier: "workers"}.Sign(cred(t))
+		IPRange: ips, Identifier: "workers"}.Sign(cred(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := queuesas.QueueSignatureValues{Protocol: queuesas.ProtocolHTTPSandHTTP, StartTime: start, ExpiryTime: expiry, Permissions: "rp",
+	theirs, err := queuesas.QueueSignatureValues{StartTime: start, ExpiryTime: expiry, Permissions: "rp",
 		IPRange: queuesas.IPRange{Start: net.ParseIP("10.1.2.3"), End: net.ParseIP("10.1.2.200")}, Identifier: "workers", QueueName: "jobs"}.SignWithSharedKey(skc)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestBlobSignatureMatchesSDK(t *testing.T) {
 	}
 	for _, blob := range []string{"", "logs/2026/11/23.log"} {
 		perms := sas.BlobPermissions{Read: true, Create: true, Write: true, List: blob == ""}
-		ours, err := sas.Blob{Container: "logs", Blob: blob, Permissions: perms, Start: start, Expiry: expiry, IPRange: ips, Protocol: sas.HTTPSOnly}.Sign(cred(t))
+		ours, err := sas.Blob{Container: "logs", Blob: blob, Permissions: perms, Start: start, Expiry: expiry, IPRange: ips, HTTPSOnly: true}.Sign(cred(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,8 +57,9 @@ type Table struct {
 	KeyRange KeyRange
 	// IPRange is where requests may come from. Default: anywhere.
 	IPRange IPRange
-	// Protocol the requests may use. Default: HTTPS and HTTP.
-	Protocol Protocol
+	// HTTPSOnly confines the token to HTTPS requests (spr=https). Default
+	// false: HTTPS and HTTP.
+	HTTPSOnly bool
 	// Identifier names the table's stored access policy the token
 	// references: revoking the policy revokes the token. Default: none.
 	Identifier string
@@ -88,7 +89,7 @@ func (v Table) Sign(c Credential) (string, error) {
 	}
 	// "Create a service SAS", Table service, version 2018-11-09 and earlier
 	// than 2020-12-06 (the form aztables signs).
-	q.Set("sig", c.sign(g.perms, st, se, "/table/"+c.accountName+"/"+name, g.identifier, g.ip.String(), string(g.protocol), tableVersion,
+	q.Set("sig", c.sign(g.perms, st, se, "/table/"+c.accountName+"/"+name, g.identifier, g.ip.String(), g.protocol(), tableVersion,
 		r.StartPartitionKey, r.StartRowKey, r.EndPartitionKey, r.EndRowKey))
 	return q.Encode(), nil
 }
@@ -106,7 +107,7 @@ func (v Table) Validate() error {
 }
 
 func (v Table) grant() grant {
-	return grant{op: "sas.Table", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, protocol: v.Protocol, identifier: v.Identifier, identifierAllowed: true}
+	return grant{op: "sas.Table", perms: v.Permissions.String(), start: v.Start, expiry: v.Expiry, ip: v.IPRange, httpsOnly: v.HTTPSOnly, identifier: v.Identifier, identifierAllowed: true}
 }
 
 func (r KeyRange) validate(op string) error {

@@ -49,9 +49,6 @@ func TestBadRequests(t *testing.T) {
 		{"IP range end only", "IPRange", table.ErrInvalidValue, func() (string, error) {
 			return sas.Queue{Queue: "jobs", Permissions: sas.QueuePermissions{Read: true}, Expiry: expiry, IPRange: sas.IPRange{End: v4("10.0.0.1")}}.Sign(c)
 		}},
-		{"protocol", "Protocol", table.ErrInvalidValue, func() (string, error) {
-			return sas.Queue{Queue: "jobs", Permissions: sas.QueuePermissions{Read: true}, Expiry: expiry, Protocol: "http"}.Sign(c)
-		}},
 		{"queue name", "Queue", keys.ErrInvalidName, func() (string, error) {
 			return sas.Queue{Queue: "Jobs", Permissions: sas.QueuePermissions{Read: true}, Expiry: expiry}.Sign(c)
 		}},

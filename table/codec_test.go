@@ -176,7 +176,7 @@ func TestEntitySizeCountsLikeTheService(t *testing.T) {
 }
 
 func TestQueryFollowsShortAndEmptyPages(t *testing.T) {
-	svc := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{PageSize: 3, EmptyPageEvery: 2, SplitAtPartitions: true}})
+	svc := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{PageSize: 3, EmptyPageEvery: 2}})
 	sc := svc.NewServiceClient(nil)
 	ctx := t.Context()
 	if _, err := sc.CreateTable(ctx, "emps", nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -177,7 +178,7 @@ func TestGzipPropertyEncrypted(t *testing.T) {
 	// 120 KB: it fits the 64 KiB binary limit only because it is
 	// compressed before it is encrypted.
 	doc := bytes.Repeat([]byte("patient,visit,note\n7,2026-11-23,routine\n"), 3000)
-	if err := tbl.Upsert(t.Context(), &secretDoc{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Doc: doc}, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+	if err := tbl.Upsert(t.Context(), &secretDoc{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, Doc: doc}, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := tbl.Get(t.Context(), "p", "r", nil)

@@ -46,7 +46,7 @@ type order struct {
 // page empty, as the service does when a scan runs long.
 func sparse(t *testing.T) (*table.Table[order], *records) {
 	t.Helper()
-	client := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{SplitAtPartitions: true, EmptyPageEvery: 2}}).NewClient("orders", nil)
+	client := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{EmptyPageEvery: 2}}).NewClient("orders", nil)
 	if _, err := client.CreateTable(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

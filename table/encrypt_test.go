@@ -200,10 +200,10 @@ func TestEncryptedRefusals(t *testing.T) {
 		"batch.Add":                      {errAppend, table.ErrEncryptedType},
 		"Register":                       {errRegister, table.ErrEncryptedType},
 		"New without Encryption":         {errNew, table.ErrBadOption},
-		"Upsert with Merge":              {tb.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}), table.ErrMergeEncrypted},
-		"Update with Merge":              {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Merge}), table.ErrMergeEncrypted},
+		"Upsert with Merge":              {tb.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}), table.ErrMergeEncrypted},
+		"Update with Merge":              {tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeMerge}), table.ErrMergeEncrypted},
 		"Modify with Merge":              {modifyMerge(ctx, tb), table.ErrMergeEncrypted},
-		"Update with Replace is allowed": {tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}), nil},
+		"Update with Replace is allowed": {tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}), nil},
 	} {
 		if !errors.Is(c.err, c.rule) || (c.rule == nil && c.err != nil) {
 			t.Errorf("%s: %v, want %v", name, c.err, c.rule)
@@ -227,8 +227,7 @@ func TestEncryptedRefusals(t *testing.T) {
 }
 
 func modifyMerge(ctx context.Context, tb *table.Table[Patient]) error {
-	merge := table.Merge
-	_, err := tb.Modify(ctx, "Sales", "000123", func(p *Patient) error { p.Name = "D. Hall"; return nil }, &table.ModifyOptions{Mode: &merge})
+	_, err := tb.Modify(ctx, "Sales", "000123", func(p *Patient) error { p.Name = "D. Hall"; return nil }, &table.ModifyOptions{Mode: aztables.UpdateModeMerge})
 	return err
 }
 

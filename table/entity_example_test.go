@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
@@ -31,7 +32,7 @@ func ExampleEntity() {
 	cp.Set("TkIndexOf", table.ValueOf(e.RowKey))
 	// The primary and its copy in one transaction; a *table.Entity is a
 	// batch value like any struct that embeds Meta.
-	if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e), batch.Upsert(cp, table.Replace)}, nil); err != nil {
+	if _, err := batch.Submit(ctx, client, []batch.Op{batch.Add(e), batch.Upsert(cp, aztables.UpdateModeReplace)}, nil); err != nil {
 		panic(err)
 	}
 

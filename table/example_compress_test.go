@@ -38,7 +38,7 @@ func Example_gzipProperty() {
 // about it.
 func ExampleQueryStats() {
 	ctx := context.Background()
-	client := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{SplitAtPartitions: true, EmptyPageEvery: 2}}).NewClient("Orders", nil)
+	client := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{EmptyPageEvery: 2}}).NewClient("Orders", nil)
 	_, _ = client.CreateTable(ctx, nil)
 	type Order struct {
 		table.Meta

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -164,7 +165,7 @@ func ExampleEncryption() {
 	fmt.Println(e.SSN, strings.Contains(string(raw.Value), "078-05-1120"))
 	err = employees.Upsert(ctx, e, nil) // Replace, the default for a type with encrypted fields
 	fmt.Println(err)
-	err = employees.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Merge}) // refused before any request
+	err = employees.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeMerge}) // refused before any request
 	fmt.Println(errors.Is(err, table.ErrMergeEncrypted))
 	// Output:
 	// 078-05-1120 false

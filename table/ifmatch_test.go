@@ -6,6 +6,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/table"
 )
@@ -52,5 +53,49 @@ func TestUpdateIfMatch(t *testing.T) {
 	got, err := tb.Get(ctx, "Sales", "1", nil)
 	if err != nil || got.FirstName != "C" {
 		t.Fatal(got, err)
+	}
+}
+
+// A write mode is aztables.UpdateModeMerge, aztables.UpdateModeReplace or
+// "" (the verb's default: merge for Update and Upsert, replace for
+// Modify); any other value is ErrBadOption on Mode before any request.
+func TestUnknownUpdateModeIsRefused(t *testing.T) {
+	ctx := t.Context()
+	svc := fake.NewTableService(nil)
+	c := svc.NewClient("Employees", nil)
+	if _, err := c.CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New[Employee](c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, FirstName: "A"}
+	if err := tb.Add(ctx, v, nil); err != nil {
+		t.Fatal(err)
+	}
+	svc.ResetCounts()
+	change := func(e *Employee) error { e.FirstName = "B"; return nil }
+	for name, err := range map[string]error{
+		"Upsert": tb.Upsert(ctx, v, &table.UpsertOptions{Mode: "Merge"}),
+		"Update": tb.Update(ctx, v, &table.UpdateOptions{Mode: "patch"}),
+		"Modify": func() error {
+			_, err := tb.Modify(ctx, "Sales", "1", change, &table.ModifyOptions{Mode: "replace "})
+			return err
+		}(),
+	} {
+		var ie *table.InputError
+		if !errors.Is(err, table.ErrBadOption) || !errors.As(err, &ie) || ie.Field != "Mode" {
+			t.Errorf("%s with an unknown mode: %v; want ErrBadOption on Mode", name, err)
+		}
+	}
+	if n := svc.Total(); n != 0 {
+		t.Fatalf("%d requests for refused writes", n)
+	}
+	if err := tb.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: ""}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"reflect"
 	"slices"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 )
 
 // The two encodings the index patterns and the entity model need from a
@@ -18,9 +20,9 @@ import (
 // refused for a type with encrypted fields (ErrMergeEncrypted), as Update
 // and Upsert refuse it. Use it to put a typed value into a transaction
 // (batch.Raw) with t's encryption. mode is the mode of the write the body
-// is for (zero: the Table's default, see writeMode).
-func (t *Table[T]) encodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
-	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, t.writeMode(mode))
+// is for.
+func (t *Table[T]) encodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error) {
+	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
 	return wire, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/keyrules"
@@ -276,7 +277,7 @@ func TestKeyedWriteErrorsSendNothing(t *testing.T) {
 		{"batch: key set by hand", func() error {
 			v := &rawKeyed{A: "a", N: 1}
 			v.RowKey = "002"
-			_, err := batch.Plan([]batch.Op{batch.Upsert(v, table.Merge)}, nil)
+			_, err := batch.Plan([]batch.Op{batch.Upsert(v, aztables.UpdateModeMerge)}, nil)
 			return err
 		}, table.ErrKeyMismatch},
 	}

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/redact"
 )
 
@@ -19,9 +20,10 @@ type ModifyOptions struct {
 	// MaxAttempts, BaseDelay and MaxDelay are as in RetryOptions.
 	MaxAttempts         int
 	BaseDelay, MaxDelay time.Duration
-	// Mode of the write: Replace (default), so the stored entity is exactly
-	// the changed value, or Merge.
-	Mode *UpdateMode
+	// Mode of the write: aztables.UpdateModeReplace (the default, ""), so
+	// the stored entity is exactly the changed value, or
+	// aztables.UpdateModeMerge.
+	Mode aztables.UpdateMode
 	// Create lets Modify start from a new value (keys set, everything else
 	// zero) when the entity does not exist; it is then added, and a
 	// concurrent add sends Modify round again. Default: false, and a missing
@@ -140,16 +142,19 @@ func (t *Table[T]) modify(ctx context.Context, partitionKey, rowKey string, chan
 		return nil, err
 	}
 	var ro RetryOptions
-	mode, create := Replace, false
+	var mode aztables.UpdateMode
+	create := false
 	if opts != nil {
 		ro = RetryOptions{MaxAttempts: opts.MaxAttempts, BaseDelay: opts.BaseDelay, MaxDelay: opts.MaxDelay}
-		if opts.Mode != nil {
-			mode = *opts.Mode
-		}
+		mode = opts.Mode
 		create = opts.Create
 	}
+	mode, err := t.writeMode("Modify", mode, aztables.UpdateModeReplace)
+	if err != nil {
+		return nil, err
+	}
 	var result *T
-	_, err := RetryOnConflict(ctx, func(attempt int) error {
+	_, err = RetryOnConflict(ctx, func(attempt int) error {
 		if attempt > 1 && t.log != nil {
 			t.log.DebugContext(ctx, "tablekit: Modify lost a race; retrying", "table", t.name, "pk", partitionKey, "rk", rowKey, "attempt", attempt)
 		}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/tablehook"
 )
 
@@ -37,11 +38,13 @@ func (p tablePlumbing[T]) Encode(v *T) ([]byte, error) { return p.t.encodeValue(
 
 func (p tablePlumbing[T]) Decode(data []byte, v *T) error { return p.t.decodeValue(data, v) }
 
-func (p tablePlumbing[T]) EncodeWrite(ctx context.Context, v *T, mode UpdateMode) ([]byte, error) {
+func (p tablePlumbing[T]) EncodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error) {
 	return p.t.encodeWrite(ctx, v, mode)
 }
 
-func (p tablePlumbing[T]) WriteMode(mode UpdateMode) UpdateMode { return p.t.writeMode(mode) }
+func (p tablePlumbing[T]) WriteMode(mode aztables.UpdateMode) (aztables.UpdateMode, error) {
+	return p.t.writeMode("Write", mode, aztables.UpdateModeMerge)
+}
 
 func (p tablePlumbing[T]) EncodeOnly(v *T, props map[string]bool) ([]byte, error) {
 	return p.t.encodeOnly(v, props)

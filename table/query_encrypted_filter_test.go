@@ -3,8 +3,9 @@ package table
 import (
 	"bytes"
 	"errors"
-	"github.com/tablekit/tablekit/internal/seqs"
 	"testing"
+
+	"github.com/tablekit/tablekit/internal/seqs"
 
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/reqcount"

@@ -230,9 +230,12 @@ func (t *Table[T]) encodeValue(v *T) ([]byte, error) {
 // encodeFor is Encode for the Table's own writes: the body to send
 // (encrypted when T has encrypted fields, which only Replace may write) and
 // the plaintext it was made from.
-func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMode) (wire, plain []byte, err error) {
+func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode aztables.UpdateMode) (wire, plain []byte, err error) {
 	if v == nil {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrNilValue, "")
+	}
+	if mode, err = t.writeMode(op, mode, aztables.UpdateModeMerge); err != nil {
+		return nil, nil, err
 	}
 	if err := t.plan.composeKeys(op, reflect.ValueOf(v).Elem()); err != nil {
 		return nil, nil, err
@@ -246,7 +249,7 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	}
 	// A merge of an Entity sends only the properties it holds; every
 	// other write stores zeros over what a partial value lacks.
-	if m.partial && (!t.plan.raw || mode == Replace) {
+	if m.partial && (!t.plan.raw || mode == aztables.UpdateModeReplace) {
 		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrPartialValue, "it was read without some of its properties; Get the entity, change that, and write it")
 	}
 	plain, err = t.plan.encode(nil, reflect.ValueOf(v).Elem(), nil)
@@ -254,8 +257,8 @@ func (t *Table[T]) encodeFor(ctx context.Context, op string, v *T, mode UpdateMo
 	if err != nil || t.enc == nil {
 		return plain, plain, err
 	}
-	if mode == Merge {
-		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: Replace, the default for such a type")
+	if mode == aztables.UpdateModeMerge {
+		return nil, nil, inputErr(op, t.plan.typ.String(), "", ErrMergeEncrypted, "write it with Mode: aztables.UpdateModeReplace")
 	}
 	wire, err = t.encrypt(ctx, plain)
 	return wire, plain, err
@@ -424,7 +427,7 @@ func (t *Table[T]) Add(ctx context.Context, v *T, opts *AddOptions) error {
 }
 
 func (t *Table[T]) add(ctx context.Context, v *T, opts *AddOptions) error {
-	body, plain, err := t.encodeFor(ctx, "Add", v, Replace)
+	body, plain, err := t.encodeFor(ctx, "Add", v, aztables.UpdateModeReplace)
 	if err != nil {
 		return err
 	}
@@ -495,48 +498,35 @@ func (t *Table[T]) storedAs(ctx context.Context, v *T, plain []byte) (bool, erro
 	return true, nil
 }
 
-// UpdateMode says how a write combines with the stored entity. The zero
-// UpdateMode is the Table's default: Merge, as in the SDK, or Replace for
-// a type with encrypted fields, which a merge cannot write (its reads
-// return whole values, so the whole value written back loses nothing of
-// T; see Replace for the properties T does not declare).
-type UpdateMode int
-
-const (
-	// Merge changes the properties sent and keeps the others. A type with
-	// encrypted fields refuses it (ErrMergeEncrypted).
-	Merge UpdateMode = iota + 1
-	// Replace makes the stored entity exactly the one sent: a property
-	// the entity stores and T does not declare (another program's) is
-	// removed, unless T has an Extra field, which keeps such properties
-	// from the Get the value came from.
-	Replace
-)
-
-// writeMode is the mode a write in m sends: m, or for the zero mode the
-// Table's default (Replace for a type with encrypted fields, else Merge).
-func (t *Table[T]) writeMode(m UpdateMode) UpdateMode {
+// writeMode checks the mode of a write: aztables.UpdateModeMerge,
+// aztables.UpdateModeReplace, or "" for the verb's default def, which is
+// Replace for a type with encrypted fields (a merge cannot write it, and
+// its reads return whole values, so the whole value written back loses
+// nothing of T). Any other value is an ErrBadOption before any request
+// (the SDK would refuse it only after the write was encoded, with an
+// error of its own).
+func (t *Table[T]) writeMode(op string, mode, def aztables.UpdateMode) (aztables.UpdateMode, error) {
 	switch {
-	case m != 0:
-		return m
-	case t.enc != nil:
-		return Replace
+	case mode == "" && t.enc != nil:
+		return aztables.UpdateModeReplace, nil
+	case mode == "":
+		return def, nil
+	case mode == aztables.UpdateModeMerge, mode == aztables.UpdateModeReplace:
+		return mode, nil
 	}
-	return Merge
-}
-
-func (m UpdateMode) sdk() aztables.UpdateMode {
-	if m == Replace {
-		return aztables.UpdateModeReplace
-	}
-	return aztables.UpdateModeMerge
+	return "", inputErr(op, t.plan.typ.String(), "Mode", ErrBadOption, "%q is neither aztables.UpdateModeMerge nor aztables.UpdateModeReplace", mode)
 }
 
 // UpsertOptions configure Upsert.
 type UpsertOptions struct {
-	// Mode: Merge or Replace. Default (zero): Merge, or Replace for a
-	// type with encrypted fields (see UpdateMode).
-	Mode UpdateMode
+	// Mode: aztables.UpdateModeMerge or aztables.UpdateModeReplace.
+	// Default (""): Merge, as in the SDK, or Replace for a type with
+	// encrypted fields, which a merge cannot write. Replace makes the
+	// stored entity exactly the one sent: a property it stores that T
+	// does not declare (another program's) is removed, unless T has an
+	// Extra field, which keeps such properties from the Get the value came
+	// from.
+	Mode aztables.UpdateMode
 }
 
 // Upsert inserts v or, if it exists, merges or replaces it, whatever its
@@ -549,17 +539,20 @@ func (t *Table[T]) Upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 }
 
 func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error {
-	var mode UpdateMode
+	var mode aztables.UpdateMode
 	if opts != nil {
 		mode = opts.Mode
 	}
-	mode = t.writeMode(mode)
+	mode, err := t.writeMode("Upsert", mode, aztables.UpdateModeMerge)
+	if err != nil {
+		return err
+	}
 	body, _, err := t.encodeFor(ctx, "Upsert", v, mode)
 	if err != nil {
 		return err
 	}
 	m := t.Meta(v)
-	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode.sdk()})
+	resp, err := t.client.UpsertEntity(ctx, body, &aztables.UpsertEntityOptions{UpdateMode: mode})
 	if err != nil {
 		return t.svcErr("Upsert", m.PartitionKey, m.RowKey, err)
 	}
@@ -569,9 +562,14 @@ func (t *Table[T]) upsert(ctx context.Context, v *T, opts *UpsertOptions) error 
 
 // UpdateOptions configure Update.
 type UpdateOptions struct {
-	// Mode: Merge or Replace. Default (zero): Merge, or Replace for a
-	// type with encrypted fields (see UpdateMode).
-	Mode UpdateMode
+	// Mode: aztables.UpdateModeMerge or aztables.UpdateModeReplace.
+	// Default (""): Merge, as in the SDK, or Replace for a type with
+	// encrypted fields, which a merge cannot write. Replace makes the
+	// stored entity exactly the one sent: a property it stores that T
+	// does not declare (another program's) is removed, unless T has an
+	// Extra field, which keeps such properties from the Get the value came
+	// from.
+	Mode aztables.UpdateMode
 	// IfMatch is the version the update requires, as the SDK's
 	// UpdateEntityOptions.IfMatch: to.Ptr(azcore.ETagAny) updates whatever the
 	// version (it still fails with ErrNotFound when the entity does not
@@ -597,7 +595,10 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	if opts == nil {
 		opts = &UpdateOptions{}
 	}
-	mode := t.writeMode(opts.Mode)
+	mode, err := t.writeMode("Update", opts.Mode, aztables.UpdateModeMerge)
+	if err != nil {
+		return err
+	}
 	body, _, err := t.encodeFor(ctx, "Update", v, mode)
 	if err != nil {
 		return err
@@ -613,7 +614,7 @@ func (t *Table[T]) update(ctx context.Context, v *T, opts *UpdateOptions) error 
 	case etag == "":
 		return inputErr("Update", t.plan.typ.String(), "ETag", ErrNoETag, "read the entity first, or set UpdateOptions.IfMatch to to.Ptr(azcore.ETagAny)")
 	}
-	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: mode.sdk()})
+	resp, err := t.client.UpdateEntity(ctx, body, &aztables.UpdateEntityOptions{IfMatch: &etag, UpdateMode: mode})
 	if err != nil {
 		return t.svcErr("Update", m.PartitionKey, m.RowKey, err)
 	}

@@ -68,15 +68,15 @@ func quotedKeys(t *testing.T, c *aztables.Client) {
 		t.Fatalf("Get: %+v %v", got, err)
 	}
 	got.N = 5
-	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Update(got, table.Merge),
-		batch.Upsert(&firm{Meta: table.Meta{PartitionKey: pk, RowKey: "a'b"}, N: 6}, table.Replace),
+	if _, err := batch.Submit(ctx, c, []batch.Op{batch.Update(got, aztables.UpdateModeMerge),
+		batch.Upsert(&firm{Meta: table.Meta{PartitionKey: pk, RowKey: "a'b"}, N: 6}, aztables.UpdateModeReplace),
 		batch.Add(&firm{Meta: table.Meta{PartitionKey: pk, RowKey: "'"}, N: 7}),
 		batch.Delete(pk, "''")}, nil); err != nil {
 		t.Fatalf("transaction: %v", err)
 	}
 	var ops []batch.Op
 	for i := range 150 {
-		ops = append(ops, batch.Upsert(&firm{Meta: table.Meta{PartitionKey: "Smith's", RowKey: "emp'" + string(rune('A'+i%26)) + string(rune('a'+i/26))}, N: i}, table.Merge))
+		ops = append(ops, batch.Upsert(&firm{Meta: table.Meta{PartitionKey: "Smith's", RowKey: "emp'" + string(rune('A'+i%26)) + string(rune('a'+i/26))}, N: i}, aztables.UpdateModeMerge))
 	}
 	if sum, err := batch.NewWriter(c, nil).Write(ctx, slices.Values(ops), nil); err != nil || sum.Operations != 150 {
 		t.Fatalf("Writer: %+v %v", sum, err)

@@ -235,7 +235,7 @@ func upserts(n, parts int) iter.Seq[batch.Op] {
 		for i := range n {
 			r := &busyRow{Meta: table.Meta{PartitionKey: fmt.Sprintf("p%03d", i%parts), RowKey: keyrules.Uint64(uint64(i / parts % busyRowsPerPartition))},
 				Payload: "the quick brown fox jumps over the lazy dog", N: i}
-			if !yield(batch.Upsert(r, table.Replace)) {
+			if !yield(batch.Upsert(r, aztables.UpdateModeReplace)) {
 				return
 			}
 		}

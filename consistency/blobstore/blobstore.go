@@ -1,6 +1,5 @@
 // Package blobstore holds tablekit's one blob port, Client, the part of
-// the official Blob client (*azblob.Client) that tablekit uses, and Read,
-// the one way tablekit reads a blob. Store adapts a Client to
+// the official Blob client (*azblob.Client) that tablekit uses. Store adapts a Client to
 // consistency.BlobStore, through which the consistency package keeps
 // payloads too large for a message and moves entities to blobs; the blob
 // patterns (patterns.LargeEntity, BlobLog, BlobIndex) and the CLI take a
@@ -16,20 +15,13 @@
 package blobstore
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"net/http"
-	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/gz"
+	"github.com/tablekit/tablekit/internal/blobread"
 	"github.com/tablekit/tablekit/internal/redact"
 )
 
@@ -51,99 +43,6 @@ var (
 	_ consistency.BlobStore = (*Store)(nil)
 )
 
-// ErrUnboundedGzip: Read met a gzip-encoded blob and was given no bound
-// for its inflation (ReadOptions.MaxInflated), so it read nothing of it.
-var ErrUnboundedGzip = errors.New("blobstore: blob is gzip-encoded and no inflation bound was given")
-
-// ReadOptions configure Read. nil means the defaults.
-type ReadOptions struct {
-	// MaxInflated bounds, in bytes, what a gzip-encoded blob inflates to:
-	// reading past it fails (a decompression bomb costs at most the
-	// bound). Default 0: a gzip-encoded blob is refused with
-	// ErrUnboundedGzip before its body is read.
-	MaxInflated int64
-	// SniffGzip also inflates a blob whose content starts with the gzip
-	// magic though its Content-Encoding does not say gzip (a copy that
-	// lost its properties), for content that never starts so otherwise
-	// (lines of JSON). Default false: only Content-Encoding gzip inflates.
-	SniffGzip bool
-}
-
-// Blob is a blob being read.
-type Blob struct {
-	// Body yields the content, inflated when the blob is stored
-	// gzip-encoded; the caller closes it.
-	Body io.ReadCloser
-	// Gzip reports that the blob is stored gzip-encoded.
-	Gzip bool
-	// ETag is the version read.
-	ETag azcore.ETag
-	// Metadata is the blob's metadata.
-	Metadata map[string]*string
-}
-
-// Read starts reading the whole blob: one request. It asks for the stored
-// bytes as they are (Accept-Encoding: identity): otherwise Go's transport
-// asks for gzip itself and inflates a compressed blob behind the caller's
-// back, with no bound. A gzip-encoded blob is inflated within
-// o.MaxInflated. Errors keep the service's *azcore.ResponseError in the
-// chain (a missing blob is its 404), with the blob's URL redacted from
-// their text.
-func Read(ctx context.Context, c Client, container, name string, o *ReadOptions) (*Blob, error) {
-	var opts ReadOptions
-	if o != nil {
-		opts = *o
-	}
-	ctx = policy.WithHTTPHeader(ctx, http.Header{"Accept-Encoding": {"identity"}})
-	resp, err := c.DownloadStream(ctx, container, name, nil)
-	if err != nil {
-		return nil, redact.Error(err) // a transport error names the URL, SAS token included
-	}
-	b := &Blob{Body: resp.Body, Metadata: resp.Metadata}
-	if resp.ETag != nil {
-		b.ETag = *resp.ETag
-	}
-	b.Gzip = resp.ContentEncoding != nil && strings.EqualFold(*resp.ContentEncoding, gz.Encoding)
-	var src io.Reader = resp.Body
-	if !b.Gzip && opts.SniffGzip {
-		br := bufio.NewReader(resp.Body)
-		magic, _ := br.Peek(3)
-		b.Gzip, src = gz.IsGzip(magic), br
-		if !b.Gzip {
-			b.Body = readCloser{br, resp.Body}
-		}
-	}
-	if !b.Gzip {
-		return b, nil
-	}
-	if opts.MaxInflated <= 0 {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%w: %s/%s", ErrUnboundedGzip, container, name)
-	}
-	zr, err := gz.NewReader(src, opts.MaxInflated)
-	if err != nil {
-		resp.Body.Close()
-		return nil, redact.Error(fmt.Errorf("blobstore: %s/%s: %w", container, name, err))
-	}
-	b.Body = readCloser{zr, multiCloser{zr, resp.Body}}
-	return b, nil
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
-type multiCloser []io.Closer
-
-func (m multiCloser) Close() error {
-	var errs []error
-	for _, c := range m {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
-
 // Store is a consistency.BlobStore over a Client. Its errors keep the
 // service's *azcore.ResponseError in the chain (table.Is sees through them:
 // ErrContainerNotFound, ErrNotFound), with the blob's URL redacted from
@@ -162,9 +61,11 @@ func (s *Store) Put(ctx context.Context, container, name string, data []byte) er
 	return redact.Error(err)
 }
 
-// Get reads the whole blob (Read; Put never stores one gzip-encoded).
+// Get reads the whole blob: the stored bytes as they are (Put never
+// stores them gzip-encoded; a gzip-encoded blob is refused rather than
+// inflated without a bound).
 func (s *Store) Get(ctx context.Context, container, name string) ([]byte, error) {
-	b, err := Read(ctx, s.client, container, name, nil)
+	b, err := blobread.Read(ctx, s.client, container, name, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,8 @@ import (
 // seconds, or is infinite; an infinite lease would never pass to another
 // role when its owner dies, so roles use timed ones.
 const (
-	MinLeaseDuration = 15 * time.Second
-	MaxLeaseDuration = 60 * time.Second
+	minLeaseDuration = 15 * time.Second
+	maxLeaseDuration = 60 * time.Second
 )
 
 // Lease is the part of *lease.BlobClient a Role uses to hold a queue: pass
@@ -92,7 +92,9 @@ type RoleOptions struct {
 	Name string
 	// LeaseDuration is how long a lease lasts without renewal, and so how
 	// long a dead owner's queues wait before another role takes them.
-	// MinLeaseDuration to MaxLeaseDuration. Default: 30 s.
+	// Whole seconds from 15 s to 60 s, the Blob service's bounds of a
+	// timed lease (NewRole refuses others with consistency.ErrBadOption).
+	// Default: 30 s.
 	LeaseDuration time.Duration
 	// Renew is how often the role renews its leases and rebalances (a
 	// role short of its fair share looks for free queues every Renew/5).
@@ -184,8 +186,8 @@ func NewRole(store LeaseStore, container string, queues []OwnedQueue, opts *Role
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = 30 * time.Second
 	}
-	if o.LeaseDuration < MinLeaseDuration || o.LeaseDuration > MaxLeaseDuration || o.LeaseDuration%time.Second != 0 {
-		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", consistency.ErrBadOption, o.LeaseDuration, MinLeaseDuration, MaxLeaseDuration)
+	if o.LeaseDuration < minLeaseDuration || o.LeaseDuration > maxLeaseDuration || o.LeaseDuration%time.Second != 0 {
+		return nil, fmt.Errorf("%w: LeaseDuration %v is not whole seconds from %v to %v", consistency.ErrBadOption, o.LeaseDuration, minLeaseDuration, maxLeaseDuration)
 	}
 	if o.Renew == 0 {
 		o.Renew = o.LeaseDuration / 3

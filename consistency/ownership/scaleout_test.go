@@ -222,7 +222,7 @@ func TestScaleOutChild(t *testing.T) {
 		if err := m.Decode(&seq); err != nil {
 			return err
 		}
-		err := index.Upsert(ctx, &IndexRow{Meta: table.Meta{PartitionKey: "idx" + m.Key[len(m.Key)-1:], RowKey: m.Key}, Seq: seq}, &table.UpsertOptions{Mode: table.Replace})
+		err := index.Upsert(ctx, &IndexRow{Meta: table.Meta{PartitionKey: "idx" + m.Key[len(m.Key)-1:], RowKey: m.Key}, Seq: seq}, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		if err == nil {
 			done.Add(1)
 		}

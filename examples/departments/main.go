@@ -163,10 +163,10 @@ func run(ctx context.Context, conn, account string) error {
 	// The employee and its reviews share the partition, so one transaction
 	// writes them all; employee IDs have a fixed width, so the RowKeys
 	// that start with "000123" are the employee's and its reviews'.
-	related := []batch.Op{batch.Upsert(don, table.Replace)}
+	related := []batch.Op{batch.Upsert(don, aztables.UpdateModeReplace)}
 	for _, year := range []string{"2011", "2012"} {
 		review := &Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123_" + year}, EntityType: "Review", ManagerRating: 4, PeerRating: 5}
-		related = append(related, batch.Upsert(review, table.Replace))
+		related = append(related, batch.Upsert(review, aztables.UpdateModeReplace))
 	}
 	if _, err := batch.Submit(ctx, client, related, nil); err != nil {
 		return err

@@ -149,7 +149,7 @@ func run(ctx context.Context, conn, account string) error {
 	step("look up donh@contoso.com: %s %s %s, one point query", found.RowKey, found.FirstName, found.LastName)
 	changed := *don
 	changed.Email = "don.hall@contoso.com"
-	if err := model.Update(ctx, &changed, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := model.Update(ctx, &changed, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		return err
 	}
 	step("change the email: a read, then the employee, the old copy's delete and the new copy in one transaction")

@@ -20,7 +20,6 @@ import (
 	"github.com/tablekit/tablekit/accounts"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/faults"
@@ -40,7 +39,6 @@ func sentinels() map[string]error {
 	return map[string]error{
 		"accounts.ErrBadConfig":           accounts.ErrBadConfig,
 		"accounts.ErrChangedDuringMove":   accounts.ErrChangedDuringMove,
-		"blobstore.ErrUnboundedGzip":      blobstore.ErrUnboundedGzip,
 		"batch.ErrBadOperation":           batch.ErrBadOperation,
 		"batch.ErrBadOption":              batch.ErrBadOption,
 		"batch.ErrDuplicateRowKey":        batch.ErrDuplicateRowKey,
@@ -66,7 +64,6 @@ func sentinels() map[string]error {
 		"eventstream.ErrDuplicateEvent":   eventstream.ErrDuplicateEvent,
 		"eventstream.ErrReservedRowKey":   eventstream.ErrReservedRowKey,
 		"faults.ErrInjected":              faults.ErrInjected,
-		"faults.ErrTimedOut":              faults.ErrTimedOut,
 		"keys.ErrBadSyntax":               keys.ErrBadSyntax,
 		"keys.ErrControlChar":             keys.ErrControlChar,
 		"keys.ErrEmpty":                   keys.ErrEmpty,

@@ -25,7 +25,7 @@ func List() []Deviation {
 			Name: "pages of a multi-partition query end at every partition boundary",
 			Reason: "the service ends a page where a partition range ends, and which partitions share a range is " +
 				"neither documented nor visible to a client; the fake ends one at every boundary, the most pages the " +
-				"service may send there (fake.ServicePaging)",
+				"service may send there (the zero fake.Paging)",
 		},
 		{
 			Name: "the 5-second scan budget is spent at 1 ms an examined entity",

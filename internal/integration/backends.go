@@ -31,21 +31,21 @@ const azuriteKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6
 // FakeEnv is the in-memory backend of package fake: a table, a queue and a
 // blob service on one clock, which Advance moves forward at once, so
 // time-driven cases do not sleep. It lacks no capability. Its tables page
-// as the service does (fake.ServicePaging: a page ends after 1,000
+// as the service does (the zero fake.Paging: a page ends after 1,000
 // entities, where a partition ends in a query that spans partitions, or
 // when a long scan runs out of its 5-second budget), so a request count a
 // case asserts on it is the service's; AdversarialFakeEnv adds the empty
 // pages the service may send, to prove the loops right.
-func FakeEnv() Env { return fakeEnvPaging("fake", fake.ServicePaging(), false) }
+func FakeEnv() Env { return fakeEnvPaging("fake", fake.Paging{}, false) }
 
 // AdversarialFakeEnv is FakeEnv with every table paged as
-// fake.AdversarialPaging says: every third response is an empty page with
+// fake.Paging{EmptyPageEvery: 3} says: every third response is an empty page with
 // a continuation token, a point lookup's included. The paging-sensitive
 // suites run on it too, so that every loop over pages is proved to follow
 // tokens whatever a page holds; a request count asserted there may be
 // higher than the service's, never lower.
 func AdversarialFakeEnv() Env {
-	return fakeEnvPaging("fake (adversarial paging)", fake.AdversarialPaging(), true)
+	return fakeEnvPaging("fake (adversarial paging)", fake.Paging{EmptyPageEvery: 3}, true)
 }
 
 func fakeEnvPaging(name string, paging fake.Paging, adversarial bool) Env {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
@@ -66,7 +67,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		// transactions
 		{"batch: nil value", table.ErrNilValue, submit(batch.Add(nil)), opAt(0, nil)},
 		{"batch: value that is not a pointer", table.ErrNotStructPointer, submit(batch.Add(Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})), opAt(0, nil)},
-		{"batch: Update of a value without an ETag", table.ErrNoETag, submit(batch.Update(e("p", "r"), table.Merge)), opAt(0, inputField(table.ErrNoETag, "ETag"))},
+		{"batch: Update of a value without an ETag", table.ErrNoETag, submit(batch.Update(e("p", "r"), aztables.UpdateModeMerge)), opAt(0, inputField(table.ErrNoETag, "ETag"))},
 		{"batch: Delete with an empty IfMatch", table.ErrNoETag, submit(batch.Delete("p", "r").IfMatch("")), opAt(0, inputField(table.ErrNoETag, "IfMatch"))},
 		{"batch: operation of an unknown kind", batch.ErrBadOperation, submit(batch.Raw(batch.Kind(99), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)), opAt(0, nil)},
 		{"batch: raw entity that is not JSON", table.ErrInvalidValue, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":`), nil)), opAt(0, inputRule(table.ErrInvalidValue))},
@@ -78,7 +79,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			[]byte(`{"PartitionKey":"p","RowKey":"r","T":"1600-01-01T00:00:00Z","T@odata.type":"Edm.DateTime"}`), nil)), opAt(0, inputField(table.ErrValueOutOfRange, "T"))},
 		{"raw batch: empty PartitionKey", table.ErrEmptyPartitionKey, submit(raw(batch.KindAdd, "", "r", 0)), opAt(0, nil)},
 		{"batch: Delete with a number sign in its RowKey", keys.ErrForbiddenChar, submit(batch.Delete("p", "a#b")), opAt(0, validation("RowKey"))},
-		{"batch: single quote in the key of an upsert, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batch.Upsert(e("O'Brien", "r"), table.Replace)), opAt(0, nil)},
+		{"batch: single quote in the key of an upsert, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batch.Upsert(e("O'Brien", "r"), aztables.UpdateModeReplace)), opAt(0, nil)},
 		{"batch: single quote in the key of a raw merge, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batch.Raw(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"O'Brien"}`), nil)), opAt(0, nil)},
 		{"batch: control character in the second operation's RowKey", keys.ErrControlChar, submit(batch.Add(e("p", "1")), batch.Add(e("p", "2\x00"))), opAt(1, nil)},
 		{"raw batch: two PartitionKeys", batch.ErrMixedPartitions, submit(raw(batch.KindAdd, "a", "1", 0), raw(batch.KindAdd, "b", "1", 0)), opAt(1, nil)},

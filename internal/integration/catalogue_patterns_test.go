@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -93,12 +94,12 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 			return idx.Delete(ctx, "Sales", "empid_a/b", nil)
 		}, anyValidation()},
 		{"intra-partition Upsert (the model's) of nil", table.ErrNilValue, func(ctx context.Context) error {
-			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: table.Replace})
+			return idx.Upsert(ctx, nil, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, inputRule(table.ErrNilValue)},
 		{"intra-partition Upsert (the model's) of an entity without the primary prefix", patterns.ErrNotPrimary, func(ctx context.Context) error {
 			v := staff("x", "a", "b", "c@x.com", 1)
 			v.RowKey = "x_1"
-			return idx.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+			return idx.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, nil},
 		{"intra-partition unique value that is not a valid key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			return idx.Add(ctx, staff("1", "a", "b", "a/b@x.com", 1), nil)
@@ -133,7 +134,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"inter-partition Upsert (the model's) with a bad key", keys.ErrForbiddenChar, func(ctx context.Context) error {
 			v := staff("1", "a", "b", "c@x.com", 1)
 			v.PartitionKey = "Sa/les"
-			return cross.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace})
+			return cross.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace})
 		}, anyValidation()},
 
 		// IndexEntities and RemoteIndexEntities
@@ -290,7 +291,7 @@ func patternCases(t *testing.T, env *catalogueEnv) []badCase {
 		}, anyValidation()},
 		{"related rows write across partitions", batch.ErrMixedPartitions, func(ctx context.Context) error {
 			// Related rows are written with batch.Submit, one transaction.
-			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, table.Replace), batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}, table.Replace)}, nil)
+			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "a", RowKey: "o1"}}, aztables.UpdateModeReplace), batch.Upsert(&Employee{Meta: table.Meta{PartitionKey: "b", RowKey: "o1_1"}}, aztables.UpdateModeReplace)}, nil)
 			return err
 		}, opAt(1, nil)},
 		{"data series Get with a bad key", keys.ErrControlChar, func(ctx context.Context) error { _, _, err := ds.Get(ctx, "p\x00", "r", nil); return err }, anyValidation()},

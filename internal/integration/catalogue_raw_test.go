@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -254,7 +255,7 @@ func rawEntityCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"raw entity in a batch: property name with a space", keys.ErrInvalidName, func(ctx context.Context) error {
 			ok := rawEntity(map[string]table.Value{"A": table.ValueOf(int32(1))})
 			bad := &table.Entity{Meta: table.Meta{PartitionKey: "p", RowKey: "r2"}, Properties: map[string]table.Value{"a b": table.ValueOf(int32(1))}}
-			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(ok, table.Merge), batch.Upsert(bad, table.Merge)}, nil)
+			_, err := batch.Submit(ctx, env.tc, []batch.Op{batch.Upsert(ok, aztables.UpdateModeMerge), batch.Upsert(bad, aztables.UpdateModeMerge)}, nil)
 			return err
 		}, opAt(1, inputRule(keys.ErrInvalidName))},
 

@@ -181,7 +181,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{"struct without Meta", table.ErrNoMeta, func(context.Context) error { _, err := table.New[noMeta](tc, nil); return err }},
 		{"map field without the json option", table.ErrUnsupportedType, func(context.Context) error { _, err := table.New[withMap](tc, nil); return err }},
 		{"merge of an entity with encrypted fields", table.ErrMergeEncrypted, func(ctx context.Context) error {
-			return secrets.Upsert(ctx, &secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, SSN: "078-05-1120"}, &table.UpsertOptions{Mode: table.Merge})
+			return secrets.Upsert(ctx, &secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}, SSN: "078-05-1120"}, &table.UpsertOptions{Mode: aztables.UpdateModeMerge})
 		}},
 		{"encrypted type through a plaintext path (batch)", table.ErrEncryptedType, func(context.Context) error {
 			return batch.NewTransaction(nil).Append(batch.Add(&secret{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}}))
@@ -246,7 +246,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"single quote in the key of a batch update, client without tablekit's policy", batch.ErrQuoteInKey, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, env.plain, []batch.Op{batch.Update(e("p", "O'Brien"), table.Merge).IfMatch(azcore.ETagAny)}, nil)
+			_, err := batch.Submit(ctx, env.plain, []batch.Op{batch.Update(e("p", "O'Brien"), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)}, nil)
 			return err
 		}},
 		{"raw entity without keys", table.ErrInvalidValue, func(ctx context.Context) error {

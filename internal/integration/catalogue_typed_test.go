@@ -3,10 +3,11 @@ package integration
 import (
 	"context"
 	"errors"
-	"github.com/tablekit/tablekit/internal/tableio"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tablekit/tablekit/internal/tableio"
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/table"
 )
@@ -138,7 +139,7 @@ var batchedCrashScenarios = []crashScenario{{
 		x := crossOf(p)
 		ann, bo, cy := emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), emp("Sales", "000002", "Bo", "Hall", "bo@contoso.com"), emp("Sales", "000003", "Cy", "Ng", "cy@contoso.com")
 		for _, v := range []*Emp{ann, bo, cy} {
-			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				return err
 			}
 		}
@@ -152,7 +153,7 @@ var batchedCrashScenarios = []crashScenario{{
 			emp("Ops", "000004", "Di", "Fox", "di@contoso.com"),
 			emp("Ops", "000005", "Ed", "Orr", "ed@contoso.com"),
 		} {
-			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := x.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				return err
 			}
 		}

@@ -488,7 +488,7 @@ var crashScenarios = []crashScenario{{
 	ack:  4, // read the primary, enqueue (hidden), write, show
 	setup: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
@@ -496,7 +496,7 @@ var crashScenarios = []crashScenario{{
 	},
 	run: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann.lee@contoso.com"), &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)
@@ -522,7 +522,7 @@ var crashScenarios = []crashScenario{{
 	ack:  4, // read the primary, enqueue (hidden), delete, show
 	setup: func(ctx context.Context, p *crashProc) error {
 		x := crossOf(p)
-		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := x.Upsert(ctx, emp("Sales", "000001", "Ann", "Lee", "ann@contoso.com"), &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			return err
 		}
 		_, err := crashWorker(p, map[string]consistency.Handler{x.MessageType(): x.Process}).Drain(ctx, nil)

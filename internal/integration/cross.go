@@ -60,7 +60,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		_ = w.Handle(idx.MessageType(), idx.Process)
 		staffList := []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com"), emp("Marketing", "000152", "Jun", "Cao", "junc@contoso.com")}
 		for _, e := range staffList {
-			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -84,7 +84,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		next := *cur
 		next.Email = "don.hall@contoso.com"
 		pc.Reset()
-		if err := idx.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Update(ctx, &next, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, pc, 2, "Update (primary table)")
@@ -116,17 +116,17 @@ func RunCrossPartition(t *testing.T, env Env) {
 		_ = w.Handle(idx.MessageType(), idx.Process)
 		// Three versions, messages handled in reverse order, each twice.
 		v1 := emp("Sales", "000123", "Don", "Hall", "a@x.com")
-		if err := idx.Upsert(ctx, v1, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, v1, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		v2 := *v1
 		v2.Email = "b@x.com"
-		if err := idx.Upsert(ctx, &v2, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, &v2, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		v3 := v2
 		v3.Email = "c@x.com"
-		if err := idx.Upsert(ctx, &v3, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, &v3, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		var msgs []*azqueue.DequeuedMessage
@@ -160,7 +160,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		crashing, _ := patterns.OpenModel(ctx, tableOf(table.New[Emp](primary, nil)), &patterns.ModelOptions[Emp]{Name: "idx", Queue: failUpdateMessage{q}, CrossCopies: []patterns.IndexDef[Emp]{emailDef(copies)}, PublishDelay: time.Second})
 		v4 := v3
 		v4.Email = "d@x.com"
-		if err := crashing.Upsert(ctx, &v4, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := crashing.Upsert(ctx, &v4, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes
@@ -173,7 +173,7 @@ func RunCrossPartition(t *testing.T, env Env) {
 		bad := v4
 		bad.Email = "e@x.com"
 		etag := azcore.ETag(`W/"datetime'2000-01-01T00%3A00%3A00Z'"`) // a version that never was
-		if err := idx.Update(ctx, &bad, &table.UpdateOptions{Mode: table.Replace, IfMatch: &etag}); !table.Is(err, table.ErrPreconditionFailed) {
+		if err := idx.Update(ctx, &bad, &table.UpdateOptions{Mode: aztables.UpdateModeReplace, IfMatch: &etag}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("a failed write: %v", err)
 		}
 		env.Advance(1100 * time.Millisecond) // past the publish delay: the fake's clock moves, Azurite's passes

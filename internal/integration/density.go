@@ -46,7 +46,7 @@ func (w *densityWarnings) WithGroup(string) slog.Handler      { return w }
 // more to come is empty, so low-density queries happen on it.
 func splittingFakeEnv() Env {
 	env := FakeEnv()
-	svc := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{SplitAtPartitions: true, EmptyPageEvery: 2}})
+	svc := fake.NewTableService(&fake.TableServiceOptions{Paging: &fake.Paging{EmptyPageEvery: 2}})
 	env.Name = "fake (pages split at partitions, every second page empty)"
 	env.NewTable = func(t *testing.T, c *reqcount.Counter) *aztables.Client {
 		sc := svc.NewServiceClient(c.TableOptions())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -81,8 +82,12 @@ func RunEncryptedDefaultMode(t *testing.T, env Env) {
 		func(rk string) (*sealedEmp, error) { return tb.Get(ctx, "Sales", rk, nil) },
 		func(v *sealedEmp) error { return tb.Update(ctx, v, nil) },
 		func(v *sealedEmp) error { return tb.Upsert(ctx, v, nil) },
-		func(v *sealedEmp) error { return tb.Update(ctx, v, &table.UpdateOptions{Mode: table.Merge}) },
-		func(v *sealedEmp) error { return tb.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}) },
+		func(v *sealedEmp) error {
+			return tb.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeMerge})
+		},
+		func(v *sealedEmp) error {
+			return tb.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeMerge})
+		},
 	})
 	m, err := patterns.OpenModel(ctx, open(), &patterns.ModelOptions[sealedEmp]{Name: "staff", Primary: "empid_",
 		Copies: []patterns.IndexDef[sealedEmp]{{Name: "email", Prefix: "email_", Unique: true, Value: func(e *sealedEmp) string { return e.Email }}}})
@@ -94,8 +99,12 @@ func RunEncryptedDefaultMode(t *testing.T, env Env) {
 		func(rk string) (*sealedEmp, error) { return m.Get(ctx, "Sales", rk, nil) },
 		func(v *sealedEmp) error { return m.Update(ctx, v, nil) },
 		func(v *sealedEmp) error { return m.Upsert(ctx, v, nil) },
-		func(v *sealedEmp) error { return m.Update(ctx, v, &table.UpdateOptions{Mode: table.Merge}) },
-		func(v *sealedEmp) error { return m.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Merge}) },
+		func(v *sealedEmp) error {
+			return m.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeMerge})
+		},
+		func(v *sealedEmp) error {
+			return m.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeMerge})
+		},
 	})
 	for i, w := range writes {
 		t.Run(w.name, func(t *testing.T) {

@@ -239,7 +239,7 @@ func RunEncryption(t *testing.T, env Env) {
 		}
 		old := rawOf(clientA, "rollback")
 		v.SSN = "222-22-2222"
-		if err := tbA.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := tbA.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		put(old)

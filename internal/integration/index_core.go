@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
@@ -76,7 +77,7 @@ func runIndexCore(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		legacy.Set("TkIndexOf", table.ValueOf("empid_2"))
-		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := raw.Upsert(ctx, legacy, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		if v, err := idx.Lookup(ctx, "email", "Sales", "b2@x", nil); err != nil || v.RowKey != "empid_2" {
@@ -107,7 +108,7 @@ func runIndexCore(t *testing.T, env Env) {
 		}
 		all := []*Member{member("1", "a@x", "Hall"), member("2", "b@x", "Jones"), member("3", "c@x", "Cao")}
 		for _, m := range all {
-			if err := idx.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := idx.Upsert(ctx, m, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -115,7 +116,7 @@ func runIndexCore(t *testing.T, env Env) {
 		all[0].Nick = nil
 		all[1].Email = "b2@x"
 		for _, m := range all[:2] {
-			if err := idx.Upsert(ctx, m, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := idx.Upsert(ctx, m, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/patterns"
@@ -45,7 +46,7 @@ func RunIndexMove(t *testing.T, env Env) {
 			_ = w.Handle(idx.MessageType(), idx.Process)
 			_ = w.Handle(mover.MessageType(), mover.Process)
 			for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
-				if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+				if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 					t.Fatal(err)
 				}
 			}

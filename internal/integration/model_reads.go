@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -139,7 +140,7 @@ func RunModelReads(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		e.FirstName = "Donald"
-		if err := m.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := m.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := employees.Get(ctx, "Sales", "empid_000123", nil)
@@ -165,10 +166,10 @@ func RunModelReads(t *testing.T, env Env) {
 			name  string
 			write func() error
 		}{
-			{"Model.Upsert", func() error { return m.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}) }},
-			{"Model.Update", func() error { return m.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}) }},
-			{"Table.Upsert", func() error { return employees.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}) }},
-			{"Table.Update", func() error { return employees.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}) }},
+			{"Model.Upsert", func() error { return m.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) }},
+			{"Model.Update", func() error { return m.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}) }},
+			{"Table.Upsert", func() error { return employees.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) }},
+			{"Table.Update", func() error { return employees.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}) }},
 		} {
 			c.Reset()
 			err := w.write()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
@@ -146,7 +147,7 @@ func RunModelWrites(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		v.Email = "b@smith.example"
-		if err := m.Update(ctx, v, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := m.Update(ctx, v, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatalf("Update of keys without a quote on the plain client: %v", err)
 		}
 	})

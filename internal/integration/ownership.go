@@ -240,7 +240,7 @@ func RunOwnership(t *testing.T, env Env) {
 					set = append(set, ownership.OwnedQueue{Name: fmt.Sprintf("q%02d", i), Queue: killableQueue{q, k}, Poison: killableQueue{poison, k}})
 				}
 				r, err := ownership.NewRole(killableStore{bc, k}, cont, set, &ownership.RoleOptions{
-					Name: name, LeaseDuration: ownership.MinLeaseDuration, Renew: time.Second, Logger: quiet,
+					Name: name, LeaseDuration: 15 * time.Second, // the shortest lease Renew: time.Second, Logger: quiet,
 					Worker: &consistency.WorkerOptions{Concurrency: 2, Visibility: 3 * time.Second, PollInterval: 50 * time.Millisecond, MaxPollInterval: 200 * time.Millisecond, Logger: quiet},
 					LeaseFor: func(blobName, id string) (ownership.Lease, error) {
 						return killableLease{leaseClient(t, bc, cont, blobName, id), k}, nil

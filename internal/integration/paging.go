@@ -19,7 +19,7 @@ func (env Env) nameTable(client *aztables.Client, name string) {
 // only at 1,000 entities, for a case whose request count assumes it; why
 // says what the count shows and why it is not measured under adversarial
 // paging. On AdversarialFakeEnv it switches the table to
-// fake.FriendlyPaging; FakeEnv keeps the service's paging.
+// fake.Paging{AcrossPartitions: true}; FakeEnv keeps the service's paging.
 // Azurite 3.37 pages so already: it ends a page only after 1,000
 // entities (or $top), never at a partition boundary, and sends no empty
 // page; on an account the count holds only where the service did not cut
@@ -37,7 +37,7 @@ func (env Env) friendlyPaging(t testing.TB, client *aztables.Client, why string)
 	if !ok {
 		t.Fatalf("conformance: friendlyPaging on a table this Env did not create")
 	}
-	env.Fake.SetPaging(name.(string), fake.FriendlyPaging())
+	env.Fake.SetPaging(name.(string), fake.Paging{AcrossPartitions: true})
 	t.Logf("%s: friendly paging on this table: %s", env.Name, why)
 }
 

@@ -85,12 +85,12 @@ func RunPatternDefects(t *testing.T, env Env) {
 		}
 		nick := "Donnie"
 		v := &Nicked{Meta: table.Meta{PartitionKey: "empid_Sales", RowKey: "000123"}, Department: "Sales", Email: "donh@contoso.com", Nick: &nick}
-		if err := idx.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
 		v.Nick = nil
-		if err := idx.Upsert(ctx, v, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, v, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		drainAll(t, q, w)
@@ -134,7 +134,7 @@ func RunPatternDefects(t *testing.T, env Env) {
 			t.Fatal(err)
 		}
 		for _, e := range []*Emp{emp("Sales", "000123", "Don", "Hall", "donh@contoso.com"), emp("Sales", "000223", "Ben", "Jones", "jonesj@contoso.com")} {
-			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+			if err := idx.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -526,7 +526,7 @@ func runIndexEntitiesChangeLost(t *testing.T, env Env) {
 	// The next change starts from what Modify returned, and succeeds.
 	again := *next
 	again.LastName = "Jones"
-	if err := ix.Update(ctx, &again, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+	if err := ix.Update(ctx, &again, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 		t.Fatalf("the change after the settled one: %v", err)
 	}
 }

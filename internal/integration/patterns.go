@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -102,7 +103,7 @@ func RunPatterns(t *testing.T, env Env) {
 		// Change the email at the version in hand: a read and the transaction.
 		next := *don
 		next.Email = "don.hall@contoso.com"
-		if err := idx.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Update(ctx, &next, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 2, "Update")
@@ -115,7 +116,7 @@ func RunPatterns(t *testing.T, env Env) {
 		// The guard: an Update from the stale version fails whole.
 		stale := *don
 		stale.Email = "stale@contoso.com"
-		if err := idx.Update(ctx, &stale, &table.UpdateOptions{Mode: table.Replace}); !table.Is(err, table.ErrPreconditionFailed) {
+		if err := idx.Update(ctx, &stale, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Update from a stale version: %v", err)
 		}
 		if _, err := idx.Lookup(ctx, "email", "Sales", "stale@contoso.com", nil); !table.Is(err, table.ErrNotFound) {
@@ -124,7 +125,7 @@ func RunPatterns(t *testing.T, env Env) {
 		c.Reset()
 		again := next
 		again.LastName = "Hall-Jones"
-		if err := idx.Upsert(ctx, &again, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := idx.Upsert(ctx, &again, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 2, "Upsert")
@@ -179,7 +180,7 @@ func RunPatterns(t *testing.T, env Env) {
 		staleCopy := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_b@x.com"}, Name: "x",
 			Other: table.Extra{"FirstName": {Value: []byte(`"Wrong"`)}, "TkIndexOf": {Value: []byte(`"empid_000002"`)}}}
 		kt, _ := table.New[Kept](client, nil)
-		if err := kt.Upsert(ctx, staleCopy, &table.UpsertOptions{Mode: table.Replace}); err != nil {
+		if err := kt.Upsert(ctx, staleCopy, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		orphan := &Kept{Meta: table.Meta{PartitionKey: "Sales", RowKey: "email_gone@x.com"}, Other: table.Extra{"TkIndexOf": {Value: []byte(`"empid_000404"`)}}}
@@ -335,7 +336,7 @@ func RunPatterns(t *testing.T, env Env) {
 		next := *cur
 		next.LastName = "Jones"
 		c.Reset()
-		if err := ix.Update(ctx, &next, &table.UpdateOptions{Mode: table.Replace}); err != nil {
+		if err := ix.Update(ctx, &next, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); err != nil {
 			t.Fatal(err)
 		}
 		wantRequests(t, c, 4, "Update of a listed value (the entity's read, the two lists' reads and the transaction)")
@@ -346,7 +347,7 @@ func RunPatterns(t *testing.T, env Env) {
 		}
 		stale := *cur
 		stale.LastName = "Smith"
-		if err := ix.Update(ctx, &stale, &table.UpdateOptions{Mode: table.Replace}); !table.Is(err, table.ErrPreconditionFailed) {
+		if err := ix.Update(ctx, &stale, &table.UpdateOptions{Mode: aztables.UpdateModeReplace}); !table.Is(err, table.ErrPreconditionFailed) {
 			t.Fatalf("Update from a stale version: %v", err)
 		}
 		if err := ix.Delete(ctx, "Sales", "empid_000223", nil); err != nil {
@@ -458,20 +459,20 @@ func RunPatterns(t *testing.T, env Env) {
 		// parent and its rows, and a Registry query over the parent's
 		// RowKey prefix (fixed-width IDs) reads them back.
 		parent := &Emp{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000123"}, EntityType: "Employee", Name: "Don Hall"}
-		ops := []batch.Op{batch.Upsert(parent, table.Replace)}
+		ops := []batch.Op{batch.Upsert(parent, aztables.UpdateModeReplace)}
 		for _, year := range []string{"2010", "2011", "2012"} {
 			rk, err := keys.Compound{}.Join("000123", year)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops = append(ops, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 3, PeerRating: 4, Comments: "ok " + year}, table.Replace))
+			ops = append(ops, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: rk}, EntityType: "Review", ManagerRating: 3, PeerRating: 4, Comments: "ok " + year}, aztables.UpdateModeReplace))
 		}
 		if _, err := batch.Submit(ctx, client, ops, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, other := range []*Emp{{Meta: table.Meta{PartitionKey: "Sales", RowKey: "000122"}}, {Meta: table.Meta{PartitionKey: "Sales", RowKey: "000124"}}} {
 			other.EntityType, other.Name = "Employee", "Not related"
-			if _, err := batch.Submit(ctx, client, []batch.Op{batch.Upsert(other, table.Replace)}, nil); err != nil {
+			if _, err := batch.Submit(ctx, client, []batch.Op{batch.Upsert(other, aztables.UpdateModeReplace)}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/internal/reqclass"
@@ -412,14 +413,14 @@ func RunRetries(t *testing.T, env Env) {
 			e := stored(t, "submit")
 			e.ETag = staleETag(t, tb, e)
 			arm()
-			_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(e, table.Replace)}, nil)
+			_, err := batch.Submit(ctx, client, []batch.Op{batch.Update(e, aztables.UpdateModeReplace)}, nil)
 			return err
 		}},
 		{name: "batch Writer", want: func(int) int { return 1 }, run: func(t *testing.T, arm func()) error {
 			e := stored(t, "writer")
 			e.ETag = staleETag(t, tb, e)
 			arm()
-			return write(writer(nil), batch.Update(e, table.Replace))
+			return write(writer(nil), batch.Update(e, aztables.UpdateModeReplace))
 		}},
 	}})
 	kinds = append(kinds, struct {

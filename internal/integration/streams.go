@@ -445,7 +445,7 @@ func RunEventStreams(t *testing.T, env Env) {
 		// Includes ride the last transaction of a split append.
 		bal.Amount = 150
 		head, err = s.Append(ctx, head, deposits("c", 100, 1), &eventstream.AppendOptions{
-			Include:  []batch.Op{batch.Update(bal, table.Replace)},
+			Include:  []batch.Op{batch.Update(bal, aztables.UpdateModeReplace)},
 			Snapshot: &AccountState{Balance: 130},
 		})
 		if err != nil || head.Version() != 103 {

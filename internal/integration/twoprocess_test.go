@@ -84,7 +84,7 @@ func soakWork(t *testing.T, cs string, proc int, names []string) (faults.Stats, 
 				e := emp("Sales", fmt.Sprintf("%06d", (g*3+k)%soakCross), "F", "L", fmt.Sprintf("p%dg%dk%02d@contoso.com", proc, g, k))
 				// Put reads the primary and writes over that version: a lost
 				// race (or a lost response) is a conflict, so go round.
-				_, err := table.RetryOnConflict(ctx, func(int) error { return cross.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) }, &table.RetryOptions{MaxAttempts: 100})
+				_, err := table.RetryOnConflict(ctx, func(int) error { return cross.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) }, &table.RetryOptions{MaxAttempts: 100})
 				if err != nil {
 					errs <- fmt.Errorf("inter-partition Put %s: %w", e.RowKey, err)
 					return

@@ -248,7 +248,7 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			}
 			for i := 0; i < 12; i++ {
 				s := staff(fmt.Sprintf("%06d", 100+i), "F", surnames[(i+1)%4], fmt.Sprintf("f%d@contoso.com", i), 20+i)
-				r.do("Put", func() error { return idx.Upsert(ctx, s, &table.UpsertOptions{Mode: table.Replace}) })
+				r.do("Put", func() error { return idx.Upsert(ctx, s, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) })
 			}
 			for i := 12; i < 18; i++ {
 				r.do("Modify", func() error {
@@ -322,11 +322,11 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			r.start()
 			for i := 0; i < 16; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "F", surnames[i%4], fmt.Sprintf("e%d@contoso.com", i))
-				r.do("Put new", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) })
+				r.do("Put new", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) })
 			}
 			for i := 0; i < 6; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "F", surnames[i%4], fmt.Sprintf("g%d@contoso.com", i))
-				r.do("Put change", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: table.Replace}) })
+				r.do("Put change", func() error { return idx.Upsert(ctx, e, &table.UpsertOptions{Mode: aztables.UpdateModeReplace}) })
 			}
 			for i := 13; i < 16; i++ {
 				e := emp(depts[i%2], fmt.Sprintf("%06d", 300+i), "", "", "")
@@ -609,9 +609,9 @@ func RunUnderFaults(t *testing.T, env Env, svc func(t *testing.T, c *reqcount.Co
 			for i := 0; i < 40; i++ {
 				id := fmt.Sprintf("%06d", 700+i)
 				parent := &Staff{Meta: table.Meta{PartitionKey: "Sales", RowKey: id}, FirstName: "F", LastName: surnames[i%4]}
-				related := []batch.Op{batch.Upsert(parent, table.Replace)}
+				related := []batch.Op{batch.Upsert(parent, aztables.UpdateModeReplace)}
 				for _, year := range []string{"2010", "2011", "2012"} {
-					related = append(related, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: id + "_" + year}, EntityType: "Review", Rating: i % 5}, table.Replace))
+					related = append(related, batch.Upsert(&Review{Meta: table.Meta{PartitionKey: "Sales", RowKey: id + "_" + year}, EntityType: "Review", Rating: i % 5}, aztables.UpdateModeReplace))
 				}
 				r.do("related rows' transaction", func() error { _, err := batch.Submit(ctx, client, related, nil); return err })
 			}

@@ -126,8 +126,8 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	fresh := mk("new'one", 6)
 	oldTag := a.ETag
 	c.Reset()
-	res, err := submit(batch.Update(a, table.Merge), batch.Update(b, table.Replace).IfMatch(azcore.ETagAny),
-		batch.Upsert(q, table.Merge), batch.Upsert(qq, table.Replace), batch.Upsert(fresh, table.Replace))
+	res, err := submit(batch.Update(a, aztables.UpdateModeMerge), batch.Update(b, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny),
+		batch.Upsert(q, aztables.UpdateModeMerge), batch.Upsert(qq, aztables.UpdateModeReplace), batch.Upsert(fresh, aztables.UpdateModeReplace))
 	if err != nil {
 		t.Fatalf("updates and upserts on %q: %v after %d requests", pk, err, c.N())
 	}
@@ -162,7 +162,7 @@ func wireQuotedKeys(t *testing.T, env Env) {
 	stale.ETag = oldTag
 	q.Set("N", table.ValueOf(int32(10)))
 	c.Reset()
-	_, err = submit(batch.Upsert(q, table.Merge), batch.Update(stale, table.Merge))
+	_, err = submit(batch.Upsert(q, aztables.UpdateModeMerge), batch.Update(stale, aztables.UpdateModeMerge))
 	var te *batch.TransactionError
 	if !errors.As(err, &te) || te.Index != 1 || te.StatusCode != 412 || !table.Is(err, table.ErrPreconditionFailed) || c.N() != 1 {
 		t.Fatalf("stale update on a quoted key: %v after %d requests, want 412 at operation 1", err, c.N())
@@ -193,7 +193,7 @@ func wireWithoutPolicy(t *testing.T, env Env) {
 		t.Fatalf("add on a quoted key without the policy: %v after %d requests, want 1", err, c.N())
 	}
 	e.Set("N", table.ValueOf(int32(2)))
-	for _, op := range []batch.Op{batch.Upsert(e, table.Merge), batch.Update(e, table.Replace).IfMatch(azcore.ETagAny)} {
+	for _, op := range []batch.Op{batch.Upsert(e, aztables.UpdateModeMerge), batch.Update(e, aztables.UpdateModeReplace).IfMatch(azcore.ETagAny)} {
 		c.Reset()
 		var before int
 		if env.Fake != nil {
@@ -327,13 +327,13 @@ func wireDifferential(t *testing.T, env Env) {
 			case 0:
 				opsA, opsB = append(opsA, batch.Add(mk())), append(opsB, batch.Add(mk()))
 			case 1:
-				opsA, opsB = append(opsA, batch.Upsert(mk(), table.Merge)), append(opsB, batch.Upsert(mk(), table.Merge))
+				opsA, opsB = append(opsA, batch.Upsert(mk(), aztables.UpdateModeMerge)), append(opsB, batch.Upsert(mk(), aztables.UpdateModeMerge))
 			case 2:
-				opsA, opsB = append(opsA, batch.Upsert(mk(), table.Replace)), append(opsB, batch.Upsert(mk(), table.Replace))
+				opsA, opsB = append(opsA, batch.Upsert(mk(), aztables.UpdateModeReplace)), append(opsB, batch.Upsert(mk(), aztables.UpdateModeReplace))
 			case 3:
-				opsA, opsB = append(opsA, batch.Update(mk(), table.Merge).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), table.Merge).IfMatch(azcore.ETagAny))
+				opsA, opsB = append(opsA, batch.Update(mk(), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), aztables.UpdateModeMerge).IfMatch(azcore.ETagAny))
 			case 4:
-				opsA, opsB = append(opsA, batch.Update(mk(), table.Replace).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), table.Replace).IfMatch(azcore.ETagAny))
+				opsA, opsB = append(opsA, batch.Update(mk(), aztables.UpdateModeReplace).IfMatch(azcore.ETagAny)), append(opsB, batch.Update(mk(), aztables.UpdateModeReplace).IfMatch(azcore.ETagAny))
 			default:
 				opsA, opsB = append(opsA, batch.Delete(pk, rk)), append(opsB, batch.Delete(pk, rk))
 			}

@@ -130,19 +130,19 @@ func init() {
 
 		// batch
 		"batch.Submit": func(ctx context.Context, e *env) error {
-			_, err := batch.Submit(ctx, e.tbl, []batch.Op{batch.Upsert(emp(), table.Merge)}, nil)
+			_, err := batch.Submit(ctx, e.tbl, []batch.Op{batch.Upsert(emp(), aztables.UpdateModeMerge)}, nil)
 			return err
 		},
 		"batch.Transaction.Submit": func(ctx context.Context, e *env) error {
 			tx := batch.NewTransaction(nil)
-			if err := tx.Append(batch.Upsert(emp(), table.Merge)); err != nil {
+			if err := tx.Append(batch.Upsert(emp(), aztables.UpdateModeMerge)); err != nil {
 				return err
 			}
 			_, err := tx.Submit(ctx, e.tbl, nil)
 			return err
 		},
 		"batch.Writer.Write": func(ctx context.Context, e *env) error {
-			_, err := batch.NewWriter(e.tbl, &batch.WriterOptions{Logger: e.log, TracingProvider: e.tp}).Write(ctx, slices.Values([]batch.Op{batch.Upsert(emp(), table.Merge)}), nil)
+			_, err := batch.NewWriter(e.tbl, &batch.WriterOptions{Logger: e.log, TracingProvider: e.tp}).Write(ctx, slices.Values([]batch.Op{batch.Upsert(emp(), aztables.UpdateModeMerge)}), nil)
 			return err
 		},
 
@@ -258,7 +258,7 @@ func init() {
 		// accounts
 		"accounts.Router.CreateTable": func(ctx context.Context, e *env) error { return router(e).CreateTable(ctx, "proof", nil) },
 		"accounts.Router.Write": func(ctx context.Context, e *env) error {
-			_, err := router(e).Write(ctx, "proof", slices.Values([]batch.Op{batch.Upsert(emp(), table.Merge)}), nil)
+			_, err := router(e).Write(ctx, "proof", slices.Values([]batch.Op{batch.Upsert(emp(), aztables.UpdateModeMerge)}), nil)
 			return err
 		},
 		"accounts.Migration.MoveTable": func(ctx context.Context, e *env) error {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/internal/tablehook"
 	"github.com/tablekit/tablekit/table"
 )
@@ -31,11 +32,12 @@ type Table[T any] interface {
 	// under v's keys. A Merge body is refused for a type with encrypted
 	// fields (table.ErrMergeEncrypted). It puts a typed value into a
 	// transaction (batch.Raw) with the Table's encryption.
-	EncodeWrite(ctx context.Context, v *T, mode table.UpdateMode) ([]byte, error)
-	// WriteMode is the mode a write in mode sends, as the Table's Update
-	// and Upsert resolve it: mode, or for the zero mode the Table's
-	// default (Replace for a type with encrypted fields, else Merge).
-	WriteMode(mode table.UpdateMode) table.UpdateMode
+	EncodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error)
+	// WriteMode is the mode an Update or Upsert in mode sends, as the
+	// Table resolves it: mode, or for "" the Table's default (Replace for
+	// a type with encrypted fields, else Merge); any other value is an
+	// ErrBadOption.
+	WriteMode(mode aztables.UpdateMode) (aztables.UpdateMode, error)
 	// EncodeOnly is Encode restricted to the named properties: the
 	// projection that an index copy stores.
 	EncodeOnly(v *T, props map[string]bool) ([]byte, error)

@@ -1,4 +1,4 @@
-package blobstore_test
+package blobread_test
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/blobread"
 	"github.com/tablekit/tablekit/internal/gz"
 	"github.com/tablekit/tablekit/table"
 )
@@ -58,8 +58,8 @@ func TestReadPlainGzipAndBounds(t *testing.T) {
 	put("plain", plain, "")
 	put("encoded", zipped, gz.Encoding)
 	put("lost-properties", zipped, "")
-	read := func(name string, o *blobstore.ReadOptions) ([]byte, *blobstore.Blob, error) {
-		b, err := blobstore.Read(ctx, bc, "logs", name, o)
+	read := func(name string, o *blobread.Options) ([]byte, *blobread.Blob, error) {
+		b, err := blobread.Read(ctx, bc, "logs", name, o)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -71,22 +71,22 @@ func TestReadPlainGzipAndBounds(t *testing.T) {
 	if got, b, err := read("plain", nil); err != nil || !bytes.Equal(got, plain) || b.Gzip || b.ETag == "" {
 		t.Errorf("plain blob: %d bytes, gzip %v, ETag %q, %v; want it as stored", len(got), b != nil && b.Gzip, b.ETag, err)
 	}
-	if got, b, err := read("encoded", &blobstore.ReadOptions{MaxInflated: int64(len(plain))}); err != nil || !bytes.Equal(got, plain) || !b.Gzip {
+	if got, b, err := read("encoded", &blobread.Options{MaxInflated: int64(len(plain))}); err != nil || !bytes.Equal(got, plain) || !b.Gzip {
 		t.Errorf("gzip-encoded blob within its bound: %d bytes, %v; want the %d inflated", len(got), err, len(plain))
 	}
-	if _, _, err := read("encoded", &blobstore.ReadOptions{MaxInflated: int64(len(plain)) - 1}); !errors.Is(err, gz.ErrTooLarge) {
+	if _, _, err := read("encoded", &blobread.Options{MaxInflated: int64(len(plain)) - 1}); !errors.Is(err, gz.ErrTooLarge) {
 		t.Errorf("gzip-encoded blob past its bound: %v; want gz.ErrTooLarge", err)
 	}
-	if _, _, err := read("encoded", nil); !errors.Is(err, blobstore.ErrUnboundedGzip) {
+	if _, _, err := read("encoded", nil); !errors.Is(err, blobread.ErrUnboundedGzip) {
 		t.Errorf("gzip-encoded blob with no bound: %v; want ErrUnboundedGzip", err)
 	}
-	if got, _, err := read("lost-properties", &blobstore.ReadOptions{MaxInflated: 1 << 20}); err != nil || !bytes.Equal(got, zipped) {
+	if got, _, err := read("lost-properties", &blobread.Options{MaxInflated: 1 << 20}); err != nil || !bytes.Equal(got, zipped) {
 		t.Errorf("gzip bytes without Content-Encoding, no SniffGzip: %d bytes, %v; want them as stored", len(got), err)
 	}
-	if got, b, err := read("lost-properties", &blobstore.ReadOptions{MaxInflated: 1 << 20, SniffGzip: true}); err != nil || !bytes.Equal(got, plain) || !b.Gzip {
+	if got, b, err := read("lost-properties", &blobread.Options{MaxInflated: 1 << 20, SniffGzip: true}); err != nil || !bytes.Equal(got, plain) || !b.Gzip {
 		t.Errorf("gzip bytes without Content-Encoding, SniffGzip: %d bytes, %v; want them inflated", len(got), err)
 	}
-	if got, _, err := read("plain", &blobstore.ReadOptions{SniffGzip: true}); err != nil || !bytes.Equal(got, plain) {
+	if got, _, err := read("plain", &blobread.Options{SniffGzip: true}); err != nil || !bytes.Equal(got, plain) {
 		t.Errorf("plain blob with SniffGzip: %d bytes, %v; want it as stored", len(got), err)
 	}
 	for i, h := range ae.seen {
