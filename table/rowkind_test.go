@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tablekit/tablekit/fake"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -336,5 +337,57 @@ func TestOnlyKind(t *testing.T) {
 	}
 	if _, err := plain.Get(ctx, "p", "entry", nil); !errors.Is(err, table.ErrOtherRowKind) {
 		t.Fatalf("a plain Get of the entry: %v, want ErrOtherRowKind", err)
+	}
+}
+
+// fullEntity declares table.MaxUserProperties properties, the service's
+// limit besides PartitionKey, RowKey and Timestamp.
+type fullEntity struct {
+	table.Meta
+	P000, P001, P002, P003, P004, P005, P006, P007, P008, P009, P010, P011,
+	P012, P013, P014, P015, P016, P017, P018, P019, P020, P021, P022, P023,
+	P024, P025, P026, P027, P028, P029, P030, P031, P032, P033, P034, P035,
+	P036, P037, P038, P039, P040, P041, P042, P043, P044, P045, P046, P047,
+	P048, P049, P050, P051, P052, P053, P054, P055, P056, P057, P058, P059,
+	P060, P061, P062, P063, P064, P065, P066, P067, P068, P069, P070, P071,
+	P072, P073, P074, P075, P076, P077, P078, P079, P080, P081, P082, P083,
+	P084, P085, P086, P087, P088, P089, P090, P091, P092, P093, P094, P095,
+	P096, P097, P098, P099, P100, P101, P102, P103, P104, P105, P106, P107,
+	P108, P109, P110, P111, P112, P113, P114, P115, P116, P117, P118, P119,
+	P120, P121, P122, P123, P124, P125, P126, P127, P128, P129, P130, P131,
+	P132, P133, P134, P135, P136, P137, P138, P139, P140, P141, P142, P143,
+	P144, P145, P146, P147, P148, P149, P150, P151, P152, P153, P154, P155,
+	P156, P157, P158, P159, P160, P161, P162, P163, P164, P165, P166, P167,
+	P168, P169, P170, P171, P172, P173, P174, P175, P176, P177, P178, P179,
+	P180, P181, P182, P183, P184, P185, P186, P187, P188, P189, P190, P191,
+	P192, P193, P194, P195, P196, P197, P198, P199, P200, P201, P202, P203,
+	P204, P205, P206, P207, P208, P209, P210, P211, P212, P213, P214, P215,
+	P216, P217, P218, P219, P220, P221, P222, P223, P224, P225, P226, P227,
+	P228, P229, P230, P231, P232, P233, P234, P235, P236, P237, P238, P239,
+	P240, P241, P242, P243, P244, P245, P246, P247, P248, P249, P250, P251 string
+}
+
+// TestOnlyKindCountsTheMark: a pattern's rows carry TkKind, one property
+// more than T declares, so a type that fills the service's limit is
+// refused when a pattern claims its Table, before any request, while the
+// model's kind, which writes no mark, still takes it.
+func TestOnlyKindCountsTheMark(t *testing.T) {
+	svc := fake.NewTableService(nil)
+	client := svc.NewClient("full", nil)
+	claim := func(kind string) error {
+		tbl, err := table.New[fullEntity](client, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tableio.For(tbl).OnlyKind(kind)
+	}
+	if err := claim("log"); !errors.Is(err, table.ErrTooManyProperties) {
+		t.Fatalf("a pattern's kind over %d fields: %v, want ErrTooManyProperties", table.MaxUserProperties, err)
+	}
+	if err := claim(""); err != nil {
+		t.Fatalf("the model's kind over %d fields: %v, want nil", table.MaxUserProperties, err)
+	}
+	if n := svc.Total(); n != 0 {
+		t.Fatalf("%d requests, want 0", n)
 	}
 }

@@ -160,6 +160,14 @@ func (t *Table[T]) onlyKind(kind string) error {
 	if t.plan.raw {
 		return inputErr("OnlyKind", t.typeName(), "kind", ErrBadOption, "the raw view reads every row")
 	}
+	stored := len(t.plan.fields)
+	if t.plan.hasEncrypted() {
+		stored++ // the encryption envelope, as New counts it
+	}
+	if kind != "" && stored+1 > MaxUserProperties {
+		// The pattern's mark is one property more than T declares.
+		return inputErr("OnlyKind", t.typeName(), "", ErrTooManyProperties, "%d properties and %s, at most %d", stored, rowkind.Property, MaxUserProperties)
+	}
 	if t.kind.CompareAndSwap(nil, &kind) {
 		return nil
 	}
