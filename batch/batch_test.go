@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/wirepolicy"
 	"github.com/tablekit/tablekit/keys"
@@ -124,13 +125,13 @@ func TestTransactionBuilder(t *testing.T) {
 	if tx.Len() != 1 {
 		t.Fatal("a refused operation was kept")
 	}
-	for _, bad := range []batch.Op{{}, batch.Raw(batch.KindAdd, []byte(`{"RowKey":"x"}`), nil), batch.Raw(batch.KindAdd, []byte(`nope`), nil), batch.Delete("p", "r").IfMatch("")} {
+	for _, bad := range []batch.Op{{}, batchraw.Op(batch.KindAdd, []byte(`{"RowKey":"x"}`), nil), batchraw.Op(batch.KindAdd, []byte(`nope`), nil), batch.Delete("p", "r").IfMatch("")} {
 		if err := tx.Append(bad); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}
 	}
 	etag := azcore.ETag(`W/"x"`)
-	if err := tx.Append(batch.Raw(batch.KindUpdateMerge, []byte(`{"PartitionKey":"p","RowKey":"raw","A":1}`), &etag)); err != nil {
+	if err := tx.Append(batchraw.Op(batch.KindUpdateMerge, []byte(`{"PartitionKey":"p","RowKey":"raw","A":1}`), &etag)); err != nil {
 		t.Fatal(err)
 	}
 	acts := tx.Actions()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
+	"github.com/tablekit/tablekit/internal/batchhook"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -71,8 +72,8 @@ func (k Kind) action() aztables.TransactionType {
 }
 
 // Op is one operation of a transaction. Build it with Add, Upsert, Update,
-// Delete, DeleteValue or Raw; it is encoded (and its
-// value checked against the service's limits) when it joins a Transaction.
+// Delete or DeleteValue; it is encoded (and its value checked against the
+// service's limits) when it joins a Transaction.
 type Op struct {
 	Kind    Kind
 	value   any // pointer to a struct that embeds table.Meta, or nil
@@ -150,10 +151,15 @@ func Delete(partitionKey, rowKey string) Op {
 // DeleteValue removes v's entity only at the version v was read at.
 func DeleteValue(v any) Op { return Op{Kind: KindDelete, value: v, useETag: true} }
 
-// Raw is an operation on an entity already encoded as the service's JSON
-// (it must hold PartitionKey and RowKey). ifMatch guards updates and
-// deletes; nil means any version.
-func Raw(kind Kind, entity []byte, ifMatch *azcore.ETag) Op {
+func init() {
+	batchhook.Raw = func(kind int, entity []byte, ifMatch *azcore.ETag) any { return raw(Kind(kind), entity, ifMatch) }
+}
+
+// raw is an operation on an entity already encoded as the service's JSON
+// (it must hold PartitionKey and RowKey), which tablekit's own packages
+// build through internal/batchraw. ifMatch guards updates and deletes;
+// nil means any version.
+func raw(kind Kind, entity []byte, ifMatch *azcore.ETag) Op {
 	o := Op{Kind: kind, raw: entity}
 	if ifMatch != nil {
 		o.ifMatch, o.useETag = *ifMatch, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/table"
 )
@@ -31,9 +32,9 @@ func TestOperationKeysAreValidatedBeforeSending(t *testing.T) {
 		{"conditional delete, bad RowKey", batch.Delete("p", "r#1").IfMatch(etag), "RowKey"},
 		{"delete of a value, bad RowKey", batch.DeleteValue(&Event{Meta: table.Meta{PartitionKey: "p", RowKey: "r?1", ETag: etag}}), "RowKey"},
 		{"delete of a value, bad PartitionKey", batch.DeleteValue(&Event{Meta: table.Meta{PartitionKey: "p\\1", RowKey: "r", ETag: etag}}), "PartitionKey"},
-		{"raw add, bad RowKey", batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r/1"}`), nil), "RowKey"},
-		{"raw add, bad PartitionKey", batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"p#1","RowKey":"r"}`), nil), "PartitionKey"},
-		{"raw delete, bad RowKey", batch.Raw(batch.KindDelete, []byte(`{"PartitionKey":"p","RowKey":"r\u0001"}`), nil), "RowKey"},
+		{"raw add, bad RowKey", batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r/1"}`), nil), "RowKey"},
+		{"raw add, bad PartitionKey", batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":"p#1","RowKey":"r"}`), nil), "PartitionKey"},
+		{"raw delete, bad RowKey", batchraw.Op(batch.KindDelete, []byte(`{"PartitionKey":"p","RowKey":"r\u0001"}`), nil), "RowKey"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

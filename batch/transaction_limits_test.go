@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
 )
@@ -237,7 +238,7 @@ func TestWriterRefusesNegativeOptions(t *testing.T) {
 func TestZeroKindIsNoOperation(t *testing.T) {
 	svc, client := newFake(t, nil)
 	for _, k := range []batch.Kind{0, batch.KindDelete + 1} {
-		_, err := batch.Submit(t.Context(), client, []batch.Op{batch.Raw(k, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)}, nil)
+		_, err := batch.Submit(t.Context(), client, []batch.Op{batchraw.Op(k, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)}, nil)
 		if !errors.Is(err, batch.ErrBadOperation) {
 			t.Errorf("Kind %d: %v, want ErrBadOperation", int(k), err)
 		}
@@ -250,11 +251,11 @@ func TestZeroKindIsNoOperation(t *testing.T) {
 // A raw operation names the keys of its entity, as a typed one does; a
 // body that is not JSON names none, and is refused when appended.
 func TestRawOperationKeys(t *testing.T) {
-	op := batch.Raw(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"r","N":1}`), nil)
+	op := batchraw.Op(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"r","N":1}`), nil)
 	if op.PartitionKey() != "p" || op.RowKey() != "r" {
 		t.Errorf("raw op keys %q/%q, want p/r", op.PartitionKey(), op.RowKey())
 	}
-	bad := batch.Raw(batch.KindAdd, []byte(`not json`), nil)
+	bad := batchraw.Op(batch.KindAdd, []byte(`not json`), nil)
 	if bad.PartitionKey() != "" || bad.RowKey() != "" {
 		t.Errorf("keys of a body that is not JSON: %q/%q", bad.PartitionKey(), bad.RowKey())
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/seqs"
@@ -709,7 +710,7 @@ func extraAndRawChecked(t *testing.T, env backend) {
 		}
 		c.Reset()
 		body := []byte(`{"PartitionKey":"p","RowKey":"r",` + strings.TrimPrefix(string(mustEncodeExtra(tc.v)), "{"))
-		_, err = batch.Submit(ctx, client, []batch.Op{batch.Raw(batch.KindUpsertReplace, body, nil)}, nil)
+		_, err = batch.Submit(ctx, client, []batch.Op{batchraw.Op(batch.KindUpsertReplace, body, nil)}, nil)
 		if !errors.As(err, &ie) || !errors.Is(err, tc.rule) || c.N() != 0 {
 			t.Errorf("raw batch %s: %v after %d requests, want %v before any", tc.name, err, c.N(), tc.rule)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/sas"
 	"github.com/tablekit/tablekit/table"
@@ -54,7 +55,7 @@ func runSAS(t *testing.T, env backend) {
 	// does not (a delete, without d) refuses the whole request with 403,
 	// and nothing of it is written.
 	newAlice := func(rk string) batch.Op {
-		return batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"alice","RowKey":"`+rk+`"}`), nil)
+		return batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":"alice","RowKey":"`+rk+`"}`), nil)
 	}
 	_, err = batch.Submit(ctx, scoped, []batch.Op{newAlice("b1"), newAlice("b2")}, nil)
 	switch {

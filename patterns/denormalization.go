@@ -7,6 +7,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/table"
@@ -83,7 +84,7 @@ func (d *Denormalized[S, D]) Update(ctx context.Context, src *S, targetRowKeys [
 			return err
 		}
 		exists := azcore.ETagAny
-		if err := tx.Append(batch.Raw(batch.KindUpdateMerge, body, &exists)); err != nil {
+		if err := tx.Append(batchraw.Op(batch.KindUpdateMerge, body, &exists)); err != nil {
 			return err
 		}
 	}

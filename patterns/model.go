@@ -18,6 +18,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/table"
 )
@@ -524,7 +525,7 @@ func (m *Model[T]) primaryOp(ctx context.Context, kind batch.Kind, v *T, ifMatch
 	if err != nil {
 		return batch.Op{}, err
 	}
-	return batch.Raw(kind, body, ifMatch), nil
+	return batchraw.Op(kind, body, ifMatch), nil
 }
 
 // check validates v as a primary of the model for op: its keys composed

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/svcanswer"
 	"github.com/tablekit/tablekit/internal/tableio"
 	"github.com/tablekit/tablekit/ledger"
@@ -669,7 +670,7 @@ func TestModelLoadKeepsAListOperationThatPassesTheRequestLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tx.Append(batch.Raw(batch.KindAdd, body, nil)); err != nil {
+			if err := tx.Append(batchraw.Op(batch.KindAdd, body, nil)); err != nil {
 				t.Fatalf("the entities alone do not fit one transaction: %v", err)
 			}
 		}

@@ -19,8 +19,8 @@ import (
 // checked, and the encrypted fields sealed under v's keys. A Merge body is
 // refused for a type with encrypted fields (ErrMergeEncrypted), as Update
 // and Upsert refuse it. Use it to put a typed value into a transaction
-// (batch.Raw) with t's encryption. mode is the mode of the write the body
-// is for.
+// (internal/batchraw) with t's encryption. mode is the mode of the write
+// the body is for.
 func (t *Table[T]) encodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error) {
 	wire, _, err := t.encodeFor(ctx, "EncodeWrite", v, mode)
 	return wire, err

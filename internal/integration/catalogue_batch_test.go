@@ -13,6 +13,7 @@ import (
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/poisonq"
 	"github.com/tablekit/tablekit/keys"
@@ -34,7 +35,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 	// raw is a raw operation on (pk, rk) whose entity carries a string
 	// property of pad characters.
 	raw := func(kind batch.Kind, pk, rk string, pad int) batch.Op {
-		return batch.Raw(kind, []byte(fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q,"S":%q}`, pk, rk, strings.Repeat("x", pad))), nil)
+		return batchraw.Op(kind, []byte(fmt.Sprintf(`{"PartitionKey":%q,"RowKey":%q,"S":%q}`, pk, rk, strings.Repeat("x", pad))), nil)
 	}
 	// bigRaw is a raw entity within every per-entity limit (14 strings of
 	// 30,000 characters, 840,000 bytes as the service counts) whose JSON
@@ -47,7 +48,7 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 			fmt.Fprintf(&b, `,"S%02d":"%s"`, i, strings.Repeat(`\u003c`, 30000))
 		}
 		b.WriteString("}")
-		return batch.Raw(batch.KindAdd, []byte(b.String()), nil)
+		return batchraw.Op(batch.KindAdd, []byte(b.String()), nil)
 	}
 	var wb strings.Builder
 	wb.WriteString(`{"PartitionKey":"p","RowKey":"r"`)
@@ -69,18 +70,18 @@ func batchAndMessageCases(t *testing.T, env *catalogueEnv) []badCase {
 		{"batch: value that is not a pointer", table.ErrNotStructPointer, submit(batch.Add(Employee{Meta: table.Meta{PartitionKey: "p", RowKey: "r"}})), opAt(0, nil)},
 		{"batch: Update of a value without an ETag", table.ErrNoETag, submit(batch.Update(e("p", "r"), aztables.UpdateModeMerge)), opAt(0, inputField(table.ErrNoETag, "ETag"))},
 		{"batch: Delete with an empty IfMatch", table.ErrNoETag, submit(batch.Delete("p", "r").IfMatch("")), opAt(0, inputField(table.ErrNoETag, "IfMatch"))},
-		{"batch: operation of an unknown kind", batch.ErrBadOperation, submit(batch.Raw(batch.Kind(99), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)), opAt(0, nil)},
-		{"batch: raw entity that is not JSON", table.ErrInvalidValue, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":`), nil)), opAt(0, inputRule(table.ErrInvalidValue))},
-		{"batch: raw entity with a slash in its PartitionKey", keys.ErrForbiddenChar, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"a/b","RowKey":"r"}`), nil)), opAt(0, validation("PartitionKey"))},
-		{"raw batch: bad property name", keys.ErrInvalidName, submit(batch.Raw(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r","a b":1}`), nil)), opAt(0, inputRule(keys.ErrInvalidName))},
+		{"batch: operation of an unknown kind", batch.ErrBadOperation, submit(batchraw.Op(batch.Kind(99), []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)), opAt(0, nil)},
+		{"batch: raw entity that is not JSON", table.ErrInvalidValue, submit(batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":`), nil)), opAt(0, inputRule(table.ErrInvalidValue))},
+		{"batch: raw entity with a slash in its PartitionKey", keys.ErrForbiddenChar, submit(batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":"a/b","RowKey":"r"}`), nil)), opAt(0, validation("PartitionKey"))},
+		{"raw batch: bad property name", keys.ErrInvalidName, submit(batchraw.Op(batch.KindAdd, []byte(`{"PartitionKey":"p","RowKey":"r","a b":1}`), nil)), opAt(0, inputRule(keys.ErrInvalidName))},
 		{"raw batch: string over 32 K UTF-16 units", table.ErrStringTooLong, submit(raw(batch.KindUpsertReplace, "p", "r", 32*1024+1)), opAt(0, inputField(table.ErrStringTooLong, "S"))},
-		{"raw batch: 253 properties", table.ErrTooManyProperties, submit(batch.Raw(batch.KindAdd, wideRaw, nil)), opAt(0, inputRule(table.ErrTooManyProperties))},
-		{"raw batch: DateTime before 1601", table.ErrValueOutOfRange, submit(batch.Raw(batch.KindUpsertMerge,
+		{"raw batch: 253 properties", table.ErrTooManyProperties, submit(batchraw.Op(batch.KindAdd, wideRaw, nil)), opAt(0, inputRule(table.ErrTooManyProperties))},
+		{"raw batch: DateTime before 1601", table.ErrValueOutOfRange, submit(batchraw.Op(batch.KindUpsertMerge,
 			[]byte(`{"PartitionKey":"p","RowKey":"r","T":"1600-01-01T00:00:00Z","T@odata.type":"Edm.DateTime"}`), nil)), opAt(0, inputField(table.ErrValueOutOfRange, "T"))},
 		{"raw batch: empty PartitionKey", table.ErrEmptyPartitionKey, submit(raw(batch.KindAdd, "", "r", 0)), opAt(0, nil)},
 		{"batch: Delete with a number sign in its RowKey", keys.ErrForbiddenChar, submit(batch.Delete("p", "a#b")), opAt(0, validation("RowKey"))},
 		{"batch: single quote in the key of an upsert, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batch.Upsert(e("O'Brien", "r"), aztables.UpdateModeReplace)), opAt(0, nil)},
-		{"batch: single quote in the key of a raw merge, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batch.Raw(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"O'Brien"}`), nil)), opAt(0, nil)},
+		{"batch: single quote in the key of a raw merge, client without tablekit's policy", batch.ErrQuoteInKey, submitPlain(batchraw.Op(batch.KindUpsertMerge, []byte(`{"PartitionKey":"p","RowKey":"O'Brien"}`), nil)), opAt(0, nil)},
 		{"batch: control character in the second operation's RowKey", keys.ErrControlChar, submit(batch.Add(e("p", "1")), batch.Add(e("p", "2\x00"))), opAt(1, nil)},
 		{"raw batch: two PartitionKeys", batch.ErrMixedPartitions, submit(raw(batch.KindAdd, "a", "1", 0), raw(batch.KindAdd, "b", "1", 0)), opAt(1, nil)},
 		{"raw batch: a RowKey twice", batch.ErrDuplicateRowKey, submit(raw(batch.KindAdd, "a", "1", 0), raw(batch.KindUpsertMerge, "a", "1", 0)), opAt(1, nil)},

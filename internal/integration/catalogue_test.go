@@ -17,6 +17,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/eventstream"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/batchraw"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/tableio"
@@ -250,7 +251,7 @@ func TestBadInputCatalogue(t *testing.T) {
 			return err
 		}},
 		{"raw entity without keys", table.ErrInvalidValue, func(ctx context.Context) error {
-			_, err := batch.Submit(ctx, tc, []batch.Op{batch.Raw(batch.KindAdd, []byte(`{"Name":"x"}`), nil)}, nil)
+			_, err := batch.Submit(ctx, tc, []batch.Op{batchraw.Op(batch.KindAdd, []byte(`{"Name":"x"}`), nil)}, nil)
 			return err
 		}},
 		// messages

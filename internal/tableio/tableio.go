@@ -31,7 +31,7 @@ type Table[T any] interface {
 	// into v's Meta, every limit checked, and the encrypted fields sealed
 	// under v's keys. A Merge body is refused for a type with encrypted
 	// fields (table.ErrMergeEncrypted). It puts a typed value into a
-	// transaction (batch.Raw) with the Table's encryption.
+	// transaction (internal/batchraw) with the Table's encryption.
 	EncodeWrite(ctx context.Context, v *T, mode aztables.UpdateMode) ([]byte, error)
 	// WriteMode is the mode an Update or Upsert in mode sends, as the
 	// Table resolves it: mode, or for "" the Table's default (Replace for
