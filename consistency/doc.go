@@ -2,7 +2,7 @@
 // eventually consistent through a queue: the guide's "Eventually consistent
 // transactions pattern" as a library
 // (https://learn.microsoft.com/azure/storage/tables/table-storage-design-patterns#eventually-consistent-transactions-pattern).
-// A Sender puts a typed Envelope (type with a version, idempotency key,
+// A Sender puts a typed message (type with a version, idempotency key,
 // first-enqueued time, payload; a payload over 64 KiB goes to a blob
 // through a BlobStore, which blobstore.New makes of an *azblob.Client) on an
 // Azure queue; a Worker dequeues in batches of up to 32, runs the handler

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/keyrules"
 	"github.com/tablekit/tablekit/internal/msgtype"
 	"github.com/tablekit/tablekit/internal/redact"
@@ -46,29 +47,6 @@ var (
 	ErrBadOption = errors.New("consistency: option out of range")
 )
 
-// Envelope is what a message carries, as JSON in the queue's text.
-type Envelope struct {
-	// Type names the handler, with a version: "archive.v1".
-	Type string `json:"type"`
-	// Key identifies the work, so handlers can be idempotent and logs can
-	// follow it: the same key may be delivered more than once.
-	Key string `json:"key"`
-	// Enqueued is when the message was first sent.
-	Enqueued time.Time `json:"enqueued"`
-	// Payload is the message's data, or empty when it lives in PayloadBlob.
-	Payload json.RawMessage `json:"payload,omitempty"`
-	// PayloadBlob holds a payload too large for the message.
-	PayloadBlob *BlobRef `json:"payloadBlob,omitempty"`
-	// LastError is the error of the previous attempt, if it failed.
-	LastError string `json:"lastError,omitempty"`
-}
-
-// BlobRef names a blob.
-type BlobRef struct {
-	Container string `json:"container"`
-	Name      string `json:"name"`
-}
-
 // checkType refuses a message type that is not name.vN.
 func checkType(t string) error {
 	if !msgtype.Valid(t) {
@@ -81,20 +59,16 @@ func checkType(t string) error {
 func xmlLen(s string) int { return msgtype.XMLLen(s) }
 
 // encode renders an envelope as message text, or reports that it is too large.
-func (e *Envelope) encode() (string, error) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return "", err
+func encode(e *envelope.Envelope) (string, error) {
+	s, fits, err := e.Text()
+	if err == nil && !fits {
+		err = ErrMessageTooLarge
 	}
-	s := string(b)
-	if xmlLen(s) > maxMessageBytes {
-		return s, ErrMessageTooLarge
-	}
-	return s, nil
+	return s, err
 }
 
-func decodeEnvelope(text string) (*Envelope, error) {
-	var e Envelope
+func decodeEnvelope(text string) (*envelope.Envelope, error) {
+	var e envelope.Envelope
 	if err := json.Unmarshal([]byte(text), &e); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -138,7 +112,7 @@ func NewSender(queue Queue, opts *SenderOptions) *Sender {
 }
 
 // envelope checks a message's type and key and wraps its payload.
-func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
+func (s *Sender) envelope(msgType, key string, payload any) (*envelope.Envelope, error) {
 	if err := checkType(msgType); err != nil {
 		return nil, err
 	}
@@ -153,7 +127,7 @@ func (s *Sender) envelope(msgType, key string, payload any) (*Envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadPayload, err)
 	}
-	return &Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
+	return &envelope.Envelope{Type: msgType, Key: key, Enqueued: s.opts.Now().UTC(), Payload: raw}, nil
 }
 
 // Send enqueues payload (any JSON-encodable value) under msgType and key:
@@ -165,7 +139,7 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 		return err
 	}
 	raw := env.Payload
-	text, err := env.encode()
+	text, err := encode(env)
 	if errors.Is(err, ErrMessageTooLarge) {
 		if s.opts.Blobs == nil {
 			return err
@@ -175,12 +149,12 @@ func (s *Sender) Send(ctx context.Context, msgType, key string, payload any, o *
 		}
 		var rnd [8]byte
 		_, _ = rand.Read(rnd[:])
-		ref := &BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
+		ref := &envelope.BlobRef{Container: s.opts.Container, Name: msgType + "/" + hex.EncodeToString(rnd[:])}
 		if err := s.opts.Blobs.Put(ctx, ref.Container, ref.Name, raw); err != nil {
 			return redact.Error(fmt.Errorf("consistency: payload blob: %w", err))
 		}
 		env.Payload, env.PayloadBlob = nil, ref
-		text, err = env.encode()
+		text, err = encode(env)
 	}
 	if err != nil {
 		return err
@@ -209,7 +183,7 @@ func (s *Sender) sendAround(ctx context.Context, msgType, key string, payload an
 	if err != nil {
 		return err
 	}
-	text, err := env.encode()
+	text, err := encode(env)
 	if err != nil {
 		return err
 	}

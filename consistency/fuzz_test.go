@@ -16,7 +16,7 @@ func FuzzEnvelope(f *testing.F) {
 		if err != nil {
 			return // refused before sending
 		}
-		msg, err := env.encode()
+		msg, err := encode(env)
 		if err != nil {
 			return // too large
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/trace"
 	"github.com/tablekit/tablekit/table"
 )
@@ -55,12 +56,12 @@ func TestMoverSpans(t *testing.T) {
 	if err != nil || len(resp.Messages) != 1 {
 		t.Fatal(resp, err)
 	}
-	var env consistency.Envelope
+	var env envelope.Envelope
 	if err := json.Unmarshal([]byte(*resp.Messages[0].MessageText), &env); err != nil {
 		t.Fatal(err)
 	}
 	before := len(rec.Spans())
-	if err := mover.Process(ctx, &consistency.Message{Envelope: env}); err != nil {
+	if err := mover.Process(ctx, &consistency.Message{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload}); err != nil {
 		t.Fatal(err)
 	}
 	spans := rec.Spans()

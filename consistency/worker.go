@@ -16,15 +16,46 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/tracing"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/redact"
 	"github.com/tablekit/tablekit/internal/trace"
 )
 
 // Message is a dequeued message handed to a handler.
 type Message struct {
-	Envelope
-	ID           string
+	// Type names the handler, with a version: "archive.v1".
+	Type string
+	// Key identifies the work, so handlers can be idempotent and logs can
+	// follow it: the same key may be delivered more than once.
+	Key string
+	// Enqueued is when the message was first sent.
+	Enqueued time.Time
+	// Payload is the message's data as JSON (read with Decode); a payload
+	// the Sender kept in a blob is read into it before the handler runs.
+	Payload json.RawMessage
+	// LastError is the error of the previous attempt, if it failed.
+	LastError string
+	// ID is the queue's id of the message.
+	ID string
+	// DequeueCount is how many times the message has been delivered,
+	// this delivery included.
 	DequeueCount int64
+
+	// blob names the blob that keeps the payload, when the Sender put it
+	// in one.
+	blob *envelope.BlobRef
+}
+
+// newMessage is the message a handler sees for env, dequeued as id.
+func newMessage(env *envelope.Envelope, id string, dequeues int64) *Message {
+	return &Message{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload,
+		LastError: env.LastError, ID: id, DequeueCount: dequeues, blob: env.PayloadBlob}
+}
+
+// envelope is m as the queue carries it.
+func (m *Message) envelope() envelope.Envelope {
+	return envelope.Envelope{Type: m.Type, Key: m.Key, Enqueued: m.Enqueued, Payload: m.Payload,
+		PayloadBlob: m.blob, LastError: m.LastError}
 }
 
 // Decode unmarshals the payload into v.
@@ -648,7 +679,7 @@ func derefInt(p *int64) int64 {
 // process handles one held message: it renews the message's visibility
 // from its dequeue, waits for a handler slot, runs the handler, and deletes,
 // retries or poisons the message, or reports that its claim was lost.
-func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) {
+func (w *Worker) process(ctx context.Context, dm *azqueue.DequeuedMessage, env *envelope.Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) {
 	ctx, end := w.tracer.Start(ctx, "Worker.handle", trace.Attr(trace.AttrQueue, w.queueName))
 	msgType, disposition, err := w.handle(ctx, dm, env, derr, dequeued, failed, slots)
 	w.opts.TracingProvider.NewTracer(trace.Module, "").SpanFromContext(ctx).SetAttributes(
@@ -664,15 +695,14 @@ const attrDisposition = "tablekit.disposition"
 // why it has none, it returns the message's type, what became of it, and
 // the error that made it fail. A message of a HandleBatch type comes here
 // only to be poisoned, past MaxDequeues.
-func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) (string, string, error) {
+func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *envelope.Envelope, derr error, dequeued time.Time, failed *tally, slots *slots) (string, string, error) {
 	c := w.newClaim(ctx, dm)
 	defer c.end()
-	msg := &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}
 	if derr != nil {
-		w.toPoison(ctx, failed, msg, c, derr)
+		w.toPoison(ctx, failed, &Message{ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}, c, derr)
 		return "", "poisoned", derr
 	}
-	msg.Envelope = *env
+	msg := newMessage(env, c.id, derefInt(dm.DequeueCount))
 	h := w.handler(env.Type)
 	if bh := w.batcher(env.Type); h == nil && bh != nil {
 		// Registered after the dequeue sorted the message: a batch of one.
@@ -719,7 +749,6 @@ func (w *Worker) handle(ctx context.Context, dm *azqueue.DequeuedMessage, env *E
 // other, or reports that the claim was lost or the handler abandoned by
 // shutdown. It returns what became of the message.
 func (w *Worker) outcome(ctx context.Context, failed *tally, msg *Message, c *claim, err error) string {
-	env := &msg.Envelope
 	var perm permanent
 	switch {
 	case c.lostErr() != nil:
@@ -741,11 +770,11 @@ func (w *Worker) outcome(ctx context.Context, failed *tally, msg *Message, c *cl
 			// since handlers converge.
 			w.log.WarnContext(ctx, "tablekit: delete of a processed message failed", "id", c.id, "err", redact.Error(derr))
 		}
-		if env.PayloadBlob != nil && w.opts.Blobs != nil {
-			_ = w.opts.Blobs.Delete(ctx, env.PayloadBlob.Container, env.PayloadBlob.Name)
+		if msg.blob != nil && w.opts.Blobs != nil {
+			_ = w.opts.Blobs.Delete(ctx, msg.blob.Container, msg.blob.Name)
 		}
 		w.count(func(s *Stats) { s.Processed++ })
-		w.log.DebugContext(ctx, "tablekit: processed", "type", env.Type, "key", env.Key, "id", c.id)
+		w.log.DebugContext(ctx, "tablekit: processed", "type", msg.Type, "key", msg.Key, "id", c.id)
 		if w.opts.OnProcessed != nil {
 			w.notify(ctx, "OnProcessed", func() { w.opts.OnProcessed(msg) })
 		}
@@ -774,13 +803,13 @@ func (w *Worker) run(ctx context.Context, h Handler, msg *Message) error {
 
 // payload reads into msg a payload its sender kept in a blob.
 func (w *Worker) payload(ctx context.Context, msg *Message) error {
-	if msg.PayloadBlob == nil {
+	if msg.blob == nil {
 		return nil
 	}
 	if w.opts.Blobs == nil {
-		return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.PayloadBlob.Container, msg.PayloadBlob.Name))
+		return Permanent(fmt.Errorf("consistency: payload in blob %s/%s and no Blobs configured", msg.blob.Container, msg.blob.Name))
 	}
-	raw, err := w.opts.Blobs.Get(ctx, msg.PayloadBlob.Container, msg.PayloadBlob.Name)
+	raw, err := w.opts.Blobs.Get(ctx, msg.blob.Container, msg.blob.Name)
 	if err != nil {
 		return fmt.Errorf("consistency: payload blob: %w", err)
 	}
@@ -873,30 +902,20 @@ func (w *Worker) retry(ctx context.Context, failed *tally, msg *Message, c *clai
 	if ctx.Err() != nil {
 		return // shutting down: the message reappears after its visibility timeout
 	}
-	env := msg.Envelope
+	env := msg.envelope()
 	if env.PayloadBlob != nil {
 		env.Payload = nil
 	}
 	env.LastError = truncate(failureText(herr), 4096)
-	text, err := env.encode()
+	text, err := encode(&env)
 	if err != nil {
-		text, _ = (&Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob}).encode()
+		text, _ = encode(&envelope.Envelope{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload, PayloadBlob: env.PayloadBlob})
 	}
 	secs := int32(w.opts.Backoff(msg.DequeueCount) / time.Second)
 	_ = c.settle(ctx, func(receipt string) error {
 		_, err := w.queue.UpdateMessage(ctx, c.id, receipt, text, &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(secs)})
 		return err
 	})
-}
-
-// PoisonRecord is what the poison queue receives.
-type PoisonRecord struct {
-	MessageID    string    `json:"messageId"`
-	DequeueCount int64     `json:"dequeueCount"`
-	Error        string    `json:"error"`
-	PoisonedAt   time.Time `json:"poisonedAt"`
-	Envelope     *Envelope `json:"envelope,omitempty"` // when the message was an envelope
-	Raw          string    `json:"raw,omitempty"`      // otherwise, its text (truncated)
 }
 
 // toPoison copies the message to the poison queue, then deletes it. A crash
@@ -907,9 +926,9 @@ func (w *Worker) toPoison(ctx context.Context, failed *tally, msg *Message, c *c
 	// Redacted once, here: the poison record, the report, the log and
 	// OnPoisoned all get this one.
 	cause = redact.Error(cause)
-	rec := PoisonRecord{MessageID: c.id, DequeueCount: msg.DequeueCount, Error: truncate(failureText(cause), 4096), PoisonedAt: time.Now().UTC()}
+	rec := envelope.PoisonRecord{MessageID: c.id, DequeueCount: msg.DequeueCount, Error: truncate(failureText(cause), 4096), PoisonedAt: time.Now().UTC()}
 	if msg.Type != "" {
-		env := msg.Envelope
+		env := msg.envelope()
 		rec.Envelope = &env
 	} else {
 		rec.Raw = text

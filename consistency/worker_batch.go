@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/trace"
 )
 
@@ -53,10 +54,10 @@ type batchItem struct {
 
 // hold claims dm, a message of a HandleBatch type with its envelope env,
 // and renews its visibility from its dequeue (sent) until it is settled.
-func (w *Worker) hold(ctx context.Context, dm *azqueue.DequeuedMessage, env *Envelope, sent time.Time) batchItem {
+func (w *Worker) hold(ctx context.Context, dm *azqueue.DequeuedMessage, env *envelope.Envelope, sent time.Time) batchItem {
 	c := w.newClaim(ctx, dm)
 	c.renew(ctx, sent)
-	return batchItem{&Message{Envelope: *env, ID: c.id, DequeueCount: derefInt(dm.DequeueCount)}, c}
+	return batchItem{newMessage(env, c.id, derefInt(dm.DequeueCount)), c}
 }
 
 // processBatch waits for the handler slots of held (slots.weight), the

@@ -19,6 +19,7 @@ import (
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/consistency/blobstore"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/table"
 )
 
@@ -182,7 +183,7 @@ func TestBackoffGrowsAndLastErrorTravels(t *testing.T) {
 	if len(d.Messages) != 1 {
 		t.Fatal("not poisoned")
 	}
-	var rec consistency.PoisonRecord
+	var rec envelope.PoisonRecord
 	_ = json.Unmarshal([]byte(*d.Messages[0].MessageText), &rec)
 	if !strings.Contains(rec.Error, "boom 3") || rec.DequeueCount != 4 {
 		t.Fatalf("poison record: %+v", rec)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -220,12 +221,13 @@ func TestModelProcessBatchKeepsFailuresToTheirMessages(t *testing.T) {
 		if err != nil || len(dm.Messages) != 1 {
 			t.Fatalf("dequeue: %v (%d messages)", err, len(dm.Messages))
 		}
-		var good consistency.Message
-		if err := json.Unmarshal([]byte(*dm.Messages[0].MessageText), &good.Envelope); err != nil {
+		var env envelope.Envelope
+		if err := json.Unmarshal([]byte(*dm.Messages[0].MessageText), &env); err != nil {
 			t.Fatal(err)
 		}
-		other := consistency.Message{Envelope: consistency.Envelope{Type: "archive.v1", Key: "k", Payload: good.Payload}}
-		garbled := consistency.Message{Envelope: consistency.Envelope{Type: b.m.MessageType(), Key: "k", Payload: json.RawMessage(`{"rows": 7}`)}}
+		good := consistency.Message{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload}
+		other := consistency.Message{Type: "archive.v1", Key: "k", Payload: good.Payload}
+		garbled := consistency.Message{Type: b.m.MessageType(), Key: "k", Payload: json.RawMessage(`{"rows": 7}`)}
 		errs := b.m.ProcessBatch(ctx, []*consistency.Message{&other, &good, &garbled})
 		if len(errs) != 3 || errs[0] == nil || errs[1] != nil || errs[2] == nil {
 			t.Fatalf("errors %v: want the foreign and the garbled message refused and the model's own applied", errs)
@@ -234,7 +236,7 @@ func TestModelProcessBatchKeepsFailuresToTheirMessages(t *testing.T) {
 
 		// Through the queue: the garbled message is poisoned on its first
 		// delivery, the next Add's message is applied beside it.
-		text, err := json.Marshal(garbled.Envelope)
+		text, err := json.Marshal(envelope.Envelope{Type: garbled.Type, Key: garbled.Key, Payload: garbled.Payload})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -268,12 +268,12 @@ func TestModelHandleRefusesAnotherType(t *testing.T) {
 	if err := x.m.Add(t.Context(), staffOf("Sales", 1, "A", "B", "c@contoso.com"), nil); err != nil {
 		t.Fatal(err)
 	}
-	err := x.m.Process(t.Context(), &consistency.Message{Envelope: consistency.Envelope{Type: "tablekit.model.other.v1", Payload: []byte(`{"rows":[]}`)}})
+	err := x.m.Process(t.Context(), &consistency.Message{Type: "tablekit.model.other.v1", Payload: []byte(`{"rows":[]}`)})
 	if !errors.Is(err, patterns.ErrBadDefinition) {
 		t.Fatalf("Handle of another type: %v, want ErrBadDefinition", err)
 	}
 	// A payload that is no model message is refused too.
-	if err := x.m.Process(t.Context(), &consistency.Message{Envelope: consistency.Envelope{Type: x.m.MessageType(), Payload: []byte(`[`)}}); err == nil {
+	if err := x.m.Process(t.Context(), &consistency.Message{Type: x.m.MessageType(), Payload: []byte(`[`)}); err == nil {
 		t.Fatal("Handle of a malformed payload succeeded")
 	}
 }

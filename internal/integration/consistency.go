@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/batch"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/reqcount"
 	"github.com/tablekit/tablekit/internal/seqs"
 	"github.com/tablekit/tablekit/internal/testenv"
@@ -215,7 +216,7 @@ func RunConsistency(t *testing.T, env Env) {
 		}
 		reasons := map[string]string{}
 		for _, m := range d.Messages {
-			var rec consistency.PoisonRecord
+			var rec envelope.PoisonRecord
 			if err := json.Unmarshal([]byte(*m.MessageText), &rec); err != nil {
 				t.Fatal(err)
 			}
@@ -289,7 +290,7 @@ func RunConsistency(t *testing.T, env Env) {
 				break
 			}
 			for _, m := range d.Messages {
-				var rec consistency.PoisonRecord
+				var rec envelope.PoisonRecord
 				_ = json.Unmarshal([]byte(*m.MessageText), &rec)
 				if rec.Envelope == nil || rec.Envelope.Type != "nobody.v1" {
 					t.Fatalf("unexpected poison record: %s", *m.MessageText)

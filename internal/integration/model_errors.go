@@ -135,7 +135,7 @@ func RunModelErrorNames(t *testing.T, env Env) {
 	// A value too long for any key.
 	long := strings.Repeat("x", 2000)
 	msg := func(payload string) *consistency.Message {
-		return &consistency.Message{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: json.RawMessage(payload)}}
+		return &consistency.Message{Type: m.MessageType(), Key: "k", Payload: json.RawMessage(payload)}
 	}
 	row := `{"rows":[{"pk":"Sales","rk":"empid_000001"}]}`
 	first := func(seq func(func(*DirEmp, error) bool)) error {
@@ -257,7 +257,7 @@ func RunModelErrorNames(t *testing.T, env Env) {
 		{call{"Model.Resume", "the service failing", func(ctx context.Context) error { return m.Resume(ctx, "email", nil) }}, true},
 		{call{"Model.IndexStatus", "the service failing", func(ctx context.Context) error { _, err := m.IndexStatus(ctx, "email", nil); return err }}, true},
 		{call{"Model.Process", "another type's message", func(ctx context.Context) error {
-			return m.Process(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: "other.v1", Key: "k", Payload: json.RawMessage(row)}})
+			return m.Process(ctx, &consistency.Message{Type: "other.v1", Key: "k", Payload: json.RawMessage(row)})
 		}}, false},
 		{call{"Model.Process", "the service failing", func(ctx context.Context) error { return m.Process(ctx, msg(row)) }}, true},
 		{call{"Model.ProcessBatch", "the service failing", func(ctx context.Context) error {

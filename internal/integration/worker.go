@@ -16,15 +16,16 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
+	"github.com/tablekit/tablekit/internal/envelope"
 )
 
 // quiet discards a worker's logs in cases that fail handlers on purpose.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // poisonRecords reads every record of a poison queue.
-func poisonRecords(t *testing.T, poison *azqueue.QueueClient) []consistency.PoisonRecord {
+func poisonRecords(t *testing.T, poison *azqueue.QueueClient) []envelope.PoisonRecord {
 	t.Helper()
-	var out []consistency.PoisonRecord
+	var out []envelope.PoisonRecord
 	for {
 		d, err := poison.DequeueMessages(t.Context(), &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(32)), VisibilityTimeout: to.Ptr(int32(60))})
 		if err != nil {
@@ -34,7 +35,7 @@ func poisonRecords(t *testing.T, poison *azqueue.QueueClient) []consistency.Pois
 			return out
 		}
 		for _, m := range d.Messages {
-			var rec consistency.PoisonRecord
+			var rec envelope.PoisonRecord
 			if err := json.Unmarshal([]byte(*m.MessageText), &rec); err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
-	"github.com/tablekit/tablekit/internal/msgtype"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/internal/redact"
 )
 
@@ -55,7 +55,7 @@ type Poisoned struct {
 	// ID is the poison queue's id of this message (not the original's).
 	ID string
 	// Record is what the worker recorded; nil when Text is not a record.
-	Record *consistency.PoisonRecord
+	Record *envelope.PoisonRecord
 	// Text is the message's text as stored.
 	Text string
 }
@@ -85,7 +85,7 @@ func (p *Poisoned) original() (string, bool, error) {
 
 func poisoned(id, text string) Poisoned {
 	p := Poisoned{ID: id, Text: text}
-	var rec consistency.PoisonRecord
+	var rec envelope.PoisonRecord
 	if json.Unmarshal([]byte(text), &rec) == nil && rec.MessageID != "" {
 		p.Record = &rec
 	}
@@ -94,16 +94,12 @@ func poisoned(id, text string) Poisoned {
 
 // encode renders an envelope as message text, as the Sender does, or
 // reports that it is too large for a message.
-func encode(e *consistency.Envelope) (string, error) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return "", err
+func encode(e *envelope.Envelope) (string, error) {
+	s, fits, err := e.Text()
+	if err == nil && !fits {
+		err = consistency.ErrMessageTooLarge
 	}
-	s := string(b)
-	if msgtype.XMLLen(s) > msgtype.MaxTextBytes {
-		return s, consistency.ErrMessageTooLarge
-	}
-	return s, nil
+	return s, err
 }
 
 func deref(p *string) string {

@@ -180,12 +180,12 @@ func init() {
 		"consistency.Mover.Process": func(ctx context.Context, e *env) error {
 			m := mover(e)
 			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
-			return m.Process(ctx, &consistency.Message{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: payload}})
+			return m.Process(ctx, &consistency.Message{Type: m.MessageType(), Key: "k", Payload: payload})
 		},
 		"consistency.Mover.ProcessBatch": func(ctx context.Context, e *env) error {
 			m := mover(e)
 			payload := []byte(`{"pk":"Sales","rk":"empid_1","etag":"W/\"1\""}`)
-			return errors.Join(m.ProcessBatch(ctx, []*consistency.Message{{Envelope: consistency.Envelope{Type: m.MessageType(), Key: "k", Payload: payload}}})...)
+			return errors.Join(m.ProcessBatch(ctx, []*consistency.Message{{Type: m.MessageType(), Key: "k", Payload: payload}})...)
 		},
 		"consistency.BlobTarget.Upsert": func(ctx context.Context, e *env) error {
 			return (&consistency.BlobTarget[Emp]{Blobs: blobstore.New(e.blobs), Container: "proof"}).Upsert(ctx, emp(), nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/tablekit/tablekit/consistency"
 	"github.com/tablekit/tablekit/fake"
+	"github.com/tablekit/tablekit/internal/envelope"
 	"github.com/tablekit/tablekit/keys"
 	"github.com/tablekit/tablekit/patterns"
 	"github.com/tablekit/tablekit/table"
@@ -99,11 +100,12 @@ func dequeue(ctx context.Context, q *azqueue.QueueClient) (*consistency.Message,
 			return nil, err
 		}
 		if len(resp.Messages) == 1 {
-			m := &consistency.Message{ID: *resp.Messages[0].MessageID, DequeueCount: *resp.Messages[0].DequeueCount}
-			if err := json.Unmarshal([]byte(*resp.Messages[0].MessageText), &m.Envelope); err != nil {
+			var env envelope.Envelope
+			if err := json.Unmarshal([]byte(*resp.Messages[0].MessageText), &env); err != nil {
 				return nil, err
 			}
-			return m, nil
+			return &consistency.Message{Type: env.Type, Key: env.Key, Enqueued: env.Enqueued, Payload: env.Payload,
+				LastError: env.LastError, ID: *resp.Messages[0].MessageID, DequeueCount: *resp.Messages[0].DequeueCount}, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
