@@ -20,11 +20,3 @@ func widePartition(v *Wide) string {
 	}
 	return v.PartitionKey
 }
-
-// problems counts the issues a repair of r works on; 0 for nil.
-func (r *verifyRange) problems() int {
-	if r == nil {
-		return 0
-	}
-	return len(r.Missing) + len(r.Orphans) + len(r.Stale)
-}
