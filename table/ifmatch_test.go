@@ -15,19 +15,7 @@ import (
 // another ETag that version; an empty one is refused before any request.
 func TestUpdateIfMatch(t *testing.T) {
 	ctx := t.Context()
-	svc := fake.NewTableService(nil)
-	c := svc.NewClient("Employees", nil)
-	if _, err := c.CreateTable(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := table.New[Employee](c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, FirstName: "A"}
-	if err := tb.Add(ctx, v, nil); err != nil {
-		t.Fatal(err)
-	}
+	svc, tb, v := storedEmployee(t)
 	old := v.ETag
 	v.FirstName = "B"
 	if err := tb.Update(ctx, v, nil); err != nil {
@@ -45,7 +33,7 @@ func TestUpdateIfMatch(t *testing.T) {
 	}
 	svc.ResetCounts()
 	empty := azcore.ETag("")
-	err = tb.Update(ctx, blind, &table.UpdateOptions{IfMatch: &empty})
+	err := tb.Update(ctx, blind, &table.UpdateOptions{IfMatch: &empty})
 	var ie *table.InputError
 	if !errors.Is(err, table.ErrNoETag) || !errors.As(err, &ie) || ie.Field != "IfMatch" || svc.Total() != 0 {
 		t.Fatalf("empty IfMatch: %v, %d requests; want ErrNoETag on IfMatch, none sent", err, svc.Total())
@@ -61,19 +49,7 @@ func TestUpdateIfMatch(t *testing.T) {
 // Modify); any other value is ErrBadOption on Mode before any request.
 func TestUnknownUpdateModeIsRefused(t *testing.T) {
 	ctx := t.Context()
-	svc := fake.NewTableService(nil)
-	c := svc.NewClient("Employees", nil)
-	if _, err := c.CreateTable(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	tb, err := table.New[Employee](c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, FirstName: "A"}
-	if err := tb.Add(ctx, v, nil); err != nil {
-		t.Fatal(err)
-	}
+	svc, tb, v := storedEmployee(t)
 	svc.ResetCounts()
 	change := func(e *Employee) error { e.FirstName = "B"; return nil }
 	for name, err := range map[string]error{
@@ -98,4 +74,23 @@ func TestUnknownUpdateModeIsRefused(t *testing.T) {
 	if err := tb.Update(ctx, v, &table.UpdateOptions{Mode: ""}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storedEmployee is a fake's Employees table holding one employee, v.
+func storedEmployee(t *testing.T) (*fake.TableService, *table.Table[Employee], *Employee) {
+	t.Helper()
+	svc := fake.NewTableService(nil)
+	c := svc.NewClient("Employees", nil)
+	if _, err := c.CreateTable(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := table.New[Employee](c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Employee{Meta: table.Meta{PartitionKey: "Sales", RowKey: "1"}, FirstName: "A"}
+	if err := tb.Add(t.Context(), v, nil); err != nil {
+		t.Fatal(err)
+	}
+	return svc, tb, v
 }
